@@ -1,0 +1,5 @@
+import sys
+
+from storm_planner.cli import main
+
+sys.exit(main())

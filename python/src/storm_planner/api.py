@@ -1,0 +1,25 @@
+"""One-call API for scripts and notebooks, on the JSON shapes of DESIGN.md.
+
+>>> import storm_planner
+>>> plan = storm_planner.plan(problem_dict, algorithm="topdown")
+>>> plan["assignments"]["count/0"]
+'sup-a:6700'
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from storm_planner.core.problem import Problem
+from storm_planner.planners import available, run
+
+
+def plan(problem: Mapping[str, Any] | Problem, algorithm: str = "even", **params: Any) -> dict[str, Any]:
+    """Plan a problem (dict in the problem-file shape, or a Problem); returns the plan as a dict."""
+    if not isinstance(problem, Problem):
+        problem = Problem.from_dict(problem)
+    return run(problem, algorithm, **params).to_dict()
+
+
+def algorithms() -> dict[str, str]:
+    """Registered algorithm names with their one-line summaries."""
+    return {name: cls.summary for name, cls in available().items()}

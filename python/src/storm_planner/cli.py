@@ -1,0 +1,70 @@
+"""The ``storm-planner`` command line.
+
+Each area of the kit contributes its own sub-commands through an
+``add_commands(subparsers)`` function, so this module stays a table of
+contents: planning (``plan``, ``algorithms``), the service (``serve``), the
+local cluster (``cluster ...``), topology submission (``submit``, ``kill``,
+``list``) and the later areas (metrics, feeds, benchmarks).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+# Modules that contribute sub-commands, in help order. A module listed here
+# that is not importable (an optional area) is skipped with a debug line.
+COMMAND_MODULES = (
+    "storm_planner.commands",
+    "storm_planner.service.commands",
+    "storm_planner.cluster.commands",
+    "storm_planner.submit.commands",
+    "storm_planner.metrics.commands",
+    "storm_planner.feeds.commands",
+    "storm_planner.bench.commands",
+)
+
+
+class CommandError(Exception):
+    """A user-facing failure: printed as one line, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="storm-planner",
+        description="Placement planning for Apache Storm.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if not error.name or not name.startswith(error.name):
+                raise  # a real import error inside an existing module
+            logging.getLogger(__name__).debug("no commands from %s", name)
+            continue
+        module.add_commands(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return args.handler(args) or 0
+    except CommandError as error:
+        print(f"storm-planner {args.command}: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,333 @@
+"""Problem files (JSON) to :class:`Problem` and back, with validation.
+
+Validation errors name the offending field (``topology.streams[2].to``) so a
+user can fix a hand-written file; the JSON Schema in ``problem.schema.json``
+states the same shape for editors and other tools.
+"""
+from __future__ import annotations
+
+import math
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
+from storm_planner.core.derive import derive_executors, derive_traffic
+from storm_planner.core.errors import ProblemError
+from storm_planner.core.problem import (
+    BOLT,
+    GROUPINGS,
+    SPOUT,
+    Component,
+    Executor,
+    Node,
+    Options,
+    Problem,
+    Slot,
+    Stream,
+    Traffic,
+)
+
+_KNOWN_OPTIONS = {"max_migrations", "max_migration_cost", "time_limit_s", "seed"}
+
+
+def problem_from_dict(data: Mapping[str, Any]) -> Problem:
+    if not isinstance(data, Mapping):
+        raise ProblemError("a problem is a JSON object with 'nodes' and 'topology'")
+    nodes = tuple(_node(raw, f"nodes[{i}]") for i, raw in enumerate(_list(data, "nodes", "")))
+    if not nodes:
+        raise ProblemError("nodes: a problem needs at least one node")
+    _unique((n.id for n in nodes), "nodes")
+
+    topology = _mapping(data, "topology", "")
+    components = tuple(
+        _component(raw, f"topology.components[{i}]")
+        for i, raw in enumerate(_list(topology, "components", "topology"))
+    )
+    if not components:
+        raise ProblemError("topology.components: a topology needs at least one component")
+    _unique((c.id for c in components), "topology.components")
+    component_ids = {c.id for c in components}
+    streams = tuple(
+        _stream(raw, f"topology.streams[{i}]", component_ids)
+        for i, raw in enumerate(topology.get("streams", []) or [])
+    )
+
+    if data.get("executors"):
+        executors = tuple(
+            _executor(raw, f"executors[{i}]", component_ids)
+            for i, raw in enumerate(_list(data, "executors", ""))
+        )
+        _unique((e.id for e in executors), "executors")
+    else:
+        executors = derive_executors(components)
+    executor_ids = {e.id for e in executors}
+
+    if data.get("traffic"):
+        traffic = tuple(
+            _traffic(raw, f"traffic[{i}]", executor_ids)
+            for i, raw in enumerate(_list(data, "traffic", ""))
+        )
+    else:
+        traffic = derive_traffic(components, streams, executors)
+
+    current = _current(data.get("current") or {}, executor_ids, {n.id for n in nodes})
+    problem = Problem(
+        nodes=nodes,
+        topology_id=str(topology.get("id", "topology")),
+        components=components,
+        streams=streams,
+        executors=executors,
+        traffic=traffic,
+        current=MappingProxyType(current),
+        options=_options(data.get("options") or {}),
+        profiles=MappingProxyType(dict(data.get("profiles") or {})),
+        measured=bool(data.get("executors")),
+    )
+    _check_fits(problem)
+    return problem
+
+
+def problem_to_dict(problem: Problem) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "time_limit_s": problem.options.time_limit_s,
+        "seed": problem.options.seed,
+        **dict(problem.options.extra),
+    }
+    if problem.options.max_migrations is not None:
+        options["max_migrations"] = problem.options.max_migrations
+    if problem.options.max_migration_cost is not None:
+        options["max_migration_cost"] = problem.options.max_migration_cost
+    result: dict[str, Any] = {
+        "nodes": [_node_to_dict(n) for n in problem.nodes],
+        "topology": {
+            "id": problem.topology_id,
+            "components": [_component_to_dict(c) for c in problem.components],
+            "streams": [
+                {"from": s.source, "to": s.target, "grouping": s.grouping, "rate": s.rate,
+                 **({"stream": s.stream_id} if s.stream_id != "default" else {})}
+                for s in problem.streams
+            ],
+        },
+        "executors": [
+            {"id": e.id, "component": e.component, "load": e.load, "state_size": e.state_size,
+             **({"memory": e.memory} if e.memory else {})}
+            for e in problem.executors
+        ],
+        "traffic": [{"from": t.source, "to": t.target, "rate": t.rate} for t in problem.traffic],
+        "current": {executor: str(slot) for executor, slot in problem.current.items()},
+        "options": options,
+    }
+    if problem.profiles:
+        result["profiles"] = dict(problem.profiles)
+    return result
+
+
+# -- fields -------------------------------------------------------------------
+
+def _node(raw: Any, where: str) -> Node:
+    raw = _require_mapping(raw, where)
+    slots = raw.get("slots", [6700])
+    if not isinstance(slots, list) or not slots or not all(_is_port(p) for p in slots):
+        raise ProblemError(f"{where}.slots: a non-empty list of ports (1-65535)")
+    if len(set(slots)) != len(slots):
+        raise ProblemError(f"{where}.slots: duplicate port")
+    memory = raw.get("memory")
+    return Node(
+        id=_id(raw, where),
+        capacity=_positive(raw.get("capacity", 100.0), f"{where}.capacity"),
+        machine_type=str(raw.get("machine_type", "default")),
+        speed=_positive(raw.get("speed", 1.0), f"{where}.speed"),
+        slots=tuple(int(p) for p in slots),
+        memory=None if memory is None else _non_negative(memory, f"{where}.memory"),
+        draining=bool(raw.get("draining", False)),
+        host=raw.get("host"),
+    )
+
+
+def _component(raw: Any, where: str) -> Component:
+    raw = _require_mapping(raw, where)
+    kind = raw.get("type", BOLT)
+    if kind not in (SPOUT, BOLT):
+        raise ProblemError(f"{where}.type: {kind!r} is neither 'spout' nor 'bolt'")
+    executors = raw.get("executors", 1)
+    if not isinstance(executors, int) or isinstance(executors, bool) or executors < 1:
+        raise ProblemError(f"{where}.executors: a whole number >= 1, got {executors!r}")
+    return Component(
+        id=_id(raw, where),
+        type=kind,
+        executors=executors,
+        cost=_non_negative(raw.get("cost", 0.0), f"{where}.cost"),
+        system=bool(raw.get("system", False)),
+        memory=_non_negative(raw.get("memory", 0.0), f"{where}.memory"),
+    )
+
+
+def _stream(raw: Any, where: str, component_ids: set[str]) -> Stream:
+    raw = _require_mapping(raw, where)
+    for end in ("from", "to"):
+        if raw.get(end) not in component_ids:
+            raise ProblemError(f"{where}.{end}: unknown component {raw.get(end)!r}")
+    grouping = raw.get("grouping", "shuffle")
+    if grouping not in GROUPINGS:
+        raise ProblemError(f"{where}.grouping: {grouping!r} is not one of {', '.join(GROUPINGS)}")
+    return Stream(
+        source=raw["from"],
+        target=raw["to"],
+        grouping=grouping,
+        rate=_non_negative(raw.get("rate", 1.0), f"{where}.rate"),
+        stream_id=str(raw.get("stream", "default")),
+    )
+
+
+def _executor(raw: Any, where: str, component_ids: set[str]) -> Executor:
+    raw = _require_mapping(raw, where)
+    if raw.get("component") not in component_ids:
+        raise ProblemError(f"{where}.component: unknown component {raw.get('component')!r}")
+    return Executor(
+        id=_id(raw, where),
+        component=raw["component"],
+        load=_non_negative(raw.get("load", 0.0), f"{where}.load"),
+        state_size=_non_negative(raw.get("state_size", 1.0), f"{where}.state_size"),
+        memory=_non_negative(raw.get("memory", 0.0), f"{where}.memory"),
+    )
+
+
+def _traffic(raw: Any, where: str, executor_ids: set[str]) -> Traffic:
+    raw = _require_mapping(raw, where)
+    for end in ("from", "to"):
+        if raw.get(end) not in executor_ids:
+            raise ProblemError(f"{where}.{end}: unknown executor {raw.get(end)!r}")
+    return Traffic(raw["from"], raw["to"], _non_negative(raw.get("rate", 0.0), f"{where}.rate"))
+
+
+def _current(raw: Any, executor_ids: set[str], node_ids: set[str]) -> dict[str, Slot]:
+    if not isinstance(raw, Mapping):
+        raise ProblemError("current: an object mapping executor ids to '<node>:<port>'")
+    current = {}
+    for executor, text in raw.items():
+        if executor not in executor_ids:
+            raise ProblemError(f"current: unknown executor {executor!r}")
+        slot = Slot.parse(text)
+        if slot.node not in node_ids:
+            # The node left the cluster: the executor is simply unplaced now.
+            continue
+        current[executor] = slot
+    return current
+
+
+def _options(raw: Any) -> Options:
+    if not isinstance(raw, Mapping):
+        raise ProblemError("options: an object")
+    max_migrations = raw.get("max_migrations")
+    if max_migrations is not None and (not isinstance(max_migrations, int) or max_migrations < 0):
+        raise ProblemError(f"options.max_migrations: a whole number >= 0, got {max_migrations!r}")
+    max_cost = raw.get("max_migration_cost")
+    seed = raw.get("seed", 1)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ProblemError(f"options.seed: a whole number, got {seed!r}")
+    return Options(
+        max_migrations=max_migrations,
+        max_migration_cost=None if max_cost is None else _non_negative(max_cost, "options.max_migration_cost"),
+        time_limit_s=_positive(raw.get("time_limit_s", 5.0), "options.time_limit_s"),
+        seed=seed,
+        extra=MappingProxyType({k: v for k, v in raw.items() if k not in _KNOWN_OPTIONS}),
+    )
+
+
+def _check_fits(problem: Problem) -> None:
+    """Reject executors that fit on no node at all: no planner could place them."""
+    usable = [n for n in problem.nodes if not n.draining] or list(problem.nodes)
+    largest = max(n.effective_capacity for n in usable)
+    for executor in problem.executors:
+        if executor.load > largest + 1e-9:
+            raise ProblemError(
+                f"executor {executor.id!r} needs {executor.load:g}% CPU but the largest node "
+                f"offers {largest:g}%: it cannot fit any node"
+            )
+
+
+# -- output helpers -------------------------------------------------------------
+
+def _node_to_dict(node: Node) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": node.id, "capacity": node.capacity, "machine_type": node.machine_type,
+                           "speed": node.speed, "slots": list(node.slots)}
+    if node.memory is not None:
+        out["memory"] = node.memory
+    if node.draining:
+        out["draining"] = True
+    if node.host:
+        out["host"] = node.host
+    return out
+
+
+def _component_to_dict(component: Component) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": component.id, "type": component.type,
+                           "executors": component.executors, "cost": component.cost}
+    if component.system:
+        out["system"] = True
+    if component.memory:
+        out["memory"] = component.memory
+    return out
+
+
+# -- primitive checks -----------------------------------------------------------
+
+def _require_mapping(raw: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise ProblemError(f"{where}: expected an object, got {type(raw).__name__}")
+    return raw
+
+
+def _mapping(data: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+    path = f"{where}.{key}" if where else key
+    if key not in data:
+        raise ProblemError(f"{path}: missing")
+    return _require_mapping(data[key], path)
+
+
+def _list(data: Mapping[str, Any], key: str, where: str) -> list[Any]:
+    path = f"{where}.{key}" if where else key
+    value = data.get(key)
+    if value is None:
+        raise ProblemError(f"{path}: missing")
+    if not isinstance(value, list):
+        raise ProblemError(f"{path}: expected a list, got {type(value).__name__}")
+    return value
+
+
+def _id(raw: Mapping[str, Any], where: str) -> str:
+    value = raw.get("id")
+    if not isinstance(value, str) or not value:
+        raise ProblemError(f"{where}.id: a non-empty string")
+    return value
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ProblemError(f"{where}: a finite number, got {value!r}")
+    return float(value)
+
+
+def _non_negative(value: Any, where: str) -> float:
+    number = _number(value, where)
+    if number < 0:
+        raise ProblemError(f"{where}: must not be negative, got {value!r}")
+    return number
+
+
+def _positive(value: Any, where: str) -> float:
+    number = _number(value, where)
+    if number <= 0:
+        raise ProblemError(f"{where}: must be positive, got {value!r}")
+    return number
+
+
+def _is_port(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 65536
+
+
+def _unique(ids: Iterable[str], where: str) -> None:
+    seen: set[str] = set()
+    for item in ids:
+        if item in seen:
+            raise ProblemError(f"{where}: duplicate id {item!r}")
+        seen.add(item)

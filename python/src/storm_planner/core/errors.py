@@ -1,0 +1,36 @@
+"""Errors a planner reports to its caller.
+
+Each maps to one ``ErrorKind`` of the Thrift contract, so the service can tell the
+plugin why a topology got no plan.
+"""
+
+
+class PlanningError(Exception):
+    """Base class: a plan could not be produced."""
+
+    kind = "INTERNAL"
+
+
+class ProblemError(PlanningError, ValueError):
+    """The problem file or request is malformed (bad JSON shape, unknown ids, ...)."""
+
+    kind = "BAD_REQUEST"
+
+
+class UnknownAlgorithmError(PlanningError, KeyError):
+    kind = "UNKNOWN_ALGORITHM"
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "unknown algorithm"
+
+
+class InfeasibleError(PlanningError):
+    """The executors cannot be placed within the nodes' capacities or slots."""
+
+    kind = "INFEASIBLE"
+
+
+class TooLargeError(PlanningError):
+    """An exact planner refuses a problem beyond its size limit."""
+
+    kind = "BAD_REQUEST"

@@ -1,0 +1,104 @@
+"""One evaluator for every plan, so planners are compared on identical figures.
+
+Figures (CPU in percent of a reference core, traffic in the problem's rate unit):
+
+* ``imc_total``  total executor-pair traffic;
+* ``imc``        traffic between executors on different nodes (inter-machine);
+* ``imc_gain``   traffic kept inside a node: ``imc_total - imc`` (the quantity
+  Chatzistergiou & Viglas maximise);
+* ``inter_worker`` traffic between different worker slots (serialised even on one node);
+* ``collocation_factor`` ``imc_gain / imc_total`` (1 when there is no traffic);
+* ``max_utilisation`` highest node load over its effective capacity, in percent;
+* ``overloaded_nodes``, ``over_capacity`` nodes over capacity and the load beyond it;
+* ``load_distance`` max over non-draining nodes of ``|utilisation - L|`` in percent
+  points, with L the cluster's average utilisation (Madsen et al., §4.3.1);
+* ``drain_load`` load still on draining nodes;
+* ``migrations`` executors whose node differs from ``current`` (executors without a
+  current place do not count); ``slot_moves`` the same at slot level;
+* ``nodes_used``, ``slots_used``.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Mapping
+
+from storm_planner.core.plan import Plan
+from storm_planner.core.problem import Problem, Slot
+
+EPSILON = 1e-9
+
+
+def node_loads(problem: Problem, node_of: Mapping[str, str]) -> dict[str, float]:
+    loads = {n.id: 0.0 for n in problem.nodes}
+    for executor in problem.executors:
+        node = node_of.get(executor.id)
+        if node is not None:
+            loads[node] = loads.get(node, 0.0) + executor.load
+    return loads
+
+
+def utilisations(problem: Problem, node_of: Mapping[str, str]) -> dict[str, float]:
+    loads = node_loads(problem, node_of)
+    return {n.id: 100.0 * loads[n.id] / n.effective_capacity for n in problem.nodes}
+
+
+def average_utilisation(problem: Problem) -> float:
+    capacity = problem.total_capacity
+    return 100.0 * problem.total_load / capacity if capacity > 0 else 0.0
+
+
+def load_distance(problem: Problem, node_of: Mapping[str, str]) -> float:
+    utilisation = utilisations(problem, node_of)
+    average = average_utilisation(problem)
+    active = [n.id for n in problem.nodes if not n.draining]
+    return max((abs(utilisation[n] - average) for n in active), default=0.0)
+
+
+def imc(problem: Problem, node_of: Mapping[str, str]) -> float:
+    """Inter-machine traffic: pairs whose executors sit on different nodes."""
+    return sum(t.rate for t in problem.traffic if node_of.get(t.source) != node_of.get(t.target))
+
+
+def migrations(problem: Problem, node_of: Mapping[str, str]) -> int:
+    return sum(
+        1 for executor, slot in problem.current.items()
+        if executor in node_of and node_of[executor] != slot.node
+    )
+
+
+def evaluate(problem: Problem, assignments: Mapping[str, Slot]) -> dict[str, float]:
+    node_of = {e: s.node for e, s in assignments.items()}
+    loads = node_loads(problem, node_of)
+    total = sum(t.rate for t in problem.traffic)
+    inter_machine = imc(problem, node_of)
+    inter_worker = sum(
+        t.rate for t in problem.traffic if assignments.get(t.source) != assignments.get(t.target)
+    )
+    over = {
+        n.id: loads[n.id] - n.effective_capacity
+        for n in problem.nodes
+        if loads[n.id] > n.effective_capacity + EPSILON
+    }
+    utilisation = utilisations(problem, node_of)
+    return {
+        "imc_total": total,
+        "imc": inter_machine,
+        "imc_gain": total - inter_machine,
+        "inter_worker": inter_worker,
+        "collocation_factor": (total - inter_machine) / total if total > 0 else 1.0,
+        "max_utilisation": max(utilisation.values(), default=0.0),
+        "overloaded_nodes": float(len(over)),
+        "over_capacity": float(sum(over.values())),
+        "load_distance": load_distance(problem, node_of),
+        "drain_load": float(sum(loads[n.id] for n in problem.nodes if n.draining)),
+        "migrations": float(migrations(problem, node_of)),
+        "slot_moves": float(sum(
+            1 for e, s in problem.current.items() if e in assignments and assignments[e] != s
+        )),
+        "nodes_used": float(len(set(node_of.values()))),
+        "slots_used": float(len(set(assignments.values()))),
+    }
+
+
+def evaluate_plan(problem: Problem, plan: Plan) -> dict[str, float]:
+    return evaluate(problem, plan.assignments)

@@ -1,0 +1,167 @@
+"""The planning problem: one topology to place on a set of nodes.
+
+A :class:`Problem` is immutable and self-contained: planners read it, never the
+cluster. It is built from the problem-file JSON (see ``problem.schema.json``
+beside this module) with :meth:`Problem.from_dict`, or from a Thrift request by
+the service.
+
+Storm mapping: group = component, task = executor, node = supervisor. Loads and
+capacities are CPU percent of one reference core (100 = one core); a node's
+*effective* capacity is its capacity times its speed (§5 of Chatzistergiou &
+Viglas: heterogeneous capacity).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from storm_planner.core.errors import ProblemError
+
+SPOUT, BOLT = "spout", "bolt"
+GROUPINGS = ("shuffle", "fields", "global", "all", "direct", "local_or_shuffle", "none", "custom")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A worker slot: a port on a node."""
+
+    node: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.node}:{self.port}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Slot":
+        node, sep, port = str(text).rpartition(":")
+        if not sep or not node or not port.isdigit():
+            raise ProblemError(f"slot {text!r} is not of the form <node>:<port>")
+        return cls(node, int(port))
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str
+    capacity: float = 100.0
+    machine_type: str = "default"
+    speed: float = 1.0
+    slots: tuple[int, ...] = (6700,)
+    memory: float | None = None
+    draining: bool = False
+    host: str | None = None
+
+    @property
+    def effective_capacity(self) -> float:
+        """Capacity in reference-core percent: a faster node does more per percent."""
+        return self.capacity * self.speed
+
+
+@dataclass(frozen=True)
+class Component:
+    id: str
+    type: str = BOLT
+    executors: int = 1
+    cost: float = 0.0
+    system: bool = False
+    memory: float = 0.0
+
+
+@dataclass(frozen=True)
+class Stream:
+    source: str
+    target: str
+    grouping: str = "shuffle"
+    rate: float = 1.0
+    stream_id: str = "default"
+
+
+@dataclass(frozen=True)
+class Executor:
+    id: str
+    component: str
+    load: float = 0.0
+    state_size: float = 1.0
+    memory: float = 0.0
+
+
+@dataclass(frozen=True)
+class Traffic:
+    source: str
+    target: str
+    rate: float
+
+
+@dataclass(frozen=True)
+class Options:
+    max_migrations: int | None = None
+    max_migration_cost: float | None = None
+    time_limit_s: float = 5.0
+    seed: int = 1
+    extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Planner-specific option (anything in ``options`` besides the known keys)."""
+        return self.extra.get(key, default)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One topology and the nodes it may use.
+
+    ``executors`` and ``traffic`` are always filled: when the problem file has
+    none, they are derived from the components and streams (see
+    :mod:`storm_planner.core.derive`).
+    """
+
+    nodes: tuple[Node, ...]
+    topology_id: str
+    components: tuple[Component, ...]
+    streams: tuple[Stream, ...]
+    executors: tuple[Executor, ...]
+    traffic: tuple[Traffic, ...]
+    current: Mapping[str, Slot] = field(default_factory=lambda: MappingProxyType({}))
+    options: Options = field(default_factory=Options)
+    profiles: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    measured: bool = False  # executors/traffic came from metrics, not from estimates
+
+    # -- lookups -------------------------------------------------------------
+    def node(self, node_id: str) -> Node:
+        return self._node_index()[node_id]
+
+    def component(self, component_id: str) -> Component:
+        return self._component_index()[component_id]
+
+    def executors_of(self, component_id: str) -> tuple[Executor, ...]:
+        return tuple(e for e in self.executors if e.component == component_id)
+
+    @property
+    def total_load(self) -> float:
+        return sum(e.load for e in self.executors)
+
+    @property
+    def total_capacity(self) -> float:
+        return sum(n.effective_capacity for n in self.nodes if not n.draining)
+
+    def _node_index(self) -> dict[str, Node]:
+        return {n.id: n for n in self.nodes}
+
+    def _component_index(self) -> dict[str, Component]:
+        return {c.id: c for c in self.components}
+
+    # -- JSON ----------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Problem":
+        from storm_planner.core.codec import problem_from_dict
+
+        return problem_from_dict(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        from storm_planner.core.codec import problem_to_dict
+
+        return problem_to_dict(self)
+
+    def replace(self, **changes: Any) -> "Problem":
+        from dataclasses import replace
+
+        return replace(self, **changes)
