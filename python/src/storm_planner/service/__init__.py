@@ -1,0 +1,1 @@
+"""The planner service: Thrift contract, request conversion, handler, server and client."""

@@ -1,0 +1,29 @@
+"""A Python client of the planner service (the plugin's twin, for tools and tests)."""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+from thriftpy2.protocol import TBinaryProtocolFactory
+from thriftpy2.rpc import make_client
+from thriftpy2.transport import TFramedTransportFactory
+
+from storm_planner.service.contract import planner_thrift as T
+
+
+@contextlib.contextmanager
+def connect(host: str = "127.0.0.1", port: int = 7627, timeout_ms: int = 5000) -> Iterator[Any]:
+    client = make_client(
+        T.PlannerService, host=host, port=port, timeout=timeout_ms,
+        proto_factory=TBinaryProtocolFactory(), trans_factory=TFramedTransportFactory(),
+    )
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def health(host: str = "127.0.0.1", port: int = 7627, timeout_ms: int = 2000) -> Any:
+    """The service's Health struct; raises OSError/TTransportException when it is not up."""
+    with connect(host, port, timeout_ms) as client:
+        return client.health()

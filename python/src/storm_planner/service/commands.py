@@ -1,0 +1,44 @@
+"""``storm-planner serve`` and ``storm-planner health``."""
+from __future__ import annotations
+
+import argparse
+
+from storm_planner.cli import CommandError
+from storm_planner.service.server import DEFAULT_HOST, DEFAULT_PORT
+
+
+def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    serve = subparsers.add_parser("serve", help="run the planner service the Nimbus plugin calls")
+    serve.add_argument("--host", default=DEFAULT_HOST, help=f"listen address (default {DEFAULT_HOST})")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    serve.add_argument("--default-algorithm", default="even",
+                       help="planner for topologies that name none (default even)")
+    serve.set_defaults(handler=serve_command)
+
+    health = subparsers.add_parser("health", help="ask a running planner service how it is")
+    health.add_argument("--host", default=DEFAULT_HOST)
+    health.add_argument("--port", type=int, default=DEFAULT_PORT)
+    health.set_defaults(handler=health_command)
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    from storm_planner.planners import available
+    from storm_planner.service.server import serve
+
+    if args.default_algorithm not in available():
+        raise CommandError(f"unknown default algorithm {args.default_algorithm!r}; "
+                           f"known: {', '.join(available())}")
+    serve(args.host, args.port, args.default_algorithm)
+    return 0
+
+
+def health_command(args: argparse.Namespace) -> int:
+    from storm_planner.service.client import health
+
+    try:
+        status = health(args.host, args.port)
+    except Exception as error:
+        raise CommandError(f"no planner service at {args.host}:{args.port} ({error})") from None
+    print(f"{status.status} version={status.version} uptime={status.uptime_ms / 1000:.0f}s "
+          f"algorithms={','.join(status.algorithms)}")
+    return 0

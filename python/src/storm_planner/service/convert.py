@@ -1,0 +1,158 @@
+"""Thrift structs <-> planner core objects.
+
+A request carries several topologies; each becomes one :class:`Problem`. The
+slots a topology may use are the node's free ports plus the ports it already
+holds; slots promised to an earlier topology of the same request are taken out
+(``taken``), so two topologies never get the same slot in one round.
+
+Loads: when the metrics store has nothing for a topology, each executor gets an
+estimated cost (``planner.executor.cost``, default 10 % of a core) and each
+stream a unit rate, so that planners still see the graph's shape.
+"""
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
+from storm_planner.core.derive import derive_traffic
+from storm_planner.core.errors import ProblemError
+from storm_planner.core.plan import Plan
+from storm_planner.core.problem import (
+    BOLT,
+    GROUPINGS,
+    Component,
+    Executor,
+    Node,
+    Options,
+    Problem,
+    Slot,
+    Stream,
+)
+from storm_planner.service.contract import planner_thrift as T
+
+DEFAULT_EXECUTOR_COST = 10.0
+DEFAULT_STREAM_RATE = 1.0
+# planner.* topology conf keys that map onto Options fields.
+_OPTION_KEYS = {
+    "planner.max.migrations": ("max_migrations", int),
+    "planner.max.migration.cost": ("max_migration_cost", float),
+    "planner.time.limit.secs": ("time_limit_s", float),
+    "planner.seed": ("seed", int),
+}
+
+
+def node_from_thrift(node: Any, ports: Iterable[int]) -> Node:
+    meta = dict(node.meta or {})
+    try:
+        speed = float(meta.get("speed", 1.0))
+    except ValueError:
+        raise ProblemError(f"node {node.id}: scheduler meta speed {meta['speed']!r} is not a number") from None
+    return Node(
+        id=node.id,
+        capacity=float(node.cpu_capacity) if node.cpu_capacity > 0 else 100.0,
+        machine_type=meta.get("machine.type", "default"),
+        speed=speed if speed > 0 else 1.0,
+        slots=tuple(sorted(set(ports))),
+        memory=float(node.memory_mb) if node.memory_mb else None,
+        host=node.host,
+    )
+
+
+def problem_from_thrift(
+    spec: Any,
+    nodes: list[Any],
+    taken: set[tuple[str, int]] = frozenset(),
+    measured: Mapping[str, Any] | None = None,
+) -> Problem:
+    """One TopologySpec of a request -> Problem. ``measured`` may carry executors/traffic."""
+    options = dict(spec.options or {})
+    current = {
+        executor: Slot(slot.node_id, slot.port) for executor, slot in (spec.current or {}).items()
+    }
+    own_ports: dict[str, set[int]] = {}
+    for slot in current.values():
+        own_ports.setdefault(slot.node, set()).add(slot.port)
+    problem_nodes = []
+    for node in nodes:
+        ports = {p for p in node.free_ports if (node.id, p) not in taken} | own_ports.get(node.id, set())
+        if ports:
+            problem_nodes.append(node_from_thrift(node, ports))
+    if not problem_nodes:
+        raise ProblemError("no free slot on any live supervisor")
+    node_ids = {n.id for n in problem_nodes}
+
+    cost = float(options.get("planner.executor.cost", DEFAULT_EXECUTOR_COST))
+    components = tuple(
+        Component(
+            id=c.id,
+            type=c.type if c.type in ("spout", "bolt") else BOLT,
+            executors=max(1, c.parallelism),
+            cost=cost * max(1, c.parallelism),
+            system=bool(c.system),
+        )
+        for c in spec.components
+    )
+    known = {c.id for c in components}
+    for executor in spec.executors:
+        if executor.component not in known:
+            raise ProblemError(f"executor {executor.id} belongs to unknown component {executor.component!r}")
+    streams = tuple(
+        Stream(
+            source=s.from_component,
+            target=s.to_component,
+            grouping=s.grouping if s.grouping in GROUPINGS else "custom",
+            rate=DEFAULT_STREAM_RATE,
+            stream_id=s.stream_id or "default",
+        )
+        for s in spec.streams
+        if s.from_component in known and s.to_component in known
+    )
+    if measured and measured.get("executors"):
+        executors = tuple(measured["executors"])
+        traffic = tuple(measured.get("traffic") or ())
+    else:
+        executors = tuple(Executor(id=e.id, component=e.component, load=cost) for e in spec.executors)
+        traffic = derive_traffic(components, streams, executors)
+    extra = {k: v for k, v in options.items() if k not in _OPTION_KEYS}
+    if spec.num_workers:
+        extra["workers"] = spec.num_workers
+    known_options: dict[str, Any] = {}
+    for key, (field, kind) in _OPTION_KEYS.items():
+        if key in options:
+            try:
+                known_options[field] = kind(options[key])
+            except ValueError:
+                raise ProblemError(f"topology option {key}={options[key]!r} is not a {kind.__name__}") from None
+    return Problem(
+        nodes=tuple(problem_nodes),
+        topology_id=spec.id,
+        components=components,
+        streams=streams,
+        executors=executors,
+        traffic=traffic,
+        current=MappingProxyType({e: s for e, s in current.items() if s.node in node_ids}),
+        options=Options(extra=MappingProxyType(extra), **known_options),
+        measured=bool(measured and measured.get("executors")),
+    )
+
+
+def plan_to_thrift(topology_id: str, plan: Plan) -> Any:
+    return T.TopologyPlan(
+        topology_id=topology_id,
+        algorithm=plan.algorithm,
+        assignments={e: T.WorkerSlot(node_id=s.node, port=s.port) for e, s in plan.assignments.items()},
+        parallelism=dict(plan.parallelism),
+        drain=list(plan.drain),
+        figures={k: float(v) for k, v in plan.figures.items()},
+        solve_ms=float(plan.solve_ms),
+        notes=list(plan.notes),
+    )
+
+
+def error_to_thrift(topology_id: str, algorithm: str, kind: str, message: str) -> Any:
+    return T.TopologyPlan(
+        topology_id=topology_id,
+        algorithm=algorithm,
+        assignments={},
+        error=T.PlanError(kind=getattr(T.ErrorKind, kind, T.ErrorKind.INTERNAL), message=message),
+    )

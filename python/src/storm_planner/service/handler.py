@@ -1,0 +1,108 @@
+"""The planning side of ``PlannerService``: one request in, one plan per topology out.
+
+Each topology is planned on its own, in request order, with the slots already
+promised to earlier topologies taken out. A topology's failure (bad spec,
+unknown algorithm, infeasible, over the deadline, a planner bug) becomes a
+typed ``PlanError`` for that topology alone; the plugin falls back to Storm's
+default scheduler for it and applies the others.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import time
+from typing import Any, Callable, Mapping
+
+from storm_planner import __version__
+from storm_planner.core.errors import PlanningError
+from storm_planner.core.problem import Problem
+from storm_planner.planners import available, run
+from storm_planner.service.contract import planner_thrift as T
+from storm_planner.service.convert import error_to_thrift, plan_to_thrift, problem_from_thrift
+
+log = logging.getLogger("storm_planner.service")
+
+# Share of the plugin's deadline the service allows itself: the rest is transport.
+DEADLINE_SHARE = 0.8
+
+# Metrics source: topology id -> {"executors": [...], "traffic": [...]} or None.
+MetricsSource = Callable[[str], Mapping[str, Any] | None]
+
+
+class PlannerHandler:
+    def __init__(self, default_algorithm: str = "even", metrics: MetricsSource | None = None) -> None:
+        self.default_algorithm = default_algorithm
+        self.metrics = metrics
+        self.started = time.monotonic()
+        # One worker: planners run one at a time; a planner that overruns its
+        # deadline is abandoned (its answer ignored), not killed.
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="planner")
+
+    # -- PlannerService --------------------------------------------------------
+    def health(self) -> Any:
+        return T.Health(
+            status="ok",
+            version=__version__,
+            algorithms=sorted(available()),
+            uptime_ms=int((time.monotonic() - self.started) * 1000),
+        )
+
+    def plan(self, request: Any) -> Any:
+        received = time.monotonic()
+        budget_s = max(0.05, (request.deadline_ms or 5000) / 1000.0 * DEADLINE_SHARE)
+        taken: set[tuple[str, int]] = set()
+        plans = []
+        for spec in request.topologies:
+            remaining = budget_s - (time.monotonic() - received)
+            algorithm = spec.algorithm or request.default_algorithm or self.default_algorithm
+            result = self._plan_topology(request, spec, algorithm, taken, remaining)
+            plans.append(result)
+            taken.update((s.node_id, s.port) for s in result.assignments.values())
+        return T.PlanResponse(request_id=request.request_id, plans=plans)
+
+    # -- one topology ----------------------------------------------------------
+    def _plan_topology(self, request: Any, spec: Any, algorithm: str, taken: set, remaining: float) -> Any:
+        started = time.monotonic()
+        outcome, executors = "ok", len(spec.executors)
+        try:
+            if remaining <= 0:
+                raise TimeoutError("no time left in the plugin's deadline")
+            problem = self._problem(spec, request.nodes, taken, remaining)
+            future = self._pool.submit(run, problem, algorithm)
+            plan = future.result(timeout=remaining)
+            notes = list(plan.notes)
+            if not problem.measured:
+                notes.append("no metrics for this topology: loads and rates are estimates")
+            result = plan_to_thrift(spec.id, plan.replace(notes=tuple(notes)))
+        except (TimeoutError, concurrent.futures.TimeoutError):
+            outcome = "timeout"
+            result = error_to_thrift(spec.id, algorithm, "TIMEOUT",
+                                     f"{algorithm} did not finish within {remaining * 1000:.0f} ms")
+        except PlanningError as error:
+            outcome = error.kind.lower()
+            result = error_to_thrift(spec.id, algorithm, error.kind, str(error))
+        except Exception as error:  # a planner bug must not cost the other topologies their plan
+            log.exception("planner %s failed on %s", algorithm, spec.id)
+            outcome = "internal"
+            result = error_to_thrift(spec.id, algorithm, "INTERNAL", f"{type(error).__name__}: {error}")
+        log.info(
+            "plan request=%s topology=%s algorithm=%s executors=%d slots=%d solve_ms=%.1f total_ms=%.1f outcome=%s%s",
+            request.request_id, spec.id, algorithm, executors,
+            len({(s.node_id, s.port) for s in result.assignments.values()}),
+            result.solve_ms or 0.0, (time.monotonic() - started) * 1000, outcome,
+            f" error={result.error.message!r}" if result.error else "",
+        )
+        return result
+
+    def _problem(self, spec: Any, nodes: list, taken: set, remaining: float) -> Problem:
+        measured = self.metrics(spec.id) if self.metrics else None
+        problem = problem_from_thrift(spec, nodes, taken, measured)
+        # Planners with a solver time limit must stop well inside the deadline.
+        limit = min(problem.options.time_limit_s, max(0.05, remaining * 0.9))
+        return problem.replace(options=problem.options.__class__(
+            max_migrations=problem.options.max_migrations,
+            max_migration_cost=problem.options.max_migration_cost,
+            time_limit_s=limit,
+            seed=problem.options.seed,
+            extra=problem.options.extra,
+        ))

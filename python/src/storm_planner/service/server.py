@@ -1,0 +1,84 @@
+"""``storm-planner serve``: the threaded Thrift server the Nimbus plugin calls.
+
+Framed transport and binary protocol, as Storm's own Thrift services use.
+Listens on loopback by default: the planner trusts its callers.
+"""
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+import threading
+import time
+
+from thriftpy2.protocol import TBinaryProtocolFactory
+from thriftpy2.rpc import make_server
+from thriftpy2.transport import TFramedTransportFactory
+
+from storm_planner.service.contract import planner_thrift as T
+from storm_planner.service.handler import MetricsSource, PlannerHandler
+
+log = logging.getLogger("storm_planner.service")
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 7627
+
+
+def build_server(handler: PlannerHandler, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT):
+    return make_server(
+        T.PlannerService, handler, host=host, port=port,
+        proto_factory=TBinaryProtocolFactory(),
+        trans_factory=TFramedTransportFactory(),
+        client_timeout=60_000,
+    )
+
+
+def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm: str = "even",
+          metrics: MetricsSource | None = None) -> None:
+    """Serve until SIGTERM/SIGINT."""
+    server = build_server(PlannerHandler(default_algorithm, metrics), host, port)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    log.info("planner service listening on %s:%d (default algorithm %s)", host, port, default_algorithm)
+    try:
+        server.serve()
+    except KeyboardInterrupt:
+        log.info("planner service stopping")
+    finally:
+        server.close()
+
+
+def free_port(host: str = DEFAULT_HOST) -> int:
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
+
+
+class BackgroundServer:
+    """A service in a daemon thread, for tests and notebooks: ``with BackgroundServer() as s: s.port``."""
+
+    def __init__(self, handler: PlannerHandler | None = None, host: str = DEFAULT_HOST, port: int = 0):
+        self.handler = handler or PlannerHandler()
+        self.host = host
+        self.port = port or free_port(host)
+        self.server = build_server(self.handler, host, self.port)
+        self._thread = threading.Thread(target=self._serve, daemon=True, name="planner-service")
+
+    def _serve(self) -> None:
+        try:
+            self.server.serve()
+        except Exception:  # closed under us at shutdown
+            pass
+
+    def __enter__(self) -> "BackgroundServer":
+        self._thread.start()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:  # serve() binds in the thread: wait for it
+            try:
+                socket.create_connection((self.host, self.port), timeout=0.2).close()
+                return self
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError(f"planner service did not start on {self.host}:{self.port}")
+
+    def __exit__(self, *exc) -> None:
+        self.server.close()
