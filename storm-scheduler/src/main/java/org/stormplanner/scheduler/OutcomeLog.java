@@ -1,0 +1,33 @@
+package org.stormplanner.scheduler;
+
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Remembers the last outcome of each subject (a topology, the planner service) so that a failure which
+ * repeats every scheduling round is logged once, and again only when it changes or clears.
+ */
+final class OutcomeLog {
+
+    private final Map<String, String> last = new HashMap<>();
+
+    /** Records the outcome; true when it differs from the subject's previous one. */
+    boolean changed(String subject, String outcome) {
+        return !outcome.equals(last.put(subject, outcome));
+    }
+
+    /** The subject's previous outcome, or null. */
+    String last(String subject) {
+        return last.get(subject);
+    }
+
+    /** Forgets every other subject (topologies that are gone), so the map does not grow forever. */
+    void retainOnly(Collection<String> subjects) {
+        last.keySet().retainAll(subjects);
+    }
+
+    void clear() {
+        last.clear();
+    }
+}

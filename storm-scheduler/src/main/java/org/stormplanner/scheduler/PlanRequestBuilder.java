@@ -1,0 +1,217 @@
+package org.stormplanner.scheduler;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+import org.apache.storm.generated.GlobalStreamId;
+import org.apache.storm.generated.Grouping;
+import org.apache.storm.scheduler.Cluster;
+import org.apache.storm.scheduler.ExecutorDetails;
+import org.apache.storm.scheduler.SchedulerAssignment;
+import org.apache.storm.scheduler.SupervisorDetails;
+import org.apache.storm.scheduler.TopologyDetails;
+import org.apache.storm.scheduler.WorkerSlot;
+import org.apache.storm.utils.Utils;
+import org.stormplanner.thrift.Component;
+import org.stormplanner.thrift.Executor;
+import org.stormplanner.thrift.Node;
+import org.stormplanner.thrift.PlanRequest;
+import org.stormplanner.thrift.Stream;
+import org.stormplanner.thrift.TopologySpec;
+
+/**
+ * Turns what Nimbus knows this round (the {@link Cluster} and the topologies to place) into the
+ * {@link PlanRequest} the planner service answers. Everything is listed in a stable order (nodes by id,
+ * components by id, executors by task) so equal clusters give equal requests.
+ */
+final class PlanRequestBuilder {
+
+    private final PlannerConfig config;
+
+    PlanRequestBuilder(PlannerConfig config) {
+        this.config = config;
+    }
+
+    PlanRequest build(String requestId, Collection<TopologyDetails> topologies, Cluster cluster) {
+        List<TopologySpec> specs = topologies.stream()
+            .sorted(Comparator.comparing(TopologyDetails::getId))
+            .map(td -> topologySpec(td, cluster))
+            .collect(Collectors.toList());
+        return new PlanRequest()
+            .setRequest_id(requestId)
+            .setNodes(nodes(cluster))
+            .setTopologies(specs)
+            .setDeadline_ms(config.timeoutMs())
+            .setDefault_algorithm(config.defaultAlgorithm());
+    }
+
+    /** Live supervisors; blacklisted ones are left out because nothing may be placed on them. */
+    static List<Node> nodes(Cluster cluster) {
+        List<Node> nodes = new ArrayList<>();
+        for (SupervisorDetails supervisor : sortedSupervisors(cluster)) {
+            if (cluster.isBlackListed(supervisor.getId())) {
+                continue;
+            }
+            nodes.add(new Node()
+                .setId(supervisor.getId())
+                .setHost(supervisor.getHost() == null ? supervisor.getId() : supervisor.getHost())
+                .setCpu_capacity(supervisor.getTotalCpu())
+                .setMemory_mb(supervisor.getTotalMemory())
+                .setMeta(schedulerMeta(supervisor))
+                .setFree_ports(sorted(cluster.getAvailablePorts(supervisor)))
+                .setUsed_ports(sorted(cluster.getUsedPorts(supervisor))));
+        }
+        return nodes;
+    }
+
+    TopologySpec topologySpec(TopologyDetails td, Cluster cluster) {
+        List<Component> components = components(td);
+        Set<String> componentIds = components.stream().map(Component::getId).collect(Collectors.toSet());
+        return new TopologySpec()
+            .setId(td.getId())
+            .setName(td.getName() == null ? td.getId() : td.getName())
+            .setComponents(components)
+            .setStreams(streams(td, componentIds))
+            .setExecutors(executors(td))
+            .setCurrent(currentAssignment(td, cluster))
+            .setAlgorithm(config.algorithmFor(td.getConf()))
+            .setNum_workers(td.getNumWorkers())
+            .setOptions(PlannerConfig.plannerOptionsOf(td.getConf()));
+    }
+
+    /**
+     * User components come from the topology graph; system components (__acker, __system,
+     * __metrics...) exist only as executors, so they are found there and listed as system bolts.
+     */
+    static List<Component> components(TopologyDetails td) {
+        Map<String, Component> byId = new TreeMap<>();
+        if (td.getTopology() != null) {
+            for (org.apache.storm.scheduler.Component user : td.getUserTopolgyComponents().values()) {
+                byId.put(user.getId(), new Component()
+                    .setId(user.getId())
+                    .setType(user.getType().name().toLowerCase(Locale.ROOT))
+                    .setParallelism(user.getExecs().size())
+                    .setSystem(false));
+            }
+        }
+        Map<String, Integer> executorsPerComponent = new TreeMap<>();
+        for (String component : td.getExecutorToComponent().values()) {
+            executorsPerComponent.merge(component, 1, Integer::sum);
+        }
+        for (Map.Entry<String, Integer> entry : executorsPerComponent.entrySet()) {
+            String id = entry.getKey();
+            if (!byId.containsKey(id)) {
+                byId.put(id, new Component()
+                    .setId(id)
+                    .setType("bolt")
+                    .setParallelism(entry.getValue())
+                    .setSystem(Utils.isSystemId(id)));
+            }
+        }
+        return new ArrayList<>(byId.values());
+    }
+
+    /** One stream per (source component, stream id, consumer), with the consumer's grouping. */
+    static List<Stream> streams(TopologyDetails td, Set<String> componentIds) {
+        List<Stream> streams = new ArrayList<>();
+        if (td.getTopology() == null) {
+            return streams;
+        }
+        for (org.apache.storm.scheduler.Component consumer : td.getUserTopolgyComponents().values()) {
+            for (Map.Entry<GlobalStreamId, Grouping> input : consumer.getInputs().entrySet()) {
+                String source = input.getKey().get_componentId();
+                if (!componentIds.contains(source)) {
+                    continue;
+                }
+                streams.add(new Stream()
+                    .setFrom_component(source)
+                    .setTo_component(consumer.getId())
+                    .setStream_id(input.getKey().get_streamId())
+                    .setGrouping(groupingName(input.getValue())));
+            }
+        }
+        streams.sort(Comparator.comparing(Stream::getFrom_component)
+            .thenComparing(Stream::getTo_component)
+            .thenComparing(Stream::getStream_id));
+        return streams;
+    }
+
+    /** The grouping as the contract names it. Storm encodes a global grouping as fields grouping on no field. */
+    static String groupingName(Grouping grouping) {
+        if (grouping == null || grouping.getSetField() == null) {
+            return "shuffle";
+        }
+        switch (grouping.getSetField()) {
+            case FIELDS:
+                return grouping.get_fields().isEmpty() ? "global" : "fields";
+            case SHUFFLE:
+                return "shuffle";
+            case ALL:
+                return "all";
+            case NONE:
+                return "none";
+            case DIRECT:
+                return "direct";
+            case LOCAL_OR_SHUFFLE:
+                return "local_or_shuffle";
+            case CUSTOM_OBJECT:
+            case CUSTOM_SERIALIZED:
+                return "custom";
+            default:
+                return grouping.getSetField().getFieldName().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    static List<Executor> executors(TopologyDetails td) {
+        return td.getExecutorToComponent().entrySet().stream()
+            .sorted(Map.Entry.comparingByKey(ExecutorIds.BY_TASKS))
+            .map(e -> new Executor().setId(ExecutorIds.of(e.getKey())).setComponent(e.getValue()))
+            .collect(Collectors.toList());
+    }
+
+    static Map<String, org.stormplanner.thrift.WorkerSlot> currentAssignment(TopologyDetails td, Cluster cluster) {
+        Map<String, org.stormplanner.thrift.WorkerSlot> current = new TreeMap<>();
+        SchedulerAssignment assignment = cluster.getAssignmentById(td.getId());
+        if (assignment == null) {
+            return current;
+        }
+        for (Map.Entry<ExecutorDetails, WorkerSlot> entry : assignment.getExecutorToSlot().entrySet()) {
+            current.put(ExecutorIds.of(entry.getKey()), toThrift(entry.getValue()));
+        }
+        return current;
+    }
+
+    static org.stormplanner.thrift.WorkerSlot toThrift(WorkerSlot slot) {
+        return new org.stormplanner.thrift.WorkerSlot().setNode_id(slot.getNodeId()).setPort(slot.getPort());
+    }
+
+    /** supervisor.scheduler.meta is a map in storm.yaml; its values travel as strings. */
+    private static Map<String, String> schedulerMeta(SupervisorDetails supervisor) {
+        Map<String, String> meta = new TreeMap<>();
+        Object raw = supervisor.getSchedulerMeta();
+        if (raw instanceof Map) {
+            for (Map.Entry<?, ?> entry : ((Map<?, ?>) raw).entrySet()) {
+                if (entry.getKey() != null && entry.getValue() != null) {
+                    meta.put(entry.getKey().toString(), entry.getValue().toString());
+                }
+            }
+        }
+        return meta;
+    }
+
+    private static List<SupervisorDetails> sortedSupervisors(Cluster cluster) {
+        List<SupervisorDetails> supervisors = new ArrayList<>(cluster.getSupervisors().values());
+        supervisors.sort(Comparator.comparing(SupervisorDetails::getId));
+        return supervisors;
+    }
+
+    private static List<Integer> sorted(Collection<Integer> ports) {
+        return ports.stream().sorted().collect(Collectors.toList());
+    }
+}

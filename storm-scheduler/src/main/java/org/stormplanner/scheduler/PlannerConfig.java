@@ -1,0 +1,176 @@
+package org.stormplanner.scheduler;
+
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The plugin's settings, read from Nimbus' storm.yaml, and the per-topology switches read from each
+ * topology's conf.
+ *
+ * <table>
+ *   <caption>Configuration keys</caption>
+ *   <tr><th>key</th><th>where</th><th>default</th><th>meaning</th></tr>
+ *   <tr><td>{@code storm.scheduler}</td><td>storm.yaml</td><td>(Storm's DefaultScheduler)</td>
+ *       <td>set to {@code org.stormplanner.scheduler.PlannerScheduler} to use the plugin</td></tr>
+ *   <tr><td>{@value #SERVICE_HOST}</td><td>storm.yaml</td><td>{@value #DEFAULT_SERVICE_HOST}</td>
+ *       <td>host of the planner service</td></tr>
+ *   <tr><td>{@value #SERVICE_PORT}</td><td>storm.yaml</td><td>{@value #DEFAULT_SERVICE_PORT}</td>
+ *       <td>port of the planner service (framed transport, binary protocol)</td></tr>
+ *   <tr><td>{@value #SERVICE_TIMEOUT_MS}</td><td>storm.yaml</td><td>{@value #DEFAULT_SERVICE_TIMEOUT_MS}</td>
+ *       <td>deadline of one planning call: connect timeout, read timeout, and the {@code deadline_ms}
+ *       sent in the request. Nimbus holds its scheduling lock while it waits.</td></tr>
+ *   <tr><td>{@value #DEFAULT_ALGORITHM}</td><td>storm.yaml</td><td>{@value #DEFAULT_DEFAULT_ALGORITHM}</td>
+ *       <td>algorithm for topologies that name none</td></tr>
+ *   <tr><td>{@value #ALGORITHM}</td><td>topology conf</td><td>(empty: {@value #DEFAULT_ALGORITHM})</td>
+ *       <td>algorithm that plans this topology</td></tr>
+ *   <tr><td>{@value #ENABLED}</td><td>topology conf</td><td>{@code true}</td>
+ *       <td>{@code false}: Storm's DefaultScheduler places this topology, the planner never sees it</td></tr>
+ *   <tr><td>{@code planner.*} (any other)</td><td>topology conf</td><td>-</td>
+ *       <td>passed to the planner as the topology's options (values as strings)</td></tr>
+ * </table>
+ *
+ * <p>A topology's conf as Nimbus hands it to schedulers is storm.yaml merged with what the topology
+ * set, so the topology keys may also be given cluster-wide in storm.yaml.
+ *
+ * <p>Bad values of the storm.yaml keys fail {@link PlannerScheduler#prepare}, so Nimbus refuses to start
+ * with a message naming the key; bad values of topology keys never fail a scheduling round: the default is
+ * used instead.
+ */
+public final class PlannerConfig {
+
+    public static final String SERVICE_HOST = "planner.service.host";
+    public static final String SERVICE_PORT = "planner.service.port";
+    public static final String SERVICE_TIMEOUT_MS = "planner.service.timeout.ms";
+    public static final String DEFAULT_ALGORITHM = "planner.default.algorithm";
+    public static final String ALGORITHM = "planner.algorithm";
+    public static final String ENABLED = "planner.enabled";
+
+    public static final String DEFAULT_SERVICE_HOST = "127.0.0.1";
+    public static final int DEFAULT_SERVICE_PORT = 7627;
+    public static final int DEFAULT_SERVICE_TIMEOUT_MS = 5000;
+    public static final String DEFAULT_DEFAULT_ALGORITHM = "even";
+
+    /** Prefix of every key the plugin knows; topology keys under it travel to the planner as options. */
+    static final String PREFIX = "planner.";
+    /** Daemon-side keys: they configure the plugin itself and are not options of any topology. */
+    private static final String SERVICE_PREFIX = "planner.service.";
+
+    private final String serviceHost;
+    private final int servicePort;
+    private final int timeoutMs;
+    private final String defaultAlgorithm;
+
+    public PlannerConfig(String serviceHost, int servicePort, int timeoutMs, String defaultAlgorithm) {
+        if (serviceHost == null || serviceHost.isBlank()) {
+            throw new IllegalArgumentException(SERVICE_HOST + " must not be empty");
+        }
+        if (servicePort < 1 || servicePort > 65535) {
+            throw new IllegalArgumentException(SERVICE_PORT + " must be a TCP port, not " + servicePort);
+        }
+        if (timeoutMs < 1) {
+            throw new IllegalArgumentException(SERVICE_TIMEOUT_MS + " must be positive, not " + timeoutMs);
+        }
+        if (defaultAlgorithm == null || defaultAlgorithm.isBlank()) {
+            throw new IllegalArgumentException(DEFAULT_ALGORITHM + " must not be empty");
+        }
+        this.serviceHost = serviceHost.trim();
+        this.servicePort = servicePort;
+        this.timeoutMs = timeoutMs;
+        this.defaultAlgorithm = defaultAlgorithm.trim();
+    }
+
+    /** Reads the daemon keys; absent keys take their defaults. */
+    public static PlannerConfig fromStormConf(Map<String, Object> conf) {
+        Map<String, Object> c = conf == null ? Map.of() : conf;
+        return new PlannerConfig(
+            stringOf(c, SERVICE_HOST, DEFAULT_SERVICE_HOST),
+            intOf(c, SERVICE_PORT, DEFAULT_SERVICE_PORT),
+            intOf(c, SERVICE_TIMEOUT_MS, DEFAULT_SERVICE_TIMEOUT_MS),
+            stringOf(c, DEFAULT_ALGORITHM, DEFAULT_DEFAULT_ALGORITHM));
+    }
+
+    public String serviceHost() {
+        return serviceHost;
+    }
+
+    public int servicePort() {
+        return servicePort;
+    }
+
+    public int timeoutMs() {
+        return timeoutMs;
+    }
+
+    public String defaultAlgorithm() {
+        return defaultAlgorithm;
+    }
+
+    /** The topology's {@value #ALGORITHM}, or the cluster default when it names none. */
+    public String algorithmFor(Map<String, Object> topologyConf) {
+        Object value = topologyConf == null ? null : topologyConf.get(ALGORITHM);
+        String algorithm = value == null ? "" : value.toString().trim();
+        return algorithm.isEmpty() ? defaultAlgorithm : algorithm;
+    }
+
+    /**
+     * Whether the planner places this topology ({@value #ENABLED}, default true). Accepts a boolean or the
+     * strings "true"/"false" (what {@code storm jar -c planner.enabled=false} may leave); anything else
+     * keeps the planner on, because a typo should not silently change who schedules.
+     */
+    public static boolean isEnabledFor(Map<String, Object> topologyConf) {
+        Object value = topologyConf == null ? null : topologyConf.get(ENABLED);
+        if (value instanceof Boolean) {
+            return (Boolean) value;
+        }
+        return value == null || !"false".equalsIgnoreCase(value.toString().trim());
+    }
+
+    /**
+     * The topology's {@code planner.*} keys as strings, sorted, minus the daemon keys (which reach every
+     * topology conf through the storm.yaml merge and say nothing about the topology).
+     */
+    public static Map<String, String> plannerOptionsOf(Map<String, Object> topologyConf) {
+        Map<String, String> options = new TreeMap<>();
+        if (topologyConf == null) {
+            return options;
+        }
+        for (Map.Entry<String, Object> entry : topologyConf.entrySet()) {
+            String key = entry.getKey();
+            if (key != null && key.startsWith(PREFIX) && !key.startsWith(SERVICE_PREFIX)
+                && !key.equals(DEFAULT_ALGORITHM) && entry.getValue() != null) {
+                options.put(key, entry.getValue().toString());
+            }
+        }
+        return options;
+    }
+
+    private static String stringOf(Map<String, Object> conf, String key, String defaultValue) {
+        Object value = conf.get(key);
+        return value == null ? defaultValue : value.toString();
+    }
+
+    private static int intOf(Map<String, Object> conf, String key, int defaultValue) {
+        Object value = conf.get(key);
+        if (value == null) {
+            return defaultValue;
+        }
+        if (value instanceof Number) {
+            Number number = (Number) value;
+            if (number.doubleValue() != number.intValue()) {
+                throw new IllegalArgumentException(key + " must be an integer, not " + value);
+            }
+            return number.intValue();
+        }
+        try {
+            return Integer.parseInt(value.toString().trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(key + " must be an integer, not '" + value + "'", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "planner service " + serviceHost + ":" + servicePort + ", timeout " + timeoutMs
+            + " ms, default algorithm " + defaultAlgorithm;
+    }
+}
