@@ -1,0 +1,337 @@
+"""The cluster description: one YAML file that says what a Storm cluster is.
+
+The format is documented in ``default-cluster.yaml`` (shipped with the
+package, used when no ``--cluster FILE`` is given). Parsing resolves every
+default, so a :class:`ClusterDescription` is complete: each supervisor knows
+its slot ports and thrift port, and every port already includes the offset.
+Renderers (storm.yaml for local processes, later docker-compose) take this
+object and never look at the YAML again.
+
+Errors name the offending key by path (``supervisors[1].meta.speed``) so a
+user can fix the file without reading this module.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+DEFAULT_DESCRIPTION = "default-cluster.yaml"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+_TOP_KEYS = {"name", "storm_version", "host", "ports", "planner", "heap_mb", "storm", "supervisors"}
+_PORT_KEYS = {"offset", "zookeeper", "nimbus", "ui", "planner", "supervisor_thrift", "slots"}
+_PLANNER_KEYS = {"algorithm", "timeout_ms"}
+_HEAP_KEYS = {"zookeeper", "nimbus", "supervisor", "ui", "worker"}
+_SUPERVISOR_KEYS = {"name", "cpu", "memory_mb", "meta", "slots", "thrift_port", "host", "storm"}
+
+
+class DescriptionError(ValueError):
+    """The cluster description is invalid; the message names the key."""
+
+
+@dataclass(frozen=True)
+class Supervisor:
+    """One supervisor node, with every port resolved (offset included)."""
+
+    name: str
+    host: str
+    cpu: float
+    memory_mb: float
+    meta: Mapping[str, str]
+    slot_ports: tuple[int, ...]
+    thrift_port: int
+    storm: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Ports:
+    """The cluster-wide ports, offset included."""
+
+    zookeeper: int
+    nimbus: int
+    ui: int
+    planner: int
+
+
+@dataclass(frozen=True)
+class Heaps:
+    """JVM maximum heaps in MB."""
+
+    zookeeper: int = 256
+    nimbus: int = 512
+    supervisor: int = 256
+    ui: int = 384
+    worker: int = 256
+
+
+@dataclass(frozen=True)
+class ClusterDescription:
+    """A complete, validated cluster description."""
+
+    name: str
+    storm_version: str
+    host: str
+    ports: Ports
+    supervisors: tuple[Supervisor, ...]
+    planner_algorithm: str = "even"
+    planner_timeout_ms: int = 5000
+    heap_mb: Heaps = field(default_factory=Heaps)
+    storm: Mapping[str, Any] = field(default_factory=dict)
+    offset: int = 0
+    source: str = "<dict>"
+
+    def port_list(self) -> list[int]:
+        """Every port, one entry per port (for free-port checks)."""
+        ports = [self.ports.zookeeper, self.ports.nimbus, self.ports.ui, self.ports.planner]
+        for sup in self.supervisors:
+            ports.append(sup.thrift_port)
+            ports.extend(sup.slot_ports)
+        return ports
+
+    def supervisor(self, name: str) -> Supervisor:
+        for sup in self.supervisors:
+            if sup.name == name:
+                return sup
+        raise KeyError(name)
+
+    def with_offset(self, extra: int) -> "ClusterDescription":
+        """The same cluster with every port moved by ``extra`` (and a distinct name)."""
+        if extra == 0:
+            return self
+        ports = Ports(*(p + extra for p in dataclasses.astuple(self.ports)))
+        sups = tuple(
+            dataclasses.replace(
+                s,
+                slot_ports=tuple(p + extra for p in s.slot_ports),
+                thrift_port=s.thrift_port + extra,
+            )
+            for s in self.supervisors
+        )
+        result = dataclasses.replace(self, ports=ports, supervisors=sups, offset=self.offset + extra)
+        _check_ports(result)
+        return result
+
+    def with_name(self, name: str) -> "ClusterDescription":
+        _check_name(name, "name")
+        return dataclasses.replace(self, name=name)
+
+
+def load_description(path: str | Path | None = None) -> ClusterDescription:
+    """Load and validate a description file; ``None`` loads the packaged default."""
+    if path is None:
+        text = resources.files(__package__).joinpath(DEFAULT_DESCRIPTION).read_text()
+        source = f"<default {DEFAULT_DESCRIPTION}>"
+    else:
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except OSError as error:
+            raise DescriptionError(f"cannot read cluster description {path}: {error.strerror}") from None
+        source = str(path)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise DescriptionError(f"{source}: not valid YAML: {error}") from None
+    return parse_description(data, source=source)
+
+
+def default_description() -> ClusterDescription:
+    return load_description(None)
+
+
+def parse_description(data: Any, *, source: str = "<dict>") -> ClusterDescription:
+    """Validate a parsed YAML document and resolve every default."""
+    try:
+        return _parse(data, source)
+    except DescriptionError as error:
+        raise DescriptionError(f"{source}: {error}") from None
+
+
+def _parse(data: Any, source: str) -> ClusterDescription:
+    if not isinstance(data, dict):
+        raise DescriptionError("the description must be a mapping with a 'supervisors' list")
+    _no_unknown(data, _TOP_KEYS, "")
+    name = data.get("name", "storm-planner")
+    _check_name(name, "name")
+    version = str(data.get("storm_version", "2.8.3"))
+    host = _string(data.get("host", "127.0.0.1"), "host")
+
+    raw_ports = _mapping(data.get("ports", {}), "ports")
+    _no_unknown(raw_ports, _PORT_KEYS, "ports.")
+    offset = _int(raw_ports.get("offset", 0), "ports.offset", minimum=0)
+
+    def port(key: str, default: int) -> int:
+        return _int(raw_ports.get(key, default), f"ports.{key}", minimum=1, maximum=65535) + offset
+
+    ports = Ports(
+        zookeeper=port("zookeeper", 2181),
+        nimbus=port("nimbus", 6627),
+        ui=port("ui", 8080),
+        planner=port("planner", 7627),
+    )
+    thrift_base = port("supervisor_thrift", 6628)
+    next_slot = port("slots", 6700)
+
+    planner = _mapping(data.get("planner", {}), "planner")
+    _no_unknown(planner, _PLANNER_KEYS, "planner.")
+    algorithm = _string(planner.get("algorithm", "even"), "planner.algorithm")
+    timeout_ms = _int(planner.get("timeout_ms", 5000), "planner.timeout_ms", minimum=1)
+
+    heaps_raw = _mapping(data.get("heap_mb", {}), "heap_mb")
+    _no_unknown(heaps_raw, _HEAP_KEYS, "heap_mb.")
+    heaps = Heaps(**{k: _int(v, f"heap_mb.{k}", minimum=32) for k, v in heaps_raw.items()})
+
+    storm = _storm_keys(data.get("storm", {}), "storm")
+
+    raw_sups = data.get("supervisors")
+    if not isinstance(raw_sups, list) or not raw_sups:
+        raise DescriptionError("'supervisors' must be a non-empty list of nodes")
+    supervisors = []
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_sups):
+        where = f"supervisors[{index}]"
+        sup = _mapping(raw, where)
+        _no_unknown(sup, _SUPERVISOR_KEYS, f"{where}.")
+        if "name" not in sup:
+            raise DescriptionError(f"{where}.name is required")
+        sup_name = sup["name"]
+        _check_name(sup_name, f"{where}.name")
+        if sup_name in seen:
+            raise DescriptionError(f"{where}.name: duplicate supervisor name {sup_name!r}")
+        seen.add(sup_name)
+        slots = sup.get("slots", 1)
+        if isinstance(slots, list):
+            if not slots:
+                raise DescriptionError(f"{where}.slots: the list of slot ports is empty")
+            slot_ports = tuple(
+                _int(p, f"{where}.slots[{i}]", minimum=1, maximum=65535) + offset for i, p in enumerate(slots)
+            )
+        else:
+            count = _int(slots, f"{where}.slots", minimum=1, maximum=64)
+            slot_ports = tuple(range(next_slot, next_slot + count))
+            next_slot += count
+        if "thrift_port" in sup:
+            thrift = _int(sup["thrift_port"], f"{where}.thrift_port", minimum=1, maximum=65535) + offset
+        else:
+            thrift = thrift_base + index
+        supervisors.append(
+            Supervisor(
+                name=sup_name,
+                host=_string(sup.get("host", host), f"{where}.host"),
+                cpu=_number(sup.get("cpu", 100), f"{where}.cpu"),
+                memory_mb=_number(sup.get("memory_mb", 2048), f"{where}.memory_mb"),
+                meta=_meta(sup.get("meta", {}), f"{where}.meta"),
+                slot_ports=slot_ports,
+                thrift_port=thrift,
+                storm=_storm_keys(sup.get("storm", {}), f"{where}.storm"),
+            )
+        )
+
+    description = ClusterDescription(
+        name=name,
+        storm_version=version,
+        host=host,
+        ports=ports,
+        supervisors=tuple(supervisors),
+        planner_algorithm=algorithm,
+        planner_timeout_ms=timeout_ms,
+        heap_mb=heaps,
+        storm=storm,
+        offset=offset,
+        source=source,
+    )
+    _check_ports(description)
+    return description
+
+
+def _check_ports(description: ClusterDescription) -> None:
+    owners: dict[int, str] = {}
+    named = [
+        ("ports.zookeeper", description.ports.zookeeper),
+        ("ports.nimbus", description.ports.nimbus),
+        ("ports.ui", description.ports.ui),
+        ("ports.planner", description.ports.planner),
+    ]
+    for sup in description.supervisors:
+        named.append((f"supervisor {sup.name} thrift port", sup.thrift_port))
+        named.extend((f"supervisor {sup.name} slot", p) for p in sup.slot_ports)
+    for owner, port in named:
+        if not 1 <= port <= 65535:
+            raise DescriptionError(f"{owner}: port {port} is outside 1..65535 (check ports.offset)")
+        if port in owners:
+            raise DescriptionError(f"{owner}: port {port} is already used by {owners[port]}")
+        owners[port] = owner
+
+
+def _check_name(value: Any, where: str) -> None:
+    if not isinstance(value, str) or not _NAME.match(value):
+        raise DescriptionError(
+            f"{where}: {value!r} is not a valid name (letters, digits, '.', '_', '-'; at most 63 characters)"
+        )
+
+
+def _no_unknown(mapping: Mapping[str, Any], allowed: set[str], prefix: str) -> None:
+    unknown = sorted(str(k) for k in mapping if k not in allowed)
+    if unknown:
+        raise DescriptionError(
+            f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(prefix + k for k in unknown)} "
+            f"(allowed: {', '.join(sorted(allowed))})"
+        )
+
+
+def _mapping(value: Any, where: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise DescriptionError(f"{where} must be a mapping, not {type(value).__name__}")
+    return value
+
+
+def _string(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise DescriptionError(f"{where} must be a non-empty string, not {value!r}")
+    return value
+
+
+def _int(value: Any, where: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DescriptionError(f"{where} must be an integer, not {value!r}")
+    if minimum is not None and value < minimum:
+        raise DescriptionError(f"{where} must be at least {minimum}, not {value}")
+    if maximum is not None and value > maximum:
+        raise DescriptionError(f"{where} must be at most {maximum}, not {value}")
+    return value
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise DescriptionError(f"{where} must be a positive number, not {value!r}")
+    return float(value)
+
+
+def _meta(value: Any, where: str) -> dict[str, str]:
+    meta = _mapping(value, where)
+    for key, item in meta.items():
+        if not isinstance(key, str):
+            raise DescriptionError(f"{where}: key {key!r} must be a string")
+        if not isinstance(item, str):
+            # Storm validates supervisor.scheduler.meta as a map of strings at
+            # daemon start; catching it here gives a message that says how to fix it.
+            raise DescriptionError(
+                f"{where}.{key} must be a string (Storm accepts only string meta values; "
+                f"write it quoted, e.g. \"{item}\"), not {type(item).__name__} {item!r}"
+            )
+    return dict(meta)
+
+
+def _storm_keys(value: Any, where: str) -> dict[str, Any]:
+    keys = _mapping(value, where)
+    for key in keys:
+        if not isinstance(key, str) or not key:
+            raise DescriptionError(f"{where}: key {key!r} must be a storm.yaml key string")
+    return dict(keys)

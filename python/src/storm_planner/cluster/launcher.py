@@ -1,0 +1,656 @@
+"""A real Storm cluster of local processes: up, status, down.
+
+One :class:`LocalCluster` owns a state directory::
+
+    <state>/cluster.json          what `up` was asked for (addresses, options)
+    <state>/conf/                 zoo.cfg, nimbus.yaml, supervisor-<name>.yaml, ui.yaml
+    <state>/data/<daemon>/        storm.local.dir of each daemon, ZooKeeper's data
+    <state>/extlib-daemon/        this cluster's copy of the planner plugin jar
+    <state>/logs/                 every log: <daemon>.log (log4j), <daemon>.out
+                                  (stdout/stderr), workers-artifacts/<topology>/<port>/worker.log
+    <state>/run/<daemon>.json     pid records: `down` stops exactly these
+
+``up`` starts ZooKeeper (or uses ``--zookeeper HOST:PORT``) and the planner
+service first, then Nimbus, the supervisors and the UI together, and waits for
+each to be healthy, printing progress. If anything fails, everything it
+started is stopped again and the error quotes the failing daemon's log.
+Data directories are fresh on every ``up``: a test never sees the previous
+run's topologies.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import shutil
+import socket
+import sys
+import time
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from . import daemons, nimbus, storm_yaml
+from .description import ClusterDescription, default_description
+from .storm_home import StormHome, ensure_storm_home
+from .supervisor_id import seed_supervisor_id
+
+Progress = Callable[[str], None]
+
+PLUGIN_JAR_ENV = "STORM_PLANNER_PLUGIN_JAR"
+UI_UNAVAILABLE = (
+    "not available (org.apache.storm:storm-webapp is not published to Maven Central; "
+    "pass --storm-home with an Apache Storm binary distribution to get the UI)"
+)
+
+
+class ClusterError(RuntimeError):
+    """The cluster could not be started, reached or stopped; the message says why."""
+
+
+def repo_root() -> Path | None:
+    """The storm-planner checkout this package runs from, if it runs from one."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "storm-scheduler").is_dir() and (parent / "python").is_dir():
+            return parent
+    return None
+
+
+def default_plugin_jar() -> Path | None:
+    if os.environ.get(PLUGIN_JAR_ENV):
+        return Path(os.environ[PLUGIN_JAR_ENV]).expanduser()
+    root = repo_root()
+    return root / "storm-scheduler" / "target" / "storm-planner-scheduler.jar" if root else None
+
+
+def default_state_root() -> Path:
+    """``$STORM_PLANNER_STATE`` or ``$XDG_STATE_HOME/storm-planner`` (~/.local/state)."""
+    if os.environ.get("STORM_PLANNER_STATE"):
+        return Path(os.environ["STORM_PLANNER_STATE"]).expanduser()
+    xdg = os.environ.get("XDG_STATE_HOME") or "~/.local/state"
+    return Path(xdg).expanduser() / "storm-planner"
+
+
+def _print_progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+@dataclass
+class ClusterOptions:
+    """How to run the described cluster (the description says what it is)."""
+
+    plugin: bool = True
+    plugin_jar: Path | None = None
+    planner: bool = True
+    ui: bool = True
+    zookeeper: str | None = None  # external "host:port"; None starts our own
+    storm_home: Path | None = None  # an existing home (e.g. a binary distribution)
+    cache_dir: Path | None = None
+    python: str = sys.executable
+    java: str = "java"
+    start_timeout_s: float = 150.0
+
+
+@dataclass
+class ClusterAddresses:
+    """Where a running cluster's services are; saved as ``cluster.json``."""
+
+    name: str
+    state_dir: str
+    log_dir: str
+    zookeeper: str
+    nimbus_host: str
+    nimbus_port: int
+    ui_url: str | None
+    planner_host: str | None
+    planner_port: int | None
+    supervisors: list[str]
+    plugin: bool
+    storm_home: str
+    description: dict = field(default_factory=dict)
+    zookeeper_root: str = "/storm"
+
+    @property
+    def nimbus(self) -> str:
+        return f"{self.nimbus_host}:{self.nimbus_port}"
+
+
+class LocalCluster:
+    """The processes of one described cluster, in one state directory."""
+
+    def __init__(
+        self,
+        description: ClusterDescription,
+        state_dir: Path | None = None,
+        options: ClusterOptions | None = None,
+        progress: Progress = _print_progress,
+    ):
+        self.description = description
+        self.state_dir = Path(state_dir or default_state_root() / description.name).resolve()
+        self.options = options or ClusterOptions()
+        self.progress = progress
+        self.home: StormHome | None = None
+        self.addresses: ClusterAddresses | None = None
+
+    # -- paths -----------------------------------------------------------
+    @property
+    def conf_dir(self) -> Path:
+        return self.state_dir / "conf"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.state_dir / "data"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.state_dir / "logs"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.state_dir / "run"
+
+    @property
+    def extlib_daemon(self) -> Path:
+        return self.state_dir / "extlib-daemon"
+
+    def zookeeper_address(self) -> tuple[str, int]:
+        if self.options.zookeeper:
+            return parse_host_port(self.options.zookeeper, what="--zookeeper")
+        return self.description.host, self.description.ports.zookeeper
+
+    # -- up ----------------------------------------------------------------
+    def up(self) -> ClusterAddresses:
+        """Start every daemon and wait until all are healthy; stop all on failure."""
+        started = time.monotonic()
+        running = [r.name for r in daemons.records(self.run_dir) if daemons.is_alive(r)]
+        if running:
+            raise ClusterError(
+                f"cluster {self.description.name!r} is already up in {self.state_dir} "
+                f"({', '.join(running)}); run `storm-planner cluster down` first"
+            )
+        plugin_jar = self._check_plugin_jar()
+        self.home = ensure_storm_home(
+            self.description.storm_version,
+            cache_dir=self.options.cache_dir,
+            storm_home=self.options.storm_home,
+            progress=self.progress,
+        )
+        self._check_ports_free()
+        self._prepare_dirs(plugin_jar)
+        self.addresses = self._addresses()
+        (self.state_dir / "cluster.json").write_text(json.dumps(asdict(self.addresses), indent=2) + "\n")
+        self.progress(
+            f"starting cluster {self.description.name!r} (state and logs in {self.state_dir})"
+        )
+        try:
+            self._start_all()
+        except BaseException:
+            self.progress("start failed; stopping what was started")
+            self.down(quiet=True)
+            raise
+        self.progress(f"cluster {self.description.name!r} is up in {time.monotonic() - started:.0f}s: "
+                      f"nimbus {self.addresses.nimbus}, zookeeper {self.addresses.zookeeper}"
+                      + (f", planner {self.addresses.planner_host}:{self.addresses.planner_port}"
+                         if self.addresses.planner_port else "")
+                      + (f", ui {self.addresses.ui_url}" if self.addresses.ui_url else ""))
+        return self.addresses
+
+    def _check_plugin_jar(self) -> Path | None:
+        if not self.options.plugin:
+            return None
+        jar = self.options.plugin_jar or default_plugin_jar()
+        if jar is None or not Path(jar).is_file():
+            raise ClusterError(
+                f"planner plugin jar not found: {jar or '(no default: not running from a checkout)'}; "
+                f"build it with Maven (mvn package), pass --plugin-jar PATH or set "
+                f"{PLUGIN_JAR_ENV}, or use --no-plugin for Storm's default scheduler"
+            )
+        return Path(jar).resolve()
+
+    def _check_ports_free(self) -> None:
+        d = self.description
+        wanted = [("nimbus", d.ports.nimbus)]
+        if not self.options.zookeeper:
+            wanted.append(("zookeeper", d.ports.zookeeper))
+        if self.options.planner:
+            wanted.append(("planner", d.ports.planner))
+        if self._ui_enabled():
+            wanted.append(("ui", d.ports.ui))
+        for sup in d.supervisors:
+            wanted.append((f"{sup.name} thrift", sup.thrift_port))
+            wanted.extend((f"{sup.name} slot", p) for p in sup.slot_ports)
+        busy = [f"{port} ({owner})" for owner, port in wanted if not port_free(d.host, port)]
+        if busy:
+            raise ClusterError(
+                f"port{'s' if len(busy) > 1 else ''} already in use on {d.host}: {', '.join(busy)}; "
+                f"another cluster may be running: stop it, or move this one with --port-offset N"
+            )
+
+    def _prepare_dirs(self, plugin_jar: Path | None) -> None:
+        # Fresh data every time; logs are kept (appended) for post-mortems.
+        shutil.rmtree(self.data_dir, ignore_errors=True)
+        shutil.rmtree(self.conf_dir, ignore_errors=True)
+        shutil.rmtree(self.extlib_daemon, ignore_errors=True)
+        shutil.rmtree(self.log_dir / "workers-artifacts", ignore_errors=True)
+        for path in (self.conf_dir, self.data_dir, self.log_dir, self.run_dir, self.extlib_daemon):
+            path.mkdir(parents=True, exist_ok=True)
+        for stale in self.run_dir.glob("*.json"):
+            stale.unlink()
+        if plugin_jar is not None:
+            shutil.copy2(plugin_jar, self.extlib_daemon / plugin_jar.name)
+
+        d = self.description
+        zk = self.zookeeper_address() if self.options.zookeeper else None
+        if not self.options.zookeeper:
+            (self.data_dir / "zookeeper").mkdir()
+            (self.conf_dir / "zoo.cfg").write_text(
+                storm_yaml.zookeeper_cfg(d, data_dir=str(self.data_dir / "zookeeper"))
+            )
+        self._write_conf(
+            "nimbus",
+            storm_yaml.nimbus_conf(
+                d, local_dir=str(self.data_dir / "nimbus"), plugin=self.options.plugin, zookeeper=zk
+            ),
+        )
+        for sup in d.supervisors:
+            local = self.data_dir / sup.name
+            local.mkdir()
+            seed_supervisor_id(local, sup.name)
+            self._write_conf(
+                f"supervisor-{sup.name}",
+                storm_yaml.supervisor_conf(d, sup, local_dir=str(local), zookeeper=zk),
+            )
+        self._write_conf("ui", storm_yaml.ui_conf(d, local_dir=str(self.data_dir / "ui"), zookeeper=zk))
+
+    def _write_conf(self, name: str, conf: dict) -> Path:
+        path = self.conf_dir / f"{name}.yaml"
+        path.write_text(storm_yaml.to_yaml(conf))
+        return path
+
+    def _ui_enabled(self) -> bool:
+        return self.options.ui and self.home is not None and self.home.has_ui
+
+    def _addresses(self) -> ClusterAddresses:
+        d = self.description
+        zk_host, zk_port = self.zookeeper_address()
+        return ClusterAddresses(
+            name=d.name,
+            state_dir=str(self.state_dir),
+            log_dir=str(self.log_dir),
+            zookeeper=f"{zk_host}:{zk_port}",
+            nimbus_host=d.host,
+            nimbus_port=d.ports.nimbus,
+            ui_url=f"http://{d.host}:{d.ports.ui}" if self._ui_enabled() else None,
+            planner_host=d.host if self.options.planner else None,
+            planner_port=d.ports.planner if self.options.planner else None,
+            supervisors=[s.name for s in d.supervisors],
+            plugin=self.options.plugin,
+            storm_home=str(self.home.path if self.home else ""),
+            description={"source": d.source, "offset": d.offset},
+            zookeeper_root=str(d.storm.get("storm.zookeeper.root", "/storm")),
+        )
+
+    # -- the daemons -------------------------------------------------------
+    def _java(self, name: str, main_class: str, conf_file: Path, heap_mb: int, classpath: list[Path],
+              extra: list[str] = ()) -> list[str]:
+        home = self.home
+        assert home is not None
+        return [
+            self.options.java,
+            "-server",
+            f"-Xmx{heap_mb}m",
+            "-Djava.net.preferIPv4Stack=true",
+            f"-Dstorm.home={home.path}",
+            f"-Dstorm.conf.file={conf_file}",
+            f"-Dstorm.log.dir={self.log_dir}",
+            f"-Dlogfile.name={name}.log",
+            f"-Ddaemon.name={name}",
+            f"-Dlog4j.configurationFile={home.log4j2_dir / 'cluster.xml'}",
+            *extra,
+            "-cp",
+            os.pathsep.join(str(p) for p in classpath),
+            main_class,
+        ]
+
+    def _start(self, name: str, command: list[str], port: int | None, env: dict | None = None):
+        record = daemons.start_daemon(
+            name, command, run_dir=self.run_dir, out_file=self.log_dir / f"{name}.out",
+            cwd=self.state_dir, port=port, env=env,
+        )
+        self.progress(f"  {name:<22} started (pid {record.pid}{f', port {port}' if port else ''})")
+        return record
+
+    def _start_all(self) -> None:
+        d = self.description
+        home = self.home
+        assert home is not None and self.addresses is not None
+        daemon_cp = [home.lib / "*", self.extlib_daemon / "*", self.conf_dir]
+        deadline_s = self.options.start_timeout_s
+
+        if not self.options.zookeeper:
+            zk = self._start(
+                "zookeeper",
+                self._java(
+                    "zookeeper",
+                    "org.apache.storm.shade.org.apache.zookeeper.server.ZooKeeperServerMain",
+                    self.conf_dir / "nimbus.yaml",
+                    d.heap_mb.zookeeper,
+                    [home.lib / "*"],
+                ) + [str(self.conf_dir / "zoo.cfg")],
+                d.ports.zookeeper,
+            )
+        planner = self.start_planner(wait=False) if self.options.planner else None
+        zk_host, zk_port = self.zookeeper_address()
+        self._wait("zookeeper", lambda: nimbus.zookeeper_ok(zk_host, zk_port), 30,
+                   record=None if self.options.zookeeper else zk)
+
+        nimbus_record = self._start(
+            "nimbus",
+            self._java("nimbus", "org.apache.storm.daemon.nimbus.Nimbus",
+                       self.conf_dir / "nimbus.yaml", d.heap_mb.nimbus, daemon_cp),
+            d.ports.nimbus,
+        )
+        sup_records = {}
+        for sup in d.supervisors:
+            name = f"supervisor-{sup.name}"
+            sup_records[sup.name] = self._start(
+                name,
+                self._java(name, "org.apache.storm.daemon.supervisor.Supervisor",
+                           self.conf_dir / f"{name}.yaml", d.heap_mb.supervisor, daemon_cp),
+                sup.thrift_port,
+            )
+        ui = None
+        if self._ui_enabled():
+            ui = self._start(
+                "ui",
+                self._java("ui", "org.apache.storm.daemon.ui.UIServer", self.conf_dir / "ui.yaml",
+                           d.heap_mb.ui, [home.lib_webapp / "*", home.lib / "*", self.conf_dir]),
+                d.ports.ui,
+            )
+        elif self.options.ui:
+            self.progress(f"  {'ui':<22} {UI_UNAVAILABLE}")
+
+        if planner is not None:
+            self._wait_planner(planner)
+        self._wait("nimbus", lambda: self._nimbus_leader(), deadline_s, record=nimbus_record)
+        for sup in d.supervisors:
+            self._wait(
+                f"supervisor-{sup.name}",
+                lambda sup=sup: self._supervisor_registered(sup.name),
+                deadline_s,
+                record=sup_records[sup.name],
+                detail=lambda sup=sup: f"cpu {sup.cpu:g}, memory {sup.memory_mb:g} MB, "
+                                       f"slots {','.join(map(str, sup.slot_ports))}, meta {dict(sup.meta)}",
+            )
+        if ui is not None:
+            self._wait("ui", lambda: http_ok(f"{self.addresses.ui_url}/api/v1/cluster/summary"),
+                       deadline_s, record=ui)
+
+    def start_planner(self, *, wait: bool = True) -> daemons.DaemonRecord:
+        """Start the planner service (again, e.g. after :meth:`stop_daemon`); wait until it answers."""
+        d = self.description
+        record = self._start(
+            "planner",
+            [self.options.python, "-m", "storm_planner", "serve",
+             "--host", d.host, "--port", str(d.ports.planner)],
+            d.ports.planner,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        )
+        if wait:
+            self._wait_planner(record)
+        return record
+
+    def _wait_planner(self, record: daemons.DaemonRecord) -> None:
+        d = self.description
+        self._wait("planner", lambda: planner_ok(d.host, d.ports.planner), 60, record=record)
+
+    def stop_daemon(self, name: str, *, grace_s: float = 10.0) -> str:
+        """Stop one daemon of the running cluster (e.g. ``"planner"`` to test the fallback)."""
+        path = self.run_dir / f"{name}.json"
+        if not path.exists():
+            raise ClusterError(f"no daemon {name!r} recorded in {self.run_dir}")
+        outcome = daemons.stop_daemon(daemons.DaemonRecord.load(path), grace_s=grace_s)
+        path.unlink(missing_ok=True)
+        self.progress(f"  {name:<22} {outcome}")
+        return outcome
+
+    def assignment(self, topology_id: str) -> list[dict]:
+        """Where Nimbus placed each executor: ``{"executor": "[1-1]", "component", "node", "port"}``.
+
+        Nimbus' ``getTopologyInfo`` reports host and port; on one machine every
+        supervisor has the same host, so the node comes from the slot port,
+        which the description gives to exactly one supervisor.
+        """
+        d = self.description
+        owner = {port: sup.name for sup in d.supervisors for port in sup.slot_ports}
+        with nimbus.nimbus_client(d.host, d.ports.nimbus) as client:
+            info = client.getTopologyInfo(topology_id)
+        rows = [
+            {
+                "executor": f"[{e.executor_info.task_start}-{e.executor_info.task_end}]",
+                "component": e.component_id,
+                "node": owner.get(e.port, e.host),
+                "port": e.port,
+            }
+            for e in info.executors or []
+        ]
+        return sorted(rows, key=lambda r: _task_start(r["executor"]))
+
+    def _nimbus_leader(self) -> bool:
+        try:
+            summary = nimbus.cluster_summary(self.description.host, self.description.ports.nimbus, 3000)
+        except Exception:
+            return False
+        return any(n.isLeader for n in summary.nimbuses or [])
+
+    def _supervisor_registered(self, name: str) -> bool:
+        try:
+            summary = nimbus.cluster_summary(self.description.host, self.description.ports.nimbus, 3000)
+        except Exception:
+            return False
+        return any(s.id == name and s.cpu for s in nimbus.supervisors_from_summary(summary))
+
+    def _wait(self, name: str, check: Callable[[], bool], timeout_s: float,
+              record: daemons.DaemonRecord | None, detail: Callable[[], str] | None = None) -> None:
+        started = time.monotonic()
+        next_note = started + 15
+        while True:
+            if check():
+                extra = f"; {detail()}" if detail else ""
+                self.progress(f"  {name:<22} healthy ({time.monotonic() - started:.1f}s{extra})")
+                return
+            if record is not None and not daemons.is_alive(record):
+                raise ClusterError(f"{name} exited during start-up ({daemons.exit_status(record)}):\n"
+                                   f"{log_tail(Path(record.log))}"
+                                   + self._log4j_tail(name))
+            now = time.monotonic()
+            if now - started > timeout_s:
+                raise ClusterError(
+                    f"{name} not healthy after {timeout_s:.0f}s"
+                    + (f":\n{log_tail(Path(record.log))}" if record else "")
+                    + self._log4j_tail(name)
+                )
+            if now >= next_note:
+                self.progress(f"  {name:<22} waiting ({now - started:.0f}s)")
+                next_note = now + 15
+            time.sleep(0.5)
+
+    def _log4j_tail(self, name: str) -> str:
+        path = self.log_dir / f"{name}.log"
+        return f"\n--- {path}:\n{log_tail(path)}" if path.exists() else ""
+
+    # -- down ----------------------------------------------------------------
+    def down(self, *, quiet: bool = False, grace_s: float = 10.0) -> list[tuple[str, str]]:
+        """Stop what ``up`` recorded (planner and UI first, ZooKeeper last) and sweep strays."""
+        say = (lambda m: None) if quiet else self.progress
+        order = {"planner": 0, "ui": 1, "nimbus": 3, "zookeeper": 4}
+        recs = sorted(daemons.records(self.run_dir), key=lambda r: (order.get(r.name, 2), r.name))
+        outcomes = []
+        for record in recs:
+            outcome = daemons.stop_daemon(record, grace_s=grace_s)
+            outcomes.append((record.name, outcome))
+            say(f"  {record.name:<22} {outcome} (pid {record.pid})")
+            (self.run_dir / f"{record.name}.json").unlink(missing_ok=True)
+        strays = daemons.stray_processes(self.state_dir)
+        if strays:
+            say(f"  stopping {len(strays)} leftover process(es) of this cluster: {strays}")
+            daemons.kill_pids(strays)
+            outcomes.append(("leftovers", f"killed {len(strays)}"))
+        if not recs and not strays:
+            say(f"cluster {self.description.name!r}: nothing running in {self.state_dir}")
+        return outcomes
+
+    # -- status ----------------------------------------------------------------
+    def status(self) -> dict:
+        """Each recorded daemon (pid, port, alive) and the supervisors Nimbus sees."""
+        saved = self.saved_addresses()
+        result: dict = {"name": self.description.name, "state_dir": str(self.state_dir), "daemons": []}
+        for record in daemons.records(self.run_dir):
+            result["daemons"].append(
+                {"name": record.name, "pid": record.pid, "port": record.port,
+                 "alive": daemons.is_alive(record), "log": record.log}
+            )
+        result["supervisors"] = []
+        result["ui"] = saved.ui_url if saved else None
+        if saved is None:
+            return result
+        result["nimbus"] = saved.nimbus
+        result["zookeeper"] = saved.zookeeper
+        try:
+            summary = nimbus.cluster_summary(saved.nimbus_host, saved.nimbus_port, 3000)
+        except Exception as error:  # noqa: BLE001 - any failure means "cannot reach"
+            result["nimbus_error"] = f"{type(error).__name__}: {error}"
+            return result
+        try:
+            in_zk = nimbus.supervisors_in_zookeeper(saved.zookeeper, saved.zookeeper_root)
+        except Exception:  # noqa: BLE001 - meta is a bonus; the summary still answers
+            in_zk = {}
+        for view in nimbus.supervisors_from_summary(summary):
+            meta = in_zk.get(view.id).meta if view.id in in_zk else {}
+            result["supervisors"].append(dict(asdict(view), meta=meta))
+        result["topologies"] = [
+            {"name": t.name, "id": t.id, "status": t.status, "workers": t.num_workers,
+             "executors": t.num_executors}
+            for t in summary.topologies or []
+        ]
+        return result
+
+    def saved_addresses(self) -> ClusterAddresses | None:
+        try:
+            return ClusterAddresses(**json.loads((self.state_dir / "cluster.json").read_text()))
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def log_files(self) -> dict[str, Path]:
+        """Daemon name → its main log (log4j file, or stdout file for the planner)."""
+        files = {}
+        for path in sorted(self.log_dir.glob("*.log")):
+            files[path.stem] = path
+        for path in sorted(self.log_dir.glob("*.out")):
+            files.setdefault(path.stem, path)
+            files[f"{path.stem}.out"] = path
+        for path in sorted(self.log_dir.glob("workers-artifacts/*/*/worker.log")):
+            files[f"worker-{path.parent.parent.name}-{path.parent.name}"] = path
+        return files
+
+
+# -- helpers ------------------------------------------------------------------
+def _task_start(executor: str) -> int:
+    return int(executor.strip("[]").split("-")[0])
+
+
+def parse_host_port(value: str, *, what: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ClusterError(f"{what}: expected HOST:PORT, got {value!r}")
+    return host, int(port)
+
+
+def port_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    # Something may listen on the wildcard address only; a connect finds it.
+    return not nimbus.tcp_open(host, port, 0.2)
+
+
+def free_port_offset(description: ClusterDescription, *, low: int = 10000, high: int = 24000,
+                     attempts: int = 200) -> int:
+    """An offset that puts every port of the cluster on a free port (below the ephemeral range)."""
+    rng = random.Random()
+    for _ in range(attempts):
+        offset = rng.randrange(low, high, 10)
+        ports = [p + offset for p in description.port_list()]
+        if max(ports) < 32768 and all(port_free(description.host, p) for p in ports):
+            return offset
+    raise ClusterError("could not find a free range of ports for a test cluster")
+
+
+def planner_ok(host: str, port: int) -> bool:
+    try:
+        from storm_planner.service.client import health
+    except ImportError:
+        return nimbus.tcp_open(host, port)
+    try:
+        return health(host, port, timeout_ms=2000).status == "ok"
+    except Exception:  # noqa: BLE001 - not up yet
+        return False
+
+
+def http_ok(url: str, timeout_s: float = 3.0) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+            return response.status == 200
+    except Exception:  # noqa: BLE001 - not up yet
+        return False
+
+
+def log_tail(path: Path, lines: int = 25) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return f"(no log at {path})"
+    return "\n".join(text[-lines:])
+
+
+@contextlib.contextmanager
+def local_cluster(
+    description: ClusterDescription | None = None,
+    state_dir: Path | None = None,
+    *,
+    free_ports: bool = False,
+    progress: Progress = _print_progress,
+    **options,
+) -> Iterator[LocalCluster]:
+    """``with local_cluster(...) as cluster:`` – a running cluster, always torn down.
+
+    ``free_ports=True`` moves every port by a free offset (and names the
+    cluster after it), so a test cluster runs beside a demo. ``options`` are
+    :class:`ClusterOptions` fields (``plugin``, ``planner``, ``plugin_jar``,
+    ``zookeeper``, ...). The yielded cluster's ``addresses`` say where Nimbus,
+    ZooKeeper, the planner and the UI are.
+    """
+    description = description or default_description()
+    if free_ports:
+        offset = free_port_offset(description)
+        description = description.with_offset(offset).with_name(f"{description.name}-{offset}")
+    cluster = LocalCluster(description, state_dir, ClusterOptions(**options), progress)
+    cluster.up()  # stops what it started if it fails
+    try:
+        yield cluster
+    finally:
+        cluster.down()
+
+
+def running_cluster(tmp_path: Path, description: ClusterDescription | None = None, **options):
+    """A test cluster on free ports with its state under ``tmp_path``.
+
+    For pytest: ``with running_cluster(tmp_path, plugin=False, planner=False) as cluster: ...``.
+    """
+    return local_cluster(description, Path(tmp_path) / "cluster", free_ports=True, **options)

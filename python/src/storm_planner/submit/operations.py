@@ -1,0 +1,231 @@
+"""Submit, kill and list topologies over Nimbus Thrift: no Leiningen, no ssh.
+
+Submission reuses streamparse's own pieces: the topology class's Thrift
+structure (built by streamparse's DSL), ``streamparse.cli.submit._upload_jar``
+(chunked upload) and ``_submit_topology`` (serializer, name check,
+``submitTopologyWithOpts``). What we change is what streamparse would do with
+Leiningen, ssh and virtualenvs:
+
+- the jar is built with :mod:`zipfile` (:mod:`.jar`);
+- every shell component runs an *absolute* ``streamparse_run`` (the one next
+  to the Python that has the project's dependencies), because the worker's
+  PATH is the supervisor's, not a virtualenv's;
+- Nimbus is reached directly (``use_ssh_for_nimbus: false``).
+
+Topology options merge like streamparse's: config.json env ``options``, then
+the Topology class's ``config``, then the command line.
+"""
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from storm_planner.cluster.nimbus import nimbus_client
+
+from .jar import build_topology_jar
+from .project import Project, load_project
+
+Progress = Callable[[str], None]
+
+
+class SubmitError(RuntimeError):
+    """Submission, kill or listing failed; the message says why."""
+
+
+@dataclass(frozen=True)
+class TopologyRow:
+    name: str
+    id: str
+    status: str
+    workers: int
+    executors: int
+    tasks: int
+    uptime_secs: int
+
+
+def _print(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _streamparse_submit():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pkg_resources / paramiko deprecations
+        from streamparse.cli import submit
+    return submit
+
+
+def parse_nimbus(address: str) -> tuple[str, int]:
+    host, sep, port = address.rpartition(":")
+    if not sep:
+        return address, 6627
+    if not host or not port.isdigit():
+        raise SubmitError(f"expected Nimbus as HOST[:PORT], got {address!r}")
+    return host, int(port)
+
+
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    """``key=value`` strings to a dict; values are read as YAML (2 → int, true → bool)."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise SubmitError(f"--option expects KEY=VALUE, got {pair!r}")
+        try:
+            options[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError:
+            options[key.strip()] = value
+    return options
+
+
+def streamparse_run_for(python: str | None) -> Path:
+    """The ``streamparse_run`` beside ``python`` (default: this interpreter's environment)."""
+    if python:
+        candidate = Path(python).expanduser().absolute().parent / "streamparse_run"
+    else:
+        candidate = Path(sys.prefix) / "bin" / "streamparse_run"
+    if not candidate.is_file():
+        raise SubmitError(
+            f"{candidate} not found: the Python that runs the components needs streamparse installed "
+            f"(pass --python PATH of an environment that has it)"
+        )
+    return candidate
+
+
+def set_shell_command(topology_class: Any, command: str) -> int:
+    """Point every streamparse shell component at ``command``; returns how many changed."""
+    changed = 0
+    for component in chain(topology_class.thrift_bolts.values(), topology_class.thrift_spouts.values()):
+        obj = getattr(component, "bolt_object", None) or getattr(component, "spout_object", None)
+        shell = getattr(obj, "shell", None)
+        if shell is not None and "streamparse_run" in (shell.execution_command or ""):
+            shell.execution_command = command
+            changed += 1
+    return changed
+
+
+def topology_options(project: Project, name: str, cli_options: dict[str, Any]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    options.update(project.env_config.get("options") or {})
+    options.update(getattr(project.topology_class, "config", None) or {})
+    options.update(cli_options)
+    options["topology.original_name"] = project.topology_name
+    if options.get("topology.debug"):
+        options.setdefault("pystorm.log.level", "debug")
+    return options
+
+
+def submit_project(
+    project_dir: str | Path,
+    *,
+    nimbus: str = "127.0.0.1:6627",
+    name: str | None = None,
+    topology: str | None = None,
+    options: dict[str, Any] | None = None,
+    python: str | None = None,
+    wait_active: float | None = None,
+    timeout_ms: int = 30000,
+    progress: Progress = _print,
+) -> TopologyRow | None:
+    """Build, upload and submit a streamparse project; optionally wait until it runs.
+
+    ``topology`` picks the file in ``topologies/`` (default: the only one);
+    ``name`` is the name in Storm (default: the topology file's name).
+    With ``wait_active`` seconds, returns the topology once it is ACTIVE with
+    workers assigned (raises :class:`SubmitError` on timeout).
+    """
+    project = load_project(project_dir, topology)
+    storm_name = name or project.topology_name
+    runner = streamparse_run_for(python)
+    changed = set_shell_command(project.topology_class, str(runner))
+    merged = topology_options(project, storm_name, options or {})
+    host, port = parse_nimbus(nimbus)
+    submit = _streamparse_submit()
+    env_config = dict(project.env_config, nimbus=f"{host}:{port}", use_ssh_for_nimbus=False,
+                      use_virtualenv=False)
+    with tempfile.TemporaryDirectory(prefix="storm-planner-jar-") as scratch:
+        jar = build_topology_jar(project.src_dir, Path(scratch) / f"{storm_name}.jar")
+        progress(f"built {jar.name} ({jar.stat().st_size} bytes; {changed} shell components run {runner})")
+        try:
+            with nimbus_client(host, port, timeout_ms) as client:
+                if any(t.name == storm_name for t in client.getClusterInfo().topologies or []):
+                    raise SubmitError(f"a topology named {storm_name!r} is already running; kill it first")
+                remote = submit._upload_jar(client, str(jar))
+                submit._submit_topology(
+                    storm_name, project.topology_class, remote, project.config, env_config, client,
+                    options=merged, active=True,
+                )
+        except SubmitError:
+            raise
+        except Exception as error:  # noqa: BLE001 - Thrift/socket errors become one clear line
+            raise SubmitError(f"submitting {storm_name!r} to Nimbus {host}:{port} failed: "
+                              f"{type(error).__name__}: {_thrift_message(error)}") from error
+    progress(f"submitted {storm_name!r} to {host}:{port}")
+    if wait_active:
+        return wait_until_running(f"{host}:{port}", storm_name, wait_active, progress=progress)
+    return None
+
+
+def wait_until_running(nimbus: str, name: str, timeout_s: float, *, progress: Progress = _print) -> TopologyRow:
+    """Wait until ``name`` is ACTIVE and Nimbus has assigned its workers."""
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        row = next((t for t in list_topologies(nimbus) if t.name == name), None)
+        if row is not None and row.status == "ACTIVE" and row.workers > 0:
+            progress(f"{name} is ACTIVE ({row.id}: {row.workers} workers, {row.executors} executors)")
+            return row
+        last = row
+        time.sleep(1)
+    raise SubmitError(f"{name!r} not running after {timeout_s:.0f}s (last seen: {last})")
+
+
+def kill_topology(nimbus: str, name: str, *, wait_secs: int | None = None, wait_gone: float = 60.0,
+                  progress: Progress = _print) -> None:
+    """Kill ``name``; ``wait_secs`` is Storm's deactivation wait; then wait until it is gone."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from streamparse.cli.kill import _kill_topology
+    host, port = parse_nimbus(nimbus)
+    try:
+        with nimbus_client(host, port) as client:
+            _kill_topology(name, client, wait=wait_secs)
+    except Exception as error:  # noqa: BLE001
+        if type(error).__name__ == "NotAliveException":
+            raise SubmitError(f"no topology named {name!r} is running on {host}:{port}") from None
+        raise SubmitError(f"killing {name!r} failed: {type(error).__name__}: {_thrift_message(error)}") from error
+    progress(f"killing {name!r} (Storm waits {wait_secs if wait_secs is not None else 'topology.message.timeout.secs'} s)")
+    if wait_gone:
+        deadline = time.monotonic() + wait_gone + (wait_secs or 30)
+        while time.monotonic() < deadline:
+            if not any(t.name == name for t in list_topologies(nimbus)):
+                progress(f"{name!r} is gone")
+                return
+            time.sleep(1)
+        raise SubmitError(f"{name!r} still listed by Nimbus after the kill")
+
+
+def list_topologies(nimbus: str) -> list[TopologyRow]:
+    host, port = parse_nimbus(nimbus)
+    try:
+        with nimbus_client(host, port) as client:
+            summaries = client.getClusterInfo().topologies or []
+    except Exception as error:  # noqa: BLE001
+        raise SubmitError(f"cannot reach Nimbus at {host}:{port}: {type(error).__name__}: {error}") from error
+    return sorted(
+        (TopologyRow(t.name, t.id, t.status, t.num_workers, t.num_executors, t.num_tasks, t.uptime_secs)
+         for t in summaries),
+        key=lambda r: r.name,
+    )
+
+
+def _thrift_message(error: Exception) -> str:
+    # Storm's Thrift exceptions (InvalidTopologyException, ...) carry `msg`.
+    return getattr(error, "msg", None) or str(error) or repr(error)

@@ -1,0 +1,85 @@
+"""Topology jar contents, project loading and submit helpers (no cluster needed)."""
+from __future__ import annotations
+
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from storm_planner.submit.jar import build_topology_jar
+from storm_planner.submit.operations import (
+    SubmitError,
+    parse_nimbus,
+    parse_options,
+    set_shell_command,
+    streamparse_run_for,
+    topology_options,
+)
+from storm_planner.submit.project import ProjectError, load_project
+
+
+def test_jar_holds_only_resources_and_a_manifest(tmp_path, wordcount_project):
+    src = tmp_path / "src"
+    (src / "pkg" / "__pycache__").mkdir(parents=True)
+    (src / "pkg" / "__init__.py").write_text("X = 1\n")
+    (src / "pkg" / "mod.py").write_text("Y = 2\n")
+    (src / "pkg" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"junk")
+    (src / "pkg" / "stale.pyc").write_bytes(b"junk")
+    jar = build_topology_jar(src, tmp_path / "out" / "t.jar")
+    with zipfile.ZipFile(jar) as z:
+        names = z.namelist()
+        assert names == ["META-INF/MANIFEST.MF", "resources/pkg/__init__.py", "resources/pkg/mod.py"]
+        assert z.read("resources/pkg/mod.py") == b"Y = 2\n"
+        assert z.read("META-INF/MANIFEST.MF").startswith(b"Manifest-Version: 1.0")
+
+
+def test_jar_is_reproducible(tmp_path, wordcount_project):
+    a = build_topology_jar(wordcount_project / "src", tmp_path / "a.jar")
+    b = build_topology_jar(wordcount_project / "src", tmp_path / "b.jar")
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_load_project_and_point_shell_components_at_streamparse_run(wordcount_project):
+    project = load_project(wordcount_project)
+    assert project.topology_name == "wordcount"
+    topo = project.topology_class
+    assert set(topo.thrift_spouts) == {"words"} and set(topo.thrift_bolts) == {"count"}
+    assert set_shell_command(topo, "/abs/bin/streamparse_run") == 2
+    for bolt in topo.thrift_bolts.values():
+        assert bolt.bolt_object.shell.execution_command == "/abs/bin/streamparse_run"
+        assert bolt.bolt_object.shell.script.endswith("wordcount_fixture.counter.CountBolt")
+    # Loading again gives a fresh class (streamparse_run not yet replaced).
+    again = load_project(wordcount_project)
+    assert again.topology_class.thrift_bolts["count"].bolt_object.shell.execution_command == "streamparse_run"
+
+
+def test_project_errors(tmp_path, wordcount_project):
+    with pytest.raises(ProjectError, match="no such directory"):
+        load_project(tmp_path / "nope")
+    (tmp_path / "topologies").mkdir()
+    with pytest.raises(ProjectError, match="no src/ directory"):
+        load_project(tmp_path)
+    with pytest.raises(ProjectError, match="no such topology file"):
+        load_project(wordcount_project, "other")
+
+
+def test_options_merge_and_parse(wordcount_project):
+    project = load_project(wordcount_project)
+    parsed = parse_options(["topology.workers=2", "planner.algorithm=even", "flag=true", "path=/tmp/x"])
+    assert parsed == {"topology.workers": 2, "planner.algorithm": "even", "flag": True, "path": "/tmp/x"}
+    merged = topology_options(project, "wc", parsed)
+    assert merged["topology.workers"] == 2
+    assert merged["topology.original_name"] == "wordcount"
+    with pytest.raises(SubmitError, match="KEY=VALUE"):
+        parse_options(["novalue"])
+
+
+def test_nimbus_address_and_streamparse_run():
+    assert parse_nimbus("10.0.0.1:7000") == ("10.0.0.1", 7000)
+    assert parse_nimbus("nimbus") == ("nimbus", 6627)
+    runner = streamparse_run_for(None)
+    assert runner.is_absolute() and runner.name == "streamparse_run"
+    assert streamparse_run_for(sys.executable).parent == Path(sys.executable).absolute().parent
+    with pytest.raises(SubmitError, match="streamparse_run not found"):
+        streamparse_run_for("/nonexistent/bin/python")
