@@ -95,8 +95,10 @@ def records(run_dir: Path) -> list[DaemonRecord]:
 def is_alive(record: DaemonRecord) -> bool:
     """The recorded process is running (not a zombie) and is still the one we started."""
     child = _children.get(record.pid)
-    if child is not None and child.poll() is not None:
-        return False
+    if child is not None:
+        # Ours: Popen knows. (Reading /proc right after the fork would still show
+        # this process's command line until the child has exec'd.)
+        return child.poll() is None
     try:
         cmdline = Path(f"/proc/{record.pid}/cmdline").read_bytes()
         stat = Path(f"/proc/{record.pid}/stat").read_text()

@@ -395,7 +395,9 @@ class LocalCluster:
         record = self._start(
             "planner",
             [self.options.python, "-m", "storm_planner", "serve",
-             "--host", d.host, "--port", str(d.ports.planner)],
+             "--host", d.host, "--port", str(d.ports.planner),
+             "--default-algorithm", d.planner_algorithm,
+             "--plan-log", str(self.plan_log)],
             d.ports.planner,
             env=dict(os.environ, PYTHONUNBUFFERED="1"),
         )
@@ -406,6 +408,11 @@ class LocalCluster:
     def _wait_planner(self, record: daemons.DaemonRecord) -> None:
         d = self.description
         self._wait("planner", lambda: planner_ok(d.host, d.ports.planner), 60, record=record)
+
+    @property
+    def plan_log(self) -> Path:
+        """Every plan the planner service answered (JSON lines; see ``service.handler.PlanLog``)."""
+        return self.log_dir / "plans.jsonl"
 
     def stop_daemon(self, name: str, *, grace_s: float = 10.0) -> str:
         """Stop one daemon of the running cluster (e.g. ``"planner"`` to test the fallback)."""

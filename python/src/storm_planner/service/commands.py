@@ -13,6 +13,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     serve.add_argument("--default-algorithm", default="even",
                        help="planner for topologies that name none (default even)")
+    serve.add_argument("--plan-log", metavar="FILE",
+                       help="append every plan answered to FILE as JSON lines")
     serve.set_defaults(handler=serve_command)
 
     health = subparsers.add_parser("health", help="ask a running planner service how it is")
@@ -28,7 +30,7 @@ def serve_command(args: argparse.Namespace) -> int:
     if args.default_algorithm not in available():
         raise CommandError(f"unknown default algorithm {args.default_algorithm!r}; "
                            f"known: {', '.join(available())}")
-    serve(args.host, args.port, args.default_algorithm)
+    serve(args.host, args.port, args.default_algorithm, plan_log=args.plan_log)
     return 0
 
 

@@ -9,8 +9,11 @@ default scheduler for it and applies the others.
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import logging
+import threading
 import time
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from storm_planner import __version__
@@ -30,9 +33,11 @@ MetricsSource = Callable[[str], Mapping[str, Any] | None]
 
 
 class PlannerHandler:
-    def __init__(self, default_algorithm: str = "even", metrics: MetricsSource | None = None) -> None:
+    def __init__(self, default_algorithm: str = "even", metrics: MetricsSource | None = None,
+                 plan_log: Path | None = None) -> None:
         self.default_algorithm = default_algorithm
         self.metrics = metrics
+        self.plan_log = PlanLog(plan_log) if plan_log else None
         self.started = time.monotonic()
         # One worker: planners run one at a time; a planner that overruns its
         # deadline is abandoned (its answer ignored), not killed.
@@ -92,6 +97,8 @@ class PlannerHandler:
             result.solve_ms or 0.0, (time.monotonic() - started) * 1000, outcome,
             f" error={result.error.message!r}" if result.error else "",
         )
+        if self.plan_log:
+            self.plan_log.write(request.request_id, result)
         return result
 
     def _problem(self, spec: Any, nodes: list, taken: set, remaining: float) -> Problem:
@@ -106,3 +113,40 @@ class PlannerHandler:
             seed=problem.options.seed,
             extra=problem.options.extra,
         ))
+
+
+class PlanLog:
+    """Every plan the service answered, one JSON line each: what the operator (and the
+    end-to-end tests) compare with what Nimbus applied."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+
+    def write(self, request_id: str, plan: Any) -> None:
+        record = {
+            "time": time.time(),
+            "request_id": request_id,
+            "topology": plan.topology_id,
+            "algorithm": plan.algorithm,
+            "assignments": {e: f"{s.node_id}:{s.port}" for e, s in sorted(plan.assignments.items())},
+            "figures": dict(plan.figures or {}),
+            "solve_ms": plan.solve_ms,
+            "notes": list(plan.notes or []),
+            "error": None if plan.error is None else {
+                "kind": T.ErrorKind._VALUES_TO_NAMES.get(plan.error.kind, str(plan.error.kind)),
+                "message": plan.error.message,
+            },
+        }
+        with self._lock, self.path.open("a") as out:
+            out.write(json.dumps(record) + "\n")
+
+
+def read_plan_log(path: Path) -> list[dict]:
+    """The records of a plan log, oldest first (missing file: none)."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    return [json.loads(line) for line in lines if line.strip()]

@@ -10,6 +10,7 @@ import signal
 import socket
 import threading
 import time
+from pathlib import Path
 
 from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.rpc import make_server
@@ -34,9 +35,9 @@ def build_server(handler: PlannerHandler, host: str = DEFAULT_HOST, port: int = 
 
 
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm: str = "even",
-          metrics: MetricsSource | None = None) -> None:
+          metrics: MetricsSource | None = None, plan_log: Path | None = None) -> None:
     """Serve until SIGTERM/SIGINT."""
-    server = build_server(PlannerHandler(default_algorithm, metrics), host, port)
+    server = build_server(PlannerHandler(default_algorithm, metrics, plan_log), host, port)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     log.info("planner service listening on %s:%d (default algorithm %s)", host, port, default_algorithm)
     try:

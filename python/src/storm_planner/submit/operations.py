@@ -111,8 +111,18 @@ def set_shell_command(topology_class: Any, command: str) -> int:
     return changed
 
 
+# Storm's multilang serializer turns JSON arrays and objects in Python tuples into these
+# (shaded json-smart) classes. Kryo refuses unregistered classes, so a Python component
+# emitting a list or dict fails as soon as its tuple crosses workers; registering them
+# lets Kryo use its collection and map serializers.
+MULTILANG_KRYO_CLASSES = [
+    "org.apache.storm.shade.net.minidev.json.JSONArray",
+    "org.apache.storm.shade.net.minidev.json.JSONObject",
+]
+
+
 def topology_options(project: Project, name: str, cli_options: dict[str, Any]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {"topology.kryo.register": list(MULTILANG_KRYO_CLASSES)}
     options.update(project.env_config.get("options") or {})
     options.update(getattr(project.topology_class, "config", None) or {})
     options.update(cli_options)

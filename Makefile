@@ -1,0 +1,53 @@
+# The two commands of the README:
+#   make demo   set up everything, start a real local Storm cluster with the planner, run Twitter trends
+#   make test   set up everything, run every test (Java and Python, real daemons included)
+# Everything else is a step of those.
+
+VENV      ?= .venv
+PYTHON    := $(VENV)/bin/python
+PIP       := $(VENV)/bin/pip
+MVN       ?= mvn -B -q
+PLUGIN    := storm-scheduler/target/storm-planner-scheduler.jar
+
+.PHONY: demo test setup python-env plugin system-packages thrift java-test python-test demo-down clean
+
+demo: setup
+	$(VENV)/bin/storm-planner demo
+
+demo-down:
+	$(VENV)/bin/storm-planner cluster down
+
+test: setup java-test python-test
+
+setup: system-packages python-env plugin
+
+# Debian packages: the Thrift compiler checks the generated Java against the IDL.
+system-packages:
+	@command -v thrift >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq thrift-compiler >/dev/null; \
+	  else echo "note: thrift-compiler missing (sudo apt-get install thrift-compiler); the IDL sync test will be skipped"; fi; }
+
+python-env: $(VENV)/.installed
+
+$(VENV)/.installed: python/pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip "setuptools<82" wheel
+	$(PIP) install -q -e "python[all]"
+	touch $@
+
+plugin: $(PLUGIN)
+
+$(PLUGIN): pom.xml storm-scheduler/pom.xml $(shell find storm-scheduler/src/main -type f 2>/dev/null)
+	$(MVN) -DskipTests package
+
+thrift:
+	scripts/gen-thrift.sh
+
+java-test: python-env
+	PLANNER_PYTHON=$(abspath $(PYTHON)) $(MVN) test
+
+python-test: python-env plugin
+	$(PYTHON) -m pytest
+
+clean:
+	rm -rf $(VENV) storm-scheduler/target

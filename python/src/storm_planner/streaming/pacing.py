@@ -1,0 +1,59 @@
+"""Replay speed for spouts.
+
+Three modes, chosen by two numbers:
+
+- ``speed > 0``: × event time — a record whose event time is ``e`` is due
+  ``(e - e0) / speed`` seconds after the first record (event time ``e0``) was
+  emitted; ``speed=1`` replays in real time, ``speed=60`` a minute per second.
+- else ``rate > 0``: a fixed rate in tuples per second (over all emitted
+  tuples, so a record that becomes three tuples uses three slots);
+- else as fast as possible (Storm's ``topology.max.spout.pending`` is then the
+  only brake).
+
+The pacer never sleeps: it says how long until the next record is due, and the
+spout returns from ``next_tuple`` (a multilang spout must not block).
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+
+class ReplayPacer:
+    def __init__(self, rate: float = 0.0, speed: float = 0.0,
+                 clock: Callable[[], float] = time.monotonic):
+        if rate < 0 or speed < 0:
+            raise ValueError("replay rate and speed must not be negative")
+        self.rate = float(rate)
+        self.speed = float(speed)
+        self.clock = clock
+        self._start_wall: float | None = None
+        self._start_event: float | None = None
+        self._tuples = 0
+
+    @property
+    def mode(self) -> str:
+        if self.speed > 0:
+            return f"x{self.speed:g} event time"
+        if self.rate > 0:
+            return f"{self.rate:g} tuples/s"
+        return "as fast as possible"
+
+    def wait_for(self, event_time: float | None) -> float:
+        """Seconds until a record with this event time is due (≤ 0: now)."""
+        now = self.clock()
+        if self._start_wall is None:
+            self._start_wall = now
+        if self.speed > 0 and event_time is not None:
+            if self._start_event is None:
+                self._start_event = event_time
+            due = self._start_wall + (event_time - self._start_event) / self.speed
+            return due - now
+        if self.rate > 0:
+            due = self._start_wall + self._tuples / self.rate
+            return due - now
+        return 0.0
+
+    def emitted(self, tuples: int) -> None:
+        """Record that a record's tuples went out (counts toward the rate)."""
+        self._tuples += tuples
