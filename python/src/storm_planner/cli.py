@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "storm_planner.metrics.commands",
     "storm_planner.feeds.commands",
     "storm_planner.bench.commands",
+    "storm_planner.demo",
 )
 
 
