@@ -9,6 +9,7 @@ from pathlib import Path
 
 from storm_planner.cli import CommandError
 
+from .compose import add_compose_command
 from .description import DescriptionError, load_description
 from .launcher import (
     PLUGIN_JAR_ENV,
@@ -71,6 +72,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     home.add_argument("--cluster", type=Path, metavar="FILE", help="cluster description")
     home.add_argument("--rebuild", action="store_true", help="rebuild even if cached")
     home.set_defaults(handler=cmd_home)
+
+    # The docker-compose cluster, rendered from the same description (compose.py).
+    add_compose_command(sub)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

@@ -4,7 +4,7 @@ The format is documented in ``default-cluster.yaml`` (shipped with the
 package, used when no ``--cluster FILE`` is given). Parsing resolves every
 default, so a :class:`ClusterDescription` is complete: each supervisor knows
 its slot ports and thrift port, and every port already includes the offset.
-Renderers (storm.yaml for local processes, later docker-compose) take this
+Renderers (storm.yaml for local processes, the docker-compose cluster) take this
 object and never look at the YAML again.
 
 Errors name the offending key by path (``supervisors[1].meta.speed``) so a
