@@ -12,12 +12,20 @@ class InvalidPlanError(PlanningError):
     kind = "INTERNAL"
 
 
-def check_plan(problem: Problem, plan: Plan) -> None:
-    """Every executor placed exactly once, on a known node, in one of its slots."""
+def check_plan(problem: Problem, plan: Plan, allow_new_executors: bool = False) -> None:
+    """Every executor placed exactly once, on a known node, in one of its slots.
+
+    ``allow_new_executors`` (planners with ``changes_parallelism``): the plan may
+    also place new executors named ``<component>/<i>``, as many per component as
+    its ``parallelism`` says.
+    """
     expected = {e.id for e in problem.executors}
     placed = set(plan.assignments)
     if missing := expected - placed:
         raise InvalidPlanError(f"{plan.algorithm}: {len(missing)} executor(s) unplaced, e.g. {sorted(missing)[0]}")
+    if allow_new_executors:
+        _check_new_executors(problem, plan, placed - expected)
+        placed = expected
     if unknown := placed - expected:
         raise InvalidPlanError(f"{plan.algorithm}: unknown executor(s) {sorted(unknown)[:3]}")
     nodes = {n.id: n for n in problem.nodes}
@@ -27,3 +35,21 @@ def check_plan(problem: Problem, plan: Plan) -> None:
             raise InvalidPlanError(f"{plan.algorithm}: {executor} placed on unknown node {slot.node!r}")
         if slot.port not in node.slots:
             raise InvalidPlanError(f"{plan.algorithm}: {executor} placed on {slot}, not a slot of {node.id}")
+
+
+def _check_new_executors(problem: Problem, plan: Plan, new: set[str]) -> None:
+    """New executors are ``<known component>/<i>`` and match the plan's parallelism."""
+    components = {c.id for c in problem.components}
+    counts = {c: 0 for c in components}
+    for executor in problem.executors:
+        counts[executor.component] += 1
+    for executor in new:
+        component, _, index = executor.rpartition("/")
+        if component not in components or not index.isdigit():
+            raise InvalidPlanError(f"{plan.algorithm}: unknown executor {executor!r} (new ones are <component>/<i>)")
+        counts[component] += 1
+    for component, count in plan.parallelism.items():
+        if counts.get(component) != count:
+            raise InvalidPlanError(
+                f"{plan.algorithm}: parallelism says {component}={count} but {counts.get(component)} are placed"
+            )

@@ -25,6 +25,7 @@ class Planner:
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""        # one line for `storm-planner algorithms`
     baseline: ClassVar[bool] = False   # used only for comparison
+    changes_parallelism: ClassVar[bool] = False  # may return new executors <component>/<i>
 
     def __init__(self, **params: Any) -> None:
         self.params = params
@@ -69,7 +70,7 @@ def run(problem: Problem, algorithm: str, **params: Any) -> Plan:
     started = time.perf_counter()
     plan = planner.plan(problem)
     solve_ms = (time.perf_counter() - started) * 1000.0
-    check_plan(problem, plan)
+    check_plan(problem, plan, allow_new_executors=planner.changes_parallelism)
     figures = {**evaluate(problem, plan.assignments), **plan.figures}
     return plan.replace(
         algorithm=plan.algorithm or algorithm,
