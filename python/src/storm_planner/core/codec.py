@@ -48,10 +48,10 @@ def problem_from_dict(data: Mapping[str, Any]) -> Problem:
     component_ids = {c.id for c in components}
     streams = tuple(
         _stream(raw, f"topology.streams[{i}]", component_ids)
-        for i, raw in enumerate(topology.get("streams", []) or [])
+        for i, raw in enumerate(_optional_list(topology, "streams", "topology"))
     )
 
-    if data.get("executors"):
+    if _optional_list(data, "executors", ""):
         executors = tuple(
             _executor(raw, f"executors[{i}]", component_ids)
             for i, raw in enumerate(_list(data, "executors", ""))
@@ -61,7 +61,7 @@ def problem_from_dict(data: Mapping[str, Any]) -> Problem:
         executors = derive_executors(components)
     executor_ids = {e.id for e in executors}
 
-    if data.get("traffic"):
+    if _optional_list(data, "traffic", ""):
         traffic = tuple(
             _traffic(raw, f"traffic[{i}]", executor_ids)
             for i, raw in enumerate(_list(data, "traffic", ""))
@@ -69,17 +69,17 @@ def problem_from_dict(data: Mapping[str, Any]) -> Problem:
     else:
         traffic = derive_traffic(components, streams, executors)
 
-    current = _current(data.get("current") or {}, executor_ids, {n.id for n in nodes})
+    current = _current(_optional_mapping(data, "current"), executor_ids, {n.id for n in nodes})
     problem = Problem(
         nodes=nodes,
-        topology_id=str(topology.get("id", "topology")),
+        topology_id=_string(topology.get("id", "topology"), "topology.id"),
         components=components,
         streams=streams,
         executors=executors,
         traffic=traffic,
         current=MappingProxyType(current),
-        options=_options(data.get("options") or {}),
-        profiles=MappingProxyType(dict(data.get("profiles") or {})),
+        options=_options(_optional_mapping(data, "options")),
+        profiles=MappingProxyType(dict(_optional_mapping(data, "profiles"))),
         measured=bool(data.get("executors")),
     )
     _check_fits(problem)
@@ -134,12 +134,12 @@ def _node(raw: Any, where: str) -> Node:
     return Node(
         id=_id(raw, where),
         capacity=_positive(raw.get("capacity", 100.0), f"{where}.capacity"),
-        machine_type=str(raw.get("machine_type", "default")),
+        machine_type=_string(raw.get("machine_type", "default"), f"{where}.machine_type"),
         speed=_positive(raw.get("speed", 1.0), f"{where}.speed"),
-        slots=tuple(int(p) for p in slots),
+        slots=tuple(int(p) for p in slots),  # whole floats (6700.0) are ports too
         memory=None if memory is None else _non_negative(memory, f"{where}.memory"),
-        draining=bool(raw.get("draining", False)),
-        host=raw.get("host"),
+        draining=_boolean(raw.get("draining", False), f"{where}.draining"),
+        host=None if raw.get("host") is None else _string(raw["host"], f"{where}.host"),
     )
 
 
@@ -149,14 +149,15 @@ def _component(raw: Any, where: str) -> Component:
     if kind not in (SPOUT, BOLT):
         raise ProblemError(f"{where}.type: {kind!r} is neither 'spout' nor 'bolt'")
     executors = raw.get("executors", 1)
-    if not isinstance(executors, int) or isinstance(executors, bool) or executors < 1:
+    if not _is_whole(executors) or executors < 1:
         raise ProblemError(f"{where}.executors: a whole number >= 1, got {executors!r}")
+    executors = int(executors)
     return Component(
         id=_id(raw, where),
         type=kind,
         executors=executors,
         cost=_non_negative(raw.get("cost", 0.0), f"{where}.cost"),
-        system=bool(raw.get("system", False)),
+        system=_boolean(raw.get("system", False), f"{where}.system"),
         memory=_non_negative(raw.get("memory", 0.0), f"{where}.memory"),
     )
 
@@ -164,7 +165,7 @@ def _component(raw: Any, where: str) -> Component:
 def _stream(raw: Any, where: str, component_ids: set[str]) -> Stream:
     raw = _require_mapping(raw, where)
     for end in ("from", "to"):
-        if raw.get(end) not in component_ids:
+        if not isinstance(raw.get(end), str) or raw.get(end) not in component_ids:
             raise ProblemError(f"{where}.{end}: unknown component {raw.get(end)!r}")
     grouping = raw.get("grouping", "shuffle")
     if grouping not in GROUPINGS:
@@ -174,13 +175,13 @@ def _stream(raw: Any, where: str, component_ids: set[str]) -> Stream:
         target=raw["to"],
         grouping=grouping,
         rate=_non_negative(raw.get("rate", 1.0), f"{where}.rate"),
-        stream_id=str(raw.get("stream", "default")),
+        stream_id=_string(raw.get("stream", "default"), f"{where}.stream"),
     )
 
 
 def _executor(raw: Any, where: str, component_ids: set[str]) -> Executor:
     raw = _require_mapping(raw, where)
-    if raw.get("component") not in component_ids:
+    if not isinstance(raw.get("component"), str) or raw.get("component") not in component_ids:
         raise ProblemError(f"{where}.component: unknown component {raw.get('component')!r}")
     return Executor(
         id=_id(raw, where),
@@ -194,7 +195,7 @@ def _executor(raw: Any, where: str, component_ids: set[str]) -> Executor:
 def _traffic(raw: Any, where: str, executor_ids: set[str]) -> Traffic:
     raw = _require_mapping(raw, where)
     for end in ("from", "to"):
-        if raw.get(end) not in executor_ids:
+        if not isinstance(raw.get(end), str) or raw.get(end) not in executor_ids:
             raise ProblemError(f"{where}.{end}: unknown executor {raw.get(end)!r}")
     return Traffic(raw["from"], raw["to"], _non_negative(raw.get("rate", 0.0), f"{where}.rate"))
 
@@ -206,7 +207,12 @@ def _current(raw: Any, executor_ids: set[str], node_ids: set[str]) -> dict[str, 
     for executor, text in raw.items():
         if executor not in executor_ids:
             raise ProblemError(f"current: unknown executor {executor!r}")
-        slot = Slot.parse(text)
+        if not isinstance(text, str):
+            raise ProblemError(f"current[{executor!r}]: a '<node>:<port>' string, got {text!r}")
+        try:
+            slot = Slot.parse(text)
+        except ProblemError as error:
+            raise ProblemError(f"current[{executor!r}]: {error}") from None
         if slot.node not in node_ids:
             # The node left the cluster: the executor is simply unplaced now.
             continue
@@ -218,12 +224,15 @@ def _options(raw: Any) -> Options:
     if not isinstance(raw, Mapping):
         raise ProblemError("options: an object")
     max_migrations = raw.get("max_migrations")
-    if max_migrations is not None and (not isinstance(max_migrations, int) or max_migrations < 0):
+    if max_migrations is not None and (not _is_whole(max_migrations) or max_migrations < 0):
         raise ProblemError(f"options.max_migrations: a whole number >= 0, got {max_migrations!r}")
+    if max_migrations is not None:
+        max_migrations = int(max_migrations)
     max_cost = raw.get("max_migration_cost")
     seed = raw.get("seed", 1)
-    if not isinstance(seed, int) or isinstance(seed, bool):
+    if not _is_whole(seed):
         raise ProblemError(f"options.seed: a whole number, got {seed!r}")
+    seed = int(seed)
     return Options(
         max_migrations=max_migrations,
         max_migration_cost=None if max_cost is None else _non_negative(max_cost, "options.max_migration_cost"),
@@ -322,7 +331,45 @@ def _positive(value: Any, where: str) -> float:
 
 
 def _is_port(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 65536
+    return _is_whole(value) and 0 < value < 65536
+
+
+def _is_whole(value: Any) -> bool:
+    """A JSON integer: an int, or a float with no fraction (JSON Schema's "integer"); not a bool."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+def _string(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ProblemError(f"{where}: a string, got {value!r}")
+    return value
+
+
+def _boolean(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ProblemError(f"{where}: true or false, got {value!r}")
+    return value
+
+
+def _optional_list(data: Mapping[str, Any], key: str, where: str) -> list[Any]:
+    value = data.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        path = f"{where}.{key}" if where else key
+        raise ProblemError(f"{path}: expected a list, got {type(value).__name__}")
+    return value
+
+
+def _optional_mapping(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ProblemError(f"{key}: expected an object, got {type(value).__name__}")
+    return value
 
 
 def _unique(ids: Iterable[str], where: str) -> None:
