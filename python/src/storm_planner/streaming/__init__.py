@@ -18,16 +18,26 @@ virtualenv). It provides:
 - :mod:`.ticks` — tick-tuple configuration and emit intervals;
 - :mod:`.topology` — submit-time options for parallelism and groupings.
 """
-from storm_planner.streaming.conf import ConfError, ConfReader
-from storm_planner.streaming.feedio import iter_feed_lines, iter_feed_records
-from storm_planner.streaming.pacing import ReplayPacer
-from storm_planner.streaming.sink import JsonLinesSinkBolt, JsonLinesWriter
-from storm_planner.streaming.spout import ReplaySpout
-from storm_planner.streaming.ticks import EmitTimer, tick_config
-from storm_planner.streaming.topology import configure_topology
+import importlib
 
-__all__ = [
-    "ConfError", "ConfReader", "iter_feed_lines", "iter_feed_records", "ReplayPacer",
-    "JsonLinesSinkBolt", "JsonLinesWriter", "ReplaySpout", "EmitTimer", "tick_config",
-    "configure_topology",
-]
+# Names resolve lazily: feed readers and oracles import ``.feedio`` without
+# pulling in streamparse, which the component modules need.
+_EXPORTS = {
+    "ConfError": "conf", "ConfReader": "conf",
+    "iter_feed_lines": "feedio", "iter_feed_records": "feedio",
+    "ReplayPacer": "pacing",
+    "JsonLinesSinkBolt": "sink", "JsonLinesWriter": "sink",
+    "ReplaySpout": "spout",
+    "EmitTimer": "ticks", "tick_config": "ticks",
+    "configure_topology": "topology",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
