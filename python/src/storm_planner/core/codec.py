@@ -6,12 +6,14 @@ states the same shape for editors and other tools.
 """
 from __future__ import annotations
 
-import math
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from storm_planner.core.derive import derive_executors, derive_traffic
 from storm_planner.core.errors import ProblemError
+from storm_planner.core.fields import non_negative as _non_negative
+from storm_planner.core.fields import number as _number
+from storm_planner.core.fields import positive as _positive
 from storm_planner.core.problem import (
     BOLT,
     GROUPINGS,
@@ -308,26 +310,6 @@ def _id(raw: Mapping[str, Any], where: str) -> str:
     if not isinstance(value, str) or not value:
         raise ProblemError(f"{where}.id: a non-empty string")
     return value
-
-
-def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ProblemError(f"{where}: a finite number, got {value!r}")
-    return float(value)
-
-
-def _non_negative(value: Any, where: str) -> float:
-    number = _number(value, where)
-    if number < 0:
-        raise ProblemError(f"{where}: must not be negative, got {value!r}")
-    return number
-
-
-def _positive(value: Any, where: str) -> float:
-    number = _number(value, where)
-    if number <= 0:
-        raise ProblemError(f"{where}: must be positive, got {value!r}")
-    return number
 
 
 def _is_port(value: Any) -> bool:

@@ -52,13 +52,13 @@ records where it came from in ``source``.
 from __future__ import annotations
 
 import json
-import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
+from storm_planner.core import fields
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.problem import Problem
 
@@ -73,6 +73,18 @@ def _empty() -> Mapping[str, Any]:
 
 class ProfileError(ProblemError):
     """A profile is malformed or does not cover the problem (BAD_REQUEST)."""
+
+
+def _number(value: Any, where: str) -> float:
+    return fields.number(value, where, ProfileError)
+
+
+def _non_negative(value: Any, where: str) -> float:
+    return fields.non_negative(value, where, ProfileError)
+
+
+def _positive(value: Any, where: str) -> float:
+    return fields.positive(value, where, ProfileError)
 
 
 @dataclass(frozen=True)
@@ -428,26 +440,6 @@ def _object(raw: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(raw, Mapping):
         raise ProfileError(f"{where}: expected an object, got {type(raw).__name__}")
     return raw
-
-
-def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ProfileError(f"{where}: a finite number, got {value!r}")
-    return float(value)
-
-
-def _non_negative(value: Any, where: str) -> float:
-    number = _number(value, where)
-    if number < 0:
-        raise ProfileError(f"{where}: must not be negative, got {value!r}")
-    return number
-
-
-def _positive(value: Any, where: str) -> float:
-    number = _number(value, where)
-    if number <= 0:
-        raise ProfileError(f"{where}: must be positive, got {value!r}")
-    return number
 
 
 __all__ = [

@@ -1,0 +1,31 @@
+"""Checks of single values in user files (problem files, profiles), with messages that name the field.
+
+``where`` is the field's path as the user wrote it (``nodes[2].capacity``); ``error`` is the
+exception class the caller's format raises (a :class:`ProblemError` or a subclass of it).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from storm_planner.core.errors import ProblemError
+
+
+def number(value: Any, where: str, error: type[ProblemError] = ProblemError) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise error(f"{where}: a finite number, got {value!r}")
+    return float(value)
+
+
+def non_negative(value: Any, where: str, error: type[ProblemError] = ProblemError) -> float:
+    result = number(value, where, error)
+    if result < 0:
+        raise error(f"{where}: must not be negative, got {value!r}")
+    return result
+
+
+def positive(value: Any, where: str, error: type[ProblemError] = ProblemError) -> float:
+    result = number(value, where, error)
+    if result <= 0:
+        raise error(f"{where}: must be positive, got {value!r}")
+    return result
