@@ -12,7 +12,6 @@ from typing import Any, Iterable, Mapping
 from storm_planner.core.derive import derive_executors, derive_traffic
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.fields import non_negative as _non_negative
-from storm_planner.core.fields import number as _number
 from storm_planner.core.fields import positive as _positive
 from storm_planner.core.problem import (
     BOLT,

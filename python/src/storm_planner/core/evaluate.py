@@ -19,7 +19,6 @@ Figures (CPU in percent of a reference core, traffic in the problem's rate unit)
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Mapping
 
 from storm_planner.core.plan import Plan
