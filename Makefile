@@ -41,7 +41,9 @@ $(VENV)/.installed: python/pyproject.toml
 
 plugin: $(PLUGIN)
 
-$(PLUGIN): pom.xml storm-scheduler/pom.xml $(shell find storm-scheduler/src/main -type f 2>/dev/null)
+# One Maven build makes both jars: the Nimbus plugin and the workers' metrics hook.
+$(PLUGIN): pom.xml storm-scheduler/pom.xml storm-metrics/pom.xml \
+           $(shell find storm-scheduler/src/main storm-metrics/src/main -type f 2>/dev/null)
 	$(MVN) -DskipTests package
 
 thrift:

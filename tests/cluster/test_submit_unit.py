@@ -83,3 +83,17 @@ def test_nimbus_address_and_streamparse_run():
     assert streamparse_run_for(sys.executable).parent == Path(sys.executable).absolute().parent
     with pytest.raises(SubmitError, match="streamparse_run not found"):
         streamparse_run_for("/nonexistent/bin/python")
+
+
+def test_structure_options_change_parallelism_and_reject_unknown_components():
+    from storm_planner.submit.operations import SubmitError, apply_structure_options
+
+    trends = Path(__file__).resolve().parents[2] / "topologies" / "trends"
+    project = load_project(trends)
+    summary = apply_structure_options(project, {"trends.parallelism.count": 4, "trends.top_k": 3})
+    assert summary == "count x4"
+    assert project.topology_class.thrift_bolts["count"].common.parallelism_hint == 4
+    with pytest.raises(SubmitError, match="no component 'nope'"):
+        apply_structure_options(project, {"trends.parallelism.nope": 2})
+    assert apply_structure_options(project, {}) == ""  # defaults restored, nothing reported
+    assert project.topology_class.thrift_bolts["count"].common.parallelism_hint == 2

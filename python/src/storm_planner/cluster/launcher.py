@@ -397,7 +397,9 @@ class LocalCluster:
             [self.options.python, "-m", "storm_planner", "serve",
              "--host", d.host, "--port", str(d.ports.planner),
              "--default-algorithm", d.planner_algorithm,
-             "--plan-log", str(self.plan_log)],
+             "--plan-log", str(self.plan_log),
+             # The metrics the workers' hooks publish live in the cluster's ZooKeeper.
+             "--zookeeper", "{}:{}".format(*self.zookeeper_address())],
             d.ports.planner,
             env=dict(os.environ, PYTHONUNBUFFERED="1"),
         )

@@ -15,6 +15,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                        help="planner for topologies that name none (default even)")
     serve.add_argument("--plan-log", metavar="FILE",
                        help="append every plan answered to FILE as JSON lines")
+    from storm_planner.metrics.service import add_serve_arguments
+
+    add_serve_arguments(serve)
     serve.set_defaults(handler=serve_command)
 
     health = subparsers.add_parser("health", help="ask a running planner service how it is")
@@ -30,7 +33,11 @@ def serve_command(args: argparse.Namespace) -> int:
     if args.default_algorithm not in available():
         raise CommandError(f"unknown default algorithm {args.default_algorithm!r}; "
                            f"known: {', '.join(available())}")
-    serve(args.host, args.port, args.default_algorithm, plan_log=args.plan_log)
+    from storm_planner.metrics.service import metrics_for_serve
+
+    with metrics_for_serve(args) as (metrics, replanner):
+        serve(args.host, args.port, args.default_algorithm, plan_log=args.plan_log,
+              metrics=metrics, replanner=replanner)
     return 0
 
 

@@ -28,15 +28,18 @@ log = logging.getLogger("storm_planner.service")
 # Share of the plugin's deadline the service allows itself: the rest is transport.
 DEADLINE_SHARE = 0.8
 
-# Metrics source: topology id -> {"executors": [...], "traffic": [...]} or None.
+# Metrics source: topology id -> {"executors": [...], "traffic": [...], "notes": [...]} or None;
+# or an object whose measure(spec, nodes) answers the same (storm_planner.metrics.source).
 MetricsSource = Callable[[str], Mapping[str, Any] | None]
 
 
 class PlannerHandler:
     def __init__(self, default_algorithm: str = "even", metrics: MetricsSource | None = None,
-                 plan_log: Path | None = None) -> None:
+                 plan_log: Path | None = None, replanner: Any | None = None) -> None:
         self.default_algorithm = default_algorithm
         self.metrics = metrics
+        # Decides keep-or-re-plan for running topologies (storm_planner.metrics.replan.Replanner).
+        self.replanner = replanner
         self.plan_log = PlanLog(plan_log) if plan_log else None
         self.started = time.monotonic()
         # One worker: planners run one at a time; a planner that overruns its
@@ -72,10 +75,12 @@ class PlannerHandler:
         try:
             if remaining <= 0:
                 raise TimeoutError("no time left in the plugin's deadline")
-            problem = self._problem(spec, request.nodes, taken, remaining)
-            future = self._pool.submit(run, problem, algorithm)
+            measured = self._measure(spec, request.nodes)
+            problem = self._problem(spec, request.nodes, taken, remaining, measured)
+            future = self._pool.submit(self.replanner.plan if self.replanner else run, problem, algorithm)
             plan = future.result(timeout=remaining)
             notes = list(plan.notes)
+            notes.extend((measured or {}).get("notes") or ())
             if not problem.measured:
                 notes.append("no metrics for this topology: loads and rates are estimates")
             result = plan_to_thrift(spec.id, plan.replace(notes=tuple(notes)))
@@ -101,8 +106,14 @@ class PlannerHandler:
             self.plan_log.write(request.request_id, result)
         return result
 
-    def _problem(self, spec: Any, nodes: list, taken: set, remaining: float) -> Problem:
-        measured = self.metrics(spec.id) if self.metrics else None
+    def _measure(self, spec: Any, nodes: list) -> Mapping[str, Any] | None:
+        if self.metrics is None:
+            return None
+        measure = getattr(self.metrics, "measure", None)
+        return measure(spec, nodes) if measure else self.metrics(spec.id)
+
+    def _problem(self, spec: Any, nodes: list, taken: set, remaining: float,
+                 measured: Mapping[str, Any] | None = None) -> Problem:
         problem = problem_from_thrift(spec, nodes, taken, measured)
         # Planners with a solver time limit must stop well inside the deadline.
         limit = min(problem.options.time_limit_s, max(0.05, remaining * 0.9))

@@ -35,9 +35,9 @@ def build_server(handler: PlannerHandler, host: str = DEFAULT_HOST, port: int = 
 
 
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm: str = "even",
-          metrics: MetricsSource | None = None, plan_log: Path | None = None) -> None:
+          metrics: MetricsSource | None = None, plan_log: Path | None = None, replanner=None) -> None:
     """Serve until SIGTERM/SIGINT."""
-    server = build_server(PlannerHandler(default_algorithm, metrics, plan_log), host, port)
+    server = build_server(PlannerHandler(default_algorithm, metrics, plan_log, replanner), host, port)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     log.info("planner service listening on %s:%d (default algorithm %s)", host, port, default_algorithm)
     try:

@@ -34,8 +34,13 @@ def jar_entries(src_dir: Path) -> list[tuple[str, Path]]:
     return sorted(entries)
 
 
-def build_topology_jar(src_dir: Path, jar_path: Path) -> Path:
-    """Write ``jar_path`` with ``src_dir``'s files under ``resources/``."""
+def build_topology_jar(src_dir: Path, jar_path: Path, extra_entries=()) -> Path:
+    """Write ``jar_path`` with ``src_dir``'s files under ``resources/``.
+
+    ``extra_entries``: (name, bytes) pairs added as they are, e.g. the metrics
+    hook's classes (``storm_planner.metrics.hookjar``), which workers then load
+    from the topology jar.
+    """
     src_dir = Path(src_dir)
     if not src_dir.is_dir():
         raise FileNotFoundError(f"{src_dir}: no such directory (a streamparse project keeps its code in src/)")
@@ -49,6 +54,8 @@ def build_topology_jar(src_dir: Path, jar_path: Path) -> Path:
             # Keep the executable bit (shell scripts a component may run).
             info.external_attr = (path.stat().st_mode & 0o777 | 0o100000) << 16
             jar.writestr(info, path.read_bytes())
+        for name, data in sorted(extra_entries):
+            _add(jar, name, data)
     return jar_path
 
 

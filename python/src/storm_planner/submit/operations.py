@@ -156,13 +156,21 @@ def submit_project(
     runner = streamparse_run_for(python)
     changed = set_shell_command(project.topology_class, str(runner))
     merged = topology_options(project, storm_name, options or {})
+    restructured = apply_structure_options(project, merged)
+    if restructured:
+        progress(f"structure from options: {restructured}")
+    from storm_planner.metrics.hookjar import bundle_metrics_hook
+
+    metrics_hook = bundle_metrics_hook(merged)  # switches topology.auto.task.hooks on when it can
     host, port = parse_nimbus(nimbus)
     submit = _streamparse_submit()
     env_config = dict(project.env_config, nimbus=f"{host}:{port}", use_ssh_for_nimbus=False,
                       use_virtualenv=False)
     with tempfile.TemporaryDirectory(prefix="storm-planner-jar-") as scratch:
-        jar = build_topology_jar(project.src_dir, Path(scratch) / f"{storm_name}.jar")
-        progress(f"built {jar.name} ({jar.stat().st_size} bytes; {changed} shell components run {runner})")
+        jar = build_topology_jar(project.src_dir, Path(scratch) / f"{storm_name}.jar",
+                                 extra_entries=metrics_hook.entries)
+        progress(f"built {jar.name} ({jar.stat().st_size} bytes; {changed} shell components run {runner}; "
+                 f"{metrics_hook.note})")
         try:
             with nimbus_client(host, port, timeout_ms) as client:
                 if any(t.name == storm_name for t in client.getClusterInfo().topologies or []):
@@ -181,6 +189,22 @@ def submit_project(
     if wait_active:
         return wait_until_running(f"{host}:{port}", storm_name, wait_active, progress=progress)
     return None
+
+
+def apply_structure_options(project: Project, options: dict[str, Any]) -> str:
+    """Parallelism and groupings are part of the topology's structure, not its conf: apply
+    ``<prefix>.parallelism.<component>`` / ``<prefix>.grouping.<component>`` options to the
+    topology class before it is serialised. Returns a summary of what changed ('' if nothing)."""
+    from storm_planner.streaming.conf import ConfError
+    from storm_planner.streaming.topology import configure_topology
+
+    try:
+        changed = configure_topology(project.topology_class, options)
+    except ConfError as error:
+        raise SubmitError(str(error)) from None
+    parts = [f"{c} x{n}" for c, n in sorted(changed["parallelism"].items())]
+    parts += [f"{c} {g}" for c, g in sorted(changed["grouping"].items())]
+    return ", ".join(parts)
 
 
 def wait_until_running(nimbus: str, name: str, timeout_s: float, *, progress: Progress = _print) -> TopologyRow:

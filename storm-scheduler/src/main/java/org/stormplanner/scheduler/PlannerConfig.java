@@ -25,6 +25,12 @@ import java.util.TreeMap;
  *       <td>algorithm that plans this topology</td></tr>
  *   <tr><td>{@value #ENABLED}</td><td>topology conf</td><td>{@code true}</td>
  *       <td>{@code false}: Storm's DefaultScheduler places this topology, the planner never sees it</td></tr>
+ *   <tr><td>{@value #REPLAN}</td><td>topology conf</td><td>{@code true}</td>
+ *       <td>{@code false}: once placed, the topology is never offered to the planner again</td></tr>
+ *   <tr><td>{@value #REPLAN_INTERVAL_SECS}</td><td>topology conf or storm.yaml</td>
+ *       <td>{@value #DEFAULT_REPLAN_INTERVAL_SECS}</td>
+ *       <td>how often a running topology is offered to the planner for re-planning (the service decides
+ *       whether to move anything)</td></tr>
  *   <tr><td>{@code planner.*} (any other)</td><td>topology conf</td><td>-</td>
  *       <td>passed to the planner as the topology's options (values as strings)</td></tr>
  * </table>
@@ -44,11 +50,14 @@ public final class PlannerConfig {
     public static final String DEFAULT_ALGORITHM = "planner.default.algorithm";
     public static final String ALGORITHM = "planner.algorithm";
     public static final String ENABLED = "planner.enabled";
+    public static final String REPLAN = "planner.replan";
+    public static final String REPLAN_INTERVAL_SECS = "planner.replan.interval.secs";
 
     public static final String DEFAULT_SERVICE_HOST = "127.0.0.1";
     public static final int DEFAULT_SERVICE_PORT = 7627;
     public static final int DEFAULT_SERVICE_TIMEOUT_MS = 5000;
     public static final String DEFAULT_DEFAULT_ALGORITHM = "even";
+    public static final double DEFAULT_REPLAN_INTERVAL_SECS = 10.0;
 
     /** Prefix of every key the plugin knows; topology keys under it travel to the planner as options. */
     static final String PREFIX = "planner.";
@@ -123,6 +132,31 @@ public final class PlannerConfig {
             return (Boolean) value;
         }
         return value == null || !"false".equalsIgnoreCase(value.toString().trim());
+    }
+
+    /** Whether a running topology is offered for re-planning ({@value #REPLAN}, default true); read like {@link #isEnabledFor}. */
+    public static boolean isReplanEnabledFor(Map<String, Object> topologyConf) {
+        Object value = topologyConf == null ? null : topologyConf.get(REPLAN);
+        if (value instanceof Boolean) {
+            return (Boolean) value;
+        }
+        return value == null || !"false".equalsIgnoreCase(value.toString().trim());
+    }
+
+    /** {@value #REPLAN_INTERVAL_SECS} in ms; a missing, negative or unreadable value gives the default. */
+    public static long replanIntervalMsFor(Map<String, Object> topologyConf) {
+        Object value = topologyConf == null ? null : topologyConf.get(REPLAN_INTERVAL_SECS);
+        double secs = DEFAULT_REPLAN_INTERVAL_SECS;
+        if (value instanceof Number) {
+            secs = ((Number) value).doubleValue();
+        } else if (value != null) {
+            try {
+                secs = Double.parseDouble(value.toString().trim());
+            } catch (NumberFormatException e) {
+                secs = DEFAULT_REPLAN_INTERVAL_SECS;
+            }
+        }
+        return Math.round((secs >= 0 ? secs : DEFAULT_REPLAN_INTERVAL_SECS) * 1000);
     }
 
     /**

@@ -11,6 +11,7 @@ import org.apache.storm.metric.StormMetricsRegistry;
  * The plugin's metrics in Nimbus' registry (reported wherever Nimbus reports its own):
  * <ul>
  *   <li>{@value #PLANS_APPLIED}: meter, one mark per topology placed by the planner;</li>
+ *   <li>{@value #REPLANS_APPLIED}: meter, one mark per re-plan that moved executors of a running topology;</li>
  *   <li>{@value #FALLBACKS}{@code <cause>}: meter per {@link FallbackCause}, one mark per topology handed to
  *       DefaultScheduler because of it;</li>
  *   <li>{@value #ROUND_TRIP}: timer of planning calls, answered or failed.</li>
@@ -19,15 +20,18 @@ import org.apache.storm.metric.StormMetricsRegistry;
 final class PlannerMetrics {
 
     static final String PLANS_APPLIED = "planner.plans.applied";
+    static final String REPLANS_APPLIED = "planner.replans.applied";
     static final String FALLBACKS = "planner.fallbacks.";
     static final String ROUND_TRIP = "planner.roundtrip";
 
     private final Meter plansApplied;
+    private final Meter replansApplied;
     private final Map<FallbackCause, Meter> fallbacks = new EnumMap<>(FallbackCause.class);
     private final Timer roundTrip;
 
     PlannerMetrics(StormMetricsRegistry registry) {
         plansApplied = registry.registerMeter(PLANS_APPLIED);
+        replansApplied = registry.registerMeter(REPLANS_APPLIED);
         for (FallbackCause cause : FallbackCause.values()) {
             fallbacks.put(cause, registry.registerMeter(FALLBACKS + cause.metricName()));
         }
@@ -36,6 +40,10 @@ final class PlannerMetrics {
 
     void planApplied() {
         plansApplied.mark();
+    }
+
+    void replanApplied() {
+        replansApplied.mark();
     }
 
     void fallback(FallbackCause cause) {

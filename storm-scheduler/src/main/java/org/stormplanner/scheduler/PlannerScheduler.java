@@ -32,7 +32,11 @@ import org.stormplanner.thrift.TopologyPlan;
  * topology's status, a log line the first time that reason shows up, and a mark on a meter.
  *
  * <p>Topologies that have all their executors placed are left alone, even when they run fewer workers than
- * {@code topology.workers}: the planner may pack a topology into fewer slots on purpose. Topologies with
+ * {@code topology.workers}: the planner may pack a topology into fewer slots on purpose. Every
+ * {@code planner.replan.interval.secs} such a topology is offered to the planner again ({@link Replanning}):
+ * the service answers with its current placement (nothing happens) or moves some executors, and only the
+ * workers whose executors change restart. A re-planning offer that fails in any way leaves the topology as
+ * it is: it is running, there is nothing to fall back from. Topologies with
  * {@code planner.enabled: false} are placed by DefaultScheduler only. See {@link PlannerConfig} for the keys.
  *
  * <p>{@link #schedule} never throws: an exception escaping it makes Nimbus exit.
@@ -47,6 +51,7 @@ public class PlannerScheduler implements IScheduler {
     private final PlanValidator validator = new PlanValidator();
     private final OutcomeLog outcomes = new OutcomeLog();
     private final AtomicLong requestCounter = new AtomicLong();
+    private final Replanning replanning = new Replanning(System::currentTimeMillis);
     private final long startedAtMs = System.currentTimeMillis();
 
     private PlannerConfig config;
@@ -88,10 +93,10 @@ public class PlannerScheduler implements IScheduler {
 
     /** The normal round: plan what needs it, apply what is valid, fall back for the rest. */
     private void scheduleRound(Topologies topologies, Cluster cluster) {
-        TopologySelection selection = TopologySelection.of(topologies, cluster);
+        TopologySelection selection = TopologySelection.of(topologies, cluster, replanning::isDue);
         Map<TopologyDetails, Fallback> fallbacks = new LinkedHashMap<>();
-        if (!selection.toPlan.isEmpty()) {
-            planAndApply(selection.toPlan, cluster, fallbacks);
+        if (!selection.toPlan.isEmpty() || !selection.toReplan.isEmpty()) {
+            planAndApply(selection.toPlan, selection.toReplan, cluster, fallbacks);
         }
 
         List<TopologyDetails> forDefault = new ArrayList<>(selection.plannerDisabled);
@@ -106,9 +111,13 @@ public class PlannerScheduler implements IScheduler {
         forgetTopologiesThatAreGone(topologies);
     }
 
-    private void planAndApply(List<TopologyDetails> toPlan, Cluster cluster, Map<TopologyDetails, Fallback> fallbacks) {
+    private void planAndApply(List<TopologyDetails> toPlan, List<TopologyDetails> toReplan, Cluster cluster,
+                              Map<TopologyDetails, Fallback> fallbacks) {
+        List<TopologyDetails> offered = new ArrayList<>(toPlan);
+        offered.addAll(toReplan);
+        toReplan.forEach(td -> replanning.touched(td.getId()));
         // Built outside the call's try: a fault here is the plugin's, handled by schedule() as internal.
-        PlanRequest request = requests.build(nextRequestId(), toPlan, cluster);
+        PlanRequest request = requests.build(nextRequestId(), offered, cluster);
         PlanResponse response;
         long start = System.nanoTime();
         try {
@@ -137,8 +146,52 @@ public class PlannerScheduler implements IScheduler {
             Fallback fallback = applyOne(td, plans.get(td.getId()), cluster);
             if (fallback != null) {
                 fallbacks.put(td, fallback);
+            } else {
+                replanning.touched(td.getId());
             }
         }
+        for (TopologyDetails td : toReplan) {
+            replanOne(td, plans.get(td.getId()), cluster);
+        }
+    }
+
+    /**
+     * Applies a re-plan of a running topology when it moves something. The current placement as answer (the
+     * usual case) costs nothing: no slot is freed, no status or log line changes. Anything wrong with the
+     * answer is logged once and the topology keeps running where it is.
+     */
+    private void replanOne(TopologyDetails td, TopologyPlan plan, Cluster cluster) {
+        String subject = td.getId() + " re-plan";
+        String problem = null;
+        Map<WorkerSlot, List<ExecutorDetails>> slots = null;
+        if (plan == null) {
+            problem = "the planner returned no plan";
+        } else if (plan.isSetError()) {
+            problem = "the planner failed: " + plan.getError().getKind() + ": " + plan.getError().getMessage();
+        } else {
+            try {
+                slots = validator.validate(td, plan, cluster);
+            } catch (InvalidPlanException invalid) {
+                problem = "invalid plan: " + invalid.getMessage();
+            }
+        }
+        if (problem != null) {
+            if (outcomes.changed(subject, problem)) {
+                LOG.warn("storm-planner: re-planning {} failed, it keeps its placement: {}", td.getId(), problem);
+            }
+            return;
+        }
+        outcomes.changed(subject, "ok");
+        if (Replanning.keepsCurrentPlacement(td, slots, cluster)) {
+            return;
+        }
+        int moved = PlanApplier.apply(td, slots, cluster);
+        String algorithm = plan.getAlgorithm() != null ? plan.getAlgorithm() : config.algorithmFor(td.getConf());
+        String status = "Re-planned by storm-planner (algorithm " + algorithm + ", " + moved
+            + " executors moved, now on " + slots.size() + " slots)";
+        cluster.setStatus(td.getId(), status);
+        metrics.replanApplied();
+        LOG.info("storm-planner: {}: {}; notes: {}", td.getId(), status, plan.getNotes());
     }
 
     /** Validates and applies one topology's plan; returns why it could not, or null when it did. */
@@ -215,8 +268,8 @@ public class PlannerScheduler implements IScheduler {
     private void logServiceFailure(Fallback fallback, List<TopologyDetails> toPlan, Throwable failure) {
         if (outcomes.changed(SERVICE, fallback.outcome())) {
             String ids = toPlan.stream().map(TopologyDetails::getId).collect(Collectors.joining(", "));
-            LOG.warn("storm-planner: {}; DefaultScheduler places {} (logged once until the cause changes)",
-                fallback.reason, ids);
+            LOG.warn("storm-planner: {}; {} (logged once until the cause changes)", fallback.reason,
+                ids.isEmpty() ? "running topologies keep their placement" : "DefaultScheduler places " + ids);
             if (fallback.cause == FallbackCause.INTERNAL) {
                 LOG.warn("storm-planner: cause of the failed call", failure);
             }
@@ -226,8 +279,11 @@ public class PlannerScheduler implements IScheduler {
     private void forgetTopologiesThatAreGone(Topologies topologies) {
         Set<String> subjects = topologies.getTopologies().stream().map(TopologyDetails::getId)
             .collect(Collectors.toSet());
-        subjects.add(SERVICE);
-        outcomes.retainOnly(subjects);
+        replanning.retainOnly(subjects);
+        Set<String> withReplans = subjects.stream().map(id -> id + " re-plan").collect(Collectors.toSet());
+        withReplans.addAll(subjects);
+        withReplans.add(SERVICE);
+        outcomes.retainOnly(withReplans);
     }
 
     /** One call to the planner service. Protected so a test can watch the exchange; nothing else overrides it. */

@@ -1,0 +1,19 @@
+"""Runtime metrics: what the worker-side task hook publishes to ZooKeeper, and what the
+planner service makes of it.
+
+* :mod:`.windows`  the znode layout and the versioned window documents (parse, validate);
+* :mod:`.store`    :class:`MetricsStore`: reads and watches the znodes with kazoo, keeps
+  the last windows per task, removes the metrics of killed topologies;
+* :mod:`.derive`   windows -> executor loads (CPU percent x node speed), executor-pair and
+  component-pair traffic, state sizes, with notes on what was missing, stale or corrupt;
+* :mod:`.source`   the service's metrics source: fills ``Problem.executors``/``traffic``;
+* :mod:`.replan`   when a running topology is re-planned, within its migration budget;
+* :mod:`.budget`   cutting a plan down to a migration budget;
+* :mod:`.hookjar`  the hook's jar and the topology conf that switches it on;
+* :mod:`.commands` ``storm-planner metrics <topology> [--json]``.
+
+The layout and every setting are described in ``docs/metrics.md``.
+"""
+from storm_planner.metrics.windows import DEFAULT_ROOT, CorruptWindow, TaskWindow, parse_window
+
+__all__ = ["DEFAULT_ROOT", "CorruptWindow", "TaskWindow", "parse_window"]

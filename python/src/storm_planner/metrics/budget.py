@@ -1,0 +1,111 @@
+"""Cutting a plan down to a migration budget.
+
+A planner that ignores ``Options.max_migrations`` (``topdown``, ``even``...)
+may move any number of executors. :func:`limit_moves` keeps the current
+placement and applies the plan's moves one (or one collocated pair) at a time,
+best first, until the budget is spent or no move helps any more:
+
+* a move is worth the inter-worker traffic it removes (traffic between
+  executors in different slots: what Storm serialises and sends), and first of
+  all the overload it removes (load above a node's effective capacity);
+* a move never loads a node beyond both its capacity and what the full plan
+  itself puts there;
+* pairs: two executors that talk to each other and go to the same node are
+  also tried together, since moving either alone may cut nothing (it leaves its
+  partner behind).
+
+A move is counted per executor whose slot changes, the same as the plugin
+moves. Executors with no current slot are placed as the plan says, for free.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Mapping
+
+from storm_planner.core.problem import Problem, Slot
+
+EPSILON = 1e-9
+PAIR_PARTNERS = 3
+
+
+def moves_between(current: Mapping[str, Slot], plan: Mapping[str, Slot]) -> list[str]:
+    """Executors that have a slot now and a different one in ``plan``."""
+    return sorted(e for e, slot in plan.items() if e in current and current[e] != slot)
+
+
+def limit_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None) -> tuple[dict[str, Slot], list[str]]:
+    """The plan with at most ``budget`` moves from ``problem.current``; returns (assignment, moved)."""
+    current = dict(problem.current)
+    wanted = moves_between(current, plan)
+    if budget is None or len(wanted) <= budget:
+        return dict(plan), wanted
+    placed = {e: current.get(e, slot) for e, slot in plan.items()}
+    if budget <= 0:
+        return placed, []
+
+    load = {e.id: e.load for e in problem.executors}
+    capacity = {n.id: n.effective_capacity for n in problem.nodes}
+    talk: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for t in problem.traffic:
+        if t.source != t.target:
+            talk[t.source][t.target] += t.rate
+            talk[t.target][t.source] += t.rate
+    node_load: dict[str, float] = defaultdict(float)
+    planned_load: dict[str, float] = defaultdict(float)
+    for e, slot in placed.items():
+        node_load[slot.node] += load.get(e, 0.0)
+    for e, slot in plan.items():
+        planned_load[slot.node] += load.get(e, 0.0)
+    allowed = {n: max(capacity.get(n, 0.0), planned_load[n]) + EPSILON for n in set(node_load) | set(planned_load)}
+
+    def overload(loads: Mapping[str, float], nodes) -> float:
+        return sum(max(0.0, loads[n] - capacity.get(n, 0.0)) for n in nodes)
+
+    def evaluate(group: tuple[str, ...]) -> tuple[float, float] | None:
+        """(overload removed, traffic removed) by moving ``group`` to its planned slots, or None if not allowed."""
+        delta: dict[str, float] = defaultdict(float)
+        for e in group:
+            delta[placed[e].node] -= load.get(e, 0.0)
+            delta[plan[e].node] += load.get(e, 0.0)
+        after = {n: node_load[n] + d for n, d in delta.items()}
+        if any(after[n] > allowed.get(n, capacity.get(n, 0.0) + EPSILON) and d > 0 for n, d in delta.items()):
+            return None
+        overload_gain = overload(node_load, delta) - overload(after, delta)
+        moved = {e: plan[e] for e in group}
+        gain = 0.0
+        for e in group:
+            for f, rate in talk[e].items():
+                if f in moved and f < e:
+                    continue  # the pair inside the group is counted once
+                before = placed[e] != placed[f]
+                now = moved[e] != moved.get(f, placed[f])
+                gain += rate * (before - now)
+        return overload_gain, gain
+
+    remaining = set(wanted)
+    chosen: list[str] = []
+    while remaining and len(chosen) < budget:
+        candidates: list[tuple[str, ...]] = [(e,) for e in sorted(remaining)]
+        if budget - len(chosen) >= 2:
+            for e in sorted(remaining):
+                partners = sorted((f for f in talk[e] if f in remaining and f > e and plan[f].node == plan[e].node),
+                                  key=lambda f: -talk[e][f])[:PAIR_PARTNERS]
+                candidates.extend((e, f) for f in partners)
+        best, best_key = None, None
+        for group in candidates:
+            scored = evaluate(group)
+            if scored is None:
+                continue
+            overload_gain, gain = scored
+            key = (overload_gain > EPSILON, overload_gain, gain / len(group), -len(group))
+            if best_key is None or key > best_key:
+                best, best_key = group, key
+        if best is None or (best_key[1] <= EPSILON and best_key[2] <= EPSILON):
+            break
+        for e in best:
+            node_load[placed[e].node] -= load.get(e, 0.0)
+            node_load[plan[e].node] += load.get(e, 0.0)
+            placed[e] = plan[e]
+            remaining.discard(e)
+            chosen.append(e)
+    return placed, sorted(chosen)

@@ -1,0 +1,132 @@
+"""The planner service's metrics source: a request's topology -> measured executors and traffic.
+
+:class:`StoreMetricsSource` answers ``measure(spec, nodes)`` for
+:class:`~storm_planner.service.handler.PlannerHandler` from a
+:class:`~storm_planner.metrics.store.MetricsStore`: ``{"executors": [Executor...],
+"traffic": [Traffic...], "notes": [...]}``. With nothing usable the lists are
+empty (the service then uses its estimates) and the notes say why: no windows
+yet, all stale, corrupt znodes, ZooKeeper unreachable.
+
+Topology options (``planner.*`` keys of the topology conf; defaults in brackets):
+``planner.metrics.enabled`` [true], ``planner.metrics.windows`` [3],
+``planner.metrics.stale.secs`` [3 periods, at least 30], ``planner.metrics.traffic.unit``
+[tuples; or bytes], ``planner.metrics.min.coverage`` [0.5: the share of executors that must have
+a usable window before measured figures replace the estimates; fewer means workers are still
+starting], ``planner.executor.cost`` [10: load of an executor nothing is known about].
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Iterable, Mapping
+
+from storm_planner.core.problem import Executor, Traffic
+from storm_planner.metrics.derive import DEFAULT_STATE_MB, DEFAULT_WINDOWS, Measurement, measure
+from storm_planner.metrics.store import MetricsStore, StoreView
+
+log = logging.getLogger("storm_planner.metrics")
+
+DEFAULT_MIN_COVERAGE = 0.5
+
+
+def _option(options: Mapping[str, str], key: str, kind, default):
+    raw = options.get(key)
+    if raw is None or str(raw).strip() == "":
+        return default
+    try:
+        return kind(str(raw).strip())
+    except ValueError:
+        log.warning("topology option %s=%r is not a %s; using %r", key, raw, kind.__name__, default)
+        return default
+
+
+def node_speeds(nodes: Iterable[Any]) -> dict[str, float]:
+    """Node id -> speed from the request's nodes (scheduler meta ``speed``; 1 when absent or bad)."""
+    speeds = {}
+    for node in nodes or ():
+        try:
+            speed = float((node.meta or {}).get("speed", 1.0))
+        except (TypeError, ValueError):
+            speed = 1.0
+        speeds[node.id] = speed if speed > 0 else 1.0
+    return speeds
+
+
+class StoreMetricsSource:
+    """``measure(spec, nodes)`` for the planner service, backed by a metrics store."""
+
+    def __init__(self, store: MetricsStore, clock=time.time) -> None:
+        self.store = store
+        self.clock = clock
+
+    def measure(self, spec: Any, nodes: Iterable[Any] = ()) -> dict[str, Any] | None:
+        try:
+            return self._measure(spec, nodes)
+        except Exception as error:  # noqa: BLE001 - metrics trouble must never cost a plan
+            log.exception("metrics for %s failed", spec.id)
+            return {"executors": [], "traffic": [],
+                    "notes": [f"metrics unavailable ({type(error).__name__}: {error}): loads and rates are estimates"]}
+
+    def _measure(self, spec: Any, nodes: Iterable[Any]) -> dict[str, Any] | None:
+        options = dict(spec.options or {})
+        if str(options.get("planner.metrics.enabled", "true")).strip().lower() == "false":
+            return {"executors": [], "traffic": [], "notes": ["metrics off for this topology (planner.metrics.enabled: false)"]}
+        view = self.store.view(spec.id)
+        measurement = self.measurement(spec, nodes, view)
+        notes = list(self._connection_notes(view, measurement))
+        notes.extend(f"skipped corrupt metrics znode, {problem}" for problem in view.problems)
+        notes.extend(f"metrics: {event}" for event in view.events)
+        if measurement is None or not measurement.any_measured:
+            if not view.windows and view.connected and not view.problems:
+                notes.append("no metrics in ZooKeeper for this topology yet (is the metrics hook on?)")
+            elif measurement is not None:
+                notes.extend(measurement.notes)
+            return {"executors": [], "traffic": [], "notes": notes}
+        coverage = measurement.measured_count / max(1, len(spec.executors))
+        min_coverage = _option(options, "planner.metrics.min.coverage", float, DEFAULT_MIN_COVERAGE)
+        if coverage < min_coverage:
+            notes.append(f"metrics for only {measurement.measured_count} of {len(spec.executors)} executors "
+                         f"(below planner.metrics.min.coverage {min_coverage:g}): not used yet")
+            return {"executors": [], "traffic": [], "notes": notes}
+        notes.extend(measurement.notes)
+        return {
+            "executors": [
+                Executor(id=f.executor, component=f.component, load=round(f.load, 3),
+                         state_size=f.state_mb if f.state_mb is not None else DEFAULT_STATE_MB)
+                for f in (measurement.executors[e.id] for e in spec.executors)
+            ],
+            "traffic": [Traffic(a, b, round(rate, 6)) for (a, b), rate in sorted(measurement.traffic.items())
+                        if rate > 0],
+            "notes": notes,
+            "measurement": measurement,
+        }
+
+    def measurement(self, spec: Any, nodes: Iterable[Any], view: StoreView | None = None) -> Measurement | None:
+        view = view or self.store.view(spec.id)
+        if not view.windows:
+            return None
+        options = dict(spec.options or {})
+        unit = str(options.get("planner.metrics.traffic.unit", "tuples")).strip().lower()
+        return measure(
+            spec.id,
+            view.windows,
+            [(e.id, e.component) for e in spec.executors],
+            node_speed=node_speeds(nodes),
+            last=_option(options, "planner.metrics.windows", int, DEFAULT_WINDOWS),
+            stale_after_s=_option(options, "planner.metrics.stale.secs", float, None),
+            use_stale=not view.connected,
+            unit="bytes" if unit == "bytes" else "tuples",
+            fallback_load=_option(options, "planner.executor.cost", float, 10.0),
+            now_ms=self.clock() * 1000,
+        )
+
+    def _connection_notes(self, view: StoreView, measurement: Measurement | None) -> list[str]:
+        if view.connected:
+            return []
+        since = view.disconnected_since or self.clock()
+        when = time.strftime("%H:%M:%S", time.localtime(since))
+        down = f"ZooKeeper {view.zookeeper} unreachable since {when} ({self.clock() - since:.0f} s)"
+        if measurement is not None and measurement.any_measured:
+            age = f"; newest window {measurement.newest_age_s:.0f} s old" if measurement.newest_age_s is not None else ""
+            return [f"{down}: planning on the last metrics received{age}"]
+        return [f"{down}: no metrics cached for this topology, loads and rates are estimates"]

@@ -1,0 +1,48 @@
+package org.stormplanner.metrics;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class SubprocessCpuTest {
+
+    private static final List<SubprocessCpu.Signature> SIGNATURES = List.of(
+        new SubprocessCpu.Signature("count", "trends.bolts.CountBolt"),
+        new SubprocessCpu.Signature("rank", "trends.bolts.RankBolt"),
+        new SubprocessCpu.Signature("any", "streamparse_run"));
+
+    @Test
+    void aProcessBelongsToTheComponentWhoseScriptIsAWordOfItsCommandLine() {
+        assertEquals("count", SubprocessCpu.componentOf(
+            "/venv/bin/python /venv/bin/streamparse_run trends.bolts.CountBolt", SIGNATURES));
+        assertEquals("any", SubprocessCpu.componentOf("/venv/bin/streamparse_run other.Bolt", SIGNATURES));
+        assertNull(SubprocessCpu.componentOf("/usr/bin/python trends.bolts.CountBoltX", SIGNATURES));
+        assertNull(SubprocessCpu.componentOf("java -cp x Worker", SIGNATURES));
+    }
+
+    @Test
+    void measuresTheCpuOfABusyChildProcessByComponent() throws Exception {
+        SubprocessCpu cpu = new SubprocessCpu();
+        cpu.sample(SIGNATURES);  // baseline: nothing started yet
+        // A shell busy for a moment; its command line names the "count" component's script.
+        Process busy = new ProcessBuilder("sh", "-c",
+            "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done; sleep 5", "sh", "trends.bolts.CountBolt").start();
+        try {
+            Thread.sleep(1500);
+            Map<String, SubprocessCpu.Usage> usage = cpu.sample(SIGNATURES);
+            assertTrue(usage.containsKey("count"), usage.toString());
+            assertEquals(1, usage.get("count").processes());
+            assertTrue(usage.get("count").cpuMs() >= 100, "busy loop used " + usage.get("count").cpuMs() + " ms");
+            Thread.sleep(300);
+            Map<String, SubprocessCpu.Usage> idle = cpu.sample(SIGNATURES);
+            assertTrue(idle.get("count").cpuMs() < 100, "the sleeping child is idle: " + idle);
+        } finally {
+            busy.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        }
+    }
+}

@@ -1,0 +1,71 @@
+package org.stormplanner.scheduler;
+
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongSupplier;
+import org.apache.storm.scheduler.Cluster;
+import org.apache.storm.scheduler.ExecutorDetails;
+import org.apache.storm.scheduler.SchedulerAssignment;
+import org.apache.storm.scheduler.TopologyDetails;
+import org.apache.storm.scheduler.WorkerSlot;
+
+/**
+ * When a running (fully placed) topology is offered to the planner again, so that the service can move it
+ * when its measured traffic and loads say it should.
+ *
+ * <p>Offers are spaced by {@value PlannerConfig#REPLAN_INTERVAL_SECS} (per topology, default
+ * {@value PlannerConfig#DEFAULT_REPLAN_INTERVAL_SECS} s) counted from the topology's last plan or offer, so
+ * Nimbus does not call the service every round for nothing: the service decides whether anything changed
+ * enough. A topology first seen already placed (e.g. after a Nimbus restart) starts its interval then.
+ * {@value PlannerConfig#REPLAN}{@code : false} never offers it.
+ */
+final class Replanning {
+
+    private final LongSupplier clockMs;
+    private final Map<String, Long> lastMs = new HashMap<>();
+
+    Replanning(LongSupplier clockMs) {
+        this.clockMs = clockMs;
+    }
+
+    /** Whether to offer this fully placed topology for re-planning this round. */
+    boolean isDue(TopologyDetails td) {
+        if (!PlannerConfig.isReplanEnabledFor(td.getConf())) {
+            return false;
+        }
+        long now = clockMs.getAsLong();
+        Long last = lastMs.putIfAbsent(td.getId(), now);
+        return last != null && now - last >= PlannerConfig.replanIntervalMsFor(td.getConf());
+    }
+
+    /** The topology was just planned or offered: its next offer is one interval away. */
+    void touched(String topologyId) {
+        lastMs.put(topologyId, clockMs.getAsLong());
+    }
+
+    void retainOnly(Collection<String> topologyIds) {
+        lastMs.keySet().retainAll(topologyIds);
+    }
+
+    /** True when the plan puts every executor exactly where it runs now: applying it would change nothing. */
+    static boolean keepsCurrentPlacement(TopologyDetails td, Map<WorkerSlot, List<ExecutorDetails>> plan,
+                                         Cluster cluster) {
+        SchedulerAssignment current = cluster.getAssignmentById(td.getId());
+        if (current == null) {
+            return false;
+        }
+        Map<ExecutorDetails, WorkerSlot> now = current.getExecutorToSlot();
+        int planned = 0;
+        for (Map.Entry<WorkerSlot, List<ExecutorDetails>> entry : plan.entrySet()) {
+            for (ExecutorDetails executor : entry.getValue()) {
+                if (!entry.getKey().equals(now.get(executor))) {
+                    return false;
+                }
+                planned++;
+            }
+        }
+        return planned == now.size();
+    }
+}
