@@ -1,96 +1,9 @@
-"""Fixtures for the metrics tests: a real ZooKeeper server, and window documents.
-
-``zookeeper`` starts ZooKeeper from the Storm home's jars (the same server the
-local cluster runs: Storm's shaded ``ZooKeeperServerMain``) on a free port,
-with its data in the test's tmp dir; ``zookeeper.stop()`` / ``.start()``
-simulate an outage and a recovery on the same address and data.
+"""Fixtures for the metrics tests: per-test znode paths and a kazoo client on the shared real
+ZooKeeper (``zookeeper`` and ``own_zookeeper`` live in ``tests/conftest.py``), and window documents.
 """
 from __future__ import annotations
 
-import socket
-import subprocess
-import time
-from pathlib import Path
-
 import pytest
-
-ZK_MAIN = "org.apache.storm.shade.org.apache.zookeeper.server.ZooKeeperServerMain"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
-            sock.sendall(b"ruok")
-            sock.shutdown(socket.SHUT_WR)
-            return sock.recv(4) == b"imok"
-    except OSError:
-        return False
-
-
-class ZooKeeperServer:
-    def __init__(self, directory: Path) -> None:
-        from storm_planner.cluster.storm_home import ensure_storm_home
-
-        self.home = ensure_storm_home()
-        self.port = _free_port()
-        self.directory = directory
-        (directory / "data").mkdir(parents=True, exist_ok=True)
-        self.config = directory / "zoo.cfg"
-        self.config.write_text(
-            f"tickTime=500\ndataDir={directory / 'data'}\nclientPort={self.port}\n"
-            f"clientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=ruok\n"
-            f"maxSessionTimeout=10000\n"
-        )
-        self.process: subprocess.Popen | None = None
-
-    @property
-    def hosts(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self, timeout_s: float = 30.0) -> "ZooKeeperServer":
-        log = open(self.directory / "zookeeper.out", "ab")
-        self.process = subprocess.Popen(
-            ["java", "-Xmx128m", "-cp", f"{self.home.lib}/*", ZK_MAIN, str(self.config)],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-        deadline = time.monotonic() + timeout_s
-        while not _answers(self.port):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"ZooKeeper did not start: {(self.directory / 'zookeeper.out').read_text()[-2000:]}")
-            time.sleep(0.2)
-        return self
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(10)
-        self.process = None
-
-
-@pytest.fixture(scope="session")
-def zookeeper(tmp_path_factory):
-    """One ZooKeeper for the session (tests keep apart by using their own paths, see ``zk_paths``)."""
-    server = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper")).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def own_zookeeper(tmp_path):
-    """A ZooKeeper of this test alone: it may stop and start it."""
-    server = ZooKeeperServer(tmp_path / "zookeeper").start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
