@@ -10,6 +10,7 @@ from storm_planner.cli import CommandError
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
 from storm_planner.planners import available, run
+from storm_planner.adaptation.state import run_with_state_file
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -30,6 +31,8 @@ def load_problem(path: str) -> Problem:
         text = sys.stdin.read() if path == "-" else Path(path).read_text()
     except OSError as error:
         raise CommandError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise CommandError(f"{path} is not UTF-8 text (a problem file is JSON)") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
@@ -56,7 +59,8 @@ def parse_params(pairs: list[str]) -> dict:
 def plan_command(args: argparse.Namespace) -> int:
     problem = load_problem(args.problem)
     try:
-        plan = run(problem, args.algorithm, **parse_params(args.param))
+        # -p state_file=PATH keeps a stateful planner's state (e.g. albic) between runs.
+        plan = run_with_state_file(problem, args.algorithm, parse_params(args.param))
     except PlanningError as error:
         raise CommandError(str(error)) from None
     text = json.dumps(plan.to_dict(), indent=2)

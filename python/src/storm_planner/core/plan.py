@@ -18,6 +18,8 @@ class Plan:
     figures: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     solve_ms: float = 0.0
     notes: tuple[str, ...] = ()
+    # Planner state to hand back on the next round (e.g. ALBIC's collocated sets); JSON-able.
+    state: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def node_of(self, executor_id: str) -> str:
         return self.assignments[executor_id].node
@@ -39,6 +41,7 @@ class Plan:
             "figures": dict(self.figures),
             "solve_ms": round(self.solve_ms, 3),
             "notes": list(self.notes),
+            **({"state": dict(self.state)} if self.state else {}),
         }
 
     @classmethod
@@ -55,4 +58,5 @@ class Plan:
             figures=MappingProxyType(dict(data.get("figures") or {})),
             solve_ms=float(data.get("solve_ms") or 0.0),
             notes=tuple(data.get("notes") or ()),
+            state=MappingProxyType(dict(data.get("state") or {})),
         )

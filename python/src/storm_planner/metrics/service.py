@@ -15,6 +15,7 @@ import logging
 import os
 from typing import Iterator
 
+from storm_planner.adaptation.state import StateStoreError, ZooKeeperStateStore, stateful_runner
 from storm_planner.metrics.replan import Replanner
 from storm_planner.metrics.source import StoreMetricsSource
 from storm_planner.metrics.store import DEFAULT_STORM_ROOT, MetricsStore
@@ -51,7 +52,24 @@ def metrics_for_serve(args: argparse.Namespace) -> Iterator[tuple[StoreMetricsSo
         return
     store = MetricsStore(hosts, args.metrics_root, storm_root=args.storm_root or None).start()
     log.info("metrics: reading %s%s from ZooKeeper %s", args.metrics_root, "/<topology>/<task>", hosts)
+    state_store = _planner_state_store(hosts)
+    if state_store is not None:
+        replanner.runner = stateful_runner(state_store)
     try:
         yield StoreMetricsSource(store), replanner
     finally:
         store.stop()
+        if state_store is not None:
+            state_store.close()
+
+
+def _planner_state_store(hosts: str) -> ZooKeeperStateStore | None:
+    """Where stateful planners (albic's collocated sets) keep their state, so a restarted
+    service loses nothing; without it they plan as on a first round."""
+    try:
+        store = ZooKeeperStateStore.connect(hosts)
+    except StateStoreError as error:
+        log.warning("planner state: %s; stateful planners start afresh each round", error)
+        return None
+    log.info("planner state: kept in ZooKeeper %s under %s", hosts, store.root)
+    return store
