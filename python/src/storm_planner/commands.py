@@ -5,12 +5,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
+from storm_planner.adaptation.state import run_with_state_file
 from storm_planner.cli import CommandError
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
-from storm_planner.planners import available, run
-from storm_planner.adaptation.state import run_with_state_file
+from storm_planner.planners import available
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -26,17 +27,22 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     algorithms.set_defaults(handler=algorithms_command)
 
 
-def load_problem(path: str) -> Problem:
+def read_json_file(path: str) -> Any:
+    """A JSON file (``-`` = standard input), or a one-line CommandError saying what is wrong."""
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text()
     except OSError as error:
         raise CommandError(f"cannot read {path}: {error.strerror}") from None
     except UnicodeDecodeError:
-        raise CommandError(f"{path} is not UTF-8 text (a problem file is JSON)") from None
+        raise CommandError(f"{path} is not UTF-8 text (expected JSON)") from None
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as error:
         raise CommandError(f"{path} is not JSON: {error}") from None
+
+
+def load_problem(path: str) -> Problem:
+    data = read_json_file(path)
     try:
         return Problem.from_dict(data)
     except PlanningError as error:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -225,14 +224,9 @@ def _summary(result: Simulation) -> dict[str, Any]:
 
 
 def _read_json(path: str) -> dict[str, Any]:
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text()
-    except OSError as error:
-        raise CommandError(f"cannot read {path}: {error.strerror}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CommandError(f"{path} is not JSON: {error}") from None
+    from storm_planner.commands import read_json_file
+
+    data = read_json_file(path)
     if not isinstance(data, dict):
         raise CommandError(f"{path}: expected a JSON object")
     return data
