@@ -58,3 +58,11 @@ def test_cli_plan_prints_a_plan_and_rejects_bad_input(tmp_path, small_problem):
     assert out.returncode == 2
     assert "topology.streams[0].to: unknown component 'nowhere'" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_cli_plan_rejects_a_binary_file_in_one_line(tmp_path):
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe{")
+    out = subprocess.run([sys.executable, "-m", "storm_planner", "plan", str(binary)], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "is not UTF-8 text" in out.stderr and "Traceback" not in out.stderr
