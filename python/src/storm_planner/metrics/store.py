@@ -234,7 +234,7 @@ class MetricsStore:
                 self._full = True  # a lost session dropped the watches
             log.info("metrics store: connected to ZooKeeper %s", self.hosts)
         else:
-            if self._connected:
+            if self._connected and not self._stopping.is_set():  # our own stop() closes the session too
                 log.warning("metrics store: ZooKeeper %s %s; planning goes on with the windows already read",
                             self.hosts, "connection lost" if state == KazooState.LOST else "suspended")
             self._connected = False
