@@ -53,7 +53,7 @@ def test_parallelism_prints_a_table_and_the_rebalance_command(capsys, repo, tmp_
     status, out = invoke(capsys, "parallelism", PROJECT, "--profiles", repo / "tests/data/profiles/wordcount.json",
                          "--cluster", "i5:1:400,i3:3", "--problem-out", problem_out)
     assert status == 0
-    assert "advised" in out and "storm rebalance wordcount" in out and "max input rate" in out
+    assert "advised" in out and "storm-planner rebalance wordcount" in out and "max input rate" in out
     assert json.loads(problem_out.read_text())["profiles"]["components"]["split"]["alpha"] == 4
 
 

@@ -180,7 +180,8 @@ def test_a_running_topology_keeps_its_executors_and_gets_advice():
     problem = Problem.from_dict(data)
     plan = run(problem, "hetero")
     assert set(plan.assignments) == {e.id for e in problem.executors}
-    assert any("advised" in note and "storm rebalance micro-diamond" in note for note in plan.notes)
+    assert any("advised" in note and "storm-planner rebalance micro-diamond" in note for note in plan.notes)
+    assert plan.advice is not None and plan.advice.current == {c.id: 2 for c in problem.components}
     everything_on_one = Placement(tuple((1, 1) for _ in range(5)))
     model, placement = placement_of(problem, plan)
     assert max_input_rate(model, placement) > max_input_rate(model, everything_on_one)

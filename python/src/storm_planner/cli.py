@@ -4,7 +4,7 @@ Each area of the kit contributes its own sub-commands through an
 ``add_commands(subparsers)`` function, so this module stays a table of
 contents: planning (``plan``, ``algorithms``), the service (``serve``), the
 local cluster (``cluster ...``), topology submission (``submit``, ``kill``,
-``list``) and the later areas (metrics, feeds, benchmarks).
+``rebalance``, ``list``) and the later areas (metrics, feeds, benchmarks).
 """
 from __future__ import annotations
 

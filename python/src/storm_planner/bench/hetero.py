@@ -128,6 +128,7 @@ def cluster_case(cluster: str, topology: str, repeats: int, max_nodes: int) -> d
     ours = simulate(model, placement_from_assignments(problem, model, plan.assignments))
     theirs = simulate(model, placement_from_assignments(problem, model, default.assignments))
     literal = run(problem, "hetero", literal=True)  # the paper's rules as written (no refinements)
+    plain = run(problem, "hetero", descent=False)    # refinements 1-3 only
     literal_default = run(problem, "storm-default", parallelism=dict(literal.parallelism))
     literal_gain = gain(literal.figures["throughput"],
                         simulate(model, placement_from_assignments(problem, model, literal_default.assignments)).throughput)
@@ -145,7 +146,9 @@ def cluster_case(cluster: str, topology: str, repeats: int, max_nodes: int) -> d
         "literal_throughput_gain": literal_gain,
         "literal_utilisation": literal.figures["weighted_utilisation"],
         "literal_fluid_gap": 100 * (1 - literal.figures["max_input_rate"] / bound),
-        "optimal_bound": "", "optimal_gap": "", "literal_optimal_gap": "", "optimal_s": "",
+        "no_descent_fluid_gap": 100 * (1 - plain.figures["max_input_rate"] / bound),
+        "optimal_bound": "", "optimal_gap": "", "literal_optimal_gap": "", "no_descent_optimal_gap": "",
+        "optimal_s": "",
         "hetero_ms": hetero_ms, "default_ms": default_ms,
     }
     row["gain_ratio"] = row["throughput_gain"] / row["utilisation_gain"] if row["utilisation_gain"] else ""
@@ -158,6 +161,7 @@ def cluster_case(cluster: str, topology: str, repeats: int, max_nodes: int) -> d
             best = max_input_rate(model, placement)
             row.update(optimal_bound=largest, optimal_gap=round(100 * (1 - ours.input_rate / best), 2),
                        literal_optimal_gap=round(100 * (1 - literal.figures["max_input_rate"] / best), 2),
+                       no_descent_optimal_gap=round(100 * (1 - plain.figures["max_input_rate"] / best), 2),
                        optimal_s=round(time.perf_counter() - t, 1))
         except PlanningError as error:
             row.update(optimal_bound=largest, optimal_gap=f"refused: {error}")
@@ -197,14 +201,18 @@ def clusters_markdown(rows: list[dict[str, Any]]) -> str:
             f"| {r['throughput_gain']:+.1f} | {r['hetero_utilisation']:.1f} / {r['default_utilisation']:.1f} "
             f"| {r['utilisation_gain']:+.1f} | {ratio} | {optimal} | {r['fluid_gap']:.2f} "
             f"| {r['hetero_ms']:.1f} | {r['default_ms']:.1f} |")
-    lines += ["", "The paper's rules as written (`-p literal=true`) against the refined `hetero`:", "",
-              "| cluster | topology | gap to optimal % literal / refined | gap to fluid % literal / refined "
+    lines += ["", "The paper's rules as written (`-p literal=true`), refinements 1-3 without the descent "
+              "(`-p descent=false`) and the refined `hetero`:", "",
+              "| cluster | topology | gap to optimal % literal / no descent / refined "
+              "| gap to fluid % literal / no descent / refined "
               "| weighted util. % literal / refined | throughput gain % literal / refined |",
               "|---|---|---|---|---|---|"]
     for r in rows:
-        optimal = f"{r['literal_optimal_gap']} / {r['optimal_gap']}" if r["optimal_bound"] != "" else "–"
+        optimal = (f"{r['literal_optimal_gap']} / {r['no_descent_optimal_gap']} / {r['optimal_gap']}"
+                   if r["optimal_bound"] != "" else "–")
         lines.append(f"| {r['cluster']} | {r['topology']} | {optimal} | {r['literal_fluid_gap']:.2f} / "
-                     f"{r['fluid_gap']:.2f} | {r['literal_utilisation']:.1f} / {r['hetero_utilisation']:.1f} "
+                     f"{r['no_descent_fluid_gap']:.2f} / {r['fluid_gap']:.2f} "
+                     f"| {r['literal_utilisation']:.1f} / {r['hetero_utilisation']:.1f} "
                      f"| {r['literal_throughput_gain']:+.1f} / {r['throughput_gain']:+.1f} |")
     return "\n".join(lines) + "\n"
 
@@ -223,11 +231,14 @@ def tiny_experiment(max_nodes: int) -> list[dict[str, Any]]:
             model = build_model(problem)
             largest = 2 * model.n_machines
             plan = run(problem, "hetero")
+            plain = run(problem, "hetero", descent=False)
             t = time.perf_counter()
             placement, nodes = optimal_placement(model, [1] * model.n_components, largest, max_nodes)
-            ratio = plan.figures["max_input_rate"] / max_input_rate(model, placement)
+            best = max_input_rate(model, placement)
+            ratio = plan.figures["max_input_rate"] / best
             rows.append({"cluster": "/".join(map(str, counts)), "topology": topology, "bound": largest,
-                         "ratio": ratio, "hetero_instances": sum(plan.parallelism.values()),
+                         "ratio": ratio, "ratio_no_descent": plain.figures["max_input_rate"] / best,
+                         "hetero_instances": sum(plan.parallelism.values()),
                          "optimal_instances": int(placement.parallelism.sum()),
                          "optimal_s": round(time.perf_counter() - t, 1), "nodes": nodes})
             print(f"tiny {rows[-1]['cluster']} {topology:<8} hetero/optimal {ratio:.3f} "
@@ -236,15 +247,22 @@ def tiny_experiment(max_nodes: int) -> list[dict[str, Any]]:
 
 
 def tiny_markdown(rows: list[dict[str, Any]]) -> str:
-    lines = ["| machines pentium/i3/i5 | linear | diamond | star |", "|---|---|---|---|"]
+    lines = ["hetero / optimal (in brackets: without the descent, `-p descent=false`)", "",
+             "| machines pentium/i3/i5 | linear | diamond | star |", "|---|---|---|---|"]
     for cluster in dict.fromkeys(r["cluster"] for r in rows):
-        cells = {r["topology"]: r["ratio"] for r in rows if r["cluster"] == cluster}
-        lines.append(f"| {cluster} | " + " | ".join(
-            f"{cells[t]:.3f}" + (" **<0.96**" if cells[t] < 0.96 else "") for t in TOPOLOGIES) + " |")
-    ratios = [r["ratio"] for r in rows]
-    lines.append(f"\n{len(ratios)} instances: worst {min(ratios):.3f}, mean {statistics.mean(ratios):.3f}, "
-                 f"within 4 %: {sum(r >= 0.96 for r in ratios)}/{len(ratios)}.")
+        cells = {r["topology"]: r for r in rows if r["cluster"] == cluster}
+        lines.append(f"| {cluster} | " + " | ".join(_tiny_cell(cells[t]) for t in TOPOLOGIES) + " |")
+    for key, label in (("ratio", "hetero"), ("ratio_no_descent", "without the descent")):
+        ratios = [r[key] for r in rows]
+        lines.append(f"\n{label}: {len(ratios)} instances, worst {min(ratios):.3f}, "
+                     f"mean {statistics.mean(ratios):.3f}, within 4 %: {sum(r >= 0.96 for r in ratios)}/{len(ratios)}.")
     return "\n".join(lines) + "\n"
+
+
+def _tiny_cell(row: dict[str, Any]) -> str:
+    def flagged(ratio: float) -> str:
+        return f"{ratio:.3f}" + (" **<0.96**" if ratio < 0.96 else "")
+    return f"{flagged(row['ratio'])} ({flagged(row['ratio_no_descent'])})"
 
 
 # -- random instances -------------------------------------------------------------------------------------
@@ -282,11 +300,13 @@ def random_experiment(count: int, max_nodes: int) -> list[dict[str, Any]]:
             model = build_model(problem)
             largest = 2 * model.n_machines
             plan = run(problem, "hetero")
+            plain = run(problem, "hetero", descent=False)
             t = time.perf_counter()
             placement, nodes = optimal_placement(model, [1] * model.n_components, largest, max_nodes)
             best = max_input_rate(model, placement)
             rows.append({"kind": kind, "seed": seed, "machines": model.n_machines, "components": model.n_components,
                          "bound": largest, "ratio": plan.figures["max_input_rate"] / best,
+                         "ratio_no_descent": plain.figures["max_input_rate"] / best,
                          "optimal_s": round(time.perf_counter() - t, 2), "nodes": nodes})
         ratios = [r["ratio"] for r in rows if r["kind"] == kind]
         print(f"random {kind}: {len(ratios)} instances, worst {min(ratios):.3f}, "
@@ -295,18 +315,21 @@ def random_experiment(count: int, max_nodes: int) -> list[dict[str, Any]]:
 
 
 def random_markdown(rows: list[dict[str, Any]]) -> str:
-    lines = ["| kind | instances | worst | 10th pct | median | mean | within 4 % | worst seeds |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| kind | instances | worst | 10th pct | median | mean | within 4 % | worst seeds "
+             "| without the descent: worst / within 4 % |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for kind in ("related", "unrelated"):
         group = sorted((r for r in rows if r["kind"] == kind), key=lambda r: r["ratio"])
         ratios = [r["ratio"] for r in group]
+        plain = [r["ratio_no_descent"] for r in group]
         if not ratios:
             continue
         decile = ratios[max(0, len(ratios) // 10 - 1)]
         within = sum(r >= 0.96 for r in ratios)
         worst = ", ".join(str(r["seed"]) for r in group[:3])
         lines.append(f"| {kind} | {len(ratios)} | {ratios[0]:.3f} | {decile:.3f} | {statistics.median(ratios):.3f} "
-                     f"| {statistics.mean(ratios):.3f} | {within}/{len(ratios)} | {worst} |")
+                     f"| {statistics.mean(ratios):.3f} | {within}/{len(ratios)} | {worst} "
+                     f"| {min(plain):.3f} / {sum(r >= 0.96 for r in plain)}/{len(plain)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -342,14 +365,14 @@ def plot(out: Path, clusters_rows, random_rows, tiny_rows=None) -> None:
             fig.savefig(out / name, dpi=120)
             plt.close(fig)
     if random_rows or tiny_rows:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for kind in ("related", "unrelated") if random_rows else ():
-            ratios = sorted(r["ratio"] for r in random_rows if r["kind"] == kind)
-            ax.step(ratios, [(i + 1) / len(ratios) for i in range(len(ratios))], where="post", label=kind)
-        if tiny_rows:
-            ratios = sorted(r["ratio"] for r in tiny_rows)
-            ax.step(ratios, [(i + 1) / len(ratios) for i in range(len(ratios))], where="post",
-                    label="paper profile, 2-3 machines")
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        groups = [(kind, [r for r in random_rows if r["kind"] == kind]) for kind in ("related", "unrelated")
+                  if random_rows] + ([("paper profile, 2-3 machines", tiny_rows)] if tiny_rows else [])
+        for colour, (label, rows) in enumerate(groups):
+            for key, style, suffix in (("ratio", "-", ""), ("ratio_no_descent", ":", ", without descent")):
+                ratios = sorted(r[key] for r in rows)
+                ax.step(ratios, [(i + 1) / len(ratios) for i in range(len(ratios))], where="post",
+                        linestyle=style, color=f"C{colour}", label=label + suffix)
         ax.axvline(0.96, color="grey", linestyle="--", label="4 % below optimal")
         ax.set_xlabel("hetero / hetero-optimal (max input rate)")
         ax.set_ylabel("fraction of instances")

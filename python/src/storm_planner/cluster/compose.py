@@ -218,8 +218,9 @@ def _planner_service(d: ClusterDescription, project_root: str) -> dict[str, Any]
         "hostname": PLANNER,
         "command": command,
         "environment": {
-            # Where `storm-planner submit|list|kill` find Nimbus, and where the
-            # service reads the metrics the workers' hooks publish.
+            # Where `storm-planner submit|list|kill|rebalance` and the service's
+            # automatic rebalance find Nimbus, and where the service reads the
+            # metrics the workers' hooks publish.
             "STORM_PLANNER_NIMBUS": f"{NIMBUS}:{d.ports.nimbus}",
             "STORM_PLANNER_ZOOKEEPER": f"{ZOOKEEPER}:{d.ports.zookeeper}",
             "PYTHONUNBUFFERED": "1",

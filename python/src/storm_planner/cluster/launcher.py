@@ -399,7 +399,9 @@ class LocalCluster:
              "--default-algorithm", d.planner_algorithm,
              "--plan-log", str(self.plan_log),
              # The metrics the workers' hooks publish live in the cluster's ZooKeeper.
-             "--zookeeper", "{}:{}".format(*self.zookeeper_address())],
+             "--zookeeper", "{}:{}".format(*self.zookeeper_address()),
+             # Topologies with planner.rebalance: true are rebalanced through this Nimbus.
+             "--nimbus", f"{d.host}:{d.ports.nimbus}"],
             d.ports.planner,
             env=dict(os.environ, PYTHONUNBUFFERED="1"),
         )

@@ -29,6 +29,11 @@ def _thrift():
     return thrift
 
 
+def storm_thrift():
+    """Storm's Thrift IDL as streamparse loads it: its structs, e.g. ``RebalanceOptions``."""
+    return _thrift()
+
+
 @contextmanager
 def nimbus_client(host: str, port: int, timeout_ms: int = 10000) -> Iterator[object]:
     """A connected Nimbus Thrift client, closed on exit."""

@@ -1,12 +1,69 @@
-"""The answer of a planner: where every executor runs, plus advice and figures."""
+"""The answer of a planner: where every executor runs, plus advice and figures.
+
+``parallelism`` is how many executors per component the plan itself places.
+``advice`` is for a topology Storm already runs, whose executors a planner may
+not add to: the executors per component it *should* run — what a Nimbus
+rebalance (``storm-planner rebalance``) would change, up to each component's
+task count — and the predicted gain, so a caller (the service's automatic
+rebalance, an operator) can judge whether the restart is worth it.
+"""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Mapping
 
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.problem import Slot
+
+
+@dataclass(frozen=True)
+class ParallelismAdvice:
+    """Executors per component a running topology should have, and what that would gain."""
+
+    parallelism: Mapping[str, int]      # advised executors per component
+    current: Mapping[str, int]          # executors per component now
+    tasks: Mapping[str, int]            # each component's task count: the most executors a rebalance can give
+    max_input_rate: float               # predicted max input rate with the advised executors
+    current_max_input_rate: float       # ... with the current ones, as the plan places them
+
+    @property
+    def changes(self) -> dict[str, int]:
+        """The components whose executor count would change: the ``-e component=N`` of a rebalance."""
+        return {c: n for c, n in self.parallelism.items() if n != self.current.get(c)}
+
+    @property
+    def gain(self) -> float:
+        """Relative gain of the predicted max input rate (0.5 = +50 %)."""
+        if self.current_max_input_rate <= 0:
+            return float("inf") if self.max_input_rate > 0 else 0.0
+        return self.max_input_rate / self.current_max_input_rate - 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "parallelism": dict(self.parallelism),
+            "current": dict(self.current),
+            "tasks": dict(self.tasks),
+            "max_input_rate": self.max_input_rate,
+            "current_max_input_rate": self.current_max_input_rate,
+            "gain": self.gain if math.isfinite(self.gain) else None,  # derived; ignored when read back
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "ParallelismAdvice":
+        if not isinstance(data, Mapping):
+            raise ProblemError("a plan's 'advice' is an object")
+        try:
+            return cls(
+                parallelism=MappingProxyType({str(c): int(n) for c, n in (data.get("parallelism") or {}).items()}),
+                current=MappingProxyType({str(c): int(n) for c, n in (data.get("current") or {}).items()}),
+                tasks=MappingProxyType({str(c): int(n) for c, n in (data.get("tasks") or {}).items()}),
+                max_input_rate=float(data.get("max_input_rate") or 0.0),
+                current_max_input_rate=float(data.get("current_max_input_rate") or 0.0),
+            )
+        except (TypeError, ValueError, AttributeError) as error:
+            raise ProblemError(f"a plan's 'advice' is malformed: {error}") from None
 
 
 @dataclass(frozen=True)
@@ -20,6 +77,8 @@ class Plan:
     notes: tuple[str, ...] = ()
     # Planner state to hand back on the next round (e.g. ALBIC's collocated sets); JSON-able.
     state: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # For a running topology: the executors it should have (applied by a rebalance), if any.
+    advice: ParallelismAdvice | None = None
 
     def node_of(self, executor_id: str) -> str:
         return self.assignments[executor_id].node
@@ -42,6 +101,7 @@ class Plan:
             "solve_ms": round(self.solve_ms, 3),
             "notes": list(self.notes),
             **({"state": dict(self.state)} if self.state else {}),
+            **({"advice": self.advice.to_dict()} if self.advice else {}),
         }
 
     @classmethod
@@ -59,4 +119,5 @@ class Plan:
             solve_ms=float(data.get("solve_ms") or 0.0),
             notes=tuple(data.get("notes") or ()),
             state=MappingProxyType(dict(data.get("state") or {})),
+            advice=ParallelismAdvice.from_dict(data["advice"]) if data.get("advice") else None,
         )

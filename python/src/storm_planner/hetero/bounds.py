@@ -29,6 +29,15 @@ from storm_planner.hetero.rates import propagate
 
 def fluid_bound(model: HeteroModel) -> float:
     """The fluid upper bound on the sustainable topology input rate (tuples/s per spout)."""
+    return fluid_solution(model)[0]
+
+
+def fluid_solution(model: HeteroModel) -> tuple[float, np.ndarray]:
+    """The LP's optimum: the rate, and each component's share of its input on each machine.
+
+    Shares are a (C, M) array whose rows sum to 1; a component that uses no
+    CPU (no input, or no cost) is not in the LP and gets a row of NaN.
+    """
     if not model.has_only_split_groupings:
         raise ProblemError("the fluid bound needs split groupings only (no 'all' or 'global' streams)")
     mu = propagate(model, np.ones(model.n_components)).total
@@ -47,4 +56,10 @@ def fluid_bound(model: HeteroModel) -> float:
     status = lp.solve(pulp.HiGHS(msg=False))
     if pulp.LpStatus[status] != "Optimal":
         raise ProblemError(f"fluid bound: the LP ended {pulp.LpStatus[status]}")
-    return float(rate.value())
+    shares = np.full((model.n_components, model.n_machines), np.nan)
+    for (c, m), variable in share.items():
+        shares[c, m] = max(0.0, variable.value() or 0.0)
+    totals = np.nansum(shares, axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shares = np.where(totals > 0, shares / totals, np.nan)
+    return float(rate.value()), shares

@@ -6,7 +6,8 @@ the parallelism hint (``par=``) each component should get, where its instances
 should run, and the predicted gain over the project's current hints placed by
 Storm's default scheduler. Storm fixes parallelism at submission; a running
 topology can be rebalanced up to each component's task count
-(``storm rebalance NAME -e component=N``).
+(``storm-planner rebalance NAME -e component=N``; submit with
+``<prefix>.tasks.<component>=N`` to leave room).
 
 ``simulate PROBLEM`` runs planners (default ``hetero`` and ``storm-default`` on
 hetero's execution graph, the paper's comparison) or a saved plan through the
@@ -137,7 +138,7 @@ def _print_advice(topology, hints, plan: Plan, per_type, advised: Simulation, ba
     changed = {c: n for c, n in plan.parallelism.items() if n != hints.get(c)}
     if changed:
         print(f"\nset in {topology.path.name}: " + ", ".join(f"{c} par={n}" for c, n in changed.items()))
-        print(f"running topology (up to each task count): storm rebalance {topology.name} "
+        print(f"running topology (up to each task count): storm-planner rebalance {topology.name} "
               + " ".join(f"-e {c}={n}" for c, n in changed.items()))
     for note in plan.notes:
         print(f"note: {note}")

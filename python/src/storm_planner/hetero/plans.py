@@ -4,8 +4,8 @@ Instance ``i`` of a component is the component's ``i``-th executor in the
 problem (the starting execution graph); instances beyond those are new
 executors named ``<component>/<i>`` (the first free index), which a planner
 with ``changes_parallelism`` may return. Storm creates them on a rebalance
-(``storm rebalance -e component=n``, up to the component's task count) or at
-submission with the new parallelism hints.
+(``storm-planner rebalance NAME -e component=n``, up to the component's task
+count) or at submission with the new parallelism hints.
 """
 from __future__ import annotations
 

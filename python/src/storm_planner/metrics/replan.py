@@ -180,8 +180,11 @@ class Replanner:
                        f"{left} left{'; ' + str(cut) + ' wanted' if cut > len(moved) else ''})")
         if not moved or verdict is None:
             reason = "no move needed" if not moved else f"no placement better by {settings.min_gain:.0%}"
-            return self._keep(problem, algorithm, f"re-planned ({why}) with {algorithm}: {reason}; "
+            kept = self._keep(problem, algorithm, f"re-planned ({why}) with {algorithm}: {reason}; "
                                                   f"current placement kept{budget_note}")
+            # The parallelism advice stands whatever the placement (its 'now' rate is for the
+            # planner's own placement of the running executors).
+            return kept.replace(advice=candidate.advice)
         with self._lock:
             state.moves_used += len(moved)
         notes = list(candidate.notes) + [

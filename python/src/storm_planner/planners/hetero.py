@@ -26,8 +26,9 @@ and rates are propagated with eq. 8 (:mod:`storm_planner.hetero`).
   threshold 1 tuple/s); else double ``Scale``, restore the last stable state
   and continue.
 
-Three refinements, each needed for the heuristic to work at all on some of the
-paper's own instances (measured in ``benchmarks/reports/hetero.md``):
+Four refinements, each needed for the heuristic to work at all, or within 4 %
+of the optimum, on some of the paper's own instances (measured in
+``benchmarks/reports/hetero.md``):
 
 1. *Next-hottest task.* When the hottest task's component cannot take an
    instance (its bound is reached, or no machine can take one), the next
@@ -47,6 +48,17 @@ paper's own instances (measured in ``benchmarks/reports/hetero.md``):
    enough; without a bound the loop does not end. The bound also keeps the
    batches of 2. from shredding a component into many tiny instances.
 
+4. *A re-placement descent* after Alg. 2 (:mod:`._hetero_descent`): Alg. 2
+   only adds instances and never moves one, and ends 4–6 % below the optimum
+   on some small clusters (Star on one Pentium and two identical machines;
+   random instances). The descent repeatedly takes two components out and
+   puts them back in the best way (exactly, on small clusters; one component
+   at a time by water-filling on large ones) while that raises the sustainable
+   rate, from Alg. 2's graph and from the fluid LP's optimum rounded to whole
+   instances; the better result is kept. ``-p descent=false`` switches it off;
+   a running topology's fixed graph gets the same descent with its instance
+   counts kept.
+
 An instance is only added if it relieves the task it is taken for (an ``all``
 or ``global`` input cannot be divided).
 
@@ -59,40 +71,49 @@ Storm fixes parallelism at submission (a rebalance can raise it up to the task
 count), so ``mode`` selects what may change: ``search`` (the paper: new
 executors ``<component>/<i>`` may be returned), ``fixed`` (an extension, not in
 the paper: place exactly the problem's executors, the most demanding first on
-the machine that keeps the highest sustainable rate, and note the advised
-parallelism) or ``auto`` (default: ``fixed`` for a topology Storm already
-runs — it has a ``current`` assignment or executors named by task range,
-``[3-4]``, as the planner service sends — else ``search``). The Nimbus plugin
-can only place executors that exist, so through the service ``hetero``
-places the running graph and its notes carry the advised parallelism.
+the machine that keeps the highest sustainable rate, and advise a parallelism)
+or ``auto`` (default: ``fixed`` for a topology Storm already runs — it has a
+``current`` assignment or executors named by task range, ``[3-4]``, as the
+planner service sends — else ``search``). The Nimbus plugin can only place
+executors that exist, so through the service ``hetero`` places the running
+graph; the search's graph, each component bounded by its task count (the sum
+of its executors' task ranges: a rebalance cannot go beyond it), becomes the
+plan's ``advice`` with the predicted max input rate now and after — what
+``storm-planner rebalance`` applies, or the service itself with
+``planner.rebalance: true`` (``docs/rebalance.md``).
 
 Parameters (``-p key=value`` or the same key in ``options``): ``input_rate``
 (IR0; default the profile's, else 1), ``threshold`` (tuples/s, 1), ``mac``
 (percent of each node's capacity usable, 100), ``max_instances`` (per
-component, default 2 × usable machines), ``max_batch`` (64),
-``max_iterations`` (100000), ``mode``, ``literal`` (false; true drops
-refinements 1 and 2 — the paper's rules as written, for comparison).
+component, default 2 × usable machines; on a running topology also at most
+each component's task count), ``max_batch`` (64),
+``max_iterations`` (100000), ``mode``, ``descent`` (true: refinement 4),
+``literal`` (false; true drops refinements 1, 2 and 4 — the paper's rules as
+written, for comparison).
 
 Complexity: FirstAssignment O(E·M) for E starting executors and M machines.
 Each MaximizeThroughput iteration costs O(C·M + S) (C components, S streams),
 times the tasks and batch sizes tried when an instance does not fit; there are
 O(I · log2(IR*/threshold)) iterations for I final instances and the final rate
-IR* — 0.1–0.4 s for Table IV's large cluster (180 machines, 220–430
-instances, on a loaded 2-core machine; ``benchmarks/reports/hetero.md``). No randomness: the result is the
+IR*; the descent's cost is in :mod:`._hetero_descent`. In all, 0.4–0.7 s for
+Table IV's large cluster (180 machines, about 1,000–1,250 instances, on a
+loaded 2-core machine; ``benchmarks/reports/hetero.md``). No randomness: the result is the
 same for every seed.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any, Sequence
 
 import re
 
 import numpy as np
 
 from storm_planner.core.errors import InfeasibleError, ProblemError
-from storm_planner.core.plan import Plan
+from storm_planner.core.plan import ParallelismAdvice, Plan
 from storm_planner.core.problem import Problem
+from storm_planner.planners._hetero_descent import improve
 from storm_planner.hetero.model import ALL, HeteroModel, build_model
 from storm_planner.hetero.plans import plan_from_placement, starting_parallelism
 from storm_planner.hetero.rates import ComponentRates, propagate
@@ -102,7 +123,7 @@ from storm_planner.planners.base import Planner, register
 EPSILON = 1e-9
 MODES = ("auto", "search", "fixed")
 DEFAULT_MAX_BATCH = 64
-TASK_RANGE = re.compile(r"^\[\d+-\d+\]$")  # Storm's executor ids: "[start-end]" task ranges
+TASK_RANGE = re.compile(r"^\[(\d+)-(\d+)\]$")  # Storm's executor ids: "[start-end]" task ranges
 
 
 def setting(problem: Problem, params: dict[str, Any], key: str, default: Any = None) -> Any:
@@ -178,7 +199,7 @@ class GraphState:
         return [(c, first) for _, c, first in sorted(tasks)]
 
     def new_instance_machines(self, c: int, hot_is_first: bool, input_rate: float,
-                              max_instances: int | None, max_batch: int) -> list[int] | None:
+                              max_instances: Sequence[int] | None, max_batch: int) -> list[int] | None:
         """Machines for ``k`` new instances of ``c``, the smallest ``k`` that fits, or None.
 
         Each new instance goes, in turn, to the most suitable machine: the least
@@ -189,7 +210,7 @@ class GraphState:
         n = len(self.machines_of[c])
         hot_before = self.rates.per_instance[c] + (self.rates.first[c] if hot_is_first else 0.0)
         for k in range(1, max_batch + 1):
-            if max_instances is not None and n + k > max_instances:
+            if max_instances is not None and n + k > max_instances[c]:
                 return None
             per_instance, first, base = self._with_instances(c, n + k)
             hot_after = per_instance + (first if hot_is_first else 0.0)
@@ -276,10 +297,11 @@ class SearchResult:
     input_rate: float      # the last stable rate of the search
     iterations: int
     initial_rate: float
+    descent_steps: int = 0  # steps refinement 4 took from the heuristic's graph
 
 
 def maximize_throughput(model: HeteroModel, state: GraphState, input_rate: float, *,
-                        threshold: float = 1.0, max_instances: int | None = None,
+                        threshold: float = 1.0, max_instances: Sequence[int] | None = None,
                         max_batch: int = 1, next_hottest: bool = True,
                         max_iterations: int = 100_000) -> SearchResult:
     """Alg. 2: raise the rate, add instances of hot components, halve the step when stuck."""
@@ -312,9 +334,15 @@ def maximize_throughput(model: HeteroModel, state: GraphState, input_rate: float
 
 
 def search(model: HeteroModel, parallelism: list[int], *, threshold: float = 1.0,
-           max_instances: int | None = None, max_batch: int = 1, next_hottest: bool = True,
-           max_iterations: int = 100_000) -> tuple[SearchResult, list[str]]:
-    """FirstAssignment then MaximizeThroughput, lowering IR0 if the start does not fit."""
+           max_instances: int | Sequence[int] | None = None, max_batch: int = 1, next_hottest: bool = True,
+           descend: bool = False, max_iterations: int = 100_000) -> tuple[SearchResult, list[str]]:
+    """FirstAssignment then MaximizeThroughput, lowering IR0 if the start does not fit.
+
+    ``max_instances`` bounds the instances of every component (one number) or
+    of each (one per component, e.g. its task count on a running topology).
+    """
+    if isinstance(max_instances, (int, np.integer)):
+        max_instances = [int(max_instances)] * model.n_components
     if not (propagate(model, parallelism).total[:, None] * model.cost).any():
         raise ProblemError("no task uses CPU at any input rate: the topology needs a spout with profiled times")
     notes = []
@@ -333,6 +361,11 @@ def search(model: HeteroModel, parallelism: list[int], *, threshold: float = 1.0
                                  next_hottest=next_hottest, max_iterations=max_iterations)
     if result.iterations >= max_iterations:
         notes.append(f"stopped after max_iterations={max_iterations}")
+    if descend:
+        upper = max_instances if max_instances is not None else result.state.placement().parallelism
+        improved, steps = improve(model, result.state.placement(), parallelism, upper)
+        result = replace(result, state=GraphState(model, [list(m) for m in improved.machines_of]),
+                         descent_steps=steps)
     return result, notes
 
 
@@ -381,33 +414,90 @@ class HeteroPlanner(Planner):
         start = starting_parallelism(problem, model)
         max_instances = int(setting(problem, params, "max_instances", 2 * model.n_machines))
         literal = _flag(setting(problem, params, "literal", False))
+        # A running topology can only grow each component up to its task count (by a rebalance).
+        bounds = task_bounds(problem, model, start, max_instances) if mode == "fixed" else max(max_instances, *start)
         result, notes = search(
             model, start,
             threshold=float(setting(problem, params, "threshold", 1.0)),
-            max_instances=max(max_instances, *start),
+            max_instances=bounds,
             max_batch=1 if literal else int(setting(problem, params, "max_batch", DEFAULT_MAX_BATCH)),
             next_hottest=not literal,
+            descend=not literal and _flag(setting(problem, params, "descent", True)),
             max_iterations=int(setting(problem, params, "max_iterations", 100_000)),
         )
         figures = {"search_input_rate": result.input_rate, "initial_input_rate": result.initial_rate,
-                   "iterations": float(result.iterations)}
+                   "iterations": float(result.iterations), "descent_steps": float(result.descent_steps)}
         if mode == "search":
             return plan_from_placement(problem, model, result.state.placement(), self.name, figures, notes)
 
-        placement = place_fixed_graph(model, start)
-        advised = result.state.placement()
-        advice = ", ".join(f"{c}={n}" for c, n in zip(model.components, advised.parallelism.tolist()))
-        notes.append(
-            f"parallelism kept (running topology); advised: {advice} for max input rate "
-            f"{max_input_rate(model, advised):.6g} vs {max_input_rate(model, placement):.6g} now — "
-            f"apply with `storm rebalance {problem.topology_id} -e <component>=<n>` (up to each task count)"
-        )
-        return plan_from_placement(problem, model, placement, self.name, figures, notes)
+        placement, _ = improve(model, place_fixed_graph(model, start), start, start)  # counts kept
+        advice = parallelism_advice(problem, model, result.state.placement(), placement)
+        notes.append(advice_note(problem, advice))
+        return plan_from_placement(problem, model, placement, self.name, figures, notes).replace(advice=advice)
 
 
 def is_submitted(problem: Problem) -> bool:
     """Does Storm already run this topology (a current placement, or executors named by task range)?"""
     return bool(problem.current) or any(TASK_RANGE.match(e.id) for e in problem.executors)
+
+
+# -- advice for a running topology -----------------------------------------------------------
+
+def task_counts(problem: Problem) -> dict[str, int]:
+    """Tasks per component, from executors named by task range (``[3-4]`` holds 2 tasks).
+
+    Storm creates a component's tasks at submission (``topology.tasks``, by
+    default its parallelism hint) and a rebalance can spread them over at most
+    that many executors. Components with executors named otherwise (problem
+    files: ``<component>/<i>``) have no known task count and are left out.
+    """
+    counts: dict[str, int] = {}
+    unknown: set[str] = set()
+    for executor in problem.executors:
+        match = TASK_RANGE.match(executor.id)
+        if match is None:
+            unknown.add(executor.component)
+            continue
+        first, last = int(match.group(1)), int(match.group(2))
+        counts[executor.component] = counts.get(executor.component, 0) + last - first + 1
+    return {c: n for c, n in counts.items() if c not in unknown}
+
+
+def task_bounds(problem: Problem, model: HeteroModel, start: list[int], max_instances: int) -> list[int]:
+    """Per component, the most instances the advice may give: its task count where known, and
+    at most ``max_instances`` (refinement 3); never fewer than it runs now."""
+    tasks = task_counts(problem)
+    return [max(n, min(tasks.get(c, max_instances), max_instances)) for c, n in zip(model.components, start)]
+
+
+def parallelism_advice(problem: Problem, model: HeteroModel, advised: Placement,
+                       placement: Placement) -> ParallelismAdvice:
+    """The search's parallelism for the user components vs the running one, with both max input rates."""
+    tasks = task_counts(problem)
+    user = [i for i in range(model.n_components) if not model.is_system[i]]
+    return ParallelismAdvice(
+        parallelism=MappingProxyType({model.components[i]: int(advised.parallelism[i]) for i in user}),
+        current=MappingProxyType({model.components[i]: int(placement.parallelism[i]) for i in user}),
+        tasks=MappingProxyType({model.components[i]: tasks[model.components[i]]
+                                for i in user if model.components[i] in tasks}),
+        max_input_rate=float(max_input_rate(model, advised)),
+        current_max_input_rate=float(max_input_rate(model, placement)),
+    )
+
+
+def advice_note(problem: Problem, advice: ParallelismAdvice) -> str:
+    """The advice in one line, with the command that applies it."""
+    name = problem.options.get("topology.name") or problem.topology_id  # rebalance takes the name
+    listed = ", ".join(f"{c}={n}" for c, n in advice.parallelism.items())
+    text = (f"parallelism kept (running topology); advised: {listed} for max input rate "
+            f"{advice.max_input_rate:.6g} vs {advice.current_max_input_rate:.6g} now")
+    if not advice.changes:
+        return f"{text} — nothing to change"
+    if advice.gain <= 0:
+        return f"{text} — no gain predicted from more executors: nothing to change"
+    limit = "" if all(c in advice.tasks for c in advice.changes) else " (up to each task count)"
+    executors = " ".join(f"-e {c}={n}" for c, n in advice.changes.items())
+    return f"{text} ({advice.gain:+.0%}) — apply with `storm-planner rebalance {name} {executors}`{limit}"
 
 
 def _flag(value: Any) -> bool:

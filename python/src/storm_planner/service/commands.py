@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from storm_planner.cli import CommandError
 from storm_planner.service.server import DEFAULT_HOST, DEFAULT_PORT
+from storm_planner.submit.commands import NIMBUS_ENV
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -15,6 +17,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                        help="planner for topologies that name none (default even)")
     serve.add_argument("--plan-log", metavar="FILE",
                        help="append every plan answered to FILE as JSON lines")
+    serve.add_argument("--nimbus", metavar="HOST:PORT", default=os.environ.get(NIMBUS_ENV),
+                       help=f"Nimbus Thrift address, to rebalance topologies with planner.rebalance: true "
+                            f"(default: ${NIMBUS_ENV}; none: never rebalance)")
     from storm_planner.metrics.service import add_serve_arguments
 
     add_serve_arguments(serve)
@@ -33,11 +38,18 @@ def serve_command(args: argparse.Namespace) -> int:
     if args.default_algorithm not in available():
         raise CommandError(f"unknown default algorithm {args.default_algorithm!r}; "
                            f"known: {', '.join(available())}")
+    if args.nimbus:
+        from storm_planner.submit.operations import SubmitError, parse_nimbus
+
+        try:
+            parse_nimbus(args.nimbus)
+        except SubmitError as error:
+            raise CommandError(f"--nimbus: {error}") from None
     from storm_planner.metrics.service import metrics_for_serve
 
     with metrics_for_serve(args) as (metrics, replanner):
         serve(args.host, args.port, args.default_algorithm, plan_log=args.plan_log,
-              metrics=metrics, replanner=replanner)
+              metrics=metrics, replanner=replanner, nimbus=args.nimbus)
     return 0
 
 

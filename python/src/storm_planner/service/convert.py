@@ -116,6 +116,8 @@ def problem_from_thrift(
     extra = {k: v for k, v in options.items() if k not in _OPTION_KEYS}
     if spec.num_workers:
         extra["workers"] = spec.num_workers
+    if spec.name:
+        extra["topology.name"] = spec.name  # as in Storm's conf; a rebalance names the topology by it
     known_options: dict[str, Any] = {}
     for key, (field, kind) in _OPTION_KEYS.items():
         if key in options:

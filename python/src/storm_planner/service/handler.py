@@ -5,6 +5,11 @@ promised to earlier topologies taken out. A topology's failure (bad spec,
 unknown algorithm, infeasible, over the deadline, a planner bug) becomes a
 typed ``PlanError`` for that topology alone; the plugin falls back to Storm's
 default scheduler for it and applies the others.
+
+A plan may advise a running topology's parallelism (``Plan.advice``); for a
+topology with ``planner.rebalance: true`` the service then asks Nimbus to
+rebalance it — after the answer has gone back to the plugin
+(:meth:`PlannerHandler.after_answer`, :mod:`storm_planner.service.rebalance`).
 """
 from __future__ import annotations
 
@@ -18,10 +23,12 @@ from typing import Any, Callable, Mapping
 
 from storm_planner import __version__
 from storm_planner.core.errors import PlanningError
+from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.core.problem import Problem
 from storm_planner.planners import available, run
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.convert import error_to_thrift, plan_to_thrift, problem_from_thrift
+from storm_planner.service.rebalance import AutoRebalancer
 
 log = logging.getLogger("storm_planner.service")
 
@@ -35,12 +42,15 @@ MetricsSource = Callable[[str], Mapping[str, Any] | None]
 
 class PlannerHandler:
     def __init__(self, default_algorithm: str = "even", metrics: MetricsSource | None = None,
-                 plan_log: Path | None = None, replanner: Any | None = None) -> None:
+                 plan_log: Path | None = None, replanner: Any | None = None,
+                 nimbus: str | None = None) -> None:
         self.default_algorithm = default_algorithm
         self.metrics = metrics
         # Decides keep-or-re-plan for running topologies (storm_planner.metrics.replan.Replanner).
         self.replanner = replanner
         self.plan_log = PlanLog(plan_log) if plan_log else None
+        # Applies parallelism advice through Nimbus for topologies that opt in (needs Nimbus' address).
+        self.rebalancer = AutoRebalancer(nimbus, record=self.plan_log.event if self.plan_log else None)
         self.started = time.monotonic()
         # One worker: planners run one at a time; a planner that overruns its
         # deadline is abandoned (its answer ignored), not killed.
@@ -68,10 +78,16 @@ class PlannerHandler:
             taken.update((s.node_id, s.port) for s in result.assignments.values())
         return T.PlanResponse(request_id=request.request_id, plans=plans)
 
+    def after_answer(self) -> None:
+        """Work that must wait until the plugin has the answer (the server calls it after each reply):
+        Nimbus is inside a scheduling round until then."""
+        self.rebalancer.after_answer()
+
     # -- one topology ----------------------------------------------------------
     def _plan_topology(self, request: Any, spec: Any, algorithm: str, taken: set, remaining: float) -> Any:
         started = time.monotonic()
         outcome, executors = "ok", len(spec.executors)
+        advice = None
         try:
             if remaining <= 0:
                 raise TimeoutError("no time left in the plugin's deadline")
@@ -83,6 +99,10 @@ class PlannerHandler:
             notes.extend((measured or {}).get("notes") or ())
             if not problem.measured:
                 notes.append("no metrics for this topology: loads and rates are estimates")
+            advice = plan.advice
+            rebalance = self.rebalancer.consider(spec.id, spec.name or spec.id, problem.options.extra, advice)
+            if rebalance:
+                notes.append(rebalance)
             result = plan_to_thrift(spec.id, plan.replace(notes=tuple(notes)))
         except (TimeoutError, concurrent.futures.TimeoutError):
             outcome = "timeout"
@@ -103,7 +123,7 @@ class PlannerHandler:
             f" error={result.error.message!r}" if result.error else "",
         )
         if self.plan_log:
-            self.plan_log.write(request.request_id, result)
+            self.plan_log.write(request.request_id, result, advice)
         return result
 
     def _measure(self, spec: Any, nodes: list) -> Mapping[str, Any] | None:
@@ -128,16 +148,19 @@ class PlannerHandler:
 
 class PlanLog:
     """Every plan the service answered, one JSON line each: what the operator (and the
-    end-to-end tests) compare with what Nimbus applied."""
+    end-to-end tests) compare with what Nimbus applied. Other events (``"event":
+    "rebalance"``: a rebalance the service asked Nimbus for, and its outcome) are
+    lines of the same file; plan records have ``"event": "plan"``."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
 
-    def write(self, request_id: str, plan: Any) -> None:
+    def write(self, request_id: str, plan: Any, advice: ParallelismAdvice | None = None) -> None:
         record = {
             "time": time.time(),
+            "event": "plan",
             "request_id": request_id,
             "topology": plan.topology_id,
             "algorithm": plan.algorithm,
@@ -149,15 +172,25 @@ class PlanLog:
                 "kind": T.ErrorKind._VALUES_TO_NAMES.get(plan.error.kind, str(plan.error.kind)),
                 "message": plan.error.message,
             },
+            **({"advice": advice.to_dict()} if advice else {}),
         }
+        self._append(record)
+
+    def event(self, record: Mapping[str, Any]) -> None:
+        """Another kind of record (``record["event"]`` names it), stamped with the time."""
+        self._append({"time": time.time(), **record})
+
+    def _append(self, record: Mapping[str, Any]) -> None:
         with self._lock, self.path.open("a") as out:
             out.write(json.dumps(record) + "\n")
 
 
-def read_plan_log(path: Path) -> list[dict]:
-    """The records of a plan log, oldest first (missing file: none)."""
+def read_plan_log(path: Path, event: str | None = "plan") -> list[dict]:
+    """The records of a plan log, oldest first (missing file: none): the plans by default,
+    the records of another ``event`` (e.g. ``"rebalance"``), or every record (``event=None``)."""
     try:
         lines = Path(path).read_text().splitlines()
     except FileNotFoundError:
         return []
-    return [json.loads(line) for line in lines if line.strip()]
+    records = [json.loads(line) for line in lines if line.strip()]
+    return [r for r in records if event is None or r.get("event", "plan") == event]

@@ -1,7 +1,9 @@
 """``storm-planner serve``: the threaded Thrift server the Nimbus plugin calls.
 
 Framed transport and binary protocol, as Storm's own Thrift services use.
-Listens on loopback by default: the planner trusts its callers.
+Listens on loopback by default: the planner trusts its callers. After each
+reply has been sent, the handler's ``after_answer()`` runs (work such as a
+rebalance request, which must not happen while Nimbus waits for the answer).
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.rpc import make_server
+from thriftpy2.thrift import TProcessor
 from thriftpy2.transport import TFramedTransportFactory
 
 from storm_planner.service.contract import planner_thrift as T
@@ -25,21 +28,42 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7627
 
 
+class AnswerFirstProcessor(TProcessor):
+    """Thrift's processor, then the handler's ``after_answer()`` once the reply is flushed
+    (also when it could not be sent: what was decided still stands)."""
+
+    def process(self, iprot, oprot) -> None:
+        try:
+            super().process(iprot, oprot)
+        finally:
+            after = getattr(self._handler, "after_answer", None)
+            if after is not None:
+                try:
+                    after()
+                except Exception:  # noqa: BLE001 - never cost the connection its next call
+                    log.exception("after_answer failed")
+
+
 def build_server(handler: PlannerHandler, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT):
-    return make_server(
+    server = make_server(
         T.PlannerService, handler, host=host, port=port,
         proto_factory=TBinaryProtocolFactory(),
         trans_factory=TFramedTransportFactory(),
         client_timeout=60_000,
     )
+    server.processor = AnswerFirstProcessor(T.PlannerService, handler)
+    return server
 
 
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm: str = "even",
-          metrics: MetricsSource | None = None, plan_log: Path | None = None, replanner=None) -> None:
-    """Serve until SIGTERM/SIGINT."""
-    server = build_server(PlannerHandler(default_algorithm, metrics, plan_log, replanner), host, port)
+          metrics: MetricsSource | None = None, plan_log: Path | None = None, replanner=None,
+          nimbus: str | None = None) -> None:
+    """Serve until SIGTERM/SIGINT. ``nimbus`` (HOST:PORT) lets the service rebalance topologies."""
+    handler = PlannerHandler(default_algorithm, metrics, plan_log, replanner, nimbus=nimbus)
+    server = build_server(handler, host, port)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    log.info("planner service listening on %s:%d (default algorithm %s)", host, port, default_algorithm)
+    log.info("planner service listening on %s:%d (default algorithm %s%s)", host, port, default_algorithm,
+             f"; rebalances through Nimbus {nimbus}" if nimbus else "")
     try:
         server.serve()
     except KeyboardInterrupt:

@@ -1,4 +1,4 @@
-"""Submit-time options that reshape a topology: parallelism and groupings.
+"""Submit-time options that reshape a topology: parallelism, task counts and groupings.
 
 Storm fixes each component's parallelism hint and input groupings in the
 topology structure sent at submission, not in the topology configuration, so
@@ -8,6 +8,13 @@ streamparse ``Topology`` class before it is submitted. The submit command calls
 class whose ``conf_prefix`` is ``P``:
 
 - ``P.parallelism.<component>=N`` — the component's parallelism hint (executors);
+- ``P.tasks.<component>=N`` — the component's task count (Storm's
+  ``topology.tasks`` in the component's own configuration; by default the
+  parallelism hint). Storm never changes a running topology's task count, but a
+  rebalance (``storm-planner rebalance NAME -e <component>=K``) can spread the
+  tasks over any K ≤ N executors: submit with more tasks than executors to
+  leave room to grow (``docs/rebalance.md``). N must be at least the
+  component's parallelism hint (Storm would otherwise run only N executors);
 - ``P.grouping.<component>=shuffle|global|all|local_or_shuffle|none|fields:a,b``
   — the grouping of every input of that component (changing it can change what
   the topology computes; the defaults are the ones whose output the oracles
@@ -18,11 +25,14 @@ default shape.
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping
 
 from streamparse import Grouping
 
 from storm_planner.streaming.conf import ConfError
+
+TASKS_KEY = "topology.tasks"  # Storm's key; per component in its ComponentCommon.json_conf
 
 
 def _components(topology_class) -> dict:
@@ -52,30 +62,53 @@ def _restore_defaults(topology_class, components: dict) -> None:
     saved = topology_class.__dict__.get("_declared_shape")
     if saved is None:
         topology_class._declared_shape = {
-            name: (c.common.parallelism_hint, dict(c.common.inputs or {}))
+            name: (c.common.parallelism_hint, dict(c.common.inputs or {}), c.common.json_conf)
             for name, c in components.items()}
         return
-    for name, (hint, inputs) in saved.items():
+    for name, (hint, inputs, json_conf) in saved.items():
         components[name].common.parallelism_hint = hint
+        components[name].common.json_conf = json_conf
         if components[name].common.inputs is not None:
             components[name].common.inputs.clear()
             components[name].common.inputs.update(inputs)
 
 
-def configure_topology(topology_class, options: Mapping[str, Any] | None) -> dict:
-    """Apply ``<prefix>.parallelism.*``/``<prefix>.grouping.*`` options in place.
+def _positive_integer(key: str, value: Any) -> int:
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isdigit() or int(text) < 1:
+        raise ConfError(f"{key}={value!r}: expected a positive integer")
+    return int(text)
 
-    Returns what changed, ``{"parallelism": {...}, "grouping": {...}}``, for the
-    submit command to print. A class without ``conf_prefix`` is left alone.
+
+def _set_task_count(component, count: int) -> None:
+    """``topology.tasks`` in the component's own configuration (a JSON text in the Thrift struct)."""
+    conf = json.loads(component.common.json_conf or "{}")
+    conf[TASKS_KEY] = count
+    component.common.json_conf = json.dumps(conf)
+
+
+def _check_tasks_cover_hints(components: dict, tasks: Mapping[str, int], prefix: str) -> None:
+    for name, count in tasks.items():
+        hint = components[name].common.parallelism_hint
+        if isinstance(hint, int) and count < hint:
+            raise ConfError(f"{prefix}.tasks.{name}={count} is below its parallelism hint {hint}: "
+                            f"Storm would run only {count} executors")
+
+
+def configure_topology(topology_class, options: Mapping[str, Any] | None) -> dict:
+    """Apply ``<prefix>.parallelism.*``/``<prefix>.tasks.*``/``<prefix>.grouping.*`` options in place.
+
+    Returns what changed, ``{"parallelism": {...}, "tasks": {...}, "grouping": {...}}``,
+    for the submit command to print. A class without ``conf_prefix`` is left alone.
     """
     prefix = getattr(topology_class, "conf_prefix", None)
-    changed: dict = {"parallelism": {}, "grouping": {}}
+    changed: dict = {"parallelism": {}, "tasks": {}, "grouping": {}}
     if not prefix:
         return changed
     components = _components(topology_class)
     _restore_defaults(topology_class, components)
     for key, value in (options or {}).items():
-        for kind in ("parallelism", "grouping"):
+        for kind in ("parallelism", "tasks", "grouping"):
             head = f"{prefix}.{kind}."
             if not str(key).startswith(head):
                 continue
@@ -85,12 +118,13 @@ def configure_topology(topology_class, options: Mapping[str, Any] | None) -> dic
                                 f"(components: {', '.join(sorted(components))})")
             component = components[name]
             if kind == "parallelism":
-                text = str(value).strip()
-                if isinstance(value, bool) or not text.isdigit() or int(text) < 1:
-                    raise ConfError(f"{key}={value!r}: expected a positive integer")
-                hint = int(text)
+                hint = _positive_integer(key, value)
                 component.common.parallelism_hint = hint
                 changed["parallelism"][name] = hint
+            elif kind == "tasks":
+                count = _positive_integer(key, value)
+                _set_task_count(component, count)
+                changed["tasks"][name] = count
             else:
                 if name in getattr(topology_class, "thrift_spouts", {}):
                     raise ConfError(f"{key}: {name!r} is a spout; spouts have no input grouping")
@@ -99,4 +133,5 @@ def configure_topology(topology_class, options: Mapping[str, Any] | None) -> dic
                 for stream_id in list(inputs):
                     inputs[stream_id] = grouping
                 changed["grouping"][name] = str(value)
+    _check_tasks_cover_hints(components, changed["tasks"], prefix)
     return changed

@@ -1,4 +1,4 @@
-"""``storm-planner submit|kill|list``: topologies on a Storm cluster, over Nimbus Thrift."""
+"""``storm-planner submit|kill|rebalance|list``: topologies on a Storm cluster, over Nimbus Thrift."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +7,14 @@ import os
 
 from storm_planner.cli import CommandError
 
-from .operations import SubmitError, kill_topology, list_topologies, parse_options, submit_project
+from .operations import (
+    SubmitError,
+    kill_topology,
+    list_topologies,
+    parse_options,
+    rebalance_topology,
+    submit_project,
+)
 from .project import ProjectError
 
 NIMBUS_ENV = "STORM_PLANNER_NIMBUS"
@@ -47,6 +54,22 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                       help="seconds Storm deactivates before killing (default: topology.message.timeout.secs)")
     kill.set_defaults(handler=cmd_kill)
 
+    rebalance = subparsers.add_parser(
+        "rebalance", help="change a running topology's executors per component (up to each task count)",
+        description="Ask Nimbus to spread a running topology's tasks over a new number of executors per "
+                    "component (Storm's `storm rebalance NAME -e component=N`). A component cannot get "
+                    "more executors than it has tasks (set at submission: <prefix>.tasks.<component>=N).")
+    rebalance.add_argument("name", help="topology name (as `storm-planner list` shows it)")
+    rebalance.add_argument("-e", "--executors", action="append", default=[], metavar="COMPONENT=N",
+                           dest="executors", required=True, help="new executor count of a component (repeatable)")
+    rebalance.add_argument("--wait-secs", type=int, default=None, metavar="S",
+                           help="seconds Storm deactivates the topology first (default: topology.message.timeout.secs)")
+    rebalance.add_argument("--wait-applied", nargs="?", type=float, const=120.0, default=None, metavar="SECS",
+                           help="wait until Nimbus runs the new executors, asking once more if Storm lost the "
+                                "request (default 120 s after the wait)")
+    _nimbus_arg(rebalance)
+    rebalance.set_defaults(handler=cmd_rebalance)
+
     lst = subparsers.add_parser("list", help="topologies on the cluster: name, id, status, workers, executors")
     _nimbus_arg(lst)
     lst.add_argument("--json", action="store_true", help="print JSON")
@@ -74,6 +97,34 @@ def cmd_kill(args: argparse.Namespace) -> int:
         kill_topology(args.nimbus or _default_nimbus(), args.name, wait_secs=args.wait)
     except SubmitError as error:
         raise CommandError(str(error)) from None
+    return 0
+
+
+def parse_executor_counts(pairs: list[str]) -> dict[str, int]:
+    """``["count=4", "split=2"]`` -> ``{"count": 4, "split": 2}``; each component once, counts ≥ 1."""
+    counts: dict[str, int] = {}
+    for pair in pairs:
+        component, sep, value = pair.partition("=")
+        component, value = component.strip(), value.strip()
+        if not sep or not component:
+            raise CommandError(f"-e expects COMPONENT=N, got {pair!r}")
+        if not value.isdigit() or int(value) < 1:
+            raise CommandError(f"-e {pair}: N must be a positive integer (executors)")
+        if component in counts:
+            raise CommandError(f"-e {pair}: {component!r} is given twice")
+        counts[component] = int(value)
+    return counts
+
+
+def cmd_rebalance(args: argparse.Namespace) -> int:
+    counts = parse_executor_counts(args.executors)
+    try:
+        request = rebalance_topology(args.nimbus or _default_nimbus(), args.name, counts, wait_secs=args.wait_secs,
+                                     wait_applied=None if args.wait_applied is None
+                                     else args.wait_applied + (args.wait_secs or 0))
+    except SubmitError as error:
+        raise CommandError(str(error)) from None
+    print(request.describe())
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Submit, kill and list topologies over Nimbus Thrift: no Leiningen, no ssh.
+"""Submit, kill, rebalance and list topologies over Nimbus Thrift: no Leiningen, no ssh.
 
 Submission reuses streamparse's own pieces: the topology class's Thrift
 structure (built by streamparse's DSL), ``streamparse.cli.submit._upload_jar``
@@ -14,6 +14,12 @@ Leiningen, ssh and virtualenvs:
 
 Topology options merge like streamparse's: config.json env ``options``, then
 the Topology class's ``config``, then the command line.
+
+A rebalance (Storm's ``storm rebalance``, which a Storm home built from Maven
+artifacts lacks) changes a running topology's executors per component, up to
+each component's task count: :func:`rebalance_topology` reads the task counts
+from the task ranges of the executors Nimbus reports and refuses what Storm
+would silently cap or reject.
 """
 from __future__ import annotations
 
@@ -24,11 +30,11 @@ import warnings
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import yaml
 
-from storm_planner.cluster.nimbus import nimbus_client
+from storm_planner.cluster.nimbus import nimbus_client, storm_thrift
 
 from .jar import build_topology_jar
 from .project import Project, load_project
@@ -192,9 +198,10 @@ def submit_project(
 
 
 def apply_structure_options(project: Project, options: dict[str, Any]) -> str:
-    """Parallelism and groupings are part of the topology's structure, not its conf: apply
-    ``<prefix>.parallelism.<component>`` / ``<prefix>.grouping.<component>`` options to the
-    topology class before it is serialised. Returns a summary of what changed ('' if nothing)."""
+    """Parallelism, task counts and groupings are part of the topology's structure, not its conf:
+    apply ``<prefix>.parallelism.<component>`` / ``<prefix>.tasks.<component>`` /
+    ``<prefix>.grouping.<component>`` options to the topology class before it is serialised.
+    Returns a summary of what changed ('' if nothing)."""
     from storm_planner.streaming.conf import ConfError
     from storm_planner.streaming.topology import configure_topology
 
@@ -203,6 +210,7 @@ def apply_structure_options(project: Project, options: dict[str, Any]) -> str:
     except ConfError as error:
         raise SubmitError(str(error)) from None
     parts = [f"{c} x{n}" for c, n in sorted(changed["parallelism"].items())]
+    parts += [f"{c} tasks={n}" for c, n in sorted(changed["tasks"].items())]
     parts += [f"{c} {g}" for c, g in sorted(changed["grouping"].items())]
     return ", ".join(parts)
 
@@ -244,6 +252,159 @@ def kill_topology(nimbus: str, name: str, *, wait_secs: int | None = None, wait_
                 return
             time.sleep(1)
         raise SubmitError(f"{name!r} still listed by Nimbus after the kill")
+
+
+@dataclass(frozen=True)
+class RunningComponents:
+    """What Nimbus runs of one topology: executors and tasks per component (its getTopologyInfo)."""
+
+    name: str
+    id: str
+    status: str
+    executors: dict[str, int]
+    tasks: dict[str, int]
+
+
+@dataclass(frozen=True)
+class RebalanceRequest:
+    """A rebalance Nimbus accepted: executors per changed component before and after, and — when
+    it was waited for — whether Nimbus runs them now and how many requests that took."""
+
+    topology: RunningComponents          # as it was before the (first) request
+    executors: dict[str, int]
+    wait_secs: int | None
+    applied: bool | None = None          # None: not waited for
+    requests: int = 1
+
+    def describe(self) -> str:
+        changes = ", ".join(f"{c} {self.topology.executors[c]}->{n}" for c, n in self.executors.items())
+        if self.applied:
+            again = f" ({self.requests} requests: Storm lost the first)" if self.requests > 1 else ""
+            return f"rebalance of {self.topology.name!r} applied: {changes}{again}"
+        wait = f"{self.wait_secs} s" if self.wait_secs is not None else "topology.message.timeout.secs"
+        return f"rebalance of {self.topology.name!r} requested: {changes} (Storm applies it after {wait})"
+
+
+def running_components(client: Any, name: str, where: str = "Nimbus") -> RunningComponents:
+    """Executors and tasks per component of the running topology ``name``, from the task ranges
+    of its executors in ``getTopologyInfo`` (system executors with negative task ids left out)."""
+    summary = next((t for t in client.getClusterInfo().topologies or [] if t.name == name), None)
+    if summary is None:
+        raise SubmitError(f"no topology named {name!r} is running on {where}")
+    info = client.getTopologyInfo(summary.id)
+    executors: dict[str, int] = {}
+    tasks: dict[str, int] = {}
+    for executor in info.executors or []:
+        first, last = executor.executor_info.task_start, executor.executor_info.task_end
+        if first < 0:
+            continue
+        executors[executor.component_id] = executors.get(executor.component_id, 0) + 1
+        tasks[executor.component_id] = tasks.get(executor.component_id, 0) + last - first + 1
+    return RunningComponents(name, summary.id, str(info.status or summary.status), executors, tasks)
+
+
+def check_rebalance(topology: RunningComponents, executors: Mapping[str, int]) -> None:
+    """Refuse, before Nimbus does something else, what a rebalance cannot do: unknown components,
+    fewer than one executor, more executors than the component has tasks, a rebalance under way."""
+    if not executors:
+        raise SubmitError("nothing to rebalance: give at least one -e component=N")
+    if topology.status == "REBALANCING":
+        raise SubmitError(f"{topology.name!r} is being rebalanced already; try again once it is ACTIVE")
+    if not topology.executors:
+        raise SubmitError(f"{topology.name!r} has no executors assigned yet; try again once it runs")
+    for component, count in executors.items():
+        if component not in topology.tasks:
+            raise SubmitError(f"{topology.name!r} has no component {component!r} "
+                              f"(components: {', '.join(sorted(topology.tasks))})")
+        if count < 1:
+            raise SubmitError(f"{component}={count}: a component needs at least one executor")
+        if count > topology.tasks[component]:
+            raise SubmitError(
+                f"{component}={count}: {topology.name!r} has {topology.tasks[component]} task(s) of "
+                f"{component!r}, and a rebalance cannot give it more executors than tasks (submit with "
+                f"<prefix>.tasks.{component}=N to leave room; docs/rebalance.md)")
+
+
+def rebalance_topology(nimbus: str, name: str, executors: Mapping[str, int], *, wait_secs: int | None = None,
+                       wait_applied: float | None = None, requests: int = 2, timeout_ms: int = 10000,
+                       progress: Progress = _print) -> RebalanceRequest:
+    """Ask Nimbus to run ``executors`` (component -> count) for ``name`` after checking that it can.
+
+    ``wait_secs`` is how long Storm deactivates the topology before it redistributes
+    the tasks (default: the topology's ``topology.message.timeout.secs``). Without
+    ``wait_applied``, returns once Nimbus accepted the request. With it, waits up to
+    that many seconds per request until the rebalance is over and checks that Nimbus
+    runs the new executors: Storm 2.8 can lose a rebalance when a client reads the
+    topology (``getClusterInfo``/``getTopologyInfo``, e.g. the UI) at the moment
+    Nimbus redistributes the tasks — it caches the old executors again — so the
+    request is repeated, up to ``requests`` times, before this gives up.
+    """
+    if wait_secs is not None and wait_secs < 0:
+        raise SubmitError(f"--wait-secs {wait_secs}: seconds to wait cannot be negative")
+    host, port = parse_nimbus(nimbus)
+    first = None
+    for attempt in range(1, max(1, requests) + 1):
+        before = _request_rebalance(host, port, name, executors, wait_secs, timeout_ms)
+        first = first or before
+        if wait_applied is None:
+            return RebalanceRequest(first, dict(executors), wait_secs)
+        after = _wait_rebalanced(host, port, name, wait_secs, wait_applied, timeout_ms)
+        if all(after.executors.get(c) == n for c, n in executors.items()):
+            return RebalanceRequest(first, dict(executors), wait_secs, applied=True, requests=attempt)
+        running = ", ".join(f"{c}={after.executors.get(c)}" for c in executors)
+        if attempt < requests:
+            progress(f"rebalance of {name!r} is over but Nimbus still runs {running}; asking again")
+    raise SubmitError(f"Nimbus did not apply the rebalance of {name!r} after {attempt} request(s): "
+                      f"it runs {running}")
+
+
+def _request_rebalance(host: str, port: int, name: str, executors: Mapping[str, int], wait_secs: int | None,
+                       timeout_ms: int) -> RunningComponents:
+    """One checked rebalance request; returns the topology as it was before it."""
+    thrift = storm_thrift()
+    try:
+        with nimbus_client(host, port, timeout_ms) as client:
+            topology = running_components(client, name, f"{host}:{port}")
+            check_rebalance(topology, executors)
+            options = thrift.RebalanceOptions(num_executors=dict(executors))
+            if wait_secs is not None:
+                options.wait_secs = int(wait_secs)
+            client.rebalance(name, options)
+    except SubmitError:
+        raise
+    except Exception as error:  # noqa: BLE001 - Thrift/socket errors become one clear line
+        raise _nimbus_error(error, f"rebalancing {name!r}", name, host, port) from None
+    return topology
+
+
+def _wait_rebalanced(host: str, port: int, name: str, wait_secs: int | None, timeout_s: float,
+                     timeout_ms: int) -> RunningComponents:
+    """The topology once its rebalance is over (no longer REBALANCING): Nimbus has assigned the
+    executors it redistributed by then. Reading it while Nimbus redistributes is what loses a
+    rebalance, so the known wait is slept through first."""
+    deadline = time.monotonic() + timeout_s
+    time.sleep(min(timeout_s, (wait_secs or 0) + 1))
+    while True:
+        try:
+            with nimbus_client(host, port, timeout_ms) as client:
+                topology = running_components(client, name, f"{host}:{port}")
+        except SubmitError:
+            raise
+        except Exception as error:  # noqa: BLE001
+            raise _nimbus_error(error, f"reading {name!r}", name, host, port) from None
+        if topology.status != "REBALANCING" and topology.executors:
+            return topology
+        if time.monotonic() > deadline:
+            raise SubmitError(f"{name!r} is still {topology.status} after {timeout_s:.0f} s")
+        time.sleep(1)
+
+
+def _nimbus_error(error: Exception, doing: str, name: str, host: str, port: int) -> SubmitError:
+    if type(error).__name__ == "NotAliveException":
+        return SubmitError(f"no topology named {name!r} is running on {host}:{port}")
+    if isinstance(error, OSError) or type(error).__name__ == "TTransportException":
+        return SubmitError(f"cannot reach Nimbus at {host}:{port}: {error}")
+    return SubmitError(f"{doing} on Nimbus {host}:{port} failed: {type(error).__name__}: {_thrift_message(error)}")
 
 
 def list_topologies(nimbus: str) -> list[TopologyRow]:
