@@ -1,7 +1,9 @@
 package org.stormplanner.scheduler;
 
+import java.util.Collection;
 import java.util.Map;
 import java.util.TreeMap;
+import org.apache.storm.shade.net.minidev.json.JSONValue;
 
 /**
  * The plugin's settings, read from Nimbus' storm.yaml, and the per-topology switches read from each
@@ -161,7 +163,9 @@ public final class PlannerConfig {
 
     /**
      * The topology's {@code planner.*} keys as strings, sorted, minus the daemon keys (which reach every
-     * topology conf through the storm.yaml merge and say nothing about the topology).
+     * topology conf through the storm.yaml merge and say nothing about the topology). Maps and lists
+     * (e.g. a {@code planner.hetero.profiles} given as YAML) are sent as JSON, not as Java's
+     * {@code {k=v}} text, which the service could not read.
      */
     public static Map<String, String> plannerOptionsOf(Map<String, Object> topologyConf) {
         Map<String, String> options = new TreeMap<>();
@@ -172,10 +176,14 @@ public final class PlannerConfig {
             String key = entry.getKey();
             if (key != null && key.startsWith(PREFIX) && !key.startsWith(SERVICE_PREFIX)
                 && !key.equals(DEFAULT_ALGORITHM) && entry.getValue() != null) {
-                options.put(key, entry.getValue().toString());
+                options.put(key, optionText(entry.getValue()));
             }
         }
         return options;
+    }
+
+    private static String optionText(Object value) {
+        return value instanceof Map || value instanceof Collection ? JSONValue.toJSONString(value) : value.toString();
     }
 
     private static String stringOf(Map<String, Object> conf, String key, String defaultValue) {

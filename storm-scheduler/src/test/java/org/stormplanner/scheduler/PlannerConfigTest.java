@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -68,6 +69,15 @@ class PlannerConfigTest {
         conf.put("planner.default.algorithm", "even");
         conf.put("topology.workers", 2);
         assertEquals(Map.of("planner.algorithm", "milp", "planner.max.migrations", "13"),
+            PlannerConfig.plannerOptionsOf(conf));
+    }
+
+    @Test
+    void mapAndListOptionsAreSentAsJson() {
+        Map<String, Object> conf = new HashMap<>();
+        conf.put("planner.hetero.profiles", Map.of("input_rate", 8));
+        conf.put("planner.list", List.of("a", 1));
+        assertEquals(Map.of("planner.hetero.profiles", "{\"input_rate\":8}", "planner.list", "[\"a\",1]"),
             PlannerConfig.plannerOptionsOf(conf));
     }
 }
