@@ -95,3 +95,18 @@ def test_the_gain_of_an_advice_with_nothing_sustainable_now_is_not_a_number_in_j
                                max_input_rate=10.0, current_max_input_rate=0.0)
     assert advice.gain == float("inf") and advice.to_dict()["gain"] is None
     json.dumps(advice.to_dict(), allow_nan=False)
+
+
+def test_topology_options_reach_hetero_under_planner_hetero_keys():
+    # through the service a topology's conf arrives as strings, under its planner.* names
+    roomy = run(running_linear({"mid": 8, "high": 8}), "hetero").advice
+    capped = run(running_linear({"mid": 8, "high": 8}, **{"planner.hetero.max_instances": "1"}), "hetero").advice
+    assert max(roomy.parallelism.values()) > 1
+    assert max(capped.parallelism.values()) == 1
+
+
+def test_search_mode_on_a_running_topology_is_a_clear_error():
+    from storm_planner.core.errors import ProblemError
+
+    with pytest.raises(ProblemError, match="rebalance"):
+        run(running_linear({"high": 4}, **{"planner.hetero.mode": "search"}), "hetero")

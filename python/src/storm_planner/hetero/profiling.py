@@ -276,32 +276,24 @@ def detect_emulation(cgroup_root: Path = CGROUP_CPU) -> EmulationSupport:
     return EmulationSupport(cgroup_ok, taskset_ok, "; ".join(notes))
 
 
-class CpuQuota:
-    """A cgroup v1 CPU group with a CFS quota; processes moved in take their future children along."""
+class CgroupGroup:
+    """A cgroup v1 group under ``root``; processes moved in take their future children along.
 
-    def __init__(self, name: str, cpu_capacity: float, root: Path = CGROUP_CPU) -> None:
+    On exit, leftover processes (already stopped daemons cannot be) go back to the root group and
+    the group is removed.
+    """
+
+    def __init__(self, name: str, root: Path) -> None:
         self.path = root / name
-        self.quota = quota_us(cpu_capacity)
 
-    def __enter__(self) -> "CpuQuota":
+    def __enter__(self):
         self.path.mkdir(exist_ok=True)
-        (self.path / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
-        (self.path / "cpu.cfs_quota_us").write_text(str(self.quota))
         return self
 
     def add(self, pid: int) -> None:
         (self.path / "cgroup.procs").write_text(str(pid))
 
-    def throttled(self) -> dict[str, int]:
-        """``cpu.stat`` of the group (nr_throttled, throttled_time ns, ...)."""
-        stat = {}
-        for line in (self.path / "cpu.stat").read_text().splitlines():
-            key, _, value = line.partition(" ")
-            stat[key] = int(value)
-        return stat
-
     def __exit__(self, *exc) -> None:
-        # Leftover processes (already stopped daemons cannot be) go back to the root group first.
         root_procs = self.path.parent / "cgroup.procs"
         for pid in (self.path / "cgroup.procs").read_text().split():
             try:
@@ -312,6 +304,28 @@ class CpuQuota:
             self.path.rmdir()
         except OSError:
             pass
+
+
+class CpuQuota(CgroupGroup):
+    """A cgroup v1 CPU group with a CFS quota: a machine of ``cpu_capacity`` (100 = one core)."""
+
+    def __init__(self, name: str, cpu_capacity: float, root: Path = CGROUP_CPU) -> None:
+        super().__init__(name, root)
+        self.quota = quota_us(cpu_capacity)
+
+    def __enter__(self) -> "CpuQuota":
+        super().__enter__()
+        (self.path / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
+        (self.path / "cpu.cfs_quota_us").write_text(str(self.quota))
+        return self
+
+    def throttled(self) -> dict[str, int]:
+        """``cpu.stat`` of the group (nr_throttled, throttled_time ns, ...)."""
+        stat = {}
+        for line in (self.path / "cpu.stat").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            stat[key] = int(value)
+        return stat
 
 
 # -- the built-in profiling topology -------------------------------------------------------------

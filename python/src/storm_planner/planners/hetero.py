@@ -82,7 +82,8 @@ plan's ``advice`` with the predicted max input rate now and after — what
 ``storm-planner rebalance`` applies, or the service itself with
 ``planner.rebalance: true`` (``docs/rebalance.md``).
 
-Parameters (``-p key=value`` or the same key in ``options``): ``input_rate``
+Parameters (``-p key=value``, the same key in a problem's ``options``, or
+``planner.hetero.<key>`` in a topology's conf through the service): ``input_rate``
 (IR0; default the profile's, else 1), ``threshold`` (tuples/s, 1), ``mac``
 (percent of each node's capacity usable, 100), ``max_instances`` (per
 component, default 2 × usable machines; on a running topology also at most
@@ -126,12 +127,19 @@ DEFAULT_MAX_BATCH = 64
 TASK_RANGE = re.compile(r"^\[(\d+)-(\d+)\]$")  # Storm's executor ids: "[start-end]" task ranges
 
 
+OPTION_PREFIX = "planner.hetero."  # topology options through the service: planner.hetero.<parameter>
+
+
 def setting(problem: Problem, params: dict[str, Any], key: str, default: Any = None) -> Any:
-    """A planner parameter, else the same key in the problem's options, else ``default``."""
+    """A planner parameter, else the same key in the problem's options (``key`` in a problem file,
+    ``planner.hetero.<key>`` in a topology's conf), else ``default``."""
     if key in params:
         return params[key]
-    value = problem.options.get(key)
-    return default if value is None else value
+    for name in (key, OPTION_PREFIX + key):
+        value = problem.options.get(name)
+        if value is not None:
+            return value
+    return default
 
 
 # -- the search state ---------------------------------------------------------------
@@ -409,6 +417,9 @@ class HeteroPlanner(Planner):
             raise ProblemError(f"mode: one of {', '.join(MODES)}, got {mode!r}")
         if mode == "auto":
             mode = "fixed" if is_submitted(problem) else "search"
+        elif mode == "search" and is_submitted(problem):
+            raise ProblemError("mode=search on a running topology: Storm adds executors only by a rebalance "
+                               "(planner.rebalance, storm-planner rebalance); use mode fixed or auto")
         model = build_model(problem, mac=float(setting(problem, params, "mac", 100.0)),
                             input_rate=_optional_float(setting(problem, params, "input_rate")))
         start = starting_parallelism(problem, model)
