@@ -8,8 +8,12 @@ PYTHON    := $(VENV)/bin/python
 PIP       := $(VENV)/bin/pip
 MVN       ?= mvn -B -q
 PLUGIN    := storm-scheduler/target/storm-planner-scheduler.jar
+LOCK      := python/requirements.lock
+PIP_VERSION   := 26.3
+WHEEL_VERSION := 0.48.0
+UV_VERSION    := 0.13.9
 
-.PHONY: demo test setup python-env plugin system-packages thrift java-test python-test demo-down clean
+.PHONY: demo test setup lock python-env plugin system-packages thrift java-test python-test demo-down clean
 
 demo: setup
 	$(VENV)/bin/storm-planner demo
@@ -33,11 +37,21 @@ system-packages:
 
 python-env: $(VENV)/.installed
 
-$(VENV)/.installed: python/pyproject.toml
+# Installs exactly the versions in the lock (a fresh install would otherwise pull the newest of
+# everything, and a new release can break the build: highspy 1.16 started printing a banner).
+# pyproject.toml keeps version ranges for people who install the package into their own environment.
+$(VENV)/.installed: python/pyproject.toml $(LOCK)
 	python3 -m venv $(VENV)
-	$(PIP) install -q --upgrade pip "setuptools<82" wheel
-	$(PIP) install -q -e "python[all]"
+	$(PIP) install -q "pip==$(PIP_VERSION)" "wheel==$(WHEEL_VERSION)"
+	$(PIP) install -q -c $(LOCK) -e "python[all]"
 	touch $@
+
+# Refresh the lock after changing dependencies in python/pyproject.toml (newest versions that fit;
+# one universal lock for every supported Python, 3.10 and later). Commit the result.
+lock: python-env
+	$(PIP) install -q "uv==$(UV_VERSION)"
+	$(VENV)/bin/uv pip compile python/pyproject.toml --extra all --universal --python-version 3.10 \
+	  --quiet -o $(LOCK)
 
 plugin: $(PLUGIN)
 

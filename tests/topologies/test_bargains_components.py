@@ -65,6 +65,100 @@ def test_as_of_join_waits_for_the_trades_watermark():
     assert join.add_quote(["B", 1_200, 10, 1]) == [(["B", 1_200, 10, 1], None)]  # no trade for B
 
 
+def test_a_pending_quote_keeps_its_vwap_when_the_quotes_run_ahead():
+    join = AsOfJoin()
+    for time_ms, sums in ((1_000, (10, 1)), (2_000, (20, 1)), (3_000, (30, 1))):
+        join.add_vwap("X", time_ms, *sums)
+    join.add_quote(["X", 1_500, 9, 1])  # waits for the trades' watermark
+    join.advance_quotes(3_500)  # the quotes feed is already past the VWAPs the quote needs
+    assert join.advance_trades(4_000) == [(["X", 1_500, 9, 1], (10, 1))]
+
+
+def join_channels(trades_feed, quotes_feed, vwap_tasks=2, window_ms=600_000):
+    """What reaches one join task, per upstream task, in order: lists of (kind, payload) messages.
+
+    As in the topology: the trades' watermarks go to every vwap task (all grouping),
+    each symbol's trades to one vwap task (fields grouping), and each vwap task
+    forwards its data and the watermarks to the join; quotes and their watermarks
+    come on their own channel. A spout emits a watermark before each record of a
+    new event time and END after the last.
+    """
+    from bargains.taq import quote_values, trade_values
+    from storm_planner.streaming.feedio import iter_feed_records
+    from storm_planner.streaming.spout import stable_hash
+
+    def replay(feed, values_of):
+        last = None
+        for record in iter_feed_records(str(feed)):
+            values = values_of(record)
+            if values is None:
+                continue
+            if last is None or values[1] > last:
+                last = values[1]
+                yield "mark", values[1]
+            yield "data", values
+        yield "mark", END
+
+    vwaps = [[] for _ in range(vwap_tasks)]
+    windows = {}
+    for kind, values in replay(trades_feed, trade_values):
+        if kind == "mark":
+            for channel in vwaps:
+                channel.append(("trades mark", values))
+            continue
+        symbol, time_ms, price, size = values
+        window = windows.setdefault(symbol, VwapWindow(window_ms))
+        vwaps[stable_hash(symbol) % vwap_tasks].append(
+            ("vwap", (symbol, time_ms, *window.add(time_ms, price, size))))
+    quotes = [("quotes mark" if kind == "mark" else "quote", values)
+              for kind, values in replay(quotes_feed, quote_values)]
+    return [*vwaps, quotes]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_join_finds_every_bargain_however_its_inputs_interleave(seed):
+    """JoinBolt's logic over randomly paced upstream tasks equals the oracle.
+
+    Each upstream task gets a speed; one vwap task or the quotes far ahead of the
+    others is what a loaded host produces.
+    """
+    import random
+
+    from storm_planner.streaming.watermarks import WatermarkTracker
+
+    from bargains.bolts import watermark_ms
+
+    trades_feed, quotes_feed = bargains.shipped_trades(), bargains.shipped_quotes()
+    expected = bargains.expected_bargains(trades_feed, quotes_feed, margin=0.004)
+    assert expected
+    channels = join_channels(trades_feed, quotes_feed)
+    rng = random.Random(seed)
+    speeds = [rng.choice([1, 10, 100]) for _ in channels]
+    positions = [0] * len(channels)
+    trades_marks = WatermarkTracker(range(len(channels) - 1))
+    join, found, ppm = AsOfJoin(), [], margin_ppm(0.004)
+    while True:
+        open_channels = [c for c in range(len(channels)) if positions[c] < len(channels[c])]
+        if not open_channels:
+            break
+        c = rng.choices(open_channels, weights=[speeds[o] for o in open_channels])[0]
+        kind, payload = channels[c][positions[c]]
+        positions[c] += 1
+        released = []
+        if kind == "vwap":
+            join.add_vwap(*payload)
+        elif kind == "quote":
+            released = join.add_quote(list(payload))
+        elif kind == "quotes mark":
+            join.advance_quotes(watermark_ms(payload / 1000 if payload != END else END))
+        else:
+            advanced = trades_marks.update(c, payload / 1000 if payload != END else END)
+            if advanced is not None:
+                released = join.advance_trades(watermark_ms(advanced))
+        found += [tuple(q) for q, sums in released if sums is not None and is_bargain(q[2], *sums, ppm)]
+    assert sorted(found) == expected
+
+
 # -- components ------------------------------------------------------------------------------
 
 def test_trade_spout_partitions_by_symbol_and_emits_watermarks(tmp_path):

@@ -13,6 +13,8 @@ import importlib
 import logging
 import sys
 
+from storm_planner.core.quiet import answer_only_stdout
+
 # Modules that contribute sub-commands, in help order. A module listed here
 # that is not importable (an optional area) is skipped with a debug line.
 COMMAND_MODULES = (
@@ -60,7 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        return args.handler(args) or 0
+        # Standard output carries the command's answer alone: what a library or a
+        # child process writes to descriptor 1 goes to standard error instead.
+        with answer_only_stdout():
+            return args.handler(args) or 0
     except CommandError as error:
         print(f"storm-planner {args.command}: {error}", file=sys.stderr)
         return 2

@@ -19,10 +19,13 @@ Solved with HiGHS through PuLP: C·M + 1 variables, C + M rows.
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pulp
 
 from storm_planner.core.errors import ProblemError
+from storm_planner.core.quiet import native_output_to_log
 from storm_planner.hetero.model import HeteroModel
 from storm_planner.hetero.rates import propagate
 
@@ -53,7 +56,8 @@ def fluid_solution(model: HeteroModel) -> tuple[float, np.ndarray]:
         lp += pulp.lpSum(share[c, m] for m in range(model.n_machines)) == float(mu[c]) * rate
     for m in range(model.n_machines):
         lp += pulp.lpSum(share[c, m] * float(model.cost[c, m]) for c, mm in share if mm == m) <= float(model.capacity[m])
-    status = lp.solve(pulp.HiGHS(msg=False))
+    with native_output_to_log(logging.getLogger(__name__), "HiGHS (fluid bound)"):
+        status = lp.solve(pulp.HiGHS(msg=False))
     if pulp.LpStatus[status] != "Optimal":
         raise ProblemError(f"fluid bound: the LP ended {pulp.LpStatus[status]}")
     shares = np.full((model.n_components, model.n_machines), np.nan)

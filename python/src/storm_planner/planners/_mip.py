@@ -16,6 +16,7 @@ caller checks it against its own model before use.
 """
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import tempfile
@@ -25,6 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from storm_planner.core.errors import PlanningError
+from storm_planner.core.quiet import native_output_to_log
+
+_log = logging.getLogger(__name__)
 
 INFINITY = float("inf")
 
@@ -93,11 +97,12 @@ class RowBuilder:
 
 
 def solve_mip(mip: Mip, solver: str, seconds: float, seed: int, start: np.ndarray | None) -> MipResult:
-    if solver == "highs":
-        return _solve_highs(mip, seconds, seed, start)
-    if solver == "cbc":
-        return _solve_cbc(mip, seconds, seed, start)
-    raise PlanningError(f"unknown solver {solver!r}")
+    solvers = {"highs": _solve_highs, "cbc": _solve_cbc}
+    if solver not in solvers:
+        raise PlanningError(f"unknown solver {solver!r}")
+    # HiGHS prints its banner from C++ on descriptor 1 (see core.quiet).
+    with native_output_to_log(_log, f"solver {solver}"):
+        return solvers[solver](mip, seconds, seed, start)
 
 
 def _highs_model(mip: Mip):

@@ -8,10 +8,13 @@ weights, so weights are scaled to integers, each at least 1.
 """
 from __future__ import annotations
 
+import logging
 import math
 from typing import Callable, Mapping, Sequence
 
 import pymetis
+
+from storm_planner.core.quiet import native_output_to_log
 
 _SCALE = 1000.0
 
@@ -48,13 +51,14 @@ def bisect_graph(members: Sequence[str], weight: Mapping[str, float],
         starts.append(len(adjacent))
     top_rate = max(rates, default=1.0) or 1.0
     top_weight = max((weight[m] for m in members), default=1.0) or 1.0
-    result = pymetis.part_graph(
-        parts,
-        pymetis.CSRAdjacency(starts, adjacent),
-        vweights=[max(1, round(_SCALE * weight[m] / top_weight)) for m in members],
-        eweights=[max(1, round(_SCALE * r / top_rate)) for r in rates] if rates else None,
-        options=pymetis.Options(seed=int(seed) % 2**31),
-    )
+    with native_output_to_log(logging.getLogger(__name__), "METIS"):
+        result = pymetis.part_graph(
+            parts,
+            pymetis.CSRAdjacency(starts, adjacent),
+            vweights=[max(1, round(_SCALE * weight[m] / top_weight)) for m in members],
+            eweights=[max(1, round(_SCALE * r / top_rate)) for r in rates] if rates else None,
+            options=pymetis.Options(seed=int(seed) % 2**31),
+        )
     groups: dict[int, list[str]] = {}
     for member, part in zip(members, result.vertex_part):
         groups.setdefault(int(part), []).append(member)

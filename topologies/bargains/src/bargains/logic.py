@@ -110,9 +110,18 @@ class AsOfJoin:
         return sums[index - 1] if index else None
 
     def advance_quotes(self, watermark_ms: float) -> None:
-        """Drop VWAP entries that no quote at or after ``watermark_ms`` can need."""
+        """Drop VWAP entries that no quote still to come, nor one still pending, can need.
+
+        A quote still to come has time >= ``watermark_ms``; a pending quote (one
+        that waits for the trades' watermark) can be older, so history is kept
+        from the as-of entry of whichever is earlier. (Pruning up to the
+        quotes' watermark alone lost the VWAPs of pending quotes whenever the
+        quotes feed ran ahead of the trades: those quotes came out unmatched
+        and their bargains were missing.)
+        """
+        horizon = min(watermark_ms, self.pending[0][0]) if self.pending else watermark_ms
         for times, sums in self.history.values():
-            keep_from = bisect.bisect_right(times, watermark_ms) - 1  # the as-of entry for W
+            keep_from = bisect.bisect_right(times, horizon) - 1  # the as-of entry for the horizon
             if keep_from > 0:
                 del times[:keep_from]
                 del sums[:keep_from]
