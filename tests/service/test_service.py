@@ -118,6 +118,20 @@ def test_a_planner_over_the_deadline_gives_timeout_and_the_service_answers_in_ti
         del _REGISTRY[_SleepyPlanner.name]
 
 
+
+def test_a_topology_left_without_time_gets_a_timeout_that_says_why():
+    _REGISTRY[_SleepyPlanner.name] = _SleepyPlanner
+    try:
+        with BackgroundServer(PlannerHandler()) as server, connect(server.host, server.port) as client:
+            slow, starved = client.plan(request(topology("t1", algorithm="test-sleepy"), topology("t2"),
+                                                deadline_ms=300)).plans
+        assert slow.error.kind == T.ErrorKind.TIMEOUT and "ms left of the deadline" in slow.error.message
+        assert starved.error.kind == T.ErrorKind.TIMEOUT
+        assert starved.error.message == ("not planned: the topologies before it in this request used up "
+                                         "the deadline (300 ms)")
+    finally:
+        del _REGISTRY[_SleepyPlanner.name]
+
 def test_metrics_source_replaces_estimates():
     from storm_planner.core.problem import Executor, Traffic
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-from storm_planner.core.derive import derive_executors, derive_traffic
+from storm_planner.core.derive import derive_executors
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.fields import non_negative as _non_negative
 from storm_planner.core.fields import positive as _positive
@@ -62,13 +62,12 @@ def problem_from_dict(data: Mapping[str, Any]) -> Problem:
         executors = derive_executors(components)
     executor_ids = {e.id for e in executors}
 
-    if _optional_list(data, "traffic", ""):
-        traffic = tuple(
-            _traffic(raw, f"traffic[{i}]", executor_ids)
-            for i, raw in enumerate(_list(data, "traffic", ""))
-        )
-    else:
-        traffic = derive_traffic(components, streams, executors)
+    # Measured executor pairs only: traffic implied by the streams stays at component level
+    # (core.traffic), so a problem's size is linear in its executors.
+    traffic = tuple(
+        _traffic(raw, f"traffic[{i}]", executor_ids)
+        for i, raw in enumerate(_optional_list(data, "traffic", ""))
+    )
 
     current = _current(_optional_mapping(data, "current"), executor_ids, {n.id for n in nodes})
     problem = Problem(

@@ -13,10 +13,10 @@ A stream's ``rate`` is what the source component emits on it in total.
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Iterable
 
 from storm_planner.core.problem import Component, Executor, Stream, Traffic
+from storm_planner.core.traffic import TrafficModel
 
 
 def executor_name(component_id: str, index: int) -> str:
@@ -41,30 +41,10 @@ def derive_traffic(
     streams: Iterable[Stream],
     executors: Iterable[Executor],
 ) -> tuple[Traffic, ...]:
-    by_component: dict[str, list[str]] = defaultdict(list)
-    for executor in executors:
-        by_component[executor.component].append(executor.id)
-    rates: dict[tuple[str, str], float] = defaultdict(float)
-    for stream in streams:
-        sources, targets = by_component[stream.source], by_component[stream.target]
-        if not sources or not targets or stream.rate <= 0:
-            continue
-        for source, target, rate in _pairs(stream.grouping, stream.rate, sources, targets):
-            if source != target:
-                rates[(source, target)] += rate
-    return tuple(Traffic(s, t, r) for (s, t), r in rates.items())
+    """Every executor pair the streams imply: O(executors²) for shuffle streams.
 
-
-def _pairs(grouping: str, rate: float, sources: list[str], targets: list[str]):
-    if grouping == "global":
-        for source in sources:
-            yield source, targets[0], rate / len(sources)
-    elif grouping == "all":
-        for source in sources:
-            for target in targets:
-                yield source, target, rate / len(sources)
-    else:
-        share = rate / (len(sources) * len(targets))
-        for source in sources:
-            for target in targets:
-                yield source, target, share
+    For small problems and for checking the component-level figures of
+    :class:`storm_planner.core.traffic.TrafficModel`, which never builds these
+    unless a planner asks.
+    """
+    return TrafficModel(executors, streams, ()).executor_pairs(limit=None)

@@ -55,7 +55,7 @@ def load_distance(problem: Problem, node_of: Mapping[str, str]) -> float:
 
 def imc(problem: Problem, node_of: Mapping[str, str]) -> float:
     """Inter-machine traffic: pairs whose executors sit on different nodes."""
-    return sum(t.rate for t in problem.traffic if node_of.get(t.source) != node_of.get(t.target))
+    return problem.traffic_model.crossing(node_of)
 
 
 def migrations(problem: Problem, node_of: Mapping[str, str]) -> int:
@@ -68,11 +68,10 @@ def migrations(problem: Problem, node_of: Mapping[str, str]) -> int:
 def evaluate(problem: Problem, assignments: Mapping[str, Slot]) -> dict[str, float]:
     node_of = {e: s.node for e, s in assignments.items()}
     loads = node_loads(problem, node_of)
-    total = sum(t.rate for t in problem.traffic)
+    traffic = problem.traffic_model
+    total = traffic.total
     inter_machine = imc(problem, node_of)
-    inter_worker = sum(
-        t.rate for t in problem.traffic if assignments.get(t.source) != assignments.get(t.target)
-    )
+    inter_worker = traffic.crossing(assignments)
     over = {
         n.id: loads[n.id] - n.effective_capacity
         for n in problem.nodes

@@ -109,9 +109,11 @@ class Options:
 class Problem:
     """One topology and the nodes it may use.
 
-    ``executors`` and ``traffic`` are always filled: when the problem file has
-    none, they are derived from the components and streams (see
-    :mod:`storm_planner.core.derive`).
+    ``executors`` is always filled: when the problem file has none, they are
+    derived from the components (see :mod:`storm_planner.core.derive`).
+    ``traffic`` holds measured executor pairs only (often none); traffic implied
+    by the streams is never written out as pairs: :attr:`traffic_model` computes
+    every figure per component (see :mod:`storm_planner.core.traffic`).
     """
 
     nodes: tuple[Node, ...]
@@ -134,6 +136,13 @@ class Problem:
 
     def executors_of(self, component_id: str) -> tuple[Executor, ...]:
         return tuple(e for e in self.executors if e.component == component_id)
+
+    @property
+    def traffic_model(self):
+        """The topology's traffic: measured pairs, or the streams at component level."""
+        from storm_planner.core.traffic import traffic_model
+
+        return traffic_model(self)
 
     @property
     def total_load(self) -> float:

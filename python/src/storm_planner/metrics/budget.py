@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Mapping
 
+from storm_planner.core.errors import TooLargeError
 from storm_planner.core.problem import Problem, Slot
 
 EPSILON = 1e-9
@@ -31,6 +32,14 @@ PAIR_PARTNERS = 3
 def moves_between(current: Mapping[str, Slot], plan: Mapping[str, Slot]) -> list[str]:
     """Executors that have a slot now and a different one in ``plan``."""
     return sorted(e for e, slot in plan.items() if e in current and current[e] != slot)
+
+
+def _pairs_within_limit(problem: Problem):
+    """Executor pairs to weigh moves by; measured pairs alone when the streams imply too many."""
+    try:
+        return problem.traffic_model.executor_pairs()
+    except TooLargeError:
+        return problem.traffic  # a huge topology without measurements: moves are chosen by load
 
 
 def limit_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None) -> tuple[dict[str, Slot], list[str]]:
@@ -46,7 +55,7 @@ def limit_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None) 
     load = {e.id: e.load for e in problem.executors}
     capacity = {n.id: n.effective_capacity for n in problem.nodes}
     talk: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for t in problem.traffic:
+    for t in _pairs_within_limit(problem):
         if t.source != t.target:
             talk[t.source][t.target] += t.rate
             talk[t.target][t.source] += t.rate

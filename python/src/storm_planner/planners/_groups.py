@@ -160,7 +160,7 @@ def near_uniform_runs(executors: Sequence[Executor], margin: float | None) -> li
 
 def job_graph(problem: Problem, skew_margin: float | None = DEFAULT_SKEW_MARGIN,
               with_links: bool = False) -> JobGraph:
-    """The paper's job graph of ``problem``: O(E + traffic) time."""
+    """The paper's job graph of ``problem``: O(E + streams × groups²) time (+ executor pairs with links)."""
     task_ids = tuple(e.id for e in problem.executors)
     index = {executor: i for i, executor in enumerate(task_ids)}
     task_loads = tuple(e.load for e in problem.executors)
@@ -195,12 +195,26 @@ def job_graph(problem: Problem, skew_margin: float | None = DEFAULT_SKEW_MARGIN,
 
 def _aggregate_traffic(problem: Problem, index: Mapping[str, int], task_group: Sequence[int],
                        group_count: int, with_links: bool):
-    """Sum executor traffic per unordered group pair (and per unordered executor pair).
+    """Sum traffic per unordered group pair (and, on request, per unordered executor pair).
 
-    The one pass over all traffic is the hot spot on big problems (hundreds of
-    thousands of executor pairs), hence numpy rather than a dict per entry.
+    Group traffic comes from the traffic model per component (O(streams ×
+    groups²) when the streams carry it), so topDown never sees executor pairs;
+    ``with_links`` (taskLevel, the local search) builds them, within the
+    model's size limit. Pair order is the order of first appearance in the
+    executor traffic, which keeps tie-breaking stable.
     """
-    traffic = problem.traffic
+    model = problem.traffic_model
+    group_of = {executor: task_group[i] for executor, i in index.items()}
+    group_imc: dict[tuple[int, int], float] = {}
+    for (gi, gj), rate in model.group_rates(group_of).items():
+        key = (gi, gj) if gi <= gj else (gj, gi)
+        group_imc[key] = group_imc.get(key, 0.0) + rate
+    links = _executor_links(model.executor_pairs(), index, len(task_group)) if with_links else None
+    return group_imc, links
+
+
+def _executor_links(traffic, index: Mapping[str, int], task_count: int) -> dict[tuple[int, int], float]:
+    """Rate per unordered executor pair (both directions summed), self-pairs and zero rates dropped."""
     count = len(traffic)
     source = np.fromiter((index[t.source] for t in traffic), dtype=np.int64, count=count)
     target = np.fromiter((index[t.target] for t in traffic), dtype=np.int64, count=count)
@@ -208,27 +222,9 @@ def _aggregate_traffic(problem: Problem, index: Mapping[str, int], task_group: S
     keep = (source != target) & (rate > 0)
     source, target, rate = source[keep], target[keep], rate[keep]
     low, high = np.minimum(source, target), np.maximum(source, target)
-
-    groups = np.asarray(task_group, dtype=np.int64)
-    group_low, group_high = groups[low], groups[high]
-    first, second = np.minimum(group_low, group_high), np.maximum(group_low, group_high)
-    keys, inverse = np.unique(first * group_count + second, return_inverse=True)
-    sums = np.bincount(inverse, weights=rate, minlength=len(keys))
-    # first appearance order keeps the pair order stable with the traffic's order
-    first_seen = np.full(len(keys), count, dtype=np.int64)
-    np.minimum.at(first_seen, inverse, np.arange(len(inverse)))
-    group_imc = {}
-    for k in np.argsort(first_seen, kind="stable"):
-        gi, gj = divmod(int(keys[k]), group_count)
-        group_imc[(gi, gj)] = float(sums[k])
-
-    links = None
-    if with_links:
-        task_count = len(task_group)
-        link_keys, link_inverse = np.unique(low * task_count + high, return_inverse=True)
-        link_sums = np.bincount(link_inverse, weights=rate, minlength=len(link_keys))
-        links = {divmod(int(key), task_count): float(w) for key, w in zip(link_keys, link_sums)}
-    return group_imc, links
+    link_keys, link_inverse = np.unique(low * task_count + high, return_inverse=True)
+    link_sums = np.bincount(link_inverse, weights=rate, minlength=len(link_keys))
+    return {divmod(int(key), task_count): float(w) for key, w in zip(link_keys, link_sums)}
 
 
 def _component_order(problem: Problem, by_component: Mapping[str, list]) -> list[str]:

@@ -79,6 +79,11 @@ STATE_VERSION = 1
 
 # -- Step 1: scores ----------------------------------------------------------------
 
+def executor_pairs(problem: Problem):
+    """ALBIC scores executor pairs (§4.3.2): built once per problem, within the model's limit."""
+    return problem.traffic_model.executor_pairs(who="albic (pair scores over executor pairs)")
+
+
 def downstream_executors(problem: Problem) -> dict[str, int]:
     """Executor -> number of executors in the components its component streams to."""
     sizes: dict[str, int] = defaultdict(int)
@@ -88,7 +93,7 @@ def downstream_executors(problem: Problem) -> dict[str, int]:
     for stream in problem.streams:
         targets[stream.source].add(stream.target)
     observed: dict[str, set[str]] = defaultdict(set)  # fallback when streams are unknown
-    for t in problem.traffic:
+    for t in executor_pairs(problem):
         observed[t.source].add(t.target)
     counts = {}
     for executor in problem.executors:
@@ -100,11 +105,12 @@ def downstream_executors(problem: Problem) -> dict[str, int]:
 def pair_scores(problem: Problem, sigma: float) -> dict[tuple[str, str], float]:
     """Undirected pairs whose directed rate beats sigma × the sender's average; value = that rate."""
     output: dict[str, float] = defaultdict(float)
-    for t in problem.traffic:
+    pairs = executor_pairs(problem)
+    for t in pairs:
         output[t.source] += t.rate
     downstream = downstream_executors(problem)
     scores: dict[tuple[str, str], float] = {}
-    for t in problem.traffic:
+    for t in pairs:
         if t.source == t.target or t.rate <= 0 or not downstream.get(t.source):
             continue
         average = output[t.source] / downstream[t.source]
@@ -238,7 +244,7 @@ class AlbicPlanner(Planner):
             kept += [set(pair) for pair in scores if start[pair[0]] == start[pair[1]]]
         sets = still_tied(merge_sets(kept), scores)
         set_of = {m: k for k, members in enumerate(sets) for m in members}
-        edges = edge_weights({(t.source, t.target): t.rate for t in problem.traffic})
+        edges = edge_weights({(t.source, t.target): t.rate for t in executor_pairs(problem)})
         mean_capacity = _mean_active_capacity(problem)
 
         max_pl, resolves, best = config["max_pl"], 0, None

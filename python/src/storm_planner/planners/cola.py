@@ -57,7 +57,8 @@ def cola_partitions(problem: Problem, max_ld: float, seed: int) -> tuple[dict[st
     if not active:
         raise InfeasibleError("every node is marked for removal: there is nowhere to place executors")
     load = {e.id: e.load for e in problem.executors}
-    edges = edge_weights({(t.source, t.target): t.rate for t in problem.traffic})
+    pairs = problem.traffic_model.executor_pairs(who="cola (METIS over executor pairs)")
+    edges = edge_weights({(t.source, t.target): t.rate for t in pairs})
     # Max-heap of (load, tie-break, members); singletons cannot be split and are kept aside.
     heap = [(-sum(load.values()), 0, sorted(load))]
     done: list[list[str]] = []

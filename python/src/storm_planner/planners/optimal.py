@@ -51,7 +51,7 @@ def link_matrix(problem: Problem, task_ids: Sequence[str]) -> np.ndarray:
     """Symmetric executor x executor IMC (both directions summed), zero diagonal."""
     index = {executor: i for i, executor in enumerate(task_ids)}
     weights = np.zeros((len(task_ids), len(task_ids)))
-    for traffic in problem.traffic:
+    for traffic in problem.traffic_model.executor_pairs(who="optimal"):
         i, j = index[traffic.source], index[traffic.target]
         if i != j:
             weights[i, j] += traffic.rate

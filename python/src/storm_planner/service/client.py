@@ -4,18 +4,18 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
-from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.rpc import make_client
-from thriftpy2.transport import TFramedTransportFactory
 
 from storm_planner.service.contract import planner_thrift as T
+from storm_planner.service.contract import wire_factories
 
 
 @contextlib.contextmanager
 def connect(host: str = "127.0.0.1", port: int = 7627, timeout_ms: int = 5000) -> Iterator[Any]:
+    proto_factory, trans_factory = wire_factories()
     client = make_client(
         T.PlannerService, host=host, port=port, timeout=timeout_ms,
-        proto_factory=TBinaryProtocolFactory(), trans_factory=TFramedTransportFactory(),
+        proto_factory=proto_factory, trans_factory=trans_factory,
     )
     try:
         yield client

@@ -14,7 +14,6 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-from storm_planner.core.derive import derive_traffic
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import (
@@ -112,7 +111,7 @@ def problem_from_thrift(
         traffic = tuple(measured.get("traffic") or ())
     else:
         executors = tuple(Executor(id=e.id, component=e.component, load=cost) for e in spec.executors)
-        traffic = derive_traffic(components, streams, executors)
+        traffic = ()  # the streams carry it, at component level (core.traffic)
     extra = {k: v for k, v in options.items() if k not in _OPTION_KEYS}
     if spec.num_workers:
         extra["workers"] = spec.num_workers

@@ -90,7 +90,7 @@ class PlannerHandler:
         advice = None
         try:
             if remaining <= 0:
-                raise TimeoutError("no time left in the plugin's deadline")
+                raise TimeoutError
             measured = self._measure(spec, request.nodes)
             problem = self._problem(spec, request.nodes, taken, remaining, measured)
             future = self._pool.submit(self.replanner.plan if self.replanner else run, problem, algorithm)
@@ -106,8 +106,11 @@ class PlannerHandler:
             result = plan_to_thrift(spec.id, plan.replace(notes=tuple(notes)))
         except (TimeoutError, concurrent.futures.TimeoutError):
             outcome = "timeout"
-            result = error_to_thrift(spec.id, algorithm, "TIMEOUT",
-                                     f"{algorithm} did not finish within {remaining * 1000:.0f} ms")
+            message = (f"{algorithm} did not finish within the {remaining * 1000:.0f} ms left of the deadline"
+                       if remaining > 0 else
+                       f"not planned: the topologies before it in this request used up the deadline "
+                       f"({request.deadline_ms} ms)")
+            result = error_to_thrift(spec.id, algorithm, "TIMEOUT", message)
         except PlanningError as error:
             outcome = error.kind.lower()
             result = error_to_thrift(spec.id, algorithm, error.kind, str(error))

@@ -1,6 +1,7 @@
 """``storm-planner serve``: the threaded Thrift server the Nimbus plugin calls.
 
-Framed transport and binary protocol, as Storm's own Thrift services use.
+Framed transport and binary protocol, as Storm's own Thrift services use (Cython-built: see
+contract.wire_factories).
 Listens on loopback by default: the planner trusts its callers. After each
 reply has been sent, the handler's ``after_answer()`` runs (work such as a
 rebalance request, which must not happen while Nimbus waits for the answer).
@@ -14,12 +15,11 @@ import threading
 import time
 from pathlib import Path
 
-from thriftpy2.protocol import TBinaryProtocolFactory
 from thriftpy2.rpc import make_server
 from thriftpy2.thrift import TProcessor
-from thriftpy2.transport import TFramedTransportFactory
 
 from storm_planner.service.contract import planner_thrift as T
+from storm_planner.service.contract import wire_factories
 from storm_planner.service.handler import MetricsSource, PlannerHandler
 
 log = logging.getLogger("storm_planner.service")
@@ -45,10 +45,10 @@ class AnswerFirstProcessor(TProcessor):
 
 
 def build_server(handler: PlannerHandler, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT):
+    proto_factory, trans_factory = wire_factories()
     server = make_server(
         T.PlannerService, handler, host=host, port=port,
-        proto_factory=TBinaryProtocolFactory(),
-        trans_factory=TFramedTransportFactory(),
+        proto_factory=proto_factory, trans_factory=trans_factory,
         client_timeout=60_000,
     )
     server.processor = AnswerFirstProcessor(T.PlannerService, handler)

@@ -1,0 +1,223 @@
+"""A topology's traffic, linear in the problem's size.
+
+A problem's traffic is one of two kinds (as it always was: measured pairs,
+when a problem has them, are its whole traffic):
+
+* **measured**: the executor pairs that metrics (or a problem file) name, with
+  their rates. Sparse: only pairs that really talk.
+* **derived from streams**: each stream's rate spread over executor pairs as
+  its grouping implies (see :mod:`storm_planner.core.derive`). A shuffle
+  stream between components of ``m`` and ``n`` executors implies ``m·n`` pairs,
+  so they are never written out here: every figure is computed per component
+  from how many executors of it each place (node or slot) holds.
+
+Figures from the component counts (one stream ``s → t``, rate ``r``,
+``c_s(k)``, ``c_t(k)`` executors at place ``k``; a stream from a component to
+itself skips each executor's pair with itself, as the derivation does):
+
+* uniform groupings (shuffle, fields, …): pair share ``r / (n_s·n_t)``;
+  collocated ``share · (Σ_k c_s(k)·c_t(k) − n_self)``;
+* ``all``: pair share ``r / n_s``; collocated the same way;
+* ``global``: every source sends ``r / n_s`` to the target's first executor
+  ``t₀``; collocated ``(r / n_s) · (c_s(place(t₀)) − [self-stream])``.
+
+Cost: O(executors + streams × places) per evaluation, against O(executors²)
+for the pairs. Planners that truly need executor pairs (taskLevel, the exact
+optimum, METIS-based ones) ask :meth:`TrafficModel.executor_pairs`, which
+builds them once, and refuses with :class:`TooLargeError` beyond a limit
+instead of exhausting memory.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Hashable, Iterator, Mapping
+
+from storm_planner.core.errors import TooLargeError
+from storm_planner.core.problem import Traffic
+
+# Executor pairs a planner may have built for it: ~100 MB of Python objects.
+MAX_EXECUTOR_PAIRS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Flow:
+    """One stream at component level: who sends, who receives, how."""
+
+    source: str
+    target: str
+    grouping: str
+    rate: float
+    n_source: int
+    n_target: int
+
+    @property
+    def self_stream(self) -> bool:
+        return self.source == self.target
+
+    @property
+    def share(self) -> float:
+        """Rate of one executor pair."""
+        if self.grouping in ("global", "all"):
+            return self.rate / self.n_source
+        return self.rate / (self.n_source * self.n_target)
+
+    @property
+    def pair_count(self) -> int:
+        if self.grouping == "global":
+            return self.n_source - (1 if self.self_stream else 0)
+        return self.n_source * self.n_target - (self.n_source if self.self_stream else 0)
+
+    @property
+    def total(self) -> float:
+        return self.share * self.pair_count
+
+
+def traffic_model(problem) -> "TrafficModel":
+    """The problem's traffic model, built once per problem (a Problem is immutable)."""
+    model = problem.__dict__.get("_traffic_model")
+    if model is None:
+        model = problem.__dict__["_traffic_model"] = TrafficModel(
+            problem.executors, problem.streams, problem.traffic)
+    return model
+
+
+class TrafficModel:
+    """The traffic of one topology: stream flows (derived) or measured executor pairs."""
+
+    def __init__(self, executors, streams, measured) -> None:
+        self.members: dict[str, list[str]] = defaultdict(list)
+        for executor in executors:
+            self.members[executor.component].append(executor.id)
+        self.measured = tuple(measured)
+        self.flows: tuple[Flow, ...] = () if self.measured else tuple(self._flows(streams))
+        self._pairs = None
+
+    def _flows(self, streams) -> Iterator[Flow]:
+        for stream in streams:
+            n_source, n_target = len(self.members[stream.source]), len(self.members[stream.target])
+            if n_source and n_target and stream.rate > 0:
+                flow = Flow(stream.source, stream.target, stream.grouping, stream.rate, n_source, n_target)
+                if flow.pair_count:
+                    yield flow
+
+    @property
+    def derived(self) -> bool:
+        return bool(self.flows)
+
+    @property
+    def total(self) -> float:
+        return sum(f.total for f in self.flows) + sum(t.rate for t in self.measured)
+
+    @property
+    def pair_count(self) -> int:
+        return sum(f.pair_count for f in self.flows) + len(self.measured)
+
+    # -- figures ---------------------------------------------------------------------
+    def collocated(self, place: Mapping[str, Hashable]) -> float:
+        """Traffic between executors at the same place (a node, a slot; unplaced ones share None)."""
+        measured = sum(t.rate for t in self.measured if place.get(t.source) == place.get(t.target))
+        if not self.flows:
+            return measured
+        counts = self.counts(place)
+        return measured + sum(self._flow_collocated(flow, counts, place) for flow in self.flows)
+
+    def crossing(self, place: Mapping[str, Hashable]) -> float:
+        """Traffic between executors at different places."""
+        return max(0.0, self.total - self.collocated(place))
+
+    def counts(self, place: Mapping[str, Hashable]) -> dict[str, dict[Hashable, int]]:
+        """Per component, how many of its executors each place holds."""
+        counts: dict[str, dict[Hashable, int]] = {}
+        for component, executors in self.members.items():
+            here: dict[Hashable, int] = defaultdict(int)
+            for executor in executors:
+                here[place.get(executor)] += 1
+            counts[component] = here
+        return counts
+
+    def _flow_collocated(self, flow: Flow, counts, place) -> float:
+        sources = counts[flow.source]
+        if flow.grouping == "global":
+            first = place.get(self.members[flow.target][0])
+            return flow.share * (sources.get(first, 0) - (1 if flow.self_stream else 0))
+        targets = counts[flow.target]
+        if len(targets) < len(sources):
+            sources, targets = targets, sources
+        together = sum(n * targets.get(k, 0) for k, n in sources.items())
+        return flow.share * (together - (flow.n_source if flow.self_stream else 0))
+
+    # -- group level -----------------------------------------------------------------
+    def group_rates(self, group_of: Mapping[str, int]) -> dict[tuple[int, int], float]:
+        """Traffic between executor groups, per ordered (source group, target group).
+
+        Pairs appear in the order the executor pairs would (stream by stream, then
+        by the groups' first executors), so planners that break ties by that order
+        keep their choices. O(streams × groups²) for derived traffic.
+        """
+        rates: dict[tuple[int, int], float] = {}
+        if not self.flows:
+            for t in self.measured:
+                if t.rate <= 0 or t.source == t.target:
+                    continue
+                key = (group_of[t.source], group_of[t.target])
+                rates[key] = rates.get(key, 0.0) + t.rate
+            return rates
+        for flow in self.flows:
+            sources = self._group_sizes(flow.source, group_of)
+            if flow.grouping == "global":
+                first = self.members[flow.target][0]
+                target_group = group_of[first]
+                for group, size in sources:
+                    own = 1 if flow.self_stream and group_of[first] == group else 0
+                    if size - own:
+                        key = (group, target_group)
+                        rates[key] = rates.get(key, 0.0) + flow.share * (size - own)
+                continue
+            targets = self._group_sizes(flow.target, group_of)
+            for source_group, source_size in sources:
+                for target_group, target_size in targets:
+                    pairs = source_size * target_size
+                    if flow.self_stream and source_group == target_group:
+                        pairs -= source_size
+                    if pairs:
+                        key = (source_group, target_group)
+                        rates[key] = rates.get(key, 0.0) + flow.share * pairs
+        return rates
+
+    def _group_sizes(self, component: str, group_of: Mapping[str, int]) -> list[tuple[int, int]]:
+        """(group, members of ``component`` in it), groups in the order of their first member."""
+        sizes: dict[int, int] = {}
+        for executor in self.members[component]:
+            group = group_of[executor]
+            sizes[group] = sizes.get(group, 0) + 1
+        return list(sizes.items())
+
+    # -- executor pairs, for the planners that need them ------------------------------
+    def executor_pairs(self, limit: int | None = MAX_EXECUTOR_PAIRS, who: str = "this planner"):
+        """Every executor pair with its rate (measured, or derived from the streams), built once.
+
+        Raises :class:`TooLargeError` when there would be more than ``limit`` pairs.
+        """
+        if self._pairs is None:
+            count = self.pair_count
+            if limit is not None and count > limit:
+                raise TooLargeError(
+                    f"{who} needs every executor pair, and this topology's streams imply {count:,} "
+                    f"(more than {limit:,}); use a planner that works per component (topdown, even, milp)")
+            self._pairs = self._derived_pairs() if self.flows else self.measured
+        return self._pairs
+
+    def _derived_pairs(self) -> tuple[Traffic, ...]:
+        rates: dict[tuple[str, str], float] = defaultdict(float)
+        for flow in self.flows:
+            sources, targets = self.members[flow.source], self.members[flow.target]
+            if flow.grouping == "global":
+                pairs = ((source, targets[0]) for source in sources)
+            else:
+                pairs = ((source, target) for source in sources for target in targets)
+            share = flow.share
+            for pair in pairs:
+                if pair[0] != pair[1]:
+                    rates[pair] += share
+        return tuple(Traffic(s, t, r) for (s, t), r in rates.items())
