@@ -27,7 +27,8 @@ from storm_planner.core.problem import (
     Traffic,
 )
 
-_KNOWN_OPTIONS = {"max_migrations", "max_migration_cost", "time_limit_s", "seed"}
+_KNOWN_OPTIONS = {"max_migrations", "max_migration_cost", "time_limit_s", "seed", "worker_max_heap_mb"}
+_USED_KEYS = ("cpu", "memory")
 
 
 def problem_from_dict(data: Mapping[str, Any]) -> Problem:
@@ -96,6 +97,8 @@ def problem_to_dict(problem: Problem) -> dict[str, Any]:
         options["max_migrations"] = problem.options.max_migrations
     if problem.options.max_migration_cost is not None:
         options["max_migration_cost"] = problem.options.max_migration_cost
+    if problem.options.worker_max_heap_mb is not None:
+        options["worker_max_heap_mb"] = problem.options.worker_max_heap_mb
     result: dict[str, Any] = {
         "nodes": [_node_to_dict(n) for n in problem.nodes],
         "topology": {
@@ -109,7 +112,7 @@ def problem_to_dict(problem: Problem) -> dict[str, Any]:
         },
         "executors": [
             {"id": e.id, "component": e.component, "load": e.load, "state_size": e.state_size,
-             **({"memory": e.memory} if e.memory else {})}
+             **({"memory": e.memory} if e.memory else {}), **({"cpu": e.cpu} if e.cpu is not None else {})}
             for e in problem.executors
         ],
         "traffic": [{"from": t.source, "to": t.target, "rate": t.rate} for t in problem.traffic],
@@ -131,6 +134,7 @@ def _node(raw: Any, where: str) -> Node:
     if len(set(slots)) != len(slots):
         raise ProblemError(f"{where}.slots: duplicate port")
     memory = raw.get("memory")
+    used = _used(raw.get("used", {}), f"{where}.used")
     return Node(
         id=_id(raw, where),
         capacity=_positive(raw.get("capacity", 100.0), f"{where}.capacity"),
@@ -140,7 +144,18 @@ def _node(raw: Any, where: str) -> Node:
         memory=None if memory is None else _non_negative(memory, f"{where}.memory"),
         draining=_boolean(raw.get("draining", False), f"{where}.draining"),
         host=None if raw.get("host") is None else _string(raw["host"], f"{where}.host"),
+        used_cpu=used.get("cpu", 0.0),
+        used_memory=used.get("memory", 0.0),
     )
+
+
+def _used(raw: Any, where: str) -> dict[str, float]:
+    """What other work already holds on a node: ``{"cpu": percent, "memory": MB}``."""
+    raw = _require_mapping(raw, where)
+    unknown = sorted(set(raw) - set(_USED_KEYS))
+    if unknown:
+        raise ProblemError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))} (known: {', '.join(_USED_KEYS)})")
+    return {key: _non_negative(raw[key], f"{where}.{key}") for key in _USED_KEYS if key in raw}
 
 
 def _component(raw: Any, where: str) -> Component:
@@ -189,6 +204,7 @@ def _executor(raw: Any, where: str, component_ids: set[str]) -> Executor:
         load=_non_negative(raw.get("load", 0.0), f"{where}.load"),
         state_size=_non_negative(raw.get("state_size", 1.0), f"{where}.state_size"),
         memory=_non_negative(raw.get("memory", 0.0), f"{where}.memory"),
+        cpu=None if raw.get("cpu") is None else _non_negative(raw["cpu"], f"{where}.cpu"),
     )
 
 
@@ -233,11 +249,13 @@ def _options(raw: Any) -> Options:
     if not _is_whole(seed):
         raise ProblemError(f"options.seed: a whole number, got {seed!r}")
     seed = int(seed)
+    heap = raw.get("worker_max_heap_mb")
     return Options(
         max_migrations=max_migrations,
         max_migration_cost=None if max_cost is None else _non_negative(max_cost, "options.max_migration_cost"),
         time_limit_s=_positive(raw.get("time_limit_s", 5.0), "options.time_limit_s"),
         seed=seed,
+        worker_max_heap_mb=None if heap is None else _positive(heap, "options.worker_max_heap_mb"),
         extra=MappingProxyType({k: v for k, v in raw.items() if k not in _KNOWN_OPTIONS}),
     )
 
@@ -265,6 +283,9 @@ def _node_to_dict(node: Node) -> dict[str, Any]:
         out["draining"] = True
     if node.host:
         out["host"] = node.host
+    used = {key: value for key, value in (("cpu", node.used_cpu), ("memory", node.used_memory)) if value}
+    if used:
+        out["used"] = used
     return out
 
 

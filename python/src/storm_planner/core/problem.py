@@ -50,11 +50,18 @@ class Node:
     memory: float | None = None
     draining: bool = False
     host: str | None = None
+    used_cpu: float = 0.0      # CPU percent other work (other topologies) already holds here
+    used_memory: float = 0.0   # MB other work already holds here
 
     @property
     def effective_capacity(self) -> float:
-        """Capacity in reference-core percent: a faster node does more per percent."""
-        return self.capacity * self.speed
+        """What is left for this topology, in reference-core percent (a faster node does more per percent)."""
+        return max(0.0, self.capacity - self.used_cpu) * self.speed
+
+    @property
+    def free_memory(self) -> float | None:
+        """MB left for this topology (None: memory is not constrained)."""
+        return None if self.memory is None else max(0.0, self.memory - self.used_memory)
 
 
 @dataclass(frozen=True)
@@ -83,6 +90,7 @@ class Executor:
     load: float = 0.0
     state_size: float = 1.0
     memory: float = 0.0
+    cpu: float | None = None  # declared CPU percent (Storm's RAS accounting); None: its load counts
 
 
 @dataclass(frozen=True)
@@ -98,6 +106,7 @@ class Options:
     max_migration_cost: float | None = None
     time_limit_s: float = 5.0
     seed: int = 1
+    worker_max_heap_mb: float | None = None  # topology.worker.max.heap.size.mb: memory of one worker
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def get(self, key: str, default: Any = None) -> Any:

@@ -16,6 +16,7 @@ from storm_planner.core.check import check_plan
 from storm_planner.core.errors import UnknownAlgorithmError
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
+from storm_planner.core.resources import fit_to_resources
 from storm_planner.core.problem import Problem
 
 
@@ -26,6 +27,9 @@ class Planner:
     summary: ClassVar[str] = ""        # one line for `storm-planner algorithms`
     baseline: ClassVar[bool] = False   # used only for comparison
     changes_parallelism: ClassVar[bool] = False  # may return new executors <component>/<i>
+    # Plans kept within each node's free declared CPU and memory and the worker heap limit
+    # (core.resources); Storm's own resource-unaware schedulers, as baselines, are not.
+    resource_aware: ClassVar[bool] = True
 
     def __init__(self, **params: Any) -> None:
         self.params = params
@@ -69,8 +73,12 @@ def run(problem: Problem, algorithm: str, **params: Any) -> Plan:
     planner = get_planner(algorithm, **params)
     started = time.perf_counter()
     plan = planner.plan(problem)
-    solve_ms = (time.perf_counter() - started) * 1000.0
     check_plan(problem, plan, allow_new_executors=planner.changes_parallelism)
+    if planner.resource_aware and not planner.changes_parallelism:
+        assignments, notes = fit_to_resources(problem, plan.assignments)
+        if notes:
+            plan = plan.replace(assignments=assignments, notes=(*plan.notes, *notes))
+    solve_ms = (time.perf_counter() - started) * 1000.0
     figures = {**evaluate(problem, plan.assignments), **plan.figures}
     return plan.replace(
         algorithm=plan.algorithm or algorithm,

@@ -40,6 +40,7 @@ class EvenPlanner(Planner):
     name = "even"
     summary = "Storm's EvenScheduler: executors round-robin over slots interleaved across nodes"
     baseline = True
+    resource_aware = False  # as Storm's own scheduler is
 
     def plan(self, problem: Problem) -> Plan:
         valid = set(interleaved_slots(problem))

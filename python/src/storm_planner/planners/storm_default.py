@@ -69,6 +69,7 @@ class StormDefaultPlanner(Planner):
     name = "storm-default"
     summary = "Storm's default scheduler placing a whole execution graph afresh (optionally grown)"
     baseline = True
+    resource_aware = False  # as Storm's own scheduler is
     changes_parallelism = True
 
     def plan(self, problem: Problem) -> Plan:

@@ -1,0 +1,230 @@
+"""Plans within what each node has left and what one worker may hold.
+
+Storm's ResourceAwareScheduler accounts every executor's *declared* CPU and
+memory (``topology.component.cpu.pcore.percent``, on- and off-heap memory)
+against each supervisor's ``supervisor.cpu.capacity`` and
+``supervisor.memory.capacity.mb``, after what other topologies already hold
+there, and no worker may hold more than ``topology.worker.max.heap.size.mb``.
+A planner that balances measured load knows nothing of that, so
+:func:`fit_to_resources` runs after it:
+
+1. **nodes**: while a node holds more than it has left (declared CPU, when the
+   executors declare it; memory, when nodes state theirs), executors leave it,
+   last placed first, for the node with the most CPU left that takes them;
+2. **workers**: on each node whose workers would hold more than the heap
+   limit, executors are packed first-fit by decreasing memory into as few
+   workers as fit, on the ports the plan chose there first, then the
+   topology's current ports, then the node's others; a node short of ports
+   passes what does not fit to step 1's mover.
+
+When no node takes an executor, the topology gets :class:`InfeasibleError`
+(the plugin's INFEASIBLE status, as RAS reports it) rather than an
+overloaded node. Both steps are greedy (bin packing is NP-hard): a placement
+within the limits may exist that they miss; Storm's RAS is greedy the same way.
+
+Complexity: O(E log N + moved · log N) for E executors and N nodes.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+from storm_planner.core.errors import InfeasibleError
+from storm_planner.core.problem import Executor, Node, Problem, Slot
+
+EPSILON = 1e-9
+
+
+@dataclass
+class _Room:
+    """What one node has left for this topology, and what the plan puts there."""
+
+    node: Node
+    cpu_left: float
+    memory_left: float
+    members: list[str]
+
+    def takes(self, cpu: float, memory: float) -> bool:
+        return cpu <= self.cpu_left + EPSILON and memory <= self.memory_left + EPSILON
+
+
+def declares_cpu(problem: Problem) -> bool:
+    """Whether CPU is accounted as Storm's RAS does: every executor declares it."""
+    return bool(problem.executors) and all(e.cpu is not None for e in problem.executors)
+
+
+def constrained(problem: Problem) -> bool:
+    """Whether there is anything to fit: declared CPU, node memory with executor memory, or a heap limit."""
+    memory = any(n.memory is not None for n in problem.nodes) and any(e.memory for e in problem.executors)
+    heap = problem.options.worker_max_heap_mb is not None and any(e.memory for e in problem.executors)
+    return declares_cpu(problem) or memory or heap
+
+
+def fit_to_resources(problem: Problem, assignments: Mapping[str, Slot]) -> tuple[Mapping[str, Slot], list[str]]:
+    """``assignments`` moved and split as little as needed to respect every node's and worker's limits."""
+    if not constrained(problem):
+        return assignments, []
+    executors = {e.id: e for e in problem.executors}
+    cpu_of = _cpu_demand(problem)
+    rooms = _rooms(problem, assignments, executors, cpu_of)
+    notes = []
+    moved = _relieve(rooms, executors, cpu_of, problem)
+    slots, split = _pack_workers(problem, rooms, executors, assignments, cpu_of)
+    if moved:
+        notes.append(f"{moved} executor(s) moved off nodes over their free "
+                     f"{'declared CPU or ' if declares_cpu(problem) else ''}memory")
+    if split:
+        notes.append(f"{split} node(s) run several workers to keep each within "
+                     f"{problem.options.worker_max_heap_mb:g} MB (topology.worker.max.heap.size.mb)")
+    return MappingProxyType(slots), notes
+
+
+def _cpu_demand(problem: Problem) -> dict[str, float]:
+    """Declared CPU per executor, or nothing to account (0) when the executors do not declare it."""
+    if declares_cpu(problem):
+        return {e.id: float(e.cpu) for e in problem.executors}
+    return defaultdict(float)
+
+
+def _rooms(problem: Problem, assignments, executors, cpu_of) -> dict[str, _Room]:
+    heap = problem.options.worker_max_heap_mb
+    rooms = {}
+    for node in problem.nodes:
+        cpu_left = max(0.0, node.capacity - node.used_cpu) if declares_cpu(problem) else math.inf
+        memory_left = math.inf if node.free_memory is None else node.free_memory
+        if heap is not None:
+            memory_left = min(memory_left, heap * len(node.slots))
+        rooms[node.id] = _Room(node, cpu_left, memory_left, [])
+    for executor_id, slot in assignments.items():
+        room = rooms[slot.node]
+        room.members.append(executor_id)
+        room.cpu_left -= cpu_of[executor_id]
+        room.memory_left -= executors[executor_id].memory if executor_id in executors else 0.0
+    return rooms
+
+
+def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of, problem: Problem) -> int:
+    """Move executors off every node over its limits; returns how many moved."""
+    over = [room for room in rooms.values() if room.cpu_left < -EPSILON or room.memory_left < -EPSILON]
+    if not over:
+        return 0
+    # Destinations by most CPU left (ties: most memory left); draining nodes take nothing.
+    queue = [(-r.cpu_left, -r.memory_left, r.node.id) for r in rooms.values()
+             if not r.node.draining and r not in over]
+    heapq.heapify(queue)
+    moved = 0
+    for room in over:
+        while room.cpu_left < -EPSILON or room.memory_left < -EPSILON:
+            executor_id = room.members.pop()
+            cpu, memory = cpu_of[executor_id], executors[executor_id].memory
+            room.cpu_left += cpu
+            room.memory_left += memory
+            target = _take_room(queue, rooms, cpu, memory)
+            if target is None:
+                raise InfeasibleError(_shortfall(problem, rooms, executor_id, cpu, memory))
+            target.members.append(executor_id)
+            target.cpu_left -= cpu
+            target.memory_left -= memory
+            heapq.heappush(queue, (-target.cpu_left, -target.memory_left, target.node.id))
+            moved += 1
+    return moved
+
+
+def _take_room(queue: list, rooms: dict[str, _Room], cpu: float, memory: float) -> _Room | None:
+    """Pop the roomiest node that takes (cpu, memory); the others popped on the way go back."""
+    passed = []
+    found = None
+    while queue:
+        entry = heapq.heappop(queue)
+        room = rooms[entry[2]]
+        if (-entry[0], -entry[1]) != (room.cpu_left, room.memory_left):
+            continue  # stale entry: the room changed since
+        if room.takes(cpu, memory):
+            found = room
+            break
+        passed.append(entry)
+        if -entry[0] < cpu - EPSILON:
+            break  # no node further down has more CPU
+    for entry in passed:
+        heapq.heappush(queue, entry)
+    return found
+
+
+def _shortfall(problem: Problem, rooms, executor_id: str, cpu: float, memory: float) -> str:
+    usable = [r for r in rooms.values() if not r.node.draining]
+    needs = f"{memory:g} MB" + (f", {cpu:g} % CPU" if declares_cpu(problem) else "")
+    left = f"{sum(max(0.0, r.memory_left) for r in usable):.0f} MB"
+    if declares_cpu(problem):
+        left += f" and {sum(max(0.0, r.cpu_left) for r in usable):.0f} % CPU"
+    heap = problem.options.worker_max_heap_mb
+    return (f"topology {problem.topology_id}: no node has room for executor {executor_id} ({needs}) besides "
+            f"what other topologies hold; {len(usable)} node(s) have {left} left in all"
+            + (f" (workers of at most {heap:g} MB)" if heap is not None else ""))
+
+
+def _pack_workers(problem: Problem, rooms: dict[str, _Room], executors, assignments, cpu_of):
+    """Executor → slot: the plan's slot where it holds, workers packed under the heap limit elsewhere."""
+    heap = problem.options.worker_max_heap_mb
+    current_ports = defaultdict(list)
+    for slot in problem.current.values():
+        if slot.port not in current_ports[slot.node]:
+            current_ports[slot.node].append(slot.port)
+    slots: dict[str, Slot] = {}
+    split = 0
+    for room in rooms.values():
+        if not room.members:
+            continue
+        chosen = [assignments[e].port for e in room.members
+                  if e in assignments and assignments[e].node == room.node.id]
+        if heap is None or _within_heap(room.members, chosen, executors, heap):
+            default = _ports_by_preference(room.node, chosen, current_ports)[0]
+            for executor_id, port in zip(room.members, chosen + [default] * (len(room.members) - len(chosen))):
+                slots[executor_id] = Slot(room.node.id, port)
+            continue
+        workers = _first_fit(room.members, executors, heap)
+        ports = _ports_by_preference(room.node, chosen, current_ports)
+        if len(workers) > len(ports):
+            raise InfeasibleError(
+                f"topology {problem.topology_id}: node {room.node.id} needs {len(workers)} workers of at most "
+                f"{heap:g} MB and has {len(ports)} slot(s)")
+        split += len(workers) > 1
+        for worker, port in zip(workers, ports):
+            for executor_id in worker:
+                slots[executor_id] = Slot(room.node.id, port)
+    return slots, split
+
+
+def _within_heap(members: list[str], ports: list[int], executors, heap: float) -> bool:
+    if len(ports) != len(members):
+        return False  # some members were moved here: their slots are to be chosen
+    per_port: dict[int, float] = defaultdict(float)
+    for executor_id, port in zip(members, ports):
+        per_port[port] += executors[executor_id].memory
+    return all(total <= heap + EPSILON for total in per_port.values())
+
+
+def _first_fit(members: list[str], executors, heap: float) -> list[list[str]]:
+    """Workers of at most ``heap`` MB, first fit by decreasing memory (stable for equal sizes)."""
+    workers: list[list[str]] = []
+    loads: list[float] = []
+    for executor_id in sorted(members, key=lambda e: -executors[e].memory):
+        memory = executors[executor_id].memory
+        for k, load in enumerate(loads):
+            if load + memory <= heap + EPSILON:
+                workers[k].append(executor_id)
+                loads[k] += memory
+                break
+        else:
+            workers.append([executor_id])
+            loads.append(memory)
+    return workers
+
+
+def _ports_by_preference(node: Node, chosen: list[int], current_ports) -> list[int]:
+    """The plan's ports on the node, then the topology's current ones there, then the node's others."""
+    ordered = list(dict.fromkeys([*chosen, *current_ports.get(node.id, ()), *node.slots]))
+    return [p for p in ordered if p in node.slots] or [node.slots[0]]

@@ -1,0 +1,128 @@
+"""Plans stay within each node's free declared CPU and memory and within the worker heap limit."""
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+import pytest
+
+import storm_planner
+from storm_planner.core.errors import InfeasibleError
+from storm_planner.core.problem import Problem
+from storm_planner.planners import run
+
+RESOURCE_AWARE = ["topdown", "tasklevel", "topdown-ls", "milp", "flux", "cola", "albic"]
+
+
+def tenant_problem(seed: int, nodes: int = 6, executors: int = 40, heap: float | None = 768.0,
+                   free_share: float = 1.6) -> dict:
+    """Nodes partly held by other topologies; executors declaring CPU and memory as Storm's RAS counts them.
+
+    Free capacity is ``free_share`` × the topology's demand, in small pieces, so a placement within
+    the limits exists.
+    """
+    rng = random.Random(seed)
+    demand_cpu, demand_memory = 0.0, 0.0
+    execs = []
+    components = [f"c{i}" for i in range(4)]
+    for i in range(executors):
+        cpu, memory = rng.choice([10.0, 20.0, 50.0]), rng.choice([128.0, 256.0])
+        demand_cpu, demand_memory = demand_cpu + cpu, demand_memory + memory
+        execs.append({"id": f"[{i + 1}-{i + 1}]", "component": components[i % 4], "load": cpu, "cpu": cpu,
+                      "memory": memory})
+    node_list = []
+    for k in range(nodes):
+        capacity, memory = 400.0, 4096.0
+        free_cpu = demand_cpu * free_share / nodes
+        free_memory = demand_memory * free_share / nodes
+        node_list.append({"id": f"sup-{k}", "capacity": capacity, "memory": memory, "slots": [6700, 6701, 6702, 6703],
+                          "used": {"cpu": capacity - free_cpu, "memory": memory - free_memory}})
+    return {
+        "nodes": node_list,
+        "topology": {"id": f"tenant-{seed}", "components": [{"id": c, "executors": executors // 4} for c in components],
+                     "streams": [{"from": a, "to": b, "rate": 100.0} for a, b in zip(components, components[1:])]},
+        "executors": execs,
+        "options": {"seed": seed, "time_limit_s": 2, **({"worker_max_heap_mb": heap} if heap else {})},
+    }
+
+
+def usage(problem: Problem, assignments) -> tuple[dict, dict, dict]:
+    executors = {e.id: e for e in problem.executors}
+    cpu, memory, worker = defaultdict(float), defaultdict(float), defaultdict(float)
+    for executor_id, slot in assignments.items():
+        cpu[slot.node] += executors[executor_id].cpu
+        memory[slot.node] += executors[executor_id].memory
+        worker[slot] += executors[executor_id].memory
+    return cpu, memory, worker
+
+
+def assert_within_limits(problem: Problem, assignments) -> None:
+    cpu, memory, worker = usage(problem, assignments)
+    for node in problem.nodes:
+        assert cpu[node.id] <= node.capacity - node.used_cpu + 1e-6, node.id
+        assert memory[node.id] <= node.memory - node.used_memory + 1e-6, node.id
+    heap = problem.options.worker_max_heap_mb
+    if heap:
+        assert max(worker.values()) <= heap + 1e-6
+
+
+@pytest.mark.parametrize("algorithm", RESOURCE_AWARE)
+@pytest.mark.parametrize("seed", range(4))
+def test_plans_fit_what_other_tenants_left(algorithm, seed):
+    problem = Problem.from_dict(tenant_problem(seed))
+    plan = run(problem, algorithm)
+    assert_within_limits(problem, plan.assignments)
+    assert set(plan.assignments) == {e.id for e in problem.executors}
+
+
+def test_the_heap_limit_splits_a_node_into_workers():
+    data = tenant_problem(1, nodes=1, executors=12, heap=512.0, free_share=1.0)
+    data["executors"] = [dict(e, memory=128.0, cpu=10.0, load=10.0) for e in data["executors"]]
+    data["nodes"][0]["used"] = {}
+    problem = Problem.from_dict(data)
+    plan = run(problem, "topdown")
+    _, _, worker = usage(problem, plan.assignments)
+    assert sorted(worker.values()) == [512.0, 512.0, 512.0]  # 12 × 128 MB in workers of 512 MB
+    assert any("several workers" in note for note in plan.notes)
+
+
+def test_no_room_is_infeasible_with_the_numbers_not_an_overloaded_node():
+    data = tenant_problem(2, free_share=0.7)
+    with pytest.raises(InfeasibleError, match=r"needs \d+% CPU but the 6 usable node\(s\) offer"):
+        storm_planner.plan(data, algorithm="topdown")  # the planner sees only what other tenants left
+    for node in data["nodes"]:
+        node["used"]["cpu"] = 0  # CPU to spare; memory is what is short now
+    with pytest.raises(InfeasibleError, match=r"topology tenant-2: no node has room for executor .* MB and \d+ % CPU left in all"):
+        storm_planner.plan(data, algorithm="topdown")
+
+
+def test_too_few_slots_for_the_heap_limit_is_infeasible():
+    data = tenant_problem(1, nodes=1, executors=12, heap=256.0, free_share=1.0)
+    data["executors"] = [dict(e, memory=128.0, cpu=10.0, load=10.0) for e in data["executors"]]
+    data["nodes"][0].update(used={}, slots=[6700, 6701])  # 12 × 128 MB needs 6 workers of 256 MB
+    with pytest.raises(InfeasibleError):
+        storm_planner.plan(data, algorithm="topdown")
+
+
+def test_storms_own_schedulers_stay_resource_unaware():
+    data = tenant_problem(2, free_share=0.7)
+    plan = storm_planner.plan(data, algorithm="even")  # as EvenScheduler: places, whatever the declarations
+    assert len(plan["assignments"]) == 40
+
+
+def test_problems_without_declared_resources_plan_as_before():
+    data = tenant_problem(3)
+    for executor in data["executors"]:
+        del executor["cpu"], executor["memory"]
+    for node in data["nodes"]:
+        del node["used"], node["memory"]
+    del data["options"]["worker_max_heap_mb"]
+    plan = storm_planner.plan(data, algorithm="topdown")
+    assert not any("moved off" in note or "several workers" in note for note in plan["notes"])
+
+
+def test_unknown_keys_in_used_are_refused_by_name():
+    data = tenant_problem(0)
+    data["nodes"][0]["used"]["disk"] = 3
+    with pytest.raises(Exception, match=r"nodes\[0\]\.used: unknown key\(s\) 'disk'"):
+        Problem.from_dict(data)
