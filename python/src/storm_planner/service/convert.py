@@ -11,6 +11,7 @@ stream a unit rate, so that planners still see the graph's shape.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
@@ -40,7 +41,8 @@ _OPTION_KEYS = {
 }
 
 
-def node_from_thrift(node: Any, ports: Iterable[int]) -> Node:
+def node_from_thrift(node: Any, ports: Iterable[int], held: tuple[float, float] = (0.0, 0.0)) -> Node:
+    """A supervisor as a problem node; ``held`` is (CPU %, MB) that other topologies of the request hold."""
     meta = dict(node.meta or {})
     try:
         speed = float(meta.get("speed", 1.0))
@@ -54,6 +56,8 @@ def node_from_thrift(node: Any, ports: Iterable[int]) -> Node:
         slots=tuple(sorted(set(ports))),
         memory=float(node.memory_mb) if node.memory_mb else None,
         host=node.host,
+        used_cpu=float(node.used_cpu or 0.0) + held[0],
+        used_memory=float(node.used_memory_mb or 0.0) + held[1],
     )
 
 
@@ -62,8 +66,14 @@ def problem_from_thrift(
     nodes: list[Any],
     taken: set[tuple[str, int]] = frozenset(),
     measured: Mapping[str, Any] | None = None,
+    held: Mapping[str, tuple[float, float]] | None = None,
 ) -> Problem:
-    """One TopologySpec of a request -> Problem. ``measured`` may carry executors/traffic."""
+    """One TopologySpec of a request -> Problem.
+
+    ``measured`` may carry executors/traffic; ``held`` is, per node, the declared (CPU %, MB) that
+    the request's other topologies hold there (on top of the node's ``used_*``: topologies outside
+    the request).
+    """
     options = dict(spec.options or {})
     current = {
         executor: Slot(slot.node_id, slot.port) for executor, slot in (spec.current or {}).items()
@@ -75,7 +85,7 @@ def problem_from_thrift(
     for node in nodes:
         ports = {p for p in node.free_ports if (node.id, p) not in taken} | own_ports.get(node.id, set())
         if ports:
-            problem_nodes.append(node_from_thrift(node, ports))
+            problem_nodes.append(node_from_thrift(node, ports, (held or {}).get(node.id, (0.0, 0.0))))
     if not problem_nodes:
         raise ProblemError("no free slot on any live supervisor")
     node_ids = {n.id for n in problem_nodes}
@@ -106,11 +116,17 @@ def problem_from_thrift(
         for s in spec.streams
         if s.from_component in known and s.to_component in known
     )
+    declared = {e.id: _declared(e) for e in spec.executors}
     if measured and measured.get("executors"):
-        executors = tuple(measured["executors"])
+        executors = tuple(replace(e, **declared.get(e.id, {})) for e in measured["executors"])
         traffic = tuple(measured.get("traffic") or ())
     else:
-        executors = tuple(Executor(id=e.id, component=e.component, load=cost) for e in spec.executors)
+        # Without metrics an executor's load is what it declares (Storm's RAS accounting), unless
+        # the topology sets planner.executor.cost.
+        executors = tuple(
+            Executor(id=e.id, component=e.component, **declared[e.id],
+                     load=cost if "planner.executor.cost" in options or e.cpu is None else float(e.cpu))
+            for e in spec.executors)
         traffic = ()  # the streams carry it, at component level (core.traffic)
     extra = {k: v for k, v in options.items() if k not in _OPTION_KEYS}
     if spec.num_workers:
@@ -132,9 +148,34 @@ def problem_from_thrift(
         executors=executors,
         traffic=traffic,
         current=MappingProxyType({e: s for e, s in current.items() if s.node in node_ids}),
-        options=Options(extra=MappingProxyType(extra), **known_options),
+        options=Options(extra=MappingProxyType(extra), **known_options,
+                        worker_max_heap_mb=float(spec.worker_max_heap_mb) if spec.worker_max_heap_mb else None),
         measured=bool(measured and measured.get("executors")),
     )
+
+
+def _declared(executor: Any) -> dict[str, float]:
+    """The executor's declared resources as Executor fields (none when the plugin sent none)."""
+    out = {}
+    if executor.cpu is not None:
+        out["cpu"] = float(executor.cpu)
+    if executor.memory_mb is not None:
+        out["memory"] = float(executor.memory_mb)
+    return out
+
+
+def declared_use(spec: Any, assignments: Mapping[str, Any]) -> dict[str, list[float]]:
+    """Per node, the declared [CPU %, MB] of ``spec``'s executors placed by ``assignments`` (id → slot)."""
+    per_node: dict[str, list[float]] = {}
+    for executor in spec.executors:
+        slot = assignments.get(executor.id)
+        if slot is None:
+            continue
+        node = slot.node_id if hasattr(slot, "node_id") else slot.node
+        use = per_node.setdefault(node, [0.0, 0.0])
+        use[0] += float(executor.cpu or 0.0)
+        use[1] += float(executor.memory_mb or 0.0)
+    return per_node
 
 
 def plan_to_thrift(topology_id: str, plan: Plan) -> Any:

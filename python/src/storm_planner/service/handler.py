@@ -14,6 +14,7 @@ rebalance it — after the answer has gone back to the plugin
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import json
 import logging
 import threading
@@ -28,6 +29,7 @@ from storm_planner.core.problem import Problem
 from storm_planner.planners import available, run
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.convert import error_to_thrift, plan_to_thrift, problem_from_thrift
+from storm_planner.service.ledger import RequestLedger
 from storm_planner.service.rebalance import AutoRebalancer
 
 log = logging.getLogger("storm_planner.service")
@@ -69,13 +71,16 @@ class PlannerHandler:
         received = time.monotonic()
         budget_s = max(0.05, (request.deadline_ms or 5000) / 1000.0 * DEADLINE_SHARE)
         taken: set[tuple[str, int]] = set()
+        ledger = RequestLedger(request.topologies)
         plans = []
         for spec in request.topologies:
             remaining = budget_s - (time.monotonic() - received)
             algorithm = spec.algorithm or request.default_algorithm or self.default_algorithm
-            result = self._plan_topology(request, spec, algorithm, taken, remaining)
+            result = self._plan_topology(request, spec, algorithm, taken, remaining,
+                                         ledger.held_by_others(spec.id))
             plans.append(result)
             taken.update((s.node_id, s.port) for s in result.assignments.values())
+            ledger.planned(spec, result.assignments)
         return T.PlanResponse(request_id=request.request_id, plans=plans)
 
     def after_answer(self) -> None:
@@ -84,7 +89,8 @@ class PlannerHandler:
         self.rebalancer.after_answer()
 
     # -- one topology ----------------------------------------------------------
-    def _plan_topology(self, request: Any, spec: Any, algorithm: str, taken: set, remaining: float) -> Any:
+    def _plan_topology(self, request: Any, spec: Any, algorithm: str, taken: set, remaining: float,
+                       held: Mapping[str, tuple[float, float]] | None = None) -> Any:
         started = time.monotonic()
         outcome, executors = "ok", len(spec.executors)
         advice = None
@@ -92,7 +98,7 @@ class PlannerHandler:
             if remaining <= 0:
                 raise TimeoutError
             measured = self._measure(spec, request.nodes)
-            problem = self._problem(spec, request.nodes, taken, remaining, measured)
+            problem = self._problem(spec, request.nodes, taken, remaining, measured, held)
             future = self._pool.submit(self.replanner.plan if self.replanner else run, problem, algorithm)
             plan = future.result(timeout=remaining)
             notes = list(plan.notes)
@@ -136,17 +142,12 @@ class PlannerHandler:
         return measure(spec, nodes) if measure else self.metrics(spec.id)
 
     def _problem(self, spec: Any, nodes: list, taken: set, remaining: float,
-                 measured: Mapping[str, Any] | None = None) -> Problem:
-        problem = problem_from_thrift(spec, nodes, taken, measured)
+                 measured: Mapping[str, Any] | None = None,
+                 held: Mapping[str, tuple[float, float]] | None = None) -> Problem:
+        problem = problem_from_thrift(spec, nodes, taken, measured, held)
         # Planners with a solver time limit must stop well inside the deadline.
         limit = min(problem.options.time_limit_s, max(0.05, remaining * 0.9))
-        return problem.replace(options=problem.options.__class__(
-            max_migrations=problem.options.max_migrations,
-            max_migration_cost=problem.options.max_migration_cost,
-            time_limit_s=limit,
-            seed=problem.options.seed,
-            extra=problem.options.extra,
-        ))
+        return problem.replace(options=dataclasses.replace(problem.options, time_limit_s=limit))
 
 
 class PlanLog:

@@ -19,6 +19,8 @@ struct Node {
   5: optional map<string, string> meta;     // supervisor.scheduler.meta (machine.type, speed, ...)
   6: required list<i32> free_ports;         // slots nobody uses
   7: required list<i32> used_ports;         // slots some topology uses
+  8: optional double used_cpu = 0;          // declared CPU % held by topologies outside this request
+  9: optional double used_memory_mb = 0;    // declared memory (MB) held by topologies outside this request
 }
 
 struct Component {
@@ -38,6 +40,8 @@ struct Stream {
 struct Executor {
   1: required string id;                    // "[start-end]"
   2: required string component;
+  3: optional double cpu;                   // declared CPU % (TopologyDetails.getTotalCpuReqTask)
+  4: optional double memory_mb;             // declared on- + off-heap MB (getTotalMemReqTask)
 }
 
 struct WorkerSlot {
@@ -55,6 +59,7 @@ struct TopologySpec {
   7: optional string algorithm;             // topology conf planner.algorithm; empty = service default
   8: optional i32 num_workers;              // topology.workers
   9: optional map<string, string> options;  // planner.* keys of the topology conf
+  10: optional double worker_max_heap_mb;   // topology.worker.max.heap.size.mb
 }
 
 struct PlanRequest {

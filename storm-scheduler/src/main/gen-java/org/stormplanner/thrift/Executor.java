@@ -12,17 +12,23 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
 
   private static final org.apache.thrift.protocol.TField ID_FIELD_DESC = new org.apache.thrift.protocol.TField("id", org.apache.thrift.protocol.TType.STRING, (short)1);
   private static final org.apache.thrift.protocol.TField COMPONENT_FIELD_DESC = new org.apache.thrift.protocol.TField("component", org.apache.thrift.protocol.TType.STRING, (short)2);
+  private static final org.apache.thrift.protocol.TField CPU_FIELD_DESC = new org.apache.thrift.protocol.TField("cpu", org.apache.thrift.protocol.TType.DOUBLE, (short)3);
+  private static final org.apache.thrift.protocol.TField MEMORY_MB_FIELD_DESC = new org.apache.thrift.protocol.TField("memory_mb", org.apache.thrift.protocol.TType.DOUBLE, (short)4);
 
   private static final org.apache.thrift.scheme.SchemeFactory STANDARD_SCHEME_FACTORY = new ExecutorStandardSchemeFactory();
   private static final org.apache.thrift.scheme.SchemeFactory TUPLE_SCHEME_FACTORY = new ExecutorTupleSchemeFactory();
 
   public @org.apache.thrift.annotation.Nullable java.lang.String id; // required
   public @org.apache.thrift.annotation.Nullable java.lang.String component; // required
+  public double cpu; // optional
+  public double memory_mb; // optional
 
   /** The set of fields this struct contains, along with convenience methods for finding and manipulating them. */
   public enum _Fields implements org.apache.thrift.TFieldIdEnum {
     ID((short)1, "id"),
-    COMPONENT((short)2, "component");
+    COMPONENT((short)2, "component"),
+    CPU((short)3, "cpu"),
+    MEMORY_MB((short)4, "memory_mb");
 
     private static final java.util.Map<java.lang.String, _Fields> byName = new java.util.HashMap<java.lang.String, _Fields>();
 
@@ -42,6 +48,10 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
           return ID;
         case 2: // COMPONENT
           return COMPONENT;
+        case 3: // CPU
+          return CPU;
+        case 4: // MEMORY_MB
+          return MEMORY_MB;
         default:
           return null;
       }
@@ -85,6 +95,10 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
   }
 
   // isset id assignments
+  private static final int __CPU_ISSET_ID = 0;
+  private static final int __MEMORY_MB_ISSET_ID = 1;
+  private byte __isset_bitfield = 0;
+  private static final _Fields optionals[] = {_Fields.CPU,_Fields.MEMORY_MB};
   public static final java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> metaDataMap;
   static {
     java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> tmpMap = new java.util.EnumMap<_Fields, org.apache.thrift.meta_data.FieldMetaData>(_Fields.class);
@@ -92,6 +106,10 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
         new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING)));
     tmpMap.put(_Fields.COMPONENT, new org.apache.thrift.meta_data.FieldMetaData("component", org.apache.thrift.TFieldRequirementType.REQUIRED, 
         new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING)));
+    tmpMap.put(_Fields.CPU, new org.apache.thrift.meta_data.FieldMetaData("cpu", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.DOUBLE)));
+    tmpMap.put(_Fields.MEMORY_MB, new org.apache.thrift.meta_data.FieldMetaData("memory_mb", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.DOUBLE)));
     metaDataMap = java.util.Collections.unmodifiableMap(tmpMap);
     org.apache.thrift.meta_data.FieldMetaData.addStructMetaDataMap(Executor.class, metaDataMap);
   }
@@ -112,12 +130,15 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
    * Performs a deep copy on <i>other</i>.
    */
   public Executor(Executor other) {
+    __isset_bitfield = other.__isset_bitfield;
     if (other.isSetId()) {
       this.id = other.id;
     }
     if (other.isSetComponent()) {
       this.component = other.component;
     }
+    this.cpu = other.cpu;
+    this.memory_mb = other.memory_mb;
   }
 
   @Override
@@ -129,6 +150,10 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
   public void clear() {
     this.id = null;
     this.component = null;
+    setCpuIsSet(false);
+    this.cpu = 0.0;
+    setMemory_mbIsSet(false);
+    this.memory_mb = 0.0;
   }
 
   @org.apache.thrift.annotation.Nullable
@@ -181,6 +206,52 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
     }
   }
 
+  public double getCpu() {
+    return this.cpu;
+  }
+
+  public Executor setCpu(double cpu) {
+    this.cpu = cpu;
+    setCpuIsSet(true);
+    return this;
+  }
+
+  public void unsetCpu() {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.clearBit(__isset_bitfield, __CPU_ISSET_ID);
+  }
+
+  /** Returns true if field cpu is set (has been assigned a value) and false otherwise */
+  public boolean isSetCpu() {
+    return org.apache.thrift.EncodingUtils.testBit(__isset_bitfield, __CPU_ISSET_ID);
+  }
+
+  public void setCpuIsSet(boolean value) {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __CPU_ISSET_ID, value);
+  }
+
+  public double getMemory_mb() {
+    return this.memory_mb;
+  }
+
+  public Executor setMemory_mb(double memory_mb) {
+    this.memory_mb = memory_mb;
+    setMemory_mbIsSet(true);
+    return this;
+  }
+
+  public void unsetMemory_mb() {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.clearBit(__isset_bitfield, __MEMORY_MB_ISSET_ID);
+  }
+
+  /** Returns true if field memory_mb is set (has been assigned a value) and false otherwise */
+  public boolean isSetMemory_mb() {
+    return org.apache.thrift.EncodingUtils.testBit(__isset_bitfield, __MEMORY_MB_ISSET_ID);
+  }
+
+  public void setMemory_mbIsSet(boolean value) {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __MEMORY_MB_ISSET_ID, value);
+  }
+
   @Override
   public void setFieldValue(_Fields field, @org.apache.thrift.annotation.Nullable java.lang.Object value) {
     switch (field) {
@@ -200,6 +271,22 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
       }
       break;
 
+    case CPU:
+      if (value == null) {
+        unsetCpu();
+      } else {
+        setCpu((java.lang.Double)value);
+      }
+      break;
+
+    case MEMORY_MB:
+      if (value == null) {
+        unsetMemory_mb();
+      } else {
+        setMemory_mb((java.lang.Double)value);
+      }
+      break;
+
     }
   }
 
@@ -212,6 +299,12 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
 
     case COMPONENT:
       return getComponent();
+
+    case CPU:
+      return getCpu();
+
+    case MEMORY_MB:
+      return getMemory_mb();
 
     }
     throw new java.lang.IllegalStateException();
@@ -229,6 +322,10 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
       return isSetId();
     case COMPONENT:
       return isSetComponent();
+    case CPU:
+      return isSetCpu();
+    case MEMORY_MB:
+      return isSetMemory_mb();
     }
     throw new java.lang.IllegalStateException();
   }
@@ -264,6 +361,24 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
         return false;
     }
 
+    boolean this_present_cpu = true && this.isSetCpu();
+    boolean that_present_cpu = true && that.isSetCpu();
+    if (this_present_cpu || that_present_cpu) {
+      if (!(this_present_cpu && that_present_cpu))
+        return false;
+      if (this.cpu != that.cpu)
+        return false;
+    }
+
+    boolean this_present_memory_mb = true && this.isSetMemory_mb();
+    boolean that_present_memory_mb = true && that.isSetMemory_mb();
+    if (this_present_memory_mb || that_present_memory_mb) {
+      if (!(this_present_memory_mb && that_present_memory_mb))
+        return false;
+      if (this.memory_mb != that.memory_mb)
+        return false;
+    }
+
     return true;
   }
 
@@ -278,6 +393,14 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
     hashCode = hashCode * 8191 + ((isSetComponent()) ? 131071 : 524287);
     if (isSetComponent())
       hashCode = hashCode * 8191 + component.hashCode();
+
+    hashCode = hashCode * 8191 + ((isSetCpu()) ? 131071 : 524287);
+    if (isSetCpu())
+      hashCode = hashCode * 8191 + org.apache.thrift.TBaseHelper.hashCode(cpu);
+
+    hashCode = hashCode * 8191 + ((isSetMemory_mb()) ? 131071 : 524287);
+    if (isSetMemory_mb())
+      hashCode = hashCode * 8191 + org.apache.thrift.TBaseHelper.hashCode(memory_mb);
 
     return hashCode;
   }
@@ -306,6 +429,26 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
     }
     if (isSetComponent()) {
       lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.component, other.component);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
+    lastComparison = java.lang.Boolean.compare(isSetCpu(), other.isSetCpu());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetCpu()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.cpu, other.cpu);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
+    lastComparison = java.lang.Boolean.compare(isSetMemory_mb(), other.isSetMemory_mb());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetMemory_mb()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.memory_mb, other.memory_mb);
       if (lastComparison != 0) {
         return lastComparison;
       }
@@ -349,6 +492,18 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
       sb.append(this.component);
     }
     first = false;
+    if (isSetCpu()) {
+      if (!first) sb.append(", ");
+      sb.append("cpu:");
+      sb.append(this.cpu);
+      first = false;
+    }
+    if (isSetMemory_mb()) {
+      if (!first) sb.append(", ");
+      sb.append("memory_mb:");
+      sb.append(this.memory_mb);
+      first = false;
+    }
     sb.append(")");
     return sb.toString();
   }
@@ -374,6 +529,8 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
 
   private void readObject(java.io.ObjectInputStream in) throws java.io.IOException, java.lang.ClassNotFoundException {
     try {
+      // it doesn't seem like you should have to do this, but java serialization is wacky, and doesn't call the default constructor.
+      __isset_bitfield = 0;
       read(new org.apache.thrift.protocol.TCompactProtocol(new org.apache.thrift.transport.TIOStreamTransport(in)));
     } catch (org.apache.thrift.TException te) {
       throw new java.io.IOException(te);
@@ -416,6 +573,22 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
               org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
             }
             break;
+          case 3: // CPU
+            if (schemeField.type == org.apache.thrift.protocol.TType.DOUBLE) {
+              struct.cpu = iprot.readDouble();
+              struct.setCpuIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
+          case 4: // MEMORY_MB
+            if (schemeField.type == org.apache.thrift.protocol.TType.DOUBLE) {
+              struct.memory_mb = iprot.readDouble();
+              struct.setMemory_mbIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
           default:
             org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
         }
@@ -442,6 +615,16 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
         oprot.writeString(struct.component);
         oprot.writeFieldEnd();
       }
+      if (struct.isSetCpu()) {
+        oprot.writeFieldBegin(CPU_FIELD_DESC);
+        oprot.writeDouble(struct.cpu);
+        oprot.writeFieldEnd();
+      }
+      if (struct.isSetMemory_mb()) {
+        oprot.writeFieldBegin(MEMORY_MB_FIELD_DESC);
+        oprot.writeDouble(struct.memory_mb);
+        oprot.writeFieldEnd();
+      }
       oprot.writeFieldStop();
       oprot.writeStructEnd();
     }
@@ -462,6 +645,20 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
       org.apache.thrift.protocol.TTupleProtocol oprot = (org.apache.thrift.protocol.TTupleProtocol) prot;
       oprot.writeString(struct.id);
       oprot.writeString(struct.component);
+      java.util.BitSet optionals = new java.util.BitSet();
+      if (struct.isSetCpu()) {
+        optionals.set(0);
+      }
+      if (struct.isSetMemory_mb()) {
+        optionals.set(1);
+      }
+      oprot.writeBitSet(optionals, 2);
+      if (struct.isSetCpu()) {
+        oprot.writeDouble(struct.cpu);
+      }
+      if (struct.isSetMemory_mb()) {
+        oprot.writeDouble(struct.memory_mb);
+      }
     }
 
     @Override
@@ -471,6 +668,15 @@ public class Executor implements org.apache.thrift.TBase<Executor, Executor._Fie
       struct.setIdIsSet(true);
       struct.component = iprot.readString();
       struct.setComponentIsSet(true);
+      java.util.BitSet incoming = iprot.readBitSet(2);
+      if (incoming.get(0)) {
+        struct.cpu = iprot.readDouble();
+        struct.setCpuIsSet(true);
+      }
+      if (incoming.get(1)) {
+        struct.memory_mb = iprot.readDouble();
+        struct.setMemory_mbIsSet(true);
+      }
     }
   }
 

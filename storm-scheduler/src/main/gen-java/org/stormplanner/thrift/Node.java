@@ -20,6 +20,8 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
   private static final org.apache.thrift.protocol.TField META_FIELD_DESC = new org.apache.thrift.protocol.TField("meta", org.apache.thrift.protocol.TType.MAP, (short)5);
   private static final org.apache.thrift.protocol.TField FREE_PORTS_FIELD_DESC = new org.apache.thrift.protocol.TField("free_ports", org.apache.thrift.protocol.TType.LIST, (short)6);
   private static final org.apache.thrift.protocol.TField USED_PORTS_FIELD_DESC = new org.apache.thrift.protocol.TField("used_ports", org.apache.thrift.protocol.TType.LIST, (short)7);
+  private static final org.apache.thrift.protocol.TField USED_CPU_FIELD_DESC = new org.apache.thrift.protocol.TField("used_cpu", org.apache.thrift.protocol.TType.DOUBLE, (short)8);
+  private static final org.apache.thrift.protocol.TField USED_MEMORY_MB_FIELD_DESC = new org.apache.thrift.protocol.TField("used_memory_mb", org.apache.thrift.protocol.TType.DOUBLE, (short)9);
 
   private static final org.apache.thrift.scheme.SchemeFactory STANDARD_SCHEME_FACTORY = new NodeStandardSchemeFactory();
   private static final org.apache.thrift.scheme.SchemeFactory TUPLE_SCHEME_FACTORY = new NodeTupleSchemeFactory();
@@ -31,6 +33,8 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
   public @org.apache.thrift.annotation.Nullable java.util.Map<java.lang.String,java.lang.String> meta; // optional
   public @org.apache.thrift.annotation.Nullable java.util.List<java.lang.Integer> free_ports; // required
   public @org.apache.thrift.annotation.Nullable java.util.List<java.lang.Integer> used_ports; // required
+  public double used_cpu; // optional
+  public double used_memory_mb; // optional
 
   /** The set of fields this struct contains, along with convenience methods for finding and manipulating them. */
   public enum _Fields implements org.apache.thrift.TFieldIdEnum {
@@ -40,7 +44,9 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
     MEMORY_MB((short)4, "memory_mb"),
     META((short)5, "meta"),
     FREE_PORTS((short)6, "free_ports"),
-    USED_PORTS((short)7, "used_ports");
+    USED_PORTS((short)7, "used_ports"),
+    USED_CPU((short)8, "used_cpu"),
+    USED_MEMORY_MB((short)9, "used_memory_mb");
 
     private static final java.util.Map<java.lang.String, _Fields> byName = new java.util.HashMap<java.lang.String, _Fields>();
 
@@ -70,6 +76,10 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
           return FREE_PORTS;
         case 7: // USED_PORTS
           return USED_PORTS;
+        case 8: // USED_CPU
+          return USED_CPU;
+        case 9: // USED_MEMORY_MB
+          return USED_MEMORY_MB;
         default:
           return null;
       }
@@ -115,8 +125,10 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
   // isset id assignments
   private static final int __CPU_CAPACITY_ISSET_ID = 0;
   private static final int __MEMORY_MB_ISSET_ID = 1;
+  private static final int __USED_CPU_ISSET_ID = 2;
+  private static final int __USED_MEMORY_MB_ISSET_ID = 3;
   private byte __isset_bitfield = 0;
-  private static final _Fields optionals[] = {_Fields.META};
+  private static final _Fields optionals[] = {_Fields.META,_Fields.USED_CPU,_Fields.USED_MEMORY_MB};
   public static final java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> metaDataMap;
   static {
     java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> tmpMap = new java.util.EnumMap<_Fields, org.apache.thrift.meta_data.FieldMetaData>(_Fields.class);
@@ -138,11 +150,19 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
     tmpMap.put(_Fields.USED_PORTS, new org.apache.thrift.meta_data.FieldMetaData("used_ports", org.apache.thrift.TFieldRequirementType.REQUIRED, 
         new org.apache.thrift.meta_data.ListMetaData(org.apache.thrift.protocol.TType.LIST, 
             new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.I32))));
+    tmpMap.put(_Fields.USED_CPU, new org.apache.thrift.meta_data.FieldMetaData("used_cpu", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.DOUBLE)));
+    tmpMap.put(_Fields.USED_MEMORY_MB, new org.apache.thrift.meta_data.FieldMetaData("used_memory_mb", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.DOUBLE)));
     metaDataMap = java.util.Collections.unmodifiableMap(tmpMap);
     org.apache.thrift.meta_data.FieldMetaData.addStructMetaDataMap(Node.class, metaDataMap);
   }
 
   public Node() {
+    this.used_cpu = 0d;
+
+    this.used_memory_mb = 0d;
+
   }
 
   public Node(
@@ -189,6 +209,8 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
       java.util.List<java.lang.Integer> __this__used_ports = new java.util.ArrayList<java.lang.Integer>(other.used_ports);
       this.used_ports = __this__used_ports;
     }
+    this.used_cpu = other.used_cpu;
+    this.used_memory_mb = other.used_memory_mb;
   }
 
   @Override
@@ -207,6 +229,10 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
     this.meta = null;
     this.free_ports = null;
     this.used_ports = null;
+    this.used_cpu = 0d;
+
+    this.used_memory_mb = 0d;
+
   }
 
   @org.apache.thrift.annotation.Nullable
@@ -423,6 +449,52 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
     }
   }
 
+  public double getUsed_cpu() {
+    return this.used_cpu;
+  }
+
+  public Node setUsed_cpu(double used_cpu) {
+    this.used_cpu = used_cpu;
+    setUsed_cpuIsSet(true);
+    return this;
+  }
+
+  public void unsetUsed_cpu() {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.clearBit(__isset_bitfield, __USED_CPU_ISSET_ID);
+  }
+
+  /** Returns true if field used_cpu is set (has been assigned a value) and false otherwise */
+  public boolean isSetUsed_cpu() {
+    return org.apache.thrift.EncodingUtils.testBit(__isset_bitfield, __USED_CPU_ISSET_ID);
+  }
+
+  public void setUsed_cpuIsSet(boolean value) {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __USED_CPU_ISSET_ID, value);
+  }
+
+  public double getUsed_memory_mb() {
+    return this.used_memory_mb;
+  }
+
+  public Node setUsed_memory_mb(double used_memory_mb) {
+    this.used_memory_mb = used_memory_mb;
+    setUsed_memory_mbIsSet(true);
+    return this;
+  }
+
+  public void unsetUsed_memory_mb() {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.clearBit(__isset_bitfield, __USED_MEMORY_MB_ISSET_ID);
+  }
+
+  /** Returns true if field used_memory_mb is set (has been assigned a value) and false otherwise */
+  public boolean isSetUsed_memory_mb() {
+    return org.apache.thrift.EncodingUtils.testBit(__isset_bitfield, __USED_MEMORY_MB_ISSET_ID);
+  }
+
+  public void setUsed_memory_mbIsSet(boolean value) {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __USED_MEMORY_MB_ISSET_ID, value);
+  }
+
   @Override
   public void setFieldValue(_Fields field, @org.apache.thrift.annotation.Nullable java.lang.Object value) {
     switch (field) {
@@ -482,6 +554,22 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
       }
       break;
 
+    case USED_CPU:
+      if (value == null) {
+        unsetUsed_cpu();
+      } else {
+        setUsed_cpu((java.lang.Double)value);
+      }
+      break;
+
+    case USED_MEMORY_MB:
+      if (value == null) {
+        unsetUsed_memory_mb();
+      } else {
+        setUsed_memory_mb((java.lang.Double)value);
+      }
+      break;
+
     }
   }
 
@@ -510,6 +598,12 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
     case USED_PORTS:
       return getUsed_ports();
 
+    case USED_CPU:
+      return getUsed_cpu();
+
+    case USED_MEMORY_MB:
+      return getUsed_memory_mb();
+
     }
     throw new java.lang.IllegalStateException();
   }
@@ -536,6 +630,10 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
       return isSetFree_ports();
     case USED_PORTS:
       return isSetUsed_ports();
+    case USED_CPU:
+      return isSetUsed_cpu();
+    case USED_MEMORY_MB:
+      return isSetUsed_memory_mb();
     }
     throw new java.lang.IllegalStateException();
   }
@@ -616,6 +714,24 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
         return false;
     }
 
+    boolean this_present_used_cpu = true && this.isSetUsed_cpu();
+    boolean that_present_used_cpu = true && that.isSetUsed_cpu();
+    if (this_present_used_cpu || that_present_used_cpu) {
+      if (!(this_present_used_cpu && that_present_used_cpu))
+        return false;
+      if (this.used_cpu != that.used_cpu)
+        return false;
+    }
+
+    boolean this_present_used_memory_mb = true && this.isSetUsed_memory_mb();
+    boolean that_present_used_memory_mb = true && that.isSetUsed_memory_mb();
+    if (this_present_used_memory_mb || that_present_used_memory_mb) {
+      if (!(this_present_used_memory_mb && that_present_used_memory_mb))
+        return false;
+      if (this.used_memory_mb != that.used_memory_mb)
+        return false;
+    }
+
     return true;
   }
 
@@ -646,6 +762,14 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
     hashCode = hashCode * 8191 + ((isSetUsed_ports()) ? 131071 : 524287);
     if (isSetUsed_ports())
       hashCode = hashCode * 8191 + used_ports.hashCode();
+
+    hashCode = hashCode * 8191 + ((isSetUsed_cpu()) ? 131071 : 524287);
+    if (isSetUsed_cpu())
+      hashCode = hashCode * 8191 + org.apache.thrift.TBaseHelper.hashCode(used_cpu);
+
+    hashCode = hashCode * 8191 + ((isSetUsed_memory_mb()) ? 131071 : 524287);
+    if (isSetUsed_memory_mb())
+      hashCode = hashCode * 8191 + org.apache.thrift.TBaseHelper.hashCode(used_memory_mb);
 
     return hashCode;
   }
@@ -728,6 +852,26 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
         return lastComparison;
       }
     }
+    lastComparison = java.lang.Boolean.compare(isSetUsed_cpu(), other.isSetUsed_cpu());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetUsed_cpu()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.used_cpu, other.used_cpu);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
+    lastComparison = java.lang.Boolean.compare(isSetUsed_memory_mb(), other.isSetUsed_memory_mb());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetUsed_memory_mb()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.used_memory_mb, other.used_memory_mb);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
     return 0;
   }
 
@@ -801,6 +945,18 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
       sb.append(this.used_ports);
     }
     first = false;
+    if (isSetUsed_cpu()) {
+      if (!first) sb.append(", ");
+      sb.append("used_cpu:");
+      sb.append(this.used_cpu);
+      first = false;
+    }
+    if (isSetUsed_memory_mb()) {
+      if (!first) sb.append(", ");
+      sb.append("used_memory_mb:");
+      sb.append(this.used_memory_mb);
+      first = false;
+    }
     sb.append(")");
     return sb.toString();
   }
@@ -950,6 +1106,22 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
               org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
             }
             break;
+          case 8: // USED_CPU
+            if (schemeField.type == org.apache.thrift.protocol.TType.DOUBLE) {
+              struct.used_cpu = iprot.readDouble();
+              struct.setUsed_cpuIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
+          case 9: // USED_MEMORY_MB
+            if (schemeField.type == org.apache.thrift.protocol.TType.DOUBLE) {
+              struct.used_memory_mb = iprot.readDouble();
+              struct.setUsed_memory_mbIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
           default:
             org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
         }
@@ -1027,6 +1199,16 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
         }
         oprot.writeFieldEnd();
       }
+      if (struct.isSetUsed_cpu()) {
+        oprot.writeFieldBegin(USED_CPU_FIELD_DESC);
+        oprot.writeDouble(struct.used_cpu);
+        oprot.writeFieldEnd();
+      }
+      if (struct.isSetUsed_memory_mb()) {
+        oprot.writeFieldBegin(USED_MEMORY_MB_FIELD_DESC);
+        oprot.writeDouble(struct.used_memory_mb);
+        oprot.writeFieldEnd();
+      }
       oprot.writeFieldStop();
       oprot.writeStructEnd();
     }
@@ -1067,7 +1249,13 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
       if (struct.isSetMeta()) {
         optionals.set(0);
       }
-      oprot.writeBitSet(optionals, 1);
+      if (struct.isSetUsed_cpu()) {
+        optionals.set(1);
+      }
+      if (struct.isSetUsed_memory_mb()) {
+        optionals.set(2);
+      }
+      oprot.writeBitSet(optionals, 3);
       if (struct.isSetMeta()) {
         {
           oprot.writeI32(struct.meta.size());
@@ -1077,6 +1265,12 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
             oprot.writeString(_iter15.getValue());
           }
         }
+      }
+      if (struct.isSetUsed_cpu()) {
+        oprot.writeDouble(struct.used_cpu);
+      }
+      if (struct.isSetUsed_memory_mb()) {
+        oprot.writeDouble(struct.used_memory_mb);
       }
     }
 
@@ -1113,7 +1307,7 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
         }
       }
       struct.setUsed_portsIsSet(true);
-      java.util.BitSet incoming = iprot.readBitSet(1);
+      java.util.BitSet incoming = iprot.readBitSet(3);
       if (incoming.get(0)) {
         {
           org.apache.thrift.protocol.TMap _map22 = iprot.readMapBegin(org.apache.thrift.protocol.TType.STRING, org.apache.thrift.protocol.TType.STRING); 
@@ -1128,6 +1322,14 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
           }
         }
         struct.setMetaIsSet(true);
+      }
+      if (incoming.get(1)) {
+        struct.used_cpu = iprot.readDouble();
+        struct.setUsed_cpuIsSet(true);
+      }
+      if (incoming.get(2)) {
+        struct.used_memory_mb = iprot.readDouble();
+        struct.setUsed_memory_mbIsSet(true);
       }
     }
   }

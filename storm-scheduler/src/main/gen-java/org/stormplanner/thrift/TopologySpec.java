@@ -19,6 +19,7 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
   private static final org.apache.thrift.protocol.TField ALGORITHM_FIELD_DESC = new org.apache.thrift.protocol.TField("algorithm", org.apache.thrift.protocol.TType.STRING, (short)7);
   private static final org.apache.thrift.protocol.TField NUM_WORKERS_FIELD_DESC = new org.apache.thrift.protocol.TField("num_workers", org.apache.thrift.protocol.TType.I32, (short)8);
   private static final org.apache.thrift.protocol.TField OPTIONS_FIELD_DESC = new org.apache.thrift.protocol.TField("options", org.apache.thrift.protocol.TType.MAP, (short)9);
+  private static final org.apache.thrift.protocol.TField WORKER_MAX_HEAP_MB_FIELD_DESC = new org.apache.thrift.protocol.TField("worker_max_heap_mb", org.apache.thrift.protocol.TType.DOUBLE, (short)10);
 
   private static final org.apache.thrift.scheme.SchemeFactory STANDARD_SCHEME_FACTORY = new TopologySpecStandardSchemeFactory();
   private static final org.apache.thrift.scheme.SchemeFactory TUPLE_SCHEME_FACTORY = new TopologySpecTupleSchemeFactory();
@@ -32,6 +33,7 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
   public @org.apache.thrift.annotation.Nullable java.lang.String algorithm; // optional
   public int num_workers; // optional
   public @org.apache.thrift.annotation.Nullable java.util.Map<java.lang.String,java.lang.String> options; // optional
+  public double worker_max_heap_mb; // optional
 
   /** The set of fields this struct contains, along with convenience methods for finding and manipulating them. */
   public enum _Fields implements org.apache.thrift.TFieldIdEnum {
@@ -43,7 +45,8 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     CURRENT((short)6, "current"),
     ALGORITHM((short)7, "algorithm"),
     NUM_WORKERS((short)8, "num_workers"),
-    OPTIONS((short)9, "options");
+    OPTIONS((short)9, "options"),
+    WORKER_MAX_HEAP_MB((short)10, "worker_max_heap_mb");
 
     private static final java.util.Map<java.lang.String, _Fields> byName = new java.util.HashMap<java.lang.String, _Fields>();
 
@@ -77,6 +80,8 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
           return NUM_WORKERS;
         case 9: // OPTIONS
           return OPTIONS;
+        case 10: // WORKER_MAX_HEAP_MB
+          return WORKER_MAX_HEAP_MB;
         default:
           return null;
       }
@@ -121,8 +126,9 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
 
   // isset id assignments
   private static final int __NUM_WORKERS_ISSET_ID = 0;
+  private static final int __WORKER_MAX_HEAP_MB_ISSET_ID = 1;
   private byte __isset_bitfield = 0;
-  private static final _Fields optionals[] = {_Fields.CURRENT,_Fields.ALGORITHM,_Fields.NUM_WORKERS,_Fields.OPTIONS};
+  private static final _Fields optionals[] = {_Fields.CURRENT,_Fields.ALGORITHM,_Fields.NUM_WORKERS,_Fields.OPTIONS,_Fields.WORKER_MAX_HEAP_MB};
   public static final java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> metaDataMap;
   static {
     java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> tmpMap = new java.util.EnumMap<_Fields, org.apache.thrift.meta_data.FieldMetaData>(_Fields.class);
@@ -151,6 +157,8 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
         new org.apache.thrift.meta_data.MapMetaData(org.apache.thrift.protocol.TType.MAP, 
             new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING), 
             new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING))));
+    tmpMap.put(_Fields.WORKER_MAX_HEAP_MB, new org.apache.thrift.meta_data.FieldMetaData("worker_max_heap_mb", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.DOUBLE)));
     metaDataMap = java.util.Collections.unmodifiableMap(tmpMap);
     org.apache.thrift.meta_data.FieldMetaData.addStructMetaDataMap(TopologySpec.class, metaDataMap);
   }
@@ -228,6 +236,7 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       java.util.Map<java.lang.String,java.lang.String> __this__options = new java.util.HashMap<java.lang.String,java.lang.String>(other.options);
       this.options = __this__options;
     }
+    this.worker_max_heap_mb = other.worker_max_heap_mb;
   }
 
   @Override
@@ -247,6 +256,8 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     setNum_workersIsSet(false);
     this.num_workers = 0;
     this.options = null;
+    setWorker_max_heap_mbIsSet(false);
+    this.worker_max_heap_mb = 0.0;
   }
 
   @org.apache.thrift.annotation.Nullable
@@ -542,6 +553,29 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     }
   }
 
+  public double getWorker_max_heap_mb() {
+    return this.worker_max_heap_mb;
+  }
+
+  public TopologySpec setWorker_max_heap_mb(double worker_max_heap_mb) {
+    this.worker_max_heap_mb = worker_max_heap_mb;
+    setWorker_max_heap_mbIsSet(true);
+    return this;
+  }
+
+  public void unsetWorker_max_heap_mb() {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.clearBit(__isset_bitfield, __WORKER_MAX_HEAP_MB_ISSET_ID);
+  }
+
+  /** Returns true if field worker_max_heap_mb is set (has been assigned a value) and false otherwise */
+  public boolean isSetWorker_max_heap_mb() {
+    return org.apache.thrift.EncodingUtils.testBit(__isset_bitfield, __WORKER_MAX_HEAP_MB_ISSET_ID);
+  }
+
+  public void setWorker_max_heap_mbIsSet(boolean value) {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __WORKER_MAX_HEAP_MB_ISSET_ID, value);
+  }
+
   @Override
   public void setFieldValue(_Fields field, @org.apache.thrift.annotation.Nullable java.lang.Object value) {
     switch (field) {
@@ -617,6 +651,14 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       }
       break;
 
+    case WORKER_MAX_HEAP_MB:
+      if (value == null) {
+        unsetWorker_max_heap_mb();
+      } else {
+        setWorker_max_heap_mb((java.lang.Double)value);
+      }
+      break;
+
     }
   }
 
@@ -651,6 +693,9 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     case OPTIONS:
       return getOptions();
 
+    case WORKER_MAX_HEAP_MB:
+      return getWorker_max_heap_mb();
+
     }
     throw new java.lang.IllegalStateException();
   }
@@ -681,6 +726,8 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       return isSetNum_workers();
     case OPTIONS:
       return isSetOptions();
+    case WORKER_MAX_HEAP_MB:
+      return isSetWorker_max_heap_mb();
     }
     throw new java.lang.IllegalStateException();
   }
@@ -779,6 +826,15 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
         return false;
     }
 
+    boolean this_present_worker_max_heap_mb = true && this.isSetWorker_max_heap_mb();
+    boolean that_present_worker_max_heap_mb = true && that.isSetWorker_max_heap_mb();
+    if (this_present_worker_max_heap_mb || that_present_worker_max_heap_mb) {
+      if (!(this_present_worker_max_heap_mb && that_present_worker_max_heap_mb))
+        return false;
+      if (this.worker_max_heap_mb != that.worker_max_heap_mb)
+        return false;
+    }
+
     return true;
   }
 
@@ -821,6 +877,10 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     hashCode = hashCode * 8191 + ((isSetOptions()) ? 131071 : 524287);
     if (isSetOptions())
       hashCode = hashCode * 8191 + options.hashCode();
+
+    hashCode = hashCode * 8191 + ((isSetWorker_max_heap_mb()) ? 131071 : 524287);
+    if (isSetWorker_max_heap_mb())
+      hashCode = hashCode * 8191 + org.apache.thrift.TBaseHelper.hashCode(worker_max_heap_mb);
 
     return hashCode;
   }
@@ -923,6 +983,16 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
         return lastComparison;
       }
     }
+    lastComparison = java.lang.Boolean.compare(isSetWorker_max_heap_mb(), other.isSetWorker_max_heap_mb());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetWorker_max_heap_mb()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.worker_max_heap_mb, other.worker_max_heap_mb);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
     return 0;
   }
 
@@ -1020,6 +1090,12 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       } else {
         sb.append(this.options);
       }
+      first = false;
+    }
+    if (isSetWorker_max_heap_mb()) {
+      if (!first) sb.append(", ");
+      sb.append("worker_max_heap_mb:");
+      sb.append(this.worker_max_heap_mb);
       first = false;
     }
     sb.append(")");
@@ -1214,6 +1290,14 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
               org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
             }
             break;
+          case 10: // WORKER_MAX_HEAP_MB
+            if (schemeField.type == org.apache.thrift.protocol.TType.DOUBLE) {
+              struct.worker_max_heap_mb = iprot.readDouble();
+              struct.setWorker_max_heap_mbIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
           default:
             org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
         }
@@ -1318,6 +1402,11 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
           oprot.writeFieldEnd();
         }
       }
+      if (struct.isSetWorker_max_heap_mb()) {
+        oprot.writeFieldBegin(WORKER_MAX_HEAP_MB_FIELD_DESC);
+        oprot.writeDouble(struct.worker_max_heap_mb);
+        oprot.writeFieldEnd();
+      }
       oprot.writeFieldStop();
       oprot.writeStructEnd();
     }
@@ -1372,7 +1461,10 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       if (struct.isSetOptions()) {
         optionals.set(3);
       }
-      oprot.writeBitSet(optionals, 4);
+      if (struct.isSetWorker_max_heap_mb()) {
+        optionals.set(4);
+      }
+      oprot.writeBitSet(optionals, 5);
       if (struct.isSetCurrent()) {
         {
           oprot.writeI32(struct.current.size());
@@ -1398,6 +1490,9 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
             oprot.writeString(_iter52.getValue());
           }
         }
+      }
+      if (struct.isSetWorker_max_heap_mb()) {
+        oprot.writeDouble(struct.worker_max_heap_mb);
       }
     }
 
@@ -1444,7 +1539,7 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
         }
       }
       struct.setExecutorsIsSet(true);
-      java.util.BitSet incoming = iprot.readBitSet(4);
+      java.util.BitSet incoming = iprot.readBitSet(5);
       if (incoming.get(0)) {
         {
           org.apache.thrift.protocol.TMap _map62 = iprot.readMapBegin(org.apache.thrift.protocol.TType.STRING, org.apache.thrift.protocol.TType.STRUCT); 
@@ -1483,6 +1578,10 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
           }
         }
         struct.setOptionsIsSet(true);
+      }
+      if (incoming.get(4)) {
+        struct.worker_max_heap_mb = iprot.readDouble();
+        struct.setWorker_max_heap_mbIsSet(true);
       }
     }
   }

@@ -43,9 +43,10 @@ final class PlanRequestBuilder {
             .sorted(Comparator.comparing(TopologyDetails::getId))
             .map(td -> topologySpec(td, cluster))
             .collect(Collectors.toList());
+        Set<String> planned = specs.stream().map(TopologySpec::getId).collect(Collectors.toSet());
         return new PlanRequest()
             .setRequest_id(requestId)
-            .setNodes(nodes(cluster))
+            .setNodes(nodes(cluster, planned))
             .setTopologies(specs)
             .setDeadline_ms(config.timeoutMs())
             .setDefault_algorithm(config.defaultAlgorithm());
@@ -53,12 +54,25 @@ final class PlanRequestBuilder {
 
     /** Live supervisors; blacklisted ones are left out because nothing may be placed on them. */
     static List<Node> nodes(Cluster cluster) {
+        return nodes(cluster, Set.of());
+    }
+
+    /**
+     * Live supervisors with what the topologies outside this request hold on each: their executors'
+     * declared CPU and memory, as Storm's ResourceAwareScheduler accounts them. The topologies in the
+     * request are left out: the service knows their current placement and re-plans them.
+     */
+    static List<Node> nodes(Cluster cluster, Set<String> planned) {
+        Map<String, double[]> held = heldByOthers(cluster, planned);
         List<Node> nodes = new ArrayList<>();
         for (SupervisorDetails supervisor : sortedSupervisors(cluster)) {
             if (cluster.isBlackListed(supervisor.getId())) {
                 continue;
             }
+            double[] used = held.getOrDefault(supervisor.getId(), new double[2]);
             nodes.add(new Node()
+                .setUsed_cpu(used[0])
+                .setUsed_memory_mb(used[1])
                 .setId(supervisor.getId())
                 .setHost(supervisor.getHost() == null ? supervisor.getId() : supervisor.getHost())
                 .setCpu_capacity(supervisor.getTotalCpu())
@@ -68,6 +82,27 @@ final class PlanRequestBuilder {
                 .setUsed_ports(sorted(cluster.getUsedPorts(supervisor))));
         }
         return nodes;
+    }
+
+    /** Node id → {declared CPU %, declared MB} of the executors of topologies not in {@code planned}. */
+    static Map<String, double[]> heldByOthers(Cluster cluster, Set<String> planned) {
+        Map<String, double[]> held = new TreeMap<>();
+        for (SchedulerAssignment assignment : cluster.getAssignments().values()) {
+            TopologyDetails owner = cluster.getTopologies().getById(assignment.getTopologyId());
+            if (owner == null || planned.contains(owner.getId())) {
+                continue;
+            }
+            for (Map.Entry<ExecutorDetails, WorkerSlot> entry : assignment.getExecutorToSlot().entrySet()) {
+                double[] used = held.computeIfAbsent(entry.getValue().getNodeId(), node -> new double[2]);
+                used[0] += orZero(owner.getTotalCpuReqTask(entry.getKey()));
+                used[1] += orZero(owner.getTotalMemReqTask(entry.getKey()));
+            }
+        }
+        return held;
+    }
+
+    private static double orZero(Double value) {
+        return value == null ? 0.0 : value;
     }
 
     TopologySpec topologySpec(TopologyDetails td, Cluster cluster) {
@@ -82,6 +117,7 @@ final class PlanRequestBuilder {
             .setCurrent(currentAssignment(td, cluster))
             .setAlgorithm(config.algorithmFor(td.getConf()))
             .setNum_workers(td.getNumWorkers())
+            .setWorker_max_heap_mb(td.getTopologyWorkerMaxHeapSize())
             .setOptions(PlannerConfig.plannerOptionsOf(td.getConf()));
     }
 
@@ -168,10 +204,15 @@ final class PlanRequestBuilder {
         }
     }
 
+    /** Every executor with its declared resources (Storm's defaults where the topology declares none). */
     static List<Executor> executors(TopologyDetails td) {
         return td.getExecutorToComponent().entrySet().stream()
             .sorted(Map.Entry.comparingByKey(ExecutorIds.BY_TASKS))
-            .map(e -> new Executor().setId(ExecutorIds.of(e.getKey())).setComponent(e.getValue()))
+            .map(e -> new Executor()
+                .setId(ExecutorIds.of(e.getKey()))
+                .setComponent(e.getValue())
+                .setCpu(orZero(td.getTotalCpuReqTask(e.getKey())))
+                .setMemory_mb(orZero(td.getTotalMemReqTask(e.getKey()))))
             .collect(Collectors.toList());
     }
 

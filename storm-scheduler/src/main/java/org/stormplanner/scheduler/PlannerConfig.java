@@ -27,6 +27,10 @@ import org.apache.storm.shade.net.minidev.json.JSONValue;
  *       <td>algorithm that plans this topology</td></tr>
  *   <tr><td>{@value #ENABLED}</td><td>topology conf</td><td>{@code true}</td>
  *       <td>{@code false}: Storm's DefaultScheduler places this topology, the planner never sees it</td></tr>
+ *   <tr><td>{@value #INFEASIBLE_FALLBACK}</td><td>topology conf or storm.yaml</td><td>{@code false}</td>
+ *       <td>when the planner finds no placement within the supervisors' free declared CPU and memory
+ *       (INFEASIBLE), the topology is left unscheduled with that status, as Storm's ResourceAwareScheduler
+ *       does; {@code true}: DefaultScheduler places it anyway (resource-unaware, possibly overloading)</td></tr>
  *   <tr><td>{@value #REPLAN}</td><td>topology conf</td><td>{@code true}</td>
  *       <td>{@code false}: once placed, the topology is never offered to the planner again</td></tr>
  *   <tr><td>{@value #REPLAN_INTERVAL_SECS}</td><td>topology conf or storm.yaml</td>
@@ -53,6 +57,7 @@ public final class PlannerConfig {
     public static final String ALGORITHM = "planner.algorithm";
     public static final String ENABLED = "planner.enabled";
     public static final String REPLAN = "planner.replan";
+    public static final String INFEASIBLE_FALLBACK = "planner.infeasible.fallback";
     public static final String REPLAN_INTERVAL_SECS = "planner.replan.interval.secs";
 
     public static final String DEFAULT_SERVICE_HOST = "127.0.0.1";
@@ -134,6 +139,18 @@ public final class PlannerConfig {
             return (Boolean) value;
         }
         return value == null || !"false".equalsIgnoreCase(value.toString().trim());
+    }
+
+    /**
+     * Whether an INFEASIBLE topology goes to DefaultScheduler ({@value #INFEASIBLE_FALLBACK}, default false).
+     * Only an explicit true (boolean or string) turns it on: a typo leaves the topology unscheduled, as RAS would.
+     */
+    public static boolean isInfeasibleFallbackFor(Map<String, Object> topologyConf) {
+        Object value = topologyConf == null ? null : topologyConf.get(INFEASIBLE_FALLBACK);
+        if (value instanceof Boolean) {
+            return (Boolean) value;
+        }
+        return value != null && "true".equalsIgnoreCase(value.toString().trim());
     }
 
     /** Whether a running topology is offered for re-planning ({@value #REPLAN}, default true); read like {@link #isEnabledFor}. */

@@ -18,6 +18,7 @@ import org.apache.storm.scheduler.WorkerSlot;
 import org.apache.thrift.TException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.stormplanner.thrift.ErrorKind;
 import org.stormplanner.thrift.PlanRequest;
 import org.stormplanner.thrift.PlanResponse;
 import org.stormplanner.thrift.TopologyPlan;
@@ -143,7 +144,12 @@ public class PlannerScheduler implements IScheduler {
             }
         }
         for (TopologyDetails td : toPlan) {
-            Fallback fallback = applyOne(td, plans.get(td.getId()), cluster);
+            TopologyPlan plan = plans.get(td.getId());
+            if (isInfeasible(plan) && !PlannerConfig.isInfeasibleFallbackFor(td.getConf())) {
+                leaveUnscheduled(td, plan, cluster);
+                continue;
+            }
+            Fallback fallback = applyOne(td, plan, cluster);
             if (fallback != null) {
                 fallbacks.put(td, fallback);
             } else {
@@ -192,6 +198,25 @@ public class PlannerScheduler implements IScheduler {
         cluster.setStatus(td.getId(), status);
         metrics.replanApplied();
         LOG.info("storm-planner: {}: {}; notes: {}", td.getId(), status, plan.getNotes());
+    }
+
+    private static boolean isInfeasible(TopologyPlan plan) {
+        return plan != null && plan.isSetError() && plan.getError().getKind() == ErrorKind.INFEASIBLE;
+    }
+
+    /**
+     * No placement fits the supervisors' free declared resources: as Storm's ResourceAwareScheduler does, the
+     * topology stays unscheduled with a status saying why (it is offered again next round, when capacity
+     * may have freed up), rather than overloading a supervisor.
+     */
+    private void leaveUnscheduled(TopologyDetails td, TopologyPlan plan, Cluster cluster) {
+        String reason = plan.getError().getMessage();
+        cluster.setStatus(td.getId(), "Not scheduled (INFEASIBLE): " + reason + "; set "
+            + PlannerConfig.INFEASIBLE_FALLBACK + ": true to let DefaultScheduler place it anyway");
+        metrics.infeasible();
+        if (outcomes.changed(td.getId(), "infeasible: " + reason)) {
+            LOG.warn("storm-planner: {} left unscheduled: {}", td.getId(), reason);
+        }
     }
 
     /** Validates and applies one topology's plan; returns why it could not, or null when it did. */

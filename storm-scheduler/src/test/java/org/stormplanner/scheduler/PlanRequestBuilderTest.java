@@ -60,6 +60,62 @@ class PlanRequestBuilderTest {
         assertEquals(1, request.getTopologies().size(), "only the topologies asked for");
     }
 
+    /**
+     * Other tenants: what topologies outside the request hold on a node is their executors' declared CPU and
+     * memory (Storm's defaults here: 10 % and 128 MB on heap each); the request's own executors carry theirs.
+     */
+    @Test
+    void nodesCarryWhatOtherTopologiesDeclareAndExecutorsTheirOwnDeclarations() {
+        Topologies topologies = topologies(topology("words-1", 2), topology("other-1", 1));
+        TopologyDetails other = topologies.getById("other-1");
+        Cluster cluster = cluster(List.of(supervisor("sup-b", 6700, 6701, 6702), supervisor("sup-a", 6700)),
+            List.of(assignment("other-1", "[1-1]", "sup-b:6701", "[2-2]", "sup-b:6701", "[3-3]", "sup-b:6701")),
+            topologies);
+
+        PlanRequest request = new PlanRequestBuilder(config)
+            .build("r-1", List.of(topologies.getById("words-1")), cluster);
+
+        double cpu = 0;
+        double memory = 0;
+        for (ExecutorDetails executor : other.getExecutors()) {
+            String id = ExecutorIds.of(executor);
+            if (id.equals("[1-1]") || id.equals("[2-2]") || id.equals("[3-3]")) {
+                cpu += other.getTotalCpuReqTask(executor);
+                memory += other.getTotalMemReqTask(executor);
+            }
+        }
+        Node supA = request.getNodes().get(0);
+        Node supB = request.getNodes().get(1);
+        assertEquals(0.0, supA.getUsed_cpu());
+        assertEquals(cpu, supB.getUsed_cpu(), 1e-9);
+        assertEquals(memory, supB.getUsed_memory_mb(), 1e-9);
+        assertTrue(cpu > 0 && memory > 0, "Storm declares defaults for every executor");
+
+        TopologySpec words = request.getTopologies().get(0);
+        TopologyDetails wordsDetails = topologies.getById("words-1");
+        assertEquals(wordsDetails.getTopologyWorkerMaxHeapSize(), words.getWorker_max_heap_mb(), 1e-9);
+        for (org.stormplanner.thrift.Executor executor : words.getExecutors()) {
+            ExecutorDetails details = wordsDetails.getExecutors().stream()
+                .filter(e -> ExecutorIds.of(e).equals(executor.getId())).findFirst().orElseThrow();
+            assertEquals(wordsDetails.getTotalCpuReqTask(details), executor.getCpu(), 1e-9);
+            assertEquals(wordsDetails.getTotalMemReqTask(details), executor.getMemory_mb(), 1e-9);
+        }
+    }
+
+    /** A topology in the request holds nothing as "used": the service re-plans it with its own figures. */
+    @Test
+    void topologiesInTheRequestAreNotCountedAsOtherTenants() {
+        Topologies topologies = topologies(topology("words-1", 2));
+        Cluster cluster = cluster(List.of(supervisor("sup-a", 6700, 6701)),
+            List.of(assignment("words-1", "[1-1]", "sup-a:6700")), topologies);
+
+        PlanRequest request = new PlanRequestBuilder(config)
+            .build("r-1", List.of(topologies.getById("words-1")), cluster);
+
+        assertEquals(0.0, request.getNodes().get(0).getUsed_cpu());
+        assertEquals(0.0, request.getNodes().get(0).getUsed_memory_mb());
+    }
+
     @Test
     void topologySpecHasGraphExecutorsWorkersAlgorithmAndOptions() {
         TopologyDetails words = topology("words-1", 3, PlannerConfig.ALGORITHM, "topdown",

@@ -227,7 +227,7 @@ class PlannerSchedulerTest {
         planner.answering(request -> Plans.response(request.getRequest_id(),
             Plans.plan("a-1", "even", "[1-1]", "sup-a:6700", "[2-2]", "sup-a:6700", "[3-3]", "sup-a:6700",
                 "[4-4]", "sup-a:6700", "[5-5]", "sup-a:6700", "[6-6]", "sup-a:6700", "[7-7]", "sup-a:6700"),
-            Plans.failed("b-1", ErrorKind.INFEASIBLE, "not enough capacity")));
+            Plans.failed("b-1", ErrorKind.INTERNAL, "the planner crashed")));
         TopologyDetails a = topology("a-1", 2);
         TopologyDetails b = topology("b-1", 2);
         Topologies topologies = topologies(a, b);
@@ -240,7 +240,7 @@ class PlannerSchedulerTest {
         assertTrue(cluster.getStatus("a-1").startsWith("Planned by storm-planner"), cluster.getStatus("a-1"));
         assertPlacedByDefaultScheduler(cluster, b, 2);
         assertFalse(placement(cluster, "b-1").containsValue("sup-a:6700"));
-        assertEquals("Fell back to DefaultScheduler (planner_error): the planner failed: INFEASIBLE: not enough capacity",
+        assertEquals("Fell back to DefaultScheduler (planner_error): the planner failed: INTERNAL: the planner crashed",
             cluster.getStatus("b-1"));
 
         Cluster next = nextRound(cluster, topologies);
@@ -248,6 +248,39 @@ class PlannerSchedulerTest {
         assertEquals(placement(cluster, "a-1"), placement(next, "a-1"));
         assertEquals(placement(cluster, "b-1"), placement(next, "b-1"));
         assertEquals(1, planner.requests().size());
+    }
+
+    /** As Storm's ResourceAwareScheduler: no placement within the free declared resources, no placement at all. */
+    @Test
+    void infeasibleTopologyIsLeftUnscheduledWithItsReason() {
+        planner.answering(request -> Plans.response(request.getRequest_id(),
+            Plans.failed(WORDS, ErrorKind.INFEASIBLE, "no node has room for executor [7-7] (128 MB)")));
+        Topologies topologies = topologies(topology(WORDS, 2));
+        Cluster cluster = cluster(supervisors, List.of(), topologies);
+
+        scheduler(planner.port(), 5000).schedule(topologies, cluster);
+
+        assertTrue(placement(cluster, WORDS).isEmpty(), "nothing placed: " + placement(cluster, WORDS));
+        assertEquals("Not scheduled (INFEASIBLE): no node has room for executor [7-7] (128 MB); set "
+            + "planner.infeasible.fallback: true to let DefaultScheduler place it anyway", cluster.getStatus(WORDS));
+        assertEquals(1, meter(PlannerMetrics.INFEASIBLE));
+        assertEquals(0, meter("planner.fallbacks.planner_error"));
+    }
+
+    @Test
+    void infeasibleTopologyGoesToDefaultSchedulerWhenItSaysSo() {
+        planner.answering(request -> Plans.response(request.getRequest_id(),
+            Plans.failed(WORDS, ErrorKind.INFEASIBLE, "no node has room")));
+        TopologyDetails words = topology(WORDS, 2, PlannerConfig.INFEASIBLE_FALLBACK, "true");
+        Topologies topologies = topologies(words);
+        Cluster cluster = cluster(supervisors, List.of(), topologies);
+
+        scheduler(planner.port(), 5000).schedule(topologies, cluster);
+
+        assertPlacedByDefaultScheduler(cluster, words, 2);
+        assertEquals("Fell back to DefaultScheduler (planner_error): the planner failed: INFEASIBLE: no node has room",
+            cluster.getStatus(WORDS));
+        assertEquals(0, meter(PlannerMetrics.INFEASIBLE));
     }
 
     @Test

@@ -1,0 +1,37 @@
+"""What the topologies of one request hold on each node while the service plans them one by one.
+
+The plugin reports, per node, what topologies *outside* the request hold
+(``Node.used_cpu``/``used_memory_mb``). The request's own topologies share
+the rest: while topology k is planned, each other one holds either its new
+plan (planned before k) or its current placement (still to be planned, or
+left where it is when its planning failed), so two plans of one request never
+count the same capacity twice.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from storm_planner.service.convert import declared_use
+
+
+class RequestLedger:
+    def __init__(self, specs: Iterable[Any]) -> None:
+        self._held: dict[str, dict[str, list[float]]] = {
+            spec.id: declared_use(spec, spec.current or {}) for spec in specs}
+
+    def held_by_others(self, topology_id: str) -> dict[str, tuple[float, float]]:
+        """Per node, the declared (CPU %, MB) that the request's other topologies hold."""
+        total: dict[str, list[float]] = {}
+        for owner, per_node in self._held.items():
+            if owner == topology_id:
+                continue
+            for node, (cpu, memory) in per_node.items():
+                sums = total.setdefault(node, [0.0, 0.0])
+                sums[0] += cpu
+                sums[1] += memory
+        return {node: (cpu, memory) for node, (cpu, memory) in total.items()}
+
+    def planned(self, spec: Any, assignments: Mapping[str, Any]) -> None:
+        """``spec``'s topology now holds what its plan places (a failed one keeps its current place)."""
+        if assignments:
+            self._held[spec.id] = declared_use(spec, assignments)
