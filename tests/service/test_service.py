@@ -125,7 +125,7 @@ def test_a_topology_left_without_time_gets_a_timeout_that_says_why():
         with BackgroundServer(PlannerHandler()) as server, connect(server.host, server.port) as client:
             slow, starved = client.plan(request(topology("t1", algorithm="test-sleepy"), topology("t2"),
                                                 deadline_ms=300)).plans
-        assert slow.error.kind == T.ErrorKind.TIMEOUT and "ms left of the deadline" in slow.error.message
+        assert slow.error.kind == T.ErrorKind.TIMEOUT and "ms share of the deadline" in slow.error.message
         assert starved.error.kind == T.ErrorKind.TIMEOUT
         assert starved.error.message == ("not planned: the topologies before it in this request used up "
                                          "the deadline (300 ms)")

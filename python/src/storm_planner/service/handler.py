@@ -36,10 +36,23 @@ log = logging.getLogger("storm_planner.service")
 
 # Share of the plugin's deadline the service allows itself: the rest is transport.
 DEADLINE_SHARE = 0.8
+# Least time a topology is given when the deadline allows it, however small its share by size.
+MIN_TOPOLOGY_S = 0.2
 
 # Metrics source: topology id -> {"executors": [...], "traffic": [...], "notes": [...]} or None;
 # or an object whose measure(spec, nodes) answers the same (storm_planner.metrics.source).
 MetricsSource = Callable[[str], Mapping[str, Any] | None]
+
+
+def topology_share(remaining_s: float, executors: int, executors_left: int) -> float:
+    """A topology's time: what is left of the deadline in proportion to its executors among those left.
+
+    Time a topology does not use passes to the next ones; a slow planner cannot starve them. Every
+    topology gets at least ``MIN_TOPOLOGY_S`` while that much is left.
+    """
+    if remaining_s <= 0:
+        return remaining_s
+    return min(remaining_s, max(remaining_s * executors / max(1, executors_left), MIN_TOPOLOGY_S))
 
 
 class PlannerHandler:
@@ -72,11 +85,13 @@ class PlannerHandler:
         budget_s = max(0.05, (request.deadline_ms or 5000) / 1000.0 * DEADLINE_SHARE)
         taken: set[tuple[str, int]] = set()
         ledger = RequestLedger(request.topologies)
+        sizes = [max(1, len(spec.executors)) for spec in request.topologies]
         plans = []
-        for spec in request.topologies:
+        for k, spec in enumerate(request.topologies):
             remaining = budget_s - (time.monotonic() - received)
+            share = topology_share(remaining, sizes[k], sum(sizes[k:]))
             algorithm = spec.algorithm or request.default_algorithm or self.default_algorithm
-            result = self._plan_topology(request, spec, algorithm, taken, remaining,
+            result = self._plan_topology(request, spec, algorithm, taken, share,
                                          ledger.held_by_others(spec.id))
             plans.append(result)
             taken.update((s.node_id, s.port) for s in result.assignments.values())
@@ -112,7 +127,8 @@ class PlannerHandler:
             result = plan_to_thrift(spec.id, plan.replace(notes=tuple(notes)))
         except (TimeoutError, concurrent.futures.TimeoutError):
             outcome = "timeout"
-            message = (f"{algorithm} did not finish within the {remaining * 1000:.0f} ms left of the deadline"
+            message = (f"{algorithm} did not finish within its {remaining * 1000:.0f} ms share of the deadline "
+                       f"({request.deadline_ms} ms for {len(request.topologies)} topologies, shared by size)"
                        if remaining > 0 else
                        f"not planned: the topologies before it in this request used up the deadline "
                        f"({request.deadline_ms} ms)")
