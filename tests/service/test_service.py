@@ -119,18 +119,36 @@ def test_a_planner_over_the_deadline_gives_timeout_and_the_service_answers_in_ti
 
 
 
-def test_a_topology_left_without_time_gets_a_timeout_that_says_why():
+def test_a_slow_planner_uses_only_its_share_of_the_deadline():
     _REGISTRY[_SleepyPlanner.name] = _SleepyPlanner
     try:
         with BackgroundServer(PlannerHandler()) as server, connect(server.host, server.port) as client:
-            slow, starved = client.plan(request(topology("t1", algorithm="test-sleepy"), topology("t2"),
-                                                deadline_ms=300)).plans
-        assert slow.error.kind == T.ErrorKind.TIMEOUT and "ms share of the deadline" in slow.error.message
-        assert starved.error.kind == T.ErrorKind.TIMEOUT
-        assert starved.error.message == ("not planned: the topologies before it in this request used up "
-                                         "the deadline (300 ms)")
+            slow, fast = client.plan(request(topology("t1", algorithm="test-sleepy"), topology("t2"),
+                                             deadline_ms=1000)).plans
+        assert slow.error.kind == T.ErrorKind.TIMEOUT
+        assert "ms share of the deadline (1000 ms for 2 topologies, shared by size)" in slow.error.message
+        assert fast.error is None and len(fast.assignments) == 6  # not starved by the slow one
     finally:
         del _REGISTRY[_SleepyPlanner.name]
+
+
+def test_a_topology_left_without_time_gets_a_timeout_that_says_why():
+    handler = PlannerHandler()
+    spec = topology("t2")
+    result = handler._plan_topology(request(spec, deadline_ms=300), spec, "even", set(), remaining=-0.01)
+    assert result.error.kind == T.ErrorKind.TIMEOUT
+    assert result.error.message == ("not planned: the topologies before it in this request used up the "
+                                    "deadline (300 ms)")
+
+
+def test_shares_follow_size_and_keep_a_floor():
+    from storm_planner.service.handler import MIN_TOPOLOGY_S, topology_share
+
+    assert topology_share(4.0, 100, 400) == pytest.approx(1.0)
+    assert topology_share(4.0, 1, 10_000) == MIN_TOPOLOGY_S
+    assert topology_share(0.1, 1, 10_000) == pytest.approx(0.1)  # never more than is left
+    assert topology_share(-0.5, 10, 10) == -0.5
+
 
 def test_metrics_source_replaces_estimates():
     from storm_planner.core.problem import Executor, Traffic

@@ -1,18 +1,28 @@
 """``even``: Storm's EvenScheduler as a planner (the baseline).
 
-Storm sorts the free slots so that consecutive slots sit on different nodes
-(round-robin interleaving of each node's ports), takes as many as the topology
-asks workers, and deals the executors over those slots round-robin in executor
-order. Executors that already run in a live slot stay there, as in Storm; only
-the unplaced ones are dealt. ``options.workers`` is ``topology.workers``
-(default: one worker per node).
+As ``org.apache.storm.scheduler.EvenScheduler`` (Storm 2.8.3) places one topology:
 
-Complexity: O(E + S log S) for E executors and S slots.
+- executors that already run in a live slot stay there;
+- the topology takes ``topology.workers`` minus the slots it keeps, from the
+  free slots (not its own), in ``sortSlots`` order: each node's free ports
+  ascending, nodes with the most free slots first (ties by node id), dealt in
+  turns, so consecutive slots sit on different nodes;
+- the executors without a slot, in start-task order, are dealt round-robin
+  over those new slots.
+
+Resource-unaware, as Storm's. ``options.workers`` is ``topology.workers``
+(default: one worker per node). One deliberate difference: when Storm has no
+new slot to give (the topology already has its workers alive, or no slot is
+free) it leaves the unplaced executors unassigned; a plan must place every
+executor, so they are dealt over the slots the topology keeps instead.
+
+Complexity: O(E log E + S log S) for E executors and S slots.
 """
 from __future__ import annotations
 
 from itertools import zip_longest
 from types import MappingProxyType
+from typing import Iterable
 
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot
@@ -20,10 +30,21 @@ from storm_planner.planners.base import Planner, register
 
 
 def interleaved_slots(problem: Problem) -> list[Slot]:
-    """Slots ordered node-by-node in turns: a:1, b:1, a:2, b:2, ... (EvenScheduler's sort)."""
+    """Every slot of the usable nodes, node by node in turns: a:1, b:1, a:2, b:2, ... (nodes by id)."""
     nodes = sorted((n for n in problem.nodes if not n.draining), key=lambda n: n.id)
     per_node = [[Slot(n.id, p) for p in sorted(n.slots)] for n in nodes]
     return [slot for turn in zip_longest(*per_node) for slot in turn if slot is not None]
+
+
+def storm_sorted_slots(slots: Iterable[Slot]) -> list[Slot]:
+    """EvenScheduler.sortSlots: ports ascending per node, the nodes with the most slots first
+    (ties by node id), then one slot of each node in turn."""
+    per_node: dict[str, list[Slot]] = {}
+    for slot in sorted(slots, key=lambda s: (s.node, s.port)):
+        per_node.setdefault(slot.node, []).append(slot)
+    # sorted() is stable, also with reverse=True: equal sizes keep node id order, as Storm's TreeMap.
+    groups = sorted(per_node.values(), key=len, reverse=True)
+    return [slot for turn in zip_longest(*groups) for slot in turn if slot is not None]
 
 
 def executor_order(executor_id: str) -> tuple:
@@ -43,15 +64,16 @@ class EvenPlanner(Planner):
     resource_aware = False  # as Storm's own scheduler is
 
     def plan(self, problem: Problem) -> Plan:
-        valid = set(interleaved_slots(problem))
-        kept = {e: s for e, s in problem.current.items() if s in valid}
-        kept_slots = list(dict.fromkeys(kept.values()))
+        usable = set(interleaved_slots(problem))
+        kept = {e: s for e, s in problem.current.items() if s in usable}
+        kept_slots = storm_sorted_slots(set(kept.values()))
+        # Storm's available slots: free ones only; the topology's own are not offered again.
+        free = usable - set(problem.current.values())
         workers = int(problem.options.get("workers", 0)) or len(problem.nodes)
-        new_slots = [s for s in interleaved_slots(problem) if s not in kept_slots]
-        new_slots = new_slots[: max(0, workers - len(kept_slots))]
-        # Storm deals the unassigned executors over the newly taken slots; when the
-        # topology already has all its workers, over the slots it keeps.
-        targets = new_slots or kept_slots or interleaved_slots(problem)[:1]
+        new_slots = storm_sorted_slots(free)[: max(0, workers - len(kept_slots))]
+        # Storm deals the unplaced executors over the new slots only; with none (see the module
+        # docstring) they go over the slots the topology keeps, as a plan must place them all.
+        targets = new_slots or kept_slots or storm_sorted_slots(usable)[:1]
         unplaced = sorted((e.id for e in problem.executors if e.id not in kept), key=executor_order)
         assignments = dict(kept)
         assignments.update({e: targets[i % len(targets)] for i, e in enumerate(unplaced)})

@@ -3,6 +3,7 @@ package org.stormplanner.scheduler;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -29,6 +30,11 @@ import org.stormplanner.thrift.TopologySpec;
  * Turns what Nimbus knows this round (the {@link Cluster} and the topologies to place) into the
  * {@link PlanRequest} the planner service answers. Everything is listed in a stable order (nodes by id,
  * components by id, executors by task) so equal clusters give equal requests.
+ *
+ * <p>Topologies go in the order Storm's own schedulers visit them, the cluster's topology order (see
+ * {@link #inStormOrder}): the service plans them one after the other, each taking slots from those after
+ * it, so with another order {@code even} would not be Storm's EvenScheduler when topologies compete for
+ * slots.
  */
 final class PlanRequestBuilder {
 
@@ -39,8 +45,7 @@ final class PlanRequestBuilder {
     }
 
     PlanRequest build(String requestId, Collection<TopologyDetails> topologies, Cluster cluster) {
-        List<TopologySpec> specs = topologies.stream()
-            .sorted(Comparator.comparing(TopologyDetails::getId))
+        List<TopologySpec> specs = inStormOrder(topologies, cluster).stream()
             .map(td -> topologySpec(td, cluster))
             .collect(Collectors.toList());
         Set<String> planned = specs.stream().map(TopologySpec::getId).collect(Collectors.toSet());
@@ -50,6 +55,25 @@ final class PlanRequestBuilder {
             .setTopologies(specs)
             .setDeadline_ms(config.timeoutMs())
             .setDefault_algorithm(config.defaultAlgorithm());
+    }
+
+    /**
+     * The topologies in the order of {@code cluster.getTopologies()}, the order in which EvenScheduler and
+     * DefaultScheduler place them ({@code Cluster.needsSchedulingTopologies}); any the cluster does not list
+     * come last, by id.
+     */
+    static List<TopologyDetails> inStormOrder(Collection<TopologyDetails> topologies, Cluster cluster) {
+        Map<String, Integer> position = new HashMap<>();
+        if (cluster.getTopologies() != null) {
+            for (TopologyDetails td : cluster.getTopologies().getTopologies()) {
+                position.putIfAbsent(td.getId(), position.size());
+            }
+        }
+        List<TopologyDetails> ordered = new ArrayList<>(topologies);
+        Comparator<TopologyDetails> byPosition =
+            Comparator.comparingInt(td -> position.getOrDefault(td.getId(), Integer.MAX_VALUE));
+        ordered.sort(byPosition.thenComparing(TopologyDetails::getId));
+        return ordered;
     }
 
     /** Live supervisors; blacklisted ones are left out because nothing may be placed on them. */

@@ -9,6 +9,7 @@ import static org.stormplanner.scheduler.TestClusters.supervisor;
 import static org.stormplanner.scheduler.TestClusters.topologies;
 import static org.stormplanner.scheduler.TestClusters.topology;
 
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -114,6 +115,23 @@ class PlanRequestBuilderTest {
 
         assertEquals(0.0, request.getNodes().get(0).getUsed_cpu());
         assertEquals(0.0, request.getNodes().get(0).getUsed_memory_mb());
+    }
+
+    /** The service plans topologies in request order; Storm's schedulers go by the cluster's topology order. */
+    @Test
+    void topologiesGoInTheOrderStormsSchedulersVisitThem() {
+        Topologies topologies = topologies(topology("zeta-1", 1), topology("alpha-1", 1), topology("mid-1", 1),
+            topology("beta-1", 1), topology("omega-1", 1));
+        Cluster cluster = cluster(List.of(supervisor("sup-a", 6700)), List.of(), topologies);
+        List<String> stormOrder = cluster.needsSchedulingTopologies().stream()
+            .map(TopologyDetails::getId).collect(Collectors.toList());
+        List<TopologyDetails> byId = topologies.getTopologies().stream()
+            .sorted(Comparator.comparing(TopologyDetails::getId)).collect(Collectors.toList());
+
+        PlanRequest request = new PlanRequestBuilder(config).build("r-1", byId, cluster);
+
+        assertEquals(stormOrder, request.getTopologies().stream().map(TopologySpec::getId)
+            .collect(Collectors.toList()));
     }
 
     @Test
