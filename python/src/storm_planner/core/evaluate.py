@@ -36,8 +36,9 @@ def node_loads(problem: Problem, node_of: Mapping[str, str]) -> dict[str, float]
     return loads
 
 
-def utilisations(problem: Problem, node_of: Mapping[str, str]) -> dict[str, float]:
-    loads = node_loads(problem, node_of)
+def utilisations(problem: Problem, node_of: Mapping[str, str],
+                 loads: Mapping[str, float] | None = None) -> dict[str, float]:
+    loads = node_loads(problem, node_of) if loads is None else loads
     return {n.id: 100.0 * loads[n.id] / n.effective_capacity for n in problem.nodes}
 
 
@@ -46,8 +47,9 @@ def average_utilisation(problem: Problem) -> float:
     return 100.0 * problem.total_load / capacity if capacity > 0 else 0.0
 
 
-def load_distance(problem: Problem, node_of: Mapping[str, str]) -> float:
-    utilisation = utilisations(problem, node_of)
+def load_distance(problem: Problem, node_of: Mapping[str, str],
+                  utilisation: Mapping[str, float] | None = None) -> float:
+    utilisation = utilisations(problem, node_of) if utilisation is None else utilisation
     average = average_utilisation(problem)
     active = [n.id for n in problem.nodes if not n.draining]
     return max((abs(utilisation[n] - average) for n in active), default=0.0)
@@ -77,7 +79,7 @@ def evaluate(problem: Problem, assignments: Mapping[str, Slot]) -> dict[str, flo
         for n in problem.nodes
         if loads[n.id] > n.effective_capacity + EPSILON
     }
-    utilisation = utilisations(problem, node_of)
+    utilisation = utilisations(problem, node_of, loads)
     return {
         "imc_total": total,
         "imc": inter_machine,
@@ -87,7 +89,7 @@ def evaluate(problem: Problem, assignments: Mapping[str, Slot]) -> dict[str, flo
         "max_utilisation": max(utilisation.values(), default=0.0),
         "overloaded_nodes": float(len(over)),
         "over_capacity": float(sum(over.values())),
-        "load_distance": load_distance(problem, node_of),
+        "load_distance": load_distance(problem, node_of, utilisation),
         "drain_load": float(sum(loads[n.id] for n in problem.nodes if n.draining)),
         "migrations": float(migrations(problem, node_of)),
         "slot_moves": float(sum(

@@ -94,7 +94,7 @@ class Plan:
     def to_dict(self) -> dict[str, Any]:
         return {
             "algorithm": self.algorithm,
-            "assignments": {e: str(s) for e, s in sorted(self.assignments.items())},
+            "assignments": _slot_texts(self.assignments),
             "parallelism": dict(self.parallelism),
             "drain": list(self.drain),
             "figures": dict(self.figures),
@@ -121,3 +121,9 @@ class Plan:
             state=MappingProxyType(dict(data.get("state") or {})),
             advice=ParallelismAdvice.from_dict(data["advice"]) if data.get("advice") else None,
         )
+
+
+def _slot_texts(assignments: Mapping[str, Any]) -> dict[str, str]:
+    """Executor → "node:port", sorted by executor; each slot's text made once (plans share slots)."""
+    text = {slot: str(slot) for slot in set(assignments.values())}
+    return {executor: text[slot] for executor, slot in sorted(assignments.items())}

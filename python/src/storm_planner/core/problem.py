@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from storm_planner.core.errors import ProblemError
 
@@ -22,9 +22,13 @@ SPOUT, BOLT = "spout", "bolt"
 GROUPINGS = ("shuffle", "fields", "global", "all", "direct", "local_or_shuffle", "none", "custom")
 
 
-@dataclass(frozen=True)
-class Slot:
-    """A worker slot: a port on a node."""
+class Slot(NamedTuple):
+    """A worker slot: a port on a node.
+
+    A named tuple rather than a frozen dataclass: plans map every executor to one,
+    and tuple hashing and equality run in C (a dataclass' run in Python, which made
+    evaluating a 400-executor plan cost more than planning it).
+    """
 
     node: str
     port: int

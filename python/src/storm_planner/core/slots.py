@@ -30,4 +30,5 @@ def slots_for_nodes(problem: Problem, node_of: Mapping[str, str]) -> Mapping[str
         used = current_ports.get(node_id)
         usable = [p for p, _ in used.most_common() if p in node.slots] if used else []
         port_of[node_id] = usable[0] if usable else node.slots[0]
-    return MappingProxyType({e: Slot(n, port_of[n]) for e, n in node_of.items()})
+    slot_of = {node_id: Slot(node_id, port) for node_id, port in port_of.items()}  # one object per slot
+    return MappingProxyType({e: slot_of[n] for e, n in node_of.items()})

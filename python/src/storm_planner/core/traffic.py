@@ -163,8 +163,12 @@ class TrafficModel:
                 key = (group_of[t.source], group_of[t.target])
                 rates[key] = rates.get(key, 0.0) + t.rate
             return rates
+        sizes: dict[str, list[tuple[int, int]]] = {}
         for flow in self.flows:
-            sources = self._group_sizes(flow.source, group_of)
+            for component in (flow.source, flow.target):
+                if component not in sizes:
+                    sizes[component] = self._group_sizes(component, group_of)
+            sources = sizes[flow.source]
             if flow.grouping == "global":
                 first = self.members[flow.target][0]
                 target_group = group_of[first]
@@ -174,7 +178,7 @@ class TrafficModel:
                         key = (group, target_group)
                         rates[key] = rates.get(key, 0.0) + flow.share * (size - own)
                 continue
-            targets = self._group_sizes(flow.target, group_of)
+            targets = sizes[flow.target]
             for source_group, source_size in sources:
                 for target_group, target_size in targets:
                     pairs = source_size * target_size

@@ -147,6 +147,9 @@ def near_uniform_runs(executors: Sequence[Executor], margin: float | None) -> li
     """
     if margin is None or len(executors) < 2:
         return [list(executors)]
+    loads = [e.load for e in executors]
+    if max(loads) <= min(loads) * (1.0 + margin) + EPSILON:
+        return [list(executors)]  # the usual case: one run, no sort needed
     ordered = sorted(executors, key=lambda e: e.load)
     runs: list[list[Executor]] = [[ordered[0]]]
     base = ordered[0].load
