@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-DEFAULT_OUT = Path("benchmarks/out/scale")
+DEFAULT_OUT = Path("benchmarks/reports/scale")
 # (executors, nodes, components): the measured shapes and the 52,000-executor topology.
 SHAPES = ((1_000, 100, 5), (10_000, 250, 10), (52_000, 1_000, 10))
 
@@ -115,7 +115,9 @@ def write_report(out: Path, rows: list[dict[str, Any]], api: dict[str, float], c
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    lines = ["# Planner service at scale", "", f"Reproduce: `{command}`", "",
+    import os
+    machine = f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end of the run"
+    lines = ["# Planner service at scale", "", f"Reproduce: `{command}` ({machine}).", "",
              "| executors | nodes | components | algorithm | round trip ms (median) | solve ms | nodes used |",
              "|---:|---:|---:|---|---:|---:|---:|"]
     lines += [f"| {r['executors']:,} | {r['nodes']:,} | {r['components']} | {r['algorithm']} | "
