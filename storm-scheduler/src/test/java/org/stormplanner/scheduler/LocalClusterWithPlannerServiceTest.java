@@ -5,14 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -61,19 +53,16 @@ import org.stormplanner.thrift.TopologyPlan;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class LocalClusterWithPlannerServiceTest {
 
-    private static final Duration SERVICE_START = Duration.ofSeconds(60);
     private static final Duration ASSIGNMENT = Duration.ofSeconds(90);
 
-    private Process service;
-    private Path serviceLog;
+    private PlannerServiceProcess service;
     private int servicePort;
     private LocalCluster cluster;
 
     @BeforeAll
     void startServiceAndCluster() throws Exception {
-        String python = System.getenv("PLANNER_PYTHON").trim();
-        servicePort = freePort();
-        startService(python);
+        service = PlannerServiceProcess.start(System.getenv("PLANNER_PYTHON").trim());
+        servicePort = service.port;
 
         Health health = new PlannerClient("127.0.0.1", servicePort, 5000).health();
         assertEquals("ok", health.getStatus());
@@ -97,7 +86,7 @@ class LocalClusterWithPlannerServiceTest {
         if (cluster != null) {
             cluster.close();
         }
-        stopService();
+        service.close();
     }
 
     @Test
@@ -130,7 +119,7 @@ class LocalClusterWithPlannerServiceTest {
     @Test
     @Order(2)
     void withTheServiceStoppedNimbusStaysUpAndFallsBack() throws Exception {
-        stopService();
+        service.close();
 
         String id = submit("fallback", "even");
 
@@ -224,46 +213,6 @@ class LocalClusterWithPlannerServiceTest {
         return map;
     }
 
-    private void startService(String python) throws Exception {
-        serviceLog = Path.of("target", "planner-service-" + servicePort + ".log");
-        Files.createDirectories(serviceLog.getParent());
-        service = new ProcessBuilder(python, "-m", "storm_planner", "serve", "--host", "127.0.0.1",
-            "--port", Integer.toString(servicePort))
-            .redirectErrorStream(true)
-            .redirectOutput(serviceLog.toFile())
-            .start();
-        await(SERVICE_START, () -> {
-            if (!service.isAlive()) {
-                fail("the planner service exited with " + service.exitValue() + ": " + read(serviceLog));
-            }
-            return accepts(servicePort);
-        }, () -> "the planner service did not listen on port " + servicePort + ": " + read(serviceLog));
-    }
-
-    private void stopService() throws InterruptedException {
-        if (service != null && service.isAlive()) {
-            service.destroy();
-            if (!service.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
-                service.destroyForcibly().waitFor();
-            }
-        }
-    }
-
-    private static boolean accepts(int port) {
-        try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 200);
-            return true;
-        } catch (IOException notYet) {
-            return false;
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return probe.getLocalPort();
-        }
-    }
-
     private static void await(Duration limit, BooleanSupplier done, java.util.function.Supplier<String> why)
         throws InterruptedException {
         long deadline = System.nanoTime() + limit.toNanos();
@@ -272,14 +221,6 @@ class LocalClusterWithPlannerServiceTest {
                 fail("gave up after " + limit.toSeconds() + " s: " + why.get());
             }
             Thread.sleep(200);
-        }
-    }
-
-    private static String read(Path file) {
-        try {
-            return Files.readString(file, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "(no log: " + e + ")";
         }
     }
 }
