@@ -24,6 +24,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     plan.set_defaults(handler=plan_command)
 
     algorithms = subparsers.add_parser("algorithms", help="list the registered planners")
+    algorithms.add_argument("--params", action="store_true",
+                            help="also list each planner's parameters and defaults (set with -p KEY=VALUE "
+                                 "or the topology option planner.<algorithm>.<key>)")
     algorithms.set_defaults(handler=algorithms_command)
 
 
@@ -81,4 +84,7 @@ def algorithms_command(args: argparse.Namespace) -> int:
     for name, cls in available().items():
         tag = " (baseline)" if cls.baseline else ""
         print(f"{name:<12} {cls.summary}{tag}")
+        if getattr(args, "params", False):
+            for parameter, default in cls.param_defaults().items():
+                print(f"{'':<14}{parameter} = {json.dumps(default)}")
     return 0

@@ -207,16 +207,18 @@ def run_with_state(problem: Any, algorithm: str, params: dict[str, Any], store: 
     for that round, never the plan: the round runs without state and the plan notes say so.
     """
     from storm_planner.planners import run
+    from storm_planner.planners.base import planner_class
 
     params = dict(params)
     key = state_key(problem.topology_id, algorithm)
+    takes_state = "state" in planner_class(algorithm).param_defaults()
     notes: list[str] = []
     try:
         previous = store.load(key)
     except StateStoreError as error:
         previous = None
         notes.append(f"planner state not loaded ({error}): planned without it")
-    if previous is not None and "state" not in params:
+    if previous is not None and "state" not in params and takes_state:
         params["state"] = previous
     plan = run(problem, algorithm, **params)
     if plan.state:

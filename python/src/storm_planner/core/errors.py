@@ -17,6 +17,14 @@ class ProblemError(PlanningError, ValueError):
     kind = "BAD_REQUEST"
 
 
+class UnknownParameterError(ProblemError):
+    """A planner was given a parameter it does not have (often a misspelling)."""
+
+
+class InvalidParameterError(ProblemError):
+    """A planner parameter has the wrong type or is out of range."""
+
+
 class UnknownAlgorithmError(PlanningError, KeyError):
     kind = "UNKNOWN_ALGORITHM"
 

@@ -28,7 +28,7 @@ Each round (one call of :meth:`AlbicPlanner.plan`):
 The new state is every set (with the newly collocated pair) restricted to the
 executors the plan actually keeps together on one node. It is returned in
 ``Plan.state`` as ``{"version": 1, "sets": [[executor, ...], ...]}`` and read back
-from the ``state`` parameter (or ``options.albic_state``); the adaptation
+from the ``state`` parameter (or the option ``albic_state``); the adaptation
 package persists it between rounds (a file on the CLI, ZooKeeper in the service).
 With ``adopt`` on (the default), hot pairs found collocated are adopted every
 round, so the sets also survive a lost state as long as the placement does; the
@@ -45,10 +45,11 @@ else the load; a candidate pair is skipped when its constraint cannot be met
 (the target node is marked for removal, the merged unit exceeds ``max_pl`` or
 the round's migration budget).
 
-Parameters: ``sigma``, ``max_ld``, ``max_pl``, ``delta``, ``max_resolves``, ``state``,
-``adopt`` (adopt hot pairs already collocated; default true),
-and everything :mod:`~storm_planner.planners.milp` takes (``solver``,
-``time_limit_s``, budgets). The whole call stays within ``time_limit_s``: the
+Parameters (``-p key=value``, ``planner.albic.<key>`` or the bare key in
+options): ``sigma``, ``max_ld``, ``max_pl``, ``delta``, ``max_resolves``,
+``state``, ``adopt`` (adopt hot pairs already collocated; default true), and
+:mod:`~storm_planner.planners.milp`'s ``solver``, ``time_limit_s`` and budgets
+(``max_migrations``, ``max_migration_cost``). The whole call stays within ``time_limit_s``: the
 first solve gets 40% of it, the re-solves equal shares of the rest; when no
 attempt meets ``max_ld``, the most balanced one is returned.
 
@@ -70,8 +71,9 @@ from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners import _milp_model as model
 from storm_planner.planners._partition import edge_weights, split_until
+from storm_planner.planners._parameters import checked, to_flag, to_real, to_whole, to_word
 from storm_planner.planners.base import Planner, register
-from storm_planner.planners.milp import budgets, setting
+from storm_planner.planners.milp import budgets
 
 DEFAULTS = {"sigma": 2.0, "max_ld": 10.0, "max_pl": 25.0, "delta": 5.0, "max_resolves": 5}
 STATE_VERSION = 1
@@ -223,24 +225,41 @@ def _utilisations(problem: Problem, node_of: Mapping[str, str]) -> dict[str, flo
 class AlbicPlanner(Planner):
     name = "albic"
     summary = "Madsen et al. §4.3.2: MILP load balancing that collocates one hot executor pair per round"
+    option_aliases = MappingProxyType({"albic_state": "state"})  # the state's older option name
+
+    def __init__(self, *, sigma: float = DEFAULTS["sigma"], max_ld: float = DEFAULTS["max_ld"],
+                 max_pl: float = DEFAULTS["max_pl"], delta: float = DEFAULTS["delta"],
+                 max_resolves: int = DEFAULTS["max_resolves"], state: Mapping[str, Any] | None = None,
+                 adopt: bool = True, solver: str = "cbc", time_limit_s: float | None = None,
+                 max_migrations: int | None = None, max_migration_cost: float | None = None) -> None:
+        self.sigma = checked(self.name, "sigma", sigma, to_real, minimum=0)
+        self.max_ld = checked(self.name, "max_ld", max_ld, to_real, minimum=0)
+        self.max_pl = checked(self.name, "max_pl", max_pl, to_real, minimum=0)
+        self.delta = checked(self.name, "delta", delta, to_real, minimum=0)
+        self.max_resolves = checked(self.name, "max_resolves", max_resolves, to_whole, minimum=0)
+        self.state = state  # checked against the problem's executors by sets_from_state
+        self.adopt = checked(self.name, "adopt", adopt, to_flag)
+        self.solver = checked(self.name, "solver", solver, to_word, choices=model.SOLVERS)
+        self.time_limit_s = checked(self.name, "time_limit_s", time_limit_s, to_real, above=0, optional=True)
+        self.max_migrations = checked(self.name, "max_migrations", max_migrations, to_whole, minimum=0,
+                                      optional=True)
+        self.max_migration_cost = checked(self.name, "max_migration_cost", max_migration_cost, to_real,
+                                          minimum=0, optional=True)
 
     def plan(self, problem: Problem) -> Plan:
         started = time.perf_counter()
-        config = {k: float(self.params.get(k, problem.options.get(k, v))) for k, v in DEFAULTS.items()}
-        if "state_file" in self.params:
-            raise ProblemError("state_file is read by the command line (storm-planner plan); "
-                               "from Python pass state=<dict> and keep plan.state")
-        solver = str(setting(problem, self.params, "solver", "cbc")).lower()
-        time_limit = float(setting(problem, self.params, "time_limit_s", 5.0))
-        count, cost = budgets(problem, self.params)
+        config = {k: float(getattr(self, k)) for k in DEFAULTS}
+        solver = self.solver
+        time_limit = problem.options.time_limit_s if self.time_limit_s is None else self.time_limit_s
+        count, cost = budgets(problem, self.max_migrations, self.max_migration_cost)
         rng = random.Random(problem.options.seed)
-        state = self.params.get("state", problem.options.get("albic_state"))
+        state = self.state
 
         executor_ids = [e.id for e in problem.executors]
         scores = pair_scores(problem, config["sigma"])
         start = model.start_placement(problem)
         kept = sets_from_state(state, executor_ids)
-        if bool(self.params.get("adopt", problem.options.get("adopt", True))):
+        if self.adopt:
             kept += [set(pair) for pair in scores if start[pair[0]] == start[pair[1]]]
         sets = still_tied(merge_sets(kept), scores)
         set_of = {m: k for k, members in enumerate(sets) for m in members}

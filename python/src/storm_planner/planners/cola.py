@@ -35,6 +35,7 @@ from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners._partition import bisect_graph, edge_weights
+from storm_planner.planners._parameters import checked, to_real
 from storm_planner.planners.base import Planner, register
 
 
@@ -90,8 +91,11 @@ class ColaPlanner(Planner):
     summary = "COLA (Khandekar et al.; Madsen et al. §2.1): recursive METIS partitioning from scratch"
     baseline = True
 
+    def __init__(self, *, max_ld: float = 10.0) -> None:
+        self.max_ld = checked(self.name, "max_ld", max_ld, to_real, minimum=0)
+
     def plan(self, problem: Problem) -> Plan:
-        max_ld = float(self.params.get("max_ld", problem.options.get("max_ld", 10.0)))
+        max_ld = self.max_ld
         node_of, parts = cola_partitions(problem, max_ld, problem.options.seed)
         return Plan(
             algorithm=self.name,

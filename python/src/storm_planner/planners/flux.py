@@ -33,6 +33,7 @@ from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners._milp_model import start_placement
 from storm_planner.planners.base import Planner, register
+from storm_planner.planners._parameters import checked, to_real, to_whole
 from storm_planner.planners.milp import budgets
 
 
@@ -98,8 +99,14 @@ class FluxPlanner(Planner):
     summary = "Flux (Shah et al.; Madsen et al. §2.2): move the biggest suitable executor, most to least loaded node"
     baseline = True
 
+    def __init__(self, *, max_migrations: int | None = None, max_migration_cost: float | None = None) -> None:
+        self.max_migrations = checked(self.name, "max_migrations", max_migrations, to_whole, minimum=0,
+                                      optional=True)
+        self.max_migration_cost = checked(self.name, "max_migration_cost", max_migration_cost, to_real,
+                                          minimum=0, optional=True)
+
     def plan(self, problem: Problem) -> Plan:
-        max_moves, max_cost = budgets(problem, self.params)
+        max_moves, max_cost = budgets(problem, self.max_migrations, self.max_migration_cost)
         node_of = start_placement(problem)
         moved = flux_moves(problem, node_of, max_moves, max_cost)
         return Plan(

@@ -82,8 +82,8 @@ plan's ``advice`` with the predicted max input rate now and after — what
 ``storm-planner rebalance`` applies, or the service itself with
 ``planner.rebalance: true`` (``docs/rebalance.md``).
 
-Parameters (``-p key=value``, the same key in a problem's ``options``, or
-``planner.hetero.<key>`` in a topology's conf through the service): ``input_rate``
+Parameters (``-p key=value``, ``planner.hetero.<key>`` in a topology's conf
+or a problem's ``options``, or the bare key in ``options``): ``input_rate``
 (IR0; default the profile's, else 1), ``threshold`` (tuples/s, 1), ``mac``
 (percent of each node's capacity usable, 100), ``max_instances`` (per
 component, default 2 × usable machines; on a running topology also at most
@@ -105,7 +105,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any, Sequence
+from typing import Sequence
 
 import re
 
@@ -119,27 +119,14 @@ from storm_planner.hetero.model import ALL, HeteroModel, build_model
 from storm_planner.hetero.plans import plan_from_placement, starting_parallelism
 from storm_planner.hetero.rates import ComponentRates, propagate
 from storm_planner.hetero.simulate import Placement, max_input_rate
+from storm_planner.planners._parameters import checked, to_flag, to_real, to_text, to_whole
 from storm_planner.planners.base import Planner, register
 
 EPSILON = 1e-9
 MODES = ("auto", "search", "fixed")
 DEFAULT_MAX_BATCH = 64
 TASK_RANGE = re.compile(r"^\[(\d+)-(\d+)\]$")  # Storm's executor ids: "[start-end]" task ranges
-
-
-OPTION_PREFIX = "planner.hetero."  # topology options through the service: planner.hetero.<parameter>
-
-
-def setting(problem: Problem, params: dict[str, Any], key: str, default: Any = None) -> Any:
-    """A planner parameter, else the same key in the problem's options (``key`` in a problem file,
-    ``planner.hetero.<key>`` in a topology's conf), else ``default``."""
-    if key in params:
-        return params[key]
-    for name in (key, OPTION_PREFIX + key):
-        value = problem.options.get(name)
-        if value is not None:
-            return value
-    return default
+DEFAULT_MAX_ITERATIONS = 100_000
 
 
 # -- the search state ---------------------------------------------------------------
@@ -409,32 +396,44 @@ class HeteroPlanner(Planner):
     name = "hetero"
     summary = "Nasiri et al.: instances per component and heterogeneity-aware placement for max input rate"
     changes_parallelism = True
+    option_inputs = frozenset({"profiles"})  # planner.hetero.profiles: the profile (hetero.profiles)
+
+    def __init__(self, *, input_rate: float | None = None, threshold: float = 1.0, mac: float = 100.0,
+                 max_instances: int | None = None, max_batch: int = DEFAULT_MAX_BATCH,
+                 max_iterations: int = DEFAULT_MAX_ITERATIONS, mode: str = "auto", descent: bool = True,
+                 literal: bool = False) -> None:
+        # None: the profile's input rate, else 1
+        self.input_rate = checked(self.name, "input_rate", input_rate, to_real, above=0, optional=True)
+        self.threshold = checked(self.name, "threshold", threshold, to_real, above=0)
+        self.mac = checked(self.name, "mac", mac, to_real, above=0)
+        # None: twice the number of usable machines
+        self.max_instances = checked(self.name, "max_instances", max_instances, to_whole, minimum=1, optional=True)
+        self.max_batch = checked(self.name, "max_batch", max_batch, to_whole, minimum=1)
+        self.max_iterations = checked(self.name, "max_iterations", max_iterations, to_whole, minimum=0)
+        self.mode = checked(self.name, "mode", mode, to_text, choices=MODES)
+        self.descent = checked(self.name, "descent", descent, to_flag)
+        self.literal = checked(self.name, "literal", literal, to_flag)
 
     def plan(self, problem: Problem) -> Plan:
-        params = self.params
-        mode = setting(problem, params, "mode", "auto")
-        if mode not in MODES:
-            raise ProblemError(f"mode: one of {', '.join(MODES)}, got {mode!r}")
+        mode, literal = self.mode, self.literal
         if mode == "auto":
             mode = "fixed" if is_submitted(problem) else "search"
         elif mode == "search" and is_submitted(problem):
             raise ProblemError("mode=search on a running topology: Storm adds executors only by a rebalance "
                                "(planner.rebalance, storm-planner rebalance); use mode fixed or auto")
-        model = build_model(problem, mac=float(setting(problem, params, "mac", 100.0)),
-                            input_rate=_optional_float(setting(problem, params, "input_rate")))
+        model = build_model(problem, mac=self.mac, input_rate=self.input_rate)
         start = starting_parallelism(problem, model)
-        max_instances = int(setting(problem, params, "max_instances", 2 * model.n_machines))
-        literal = _flag(setting(problem, params, "literal", False))
+        max_instances = 2 * model.n_machines if self.max_instances is None else self.max_instances
         # A running topology can only grow each component up to its task count (by a rebalance).
         bounds = task_bounds(problem, model, start, max_instances) if mode == "fixed" else max(max_instances, *start)
         result, notes = search(
             model, start,
-            threshold=float(setting(problem, params, "threshold", 1.0)),
+            threshold=self.threshold,
             max_instances=bounds,
-            max_batch=1 if literal else int(setting(problem, params, "max_batch", DEFAULT_MAX_BATCH)),
+            max_batch=1 if literal else self.max_batch,
             next_hottest=not literal,
-            descend=not literal and _flag(setting(problem, params, "descent", True)),
-            max_iterations=int(setting(problem, params, "max_iterations", 100_000)),
+            descend=not literal and self.descent,
+            max_iterations=self.max_iterations,
         )
         figures = {"search_input_rate": result.input_rate, "initial_input_rate": result.initial_rate,
                    "iterations": float(result.iterations), "descent_steps": float(result.descent_steps)}
@@ -510,11 +509,3 @@ def advice_note(problem: Problem, advice: ParallelismAdvice) -> str:
     executors = " ".join(f"-e {c}={n}" for c, n in advice.changes.items())
     return f"{text} ({advice.gain:+.0%}) — apply with `storm-planner rebalance {name} {executors}`{limit}"
 
-
-def _flag(value: Any) -> bool:
-    """A yes/no setting; topology options arrive as strings ("false" is no)."""
-    return value.strip().lower() in ("1", "true", "yes") if isinstance(value, str) else bool(value)
-
-
-def _optional_float(value: Any) -> float | None:
-    return None if value is None else float(value)

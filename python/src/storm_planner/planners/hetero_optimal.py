@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations_with_replacement
-from typing import Any
 
 import numpy as np
 
@@ -44,6 +43,7 @@ from storm_planner.hetero.model import HeteroModel, build_model
 from storm_planner.hetero.plans import plan_from_placement, starting_parallelism
 from storm_planner.hetero.rates import propagate
 from storm_planner.hetero.simulate import Placement
+from storm_planner.planners._parameters import checked, to_real, to_whole
 from storm_planner.planners.base import Planner, register
 
 MAX_MACHINES = 12
@@ -182,13 +182,20 @@ class HeteroOptimalPlanner(Planner):
     baseline = True
     changes_parallelism = True
 
+    option_inputs = frozenset({"profiles"})  # read by hetero.profiles, as for hetero
+
+    def __init__(self, *, mac: float = 100.0, max_instances: int | None = None,
+                 max_nodes: int = DEFAULT_MAX_NODES) -> None:
+        self.mac = checked(self.name, "mac", mac, to_real, above=0)
+        # None: twice the number of usable machines
+        self.max_instances = checked(self.name, "max_instances", max_instances, to_whole, minimum=1, optional=True)
+        self.max_nodes = checked(self.name, "max_nodes", max_nodes, to_whole, minimum=1)
+
     def plan(self, problem: Problem) -> Plan:
-        params: dict[str, Any] = self.params
-        model = build_model(problem, mac=float(params.get("mac", problem.options.get("mac") or 100.0)))
+        model = build_model(problem, mac=self.mac)
         if model.n_machines > MAX_MACHINES:
             raise TooLargeError(f"hetero-optimal: {model.n_machines} machines, at most {MAX_MACHINES}; use hetero")
-        largest = int(params.get("max_instances", problem.options.get("max_instances") or 2 * model.n_machines))
-        max_nodes = int(params.get("max_nodes", problem.options.get("max_nodes") or DEFAULT_MAX_NODES))
-        placement, nodes = optimal_placement(model, starting_parallelism(problem, model), largest, max_nodes)
+        largest = 2 * model.n_machines if self.max_instances is None else self.max_instances
+        placement, nodes = optimal_placement(model, starting_parallelism(problem, model), largest, self.max_nodes)
         figures = {"searched_nodes": float(nodes), "max_instances": float(largest)}
         return plan_from_placement(problem, model, placement, self.name, figures)

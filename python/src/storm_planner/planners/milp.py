@@ -28,10 +28,11 @@ start, the MILP improves it (whole on small clusters, over neighbourhoods of
 a few nodes on larger ones), and budget left unused finishes draining nodes
 marked for removal (see :mod:`~storm_planner.planners._milp_model` for why).
 
-Parameters (``-p key=value``, or the same key in ``options``): ``solver``
-(``cbc``, default, or ``highs``), ``time_limit_s``, ``max_migrations``,
-``max_migration_cost`` (override the options), ``w1``/``w2`` (objective
-weights, w1 ≫ w2), ``scale_in`` (``integrated`` or ``drain_first``).
+Parameters (``-p key=value``, ``planner.milp.<key>`` in a topology's conf or
+options, or the bare key in a problem file's options): ``solver`` (``cbc``,
+default, or ``highs``), ``time_limit_s``, ``max_migrations``,
+``max_migration_cost`` (default: the problem's options), ``w1``/``w2``
+(objective weights, w1 > 2·w2), ``scale_in`` (``integrated`` or ``drain_first``).
 
 Complexity: the MILP has E·N binaries and E + 2N + 3 rows for E executors and N
 nodes; solving is NP-hard (a multi-resource generalised assignment problem) and
@@ -40,31 +41,23 @@ bounded by the time limit. Building is O(E·N).
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Any
 
-from storm_planner.core.errors import ProblemError
+from storm_planner.core.errors import InvalidParameterError, ProblemError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners import _milp_model as model
+from storm_planner.planners._parameters import checked, to_real, to_text, to_whole, to_word
 from storm_planner.planners.base import Planner, register
 
 SCALE_IN_MODES = ("integrated", "drain_first")
 
 
-def setting(problem: Problem, params: dict[str, Any], key: str, default: Any = None) -> Any:
-    """A parameter, else the same key in ``options``, else the known option, else ``default``."""
-    if key in params:
-        return params[key]
-    if problem.options.get(key) is not None:
-        return problem.options.get(key)
-    known = getattr(problem.options, key, None)
-    return default if known is None else known
-
-
-def budgets(problem: Problem, params: dict[str, Any]) -> tuple[float | None, float | None]:
-    count = setting(problem, params, "max_migrations")
-    cost = setting(problem, params, "max_migration_cost")
+def budgets(problem: Problem, max_migrations: float | None,
+            max_migration_cost: float | None) -> tuple[float | None, float | None]:
+    """The migration budget: the planner's parameters where set, else the problem's options."""
+    count = problem.options.max_migrations if max_migrations is None else max_migrations
+    cost = problem.options.max_migration_cost if max_migration_cost is None else max_migration_cost
     for key, value in (("max_migrations", count), ("max_migration_cost", cost)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
             raise ProblemError(f"{key}: a number >= 0, got {value!r}")
@@ -102,18 +95,28 @@ class MilpPlanner(Planner):
     name = "milp"
     summary = "Madsen et al. §4.3.1: MILP minimising load distance under a migration budget, with scale-in"
 
+    def __init__(self, *, solver: str = "cbc", time_limit_s: float | None = None,
+                 max_migrations: int | None = None, max_migration_cost: float | None = None,
+                 w1: float = model.DEFAULT_WEIGHTS[0], w2: float = model.DEFAULT_WEIGHTS[1],
+                 scale_in: str = "integrated") -> None:
+        self.solver = checked(self.name, "solver", solver, to_word, choices=model.SOLVERS)
+        self.time_limit_s = checked(self.name, "time_limit_s", time_limit_s, to_real, above=0, optional=True)
+        self.max_migrations = checked(self.name, "max_migrations", max_migrations, to_whole, minimum=0,
+                                      optional=True)
+        self.max_migration_cost = checked(self.name, "max_migration_cost", max_migration_cost, to_real,
+                                          minimum=0, optional=True)
+        self.w1 = checked(self.name, "w1", w1, to_real, above=0)
+        self.w2 = checked(self.name, "w2", w2, to_real, minimum=0)
+        if self.w1 <= 2 * self.w2:
+            raise InvalidParameterError(f"{self.name}: parameter w1 must exceed 2·w2 so that the load "
+                                        f"distance comes first, got w1={w1!r}, w2={w2!r}")
+        self.scale_in = checked(self.name, "scale_in", scale_in, to_text, choices=SCALE_IN_MODES)
+
     def plan(self, problem: Problem) -> Plan:
-        params = self.params
-        solver = str(setting(problem, params, "solver", "cbc")).lower()
-        time_limit = float(setting(problem, params, "time_limit_s", 5.0))
-        weights = (float(params.get("w1", model.DEFAULT_WEIGHTS[0])),
-                   float(params.get("w2", model.DEFAULT_WEIGHTS[1])))
-        scale_in = str(setting(problem, params, "scale_in", "integrated"))
-        if scale_in not in SCALE_IN_MODES:
-            raise ProblemError(f"scale_in {scale_in!r}: one of {', '.join(SCALE_IN_MODES)}")
-        if weights[0] <= 2 * weights[1]:
-            raise ProblemError("w1 must exceed 2·w2 so that the load distance comes first")
-        count, cost = budgets(problem, params)
+        solver, scale_in = self.solver, self.scale_in
+        time_limit = problem.options.time_limit_s if self.time_limit_s is None else self.time_limit_s
+        weights = (self.w1, self.w2)
+        count, cost = budgets(problem, self.max_migrations, self.max_migration_cost)
 
         start = model.start_placement(problem)
         pinned: dict[str, str] = {}

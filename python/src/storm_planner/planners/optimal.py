@@ -39,6 +39,7 @@ from storm_planner.core.errors import InfeasibleError, TooLargeError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.planners._groups import EPSILON, finish_plan, job_graph, usable_nodes
+from storm_planner.planners._parameters import checked, to_whole
 from storm_planner.planners.base import Planner, register
 
 MAX_TASKS = 400
@@ -224,10 +225,11 @@ class OptimalPlanner(Planner):
     summary = "exact maximum IMC gain by dynamic programming over per-node counts (small problems)"
     baseline = True
 
-    def __init__(self, max_states: int = MAX_STATES, max_work: int = MAX_WORK,
-                 max_tasks: int = MAX_TASKS, **params: Any) -> None:
-        super().__init__(max_states=max_states, max_work=max_work, max_tasks=max_tasks, **params)
-        self.max_states, self.max_work, self.max_tasks = max_states, max_work, max_tasks
+    def __init__(self, *, max_states: int = MAX_STATES, max_work: int = MAX_WORK,
+                 max_tasks: int = MAX_TASKS) -> None:
+        self.max_states = checked(self.name, "max_states", max_states, to_whole, minimum=1)
+        self.max_work = checked(self.name, "max_work", max_work, to_whole, minimum=1)
+        self.max_tasks = checked(self.name, "max_tasks", max_tasks, to_whole, minimum=0)
 
     def plan(self, problem: Problem) -> Plan:
         nodes = usable_nodes(problem)

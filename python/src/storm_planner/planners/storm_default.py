@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from storm_planner.core.derive import executor_name
-from storm_planner.core.errors import ProblemError
+from storm_planner.core.errors import InvalidParameterError, ProblemError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.planners.base import Planner, register
@@ -72,8 +72,14 @@ class StormDefaultPlanner(Planner):
     resource_aware = False  # as Storm's own scheduler is
     changes_parallelism = True
 
+    def __init__(self, *, parallelism: Mapping[str, int] | None = None) -> None:
+        if parallelism is not None and not isinstance(parallelism, Mapping):
+            raise InvalidParameterError(f"{self.name}: parameter parallelism must be an object "
+                                        f'{{"component": executors, ...}}, got {parallelism!r}')
+        self.parallelism = parallelism  # checked against the problem's components by grown_graph
+
     def plan(self, problem: Problem) -> Plan:
-        parallelism: dict[str, Any] = dict(self.params.get("parallelism") or problem.options.get("parallelism") or {})
+        parallelism: dict[str, Any] = dict(self.parallelism or {})
         graph = grown_graph(problem, parallelism)
         workers = int(problem.options.get("workers", 0)) or len([n for n in problem.nodes if not n.draining])
         slots = interleaved_slots(problem)[: max(1, workers)]

@@ -34,24 +34,24 @@ to (|T|/2)^2 - and |R| single tasks.
 from __future__ import annotations
 
 import random
-from typing import Any, Sequence
+from typing import Sequence
 
-from storm_planner.core.errors import ProblemError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.planners._groups import (
     DEFAULT_SKEW_MARGIN,
+    PRIORITIES,
     JobGraph,
     NodePool,
     Placement,
     allocate_single_tasks,
-    check_priority,
     complete,
     finish_plan,
     job_graph,
     require_capacity,
     usable_nodes,
 )
+from storm_planner.planners._parameters import checked, to_real, to_text
 from storm_planner.planners.base import Planner, register
 
 
@@ -131,15 +131,11 @@ class TaskLevelPlanner(Planner):
     name = "tasklevel"
     summary = "Chatzistergiou & Viglas taskLevel (Alg. 1-3): task pairs by relative significance"
 
-    def __init__(self, priority: str = "significance", skew_margin: float | None = DEFAULT_SKEW_MARGIN,
-                 pair_order: str = "shuffled", **params: Any) -> None:
-        if pair_order not in PAIR_ORDERS:
-            raise ProblemError(f"pair_order must be one of {', '.join(PAIR_ORDERS)}, got {pair_order!r}")
-        super().__init__(priority=check_priority(priority), skew_margin=skew_margin,
-                         pair_order=pair_order, **params)
-        self.priority = priority
-        self.skew_margin = skew_margin
-        self.pair_order = pair_order
+    def __init__(self, *, priority: str = "significance", skew_margin: float | None = DEFAULT_SKEW_MARGIN,
+                 pair_order: str = "shuffled") -> None:
+        self.priority = checked(self.name, "priority", priority, to_text, choices=PRIORITIES)
+        self.skew_margin = checked(self.name, "skew_margin", skew_margin, to_real, minimum=0, optional=True)
+        self.pair_order = checked(self.name, "pair_order", pair_order, to_text, choices=PAIR_ORDERS)
 
     def plan(self, problem: Problem) -> Plan:
         nodes = usable_nodes(problem)

@@ -49,17 +49,15 @@ and |T| tasks, plus O(traffic) to build the group graph from executor traffic.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.planners._groups import (
     DEFAULT_SKEW_MARGIN,
+    PRIORITIES,
     JobGraph,
     NodePool,
     Placement,
     allocate_single_tasks,
-    check_priority,
     count_fitting,
     complete,
     finish_plan,
@@ -68,6 +66,7 @@ from storm_planner.planners._groups import (
     require_capacity,
     usable_nodes,
 )
+from storm_planner.planners._parameters import checked, to_real, to_text
 from storm_planner.planners.base import Planner, register
 
 
@@ -197,11 +196,10 @@ class TopDownPlanner(Planner):
     name = "topdown"
     summary = "Chatzistergiou & Viglas topDown (Alg. 4-5): group pairs by relative significance"
 
-    def __init__(self, priority: str = "significance", skew_margin: float | None = DEFAULT_SKEW_MARGIN,
-                 **params: Any) -> None:
-        super().__init__(priority=check_priority(priority), skew_margin=skew_margin, **params)
-        self.priority = priority
-        self.skew_margin = skew_margin
+    def __init__(self, *, priority: str = "significance",
+                 skew_margin: float | None = DEFAULT_SKEW_MARGIN) -> None:
+        self.priority = checked(self.name, "priority", priority, to_text, choices=PRIORITIES)
+        self.skew_margin = checked(self.name, "skew_margin", skew_margin, to_real, minimum=0, optional=True)
 
     def plan(self, problem: Problem) -> Plan:
         nodes = usable_nodes(problem)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Any, Sequence
+from typing import Sequence
 
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
@@ -46,6 +46,7 @@ from storm_planner.planners._groups import (
     require_capacity,
     usable_nodes,
 )
+from storm_planner.planners._parameters import checked, to_real, to_whole
 from storm_planner.planners.base import Planner, register
 from storm_planner.planners.tasklevel import task_level
 from storm_planner.planners.topdown import top_down
@@ -233,10 +234,11 @@ class TopDownLocalSearchPlanner(Planner):
     name = "topdown-ls"
     summary = "topDown (and taskLevel) starts refined by a bounded local search of moves and swaps"
 
-    def __init__(self, kicks: int = DEFAULT_KICKS, max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
-                 skew_margin: float | None = DEFAULT_SKEW_MARGIN, **params: Any) -> None:
-        super().__init__(kicks=kicks, max_evaluations=max_evaluations, skew_margin=skew_margin, **params)
-        self.kicks, self.max_evaluations, self.skew_margin = int(kicks), int(max_evaluations), skew_margin
+    def __init__(self, *, kicks: int = DEFAULT_KICKS, max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
+                 skew_margin: float | None = DEFAULT_SKEW_MARGIN) -> None:
+        self.kicks = checked(self.name, "kicks", kicks, to_whole, minimum=0)
+        self.max_evaluations = checked(self.name, "max_evaluations", max_evaluations, to_whole, minimum=0)
+        self.skew_margin = checked(self.name, "skew_margin", skew_margin, to_real, minimum=0, optional=True)
 
     def plan(self, problem: Problem) -> Plan:
         nodes = usable_nodes(problem)

@@ -1,0 +1,178 @@
+"""Planner parameters: checking values, and reading them from a problem's options.
+
+Two halves of the contract described in :mod:`storm_planner.planners.base`:
+
+* :func:`checked` is what a planner's ``__init__`` calls on each argument: it
+  converts the forms outside callers send (``"5"`` for 5, ``"false"`` for
+  False) and refuses a wrong type or an out-of-range value with an
+  :class:`InvalidParameterError` naming the planner and the parameter.
+* :func:`parameters_from_options` is the one resolver from a problem's options
+  to a planner's parameters: ``planner.<algorithm>.<key>`` (a topology's conf
+  through the service, or a problem file), else the bare ``<key>`` (the older
+  problem-file spelling, still read), each converted to the type of the
+  parameter's default. An unknown key under ``planner.<algorithm>.`` is refused
+  with :class:`UnknownParameterError`, as a misspelled constructor argument is.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+from storm_planner.core.errors import InvalidParameterError, UnknownParameterError
+
+if TYPE_CHECKING:
+    from storm_planner.planners.base import Planner
+
+OPTION_PREFIX = "planner."
+TRUE_WORDS = ("true", "yes", "on", "1")
+FALSE_WORDS = ("false", "no", "off", "0")
+
+
+def option_prefix(algorithm: str) -> str:
+    """Where a topology's conf sets ``algorithm``'s parameters: ``planner.<algorithm>.``."""
+    return f"{OPTION_PREFIX}{algorithm}."
+
+
+# -- conversions: each returns the value in its type or raises ValueError saying what was expected --
+
+def to_flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
+        return value.strip().lower() in TRUE_WORDS
+    raise ValueError("true or false")
+
+
+def to_whole(value: Any) -> int:
+    if isinstance(value, str):
+        value = _number_from_text(value, "a whole number")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("a whole number")
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError("a whole number")
+    return int(value)
+
+
+def to_real(value: Any) -> float:
+    if isinstance(value, str):
+        value = _number_from_text(value, "a number")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise ValueError("a number")
+    return float(value)
+
+
+def to_text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("a string")
+    return value
+
+
+def to_word(value: Any) -> str:
+    """A keyword, case and surrounding spaces ignored (``"CBC "`` is ``cbc``)."""
+    return to_text(value).strip().lower()
+
+
+def from_text(value: Any) -> Any:
+    """For a parameter whose default (None) has no type: a string holding JSON is parsed."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
+
+
+def _number_from_text(text: str, expected: str) -> float:
+    try:
+        return float(text.strip())
+    except ValueError:
+        raise ValueError(expected) from None
+
+
+def converter_like(default: Any):
+    """The conversion to the type of ``default`` (bool before int: True is an int in Python)."""
+    for kind, convert in ((bool, to_flag), (int, to_whole), (float, to_real), (str, to_text)):
+        if isinstance(default, kind):
+            return convert
+    return from_text
+
+
+# -- checking a constructor argument ----------------------------------------------------------
+
+def checked(planner: str, name: str, value: Any, convert, *, minimum: float | None = None,
+            above: float | None = None, choices: Iterable[str] | None = None, optional: bool = False) -> Any:
+    """``value`` converted by ``convert`` (e.g. :func:`to_whole`), within its bounds, or an
+    :class:`InvalidParameterError` naming ``planner`` and ``name``. ``optional``: None passes."""
+    if value is None and optional:
+        return None
+    if optional and isinstance(value, str) and value.strip().lower() in ("null", "none"):
+        return None
+    try:
+        result = convert(value)
+    except ValueError as error:
+        raise InvalidParameterError(f"{planner}: parameter {name} must be {error}, got {value!r}") from None
+    if minimum is not None and result < minimum:
+        raise InvalidParameterError(f"{planner}: parameter {name} must be >= {minimum:g}, got {value!r}")
+    if above is not None and result <= above:
+        raise InvalidParameterError(f"{planner}: parameter {name} must be > {above:g}, got {value!r}")
+    if choices is not None and result not in tuple(choices):
+        raise InvalidParameterError(f"{planner}: parameter {name} must be one of {', '.join(choices)}, "
+                                    f"got {value!r}")
+    return result
+
+
+# -- unknown names --------------------------------------------------------------------------------
+
+def unknown_parameters_error(planner: str, unknown: Iterable[str], known: Iterable[str],
+                             spelled: str = "{}") -> UnknownParameterError:
+    """The refusal of ``unknown`` names: which ones, the planner, its parameters, a likely meaning.
+    ``spelled`` shows how the caller wrote a name (``"planner.topdown.{}"`` for an option)."""
+    unknown, known = sorted(unknown), sorted(known)
+    listed = ", ".join(repr(spelled.format(u)) for u in unknown)
+    noun = "parameter" if len(unknown) == 1 else "parameters"
+    its = f"its parameters: {', '.join(known)}" if known else "it takes no parameters"
+    hints = [repr(spelled.format(m[0])) + (f" for {spelled.format(u)!r}" if len(unknown) > 1 else "")
+             for u in unknown if (m := difflib.get_close_matches(u, known, n=1))]
+    hint = f" (did you mean {'; '.join(hints)}?)" if hints else ""
+    return UnknownParameterError(f"{planner} has no {noun} {listed}{hint}; {its}")
+
+
+# -- the resolver ---------------------------------------------------------------------------------
+
+def parameters_from_options(cls: type["Planner"], options: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters ``options`` sets for planner ``cls``, converted to the types of their defaults.
+
+    ``planner.<algorithm>.<key>`` wins over the bare ``<key>``; the bare spelling is not checked
+    for unknown names (a problem's options carry much else: ``workers``, Storm's own keys).
+    """
+    defaults = cls.param_defaults()
+    prefix = option_prefix(cls.name)
+    found: dict[str, tuple[str, Any]] = {}  # parameter -> (option key, raw value)
+    for key, name in (*((k, k) for k in defaults), *cls.option_aliases.items()):
+        if options.get(key) is not None and name not in found:
+            found[name] = (key, options[key])
+    unknown = []
+    for key, value in options.items():
+        if not key.startswith(prefix):
+            continue
+        name = key[len(prefix):]
+        if name in defaults:
+            found[name] = (key, value)
+        elif name not in cls.option_inputs:
+            unknown.append(name)
+    if unknown:
+        raise unknown_parameters_error(cls.name, unknown, defaults, spelled=prefix + "{}")
+    return {name: _converted(cls.name, key, value, defaults[name]) for name, (key, value) in found.items()}
+
+
+def _converted(planner: str, key: str, value: Any, default: Any) -> Any:
+    if isinstance(value, str) and value.strip().lower() in ("null", "none"):
+        return None  # the constructor says whether this parameter may be None
+    try:
+        return converter_like(default)(value)
+    except ValueError as error:
+        raise InvalidParameterError(f"{planner}: option {key} must be {error}, got {value!r}") from None
