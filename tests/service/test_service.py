@@ -162,3 +162,15 @@ def test_metrics_source_replaces_estimates():
         (plan,) = client.plan(request(topology("t1"))).plans
     assert plan.figures["imc_total"] == pytest.approx(7.0)
     assert not any("estimates" in note for note in plan.notes)
+
+
+def test_a_planners_own_time_limit_stays_within_the_topologys_share():
+    from storm_planner.planners.base import planner_for
+
+    handler = PlannerHandler()
+    spec = topology("t1", algorithm="milp")
+    spec.options = {"planner.milp.time_limit_s": "60", "planner.time.limit.secs": "60"}
+    problem = handler._problem(spec, request(spec).nodes, set(), remaining=2.0)
+    assert problem.options.time_limit_s == pytest.approx(1.8)
+    assert float(problem.options.extra["planner.milp.time_limit_s"]) == pytest.approx(1.8)
+    assert planner_for(problem, "milp").get_params()["time_limit_s"] == pytest.approx(1.8)

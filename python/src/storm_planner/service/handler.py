@@ -20,6 +20,7 @@ import logging
 import threading
 import time
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from storm_planner import __version__
@@ -161,9 +162,21 @@ class PlannerHandler:
                  measured: Mapping[str, Any] | None = None,
                  held: Mapping[str, tuple[float, float]] | None = None) -> Problem:
         problem = problem_from_thrift(spec, nodes, taken, measured, held)
-        # Planners with a solver time limit must stop well inside the deadline.
+        # Planners with a solver time limit must stop well inside the deadline, whatever the
+        # topology asks (planner.time.limit.secs, planner.<algorithm>.time_limit_s).
         limit = min(problem.options.time_limit_s, max(0.05, remaining * 0.9))
-        return problem.replace(options=dataclasses.replace(problem.options, time_limit_s=limit))
+        extra = {key: _capped(value, limit) if key.split(".")[-1] == "time_limit_s" else value
+                 for key, value in problem.options.extra.items()}
+        return problem.replace(options=dataclasses.replace(
+            problem.options, time_limit_s=limit, extra=MappingProxyType(extra)))
+
+
+def _capped(value: Any, limit: float) -> Any:
+    """A time limit no longer than ``limit``; a value that is not a number is left for the planner to refuse."""
+    try:
+        return min(float(value), limit)
+    except (TypeError, ValueError):
+        return value
 
 
 class PlanLog:
