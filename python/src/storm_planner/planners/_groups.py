@@ -46,7 +46,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from storm_planner.core.errors import InfeasibleError, ProblemError
+from storm_planner.core.errors import InfeasibleError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Executor, Node, Problem
 from storm_planner.core.slots import slots_for_nodes
@@ -102,13 +102,6 @@ class JobGraph:
         """IMC of one task pair of a group pair under Eq. 1."""
         first, second = self.groups[pair.first], self.groups[pair.second]
         return pair.imc / (first.size * second.size)
-
-
-def check_priority(policy: str) -> str:
-    """A bad planner parameter is a bad request (exit status 2 on the command line)."""
-    if policy not in PRIORITIES:
-        raise ProblemError(f"priority must be one of {', '.join(PRIORITIES)}, got {policy!r}")
-    return policy
 
 
 # -- building the model --------------------------------------------------------------
