@@ -67,3 +67,15 @@ def test_storms_even_baseline_ignores_declared_resources_as_storm_does():
     (result,) = plan(T.PlanRequest(request_id="r", nodes=nodes, topologies=[tenant_topology("a", 6, "even")],
                                    deadline_ms=10_000))
     assert result.error is None and len(result.assignments) == 6
+
+
+def test_nodes_other_tenants_fill_completely_are_avoided_not_a_crash():
+    # Two of four nodes are full with other topologies' declarations: every planner must still answer.
+    nodes = [tenant_node(k, used_cpu=400.0 if k < 2 else 0.0, used_memory=0.0) for k in range(4)]
+    for algorithm in ("topdown", "milp", "flux", "cola", "even"):
+        (result,) = plan(T.PlanRequest(request_id="r", nodes=nodes, topologies=[tenant_topology("a", 6, algorithm)],
+                                       deadline_ms=20_000))
+        assert result.error is None, (algorithm, result.error)
+        if algorithm != "even":  # Storm's baseline is resource-unaware, as Storm's is
+            assert {slot.node_id for slot in result.assignments.values()} <= {"sup-2", "sup-3"}, algorithm
+        assert result.figures["max_utilisation"] < float("inf")

@@ -8,7 +8,8 @@ Figures (CPU in percent of a reference core, traffic in the problem's rate unit)
   Chatzistergiou & Viglas maximise);
 * ``inter_worker`` traffic between different worker slots (serialised even on one node);
 * ``collocation_factor`` ``imc_gain / imc_total`` (1 when there is no traffic);
-* ``max_utilisation`` highest node load over its effective capacity, in percent;
+* ``max_utilisation`` highest node utilisation in percent of its whole capacity: this
+  topology's load plus what other work holds there (``used``);
 * ``overloaded_nodes``, ``over_capacity`` nodes over capacity and the load beyond it;
 * ``load_distance`` max over non-draining nodes of ``|utilisation - L|`` in percent
   points, with L the cluster's average utilisation (Madsen et al., §4.3.1);
@@ -19,12 +20,23 @@ Figures (CPU in percent of a reference core, traffic in the problem's rate unit)
 """
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot
 
 EPSILON = 1e-9
+
+
+def relative_load(load: float, capacity: float) -> float:
+    """``load / capacity``, also for a node other topologies fill: 0 while it holds nothing, else infinite.
+
+    Planners compare nodes by it (a full node is never the least loaded); no division by zero.
+    """
+    if capacity > EPSILON:
+        return load / capacity
+    return 0.0 if load <= EPSILON else math.inf
 
 
 def node_loads(problem: Problem, node_of: Mapping[str, str]) -> dict[str, float]:
@@ -38,13 +50,17 @@ def node_loads(problem: Problem, node_of: Mapping[str, str]) -> dict[str, float]
 
 def utilisations(problem: Problem, node_of: Mapping[str, str],
                  loads: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Per node, percent of its whole capacity in use: this topology's load plus what other work holds."""
     loads = node_loads(problem, node_of) if loads is None else loads
-    return {n.id: 100.0 * loads[n.id] / n.effective_capacity for n in problem.nodes}
+    return {n.id: 100.0 * (loads[n.id] + n.used_cpu * n.speed) / (n.capacity * n.speed) for n in problem.nodes}
 
 
 def average_utilisation(problem: Problem) -> float:
-    capacity = problem.total_capacity
-    return 100.0 * problem.total_load / capacity if capacity > 0 else 0.0
+    """The cluster's utilisation L over its non-draining nodes, other work included."""
+    active = [n for n in problem.nodes if not n.draining]
+    capacity = sum(n.capacity * n.speed for n in active)
+    held = sum(n.used_cpu * n.speed for n in active)
+    return 100.0 * (problem.total_load + held) / capacity if capacity > 0 else 0.0
 
 
 def load_distance(problem: Problem, node_of: Mapping[str, str],

@@ -26,6 +26,7 @@ Complexity: O(E log N + moved · log N) for E executors and N nodes.
 """
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 from collections import defaultdict
@@ -50,6 +51,31 @@ class _Room:
 
     def takes(self, cpu: float, memory: float) -> bool:
         return cpu <= self.cpu_left + EPSILON and memory <= self.memory_left + EPSILON
+
+
+# Capacity left to a full node that still runs some of this topology: enough to express draining it.
+_SLIVER = 1e-3
+
+
+def without_full_nodes(problem: Problem) -> Problem:
+    """The problem as a resource-aware planner should see it: no node other work fills completely.
+
+    A node with no CPU left is no place for this topology: it is dropped, or, when some of this
+    topology runs there now, kept as a node marked for removal (Madsen et al.'s term) with a sliver
+    of capacity, so the planners move its executors off it.
+    """
+    if all(n.effective_capacity > EPSILON for n in problem.nodes):
+        return problem
+    running_on = {slot.node for slot in problem.current.values()}
+    nodes = []
+    for node in problem.nodes:
+        if node.effective_capacity > EPSILON:
+            nodes.append(node)
+        elif node.id in running_on:
+            nodes.append(dataclasses.replace(node, draining=True, used_cpu=node.capacity - _SLIVER))
+    if not nodes:
+        raise InfeasibleError(f"topology {problem.topology_id}: other topologies hold every node's CPU")
+    return problem.replace(nodes=tuple(nodes))
 
 
 def declares_cpu(problem: Problem) -> bool:

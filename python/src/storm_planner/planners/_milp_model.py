@@ -62,6 +62,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from storm_planner.core.errors import InfeasibleError, ProblemError
+from storm_planner.core.evaluate import relative_load
 from storm_planner.core.problem import Problem
 from storm_planner.planners._descent import greedy_descent
 from storm_planner.planners._mip import Mip, RowBuilder, solve_mip
@@ -134,7 +135,7 @@ def start_placement(problem: Problem, node_of: Mapping[str, str] | None = None) 
             raise InfeasibleError(
                 f"executor {executor.id!r} needs {executor.memory:g} memory and no remaining node has it free"
             )
-        best = min(fitting, key=lambda n: ((load[n.id] + executor.load) / n.effective_capacity, n.id))
+        best = min(fitting, key=lambda n: (relative_load(load[n.id] + executor.load, n.effective_capacity), n.id))
         placed[executor.id] = best.id
         load[best.id] += executor.load
         memory[best.id] += executor.memory
@@ -224,7 +225,7 @@ def distance(model: BalanceModel, placement: Sequence[str]) -> float:
         load[node] += unit.load
     worst = 0.0
     for node, capacity in model.capacity.items():
-        deviation = 100.0 * load[node] / capacity - model.average
+        deviation = 100.0 * relative_load(load[node], capacity) - model.average
         worst = max(worst, deviation if node in model.draining else abs(deviation))
     return worst
 
@@ -346,7 +347,7 @@ def placement_key(model: BalanceModel, placement: Sequence[str]) -> tuple[float,
         load[node] += unit.load
     second = 0.0
     for node, capacity in model.capacity.items():
-        utilisation = 100.0 * load[node] / capacity
+        utilisation = 100.0 * relative_load(load[node], capacity)
         second += utilisation ** 2 if node in model.draining else (utilisation - model.average) ** 2
     return round(distance(model, placement), 9), round(second, 6)
 

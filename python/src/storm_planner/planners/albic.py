@@ -65,7 +65,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from storm_planner.core.errors import InfeasibleError, ProblemError
-from storm_planner.core.evaluate import load_distance
+from storm_planner.core.evaluate import load_distance, relative_load
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
@@ -216,7 +216,7 @@ def _utilisations(problem: Problem, node_of: Mapping[str, str]) -> dict[str, flo
     by_id = {e.id: e for e in problem.executors}
     for executor, node in node_of.items():
         load[node] += by_id[executor].load
-    return {n.id: load[n.id] / n.effective_capacity for n in problem.nodes}
+    return {n.id: relative_load(load[n.id], n.effective_capacity) for n in problem.nodes}
 
 
 # -- Step 4: solve, shrink max_pl, re-solve -------------------------------------------

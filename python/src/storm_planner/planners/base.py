@@ -42,7 +42,7 @@ from storm_planner.core.check import check_plan
 from storm_planner.core.errors import UnknownAlgorithmError
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
-from storm_planner.core.resources import fit_to_resources
+from storm_planner.core.resources import fit_to_resources, without_full_nodes
 from storm_planner.core.problem import Problem
 from storm_planner.planners._parameters import parameters_from_options, unknown_parameters_error
 
@@ -157,10 +157,12 @@ def run(problem: Problem, algorithm: str, **params: Any) -> Plan:
     """Plan ``problem`` with the named planner: timed, checked, evaluated."""
     planner = planner_for(problem, algorithm, **params)
     started = time.perf_counter()
-    plan = planner.plan(problem)
-    check_plan(problem, plan, allow_new_executors=planner.changes_parallelism)
+    # Resource-aware planners do not see nodes other topologies fill; the evaluator still does.
+    seen = without_full_nodes(problem) if planner.resource_aware else problem
+    plan = planner.plan(seen)
+    check_plan(seen, plan, allow_new_executors=planner.changes_parallelism)
     if planner.resource_aware and not planner.changes_parallelism:
-        assignments, notes = fit_to_resources(problem, plan.assignments)
+        assignments, notes = fit_to_resources(seen, plan.assignments)
         if notes:
             plan = plan.replace(assignments=assignments, notes=(*plan.notes, *notes))
     solve_ms = (time.perf_counter() - started) * 1000.0

@@ -30,7 +30,7 @@ import heapq
 from types import MappingProxyType
 
 from storm_planner.core.errors import InfeasibleError
-from storm_planner.core.evaluate import load_distance
+from storm_planner.core.evaluate import load_distance, relative_load
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
@@ -46,7 +46,7 @@ def pack(problem: Problem, partitions: list[list[str]], load: dict[str, float]) 
     node_of: dict[str, str] = {}
     weight = {i: sum(load[m] for m in p) for i, p in enumerate(partitions)}
     for i in sorted(weight, key=lambda i: (-weight[i], min(partitions[i]))):
-        target = min(active, key=lambda n: ((node_load[n.id] + weight[i]) / n.effective_capacity, n.id))
+        target = min(active, key=lambda n: (relative_load(node_load[n.id] + weight[i], n.effective_capacity), n.id))
         node_load[target.id] += weight[i]
         node_of.update({m: target.id for m in partitions[i]})
     return node_of

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from storm_planner.core.evaluate import relative_load
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
@@ -50,7 +51,7 @@ def flux_moves(problem: Problem, node_of: dict[str, str], max_moves: float | Non
     spent_cost = 0.0
 
     def utilisation(node: str) -> float:
-        return load[node] / capacity[node]
+        return relative_load(load[node], capacity[node])
 
     def budget_left(state_size: float) -> bool:
         if max_moves is not None and len(moved) + 1 > max_moves:
@@ -80,12 +81,12 @@ def flux_moves(problem: Problem, node_of: dict[str, str], max_moves: float | Non
 
 def biggest_suitable(problem, node_of, moved, sender, receiver, load, capacity, draining_sender):
     """The largest executor on ``sender`` whose move leaves ``receiver`` no busier than ``sender``."""
-    gap = load[sender] / capacity[sender] - load[receiver] / capacity[receiver]
+    gap = relative_load(load[sender], capacity[sender]) - relative_load(load[receiver], capacity[receiver])
     best = None
     for executor in problem.executors:
         if node_of.get(executor.id) != sender or executor.id in moved or executor.load <= 0:
             continue
-        shift = executor.load / capacity[sender] + executor.load / capacity[receiver]
+        shift = relative_load(executor.load, capacity[sender]) + relative_load(executor.load, capacity[receiver])
         if not draining_sender and shift > gap + 1e-12:
             continue
         if best is None or (executor.load, executor.id) > (best.load, best.id):

@@ -43,6 +43,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from storm_planner.core.errors import InvalidParameterError, ProblemError
+from storm_planner.core.evaluate import relative_load
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
@@ -82,7 +83,7 @@ def drain_first_moves(problem: Problem, start: dict[str, str], count: float | No
             break
         if cost is not None and spent_cost + executor.state_size > cost:
             continue
-        target = min(active, key=lambda n: (load[n.id] / n.effective_capacity, n.id))
+        target = min(active, key=lambda n: (relative_load(load[n.id], n.effective_capacity), n.id))
         moves[executor_id] = target.id
         load[target.id] += executor.load
         spent_count += 1

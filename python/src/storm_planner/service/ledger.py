@@ -15,23 +15,30 @@ from storm_planner.service.convert import declared_use
 
 
 class RequestLedger:
+    """Per node, what each of the request's topologies holds, and the sum of all: O(nodes) a topology."""
+
     def __init__(self, specs: Iterable[Any]) -> None:
         self._held: dict[str, dict[str, list[float]]] = {
             spec.id: declared_use(spec, spec.current or {}) for spec in specs}
+        self._total: dict[str, list[float]] = {}
+        for per_node in self._held.values():
+            self._add(per_node, 1.0)
 
     def held_by_others(self, topology_id: str) -> dict[str, tuple[float, float]]:
         """Per node, the declared (CPU %, MB) that the request's other topologies hold."""
-        total: dict[str, list[float]] = {}
-        for owner, per_node in self._held.items():
-            if owner == topology_id:
-                continue
-            for node, (cpu, memory) in per_node.items():
-                sums = total.setdefault(node, [0.0, 0.0])
-                sums[0] += cpu
-                sums[1] += memory
-        return {node: (cpu, memory) for node, (cpu, memory) in total.items()}
+        own = self._held.get(topology_id, {})
+        return {node: (cpu - own.get(node, (0.0, 0.0))[0], memory - own.get(node, (0.0, 0.0))[1])
+                for node, (cpu, memory) in self._total.items()}
 
     def planned(self, spec: Any, assignments: Mapping[str, Any]) -> None:
         """``spec``'s topology now holds what its plan places (a failed one keeps its current place)."""
         if assignments:
+            self._add(self._held.get(spec.id, {}), -1.0)
             self._held[spec.id] = declared_use(spec, assignments)
+            self._add(self._held[spec.id], 1.0)
+
+    def _add(self, per_node: Mapping[str, list[float]], sign: float) -> None:
+        for node, (cpu, memory) in per_node.items():
+            sums = self._total.setdefault(node, [0.0, 0.0])
+            sums[0] += sign * cpu
+            sums[1] += sign * memory
