@@ -19,7 +19,8 @@ public final class BenchmarkReport {
     private static final String[] CSV_COLUMNS = {
         "cluster", "supervisors", "topologies", "executors", "scheduler", "algorithm", "first_round_ms",
         "reschedule_ms", "rescheduled_placed", "fully_placed", "over_capacity", "over_cpu", "over_memory",
-        "cross_node_share", "service_call_ms", "planner_solve_ms", "plugin_own_ms", "outcomes", "error"};
+        "cross_node_share", "service_call_ms", "planner_solve_ms", "plugin_before_call_ms",
+        "plugin_after_call_ms", "outcomes", "error"};
 
     private final List<VariantResult> results;
     private final String command;
@@ -48,7 +49,8 @@ public final class BenchmarkReport {
                 f == null ? "" : Integer.toString(f.fullyPlaced()), f == null ? "" : Integer.toString(f.overEither()),
                 f == null ? "" : Integer.toString(f.overCpu()), f == null ? "" : Integer.toString(f.overMemory()),
                 f == null ? "" : String.format(Locale.ROOT, "%.4f", f.crossNodeShare()),
-                number(r.serviceCallMs()), number(r.solveMs()), number(r.pluginOwnMs()), r.outcomes(),
+                number(r.serviceCallMs()), number(r.solveMs()), number(r.beforeCallMs()),
+                number(r.afterCallMs()), r.outcomes(),
                 r.error() == null ? "" : r.error());
             out.append(String.join(",", cells.stream().map(BenchmarkReport::csvCell).toList())).append('\n');
         }
@@ -69,14 +71,16 @@ public final class BenchmarkReport {
             .append("supervisor's `supervisor.cpu.capacity` / `supervisor.memory.capacity.mb` (CPU / memory counts);\n")
             .append("- **cross-node**: share of traffic between nodes, each stream carrying one unit per source ")
             .append("executor spread uniformly over its executor pairs (computed per component from per-node counts);\n")
-            .append("- **service / solve / plugin**: for the plugin's first round, the time waiting for the service ")
-            .append("(Thrift both ways and the service's work), the planners' reported solve time, and the rest ")
-            .append("(the plugin's own work: request building, validation, application, any fallback).\n\n");
+            .append("- **service / solve**: for the plugin's first round, the time waiting for the service ")
+            .append("(Thrift both ways and the service's work) and the planners' reported solve time within it;\n")
+            .append("- **plugin before / after**: the plugin's own work in its first round, before the call (choosing ")
+            .append("the topologies, building the request) and after it (validating and applying the plans, ")
+            .append("DefaultScheduler for any fallback, statuses, logging).\n\n");
         for (Map.Entry<String, List<VariantResult>> cluster : byCluster().entrySet()) {
             ClusterShape shape = cluster.getValue().get(0).cluster();
             out.append("## ").append(shape.description()).append("\n\n").append(shape.summary()).append(".\n\n");
             out.append("| scheduler / algorithm | first round ms | reschedule ms | placed | over capacity (CPU / mem) ")
-                .append("| cross-node traffic | service ms | solve ms | plugin ms | outcomes |\n")
+                .append("| cross-node traffic | service ms | solve ms | plugin before / after ms | outcomes |\n")
                 .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
             for (VariantResult r : cluster.getValue()) {
                 out.append(markdownRow(r)).append('\n');
@@ -97,7 +101,11 @@ public final class BenchmarkReport {
         return String.format(Locale.ROOT, "| %s | %s | %s %s | %d / %d | %d (%d / %d) | %.1f %% | %s | %s | %s | %s |",
             name, number(r.firstRoundMs()), number(r.rescheduleMs()), r.rescheduledPlaced() ? "✓" : "✗",
             f.fullyPlaced(), f.topologies(), f.overEither(), f.overCpu(), f.overMemory(), 100 * f.crossNodeShare(),
-            orDash(r.serviceCallMs()), orDash(r.solveMs()), orDash(r.pluginOwnMs()), r.outcomes().replace("|", "/"));
+            orDash(r.serviceCallMs()), orDash(r.solveMs()), pluginMs(r), r.outcomes().replace("|", "/"));
+    }
+
+    private static String pluginMs(VariantResult r) {
+        return r.beforeCallMs() == null ? "–" : number(r.beforeCallMs()) + " / " + number(r.afterCallMs());
     }
 
     private Map<String, List<VariantResult>> byCluster() {

@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The real Python planner service as a subprocess: {@code <python> -m storm_planner serve --host 127.0.0.1
- * --port <free port>}, its output in a log file. {@link #close()} stops it.
+ * --port <free port>}, its output in a log file. {@link #close()} stops it, and so does the JVM's exit.
  */
 public final class PlannerServiceProcess implements AutoCloseable {
 
@@ -40,6 +40,8 @@ public final class PlannerServiceProcess implements AutoCloseable {
             .redirectOutput(log.toFile())
             .start();
         PlannerServiceProcess service = new PlannerServiceProcess(process, port, log);
+        // A benchmark interrupted with Ctrl-C or kill must not leave the service running.
+        Runtime.getRuntime().addShutdownHook(new Thread(process::destroy, "stop-planner-service"));
         service.awaitListening();
         return service;
     }

@@ -38,14 +38,15 @@ public final class VariantRun {
             PlacementFigures figures = PlacementFigures.of(first);
             Double callMs = timed == null ? null : timed.callMs();
             Double solveMs = timed == null ? null : timed.solveMs();
-            Double ownMs = timed == null ? null : firstMs - timed.callMs();
+            Double beforeMs = timed == null ? null : timed.beforeCallMs();
+            Double afterMs = timed == null ? null : timed.afterCallMs();
 
             TopologyDetails victim = generated.topology(medianIndex());
             Cluster second = generated.round(withoutTopology(first.getAssignments(), victim.getId()));
             double rescheduleMs = timeRound(scheduler, generated, second);
             boolean replaced = PlacementFigures.isFullyPlaced(second, victim);
             return new VariantResult(shape, variant, firstMs, rescheduleMs, replaced, figures,
-                outcomes(first), callMs, solveMs, ownMs, null);
+                outcomes(first), callMs, solveMs, beforeMs, afterMs, null);
         } finally {
             scheduler.cleanup();
         }
