@@ -3,10 +3,11 @@
 # (against the real Python planner service) side by side on generated production-sized clusters.
 #
 #   scripts/bench-scale.sh [--scale 1.0] [--topologies 45] [--clusters production,huge]
-#       [--schedulers default,ras,even,topdown,milp] [--milp-time-limit-secs 5] [--deadline-ms 600000]
+#       [--schedulers default,ras,even,topdown,milp] [--milp-time-limit-secs 2] [--deadline-ms 120000]
 #       [--seed 13] [--out benchmarks/reports/scale]
 #
-# A quick run: scripts/bench-scale.sh --scale 0.05. Progress on stderr; the report in
+# --deadline-ms is the plugin's planner.service.timeout.ms (the service answers within 80 % of it; a topology
+# it could not plan in time falls back to DefaultScheduler). A quick run: scripts/bench-scale.sh --scale 0.05. Progress on stderr; the report in
 # <out>/storm-scale.csv and storm-scale.md; Storm's and the plugin's log in storm-scheduler/target/bench-scale.log,
 # the service's in storm-scheduler/target/bench-scale-service.log.
 # PLANNER_PYTHON (default .venv/bin/python, made by `make python-env`) runs the service; BENCH_HEAP sets -Xmx.

@@ -77,8 +77,9 @@ public final class VariantRun {
     }
 
     /**
-     * The topologies' statuses in short, e.g. "40 Planned by storm-planner, 5 Not scheduled (INFEASIBLE)": each
-     * status up to its first '(' or ':' (the part naming the outcome, not the numbers), counted.
+     * The topologies' statuses in short, e.g. "40× Planned by storm-planner; 5× Not scheduled (INFEASIBLE)": each
+     * status up to its first '(' and, when at least three words precede it, its first ':' (the part naming the
+     * outcome, not the numbers), counted.
      */
     static String outcomes(Cluster cluster) {
         Map<String, Long> counts = new TreeMap<>(cluster.getTopologies().getTopologies().stream()
@@ -93,17 +94,15 @@ public final class VariantRun {
             return "(no status)";
         }
         String text = status.trim();
-        int cut = text.length();
-        for (String mark : new String[] {"(", ":"}) {
-            int at = text.indexOf(mark);
-            if (at > 0 && at < cut) {
-                cut = at;
-            }
-        }
-        String head = text.substring(0, cut).trim();
         if (text.startsWith("Not scheduled (INFEASIBLE)") || text.startsWith("Fell back to DefaultScheduler (")) {
-            head = text.substring(0, text.indexOf(')') + 1);
+            return text.substring(0, text.indexOf(')') + 1);
         }
-        return head.length() > 60 ? head.substring(0, 60) + "…" : head;
+        int paren = text.indexOf('(');
+        String head = paren > 0 ? text.substring(0, paren).trim() : text;
+        int colon = head.indexOf(':');
+        if (colon > 0 && head.substring(0, colon).trim().split("\\s+").length >= 3) {
+            head = head.substring(0, colon).trim();
+        }
+        return head.length() > 80 ? head.substring(0, 80) + "…" : head;
     }
 }
