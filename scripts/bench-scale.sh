@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Issue #13's benchmark: Storm's DefaultScheduler, ResourceAwareScheduler and the PlannerScheduler plugin
+# (against the real Python planner service) side by side on generated production-sized clusters.
+#
+#   scripts/bench-scale.sh [--scale 1.0] [--topologies 45] [--clusters production,huge]
+#       [--schedulers default,ras,even,topdown,milp] [--milp-time-limit-secs 2] [--deadline-ms 120000]
+#       [--seed 13] [--out benchmarks/reports/scale]
+#
+# --deadline-ms is the plugin's planner.service.timeout.ms (the service answers within 80 % of it; a topology
+# it could not plan in time falls back to DefaultScheduler). A quick run: scripts/bench-scale.sh --scale 0.05. Progress on stderr; the report in
+# <out>/storm-scale.csv and storm-scale.md; Storm's and the plugin's log in storm-scheduler/target/bench-scale.log,
+# the service's in storm-scheduler/target/bench-scale-service.log.
+# PLANNER_PYTHON (default .venv/bin/python, made by `make python-env`) runs the service; BENCH_HEAP sets -Xmx.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PLANNER_PYTHON="${PLANNER_PYTHON:-$PWD/.venv/bin/python}"
+
+mvn -B -q -Dstyle.color=never -pl storm-scheduler -am test-compile
+mvn -B -q -Dstyle.color=never -pl storm-scheduler dependency:build-classpath -Dmdep.includeScope=test \
+  -Dmdep.outputFile=target/bench-scale.classpath
+classpath="$(cat storm-scheduler/target/bench-scale.classpath)"
+
+java -Xmx"${BENCH_HEAP:-3g}" -Dbench.command="scripts/bench-scale.sh" \
+  -Dbench.service.log=storm-scheduler/target/bench-scale-service.log \
+  -cp "storm-scheduler/target/test-classes:storm-scheduler/target/classes:$classpath" \
+  org.stormplanner.scheduler.bench.ClusterScaleBenchmark "$@" > storm-scheduler/target/bench-scale.log
