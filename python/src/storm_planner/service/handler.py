@@ -46,7 +46,9 @@ MetricsSource = Callable[[str], Mapping[str, Any] | None]
 
 
 def topology_share(remaining_s: float, executors: int, executors_left: int) -> float:
-    """A topology's time: what is left of the deadline in proportion to its executors among those left.
+    """A topology's time: what is left of the deadline in proportion to its size among those left.
+
+    The handler sizes a topology as its executors plus the cluster's nodes.
 
     Time a topology does not use passes to the next ones; a slow planner cannot starve them. Every
     topology gets at least ``MIN_TOPOLOGY_S`` while that much is left.
@@ -86,7 +88,8 @@ class PlannerHandler:
         budget_s = max(0.05, (request.deadline_ms or 5000) / 1000.0 * DEADLINE_SHARE)
         taken: set[tuple[str, int]] = set()
         ledger = RequestLedger(request.topologies)
-        sizes = [max(1, len(spec.executors)) for spec in request.topologies]
+        # Planning costs time with the executors and with the nodes (slots to sort, loads to sum).
+        sizes = [len(spec.executors) + len(request.nodes) for spec in request.topologies]
         plans = []
         for k, spec in enumerate(request.topologies):
             remaining = budget_s - (time.monotonic() - received)
@@ -129,7 +132,8 @@ class PlannerHandler:
         except (TimeoutError, concurrent.futures.TimeoutError):
             outcome = "timeout"
             message = (f"{algorithm} did not finish within its {remaining * 1000:.0f} ms share of the deadline "
-                       f"({request.deadline_ms} ms for {len(request.topologies)} topologies, shared by size)"
+                       f"({request.deadline_ms} ms for {len(request.topologies)} topologies, shared by size: "
+                       f"executors + nodes)"
                        if remaining > 0 else
                        f"not planned: the topologies before it in this request used up the deadline "
                        f"({request.deadline_ms} ms)")
