@@ -118,9 +118,10 @@ def _cpu_demand(problem: Problem) -> dict[str, float]:
 
 def _rooms(problem: Problem, assignments, executors, cpu_of) -> dict[str, _Room]:
     heap = problem.options.worker_max_heap_mb
+    declared = declares_cpu(problem)  # once: a pass over the executors
     rooms = {}
     for node in problem.nodes:
-        cpu_left = max(0.0, node.capacity - node.used_cpu) if declares_cpu(problem) else math.inf
+        cpu_left = max(0.0, node.capacity - node.used_cpu) if declared else math.inf
         memory_left = math.inf if node.free_memory is None else node.free_memory
         if heap is not None:
             memory_left = min(memory_left, heap * len(node.slots))
@@ -139,8 +140,9 @@ def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of,
     if not over:
         return 0
     # Destinations by most CPU left (ties: most memory left); draining nodes take nothing.
+    over_ids = {room.node.id for room in over}
     queue = [(-r.cpu_left, -r.memory_left, r.node.id) for r in rooms.values()
-             if not r.node.draining and r not in over]
+             if not r.node.draining and r.node.id not in over_ids]
     heapq.heapify(queue)
     moved = 0
     for room in over:
