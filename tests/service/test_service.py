@@ -9,6 +9,7 @@ from storm_planner.core.plan import Plan
 from storm_planner.planners.base import Planner, _REGISTRY
 from storm_planner.service.client import connect, health
 from storm_planner.service.contract import planner_thrift as T
+from storm_planner.service.convert import RequestNodes
 from storm_planner.service.handler import PlannerHandler
 from storm_planner.service.server import BackgroundServer
 
@@ -135,7 +136,7 @@ def test_a_slow_planner_uses_only_its_share_of_the_deadline():
 def test_a_topology_left_without_time_gets_a_timeout_that_says_why():
     handler = PlannerHandler()
     spec = topology("t2")
-    result = handler._plan_topology(request(spec, deadline_ms=300), spec, "even", set(), remaining=-0.01)
+    result = handler._plan_topology(request(spec, deadline_ms=300), spec, "even", RequestNodes([]), remaining=-0.01)
     assert result.error.kind == T.ErrorKind.TIMEOUT
     assert result.error.message == ("not planned: the topologies before it in this request used up the "
                                     "deadline (300 ms)")
@@ -170,7 +171,7 @@ def test_a_planners_own_time_limit_stays_within_the_topologys_share():
     handler = PlannerHandler()
     spec = topology("t1", algorithm="milp")
     spec.options = {"planner.milp.time_limit_s": "60", "planner.time.limit.secs": "60"}
-    problem = handler._problem(spec, request(spec).nodes, set(), remaining=2.0)
+    problem = handler._problem(spec, request(spec).nodes, remaining=2.0)
     assert problem.options.time_limit_s == pytest.approx(1.8)
     assert float(problem.options.extra["planner.milp.time_limit_s"]) == pytest.approx(1.8)
     assert planner_for(problem, "milp").get_params()["time_limit_s"] == pytest.approx(1.8)

@@ -61,19 +61,57 @@ def node_from_thrift(node: Any, ports: Iterable[int], held: tuple[float, float] 
     )
 
 
+class RequestNodes:
+    """A request's supervisors as problem nodes, converted once for all its topologies.
+
+    Per topology only the nodes that differ from the request's view are built again: those where
+    earlier plans of the request took slots, where the topology runs now, or where the request's
+    other topologies hold resources. O(nodes) a topology, mostly dictionary look-ups, instead of
+    converting every node and filtering every port each time.
+    """
+
+    def __init__(self, nodes: Iterable[Any]) -> None:
+        self.nodes = list(nodes)
+        self._free = {n.id: frozenset(n.free_ports) for n in self.nodes}
+        self._taken: dict[str, set[int]] = {}
+        self._plain: dict[str, Node] = {}
+
+    def take(self, node_id: str, port: int) -> None:
+        """A plan of this request uses the slot: later topologies must not."""
+        self._taken.setdefault(node_id, set()).add(port)
+
+    def for_topology(self, own_ports: Mapping[str, set[int]],
+                     held: Mapping[str, tuple[float, float]]) -> list[Node]:
+        out = []
+        for node in self.nodes:
+            taken, own, extra = self._taken.get(node.id), own_ports.get(node.id), held.get(node.id)
+            if not taken and not own and (extra is None or extra == (0.0, 0.0)):
+                plain = self._plain.get(node.id)
+                if plain is None and self._free[node.id]:
+                    plain = self._plain[node.id] = node_from_thrift(node, self._free[node.id])
+                if plain is not None:
+                    out.append(plain)
+                continue
+            ports = (self._free[node.id] - taken if taken else self._free[node.id]) | (own or set())
+            if ports:
+                out.append(node_from_thrift(node, ports, extra or (0.0, 0.0)))
+        return out
+
+
 def problem_from_thrift(
     spec: Any,
-    nodes: list[Any],
-    taken: set[tuple[str, int]] = frozenset(),
+    nodes: RequestNodes | list[Any],
     measured: Mapping[str, Any] | None = None,
     held: Mapping[str, tuple[float, float]] | None = None,
 ) -> Problem:
     """One TopologySpec of a request -> Problem.
 
-    ``measured`` may carry executors/traffic; ``held`` is, per node, the declared (CPU %, MB) that
-    the request's other topologies hold there (on top of the node's ``used_*``: topologies outside
-    the request).
+    ``nodes`` knows which slots earlier plans of the request took; ``measured`` may carry
+    executors/traffic; ``held`` is, per node, the declared (CPU %, MB) that the request's other
+    topologies hold there (on top of the node's ``used_*``: topologies outside the request).
     """
+    if not isinstance(nodes, RequestNodes):
+        nodes = RequestNodes(nodes)
     options = dict(spec.options or {})
     current = {
         executor: Slot(slot.node_id, slot.port) for executor, slot in (spec.current or {}).items()
@@ -81,11 +119,7 @@ def problem_from_thrift(
     own_ports: dict[str, set[int]] = {}
     for slot in current.values():
         own_ports.setdefault(slot.node, set()).add(slot.port)
-    problem_nodes = []
-    for node in nodes:
-        ports = {p for p in node.free_ports if (node.id, p) not in taken} | own_ports.get(node.id, set())
-        if ports:
-            problem_nodes.append(node_from_thrift(node, ports, (held or {}).get(node.id, (0.0, 0.0))))
+    problem_nodes = nodes.for_topology(own_ports, held or {})
     if not problem_nodes:
         raise ProblemError("no free slot on any live supervisor")
     node_ids = {n.id for n in problem_nodes}

@@ -29,7 +29,7 @@ from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.core.problem import Problem
 from storm_planner.planners import available, run
 from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.convert import error_to_thrift, plan_to_thrift, problem_from_thrift
+from storm_planner.service.convert import RequestNodes, error_to_thrift, plan_to_thrift, problem_from_thrift
 from storm_planner.service.ledger import RequestLedger
 from storm_planner.service.rebalance import AutoRebalancer
 
@@ -86,7 +86,7 @@ class PlannerHandler:
     def plan(self, request: Any) -> Any:
         received = time.monotonic()
         budget_s = max(0.05, (request.deadline_ms or 5000) / 1000.0 * DEADLINE_SHARE)
-        taken: set[tuple[str, int]] = set()
+        nodes = RequestNodes(request.nodes)  # converted once; remembers the slots plans take
         ledger = RequestLedger(request.topologies)
         # Planning costs time with the executors and with the nodes (slots to sort, loads to sum).
         sizes = [len(spec.executors) + len(request.nodes) for spec in request.topologies]
@@ -95,10 +95,11 @@ class PlannerHandler:
             remaining = budget_s - (time.monotonic() - received)
             share = topology_share(remaining, sizes[k], sum(sizes[k:]))
             algorithm = spec.algorithm or request.default_algorithm or self.default_algorithm
-            result = self._plan_topology(request, spec, algorithm, taken, share,
+            result = self._plan_topology(request, spec, algorithm, nodes, share,
                                          ledger.held_by_others(spec.id))
             plans.append(result)
-            taken.update((s.node_id, s.port) for s in result.assignments.values())
+            for slot in result.assignments.values():
+                nodes.take(slot.node_id, slot.port)
             ledger.planned(spec, result.assignments)
         return T.PlanResponse(request_id=request.request_id, plans=plans)
 
@@ -108,7 +109,7 @@ class PlannerHandler:
         self.rebalancer.after_answer()
 
     # -- one topology ----------------------------------------------------------
-    def _plan_topology(self, request: Any, spec: Any, algorithm: str, taken: set, remaining: float,
+    def _plan_topology(self, request: Any, spec: Any, algorithm: str, nodes: RequestNodes, remaining: float,
                        held: Mapping[str, tuple[float, float]] | None = None) -> Any:
         started = time.monotonic()
         outcome, executors = "ok", len(spec.executors)
@@ -117,7 +118,7 @@ class PlannerHandler:
             if remaining <= 0:
                 raise TimeoutError
             measured = self._measure(spec, request.nodes)
-            problem = self._problem(spec, request.nodes, taken, remaining, measured, held)
+            problem = self._problem(spec, nodes, remaining, measured, held)
             future = self._pool.submit(self.replanner.plan if self.replanner else run, problem, algorithm)
             plan = future.result(timeout=remaining)
             notes = list(plan.notes)
@@ -162,10 +163,10 @@ class PlannerHandler:
         measure = getattr(self.metrics, "measure", None)
         return measure(spec, nodes) if measure else self.metrics(spec.id)
 
-    def _problem(self, spec: Any, nodes: list, taken: set, remaining: float,
+    def _problem(self, spec: Any, nodes: RequestNodes | list, remaining: float,
                  measured: Mapping[str, Any] | None = None,
                  held: Mapping[str, tuple[float, float]] | None = None) -> Problem:
-        problem = problem_from_thrift(spec, nodes, taken, measured, held)
+        problem = problem_from_thrift(spec, nodes, measured, held)
         # Planners with a solver time limit must stop well inside the deadline, whatever the
         # topology asks (planner.time.limit.secs, planner.<algorithm>.time_limit_s).
         limit = min(problem.options.time_limit_s, max(0.05, remaining * 0.9))
