@@ -138,7 +138,7 @@ class EvenSchedulerEquivalenceTest {
     private PlannerScheduler preparedPlugin() {
         Map<String, Object> conf = new HashMap<>();
         conf.put(PlannerConfig.SERVICE_HOST, PlannerServiceProcess.HOST);
-        conf.put(PlannerConfig.SERVICE_PORT, service.port);
+        conf.put(PlannerConfig.SERVICE_PORT, service.port());
         conf.put(PlannerConfig.SERVICE_TIMEOUT_MS, 10_000);
         conf.put(PlannerConfig.DEFAULT_ALGORITHM, "even");
         PlannerScheduler plugin = new PlannerScheduler();

@@ -62,7 +62,7 @@ class LocalClusterWithPlannerServiceTest {
     @BeforeAll
     void startServiceAndCluster() throws Exception {
         service = PlannerServiceProcess.start(System.getenv("PLANNER_PYTHON").trim());
-        servicePort = service.port;
+        servicePort = service.port();
 
         Health health = new PlannerClient("127.0.0.1", servicePort, 5000).health();
         assertEquals("ok", health.getStatus());

@@ -20,7 +20,6 @@ import org.stormplanner.scheduler.bench.ClusterShape;
 import org.stormplanner.scheduler.bench.ClusterShapes;
 import org.stormplanner.scheduler.bench.GeneratedCluster;
 import org.stormplanner.scheduler.bench.PlacementFigures;
-import org.stormplanner.scheduler.bench.PlannerServiceProcess;
 import org.stormplanner.scheduler.bench.SchedulerVariant;
 
 /**

@@ -12,47 +12,62 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The real Python planner service as a subprocess on a free loopback port:
- * {@code $PLANNER_PYTHON -m storm_planner serve --host 127.0.0.1 --port <port>}, its output in
- * {@code target/planner-service-<port>.log}. Closing it stops the process.
+ * The real Python planner service as a subprocess: {@code <python> -m storm_planner serve --host 127.0.0.1
+ * --port <free port>}, its output in a log file. {@link #close()} stops it, and so does the JVM's exit.
  */
-final class PlannerServiceProcess implements AutoCloseable {
+public final class PlannerServiceProcess implements AutoCloseable {
 
-    static final String HOST = "127.0.0.1";
+    public static final String HOST = "127.0.0.1";
     private static final Duration START_LIMIT = Duration.ofSeconds(60);
 
-    final int port;
-    private final Path log;
     private final Process process;
+    private final int port;
+    private final Path log;
 
-    private PlannerServiceProcess(int port, Path log, Process process) {
+    private PlannerServiceProcess(Process process, int port, Path log) {
+        this.process = process;
         this.port = port;
         this.log = log;
-        this.process = process;
     }
 
-    /** Starts the service with the given Python and waits until it accepts connections. */
-    static PlannerServiceProcess start(String python) throws IOException, InterruptedException {
+    /** Starts the service with its output in {@code target/planner-service-<port>.log}. */
+    public static PlannerServiceProcess start(String python) throws IOException, InterruptedException {
+        return start(python, null);
+    }
+
+    /**
+     * Starts the service and waits until it listens (at most a minute); fails with its log if it exits.
+     * {@code log} null: {@code target/planner-service-<port>.log}.
+     */
+    public static PlannerServiceProcess start(String python, Path log) throws IOException, InterruptedException {
         int port = freePort();
-        Path log = Path.of("target", "planner-service-" + port + ".log");
-        Files.createDirectories(log.getParent());
+        if (log == null) {
+            log = Path.of("target", "planner-service-" + port + ".log");
+        }
+        Files.createDirectories(log.toAbsolutePath().getParent());
         Process process = new ProcessBuilder(python, "-m", "storm_planner", "serve", "--host", HOST,
             "--port", Integer.toString(port))
             .redirectErrorStream(true)
             .redirectOutput(log.toFile())
             .start();
-        PlannerServiceProcess service = new PlannerServiceProcess(port, log, process);
+        PlannerServiceProcess service = new PlannerServiceProcess(process, port, log);
+        // A benchmark interrupted with Ctrl-C or kill must not leave the service running.
+        Runtime.getRuntime().addShutdownHook(new Thread(process::destroy, "stop-planner-service"));
         service.awaitListening();
         return service;
     }
 
+    public int port() {
+        return port;
+    }
+
+    public Path log() {
+        return log;
+    }
+
     /** What the service printed so far, for failure messages. */
-    String output() {
-        try {
-            return Files.readString(log, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "(no log: " + e + ")";
-        }
+    public String output() {
+        return readLog();
     }
 
     @Override
@@ -70,14 +85,22 @@ final class PlannerServiceProcess implements AutoCloseable {
         while (!accepts(port)) {
             if (!process.isAlive()) {
                 throw new IllegalStateException("the planner service exited with " + process.exitValue() + ": "
-                    + output());
+                    + readLog());
             }
             if (System.nanoTime() > deadline) {
                 close();
                 throw new IllegalStateException("the planner service did not listen on port " + port + " within "
-                    + START_LIMIT.toSeconds() + " s: " + output());
+                    + START_LIMIT.toSeconds() + " s: " + readLog());
             }
-            Thread.sleep(200);
+            Thread.sleep(100);
+        }
+    }
+
+    private String readLog() {
+        try {
+            return Files.readString(log, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "(no log: " + e + ")";
         }
     }
 

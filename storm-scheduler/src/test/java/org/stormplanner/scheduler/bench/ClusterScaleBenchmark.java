@@ -1,5 +1,7 @@
 package org.stormplanner.scheduler.bench;
 
+import org.stormplanner.scheduler.PlannerServiceProcess;
+
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;

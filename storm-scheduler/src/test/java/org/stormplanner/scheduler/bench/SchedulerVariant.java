@@ -1,5 +1,7 @@
 package org.stormplanner.scheduler.bench;
 
+import org.stormplanner.scheduler.PlannerServiceProcess;
+
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Supplier;
