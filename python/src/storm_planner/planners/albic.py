@@ -71,9 +71,9 @@ from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners import _milp_model as model
 from storm_planner.planners._partition import edge_weights, split_until
-from storm_planner.planners._parameters import checked, to_flag, to_real, to_whole, to_word
+from storm_planner.planners._parameters import checked, to_flag, to_real, to_whole
 from storm_planner.planners.base import Planner, register
-from storm_planner.planners.milp import budgets
+from storm_planner.planners.milp import budgets, set_solver_parameters
 
 DEFAULTS = {"sigma": 2.0, "max_ld": 10.0, "max_pl": 25.0, "delta": 5.0, "max_resolves": 5}
 STATE_VERSION = 1
@@ -239,12 +239,7 @@ class AlbicPlanner(Planner):
         self.max_resolves = checked(self.name, "max_resolves", max_resolves, to_whole, minimum=0)
         self.state = state  # checked against the problem's executors by sets_from_state
         self.adopt = checked(self.name, "adopt", adopt, to_flag)
-        self.solver = checked(self.name, "solver", solver, to_word, choices=model.SOLVERS)
-        self.time_limit_s = checked(self.name, "time_limit_s", time_limit_s, to_real, above=0, optional=True)
-        self.max_migrations = checked(self.name, "max_migrations", max_migrations, to_whole, minimum=0,
-                                      optional=True)
-        self.max_migration_cost = checked(self.name, "max_migration_cost", max_migration_cost, to_real,
-                                          minimum=0, optional=True)
+        set_solver_parameters(self, solver, time_limit_s, max_migrations, max_migration_cost)
 
     def plan(self, problem: Problem) -> Plan:
         started = time.perf_counter()
