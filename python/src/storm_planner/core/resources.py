@@ -83,42 +83,42 @@ def declares_cpu(problem: Problem) -> bool:
     return bool(problem.executors) and all(e.cpu is not None for e in problem.executors)
 
 
-def constrained(problem: Problem) -> bool:
+def constrained(problem: Problem, declared: bool) -> bool:
     """Whether there is anything to fit: declared CPU, node memory with executor memory, or a heap limit."""
     memory = any(n.memory is not None for n in problem.nodes) and any(e.memory for e in problem.executors)
     heap = problem.options.worker_max_heap_mb is not None and any(e.memory for e in problem.executors)
-    return declares_cpu(problem) or memory or heap
+    return declared or memory or heap
 
 
 def fit_to_resources(problem: Problem, assignments: Mapping[str, Slot]) -> tuple[Mapping[str, Slot], list[str]]:
     """``assignments`` moved and split as little as needed to respect every node's and worker's limits."""
-    if not constrained(problem):
+    declared = declares_cpu(problem)  # once: a pass over the executors
+    if not constrained(problem, declared):
         return assignments, []
     executors = {e.id: e for e in problem.executors}
-    cpu_of = _cpu_demand(problem)
-    rooms = _rooms(problem, assignments, executors, cpu_of)
+    cpu_of = _cpu_demand(problem, declared)
+    rooms = _rooms(problem, assignments, executors, cpu_of, declared)
     notes = []
-    moved = _relieve(rooms, executors, cpu_of, problem)
-    slots, split = _pack_workers(problem, rooms, executors, assignments, cpu_of)
+    moved = _relieve(rooms, executors, cpu_of, problem, declared)
+    slots, split = _pack_workers(problem, rooms, executors, assignments)
     if moved:
         notes.append(f"{moved} executor(s) moved off nodes over their free "
-                     f"{'declared CPU or ' if declares_cpu(problem) else ''}memory")
+                     f"{'declared CPU or ' if declared else ''}memory")
     if split:
         notes.append(f"{split} node(s) run several workers to keep each within "
                      f"{problem.options.worker_max_heap_mb:g} MB (topology.worker.max.heap.size.mb)")
     return MappingProxyType(slots), notes
 
 
-def _cpu_demand(problem: Problem) -> dict[str, float]:
+def _cpu_demand(problem: Problem, declared: bool) -> dict[str, float]:
     """Declared CPU per executor, or nothing to account (0) when the executors do not declare it."""
-    if declares_cpu(problem):
+    if declared:
         return {e.id: float(e.cpu) for e in problem.executors}
     return defaultdict(float)
 
 
-def _rooms(problem: Problem, assignments, executors, cpu_of) -> dict[str, _Room]:
+def _rooms(problem: Problem, assignments, executors, cpu_of, declared: bool) -> dict[str, _Room]:
     heap = problem.options.worker_max_heap_mb
-    declared = declares_cpu(problem)  # once: a pass over the executors
     rooms = {}
     for node in problem.nodes:
         cpu_left = max(0.0, node.capacity - node.used_cpu) if declared else math.inf
@@ -134,7 +134,8 @@ def _rooms(problem: Problem, assignments, executors, cpu_of) -> dict[str, _Room]
     return rooms
 
 
-def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of, problem: Problem) -> int:
+def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of, problem: Problem,
+             declared: bool) -> int:
     """Move executors off every node over its limits; returns how many moved."""
     over = [room for room in rooms.values() if room.cpu_left < -EPSILON or room.memory_left < -EPSILON]
     if not over:
@@ -153,7 +154,7 @@ def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of,
             room.memory_left += memory
             target = _take_room(queue, rooms, cpu, memory)
             if target is None:
-                raise InfeasibleError(_shortfall(problem, rooms, executor_id, cpu, memory))
+                raise InfeasibleError(_shortfall(problem, rooms, executor_id, cpu, memory, declared))
             target.members.append(executor_id)
             target.cpu_left -= cpu
             target.memory_left -= memory
@@ -182,11 +183,11 @@ def _take_room(queue: list, rooms: dict[str, _Room], cpu: float, memory: float) 
     return found
 
 
-def _shortfall(problem: Problem, rooms, executor_id: str, cpu: float, memory: float) -> str:
+def _shortfall(problem: Problem, rooms, executor_id: str, cpu: float, memory: float, declared: bool) -> str:
     usable = [r for r in rooms.values() if not r.node.draining]
-    needs = f"{memory:g} MB" + (f", {cpu:g} % CPU" if declares_cpu(problem) else "")
+    needs = f"{memory:g} MB" + (f", {cpu:g} % CPU" if declared else "")
     left = f"{sum(max(0.0, r.memory_left) for r in usable):.0f} MB"
-    if declares_cpu(problem):
+    if declared:
         left += f" and {sum(max(0.0, r.cpu_left) for r in usable):.0f} % CPU"
     heap = problem.options.worker_max_heap_mb
     return (f"topology {problem.topology_id}: no node has room for executor {executor_id} ({needs}) besides "
@@ -194,7 +195,7 @@ def _shortfall(problem: Problem, rooms, executor_id: str, cpu: float, memory: fl
             + (f" (workers of at most {heap:g} MB)" if heap is not None else ""))
 
 
-def _pack_workers(problem: Problem, rooms: dict[str, _Room], executors, assignments, cpu_of):
+def _pack_workers(problem: Problem, rooms: dict[str, _Room], executors, assignments):
     """Executor → slot: the plan's slot where it holds, workers packed under the heap limit elsewhere."""
     heap = problem.options.worker_max_heap_mb
     current_ports = defaultdict(list)

@@ -102,10 +102,6 @@ class TrafficModel:
                     yield flow
 
     @property
-    def derived(self) -> bool:
-        return bool(self.flows)
-
-    @property
     def total(self) -> float:
         return sum(f.total for f in self.flows) + sum(t.rate for t in self.measured)
 

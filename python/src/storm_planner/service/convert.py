@@ -199,14 +199,13 @@ def _declared(executor: Any) -> dict[str, float]:
 
 
 def declared_use(spec: Any, assignments: Mapping[str, Any]) -> dict[str, list[float]]:
-    """Per node, the declared [CPU %, MB] of ``spec``'s executors placed by ``assignments`` (id → slot)."""
+    """Per node, the declared [CPU %, MB] of ``spec``'s executors placed by ``assignments`` (id → Thrift slot)."""
     per_node: dict[str, list[float]] = {}
     for executor in spec.executors:
         slot = assignments.get(executor.id)
         if slot is None:
             continue
-        node = slot.node_id if hasattr(slot, "node_id") else slot.node
-        use = per_node.setdefault(node, [0.0, 0.0])
+        use = per_node.setdefault(slot.node_id, [0.0, 0.0])
         use[0] += float(executor.cpu or 0.0)
         use[1] += float(executor.memory_mb or 0.0)
     return per_node
