@@ -47,6 +47,9 @@ from storm_planner.core.problem import Problem
 from storm_planner.planners._parameters import parameters_from_options, unknown_parameters_error
 
 
+_DEFAULTS: dict[type, dict[str, Any]] = {}  # planner class -> its parameters and their defaults
+
+
 class Planner:
     """Base class. Subclasses set ``name``, take their parameters as keywords with defaults in
     ``__init__`` (a planner without any keeps this one), and implement :meth:`plan`."""
@@ -83,6 +86,12 @@ class Planner:
     @classmethod
     def param_defaults(cls) -> dict[str, Any]:
         """Parameter -> default, from the ``__init__`` signature (as scikit-learn's _get_param_names)."""
+        if cls not in _DEFAULTS:  # inspecting a signature costs more than a small plan's evaluation
+            _DEFAULTS[cls] = cls._signature_defaults()
+        return dict(_DEFAULTS[cls])
+
+    @classmethod
+    def _signature_defaults(cls) -> dict[str, Any]:
         defaults = {}
         for parameter in list(inspect.signature(cls.__init__).parameters.values())[1:]:
             if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):

@@ -152,7 +152,7 @@ def problem_from_thrift(
     )
     declared = {e.id: _declared(e) for e in spec.executors}
     if measured and measured.get("executors"):
-        executors = tuple(replace(e, **declared.get(e.id, {})) for e in measured["executors"])
+        executors = tuple(e._replace(**declared.get(e.id, {})) for e in measured["executors"])
         traffic = tuple(measured.get("traffic") or ())
     else:
         # Without metrics an executor's load is what it declares (Storm's RAS accounting), unless
