@@ -96,12 +96,6 @@ def evaluate(problem: Problem, assignments: Mapping[str, Slot]) -> dict[str, flo
     total = traffic.total
     inter_machine = traffic.crossing(node_of, node_counts)
     inter_worker = traffic.crossing(assignments, slot_counts)
-    over = {
-        n.id: loads[n.id] - n.effective_capacity
-        for n in problem.nodes
-        if loads[n.id] > n.effective_capacity + EPSILON
-    }
-    utilisation = utilisations(problem, node_of, loads)
     slots = set(assignments.values())
     return {
         "imc_total": total,
@@ -109,11 +103,7 @@ def evaluate(problem: Problem, assignments: Mapping[str, Slot]) -> dict[str, flo
         "imc_gain": total - inter_machine,
         "inter_worker": inter_worker,
         "collocation_factor": (total - inter_machine) / total if total > 0 else 1.0,
-        "max_utilisation": max(utilisation.values(), default=0.0),
-        "overloaded_nodes": float(len(over)),
-        "over_capacity": float(sum(over.values())),
-        "load_distance": load_distance(problem, node_of, utilisation),
-        "drain_load": float(sum(loads[n.id] for n in problem.nodes if n.draining)),
+        **_node_figures(problem, loads),
         "migrations": float(migrations(problem, node_of)),
         "slot_moves": float(sum(
             1 for e, s in problem.current.items() if e in assignments and assignments[e] != s
@@ -121,6 +111,25 @@ def evaluate(problem: Problem, assignments: Mapping[str, Slot]) -> dict[str, flo
         "nodes_used": float(len({slot.node for slot in slots})),
         "slots_used": float(len(slots)),
     }
+
+
+def _node_figures(problem: Problem, loads: Mapping[str, float]) -> dict[str, float]:
+    """Utilisation, overload, load distance and drain load in one pass over the nodes."""
+    average = average_utilisation(problem)
+    highest, distance, overloaded, over, drain = 0.0, 0.0, 0, 0.0, 0.0
+    for n in problem.nodes:
+        load = loads[n.id]
+        utilisation = 100.0 * (load + n.used_cpu * n.speed) / (n.capacity * n.speed)
+        highest = max(highest, utilisation)
+        if load > n.effective_capacity + EPSILON:
+            overloaded += 1
+            over += load - n.effective_capacity
+        if n.draining:
+            drain += load
+        else:
+            distance = max(distance, abs(utilisation - average))
+    return {"max_utilisation": highest, "overloaded_nodes": float(overloaded), "over_capacity": over,
+            "load_distance": distance, "drain_load": drain}
 
 
 def _tally(problem: Problem, assignments: Mapping[str, Slot]):

@@ -58,12 +58,13 @@ class Node:
     used_cpu: float = 0.0      # CPU percent other work (other topologies) already holds here
     used_memory: float = 0.0   # MB other work already holds here
 
-    @property
+    # Cached: planners and the evaluator read these once per node per pass, thousands of times a round.
+    @cached_property
     def effective_capacity(self) -> float:
         """What is left for this topology, in reference-core percent (a faster node does more per percent)."""
         return max(0.0, self.capacity - self.used_cpu) * self.speed
 
-    @property
+    @cached_property
     def free_memory(self) -> float | None:
         """MB left for this topology (None: memory is not constrained)."""
         return None if self.memory is None else max(0.0, self.memory - self.used_memory)
@@ -165,10 +166,10 @@ class Problem:
 
     # -- lookups -------------------------------------------------------------
     def node(self, node_id: str) -> Node:
-        return self._node_index()[node_id]
+        return self._node_index[node_id]
 
     def component(self, component_id: str) -> Component:
-        return self._component_index()[component_id]
+        return self._component_index[component_id]
 
     def executors_of(self, component_id: str) -> tuple[Executor, ...]:
         return tuple(e for e in self.executors if e.component == component_id)
@@ -200,9 +201,11 @@ class Problem:
     def total_capacity(self) -> float:
         return sum(n.effective_capacity for n in self.nodes if not n.draining)
 
+    @cached_property
     def _node_index(self) -> dict[str, Node]:
         return {n.id: n for n in self.nodes}
 
+    @cached_property
     def _component_index(self) -> dict[str, Component]:
         return {c.id: c for c in self.components}
 
