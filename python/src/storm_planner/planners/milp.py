@@ -105,6 +105,7 @@ def set_solver_parameters(planner: Planner, solver: str, time_limit_s: float | N
 @register
 class MilpPlanner(Planner):
     name = "milp"
+    isolated = True
     summary = "Madsen et al. §4.3.1: MILP minimising load distance under a migration budget, with scale-in"
 
     def __init__(self, *, solver: str = "cbc", time_limit_s: float | None = None,
