@@ -50,7 +50,8 @@ class PlannerStopped(PlanningError):
 class PlannerProcess:
     """One child process that plans one problem at a time; :meth:`stop` kills it mid-plan."""
 
-    def __init__(self) -> None:
+    def __init__(self, imports: tuple[str, ...] = ()) -> None:
+        self.imports = tuple(imports)      # modules the child imports first (planners registered elsewhere)
         self._lock = threading.Lock()      # one plan at a time
         self._state = threading.Lock()     # guards the process handle between run() and stop()
         self._process: multiprocessing.process.BaseProcess | None = None
@@ -97,7 +98,8 @@ class PlannerProcess:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(_PRELOAD)
             parent, child = context.Pipe()
-            process = context.Process(target=_serve, args=(child,), name="storm-planner-worker", daemon=True)
+            process = context.Process(target=_serve, args=(child, self.imports), name="storm-planner-worker",
+                                      daemon=True)
             process.start()
             child.close()
             self._process, self._connection = process, parent
@@ -110,9 +112,14 @@ class PlannerProcess:
             self._process, self._connection = None, None
 
 
-def _serve(connection: Connection) -> None:
+def _serve(connection: Connection, imports: tuple[str, ...] = ()) -> None:
     """The child: plan what arrives until the pipe closes."""
+    import importlib
+
     from storm_planner.planners import run
+
+    for module in imports:
+        importlib.import_module(module)
 
     while True:
         try:
