@@ -229,7 +229,7 @@ def _progress(message: str) -> None:
 # -- §5.1 solve time against load distance -----------------------------------------------
 
 def bench_solve_time(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
-    from storm_planner.planners import _milp_model as model
+    from storm_planner.planners.madsen import _milp_model as model
 
     sizes = [(20, 300)] if quick else [(20, 300), (40, 600), (60, 900)]
     limits = [0.5, 2.0] if quick else [0.5, 1.0, 2.0, 5.0, 10.0]

@@ -91,7 +91,7 @@ def api_rate(seconds: float = 3.0) -> dict[str, float]:
     import storm_planner
     from storm_planner.bench.topdown import pipeline_job
     from storm_planner.core.problem import Problem
-    from storm_planner.planners.topdown import TopDownPlanner
+    from storm_planner.planners.chatzistergiou.topdown import TopDownPlanner
 
     job = pipeline_job()
     problem = Problem.from_dict(job)

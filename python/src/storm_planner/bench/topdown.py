@@ -372,9 +372,9 @@ def _plot_random(path: Path, rows: Sequence[dict], summary: Sequence[dict]) -> N
 
 def bench_speed(args: argparse.Namespace) -> int:
     from storm_planner.planners import get_planner
-    from storm_planner.planners._groups import job_graph, usable_nodes
-    from storm_planner.planners.tasklevel import task_level
-    from storm_planner.planners.topdown import top_down
+    from storm_planner.planners.chatzistergiou._groups import job_graph, usable_nodes
+    from storm_planner.planners.chatzistergiou.tasklevel import task_level
+    from storm_planner.planners.chatzistergiou.topdown import top_down
 
     problem = _problem(pipeline_job(args.groups, args.tasks, args.nodes))
     nodes = usable_nodes(problem)

@@ -64,7 +64,7 @@ class PlannerHandler:
                  nimbus: str | None = None) -> None:
         self.default_algorithm = default_algorithm
         self.metrics = metrics
-        # Decides keep-or-re-plan for running topologies (storm_planner.metrics.replan.Replanner).
+        # Decides keep-or-re-plan for running topologies (storm_planner.adaptation.replan.Replanner).
         self.replanner = replanner
         self.plan_log = PlanLog(plan_log) if plan_log else None
         # Applies parallelism advice through Nimbus for topologies that opt in (needs Nimbus' address).
