@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from storm_planner.bench.topdown import mixed_job, pipeline_job, random_job
+from storm_planner.generators.chatzistergiou import mixed_job, pipeline_job, random_job
 from storm_planner.core.errors import InfeasibleError, TooLargeError
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.problem import Problem, Slot
@@ -124,7 +124,7 @@ def test_refusal_on_the_command_line_is_one_line_and_status_2(tmp_path, capsys):
 
 
 def test_refuses_early_when_measured_traffic_makes_executors_distinct():
-    from storm_planner.bench.topdown import scale_job
+    from storm_planner.generators.chatzistergiou import scale_job
 
     problem = Problem.from_dict(scale_job(nodes=5, executors=60, components=6, sparse_targets=3))
     with pytest.raises(TooLargeError, match="count states"):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import storm_planner
-from storm_planner.bench.topdown import mixed_job, priority_job, random_job, task_count_job
+from storm_planner.generators.chatzistergiou import mixed_job, priority_job, random_job, task_count_job
 from storm_planner.cli import main as cli_main
 from storm_planner.core.errors import InfeasibleError, ProblemError
 from storm_planner.core.problem import Problem

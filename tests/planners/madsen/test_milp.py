@@ -6,7 +6,7 @@ import time
 import pytest
 
 import storm_planner
-from storm_planner.bench.albic import fluctuation_problem, scale_in_problem
+from storm_planner.generators.madsen import fluctuation_problem, scale_in_problem
 from storm_planner.core.errors import InfeasibleError, ProblemError
 from storm_planner.core.evaluate import load_distance
 from storm_planner.core.problem import Problem

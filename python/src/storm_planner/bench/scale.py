@@ -89,7 +89,7 @@ def service_round_trips(shapes: Sequence[tuple[int, int, int]], algorithms: Sequ
 def api_rate(seconds: float = 3.0) -> dict[str, float]:
     """§7.2 pipeline: whole ``storm_planner.plan(dict)`` calls/s vs the algorithm alone on a ready Problem."""
     import storm_planner
-    from storm_planner.bench.topdown import pipeline_job
+    from storm_planner.generators.chatzistergiou import pipeline_job
     from storm_planner.core.problem import Problem
     from storm_planner.planners.chatzistergiou.topdown import TopDownPlanner
 
