@@ -46,12 +46,12 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from storm_planner.core.errors import InfeasibleError
+from storm_planner.core.errors import InfeasibleError, TooLargeError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Executor, Node, Problem
 from storm_planner.core.slots import slots_for_nodes
+from storm_planner.planners.chatzistergiou._counts import EPSILON, solve_counts
 
-EPSILON = 1e-9
 DEFAULT_SKEW_MARGIN = 0.25
 PRIORITIES = ("significance", "imc")
 
@@ -448,9 +448,6 @@ def exact_packing(loads: Sequence[float], capacities: Sequence[float],
     Raises :class:`InfeasibleError` naming the granularity fix of §5 when none
     exists, and re-raises ``heuristic_failure`` when the search would be too large.
     """
-    from storm_planner.core.errors import TooLargeError
-    from storm_planner.planners.chatzistergiou.optimal import solve_counts
-
     by_load: dict[float, list[int]] = {}
     for task, load in enumerate(loads):
         by_load.setdefault(round(load, 9), []).append(task)
