@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from storm_planner.core.errors import StormPlannerError
 from . import daemons, nimbus, storm_yaml
 from .description import ClusterDescription, default_description
 from .storm_home import StormHome, ensure_storm_home
@@ -46,7 +47,7 @@ UI_UNAVAILABLE = (
 )
 
 
-class ClusterError(RuntimeError):
+class ClusterError(StormPlannerError, RuntimeError):
     """The cluster could not be started, reached or stopped; the message says why."""
 
 

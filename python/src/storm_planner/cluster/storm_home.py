@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from storm_planner.core.errors import StormPlannerError
 from . import log4j2_configs
 
 DEFAULT_STORM_VERSION = "2.8.3"
@@ -54,7 +55,7 @@ MANIFEST = "storm-planner-home.json"
 Progress = Callable[[str], None]
 
 
-class StormHomeError(RuntimeError):
+class StormHomeError(StormPlannerError, RuntimeError):
     """The Storm home could not be built or is unusable."""
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
+from storm_planner.core.errors import StormPlannerError
 
-class ConfError(ValueError):
+
+class ConfError(StormPlannerError, ValueError):
     """A configuration key is missing or has an unusable value."""
 
 

@@ -34,6 +34,7 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
+from storm_planner.core.errors import StormPlannerError
 from storm_planner.cluster.nimbus import nimbus_client, storm_thrift
 
 from .jar import build_topology_jar
@@ -42,7 +43,7 @@ from .project import Project, load_project
 Progress = Callable[[str], None]
 
 
-class SubmitError(RuntimeError):
+class SubmitError(StormPlannerError, RuntimeError):
     """Submission, kill or listing failed; the message says why."""
 
 
