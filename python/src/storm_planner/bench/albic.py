@@ -26,12 +26,12 @@ The workloads come from :mod:`storm_planner.generators.madsen`.
 from __future__ import annotations
 
 import argparse
-import csv
 import random
 import time
 from pathlib import Path
 from typing import Any, Callable
 
+from storm_planner.bench.report import markdown_table, pyplot, stamped_progress, write_csv
 from storm_planner.core.evaluate import load_distance
 from storm_planner.core.problem import Problem
 from storm_planner.generators.madsen import (
@@ -53,33 +53,17 @@ def _write_table(out: Path, name: str, rows: list[dict[str, Any]], title: str, c
     out.mkdir(parents=True, exist_ok=True)
     if not rows:
         return
+    write_csv(out / f"{name}.csv", rows)
     columns = list(rows[0])
-    with open(out / f"{name}.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    lines = [f"# {title}", "", f"Reproduce: `{command}`", "",
-             "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for row in rows:
-        lines.append("| " + " | ".join(_cell(row[c]) for c in columns) + " |")
-    (out / f"{name}.md").write_text("\n".join(lines) + "\n")
+    table = markdown_table(columns, [[_cell(row[c]) for c in columns] for row in rows])
+    (out / f"{name}.md").write_text(f"# {title}\n\nReproduce: `{command}`\n\n" + table)
 
 
 def _cell(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _progress(message: str) -> None:
-    print(f"[albic bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
+_progress = stamped_progress("albic bench")
 
 
 # -- §5.1 solve time against load distance -----------------------------------------------
@@ -124,7 +108,7 @@ def bench_solve_time(out: Path, seed: int, quick: bool, command: str) -> list[di
 
 
 def _plot_solve_time(out: Path, rows: list[dict[str, Any]]) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     sizes = sorted({(r["nodes"], r["executors"]) for r in rows})
     figure, axes = plt.subplots(1, len(sizes), figsize=(5 * len(sizes), 4), squeeze=False)
     for axis, (nodes, executors) in zip(axes[0], sizes):
@@ -182,7 +166,7 @@ def bench_drift(out: Path, seed: int, quick: bool, command: str, rounds: int = 2
             rows.append(row)
     _write_table(out, "drift", rows, "§5.2: load distance per round, 20 nodes, 300 executors, 13 migrations",
                  command)
-    plt = _pyplot()
+    plt = pyplot()
     figure, axes = plt.subplots(1, len(sigmas), figsize=(7 * len(sigmas), 4), squeeze=False)
     for axis, sigma in zip(axes[0], sigmas):
         mine = [r for r in rows if r["sigma"] == sigma]
@@ -231,7 +215,7 @@ def bench_scale_in(out: Path, seed: int, quick: bool, command: str, rounds: int 
                              "solve_s": round(plan.solve_ms / 1000.0, 2)})
     _write_table(out, "scale-in", rows, f"§5.1 scale-in: {nodes} nodes, {executors} executors, {marked} marked, "
                  "20 migrations per round", command)
-    plt = _pyplot()
+    plt = pyplot()
     figure, axes = plt.subplots(1, 2, figsize=(11, 4))
     for k, overloaded in enumerate((1, 5)):
         for mode, style in (("integrated", "o-"), ("drain_first", "s--")):
@@ -316,7 +300,7 @@ def bench_collocation(out: Path, seed: int, quick: bool, command: str, periods: 
 
 
 def _plot_collocation(out: Path, rows: list[dict[str, Any]]) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     configs = sorted({(r["nodes"], r["executors"], r["operators"]) for r in rows})
     metrics = ("collocation_factor", "load_distance", "load_index", "migrations")
     figure, axes = plt.subplots(len(configs), 4, figsize=(16, 3.2 * len(configs)), squeeze=False)

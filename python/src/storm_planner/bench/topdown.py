@@ -21,16 +21,15 @@ The jobs come from :mod:`storm_planner.generators.chatzistergiou`.
 from __future__ import annotations
 
 import argparse
-import csv
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from storm_planner.bench.report import command_line, markdown_table, print_progress, pyplot, write_csv
 from storm_planner.generators.chatzistergiou import (
     mixed_job,
     pipeline_job,
@@ -76,38 +75,6 @@ def _run(problem, variant: str):
     return plan, (time.process_time() - started) * 1000.0
 
 
-def _write_csv(path: Path, rows: Sequence[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def _markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _command(args: argparse.Namespace) -> str:
-    return "storm-planner bench " + " ".join(sys.argv[sys.argv.index(args.benchmark):]) \
-        if args.benchmark in sys.argv else f"storm-planner bench {args.benchmark}"
-
-
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 # ------------------------------------------------------------------------------------
 # §7.3: comparison to the optimum
 # ------------------------------------------------------------------------------------
@@ -130,16 +97,16 @@ def bench_random(args: argparse.Namespace) -> int:
             row[f"{variant}_overloaded"] = int(plan.figures["overloaded_nodes"])
         rows.append(row)
         if (index + 1) % 100 == 0:
-            _progress(f"topdown-random: {index + 1}/{args.graphs} graphs, "
+            print_progress(f"topdown-random: {index + 1}/{args.graphs} graphs, "
                       f"{time.monotonic() - started:.0f} s")
     out = Path(args.out)
-    _write_csv(out / "random.csv", rows)
+    write_csv(out / "random.csv", rows)
     summary = summarise_random(rows, variants, args.bootstrap, args.seed)
     elapsed = time.monotonic() - started
     text = (f"# §7.3 random jobs: IMC gain as a fraction of the optimum\n\n"
-            f"`{_command(args)}` - {args.graphs} graphs, generator seed {args.seed}, "
+            f"`{command_line(args)}` - {args.graphs} graphs, generator seed {args.seed}, "
             f"{elapsed:.0f} s wall.\n\n"
-            + _markdown_table(
+            + markdown_table(
                 ["planner", "total gain / optimal", "95% CI (bootstrap)", "paper",
                  "graphs at optimum", "worst graph", "plans over capacity", "mean CPU ms"],
                 [[s["variant"], f"{s['ratio']:.2f}%", f"{s['low']:.2f}-{s['high']:.2f}%",
@@ -175,7 +142,7 @@ def summarise_random(rows: Sequence[dict], variants: Sequence[str], resamples: i
 
 
 def _plot_random(path: Path, rows: Sequence[dict], summary: Sequence[dict]) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     figure, (bars, cdf) = plt.subplots(1, 2, figsize=(12, 4.5))
     names = [s["variant"] for s in summary]
     values = [s["ratio"] for s in summary]
@@ -236,20 +203,20 @@ def bench_speed(args: argparse.Namespace) -> int:
                 timeline.append(offset + elapsed)
                 if elapsed >= args.seconds / args.rounds:
                     break
-        _progress(f"topdown-speed: round {round_index + 1}/{args.rounds}")
+        print_progress(f"topdown-speed: round {round_index + 1}/{args.rounds}")
     rates = {name: len(t) / t[-1] for name, t in timelines.items()}
     rows = [{"call": name, "allocations": len(timelines[name]), "cpu_s": round(timelines[name][-1], 3),
              "allocations_per_s": round(rates[name], 2)} for name in calls]
     out = Path(args.out)
-    _write_csv(out / "speed.csv", rows)
+    write_csv(out / "speed.csv", rows)
     ratio_algorithm = rates["topdown (algorithm)"] / rates["tasklevel (algorithm)"]
     ratio_plan = rates["topdown (plan)"] / rates["tasklevel (plan)"]
     text = (f"# §7.2 throughput: {args.groups} groups x {args.tasks} tasks pipeline, "
-            f"{args.nodes} nodes\n\n`{_command(args)}` - {len(problem.executors)} executors, "
+            f"{args.nodes} nodes\n\n`{command_line(args)}` - {len(problem.executors)} executors, "
             f"{problem.traffic_model.pair_count} executor pairs with traffic (computed per component, "
             f"never built); CPU time, "
             f"{args.rounds} interleaved rounds.\n\n"
-            + _markdown_table(["call", "allocations", "CPU s", "allocations / s"],
+            + markdown_table(["call", "allocations", "CPU s", "allocations / s"],
                               [[r["call"], r["allocations"], r["cpu_s"], r["allocations_per_s"]] for r in rows])
             + f"\ntopdown / tasklevel: {ratio_algorithm:.0f}x (algorithm), {ratio_plan:.0f}x (plan). "
               f"Paper: 264/s for topDown, about 100x taskLevel; target here >= 2,640/s.\n"
@@ -257,7 +224,7 @@ def bench_speed(args: argparse.Namespace) -> int:
               f"holds its job graph; 'plan' is `Planner.plan(problem)`: it also builds the job graph "
               f"from the streams and the slots of the plan.\n")
     (out / "speed.md").write_text(text)
-    plt = _pyplot()
+    plt = pyplot()
     figure, axis = plt.subplots(figsize=(7, 4.5))
     for name, timeline in timelines.items():
         axis.plot(timeline, np.arange(1, len(timeline) + 1), label=name)
@@ -288,7 +255,7 @@ def bench_scale(args: argparse.Namespace) -> int:
         problem = _problem(scale_job(args.seed, args.nodes, args.executors, components,
                                      sparse_targets=targets))
         build_s = time.process_time() - started
-        _progress(f"topdown-scale: {case}: {len(problem.executors)} executors, "
+        print_progress(f"topdown-scale: {case}: {len(problem.executors)} executors, "
                   f"{len(problem.traffic)} pairs, built in {build_s:.1f} CPU s")
         for algorithm in args.algorithms:
             started = time.process_time()
@@ -303,19 +270,19 @@ def bench_scale(args: argparse.Namespace) -> int:
                          "imc_gain_pct": round(100 * plan.figures["collocation_factor"], 2),
                          "max_utilisation": round(plan.figures["max_utilisation"], 1),
                          "overloaded_nodes": int(plan.figures["overloaded_nodes"])})
-            _progress(f"topdown-scale: {case} {algorithm}: plan {plan_s:.2f} s, run {run_s:.2f} s")
+            print_progress(f"topdown-scale: {case} {algorithm}: plan {plan_s:.2f} s, run {run_s:.2f} s")
     out = Path(args.out)
-    _write_csv(out / "scale.csv", rows)
-    text = (f"# Scale: {args.nodes} nodes, {args.executors} executors\n\n`{_command(args)}` - seed "
+    write_csv(out / "scale.csv", rows)
+    text = (f"# Scale: {args.nodes} nodes, {args.executors} executors\n\n`{command_line(args)}` - seed "
             f"{args.seed}; CPU seconds; 'plan' is `Planner.plan`, 'run' adds the plan check and the "
             f"evaluator. Target: topdown <= 3 s.\n\n"
-            + _markdown_table(["traffic", "components", "executor pairs", "algorithm", "plan s", "run s",
+            + markdown_table(["traffic", "components", "executor pairs", "algorithm", "plan s", "run s",
                                "IMC collocated", "max util %", "overloaded"],
                               [[r["traffic"], r["components"], r["pairs"], r["algorithm"], r["plan_cpu_s"],
                                 r["run_cpu_s"], f"{r['imc_gain_pct']}%", r["max_utilisation"],
                                 r["overloaded_nodes"]] for r in rows]))
     (out / "scale.md").write_text(text)
-    plt = _pyplot()
+    plt = pyplot()
     figure, (times, gains) = plt.subplots(1, 2, figsize=(11, 4))
     labels = [f"{r['algorithm']}\n{r['traffic']}" for r in rows]
     times.bar(labels, [r["run_cpu_s"] for r in rows], color="tab:blue", label="run")
@@ -355,7 +322,7 @@ def bench_priority(args: argparse.Namespace) -> int:
             plan, _ = _run(problem, variant)
             row[variant] = round(plan.figures["imc_gain"], 4)
         prioritisation.append(row)
-    _write_csv(out / "priority.csv", prioritisation)
+    write_csv(out / "priority.csv", prioritisation)
 
     task_count = []
     for factor in range(1, args.max_factor + 1):
@@ -365,18 +332,18 @@ def bench_priority(args: argparse.Namespace) -> int:
             plan, _ = _run(problem, variant)
             row[variant] = round(plan.figures["imc_gain"], 4)
         task_count.append(row)
-    _write_csv(out / "task_count.csv", task_count)
+    write_csv(out / "task_count.csv", task_count)
 
     def table(rows: list[dict]) -> str:
-        return _markdown_table(list(rows[0]), [list(r.values()) for r in rows])
+        return markdown_table(list(rows[0]), [list(r.values()) for r in rows])
 
-    text = (f"# §7.1 micro-benchmarks (cf. Figure 4)\n\n`{_command(args)}`\n\n"
+    text = (f"# §7.1 micro-benchmarks (cf. Figure 4)\n\n`{command_line(args)}`\n\n"
             f"## (a) prioritisation: pipeline a -> b -> c (10 x 8%, 10 x 8%, 10 x 32%), 6 nodes x 100%; "
             f"IMC(a, b) = 10, IMC(b, c) from 20 down to 10. IMC gain:\n\n{table(prioritisation)}\n"
             f"## (b) task count: a (10 tasks) -> b (10 x factor tasks), each group 200%, "
             f"6 nodes x 80% spare, IMC 100. IMC gain:\n\n{table(task_count)}")
     (out / "priority.md").write_text(text)
-    plt = _pyplot()
+    plt = pyplot()
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     x = [r["second_pair_imc"] for r in prioritisation]
     for (name, label), style in zip((("tasklevel-imc", "TL, by IMC"), ("tasklevel", "TL, by relative significance"),
