@@ -19,7 +19,7 @@ from storm_planner.core.check import check_plan
 from storm_planner.core.errors import InvalidParameterError, UnknownParameterError
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.problem import Problem
-from storm_planner.hetero.micro import micro_problem
+from storm_planner.generators.nasiri import micro_problem
 from storm_planner.planners import available, run
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.handler import PlannerHandler

@@ -1,4 +1,7 @@
-"""Problem files (JSON) to :class:`Problem` and back, with validation.
+"""Problem files (JSON) to :class:`~storm_planner.core.problem.Problem` and back, with validation.
+
+:meth:`Problem.from_dict` builds a problem from :func:`parse_problem`'s fields and checks
+it with :func:`check_fits`; :meth:`Problem.to_dict` is :func:`problem_to_dict`.
 
 Validation errors name the offending field (``topology.streams[2].to``) so a
 user can fix a hand-written file; the JSON Schema in ``problem.schema.json``
@@ -7,13 +10,13 @@ states the same shape for editors and other tools.
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from storm_planner.core.derive import derive_executors
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.fields import non_negative as _non_negative
 from storm_planner.core.fields import positive as _positive
-from storm_planner.core.problem import (
+from storm_planner.core.elements import (
     BOLT,
     GROUPINGS,
     SPOUT,
@@ -21,17 +24,20 @@ from storm_planner.core.problem import (
     Executor,
     Node,
     Options,
-    Problem,
     Slot,
     Stream,
     Traffic,
 )
 
+if TYPE_CHECKING:
+    from storm_planner.core.problem import Problem
+
 _KNOWN_OPTIONS = {"max_migrations", "max_migration_cost", "time_limit_s", "seed", "worker_max_heap_mb"}
 _USED_KEYS = ("cpu", "memory")
 
 
-def problem_from_dict(data: Mapping[str, Any]) -> Problem:
+def parse_problem(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a :class:`Problem` from its problem-file JSON, each validated."""
     if not isinstance(data, Mapping):
         raise ProblemError("a problem is a JSON object with 'nodes' and 'topology'")
     nodes = tuple(_node(raw, f"nodes[{i}]") for i, raw in enumerate(_list(data, "nodes", "")))
@@ -71,7 +77,7 @@ def problem_from_dict(data: Mapping[str, Any]) -> Problem:
     )
 
     current = _current(_optional_mapping(data, "current"), executor_ids, {n.id for n in nodes})
-    problem = Problem(
+    return dict(
         nodes=nodes,
         topology_id=_string(topology.get("id", "topology"), "topology.id"),
         components=components,
@@ -83,8 +89,6 @@ def problem_from_dict(data: Mapping[str, Any]) -> Problem:
         profiles=MappingProxyType(dict(_optional_mapping(data, "profiles"))),
         measured=bool(data.get("executors")),
     )
-    _check_fits(problem)
-    return problem
 
 
 def problem_to_dict(problem: Problem) -> dict[str, Any]:
@@ -260,7 +264,7 @@ def _options(raw: Any) -> Options:
     )
 
 
-def _check_fits(problem: Problem) -> None:
+def check_fits(problem: Problem) -> None:
     """Reject executors that fit on no node at all: no planner could place them."""
     usable = [n for n in problem.nodes if not n.draining] or list(problem.nodes)
     largest = max(n.effective_capacity for n in usable)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from itertools import repeat
 from typing import Iterable
 
-from storm_planner.core.problem import Component, Executor, Stream, Traffic
+from storm_planner.core.elements import Component, Executor, Stream, Traffic
 from storm_planner.core.traffic import TrafficModel
 
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Hashable, Iterator, Mapping
 
 from storm_planner.core.errors import TooLargeError
-from storm_planner.core.problem import Traffic
+from storm_planner.core.elements import Traffic
 
 # Executor pairs a planner may have built for it: ~100 MB of Python objects.
 MAX_EXECUTOR_PAIRS = 1_000_000

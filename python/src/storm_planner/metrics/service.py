@@ -16,7 +16,7 @@ import os
 from typing import Iterator
 
 from storm_planner.adaptation.state import StateStoreError, ZooKeeperStateStore, stateful_runner
-from storm_planner.metrics.replan import Replanner
+from storm_planner.adaptation.replan import Replanner
 from storm_planner.metrics.source import StoreMetricsSource
 from storm_planner.metrics.store import DEFAULT_STORM_ROOT, MetricsStore
 from storm_planner.metrics.windows import DEFAULT_ROOT

@@ -66,7 +66,7 @@ class PlannerHandler:
         self.default_algorithm = default_algorithm
         self.isolate = isolate  # False: every planner runs in this process (tests that spy on planners)
         self.metrics = metrics
-        # Decides keep-or-re-plan for running topologies (storm_planner.metrics.replan.Replanner).
+        # Decides keep-or-re-plan for running topologies (storm_planner.adaptation.replan.Replanner).
         self.replanner = replanner
         self.plan_log = PlanLog(plan_log) if plan_log else None
         # Applies parallelism advice through Nimbus for topologies that opt in (needs Nimbus' address).
