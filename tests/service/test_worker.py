@@ -7,6 +7,8 @@ import time
 import pytest
 
 from storm_planner.bench.scale import plan_request
+from storm_planner.adaptation.replan import Replanner
+from storm_planner.adaptation.state import FileStateStore, stateful_runner
 from storm_planner.core.problem import Problem
 from storm_planner.planners import run
 from storm_planner.planners.base import _REGISTRY
@@ -103,3 +105,14 @@ def test_milp_keeps_its_time_limit_on_a_production_sized_topology():
     plan = run(problem, "milp")
     assert time.perf_counter() - started < 6  # the limit, plus checking and fitting the plan; was 158 s
     assert len(plan.assignments) == 9_400
+
+
+def test_plans_that_keep_planner_state_run_solver_planners_in_the_worker_too(tmp_path):
+    replanner = Replanner(runner=stateful_runner(FileStateStore(str(tmp_path / "state.json"))))
+    handler = PlannerHandler(replanner=replanner)
+    try:
+        (plan,) = handler.plan(plan_request(40, 4, 2, "milp", deadline_ms=20_000)).plans
+        assert plan.error is None and len(plan.assignments) == 40
+        assert handler.worker.pid is not None  # planned in the worker process, not in this one
+    finally:
+        handler.close()

@@ -34,7 +34,9 @@ from typing import Callable, Iterator
 
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.progress import Progress, print_progress
-from . import daemons, nimbus, storm_yaml
+from storm_planner.submit import nimbus
+
+from . import daemons, storm_yaml
 from .description import ClusterDescription, default_description
 from .storm_home import StormHome, ensure_storm_home
 from .supervisor_id import seed_supervisor_id

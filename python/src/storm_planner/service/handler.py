@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping
 
 from storm_planner import __version__
 from storm_planner.core.errors import PlanningError
+from storm_planner.adaptation.state import StatefulRunner
 from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.core.problem import Problem
 from storm_planner.planners import available, run
@@ -77,8 +78,11 @@ class PlannerHandler:
         # the worker process, which is killed then.
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="planner")
         self.worker = PlannerProcess()
+        # Re-plans (and plans with kept planner state) of solver planners are stoppable too.
         if replanner is not None and replanner.runner is run:
-            replanner.runner = self._run  # re-plans of solver planners are stoppable too
+            replanner.runner = self._run
+        elif replanner is not None and isinstance(replanner.runner, StatefulRunner):
+            replanner.runner.run = self._run
 
     def close(self) -> None:
         """Stop the worker process (the server calls it on shutdown)."""
@@ -172,11 +176,11 @@ class PlannerHandler:
             self.plan_log.write(request.request_id, result, advice)
         return result
 
-    def _run(self, problem: Problem, algorithm: str):
+    def _run(self, problem: Problem, algorithm: str, **params: Any):
         """``planners.run``, in the worker process for isolated planners."""
         if self.isolate and is_isolated(algorithm):
-            return self.worker.run(problem, algorithm)
-        return run(problem, algorithm)
+            return self.worker.run(problem, algorithm, **params)
+        return run(problem, algorithm, **params)
 
     def _measure(self, spec: Any, nodes: list) -> Mapping[str, Any] | None:
         if self.metrics is None:

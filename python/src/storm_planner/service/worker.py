@@ -21,6 +21,7 @@ import multiprocessing
 import threading
 from multiprocessing.connection import Connection
 from types import MappingProxyType
+from typing import Any
 
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.plan import Plan
@@ -58,12 +59,12 @@ class PlannerProcess:
         self._connection: Connection | None = None
         self.stops = 0  # how often a plan under way was killed
 
-    def run(self, problem: Problem, algorithm: str) -> Plan:
-        """``planners.run(problem, algorithm)`` in the child; its errors are raised here."""
+    def run(self, problem: Problem, algorithm: str, **params: Any) -> Plan:
+        """``planners.run(problem, algorithm, **params)`` in the child; its errors are raised here."""
         with self._lock:
             connection = self._ensure_started()
             try:
-                connection.send((problem, algorithm))
+                connection.send((problem, algorithm, params))
                 outcome, value = connection.recv()
             except (EOFError, OSError, BrokenPipeError):
                 self._forget()
@@ -123,11 +124,11 @@ def _serve(connection: Connection, imports: tuple[str, ...] = ()) -> None:
 
     while True:
         try:
-            problem, algorithm = connection.recv()
+            problem, algorithm, params = connection.recv()
         except (EOFError, OSError):
             return
         try:
-            connection.send(("plan", run(problem, algorithm)))
+            connection.send(("plan", run(problem, algorithm, **params)))
         except Exception as error:  # sent back whole: the handler turns it into the topology's error
             connection.send(("error", _portable(error)))
 

@@ -36,7 +36,7 @@ import yaml
 
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.progress import Progress, print_progress
-from storm_planner.cluster.nimbus import nimbus_client, storm_thrift
+from storm_planner.submit.nimbus import nimbus_client, storm_thrift
 
 from .jar import build_topology_jar
 from .project import Project, load_project
