@@ -11,6 +11,7 @@ from storm_planner.core.errors import InfeasibleError, ProblemError
 from storm_planner.core.evaluate import load_distance
 from storm_planner.core.problem import Problem
 from storm_planner.planners.madsen import _milp_model as model
+from storm_planner.planners.madsen._units import start_placement
 from storm_planner.planners import available, run
 
 FAST = 0.6  # seconds per solve: the plans are checked, not their last decimal
@@ -196,7 +197,7 @@ def test_milp_is_at_least_as_balanced_as_flux_at_equal_budget():
 
 def test_greedy_start_respects_the_model_and_never_worsens():
     problem = Problem.from_dict(fluctuation_problem(nodes=6, executors=60, budget=5, seed=3))
-    start = model.start_placement(problem)
+    start = start_placement(problem)
     balance = model.build_model(problem, [(e.id,) for e in problem.executors], start, None, 5, None)
     initial = tuple(u.start for u in balance.units)
     improved = model.greedy_descent(balance, initial)

@@ -70,6 +70,7 @@ from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners.madsen import _milp_model as model
+from storm_planner.planners.madsen._units import start_placement
 from storm_planner.planners.madsen._partition import edge_weights, split_until
 from storm_planner.planners._parameters import checked, to_flag, to_real, to_whole
 from storm_planner.planners.base import Planner, register
@@ -253,7 +254,7 @@ class AlbicPlanner(Planner):
 
         executor_ids = [e.id for e in problem.executors]
         scores = pair_scores(problem, config["sigma"])
-        start = model.start_placement(problem)
+        start = start_placement(problem)
         kept = sets_from_state(state, executor_ids)
         if self.adopt:
             kept += [set(pair) for pair in scores if start[pair[0]] == start[pair[1]]]

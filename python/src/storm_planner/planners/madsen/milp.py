@@ -49,6 +49,7 @@ from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners.madsen import _milp_model as model
+from storm_planner.planners.madsen._units import start_placement
 from storm_planner.planners._parameters import checked, to_real, to_text, to_whole, to_word
 from storm_planner.planners.base import Planner, register
 
@@ -128,7 +129,7 @@ class MilpPlanner(Planner):
         weights = (self.w1, self.w2)
         count, cost = budgets(problem, self.max_migrations, self.max_migration_cost)
 
-        start = model.start_placement(problem)
+        start = start_placement(problem)
         pinned: dict[str, str] = {}
         if scale_in == "drain_first":
             pinned = drain_first_moves(problem, start, count, cost)
