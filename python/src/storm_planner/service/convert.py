@@ -72,29 +72,49 @@ class RequestNodes:
 
     def __init__(self, nodes: Iterable[Any]) -> None:
         self.nodes = list(nodes)
+        self._position = {n.id: k for k, n in enumerate(self.nodes)}
         self._free = {n.id: frozenset(n.free_ports) for n in self.nodes}
         self._taken: dict[str, set[int]] = {}
         # Per node, the last view built and what it was built from: consecutive topologies of a
         # request see most nodes alike (a plan changes only the nodes it lands on).
         self._last: dict[str, tuple[tuple, Node | None]] = {}
+        self._view: list[Node | None] | None = None   # the last answer, by node position
+        self._taken_since: set[str] = set()           # nodes whose taken ports changed since it
+        self._previous_own: set[str] = set()
 
     def take(self, node_id: str, port: int) -> None:
         """A plan of this request uses the slot: later topologies must not."""
         self._taken.setdefault(node_id, set()).add(port)
+        self._taken_since.add(node_id)
 
     def for_topology(self, own_ports: Mapping[str, set[int]],
                      held: Mapping[str, tuple[float, float]]) -> list[Node]:
-        out = []
-        for node in self.nodes:
-            taken, own, extra = self._taken.get(node.id), own_ports.get(node.id), held.get(node.id)
-            key = (len(taken) if taken else 0, frozenset(own) if own else None, extra or (0.0, 0.0))
-            last = self._last.get(node.id)
-            if last is None or last[0] != key:  # ports only ever get taken: their count tells
-                ports = (self._free[node.id] - taken if taken else self._free[node.id]) | (own or set())
-                last = self._last[node.id] = (key, node_from_thrift(node, ports, key[2]) if ports else None)
-            if last[1] is not None:
-                out.append(last[1])
-        return out
+        """The nodes as this topology sees them (those with no slot for it left out), in request order.
+
+        When ``held`` says which nodes changed since the previous call (``held.changed``, as the
+        service's ledger does), only those, the nodes whose ports were taken since and the nodes of
+        this and the previous topology's own slots are looked at: O(changed) instead of O(nodes).
+        """
+        changed = getattr(held, "changed", None)
+        if self._view is None or changed is None:
+            self._view = [self._node_view(node, own_ports, held) for node in self.nodes]
+        else:
+            for node_id in changed | self._taken_since | self._previous_own | set(own_ports):
+                position = self._position.get(node_id)
+                if position is not None:
+                    self._view[position] = self._node_view(self.nodes[position], own_ports, held)
+        self._taken_since, self._previous_own = set(), set(own_ports)
+        return list(filter(None, self._view))
+
+    def _node_view(self, node: Any, own_ports: Mapping[str, set[int]],
+                   held: Mapping[str, tuple[float, float]]) -> Node | None:
+        taken, own, extra = self._taken.get(node.id), own_ports.get(node.id), held.get(node.id)
+        key = (len(taken) if taken else 0, frozenset(own) if own else None, extra or (0.0, 0.0))
+        last = self._last.get(node.id)
+        if last is None or last[0] != key:  # ports only ever get taken: their count tells
+            ports = (self._free[node.id] - taken if taken else self._free[node.id]) | (own or set())
+            last = self._last[node.id] = (key, node_from_thrift(node, ports, key[2]) if ports else None)
+        return last[1]
 
 
 def problem_from_thrift(

@@ -61,6 +61,9 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
     """Serve until SIGTERM/SIGINT. ``nimbus`` (HOST:PORT) lets the service rebalance topologies."""
     handler = PlannerHandler(default_algorithm, metrics, plan_log, replanner, nimbus=nimbus)
     server = build_server(handler, host, port)
+    # The solver planners' worker process takes a second or two to start (it imports the solvers):
+    # started now, in the background, so that the first such plan does not spend its share on it.
+    threading.Thread(target=handler.worker.start, name="worker-start", daemon=True).start()
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     log.info("planner service listening on %s:%d (default algorithm %s%s)", host, port, default_algorithm,
              f"; rebalances through Nimbus {nimbus}" if nimbus else "")

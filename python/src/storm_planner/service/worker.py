@@ -73,6 +73,11 @@ class PlannerProcess:
                 raise value
             return value
 
+    def start(self) -> None:
+        """Start the child now (it is otherwise started by the first plan, which then waits for it)."""
+        with self._lock:
+            self._ensure_started()
+
     def stop(self) -> None:
         """Kill the child (a plan under way ends with :class:`PlannerStopped`)."""
         with self._state:
