@@ -46,7 +46,9 @@ def serve_command(args: argparse.Namespace) -> int:
         except SubmitError as error:
             raise CommandError(f"--nimbus: {error}") from None
     from storm_planner.service.metrics import metrics_for_serve
+    from storm_planner.service.server import hold_stop_signals
 
+    hold_stop_signals()  # before the metrics store starts its threads
     with metrics_for_serve(args) as (metrics, replanner):
         serve(args.host, args.port, args.default_algorithm, plan_log=args.plan_log,
               metrics=metrics, replanner=replanner, nimbus=args.nimbus)
