@@ -119,9 +119,9 @@ def _cpu_demand(problem: Problem, declared: bool) -> dict[str, float]:
 
 
 def _rooms(problem: Problem, assignments, executors, cpu_of, declared: bool) -> dict[str, _Room]:
-    """The nodes the plan uses, in the problem's order, with what is left on each after it."""
-    used = {slot.node for slot in set(assignments.values())}
-    rooms = {node.id: _room(problem, node, declared) for node in problem.nodes if node.id in used}
+    """The nodes the plan uses, by id, with what is left on each after it."""
+    used = sorted({slot.node for slot in set(assignments.values())})  # by id: a fixed order, O(used) not O(N)
+    rooms = {node_id: _room(problem, problem.node(node_id), declared) for node_id in used}
     for executor_id, slot in assignments.items():
         room = rooms[slot.node]
         room.members.append(executor_id)
@@ -264,5 +264,6 @@ def _first_fit(members: list[str], executors, heap: float) -> list[list[str]]:
 
 def _ports_by_preference(node: Node, chosen: list[int], current_ports) -> list[int]:
     """The plan's ports on the node, then the topology's current ones there, then the node's others."""
-    ordered = list(dict.fromkeys([*chosen, *current_ports.get(node.id, ()), *node.slots]))
-    return [p for p in ordered if p in node.slots] or [node.slots[0]]
+    ordered = dict.fromkeys([*chosen, *current_ports.get(node.id, ()), *node.slots])
+    own = set(node.slots)
+    return [p for p in ordered if p in own] or [node.slots[0]]
