@@ -10,15 +10,15 @@ or e's measured pairs); with ``T = Σ_j P[j]``, placing ``e`` on ``k`` adds ``P[
 ``j ≠ k`` and ``T − P[k]`` to ``k``. A pair is counted once, when its second executor is placed,
 so after the last placement the links carry exactly what the evaluator computes.
 
-The deviations (population standard deviations of per-node use in percent of capacity) are kept
-as running sums Σx and Σx², so a candidate node is scored in O(1) (only its own entry differs
-between candidates once ``P`` is added everywhere).
+The deviations (population standard deviations of per-node use in percent of capacity) come from
+sums Σx and Σx², so a candidate node is scored in O(1) (only its own entry differs between
+candidates once ``P`` is added everywhere); every per-node step is a numpy vector operation.
 """
 from __future__ import annotations
 
-import math
 from collections import defaultdict
-from typing import Sequence
+
+import numpy as np
 
 from storm_planner.core.problem import Executor, Problem
 from storm_planner.core.utilisation import bandwidth_room, cpu_room
@@ -28,11 +28,12 @@ LIGHT, MODERATE, HEAVY = 0, 1, 2
 LEVEL_NAMES = ("light", "moderate", "heavy")
 
 
-def _deviation(total: float, squares: float, count: int) -> float:
+def _deviation(total, squares, count: int):
+    """Population standard deviation from Σx and Σx² (scalars or arrays of candidates)."""
     if count == 0:
-        return 0.0
+        return np.zeros_like(total) if isinstance(total, np.ndarray) else 0.0
     mean = total / count
-    return math.sqrt(max(0.0, squares / count - mean * mean))
+    return np.sqrt(np.maximum(0.0, squares / count - mean * mean))
 
 
 class GmaState:
@@ -43,19 +44,22 @@ class GmaState:
         self.nodes = [n for n in problem.nodes if not n.draining] or list(problem.nodes)
         self.index = {n.id: i for i, n in enumerate(self.nodes)}
         options = problem.options
-        self.cpu_capacity = [n.capacity * n.speed for n in self.nodes]
-        self.cpu_base = [n.used_cpu * n.speed for n in self.nodes]
-        self.cpu_room = [max(0.0, cpu_room(n, options)) for n in self.nodes]
-        self.linked = [n.bandwidth is not None for n in self.nodes]
-        self.bw_capacity = [n.bandwidth if n.bandwidth is not None else 0.0 for n in self.nodes]
-        self.bw_room = [max(0.0, bandwidth_room(n, options)) for n in self.nodes]
-        self.load = [0.0] * len(self.nodes)   # this topology's CPU per node
-        self.net = [0.0] * len(self.nodes)    # this topology's crossing Mbit/s per node
+        size = len(self.nodes)
+        self.cpu_capacity = np.array([n.capacity * n.speed for n in self.nodes], dtype=float)
+        self.cpu_base = np.array([n.used_cpu * n.speed for n in self.nodes], dtype=float)
+        self.cpu_room = np.array([max(0.0, cpu_room(n, options)) for n in self.nodes], dtype=float)
+        self.linked = np.array([n.bandwidth is not None for n in self.nodes], dtype=bool)
+        self.bw_capacity = np.array([n.bandwidth or 0.0 for n in self.nodes], dtype=float)
+        self.bw_scale = np.where(self.linked, 100.0 / np.where(self.linked, self.bw_capacity, 1.0), 0.0)
+        self.bw_base = np.array([n.used_bandwidth for n in self.nodes], dtype=float)
+        self.bw_room = np.array([max(0.0, bandwidth_room(n, options)) for n in self.nodes], dtype=float)
+        self.bw_count = int(self.linked.sum())
+        self.load = np.zeros(size)   # this topology's CPU per node
+        self.net = np.zeros(size)    # this topology's crossing Mbit/s per node
         self.bandwidth_weight = bandwidth_weight
         self.node_of: dict[str, int] = {}
-        self.counts: dict[str, list[int]] = defaultdict(lambda: [0] * len(self.nodes))
+        self.counts: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(size))
         model = problem.traffic_model
-        self.component_of = {e.id: e.component for e in problem.executors}
         self.first_target = {c: members[0] for c, members in model.members.items()}
         # Per component, the flows that touch it as (other component, Mbit/s per pair, role).
         self.flows: dict[str, list[tuple[str, float, str]]] = defaultdict(list)
@@ -77,33 +81,41 @@ class GmaState:
         self._sums()
 
     # -- figures -------------------------------------------------------------------------
-    def cpu_share(self, k: int, extra: float = 0.0) -> float:
-        return 100.0 * (self.cpu_base[k] + self.load[k] + extra) / self.cpu_capacity[k]
+    def cpu_shares(self) -> np.ndarray:
+        return 100.0 * (self.cpu_base + self.load) / self.cpu_capacity
 
-    def bw_share(self, k: int, extra: float = 0.0) -> float:
-        n = self.nodes[k]
-        return 100.0 * (n.used_bandwidth + self.net[k] + extra) / self.bw_capacity[k] if self.linked[k] else 0.0
+    def bw_shares(self, extra=0.0) -> np.ndarray:
+        """Per node, link use in percent of its capacity (0 for a node without one)."""
+        return (self.bw_base + self.net + extra) * self.bw_scale
+
+    def cpu_share(self, k: int) -> float:
+        return float(self.cpu_shares()[k])
+
+    def bw_share(self, k: int) -> float:
+        return float(self.bw_shares()[k])
+
+    def levels(self, light: float, heavy: float) -> np.ndarray:
+        """Per node: light / moderate / heavy by the busier of its CPU and link (§IV.D)."""
+        share = np.maximum(self.cpu_shares(), self.bw_shares())
+        return np.where(share < light, LIGHT, np.where(share < heavy, MODERATE, HEAVY))
 
     def level(self, k: int, light: float, heavy: float) -> int:
-        """Light / moderate / heavy by the busier of the node's CPU and link (§IV.D)."""
-        share = max(self.cpu_share(k), self.bw_share(k))
-        return LIGHT if share < light else (MODERATE if share < heavy else HEAVY)
+        return int(self.levels(light, heavy)[k])
 
     def _sums(self) -> None:
-        cpu = [self.cpu_share(k) for k in range(len(self.nodes))]
-        bw = [self.bw_share(k) for k in range(len(self.nodes)) if self.linked[k]]
-        self.cpu_sum, self.cpu_squares = sum(cpu), sum(x * x for x in cpu)
-        self.bw_sum, self.bw_squares, self.bw_count = sum(bw), sum(x * x for x in bw), len(bw)
+        cpu, bw = self.cpu_shares(), self.bw_shares()
+        self.cpu_sum, self.cpu_squares = float(cpu.sum()), float((cpu * cpu).sum())
+        self.bw_sum, self.bw_squares = float(bw.sum()), float((bw * bw).sum())  # unlinked nodes add 0
 
     def objective(self) -> float:
         """R_dev of CPU plus ``bandwidth_weight`` × R_dev of bandwidth, in percent points."""
-        return (_deviation(self.cpu_sum, self.cpu_squares, len(self.nodes))
-                + self.bandwidth_weight * _deviation(self.bw_sum, self.bw_squares, self.bw_count))
+        return float(_deviation(self.cpu_sum, self.cpu_squares, len(self.nodes))
+                     + self.bandwidth_weight * _deviation(self.bw_sum, self.bw_squares, self.bw_count))
 
     # -- one executor ------------------------------------------------------------------------
-    def peer_traffic(self, executor: Executor) -> list[float]:
+    def peer_traffic(self, executor: Executor) -> np.ndarray:
         """``P[j]``: Mbit/s between ``executor`` and its peers already placed on node ``j``."""
-        peers = [0.0] * len(self.nodes)
+        peers = np.zeros(len(self.nodes))
         component = executor.component
         for other, mbit, role in self.flows.get(component, ()):
             if role == "to-first":
@@ -113,66 +125,55 @@ class GmaState:
                 continue
             if role == "first-from" and executor.id != self.first_target[component]:
                 continue
-            for j, count in enumerate(self.counts[other]):
-                if count:
-                    peers[j] += mbit * count
+            if other in self.counts:
+                peers += mbit * self.counts[other]
         for other, mbit in self.pairs.get(executor.id, ()):
             j = self.node_of.get(other)
             if j is not None:
                 peers[j] += mbit
         return peers
 
-    def candidates(self, executor: Executor, peers: Sequence[float], nodes: Sequence[int],
-                   constrained: bool = True) -> list[tuple[float, int]]:
-        """(objective after placing ``executor`` on k, k) for every k in ``nodes`` within D_CPU and D_BW
-        (all of ``nodes`` when not ``constrained``)."""
-        total = sum(peers)
-        n = len(self.nodes)
+    def candidates(self, executor: Executor, peers: np.ndarray, nodes: np.ndarray,
+                   constrained: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """For the nodes ``nodes`` (indices): the objective after placing ``executor`` on each, and
+        whether each keeps D_CPU and D_BW (all True when not ``constrained``)."""
+        total = float(peers.sum())
         # The links of the peers' nodes carry P[j] whichever node e goes to, except the chosen one.
-        cpu_sum, cpu_squares = self.cpu_sum, self.cpu_squares
-        bw_sum, bw_squares = self.bw_sum, self.bw_squares
-        blocked = []
-        for j, p in enumerate(peers):
-            if p and self.linked[j]:
-                before, after = self.bw_share(j), self.bw_share(j, p)
-                bw_sum += after - before
-                bw_squares += after * after - before * before
-                if self.net[j] + p > self.bw_room[j] + EPSILON:
-                    blocked.append(j)
-        result = []
-        for k in nodes:
-            load_after = self.load[k] + executor.load
-            net_after = self.net[k] + total - peers[k]
-            if constrained:
-                if load_after > self.cpu_room[k] + EPSILON and executor.load > 0:
-                    continue
-                if self.linked[k] and net_after > self.bw_room[k] + EPSILON and net_after > self.net[k] + EPSILON:
-                    continue
-                if any(j != k for j in blocked):
-                    continue
-            c_before, c_after = self.cpu_share(k), self.cpu_share(k, executor.load)
-            c_sum, c_squares = cpu_sum - c_before + c_after, cpu_squares - c_before ** 2 + c_after ** 2
-            b_sum, b_squares = bw_sum, bw_squares
-            if self.linked[k]:
-                b_mid, b_after = self.bw_share(k, peers[k]), self.bw_share(k, total - peers[k])
-                b_sum += b_after - b_mid
-                b_squares += b_after ** 2 - b_mid ** 2
-            value = (_deviation(c_sum, c_squares, n)
-                     + self.bandwidth_weight * _deviation(b_sum, b_squares, self.bw_count))
-            result.append((value, k))
-        return result
+        before, middle = self.bw_shares(), self.bw_shares(peers)
+        bw_sum = self.bw_sum + float((middle - before).sum())
+        bw_squares = self.bw_squares + float((middle * middle - before * before).sum())
+        cpu = self.cpu_shares()[nodes]
+        cpu_after = cpu + 100.0 * executor.load / self.cpu_capacity[nodes]
+        cpu_sum = self.cpu_sum - cpu + cpu_after
+        cpu_squares = self.cpu_squares - cpu * cpu + cpu_after * cpu_after
+        net_after = self.net[nodes] + total - peers[nodes]
+        b_mid = middle[nodes]
+        b_after = (self.bw_base[nodes] + net_after) * self.bw_scale[nodes]
+        values = (_deviation(cpu_sum, cpu_squares, len(self.nodes))
+                  + self.bandwidth_weight * _deviation(bw_sum - b_mid + b_after,
+                                                       bw_squares - b_mid * b_mid + b_after * b_after,
+                                                       self.bw_count))
+        if not constrained:
+            return values, np.ones(len(nodes), dtype=bool)
+        ok = ~((self.load[nodes] + executor.load > self.cpu_room[nodes] + EPSILON) & (executor.load > 0))
+        ok &= ~(self.linked[nodes] & (net_after > self.bw_room[nodes] + EPSILON)
+                & (net_after > self.net[nodes] + EPSILON))
+        blocked = np.flatnonzero(self.linked & (peers > 0) & (self.net + peers > self.bw_room + EPSILON))
+        if len(blocked) > 1:
+            ok[:] = False
+        elif len(blocked) == 1:
+            ok &= nodes == blocked[0]
+        return values, ok
 
-    def place(self, executor: Executor, k: int, peers: Sequence[float] | None = None) -> None:
+    def place(self, executor: Executor, k: int, peers: np.ndarray | None = None) -> None:
         peers = self.peer_traffic(executor) if peers is None else peers
-        total = sum(peers)
-        for j, p in enumerate(peers):
-            if p and j != k:
-                self.net[j] += p
-        self.net[k] += total - peers[k]
+        total = float(peers.sum())
+        self.net += peers
+        self.net[k] += total - 2.0 * peers[k]
         self.load[k] += executor.load
         self.node_of[executor.id] = k
         self.counts[executor.component][k] += 1
-        self._sums()  # O(nodes): exact sums, no drift from repeated updates
+        self._sums()  # O(nodes), vectorised: exact sums, no drift from repeated updates
 
     def node_ids(self) -> dict[str, str]:
         return {e: self.nodes[k].id for e, k in self.node_of.items()}

