@@ -109,7 +109,10 @@ def service_request(algorithm: str, options: dict[str, str]) -> Any:
 
 
 def plan_through_service(algorithm: str, options: dict[str, str]) -> Any:
-    (plan,) = PlannerHandler().plan(service_request(algorithm, options)).plans
+    # In process, so the spy sees the planner built (the worker process solver planners run in
+    # resolves the same options with the same code: tests/service/test_worker.py).
+    handler = PlannerHandler(isolate=False)
+    (plan,) = handler.plan(service_request(algorithm, options)).plans
     return plan
 
 

@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from collections import Counter
 
+import pytest
+
 import storm_planner
 from storm_planner.core.problem import Problem, Slot
 from storm_planner.planners import run
-from storm_planner.planners.even import storm_sorted_slots
+from storm_planner.planners.even import storm_first_slots, storm_sorted_slots
 
 
 def problem(nodes=3, slots=2, executors=7, workers=None, current=None, slots_per_node=None):
@@ -104,3 +107,13 @@ def test_cli_plan_rejects_a_binary_file_in_one_line(tmp_path):
     out = subprocess.run([sys.executable, "-m", "storm_planner", "plan", str(binary)], capture_output=True, text=True)
     assert out.returncode == 2
     assert "is not UTF-8 text" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_first_slots_are_the_head_of_storms_whole_order(seed):
+    rng = random.Random(seed)
+    ports_of = {f"n{rng.randrange(40):02d}": rng.sample(range(6700, 6720), rng.randrange(0, 6))
+                for _ in range(rng.randrange(1, 25))}
+    every = storm_sorted_slots(Slot(node, port) for node, ports in ports_of.items() for port in ports)
+    for count in (0, 1, 3, len(ports_of), len(every), len(every) + 5):
+        assert storm_first_slots(ports_of, count) == every[:count]

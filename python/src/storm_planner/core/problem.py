@@ -13,6 +13,7 @@ Viglas: heterogeneous capacity).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
@@ -59,12 +60,13 @@ class Node:
     bandwidth: float | None = None  # link capacity in Mbit/s (None: unconstrained)
     used_bandwidth: float = 0.0     # Mbit/s other work already sends and receives here
 
-    @property
+    # Cached: planners and the evaluator read these once per node per pass, thousands of times a round.
+    @cached_property
     def effective_capacity(self) -> float:
         """What is left for this topology, in reference-core percent (a faster node does more per percent)."""
         return max(0.0, self.capacity - self.used_cpu) * self.speed
 
-    @property
+    @cached_property
     def free_memory(self) -> float | None:
         """MB left for this topology (None: memory is not constrained)."""
         return None if self.memory is None else max(0.0, self.memory - self.used_memory)
@@ -90,8 +92,14 @@ class Stream:
     tuple_bytes: float = 0.0  # average serialised size of one tuple (0: unknown, no bandwidth counted)
 
 
-@dataclass(frozen=True)
-class Executor:
+class Executor(NamedTuple):
+    """One executor (a Storm task group): what it costs and holds.
+
+    A named tuple like :class:`Slot`: a problem holds one per executor, and a tuple is
+    built in C, several times faster than a frozen dataclass, which dominated reading
+    a problem file.
+    """
+
     id: str
     component: str
     load: float = 0.0
@@ -100,11 +108,27 @@ class Executor:
     cpu: float | None = None  # declared CPU percent (Storm's RAS accounting); None: its load counts
 
 
-@dataclass(frozen=True)
-class Traffic:
+class Traffic(NamedTuple):
+    """Measured rate from one executor to another (named tuple for the same reason as Executor)."""
+
     source: str
     target: str
     rate: float
+
+
+class ComponentExecutors(NamedTuple):
+    """One component's executors as columns: their ids and loads (``load``: the one they share, if they do)."""
+
+    component: str
+    ids: tuple[str, ...]
+    loads: tuple[float, ...]
+    load: float | None
+
+    @classmethod
+    def of(cls, component: str, executors: list[Executor]) -> "ComponentExecutors":
+        loads = tuple(e.load for e in executors)
+        shared = loads[0] if loads and all(load == loads[0] for load in loads) else None
+        return cls(component, tuple(e.id for e in executors), loads, shared)
 
 
 @dataclass(frozen=True)
@@ -149,10 +173,10 @@ class Problem:
 
     # -- lookups -------------------------------------------------------------
     def node(self, node_id: str) -> Node:
-        return self._node_index()[node_id]
+        return self._node_index[node_id]
 
     def component(self, component_id: str) -> Component:
-        return self._component_index()[component_id]
+        return self._component_index[component_id]
 
     def executors_of(self, component_id: str) -> tuple[Executor, ...]:
         return tuple(e for e in self.executors if e.component == component_id)
@@ -164,7 +188,19 @@ class Problem:
 
         return traffic_model(self)
 
-    @property
+    @cached_property
+    def by_component(self) -> tuple["ComponentExecutors", ...]:
+        """The executors grouped by component (Storm's order within each), for per-component figures."""
+        grouped: dict[str, list[Executor]] = {}
+        for executor in self.executors:
+            grouped.setdefault(executor.component, []).append(executor)
+        return tuple(ComponentExecutors.of(component, executors) for component, executors in grouped.items())
+
+    @cached_property
+    def executor_ids(self) -> frozenset[str]:
+        return frozenset(e.id for e in self.executors)
+
+    @cached_property
     def total_load(self) -> float:
         return sum(e.load for e in self.executors)
 
@@ -172,9 +208,11 @@ class Problem:
     def total_capacity(self) -> float:
         return sum(n.effective_capacity for n in self.nodes if not n.draining)
 
+    @cached_property
     def _node_index(self) -> dict[str, Node]:
         return {n.id: n for n in self.nodes}
 
+    @cached_property
     def _component_index(self) -> dict[str, Component]:
         return {c.id: c for c in self.components}
 

@@ -124,17 +124,20 @@ class TrafficModel:
         return sum(f.pair_count for f in self.flows) + len(self.measured)
 
     # -- figures ---------------------------------------------------------------------
-    def collocated(self, place: Mapping[str, Hashable]) -> float:
-        """Traffic between executors at the same place (a node, a slot; unplaced ones share None)."""
+    def collocated(self, place: Mapping[str, Hashable], counts: Mapping[str, Mapping] | None = None) -> float:
+        """Traffic between executors at the same place (a node, a slot; unplaced ones share None).
+
+        ``counts``: :meth:`counts` of ``place`` when the caller has them already.
+        """
         measured = sum(t.rate for t in self.measured if place.get(t.source) == place.get(t.target))
         if not self.flows:
             return measured
-        counts = self.counts(place)
+        counts = self.counts(place) if counts is None else counts
         return measured + sum(self._flow_collocated(flow, counts, place) for flow in self.flows)
 
-    def crossing(self, place: Mapping[str, Hashable]) -> float:
+    def crossing(self, place: Mapping[str, Hashable], counts: Mapping[str, Mapping] | None = None) -> float:
         """Traffic between executors at different places."""
-        return max(0.0, self.total - self.collocated(place))
+        return max(0.0, self.total - self.collocated(place, counts))
 
     def counts(self, place: Mapping[str, Hashable]) -> dict[str, dict[Hashable, int]]:
         """Per component, how many of its executors each place holds."""

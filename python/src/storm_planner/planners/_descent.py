@@ -48,11 +48,17 @@ class _Search:
         self.allowed = np.zeros((n_units, n_nodes), dtype=bool)
         self.moves = np.zeros((n_units, n_nodes))
         self.costs = np.zeros((n_units, n_nodes))
+        rows: dict[int, np.ndarray] = {}  # units share their allowed tuples: one mask per tuple
         for u, unit in enumerate(units):
-            for node in unit.allowed:
-                self.allowed[u, index[node]] = True
-                self.moves[u, index[node]] = unit.moves[node]
-                self.costs[u, index[node]] = unit.move_cost[node]
+            mask = rows.get(id(unit.allowed))
+            if mask is None:
+                mask = rows[id(unit.allowed)] = np.zeros(n_nodes, dtype=bool)
+                mask[[index[node] for node in unit.allowed]] = True
+            self.allowed[u] = mask
+            _fill(self.moves[u], unit.moves, unit.allowed, index)
+            _fill(self.costs[u], unit.move_cost, unit.allowed, index)
+        self.moves *= self.allowed
+        self.costs *= self.allowed
         self.load = np.array([u.load for u in units])
         self.memory = np.array([u.memory for u in units])
         self.capacity = np.array([model.capacity[n] for n in self.nodes])
@@ -117,6 +123,19 @@ class _Search:
         self.node_memory[node] += self.memory[unit]
         self.place[unit] = node
         return previous
+
+
+def _fill(row: np.ndarray, migrations, allowed, index) -> None:
+    """One unit's row of migrations per node (zero outside ``allowed``; the caller masks)."""
+    placed = getattr(migrations, "placed", None)
+    if placed is None:  # a plain mapping: node by node
+        for node in allowed:
+            row[index[node]] = migrations[node]
+        return
+    row[:] = placed
+    for node, here in migrations.here.items():
+        if node in index:
+            row[index[node]] -= here
 
 
 def _max_excluding(contribution: np.ndarray, source: np.ndarray) -> np.ndarray:

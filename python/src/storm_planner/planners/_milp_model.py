@@ -54,6 +54,7 @@ the start and a time-limited solve always has one.
 """
 from __future__ import annotations
 
+import heapq
 import random
 import time
 from dataclasses import dataclass, field, replace
@@ -72,20 +73,58 @@ DEFAULT_WEIGHTS = (1.0, 0.01)  # (w1, w2): w1 > 2·w2 keeps d strictly first
 DRAIN_WEIGHT = 1e-6             # w3 per unit of load left on a draining node: a tie-break only
 NEIGHBOURHOOD_NODES = 8         # nodes per MILP in the neighbourhood search (all, below that)
 STEP_SECONDS = 0.5              # time limit of one neighbourhood MILP
+DESCENT_MAX_CELLS = 1_000_000   # units × nodes up to which the local search runs (dense arrays per step)
 _TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True)
 class Unit:
-    """Executors that share one node in the plan (one executor for the plain MILP)."""
+    """Executors that share one node in the plan (one executor for the plain MILP).
+
+    ``allowed`` and ``domain`` are shared by every unit with the same choice of nodes, and
+    ``moves`` / ``move_cost`` are computed per node on demand (:class:`Migrations`): a model of
+    U units on N nodes holds O(U + N) objects, not U·N.
+    """
 
     members: tuple[str, ...]
     load: float
     memory: float
     start: str                         # node in the warm start
-    allowed: tuple[str, ...]           # nodes it may be placed on
+    allowed: tuple[str, ...]           # nodes it may be placed on, in the problem's order
     moves: Mapping[str, float]         # node -> members migrating if placed there
     move_cost: Mapping[str, float]     # node -> state cost migrating if placed there
+    domain: frozenset[str] = frozenset()  # ``allowed`` as a set (filled from it when not given)
+
+    def __post_init__(self) -> None:
+        if not self.domain:
+            object.__setattr__(self, "domain", frozenset(self.allowed))
+
+
+class Migrations(Mapping):
+    """node -> what the unit's members that run elsewhere weigh (a count, or state sizes) if placed there.
+
+    ``placed`` is the total over members that run somewhere now, ``here`` the part per current node.
+    """
+
+    def __init__(self, placed: float, here: Mapping[str, float], domain: frozenset[str]) -> None:
+        self.placed, self.here, self._domain = placed, here, domain
+
+    def __getitem__(self, node: str) -> float:
+        if node not in self._domain:
+            raise KeyError(node)
+        return self.placed - self.here.get(node, 0.0)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._domain
+
+    def __iter__(self):
+        return iter(self._domain)
+
+    def __len__(self) -> int:
+        return len(self._domain)
+
+    def restricted(self, domain: frozenset[str]) -> "Migrations":
+        return Migrations(self.placed, self.here, domain)
 
 
 @dataclass(frozen=True)
@@ -129,17 +168,61 @@ def start_placement(problem: Problem, node_of: Mapping[str, str] | None = None) 
         load[node] += by_id[executor_id].load
         memory[node] += by_id[executor_id].memory
     unplaced = sorted((e for e in problem.executors if e.id not in placed), key=lambda e: (-e.load, e.id))
+    classes = _CapacityClasses(active, load)
     for executor in unplaced:
-        fitting = [n for n in active if n.memory is None or memory[n.id] + executor.memory <= n.memory + _TOLERANCE]
-        if not fitting:
+        best = classes.least_utilised_after(executor, memory)
+        if best is None:
             raise InfeasibleError(
                 f"executor {executor.id!r} needs {executor.memory:g} memory and no remaining node has it free"
             )
-        best = min(fitting, key=lambda n: (relative_load(load[n.id] + executor.load, n.effective_capacity), n.id))
         placed[executor.id] = best.id
         load[best.id] += executor.load
         memory[best.id] += executor.memory
+        classes.update(best, load[best.id])
     return placed
+
+
+class _CapacityClasses:
+    """The remaining nodes grouped by effective capacity, each group a heap by (load, id).
+
+    Within a group, the node with the least load is the least utilised after any addition, so
+    the node LPT wants is the best of the groups' tops: O(C log N) per executor for C distinct
+    capacities (a few hardware classes), where scanning every node was O(N). Nodes too short of
+    memory for the executor are passed over and put back.
+    """
+
+    def __init__(self, nodes: Sequence, load: Mapping[str, float]) -> None:
+        self.heaps: dict[float, list[tuple[float, str]]] = {}
+        self.node = {n.id: n for n in nodes}
+        for n in nodes:
+            self.heaps.setdefault(n.effective_capacity, []).append((load[n.id], n.id))
+        for heap in self.heaps.values():
+            heapq.heapify(heap)
+        self.load = dict(load)
+
+    def least_utilised_after(self, executor, memory: Mapping[str, float]):
+        best, best_key = None, None
+        for capacity, heap in self.heaps.items():
+            passed = []
+            while heap:
+                node_load, node_id = heap[0]
+                if node_load != self.load[node_id]:
+                    heapq.heappop(heap)  # stale: the node's load changed since
+                    continue
+                node = self.node[node_id]
+                if node.memory is None or memory[node_id] + executor.memory <= node.memory + _TOLERANCE:
+                    key = (relative_load(node_load + executor.load, capacity), node_id)
+                    if best_key is None or key < best_key:
+                        best, best_key = node, key
+                    break
+                passed.append(heapq.heappop(heap))
+            for entry in passed:
+                heapq.heappush(heap, entry)
+        return best
+
+    def update(self, node, load: float) -> None:
+        self.load[node.id] = load
+        heapq.heappush(self.heaps[node.effective_capacity], (load, node.id))
 
 
 def build_model(
@@ -156,28 +239,41 @@ def build_model(
     nodes = [n.id for n in problem.nodes]
     draining = frozenset(n.id for n in problem.nodes if n.draining)
     fixed = dict(fixed or {})
+    # Lemma 1 as a domain: a draining node only for a unit that is wholly there already. Most
+    # units may go to every remaining node: they share that one tuple and set.
+    open_nodes = tuple(n for n in nodes if n not in draining)
+    domains: dict[str | None, tuple[tuple[str, ...], frozenset[str]]] = {None: (open_nodes, frozenset(open_nodes))}
     units = []
     for index, members in enumerate(groups):
         members = tuple(members)
         homes = {current.get(m) for m in members}
-        # Lemma 1 as a domain: a draining node only for a unit that is wholly there already.
-        allowed = [n for n in nodes if n not in draining or homes == {n}]
+        home = next(iter(homes)) if len(homes) == 1 and next(iter(homes)) in draining else None
+        if home not in domains:
+            allowed_here = tuple(n for n in nodes if n not in draining or n == home)
+            domains[home] = (allowed_here, frozenset(allowed_here))
+        allowed, domain = domains[home]
         if index in fixed:
-            if fixed[index] not in allowed:
+            if fixed[index] not in domain:
                 raise ProblemError(f"cannot pin {members[0]!r} to {fixed[index]!r}: not an allowed node")
-            allowed = [fixed[index]]
+            allowed, domain = (fixed[index],), frozenset((fixed[index],))
         unit_start = start[members[0]]
-        if any(start[m] != unit_start for m in members) or unit_start not in allowed:
+        if any(start[m] != unit_start for m in members) or unit_start not in domain:
             unit_start = allowed[0]  # no feasible start inside the unit; the solver must find one
+        running = [m for m in members if m in current]
+        count_here: dict[str, float] = {}
+        cost_here: dict[str, float] = {}
+        for m in running:
+            count_here[current[m]] = count_here.get(current[m], 0.0) + 1.0
+            cost_here[current[m]] = cost_here.get(current[m], 0.0) + executors[m].state_size
         units.append(Unit(
             members=members,
             load=sum(executors[m].load for m in members),
             memory=sum(executors[m].memory for m in members),
             start=unit_start,
-            allowed=tuple(allowed),
-            moves={n: float(sum(1 for m in members if m in current and current[m] != n)) for n in allowed},
-            move_cost={n: sum(executors[m].state_size for m in members if m in current and current[m] != n)
-                       for n in allowed},
+            allowed=allowed,
+            moves=Migrations(float(len(running)), count_here, domain),
+            move_cost=Migrations(sum(executors[m].state_size for m in running), cost_here, domain),
+            domain=domain,
         ))
     active_capacity = sum(n.effective_capacity for n in problem.nodes if not n.draining)
     if active_capacity <= 0:
@@ -199,7 +295,7 @@ def violations(model: BalanceModel, placement: Sequence[str]) -> list[str]:
     """The model constraints (1), (2), (6) and the Lemma 1 domain that ``placement`` breaks."""
     problems = []
     for unit, node in zip(model.units, placement):
-        if node not in unit.allowed:
+        if node not in unit.domain:
             problems.append(f"{unit.members[0]} on {node}, not an allowed node")
     if model.max_migrations is not None:
         moved = sum(u.moves[n] for u, n in zip(model.units, placement) if n in u.moves)
@@ -239,6 +335,7 @@ def solve(
     seed: int = 1,
     weights: tuple[float, float] = DEFAULT_WEIGHTS,
     heuristic_start: bool = True,
+    started: float | None = None,
 ) -> Solution:
     """Solve within ``time_limit_s`` (building included); never worse than the start.
 
@@ -250,13 +347,18 @@ def solve(
     """
     if solver not in SOLVERS:
         raise ProblemError(f"solver {solver!r}: one of {', '.join(SOLVERS)}")
-    started = time.perf_counter()
+    # ``started``: when the caller began (building the model counts against the limit too).
+    started = time.perf_counter() if started is None else started
     deadline = started + 0.95 * time_limit_s - 0.05   # room to decode and check the answer
     start = tuple(u.start for u in model.units)
     if violations(model, start):
         return _solve_whole(model, None, solver, deadline, seed, weights, started)
     drained = 0
-    if heuristic_start:
+    cells = len(model.units) * len(model.capacity)
+    skipped = () if cells <= DESCENT_MAX_CELLS or not heuristic_start else (
+        f"local search skipped: {len(model.units):,} units × {len(model.capacity):,} nodes is more than "
+        f"{DESCENT_MAX_CELLS:,} (its steps are dense in both); neighbourhood MILPs from the start placement",)
+    if heuristic_start and not skipped:
         start = greedy_descent(model, start, deadline=started + 0.4 * time_limit_s)
         # Before the solver, so that it can rebalance around what just left the draining nodes.
         start, drained = finish_draining(model, start)
@@ -264,6 +366,7 @@ def solve(
         solution = _solve_whole(model, start, solver, deadline, seed, weights, started)
     else:
         solution = _neighbourhood_search(model, start, solver, deadline, seed, weights, started)
+    solution = replace(solution, notes=solution.notes + skipped)
     placement, more = finish_draining(model, solution.node_of_unit)
     if not drained + more:
         return solution
@@ -353,13 +456,24 @@ def placement_key(model: BalanceModel, placement: Sequence[str]) -> tuple[float,
 
 
 def restrict(model: BalanceModel, placement: Sequence[str], nodes: set[str]) -> BalanceModel:
-    """The model with every unit outside ``nodes`` pinned where it is, the others kept inside ``nodes``."""
-    units = tuple(
-        replace(unit, start=node,
-                allowed=tuple(n for n in unit.allowed if n in nodes) if node in nodes else (node,))
-        for unit, node in zip(model.units, placement)
-    )
-    return replace(model, units=units)
+    """The model with every unit outside ``nodes`` pinned where it is, the others kept inside ``nodes``.
+
+    O(U·|nodes|): each unit's choice is read off the few neighbourhood nodes, never its whole domain.
+    """
+    ordered = [n for n in model.capacity if n in nodes]  # the problem's order, as ``allowed`` has it
+    units = []
+    for unit, node in zip(model.units, placement):
+        allowed = tuple(n for n in ordered if n in unit.domain) if node in nodes else (node,)
+        domain = frozenset(allowed)
+        units.append(replace(unit, start=node, allowed=allowed, domain=domain,
+                             moves=_restricted(unit.moves, domain), move_cost=_restricted(unit.move_cost, domain)))
+    return replace(model, units=tuple(units))
+
+
+def _restricted(migrations: Mapping[str, float], domain: frozenset[str]) -> Mapping[str, float]:
+    if isinstance(migrations, Migrations):
+        return migrations.restricted(domain)
+    return {n: migrations[n] for n in domain}
 
 
 def _neighbourhood(model: BalanceModel, placement: Sequence[str], rng: random.Random) -> set[str]:

@@ -224,6 +224,7 @@ def _utilisations(problem: Problem, node_of: Mapping[str, str]) -> dict[str, flo
 @register
 class AlbicPlanner(Planner):
     name = "albic"
+    isolated = True
     summary = "Madsen et al. §4.3.2: MILP load balancing that collocates one hot executor pair per round"
     option_aliases = MappingProxyType({"albic_state": "state"})  # the state's older option name
 

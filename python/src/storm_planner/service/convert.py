@@ -11,7 +11,7 @@ stream a unit rate, so that planners still see the graph's shape.
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from itertools import repeat
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
@@ -90,7 +90,9 @@ class RequestNodes:
         self.nodes = list(nodes)
         self._free = {n.id: frozenset(n.free_ports) for n in self.nodes}
         self._taken: dict[str, set[int]] = {}
-        self._plain: dict[str, Node] = {}
+        # Per node, the last view built and what it was built from: consecutive topologies of a
+        # request see most nodes alike (a plan changes only the nodes it lands on).
+        self._last: dict[str, tuple[tuple, Node | None]] = {}
 
     def take(self, node_id: str, port: int) -> None:
         """A plan of this request uses the slot: later topologies must not."""
@@ -101,16 +103,13 @@ class RequestNodes:
         out = []
         for node in self.nodes:
             taken, own, extra = self._taken.get(node.id), own_ports.get(node.id), held.get(node.id)
-            if not taken and not own and (extra is None or extra == (0.0, 0.0)):
-                plain = self._plain.get(node.id)
-                if plain is None and self._free[node.id]:
-                    plain = self._plain[node.id] = node_from_thrift(node, self._free[node.id])
-                if plain is not None:
-                    out.append(plain)
-                continue
-            ports = (self._free[node.id] - taken if taken else self._free[node.id]) | (own or set())
-            if ports:
-                out.append(node_from_thrift(node, ports, extra or (0.0, 0.0)))
+            key = (len(taken) if taken else 0, frozenset(own) if own else None, extra or (0.0, 0.0))
+            last = self._last.get(node.id)
+            if last is None or last[0] != key:  # ports only ever get taken: their count tells
+                ports = (self._free[node.id] - taken if taken else self._free[node.id]) | (own or set())
+                last = self._last[node.id] = (key, node_from_thrift(node, ports, key[2]) if ports else None)
+            if last[1] is not None:
+                out.append(last[1])
         return out
 
 
@@ -166,17 +165,19 @@ def problem_from_thrift(
         for s in spec.streams
         if s.from_component in known and s.to_component in known
     )
-    declared = {e.id: _declared(e) for e in spec.executors}
     if measured and measured.get("executors"):
-        executors = tuple(replace(e, **declared.get(e.id, {})) for e in measured["executors"])
+        declared = {e.id: _declared(e) for e in spec.executors}
+        executors = tuple(e._replace(**declared.get(e.id, {})) for e in measured["executors"])
         traffic = tuple(measured.get("traffic") or ())
     else:
         # Without metrics an executor's load is what it declares (Storm's RAS accounting), unless
         # the topology sets planner.executor.cost.
-        executors = tuple(
-            Executor(id=e.id, component=e.component, **declared[e.id],
-                     load=cost if "planner.executor.cost" in options or e.cpu is None else float(e.cpu))
-            for e in spec.executors)
+        fixed_cost = "planner.executor.cost" in options
+        # Positional tuples made in C (tuple.__new__): tens of thousands of executors per request.
+        executors = tuple(map(tuple.__new__, repeat(Executor), (
+            (e.id, e.component, cost if fixed_cost or e.cpu is None else float(e.cpu), 1.0,
+             0.0 if e.memory_mb is None else float(e.memory_mb), None if e.cpu is None else float(e.cpu))
+            for e in spec.executors)))
         traffic = ()  # the streams carry it, at component level (core.traffic)
     extra = {k: v for k, v in options.items() if k not in _OPTION_KEYS}
     if spec.num_workers:
@@ -231,13 +232,19 @@ def plan_to_thrift(topology_id: str, plan: Plan) -> Any:
     return T.TopologyPlan(
         topology_id=topology_id,
         algorithm=plan.algorithm,
-        assignments={e: T.WorkerSlot(node_id=s.node, port=s.port) for e, s in plan.assignments.items()},
+        assignments=_thrift_slots(plan.assignments),
         parallelism=dict(plan.parallelism),
         drain=list(plan.drain),
         figures={k: float(v) for k, v in plan.figures.items()},
         solve_ms=float(plan.solve_ms),
         notes=list(plan.notes),
     )
+
+
+def _thrift_slots(assignments: Mapping[str, Slot]) -> dict[str, Any]:
+    """Executor -> Thrift WorkerSlot, one object per slot (a plan has many executors, few slots)."""
+    thrift = {slot: T.WorkerSlot(node_id=slot.node, port=slot.port) for slot in set(assignments.values())}
+    return {executor: thrift[slot] for executor, slot in assignments.items()}
 
 
 def error_to_thrift(topology_id: str, algorithm: str, kind: str, message: str) -> Any:

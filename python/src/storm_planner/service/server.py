@@ -70,6 +70,7 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
         log.info("planner service stopping")
     finally:
         server.close()
+        handler.close()
 
 
 def free_port(host: str = DEFAULT_HOST) -> int:
@@ -107,3 +108,4 @@ class BackgroundServer:
 
     def __exit__(self, *exc) -> None:
         self.server.close()
+        self.handler.close()

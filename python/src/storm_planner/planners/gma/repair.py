@@ -49,6 +49,7 @@ def violations(problem: Problem, node_of: dict[str, str]) -> int:
 class GmaRepairPlanner(Planner):
     name = "gma-repair"
     summary = "gma, then an exact MILP step (HiGHS) whenever gma breaks D_CPU or D_BW: within the limits when possible"
+    isolated = True  # a solver planner: the service runs it in the worker process it can kill at the deadline
 
     def __init__(self, *, light: float = DEFAULT_LIGHT, heavy: float = DEFAULT_HEAVY,
                  bandwidth_weight: float = 1.0, time_limit_s: float | None = None) -> None:
