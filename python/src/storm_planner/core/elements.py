@@ -53,6 +53,8 @@ class Node:
     host: str | None = None
     used_cpu: float = 0.0      # CPU percent other work (other topologies) already holds here
     used_memory: float = 0.0   # MB other work already holds here
+    bandwidth: float | None = None  # link capacity in Mbit/s (None: unconstrained)
+    used_bandwidth: float = 0.0     # Mbit/s other work already sends and receives here
 
     # Cached: planners and the evaluator read these once per node per pass, thousands of times a round.
     @cached_property
@@ -83,6 +85,7 @@ class Stream:
     grouping: str = "shuffle"
     rate: float = 1.0
     stream_id: str = "default"
+    tuple_bytes: float = 0.0  # average serialised size of one tuple (0: unknown, no bandwidth counted)
 
 
 class Executor(NamedTuple):
@@ -131,6 +134,10 @@ class Options:
     time_limit_s: float = 5.0
     seed: int = 1
     worker_max_heap_mb: float | None = None  # topology.worker.max.heap.size.mb: memory of one worker
+    # Elastic Allocator's D_CPU and D_BW: fractions of a node's CPU capacity and link bandwidth that
+    # may be in use after placement (None: the whole capacity; bandwidth unconstrained without a link).
+    max_cpu_utilisation: float | None = None
+    max_bandwidth_utilisation: float | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def get(self, key: str, default: Any = None) -> Any:

@@ -16,7 +16,11 @@ Figures (CPU in percent of a reference core, traffic in the problem's rate unit)
 * ``drain_load`` load still on draining nodes;
 * ``migrations`` executors whose node differs from ``current`` (executors without a
   current place do not count); ``slot_moves`` the same at slot level;
-* ``nodes_used``, ``slots_used``.
+* ``nodes_used``, ``slots_used``;
+* Elastic Allocator's CPU and bandwidth figures (``cpu_utilisation``, ``cpu_deviation``,
+  ``bandwidth_utilisation``, ``bandwidth_deviation``, ``network``, ``max_network_utilisation``,
+  ``cpu_violations``, ``bandwidth_violations``, ``constraint_violations``): see
+  :mod:`storm_planner.core.utilisation`.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from collections.abc import Mapping
 
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot
+from storm_planner.core.utilisation import resource_figures
 
 EPSILON = 1e-9
 
@@ -110,6 +115,7 @@ def evaluate(problem: Problem, assignments: Mapping[str, Slot]) -> dict[str, flo
         )),
         "nodes_used": float(len({slot.node for slot in slots})),
         "slots_used": float(len(slots)),
+        **resource_figures(problem, node_of, loads, node_counts),
     }
 
 

@@ -38,6 +38,8 @@ _OPTION_KEYS = {
     "planner.max.migration.cost": ("max_migration_cost", float),
     "planner.time.limit.secs": ("time_limit_s", float),
     "planner.seed": ("seed", int),
+    "planner.max.cpu.utilisation": ("max_cpu_utilisation", float),
+    "planner.max.bandwidth.utilisation": ("max_bandwidth_utilisation", float),
 }
 
 
@@ -58,7 +60,21 @@ def node_from_thrift(node: Any, ports: Iterable[int], held: tuple[float, float] 
         host=node.host,
         used_cpu=float(node.used_cpu or 0.0) + held[0],
         used_memory=float(node.used_memory_mb or 0.0) + held[1],
+        bandwidth=_bandwidth(node, meta),
+        used_bandwidth=max(0.0, float(node.used_bandwidth_mbit or 0.0)),
     )
+
+
+def _bandwidth(node: Any, meta: Mapping[str, str]) -> float | None:
+    """The node's link capacity in Mbit/s: the request's field, else scheduler meta ``network.bandwidth.mbit``."""
+    value = node.bandwidth_mbit if node.bandwidth_mbit is not None else meta.get("network.bandwidth.mbit")
+    if value is None:
+        return None
+    try:
+        bandwidth = float(value)
+    except ValueError:
+        raise ProblemError(f"node {node.id}: network.bandwidth.mbit {value!r} is not a number") from None
+    return bandwidth if bandwidth > 0 else None
 
 
 class RequestNodes:
