@@ -30,7 +30,7 @@ from collections.abc import Mapping
 
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot
-from storm_planner.core.utilisation import resource_figures
+from storm_planner.core.utilisation import CpuTally, with_bandwidth
 
 EPSILON = 1e-9
 
@@ -108,23 +108,24 @@ def evaluate(problem: Problem, assignments: Mapping[str, Slot]) -> dict[str, flo
         "imc_gain": total - inter_machine,
         "inter_worker": inter_worker,
         "collocation_factor": (total - inter_machine) / total if total > 0 else 1.0,
-        **_node_figures(problem, loads),
+        **_node_figures(problem, loads, cpu := CpuTally(problem.options)),
         "migrations": float(migrations(problem, node_of)),
         "slot_moves": float(sum(
             1 for e, s in problem.current.items() if e in assignments and assignments[e] != s
         )),
         "nodes_used": float(len({slot.node for slot in slots})),
         "slots_used": float(len(slots)),
-        **resource_figures(problem, node_of, loads, node_counts),
+        **with_bandwidth(cpu.figures(), problem, node_of, node_counts),
     }
 
 
-def _node_figures(problem: Problem, loads: Mapping[str, float]) -> dict[str, float]:
-    """Utilisation, overload, load distance and drain load in one pass over the nodes."""
+def _node_figures(problem: Problem, loads: Mapping[str, float], cpu: CpuTally) -> dict[str, float]:
+    """Utilisation, overload, load distance and drain load in one pass over the nodes (feeding ``cpu``)."""
     average = average_utilisation(problem)
     highest, distance, overloaded, over, drain = 0.0, 0.0, 0, 0.0, 0.0
     for n in problem.nodes:
         load = loads[n.id]
+        cpu.add(n, load)
         utilisation = 100.0 * (load + n.used_cpu * n.speed) / (n.capacity * n.speed)
         highest = max(highest, utilisation)
         if load > n.effective_capacity + EPSILON:

@@ -101,28 +101,74 @@ def resource_figures(problem: Problem, node_of: Mapping[str, Hashable], loads: M
     (%, the busiest link), ``cpu_violations``/``bandwidth_violations`` (nodes over D_CPU / D_BW) and
     ``constraint_violations`` (their sum).
     """
+    cpu = CpuTally(problem.options)
+    for n in problem.nodes:
+        cpu.add(n, loads.get(n.id, 0.0))
+    return with_bandwidth(cpu.figures(), problem, node_of, counts)
+
+
+class CpuTally:
+    """Elastic Allocator's CPU figures, fed node by node (the evaluator's own pass over the nodes feeds it)."""
+
+    def __init__(self, options: Options) -> None:
+        self.options, self.spread, self.over = options, _Spread(), 0
+
+    def add(self, node: Node, load: float) -> None:
+        """``load``: this topology's CPU on ``node`` (reference-core percent)."""
+        self.spread.add(load + node.used_cpu * node.speed, node.capacity * node.speed)
+        # A node other work alone already takes past its limit counts only once this topology adds to it.
+        if load > max(0.0, cpu_room(node, self.options)) + EPSILON:
+            self.over += 1
+
+    def figures(self) -> dict[str, float]:
+        utilisation, deviation = self.spread.utilisation_and_deviation()
+        return {"cpu_utilisation": utilisation, "cpu_deviation": deviation, "cpu_violations": float(self.over)}
+
+
+def with_bandwidth(cpu: Mapping[str, float], problem: Problem, node_of: Mapping[str, Hashable],
+                   counts: Mapping[str, Mapping] | None = None) -> dict[str, float]:
+    """``cpu`` (:meth:`CpuTally.figures`) with the network figures added: O(places + nodes with a link)."""
     options = problem.options
-    network = node_network(problem, node_of, counts)
-    cpu_demand = {n.id: loads.get(n.id, 0.0) + n.used_cpu * n.speed for n in problem.nodes}
-    cpu_capacity = {n.id: n.capacity * n.speed for n in problem.nodes}
-    linked = [n for n in problem.nodes if n.bandwidth is not None]
-    cpu_utl, cpu_dev = utilisation_and_deviation(cpu_demand, cpu_capacity)
-    bw_utl, bw_dev = utilisation_and_deviation({n.id: network[n.id] for n in linked},
-                                               {n.id: n.bandwidth for n in linked})
-    # A node other work alone already takes past its limit counts only once this topology adds to it.
-    cpu_over = sum(1 for n in problem.nodes
-                   if loads.get(n.id, 0.0) > max(0.0, cpu_room(n, options)) + EPSILON)
-    bw_over = sum(1 for n in linked
-                  if network[n.id] - n.used_bandwidth > max(0.0, bandwidth_room(n, options)) + EPSILON)
-    own = sum(network.values()) - sum(n.used_bandwidth for n in problem.nodes)
+    crossing = problem.traffic_model.network(node_of, counts)
+    bandwidth, over, highest = _Spread(), 0, 0.0
+    for n in problem.nodes:
+        if n.bandwidth is None:
+            continue
+        sent = crossing.get(n.id, 0.0)
+        bandwidth.add(sent + n.used_bandwidth, n.bandwidth)
+        highest = max(highest, 100.0 * (sent + n.used_bandwidth) / n.bandwidth)
+        if sent > max(0.0, bandwidth_room(n, options)) + EPSILON:
+            over += 1
+    utilisation, deviation = bandwidth.utilisation_and_deviation()
+    own = sum(mbit for place, mbit in crossing.items() if place is not None)
     return {
-        "cpu_utilisation": cpu_utl,
-        "cpu_deviation": cpu_dev,
-        "bandwidth_utilisation": bw_utl,
-        "bandwidth_deviation": bw_dev,
+        **cpu,
+        "bandwidth_utilisation": utilisation,
+        "bandwidth_deviation": deviation,
         "network": max(0.0, own / 2.0),  # each crossing pair is counted at both of its ends
-        "max_network_utilisation": max((100.0 * network[n.id] / n.bandwidth for n in linked), default=0.0),
-        "cpu_violations": float(cpu_over),
-        "bandwidth_violations": float(bw_over),
-        "constraint_violations": float(cpu_over + bw_over),
+        "max_network_utilisation": highest,
+        "bandwidth_violations": float(over),
+        "constraint_violations": cpu["cpu_violations"] + float(over),
     }
+
+
+class _Spread:
+    """Running sums for :func:`utilisation_and_deviation` over nodes seen one at a time."""
+
+    def __init__(self) -> None:
+        self.total = self.used = self.shares = self.squares = 0.0
+        self.count = 0
+
+    def add(self, demand: float, capacity: float) -> None:
+        share = 100.0 * demand / capacity
+        self.total += capacity
+        self.used += min(demand, capacity)
+        self.shares += share
+        self.squares += share * share
+        self.count += 1
+
+    def utilisation_and_deviation(self) -> tuple[float, float]:
+        if not self.count:
+            return 0.0, 0.0
+        mean = self.shares / self.count
+        return 100.0 * self.used / self.total, math.sqrt(max(0.0, self.squares / self.count - mean * mean))
