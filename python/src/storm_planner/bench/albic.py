@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import argparse
 import random
-import time
 from pathlib import Path
 from typing import Any, Callable
 
-from storm_planner.bench.report import markdown_table, pyplot, stamped_progress, write_csv
+from storm_planner.bench.report import add_experiments, markdown_table, pyplot, stamped_progress, write_csv
 from storm_planner.core.evaluate import load_distance
 from storm_planner.core.problem import Problem
 from storm_planner.generators.madsen import (
@@ -332,20 +331,5 @@ EXPERIMENTS = {
 
 
 def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("albic", help="Madsen et al.: milp/albic vs flux/cola (§5.1-5.3)")
-    parser.add_argument("experiment", choices=[*EXPERIMENTS, "all"])
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help="output folder (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="small sizes and few rounds (a smoke run)")
-    parser.set_defaults(handler=_command)
-
-
-def _command(args: argparse.Namespace) -> int:
-    out = Path(args.out)
-    names = list(EXPERIMENTS) if args.experiment == "all" else [args.experiment]
-    for name in names:
-        command = f"storm-planner bench albic {name} --seed {args.seed}" + (" --quick" if args.quick else "")
-        started = time.perf_counter()
-        EXPERIMENTS[name](out, args.seed, args.quick, command)
-        _progress(f"{name} done in {time.perf_counter() - started:.0f} s -> {out}/{name}.md")
-    return 0
+    add_experiments(subparsers, "albic", "Madsen et al.: milp/albic vs flux/cola (§5.1-5.3)", EXPERIMENTS,
+                    DEFAULT_OUT, "small sizes and few rounds (a smoke run)", _progress)

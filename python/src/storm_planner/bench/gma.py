@@ -22,19 +22,19 @@ constants are below, each with its reason.
 from __future__ import annotations
 
 import argparse
-import csv
 import random
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
+from storm_planner.bench.report import add_experiments, markdown_table, pyplot, stamped_progress, write_csv
 from storm_planner.core.evaluate import node_loads
 from storm_planner.core.problem import Problem
 from storm_planner.core.utilisation import node_network
 from storm_planner.planners import run
 
 DEFAULT_OUT = Path("benchmarks/reports/gma")
+_progress = stamped_progress("gma bench", sys.stderr)
 
 # The paper's cluster (§V.A): ten slave nodes, one 4-core Xeon each; three slots per worker (Fig. 3).
 NODES, CAPACITY, SLOTS = 10, 400.0, (6700, 6701, 6702)
@@ -136,7 +136,7 @@ def bench_workload(out: Path, seed: int, quick: bool, command: str) -> list[dict
 
 
 def _plot_workload(out: Path, rows: list[dict[str, Any]]) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     panels = (("cpu_utilisation", "Fig. 4(a) CPU utilisation R_utl (%)"),
               ("bandwidth_utilisation", "Fig. 4(b) bandwidth utilisation R_utl (%)"),
               ("cpu_deviation", "Fig. 5(a) CPU usage deviation R_dev (% points)"),
@@ -205,16 +205,13 @@ def bench_violations(out: Path, seed: int, quick: bool, command: str, instances:
                          "nodes over a limit (mean)": round(sum(r[algorithm] for r in mine) / len(mine), 3)})
     _write_table(out, "violations", rows, f"Constraint violations per planner on {instances} random loaded clusters",
                  command)
-    with open(out / "violations-per-instance.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(per_instance[0]))
-        writer.writeheader()
-        writer.writerows(per_instance)
+    write_csv(out / "violations-per-instance.csv", per_instance)
     _plot_violations(out, rows)
     return rows
 
 
 def _plot_violations(out: Path, rows: list[dict[str, Any]]) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     mine = [r for r in rows if r["placement within limits exists"] == "yes"]
     figure, axis = plt.subplots(figsize=(7, 3.5))
     axis.bar([r["planner"] for r in mine], [r["share over a limit (%)"] for r in mine],
@@ -234,28 +231,10 @@ def _write_table(out: Path, name: str, rows: list[dict[str, Any]], title: str, c
     if not rows:
         return
     columns = list(rows[0])
-    with open(out / f"{name}.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    lines = [f"# {title}", "", f"Reproduce: `{command}`", "",
-             "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(f"{row[c]:.3f}" if isinstance(row[c], float) else str(row[c]) for c in columns)
-              + " |" for row in rows]
-    (out / f"{name}.md").write_text("\n".join(lines) + "\n")
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _progress(message: str) -> None:
-    print(f"[gma bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+    write_csv(out / f"{name}.csv", rows)
+    table = markdown_table(columns, ([f"{row[c]:.3f}" if isinstance(row[c], float) else row[c] for c in columns]
+                                     for row in rows))
+    (out / f"{name}.md").write_text(f"# {title}\n\nReproduce: `{command}`\n\n{table}")
 
 
 EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {
@@ -265,20 +244,5 @@ EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {
 
 
 def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("gma", help="Elastic Allocator: gma vs random/even/topdown/milp (Figs. 4-5)")
-    parser.add_argument("experiment", choices=[*EXPERIMENTS, "all"])
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help="output folder (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="few workloads and instances (a smoke run)")
-    parser.set_defaults(handler=_command)
-
-
-def _command(args: argparse.Namespace) -> int:
-    out = Path(args.out)
-    names = list(EXPERIMENTS) if args.experiment == "all" else [args.experiment]
-    for name in names:
-        command = f"storm-planner bench gma {name} --seed {args.seed}" + (" --quick" if args.quick else "")
-        started = time.perf_counter()
-        EXPERIMENTS[name](out, args.seed, args.quick, command)
-        _progress(f"{name} done in {time.perf_counter() - started:.0f} s -> {out}/{name}.md")
-    return 0
+    add_experiments(subparsers, "gma", "Elastic Allocator: gma vs random/even/topdown/milp (Figs. 4-5)", EXPERIMENTS,
+                    DEFAULT_OUT, "few workloads and instances (a smoke run)", _progress)
