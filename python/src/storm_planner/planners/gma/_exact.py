@@ -97,7 +97,8 @@ class _Model:
             highs.setOptionValue("output_flag", False)
             highs.setOptionValue("time_limit", float(max(seconds, 0.01)))
             highs.setOptionValue("random_seed", int(abs(seed)) % 2**31)
-            highs.setOptionValue("threads", 1)
+            # No "threads": HiGHS sizes one scheduler per process at its first run, and a later run
+            # asking for another size fails (no solution) — milp's solves share the process.
             highs.passModel(lp)
             highs.run()
         status = highs.getModelStatus()
