@@ -9,7 +9,9 @@ import pytest
 
 from storm_planner.cluster import daemons
 from storm_planner.cluster.description import default_description
-from storm_planner.cluster.launcher import ClusterError, ClusterOptions, LocalCluster, free_port_offset, port_free
+from storm_planner.cluster.errors import ClusterError
+from storm_planner.cluster.launcher import ClusterOptions, LocalCluster
+from storm_planner.cluster.probes import free_port_offset, port_free
 from storm_planner.cluster.supervisor_id import read_supervisor_id, seed_supervisor_id
 
 # A "daemon" that forks a grandchild (as a supervisor forks workers) and sleeps.

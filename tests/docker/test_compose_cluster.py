@@ -118,7 +118,7 @@ def test_command_writes_the_files_and_prints_the_compose_file(tmp_path, monkeypa
     # No --out: the compose file on stdout, the rest beside the checkout's docker/compose.yaml.
     fake_checkout = tmp_path / "checkout"
     (fake_checkout / "docker").mkdir(parents=True)
-    monkeypatch.setattr("storm_planner.cluster.launcher.repo_root", lambda: fake_checkout)
+    monkeypatch.setattr("storm_planner.cluster.locations.repo_root", lambda: fake_checkout)
     capsys.readouterr()
     assert main(["cluster", "compose"]) == 0
     assert capsys.readouterr().out == (DOCKER / "compose.yaml").read_text()

@@ -11,7 +11,6 @@ supervisors, worker JVMs, Python shell components), one cluster for the module:
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 
 import pytest
@@ -28,7 +27,7 @@ from cluster_helpers import (
     windows_match,
 )
 
-from storm_planner.cluster.launcher import default_plugin_jar
+from storm_planner.cluster.locations import default_plugin_jar
 from storm_planner.metrics.hookjar import default_hook_jar
 from storm_planner.metrics.windows import DEFAULT_ROOT
 from storm_planner.service.handler import read_plan_log

@@ -13,7 +13,8 @@ For tests::
         nimbus = cluster.addresses.nimbus      # "127.0.0.1:<free port>"
 """
 from .description import ClusterDescription, DescriptionError, Supervisor, default_description, load_description
-from .launcher import ClusterError, ClusterOptions, LocalCluster, local_cluster, running_cluster
+from .errors import ClusterError
+from .launcher import ClusterOptions, LocalCluster, local_cluster, running_cluster
 
 __all__ = [
     "ClusterDescription",

@@ -11,14 +11,9 @@ from storm_planner.cli import CommandError
 
 from .compose import add_compose_command
 from .description import DescriptionError, load_description
-from .launcher import (
-    PLUGIN_JAR_ENV,
-    UI_UNAVAILABLE,
-    ClusterError,
-    ClusterOptions,
-    LocalCluster,
-    default_state_root,
-)
+from .errors import ClusterError
+from .launcher import UI_UNAVAILABLE, ClusterOptions, LocalCluster
+from .locations import PLUGIN_JAR_ENV, default_state_root
 from .storm_home import StormHomeError, ensure_storm_home
 
 

@@ -352,7 +352,7 @@ def add_compose_command(subparsers: argparse._SubParsersAction) -> None:
 def cmd_compose(args: argparse.Namespace) -> int:
     from storm_planner.cli import CommandError
 
-    from .launcher import repo_root
+    from .locations import repo_root
 
     root = repo_root()
     if root is None:

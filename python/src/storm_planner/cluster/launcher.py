@@ -22,59 +22,29 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import random
 import shutil
-import socket
 import sys
 import time
-import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from storm_planner.core.errors import StormPlannerError
 from storm_planner.progress import Progress, print_progress
 from storm_planner.submit import nimbus
 
 from . import daemons, storm_yaml
 from .description import ClusterDescription, default_description
+from .errors import ClusterError
+from .locations import PLUGIN_JAR_ENV, default_plugin_jar, default_state_root
+from .probes import free_port_offset, http_ok, log_tail, parse_host_port, planner_ok, port_free
 from .storm_home import StormHome, ensure_storm_home
 from .supervisor_id import seed_supervisor_id
 
 
-PLUGIN_JAR_ENV = "STORM_PLANNER_PLUGIN_JAR"
 UI_UNAVAILABLE = (
     "not available (org.apache.storm:storm-webapp is not published to Maven Central; "
     "pass --storm-home with an Apache Storm binary distribution to get the UI)"
 )
-
-
-class ClusterError(StormPlannerError, RuntimeError):
-    """The cluster could not be started, reached or stopped; the message says why."""
-
-
-def repo_root() -> Path | None:
-    """The storm-planner checkout this package runs from, if it runs from one."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "storm-scheduler").is_dir() and (parent / "python").is_dir():
-            return parent
-    return None
-
-
-def default_plugin_jar() -> Path | None:
-    if os.environ.get(PLUGIN_JAR_ENV):
-        return Path(os.environ[PLUGIN_JAR_ENV]).expanduser()
-    root = repo_root()
-    return root / "storm-scheduler" / "target" / "storm-planner-scheduler.jar" if root else None
-
-
-def default_state_root() -> Path:
-    """``$STORM_PLANNER_STATE`` or ``$XDG_STATE_HOME/storm-planner`` (~/.local/state)."""
-    if os.environ.get("STORM_PLANNER_STATE"):
-        return Path(os.environ["STORM_PLANNER_STATE"]).expanduser()
-    xdg = os.environ.get("XDG_STATE_HOME") or "~/.local/state"
-    return Path(xdg).expanduser() / "storm-planner"
 
 
 @dataclass
@@ -570,63 +540,6 @@ class LocalCluster:
 # -- helpers ------------------------------------------------------------------
 def _task_start(executor: str) -> int:
     return int(executor.strip("[]").split("-")[0])
-
-
-def parse_host_port(value: str, *, what: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise ClusterError(f"{what}: expected HOST:PORT, got {value!r}")
-    return host, int(port)
-
-
-def port_free(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    # Something may listen on the wildcard address only; a connect finds it.
-    return not nimbus.tcp_open(host, port, 0.2)
-
-
-def free_port_offset(description: ClusterDescription, *, low: int = 10000, high: int = 24000,
-                     attempts: int = 200) -> int:
-    """An offset that puts every port of the cluster on a free port (below the ephemeral range)."""
-    rng = random.Random()
-    for _ in range(attempts):
-        offset = rng.randrange(low, high, 10)
-        ports = [p + offset for p in description.port_list()]
-        if max(ports) < 32768 and all(port_free(description.host, p) for p in ports):
-            return offset
-    raise ClusterError("could not find a free range of ports for a test cluster")
-
-
-def planner_ok(host: str, port: int) -> bool:
-    try:
-        from storm_planner.service.client import health
-    except ImportError:
-        return nimbus.tcp_open(host, port)
-    try:
-        return health(host, port, timeout_ms=2000).status == "ok"
-    except Exception:  # noqa: BLE001 - not up yet
-        return False
-
-
-def http_ok(url: str, timeout_s: float = 3.0) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as response:
-            return response.status == 200
-    except Exception:  # noqa: BLE001 - not up yet
-        return False
-
-
-def log_tail(path: Path, lines: int = 25) -> str:
-    try:
-        text = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return f"(no log at {path})"
-    return "\n".join(text[-lines:])
 
 
 @contextlib.contextmanager

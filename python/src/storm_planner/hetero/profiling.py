@@ -730,7 +730,7 @@ def profile_command(args) -> int:
     from storm_planner.cli import CommandError
     from storm_planner.cluster import default_description
     from storm_planner.cluster.description import DescriptionError, load_description
-    from storm_planner.cluster.launcher import ClusterError
+    from storm_planner.cluster.errors import ClusterError
     from storm_planner.submit.operations import SubmitError
     from storm_planner.submit.project import ProjectError
 
