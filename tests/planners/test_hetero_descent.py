@@ -109,7 +109,8 @@ def test_the_fluid_start_reaches_what_pairs_from_the_heuristic_cannot():
 def test_water_filling_at_once_equals_placing_one_by_one(seed):
     rng = np.random.default_rng(seed)
     base, per_instance, n = rng.uniform(0, 1, 7), rng.uniform(0.01, 0.5, 7), int(rng.integers(1, 30))
-    row, total = _water_fill(base, per_instance, n)
+    row = _water_fill(base, per_instance, n)
+    total = base + row * per_instance
     one_by_one = base.copy()
     for _ in range(n):
         m = int(np.argmin(one_by_one + per_instance))

@@ -142,6 +142,7 @@ class GraphState:
         self.model = model
         self.machines_of = machines_of
         self.counts = Placement(tuple(map(tuple, machines_of))).counts(model.n_machines)
+        self.fixed = (self.counts * model.base).sum(axis=0)   # CPU at zero input: the bases (issue #18)
         self._refresh()
 
     def _refresh(self) -> None:
@@ -159,38 +160,39 @@ class GraphState:
         clone = object.__new__(GraphState)
         clone.model, clone.rates = self.model, self.rates
         clone.machines_of = [list(m) for m in self.machines_of]
-        clone.counts, clone.coef = self.counts.copy(), self.coef.copy()
+        clone.counts, clone.coef, clone.fixed = self.counts.copy(), self.coef.copy(), self.fixed.copy()
         return clone
 
     def placement(self) -> Placement:
         return Placement(tuple(map(tuple, self.machines_of)))
 
-    def instance_tcu(self, c: int, machine: int, first: bool) -> float:
-        """TCU of one instance of ``c`` on ``machine`` per tuple/s of input rate (eq. 7)."""
+    def instance_tcu(self, c: int, machine: int, first: bool, input_rate: float) -> float:
+        """TCU of one instance of ``c`` on ``machine`` at ``input_rate``: base + IR · (ET + MET) / 10."""
         rate = self.rates.per_instance[c] + (self.rates.first[c] if first else 0.0)
-        return rate * self.model.cost[c, machine]
+        return self.model.base[c, machine] + input_rate * rate * self.model.cost[c, machine]
 
     def first_over_utilised(self, input_rate: float) -> int | None:
         """The first machine over its budget (or holding an executor over the cap)."""
-        over = self.coef * input_rate > self.model.capacity * (1 + EPSILON)
+        over = self.fixed + self.coef * input_rate > self.model.capacity * (1 + EPSILON)
         if self.model.executor_cap is not None:
-            over |= self._hottest_per_machine() * input_rate > self.model.executor_cap * (1 + EPSILON)
+            over |= self._hottest_per_machine(input_rate) > self.model.executor_cap * (1 + EPSILON)
         hits = np.flatnonzero(over)
         return int(hits[0]) if hits.size else None
 
-    def _hottest_per_machine(self) -> np.ndarray:
-        hottest = np.where(self.counts > 0, self.rates.per_instance[:, None] * self.model.cost, 0.0).max(axis=0)
+    def _hottest_per_machine(self, input_rate: float) -> np.ndarray:
+        tcu = self.model.base + input_rate * self.rates.per_instance[:, None] * self.model.cost
+        hottest = np.where(self.counts > 0, tcu, 0.0).max(axis=0)
         for c in np.flatnonzero(self.rates.first > 0):
             m = self.machines_of[c][0]
-            hottest[m] = max(hottest[m], self.instance_tcu(c, m, first=True))
+            hottest[m] = max(hottest[m], self.instance_tcu(c, m, True, input_rate))
         return hottest
 
-    def hot_tasks(self, machine: int) -> list[tuple[int, bool]]:
+    def hot_tasks(self, machine: int, input_rate: float) -> list[tuple[int, bool]]:
         """Components of the tasks on ``machine``, hottest task first (with: is it the first instance)."""
         tasks = []
         for c in np.flatnonzero(self.counts[:, machine] > 0):
             first = self.machines_of[c][0] == machine
-            tasks.append((-self.instance_tcu(c, machine, first), int(c), first))
+            tasks.append((-self.instance_tcu(c, machine, first, input_rate), int(c), first))
         return [(c, first) for _, c, first in sorted(tasks)]
 
     def new_instance_machines(self, c: int, hot_is_first: bool, input_rate: float,
@@ -231,9 +233,11 @@ class GraphState:
 
     def _place_new(self, c: int, per_instance: float, base: np.ndarray, k: int,
                    input_rate: float) -> list[int] | None:
-        """Machines for ``k`` identical new instances, each in turn on the most suitable one."""
-        new_tcu = per_instance * self.model.cost[c] * input_rate
-        room = self.model.capacity * (1 + EPSILON) - base * input_rate
+        """Machines for ``k`` identical new instances, each in turn on the most suitable one.
+
+        A new instance's TCU includes its base, and so does the room it needs."""
+        new_tcu = self.model.base[c] + per_instance * self.model.cost[c] * input_rate
+        room = self.model.capacity * (1 + EPSILON) - self.fixed - base * input_rate
         usable = np.ones(self.model.n_machines, dtype=bool)
         if self.model.executor_cap is not None:
             usable &= new_tcu <= self.model.executor_cap * (1 + EPSILON)
@@ -257,6 +261,7 @@ class GraphState:
         for machine in machines:
             self.machines_of[c].append(machine)
             self.counts[c, machine] += 1
+            self.fixed[machine] += self.model.base[c, machine]
         self._refresh()
 
 
@@ -266,12 +271,13 @@ def first_assignment(model: HeteroModel, parallelism: list[int], input_rate: flo
     """Alg. 1: place the starting graph at ``input_rate``; None if it does not fit."""
     rates = propagate(model, parallelism)
     instances = [(c, i) for c in range(model.n_components) for i in range(parallelism[c])]
-    demand = {(c, i): rates.instance_rate(c, i) * model.cost[c].min() for c, i in instances}
+    demand = {(c, i): (model.base[c] + input_rate * rates.instance_rate(c, i) * model.cost[c]).min()
+              for c, i in instances}
     instances.sort(key=lambda ci: (-demand[ci], ci))
     load = np.zeros(model.n_machines)
     machines_of: list[list[int | None]] = [[None] * n for n in parallelism]
     for c, i in instances:
-        tcu = rates.instance_rate(c, i) * model.cost[c] * input_rate
+        tcu = model.base[c] + rates.instance_rate(c, i) * model.cost[c] * input_rate
         free = model.capacity - load - tcu
         fits = free >= -EPSILON * model.capacity
         if model.executor_cap is not None:
@@ -313,7 +319,7 @@ def maximize_throughput(model: HeteroModel, state: GraphState, input_rate: float
             rate += rate / scale
             continue
         targets = None
-        tasks = current.hot_tasks(machine)
+        tasks = current.hot_tasks(machine, rate)
         for c, hot_is_first in tasks if next_hottest else tasks[:1]:  # hottest first, then the next
             targets = current.new_instance_machines(c, hot_is_first, rate, max_instances, max_batch)
             if targets is not None:
@@ -370,21 +376,28 @@ def place_fixed_graph(model: HeteroModel, parallelism: list[int]) -> Placement:
     """Place a given graph for the highest sustainable rate (not in the paper).
 
     Instances by decreasing demand; each to the machine that keeps the peak
-    utilisation per unit rate lowest, ties to the least TCU: longest processing
-    time first, for machines of unrelated speeds. O(E·M + E log E).
+    utilisation per unit rate lowest — with bases, ``coef / (capacity − fixed)``,
+    the inverse of the rate the machine sustains — ties to the least TCU:
+    longest processing time first, for machines of unrelated speeds.
+    O(E·M + E log E).
     """
     rates = propagate(model, parallelism)
     instances = [(c, i) for c in range(model.n_components) for i in range(parallelism[c])]
     weight = {(c, i): rates.instance_rate(c, i) * model.cost[c] for c, i in instances}
     instances.sort(key=lambda ci: (-weight[ci].min(), ci))
     coef = np.zeros(model.n_machines)
+    fixed = np.zeros(model.n_machines)
     peak = 0.0
     machines_of: list[list[int]] = [[0] * n for n in parallelism]
     for c, i in instances:
-        after = (coef + weight[(c, i)]) / model.capacity
-        m = int(min(range(model.n_machines), key=lambda m: (max(peak, after[m]), after[m], weight[(c, i)][m], m)))
+        room = model.capacity - fixed - model.base[c]   # what the bases leave (issue #18)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            after = np.where(room > 0, (coef + weight[(c, i)]) / np.where(room > 0, room, 1.0), np.inf)
+        m = int(min(range(model.n_machines),
+                    key=lambda m: (max(peak, after[m]), after[m], weight[(c, i)][m], model.base[c, m], m)))
         machines_of[c][i] = m
         coef[m] += weight[(c, i)][m]
+        fixed[m] += model.base[c, m]
         peak = max(peak, after[m])
     return Placement(tuple(map(tuple, machines_of)))
 
