@@ -4,7 +4,7 @@
 #
 #   scripts/bench-scale.sh [--scale 1.0] [--topologies 45] [--clusters production,huge]
 #       [--schedulers default,ras,even,topdown,milp] [--milp-time-limit-secs 2] [--deadline-ms 120000]
-#       [--seed 13] [--out benchmarks/reports/scale]
+#       [--seed 13] [--repeat 3] [--out benchmarks/reports/scale]
 #
 # --deadline-ms is the plugin's planner.service.timeout.ms (the service answers within 80 % of it; a topology
 # it could not plan in time falls back to DefaultScheduler). A quick run: scripts/bench-scale.sh --scale 0.05. Progress on stderr; the report in

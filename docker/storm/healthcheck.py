@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from storm_planner.cluster.launcher import http_ok
-from storm_planner.cluster.nimbus import cluster_summary, supervisors_from_summary
+from storm_planner.submit.nimbus import cluster_summary, supervisors_from_summary
 
 
 def _conf() -> dict:

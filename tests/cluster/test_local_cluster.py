@@ -11,7 +11,8 @@ from collections import defaultdict
 
 import pytest
 
-from storm_planner.cluster import daemons, nimbus
+from storm_planner.cluster import daemons
+from storm_planner.submit import nimbus
 from storm_planner.cluster.launcher import default_plugin_jar
 from storm_planner.submit.operations import kill_topology, list_topologies, submit_project
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from storm_planner.bench.topdown import mixed_job, pipeline_job, priority_job, random_job, task_count_job
+from storm_planner.generators.chatzistergiou import mixed_job, pipeline_job, priority_job, random_job, task_count_job
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.problem import Problem
 

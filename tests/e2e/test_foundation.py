@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from storm_planner.cluster import nimbus
+from storm_planner.submit import nimbus
 from storm_planner.cluster.launcher import default_plugin_jar, running_cluster
 from storm_planner.service.handler import read_plan_log
 from storm_planner.submit.operations import submit_project

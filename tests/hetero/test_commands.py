@@ -9,7 +9,7 @@ import pytest
 
 from storm_planner.cli import CommandError
 from storm_planner.hetero.commands import add_commands
-from storm_planner.hetero.micro import micro_problem
+from storm_planner.generators.nasiri import micro_problem
 from storm_planner.hetero.project import load_project_topology, parse_cluster
 
 HERE = Path(__file__).resolve().parent

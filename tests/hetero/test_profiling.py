@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from storm_planner.cluster.description import parse_description
-from storm_planner.hetero.profiles import Measurement, profile_from_measurements
+from storm_planner.planners.nasiri.profiles import Measurement, profile_from_measurements
 from storm_planner.hetero.profiling import (
     CpuQuota,
     ProfilingError,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from storm_planner.cluster.nimbus import nimbus_client
+from storm_planner.submit.nimbus import nimbus_client
 from storm_planner.metrics.windows import DEFAULT_ROOT, CorruptWindow, TaskWindow, parse_window
 
 PIPELINE = Path(__file__).resolve().parent / "fixtures" / "pipeline"

@@ -9,8 +9,8 @@ import time
 import pytest
 from metrics_docs import encode, window_doc
 
-from storm_planner.metrics.replan import Replanner
-from storm_planner.metrics.service import metrics_for_serve
+from storm_planner.adaptation.replan import Replanner
+from storm_planner.service.metrics import metrics_for_serve
 from storm_planner.metrics.source import StoreMetricsSource
 from storm_planner.metrics.store import MetricsStore
 from storm_planner.service.client import connect

@@ -19,7 +19,7 @@ from storm_planner.core.check import check_plan
 from storm_planner.core.errors import InvalidParameterError, UnknownParameterError
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.problem import Problem
-from storm_planner.hetero.micro import micro_problem
+from storm_planner.generators.nasiri import micro_problem
 from storm_planner.planners import available, run
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.handler import PlannerHandler
@@ -109,7 +109,10 @@ def service_request(algorithm: str, options: dict[str, str]) -> Any:
 
 
 def plan_through_service(algorithm: str, options: dict[str, str]) -> Any:
-    (plan,) = PlannerHandler().plan(service_request(algorithm, options)).plans
+    # In process, so the spy sees the planner built (the worker process solver planners run in
+    # resolves the same options with the same code: tests/service/test_worker.py).
+    handler = PlannerHandler(isolate=False)
+    (plan,) = handler.plan(service_request(algorithm, options)).plans
     return plan
 
 

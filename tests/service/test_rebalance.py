@@ -14,7 +14,7 @@ import pytest
 
 from storm_planner.cli import main
 from storm_planner.core.plan import ParallelismAdvice
-from storm_planner.hetero.micro import micro_profile
+from storm_planner.generators.nasiri import micro_profile
 from storm_planner.service.client import connect
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.handler import PlannerHandler, read_plan_log

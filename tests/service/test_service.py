@@ -102,7 +102,7 @@ class _SleepyPlanner(Planner):
 
     def plan(self, problem):
         time.sleep(float(self.params.get("seconds", 1.0)))
-        from storm_planner.planners.even import EvenPlanner
+        from storm_planner.planners.baselines.even import EvenPlanner
         return Plan(algorithm=self.name, assignments=EvenPlanner().plan(problem).assignments)
 
 

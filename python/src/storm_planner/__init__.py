@@ -5,6 +5,7 @@ The planner core (:mod:`storm_planner.core`), the planners
 (:mod:`storm_planner.service`) and the tools around a real cluster.
 """
 from storm_planner.api import algorithms, plan
+from storm_planner.core.errors import StormPlannerError
 
 __version__ = "0.1.0"
-__all__ = ["algorithms", "plan", "__version__"]
+__all__ = ["StormPlannerError", "algorithms", "plan", "__version__"]

@@ -2,4 +2,5 @@ import sys
 
 from storm_planner.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # the planner worker process (service.worker) imports this module again
+    sys.exit(main())

@@ -13,6 +13,7 @@ import importlib
 import logging
 import sys
 
+from storm_planner.core.errors import StormPlannerError
 from storm_planner.core.quiet import answer_only_stdout
 
 # Modules that contribute sub-commands, in help order. A module listed here
@@ -30,7 +31,7 @@ COMMAND_MODULES = (
 )
 
 
-class CommandError(Exception):
+class CommandError(StormPlannerError):
     """A user-facing failure: printed as one line, exit status 2."""
 
 

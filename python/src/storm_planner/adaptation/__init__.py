@@ -1,6 +1,14 @@
-"""Adaptation across rounds: Madsen et al.'s Algorithm 1 (release drained nodes, plan,
-decide scaling, re-plan), scaling policies, and the stores that keep a planner's
-state (ALBIC's collocated sets, the nodes marked for removal) between rounds."""
+"""Adaptation across rounds: when and how far a running topology is re-planned.
+
+* :mod:`.replan` — when the service re-plans a running topology (metrics changed enough,
+  within a migration budget per period);
+* :mod:`.budget` — cutting a plan down to a migration budget;
+* :mod:`.round` — Madsen et al.'s Algorithm 1 (release drained nodes, plan, decide scaling,
+  re-plan);
+* :mod:`.scaling` — scaling policies;
+* :mod:`.state` — the stores that keep a planner's state (ALBIC's collocated sets, the nodes
+  marked for removal) between rounds.
+"""
 from storm_planner.adaptation.round import AdaptationController, RoundResult, adaptation_round
 from storm_planner.adaptation.scaling import ScalingDecision, ScalingPolicy, ThresholdScaling
 from storm_planner.adaptation.state import (

@@ -199,16 +199,17 @@ def state_key(problem_topology: str, algorithm: str) -> str:
     return f"{problem_topology}/{algorithm}"
 
 
-def run_with_state(problem: Any, algorithm: str, params: dict[str, Any], store: StateStore):
+def run_with_state(problem: Any, algorithm: str, params: dict[str, Any], store: StateStore, run=None):
     """``run`` with the planner's state kept in ``store`` under ``<topology id>/<algorithm>``.
 
     The planner gets the previous state as its ``state`` parameter and the plan's ``state``
     replaces it. A store that fails (e.g. ZooKeeper unreachable) costs the planner its memory
     for that round, never the plan: the round runs without state and the plan notes say so.
     """
-    from storm_planner.planners import run
+    from storm_planner.planners import run as run_here
     from storm_planner.planners.base import planner_class
 
+    run = run or run_here  # ``run``: how to plan (the service runs solver planners in a worker process)
     params = dict(params)
     key = state_key(problem.topology_id, algorithm)
     takes_state = "state" in planner_class(algorithm).param_defaults()
@@ -242,6 +243,19 @@ def run_with_state_file(problem: Any, algorithm: str, params: dict[str, Any]):
     return run_with_state(problem, algorithm, params, FileStateStore(path))
 
 
-def stateful_runner(store: StateStore):
-    """A ``runner(problem, algorithm)`` for the service that keeps planner state in ``store``."""
-    return lambda problem, algorithm: run_with_state(problem, algorithm, {}, store)
+class StatefulRunner:
+    """A ``runner(problem, algorithm)`` for the service that keeps planner state in ``store``.
+
+    ``run`` plans (``planners.run`` unless set): the service points it at its own runner, which
+    runs the solver planners in a worker process it can stop.
+    """
+
+    def __init__(self, store: StateStore, run=None) -> None:
+        self.store, self.run = store, run
+
+    def __call__(self, problem: Any, algorithm: str):
+        return run_with_state(problem, algorithm, {}, self.store, self.run)
+
+
+def stateful_runner(store: StateStore) -> StatefulRunner:
+    return StatefulRunner(store)

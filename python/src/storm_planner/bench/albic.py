@@ -21,174 +21,29 @@ repository root; each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` an
   and migrations per period. ALBIC starts from a random placement (cold) and
   from COLA's placement (the paper's recommended use, §5.4).
 
-The workload generators below are also used by the tests. Reconstructions of
-the paper's lost constants are stated where they are chosen.
+The workloads come from :mod:`storm_planner.generators.madsen`.
 """
 from __future__ import annotations
 
 import argparse
-import csv
-import math
 import random
-import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
+from storm_planner.bench.report import add_experiments, markdown_table, pyplot, stamped_progress, write_csv
 from storm_planner.core.evaluate import load_distance
 from storm_planner.core.problem import Problem
+from storm_planner.generators.madsen import (
+    CollocationWorkload,
+    drifting_loads,
+    fluctuate,
+    fluctuation_problem,
+    problem_dict,
+    scale_in_problem,
+)
 from storm_planner.planners import run
 
 DEFAULT_OUT = Path("benchmarks/reports/albic")
-CAPACITY = 100.0
-
-
-# -- workloads -----------------------------------------------------------------------
-
-def _problem_dict(nodes: int, loads: list[float], current: dict[str, str], options: dict[str, Any],
-                  draining: Iterable[int] = (), ids: list[str] | None = None) -> dict[str, Any]:
-    ids = ids or [f"kg/{i}" for i in range(len(loads))]
-    marked = set(draining)
-    return {
-        "nodes": [{"id": f"n{i:02d}", "capacity": CAPACITY, **({"draining": True} if i in marked else {})}
-                  for i in range(nodes)],
-        "topology": {"id": "synthetic", "components": [{"id": "kg", "executors": len(loads)}]},
-        "executors": [{"id": e, "component": "kg", "load": round(l, 6)} for e, l in zip(ids, loads)],
-        "current": {e: f"{current[e]}:6700" for e in ids},
-        "options": options,
-    }
-
-
-def even_placement(executors: int, nodes: int) -> dict[str, str]:
-    """Key groups evenly allocated (§5.1): executor i on node i mod N."""
-    return {f"kg/{i}": f"n{i % nodes:02d}" for i in range(executors)}
-
-
-def fluctuation_problem(nodes: int = 20, executors: int = 300, varies: float = 0.2, change: float = 0.5,
-                        budget: int | None = 13, seed: int = 1, time_limit_s: float = 5.0,
-                        spread: float = 0.2, utilisation: float = 60.0) -> dict[str, Any]:
-    """§5.1's synthetic input.
-
-    Every key group starts at the mean load (``utilisation`` on average) adjusted
-    by a uniform ±``spread``; then on a fraction ``varies`` of the nodes half lose
-    and half gain ``change`` of their load, through a random half of their key
-    groups. (The paper's ranges were lost in extraction: ±20%, 50% are ours.)
-    """
-    rng = random.Random(seed)
-    mean = nodes * CAPACITY * utilisation / 100.0 / executors
-    loads = [mean * (1 + rng.uniform(-spread, spread)) for _ in range(executors)]
-    current = even_placement(executors, nodes)
-    changed = rng.sample(range(nodes), int(round(varies * nodes)))
-    for k, node in enumerate(changed):
-        members = [i for i in range(executors) if i % nodes == node]
-        chosen = rng.sample(members, max(1, len(members) // 2))
-        delta = change * sum(loads[i] for i in members) * (1 if k % 2 else -1)
-        share = sum(loads[i] for i in chosen)
-        for i in chosen:  # spread the change over the chosen key groups, keeping each positive
-            loads[i] = max(0.05 * mean, loads[i] + delta * loads[i] / share)
-    options = {"time_limit_s": time_limit_s, "seed": seed, **({"max_migrations": budget} if budget is not None else {})}
-    return _problem_dict(nodes, loads, current, options)
-
-
-def drifting_loads(base: list[float], rounds: int, sigma: float, phi: float, seed: int) -> Iterable[list[float]]:
-    """Loads per round: base × exp(x), x an AR(1) per key group (mean-reverting drift)."""
-    rng = random.Random(seed)
-    x = [0.0] * len(base)
-    for _ in range(rounds):
-        x = [phi * v + rng.gauss(0.0, sigma) for v in x]
-        yield [b * math.exp(v) for b, v in zip(base, x)]
-
-
-def scale_in_problem(nodes: int = 60, executors: int = 900, marked: int = 10, overloaded: int = 1,
-                     budget: int = 20, seed: int = 1, time_limit_s: float = 5.0,
-                     utilisation: float = 50.0) -> dict[str, Any]:
-    """§5.1 scale-in: ``marked`` nodes for removal, ``overloaded`` others at 100% (the rest share the load)."""
-    rng = random.Random(seed)
-    mean = nodes * CAPACITY * utilisation / 100.0 / executors
-    loads = [mean * (1 + rng.uniform(-0.2, 0.2)) for _ in range(executors)]
-    current = even_placement(executors, nodes)
-    draining = list(range(nodes - marked, nodes))
-    for node in range(overloaded):  # the first nodes: scale their key groups up to 100%
-        members = [i for i in range(executors) if i % nodes == node]
-        factor = CAPACITY / sum(loads[i] for i in members)
-        for i in members:
-            loads[i] *= factor
-    options = {"time_limit_s": time_limit_s, "seed": seed, "max_migrations": budget}
-    return _problem_dict(nodes, loads, current, options, draining=draining)
-
-
-@dataclass
-class CollocationWorkload:
-    """§5.3's synthetic job: a chain of operators; a share of executors talk one-to-one.
-
-    Executor i of operator o sends ``rate`` per period: all of it to executor i of
-    operator o+1 (one-to-one) with probability ``one_to_one``, else evenly to every
-    executor of o+1 (full partitioning). An executor's load is its base load plus
-    ``serialisation`` per unit of traffic it sends or receives across nodes, so
-    collocation lowers the system load (the paper's load index). Constants are
-    ours: at a random placement serialisation is ~40% of the load, and the
-    cluster is ~60% utilised.
-    """
-
-    nodes: int
-    ids: list[str]
-    components: list[dict[str, Any]]
-    streams: list[dict[str, Any]]
-    base: list[float]
-    traffic: dict[tuple[str, str], float]
-    serialisation: float
-
-    @classmethod
-    def build(cls, nodes: int, executors: int, operators: int, one_to_one: float = 0.5, seed: int = 1,
-              rate: float = 10.0, utilisation: float = 60.0, serialisation_share: float = 0.4):
-        rng = random.Random(seed)
-        per = executors // operators
-        ids_by_op = [[f"op{o:02d}/{i}" for i in range(per)] for o in range(operators)]
-        traffic: dict[tuple[str, str], float] = {}
-        for o in range(operators - 1):
-            for i, source in enumerate(ids_by_op[o]):
-                if rng.random() < one_to_one:
-                    traffic[(source, ids_by_op[o + 1][i])] = rate
-                else:
-                    for target in ids_by_op[o + 1]:
-                        traffic[(source, target)] = rate / per
-        ids = [e for op in ids_by_op for e in op]
-        total_load = nodes * CAPACITY * utilisation / 100.0
-        remote_share = 1.0 - 1.0 / nodes
-        moved_traffic = 2.0 * sum(traffic.values()) * remote_share  # sent + received
-        serialisation = serialisation_share * total_load / moved_traffic
-        base_total = (1.0 - serialisation_share) * total_load
-        raw = [1 + rng.uniform(-0.2, 0.2) for _ in ids]
-        base = [base_total * r / sum(raw) for r in raw]
-        components = [{"id": f"op{o:02d}", "executors": per} for o in range(operators)]
-        streams = [{"from": f"op{o:02d}", "to": f"op{o + 1:02d}", "grouping": "fields", "rate": rate * per}
-                   for o in range(operators - 1)]
-        return cls(nodes, ids, components, streams, base, traffic, serialisation)
-
-    def loads(self, base: list[float], node_of: dict[str, str]) -> list[float]:
-        extra = {e: 0.0 for e in self.ids}
-        for (source, target), rate in self.traffic.items():
-            if node_of[source] != node_of[target]:
-                extra[source] += rate * self.serialisation
-                extra[target] += rate * self.serialisation
-        return [b + extra[e] for b, e in zip(base, self.ids)]
-
-    def problem(self, base: list[float], node_of: dict[str, str], options: dict[str, Any]) -> Problem:
-        return Problem.from_dict({
-            "nodes": [{"id": f"n{i:02d}", "capacity": CAPACITY} for i in range(self.nodes)],
-            "topology": {"id": "collocation", "components": self.components, "streams": self.streams},
-            "executors": [{"id": e, "component": e.split("/")[0], "load": round(l, 6)}
-                          for e, l in zip(self.ids, self.loads(base, node_of))],
-            "traffic": [{"from": s, "to": t, "rate": r} for (s, t), r in self.traffic.items()],
-            "current": {e: f"{node_of[e]}:6700" for e in self.ids},
-            "options": options,
-        })
-
-    def random_placement(self, seed: int) -> dict[str, str]:
-        rng = random.Random(seed)
-        order = list(self.ids)
-        rng.shuffle(order)
-        return {e: f"n{k % self.nodes:02d}" for k, e in enumerate(order)}
 
 
 # -- output helpers -------------------------------------------------------------------------
@@ -197,39 +52,24 @@ def _write_table(out: Path, name: str, rows: list[dict[str, Any]], title: str, c
     out.mkdir(parents=True, exist_ok=True)
     if not rows:
         return
+    write_csv(out / f"{name}.csv", rows)
     columns = list(rows[0])
-    with open(out / f"{name}.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-    lines = [f"# {title}", "", f"Reproduce: `{command}`", "",
-             "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for row in rows:
-        lines.append("| " + " | ".join(_cell(row[c]) for c in columns) + " |")
-    (out / f"{name}.md").write_text("\n".join(lines) + "\n")
+    table = markdown_table(columns, [[_cell(row[c]) for c in columns] for row in rows])
+    (out / f"{name}.md").write_text(f"# {title}\n\nReproduce: `{command}`\n\n" + table)
 
 
 def _cell(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _progress(message: str) -> None:
-    print(f"[albic bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
+_progress = stamped_progress("albic bench")
 
 
 # -- §5.1 solve time against load distance -----------------------------------------------
 
 def bench_solve_time(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
-    from storm_planner.planners import _milp_model as model
+    from storm_planner.planners.madsen import _milp_model as model
+    from storm_planner.planners.madsen._units import start_placement
 
     sizes = [(20, 300)] if quick else [(20, 300), (40, 600), (60, 900)]
     limits = [0.5, 2.0] if quick else [0.5, 1.0, 2.0, 5.0, 10.0]
@@ -244,7 +84,7 @@ def bench_solve_time(out: Path, seed: int, quick: bool, command: str) -> list[di
                 before = load_distance(problem, {e: s.node for e, s in problem.current.items()})
                 flux = run(problem, "flux")
                 balance = model.build_model(problem, [(e.id,) for e in problem.executors],
-                                            model.start_placement(problem), None, budget, None)
+                                            start_placement(problem), None, budget, None)
                 greedy = model.greedy_descent(balance, tuple(u.start for u in balance.units))
                 base = dict(nodes=nodes, executors=executors, varies=varies, budget=budget,
                             before=round(before, 3), flux=round(flux.figures["load_distance"], 3),
@@ -268,7 +108,7 @@ def bench_solve_time(out: Path, seed: int, quick: bool, command: str) -> list[di
 
 
 def _plot_solve_time(out: Path, rows: list[dict[str, Any]]) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     sizes = sorted({(r["nodes"], r["executors"]) for r in rows})
     figure, axes = plt.subplots(1, len(sizes), figsize=(5 * len(sizes), 4), squeeze=False)
     for axis, (nodes, executors) in zip(axes[0], sizes):
@@ -312,7 +152,7 @@ def bench_drift(out: Path, seed: int, quick: bool, command: str, rounds: int = 2
         for round_, loads in enumerate(drifting_loads(base, rounds, sigma, phi, seed), start=1):
             row: dict[str, Any] = {"sigma": sigma, "round": round_}
             for algorithm, node_of in placement.items():
-                problem = Problem.from_dict(_problem_dict(20, loads, node_of, data["options"], ids=ids))
+                problem = Problem.from_dict(problem_dict(20, loads, node_of, data["options"], ids=ids))
                 if algorithm == "none":
                     row["none"] = round(load_distance(problem, node_of), 3)
                     continue
@@ -326,7 +166,7 @@ def bench_drift(out: Path, seed: int, quick: bool, command: str, rounds: int = 2
             rows.append(row)
     _write_table(out, "drift", rows, "§5.2: load distance per round, 20 nodes, 300 executors, 13 migrations",
                  command)
-    plt = _pyplot()
+    plt = pyplot()
     figure, axes = plt.subplots(1, len(sigmas), figsize=(7 * len(sigmas), 4), squeeze=False)
     for axis, sigma in zip(axes[0], sigmas):
         mine = [r for r in rows if r["sigma"] == sigma]
@@ -360,7 +200,7 @@ def bench_scale_in(out: Path, seed: int, quick: bool, command: str, rounds: int 
         for mode in ("integrated", "drain_first"):
             node_of = {e: s.split(":")[0] for e, s in data["current"].items()}
             for round_ in range(1, rounds + 1):
-                problem = Problem.from_dict(_problem_dict(nodes, loads, node_of, data["options"],
+                problem = Problem.from_dict(problem_dict(nodes, loads, node_of, data["options"],
                                                           draining=draining, ids=ids))
                 _progress(f"scale-in OL{overloaded} {mode} round {round_}/{rounds}")
                 plan = run(problem, "milp", scale_in=mode)
@@ -375,7 +215,7 @@ def bench_scale_in(out: Path, seed: int, quick: bool, command: str, rounds: int 
                              "solve_s": round(plan.solve_ms / 1000.0, 2)})
     _write_table(out, "scale-in", rows, f"§5.1 scale-in: {nodes} nodes, {executors} executors, {marked} marked, "
                  "20 migrations per round", command)
-    plt = _pyplot()
+    plt = pyplot()
     figure, axes = plt.subplots(1, 2, figsize=(11, 4))
     for k, overloaded in enumerate((1, 5)):
         for mode, style in (("integrated", "o-"), ("drain_first", "s--")):
@@ -397,14 +237,6 @@ def bench_scale_in(out: Path, seed: int, quick: bool, command: str, rounds: int 
 
 
 # -- §5.3 ALBIC against COLA --------------------------------------------------------------
-
-def fluctuate(base0: list[float], factors: list[float], rng: random.Random, share: float = 0.2,
-              amplitude: float = 0.2) -> list[float]:
-    """The loads of a random ``share`` of the key groups change by U(-amplitude, +amplitude) of their base."""
-    for i in rng.sample(range(len(factors)), int(share * len(factors))):
-        factors[i] = 1.0 + rng.uniform(-amplitude, amplitude)
-    return [b * f for b, f in zip(base0, factors)]
-
 
 def run_collocation(workload: CollocationWorkload, algorithm: str, start: dict[str, str], periods: int,
                     seed: int, budget: int, time_limit_s: float, reference_load: float | None = None,
@@ -468,7 +300,7 @@ def bench_collocation(out: Path, seed: int, quick: bool, command: str, periods: 
 
 
 def _plot_collocation(out: Path, rows: list[dict[str, Any]]) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     configs = sorted({(r["nodes"], r["executors"], r["operators"]) for r in rows})
     metrics = ("collocation_factor", "load_distance", "load_index", "migrations")
     figure, axes = plt.subplots(len(configs), 4, figsize=(16, 3.2 * len(configs)), squeeze=False)
@@ -499,20 +331,5 @@ EXPERIMENTS = {
 
 
 def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("albic", help="Madsen et al.: milp/albic vs flux/cola (§5.1-5.3)")
-    parser.add_argument("experiment", choices=[*EXPERIMENTS, "all"])
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help="output folder (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="small sizes and few rounds (a smoke run)")
-    parser.set_defaults(handler=_command)
-
-
-def _command(args: argparse.Namespace) -> int:
-    out = Path(args.out)
-    names = list(EXPERIMENTS) if args.experiment == "all" else [args.experiment]
-    for name in names:
-        command = f"storm-planner bench albic {name} --seed {args.seed}" + (" --quick" if args.quick else "")
-        started = time.perf_counter()
-        EXPERIMENTS[name](out, args.seed, args.quick, command)
-        _progress(f"{name} done in {time.perf_counter() - started:.0f} s -> {out}/{name}.md")
-    return 0
+    add_experiments(subparsers, "albic", "Madsen et al.: milp/albic vs flux/cola (§5.1-5.3)", EXPERIMENTS,
+                    DEFAULT_OUT, "small sizes and few rounds (a smoke run)", _progress)

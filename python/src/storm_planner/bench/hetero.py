@@ -3,7 +3,7 @@
 Three parts, each writing a CSV, a markdown table and a plot under
 ``benchmarks/reports/hetero/`` (``--out``):
 
-* ``clusters`` — Linear, Diamond and Star (:mod:`storm_planner.hetero.micro`)
+* ``clusters`` — Linear, Diamond and Star (:mod:`storm_planner.generators.nasiri`)
   on the paper's three-machine cluster and Table IV's small, medium and large
   clusters, profile Table III: ``hetero`` against ``storm-default`` placing the
   same execution graph (the paper's comparison, §6.3): throughput, weighted
@@ -40,13 +40,13 @@ from typing import Any
 
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
-from storm_planner.hetero.bounds import fluid_bound
-from storm_planner.hetero.micro import CLUSTERS, TOPOLOGIES, micro_problem, micro_profile
-from storm_planner.hetero.model import build_model
-from storm_planner.hetero.plans import placement_from_assignments
-from storm_planner.hetero.simulate import gain, max_input_rate, simulate
+from storm_planner.planners.nasiri.bounds import fluid_bound
+from storm_planner.generators.nasiri import CLUSTERS, TOPOLOGIES, micro_problem, micro_profile
+from storm_planner.planners.nasiri.model import build_model
+from storm_planner.planners.nasiri.plans import placement_from_assignments
+from storm_planner.planners.nasiri.simulate import gain, max_input_rate, simulate
 from storm_planner.planners import run
-from storm_planner.planners.hetero_optimal import optimal_placement
+from storm_planner.planners.nasiri.hetero_optimal import optimal_placement
 
 PAPER_SIMULATED = {  # §6.3, Fig. 10: throughput and utilisation gains over the default scheduler
     "small": ((26, 49), (10, 35)),

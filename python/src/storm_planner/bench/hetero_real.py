@@ -34,7 +34,7 @@ daemons:
    pending bound.
 5. **Noise**: runs alternate hetero, default, hetero, default … (``--pairs``);
    each pair gives a ratio; the load average is recorded per run.
-6. **Predict**: the simulator (:mod:`storm_planner.hetero.simulate`) evaluates
+6. **Predict**: the simulator (:mod:`storm_planner.planners.nasiri.simulate`) evaluates
    both applied placements under the same profile: predicted vs measured gain.
 
 Idle executors park (``WaitStrategyPark``, 1 ms) instead of spinning: with
@@ -67,7 +67,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from storm_planner.hetero.micro import TOPOLOGIES
+from storm_planner.generators.nasiri import TOPOLOGIES
 from storm_planner.hetero.profiling import CgroupGroup, WindowFigures, figures_from_window
 
 Progress = Callable[[str], None]
@@ -425,7 +425,7 @@ class Sink2(SinkBolt): pass
 '''
 
 def topology_source(shape: str) -> str:
-    """The streamparse topology module of one of Nasiri et al.'s shapes (:mod:`storm_planner.hetero.micro`),
+    """The streamparse topology module of one of Nasiri et al.'s shapes (:mod:`storm_planner.generators.nasiri`),
     every stream shuffle-grouped, each component running its own class (``Spout1`` for ``spout1``)."""
     spec = TOPOLOGIES[shape]
     names = [name for name, _ in spec["components"]]  # listed in topological order
@@ -514,9 +514,9 @@ def predicted_rate(shape: str, machines: Sequence[Machine], profile: Mapping[str
     """The simulator's highest input rate and throughput for an applied placement (rows of
     ``{"component", "node", "port"}``)."""
     from storm_planner.core.problem import Problem
-    from storm_planner.hetero.model import build_model
-    from storm_planner.hetero.plans import placement_from_assignments
-    from storm_planner.hetero.simulate import simulate
+    from storm_planner.planners.nasiri.model import build_model
+    from storm_planner.planners.nasiri.plans import placement_from_assignments
+    from storm_planner.planners.nasiri.simulate import simulate
 
     counts = Counter(row["component"] for row in rows)
     problem = Problem.from_dict(problem_dict(shape, machines, profile, counts))

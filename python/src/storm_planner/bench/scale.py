@@ -21,12 +21,13 @@ beside the plugin on generated production-sized clusters.
 from __future__ import annotations
 
 import argparse
-import csv
 import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
+
+from storm_planner.bench.report import print_progress, write_csv
 
 DEFAULT_OUT = Path("benchmarks/reports/scale")
 # (executors, nodes, components): the issue's measured shapes and the 52,000-executor topology.
@@ -89,9 +90,9 @@ def service_round_trips(shapes: Sequence[tuple[int, int, int]], algorithms: Sequ
 def api_rate(seconds: float = 3.0) -> dict[str, float]:
     """§7.2 pipeline: whole ``storm_planner.plan(dict)`` calls/s vs the algorithm alone on a ready Problem."""
     import storm_planner
-    from storm_planner.bench.topdown import pipeline_job
+    from storm_planner.generators.chatzistergiou import pipeline_job
     from storm_planner.core.problem import Problem
-    from storm_planner.planners.topdown import TopDownPlanner
+    from storm_planner.planners.chatzistergiou.topdown import TopDownPlanner
 
     job = pipeline_job()
     problem = Problem.from_dict(job)
@@ -111,10 +112,7 @@ def api_rate(seconds: float = 3.0) -> dict[str, float]:
 
 def write_report(out: Path, rows: list[dict[str, Any]], api: dict[str, float], command: str) -> Path:
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "scale.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(out / "scale.csv", rows)
     import os
     machine = f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end of the run"
     lines = ["# Planner service at scale", "", f"Reproduce: `{command}` ({machine}).", "",
@@ -133,7 +131,7 @@ def write_report(out: Path, rows: list[dict[str, Any]], api: dict[str, float], c
 
 def run(args: argparse.Namespace) -> int:
     shapes = [s for s in SHAPES if s[0] <= args.max_executors]
-    progress = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
+    progress = print_progress
     rows = service_round_trips(shapes, args.algorithms.split(","), args.repeat, progress)
     api = api_rate()
     progress(f"§7.2 pipeline: algorithm {api['algorithm_per_s']:,.0f}/s, API {api['api_per_s']:,.0f}/s")

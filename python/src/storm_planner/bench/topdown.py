@@ -16,195 +16,31 @@ from the repository root). Times are process CPU times (``time.process_time``),
 which a busy shared machine disturbs less than wall-clock time; compare planners
 within one run.
 
-The generators are pure functions of a seed returning problem-file dicts; the
-tests use them too.
+The jobs come from :mod:`storm_planner.generators.chatzistergiou`.
 """
 from __future__ import annotations
 
 import argparse
-import csv
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from storm_planner.bench.report import command_line, markdown_table, print_progress, pyplot, write_csv
+from storm_planner.generators.chatzistergiou import (
+    mixed_job,
+    pipeline_job,
+    priority_job,
+    random_job,
+    scale_job,
+    task_count_job,
+)
+
 DEFAULT_OUT = Path("benchmarks/reports/topdown")
 PAPER = {"topdown": 93.1, "tasklevel-imc": 85.9, "tasklevel-imc-source": 85.9}
-
-
-# ------------------------------------------------------------------------------------
-# generators
-# ------------------------------------------------------------------------------------
-
-def random_job(rng: random.Random, tasks: int = 17, groups: tuple[int, int] = (3, 7),
-               total_cost: float = 500.0, nodes: int = 8, capacity: float = 100.0,
-               cost_spread: float = 0.0, imc: tuple[float, float] = (5.0, 20.0),
-               seed: int = 1) -> dict[str, Any]:
-    """One random job of §7.3 (reconstruction of the paper's "custom graph generator").
-
-    The number of groups is uniform in ``groups``; each group gets one task and the
-    other ``tasks - groups`` are dealt uniformly at random. The 500% of processing
-    cost is split in proportion to task count times a uniform factor in
-    [1 - cost_spread, 1 + cost_spread]. The paper: "a total processing cost of
-    500% which is also randomly distributed across the available groups. We do
-    this by correlating the amount of PC assigned to the number of tasks in each
-    group" - read literally, the randomness comes from the task counts and PC is
-    proportional to them (``cost_spread=0``, the default); a spread adds noise the
-    paper does not describe (the report measures 0.25 and 0.5 too). Groups are numbered in topological order; every group
-    but the last gets a fanout of 1, 2 or 3 (probabilities 70/25/5%, capped by the
-    groups after it) to distinct later groups, so the graph is acyclic and
-    connected. Each edge carries a uniform IMC in ``imc`` (MB/s), spread
-    uniformly over its task pairs.
-    """
-    group_count = rng.randint(*groups)
-    counts = [1] * group_count
-    for _ in range(tasks - group_count):
-        counts[rng.randrange(group_count)] += 1
-    weights = [n * rng.uniform(1.0 - cost_spread, 1.0 + cost_spread) for n in counts]
-    costs = [total_cost * w / sum(weights) for w in weights]
-    streams = []
-    for source in range(group_count - 1):
-        fanout = min(rng.choices((1, 2, 3), (0.70, 0.25, 0.05))[0], group_count - 1 - source)
-        for target in sorted(rng.sample(range(source + 1, group_count), fanout)):
-            streams.append({"from": f"g{source}", "to": f"g{target}", "grouping": "shuffle",
-                            "rate": round(rng.uniform(*imc), 6)})
-    return {
-        "nodes": [{"id": f"n{k}", "capacity": capacity} for k in range(nodes)],
-        "topology": {"id": "random-job", "components": [
-            {"id": f"g{i}", "type": "spout" if i == 0 else "bolt", "executors": counts[i],
-             "cost": round(costs[i], 6)} for i in range(group_count)], "streams": streams},
-        "options": {"seed": seed},
-    }
-
-
-def pipeline_job(groups: int = 4, tasks: int = 100, nodes: int = 10, capacity: float = 100.0,
-                 cost: float = 200.0, imc: float = 100.0) -> dict[str, Any]:
-    """§7.2: a pipeline of equal groups with approximately equal IMC (+1% per edge)."""
-    return {
-        "nodes": [{"id": f"n{k}", "capacity": capacity} for k in range(nodes)],
-        "topology": {"id": "pipeline", "components": [
-            {"id": f"g{i}", "executors": tasks, "cost": cost} for i in range(groups)],
-            "streams": [{"from": f"g{i}", "to": f"g{i + 1}", "rate": imc * (1 + 0.01 * i)}
-                        for i in range(groups - 1)]},
-    }
-
-
-def scale_job(seed: int = 1, nodes: int = 1000, executors: int = 50_000, components: int = 5000,
-              capacity: float = 400.0, fill: float = 0.5, sparse_targets: int | None = None
-              ) -> dict[str, Any]:
-    """A big cluster: ``nodes`` heterogeneous supervisors (speed 1, 1.5 or 2), one topology.
-
-    Components form a random DAG (fanout as in §7.3). Executor loads are skewed:
-    a quarter of them carry twice the load (hot keys), so §5's sub-groups appear.
-    Loads fill ``fill`` of the effective capacity. Without ``sparse_targets``
-    the traffic is derived (every executor pair of a stream, as shuffle); with
-    it, each executor sends to that many random executors of each downstream
-    component (measured, sparse traffic).
-    """
-    rng = random.Random(seed)
-    node_list = [{"id": f"sup-{k:04d}", "capacity": capacity, "speed": rng.choice((1.0, 1.5, 2.0)),
-                  "slots": [6700, 6701]} for k in range(nodes)]
-    per_component = executors // components
-    names = [f"c{i:04d}" for i in range(components)]
-    raw_loads = []
-    for name in names:
-        base = rng.uniform(0.5, 1.5)
-        raw_loads.append([base * rng.choice((1, 1, 1, 2)) for _ in range(per_component)])
-    total_capacity = sum(n["capacity"] * n["speed"] for n in node_list)
-    scale = fill * total_capacity / sum(map(sum, raw_loads))
-    executor_list = [{"id": f"{name}/{i}", "component": name, "load": load * scale}
-                     for name, loads in zip(names, raw_loads) for i, load in enumerate(loads)]
-    streams, traffic = [], []
-    for i in range(components - 1):
-        fanout = min(rng.choices((1, 2, 3), (0.70, 0.25, 0.05))[0], components - 1 - i)
-        for j in sorted(rng.sample(range(i + 1, components), fanout)):
-            rate = rng.uniform(5.0, 20.0) * per_component
-            streams.append({"from": names[i], "to": names[j], "rate": rate})
-            if sparse_targets:
-                share = rate / (per_component * sparse_targets)
-                for s in range(per_component):
-                    for t in rng.sample(range(per_component), sparse_targets):
-                        traffic.append({"from": f"{names[i]}/{s}", "to": f"{names[j]}/{t}", "rate": share})
-    problem = {
-        "nodes": node_list,
-        "topology": {"id": "scale", "components": [
-            {"id": name, "executors": per_component, "cost": sum(loads) * scale}
-            for name, loads in zip(names, raw_loads)], "streams": streams},
-        "executors": executor_list,
-    }
-    if traffic:
-        problem["traffic"] = traffic
-    return problem
-
-
-def mixed_job(seed: int, fill: float = 0.5) -> dict[str, Any]:
-    """A small problem with everything the paper's model leaves out, for invariant tests.
-
-    2-6 nodes of mixed capacity and speed, some draining; 2-5 components with
-    1-6 executors and skewed loads (a third carry three times the load); measured,
-    non-uniform traffic on a random subset of each stream's executor pairs; a
-    partial current assignment. Loads fill ``fill`` of the usable effective
-    capacity and no executor exceeds 30% of the smallest usable node, so a
-    packing always exists (best fit cannot fail: a task that fits nowhere would
-    mean every node is over 70% full).
-    """
-    rng = random.Random(seed)
-    nodes = []
-    for k in range(rng.randint(2, 6)):
-        nodes.append({"id": f"sup-{k}", "capacity": rng.choice((100.0, 200.0, 400.0)),
-                      "speed": rng.choice((0.5, 1.0, 1.5, 2.0)), "slots": [6700, 6701],
-                      "draining": k > 0 and rng.random() < 0.2})
-    usable = [n["capacity"] * n["speed"] for n in nodes if not n["draining"]]
-    components = [f"c{i}" for i in range(rng.randint(2, 5))]
-    raw = [(c, f"{c}/{i}", rng.uniform(2.0, 20.0) * rng.choice((1, 1, 3)))
-           for c in components for i in range(rng.randint(1, 6))]
-    scale = min(fill * sum(usable) / sum(l for *_, l in raw), 0.3 * min(usable) / max(l for *_, l in raw))
-    executors = [{"id": e, "component": c, "load": round(l * scale, 6)} for c, e, l in raw]
-    members = {c: [e["id"] for e in executors if e["component"] == c] for c in components}
-    streams, traffic = [], []
-    for i, source in enumerate(components[:-1]):
-        for target in rng.sample(components[i + 1:], min(len(components) - 1 - i, rng.randint(1, 2))):
-            streams.append({"from": source, "to": target, "grouping": "fields", "rate": 1.0})
-            for a in members[source]:
-                for b in members[target]:
-                    if rng.random() < 0.7:
-                        traffic.append({"from": a, "to": b, "rate": round(rng.uniform(0.1, 10.0), 4)})
-    current = {e["id"]: f"{rng.choice(nodes)['id']}:6700" for e in executors if rng.random() < 0.5}
-    return {"nodes": nodes, "topology": {"id": f"mixed-{seed}", "components": [
-                {"id": c, "executors": len(members[c]),
-                 "cost": round(sum(e["load"] for e in executors if e["component"] == c), 6)}
-                for c in components], "streams": streams},
-            "executors": executors, "traffic": traffic or None, "current": current,
-            "options": {"seed": seed}}
-
-
-def priority_job(second_imc: float, first_imc: float = 10.0, nodes: int = 6) -> dict[str, Any]:
-    """§7.1 "task prioritisation": pipeline a -> b -> c, a and b equal, c much heavier."""
-    return {
-        "nodes": [{"id": f"n{k}", "capacity": 100.0} for k in range(nodes)],
-        "topology": {"id": "priority", "components": [
-            {"id": "a", "executors": 10, "cost": 80.0}, {"id": "b", "executors": 10, "cost": 80.0},
-            {"id": "c", "executors": 10, "cost": 320.0}],
-            "streams": [{"from": "a", "to": "b", "rate": first_imc},
-                        {"from": "b", "to": "c", "rate": second_imc}]},
-    }
-
-
-def task_count_job(factor: int, nodes: int = 6, spare: float = 80.0, node_capacity: float = 100.0,
-                   imc: float = 100.0) -> dict[str, Any]:
-    """§7.1 "impact of task count": a group pair, 10 tasks and 10 x ``factor`` tasks,
-    each group costing twice a node's capacity, on nodes with ``spare`` capacity."""
-    return {
-        "nodes": [{"id": f"n{k}", "capacity": spare} for k in range(nodes)],
-        "topology": {"id": "task-count", "components": [
-            {"id": "a", "executors": 10, "cost": 2 * node_capacity},
-            {"id": "b", "executors": 10 * factor, "cost": 2 * node_capacity}],
-            "streams": [{"from": "a", "to": "b", "rate": imc}]},
-    }
 
 
 # ------------------------------------------------------------------------------------
@@ -239,38 +75,6 @@ def _run(problem, variant: str):
     return plan, (time.process_time() - started) * 1000.0
 
 
-def _write_csv(path: Path, rows: Sequence[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def _markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _command(args: argparse.Namespace) -> str:
-    return "storm-planner bench " + " ".join(sys.argv[sys.argv.index(args.benchmark):]) \
-        if args.benchmark in sys.argv else f"storm-planner bench {args.benchmark}"
-
-
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 # ------------------------------------------------------------------------------------
 # §7.3: comparison to the optimum
 # ------------------------------------------------------------------------------------
@@ -293,16 +97,16 @@ def bench_random(args: argparse.Namespace) -> int:
             row[f"{variant}_overloaded"] = int(plan.figures["overloaded_nodes"])
         rows.append(row)
         if (index + 1) % 100 == 0:
-            _progress(f"topdown-random: {index + 1}/{args.graphs} graphs, "
+            print_progress(f"topdown-random: {index + 1}/{args.graphs} graphs, "
                       f"{time.monotonic() - started:.0f} s")
     out = Path(args.out)
-    _write_csv(out / "random.csv", rows)
+    write_csv(out / "random.csv", rows)
     summary = summarise_random(rows, variants, args.bootstrap, args.seed)
     elapsed = time.monotonic() - started
     text = (f"# §7.3 random jobs: IMC gain as a fraction of the optimum\n\n"
-            f"`{_command(args)}` - {args.graphs} graphs, generator seed {args.seed}, "
+            f"`{command_line(args)}` - {args.graphs} graphs, generator seed {args.seed}, "
             f"{elapsed:.0f} s wall.\n\n"
-            + _markdown_table(
+            + markdown_table(
                 ["planner", "total gain / optimal", "95% CI (bootstrap)", "paper",
                  "graphs at optimum", "worst graph", "plans over capacity", "mean CPU ms"],
                 [[s["variant"], f"{s['ratio']:.2f}%", f"{s['low']:.2f}-{s['high']:.2f}%",
@@ -338,7 +142,7 @@ def summarise_random(rows: Sequence[dict], variants: Sequence[str], resamples: i
 
 
 def _plot_random(path: Path, rows: Sequence[dict], summary: Sequence[dict]) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     figure, (bars, cdf) = plt.subplots(1, 2, figsize=(12, 4.5))
     names = [s["variant"] for s in summary]
     values = [s["ratio"] for s in summary]
@@ -372,9 +176,9 @@ def _plot_random(path: Path, rows: Sequence[dict], summary: Sequence[dict]) -> N
 
 def bench_speed(args: argparse.Namespace) -> int:
     from storm_planner.planners import get_planner
-    from storm_planner.planners._groups import job_graph, usable_nodes
-    from storm_planner.planners.tasklevel import task_level
-    from storm_planner.planners.topdown import top_down
+    from storm_planner.planners.chatzistergiou._groups import job_graph, usable_nodes
+    from storm_planner.planners.chatzistergiou.tasklevel import task_level
+    from storm_planner.planners.chatzistergiou.topdown import top_down
 
     problem = _problem(pipeline_job(args.groups, args.tasks, args.nodes))
     nodes = usable_nodes(problem)
@@ -399,20 +203,20 @@ def bench_speed(args: argparse.Namespace) -> int:
                 timeline.append(offset + elapsed)
                 if elapsed >= args.seconds / args.rounds:
                     break
-        _progress(f"topdown-speed: round {round_index + 1}/{args.rounds}")
+        print_progress(f"topdown-speed: round {round_index + 1}/{args.rounds}")
     rates = {name: len(t) / t[-1] for name, t in timelines.items()}
     rows = [{"call": name, "allocations": len(timelines[name]), "cpu_s": round(timelines[name][-1], 3),
              "allocations_per_s": round(rates[name], 2)} for name in calls]
     out = Path(args.out)
-    _write_csv(out / "speed.csv", rows)
+    write_csv(out / "speed.csv", rows)
     ratio_algorithm = rates["topdown (algorithm)"] / rates["tasklevel (algorithm)"]
     ratio_plan = rates["topdown (plan)"] / rates["tasklevel (plan)"]
     text = (f"# §7.2 throughput: {args.groups} groups x {args.tasks} tasks pipeline, "
-            f"{args.nodes} nodes\n\n`{_command(args)}` - {len(problem.executors)} executors, "
+            f"{args.nodes} nodes\n\n`{command_line(args)}` - {len(problem.executors)} executors, "
             f"{problem.traffic_model.pair_count} executor pairs with traffic (computed per component, "
             f"never built); CPU time, "
             f"{args.rounds} interleaved rounds.\n\n"
-            + _markdown_table(["call", "allocations", "CPU s", "allocations / s"],
+            + markdown_table(["call", "allocations", "CPU s", "allocations / s"],
                               [[r["call"], r["allocations"], r["cpu_s"], r["allocations_per_s"]] for r in rows])
             + f"\ntopdown / tasklevel: {ratio_algorithm:.0f}x (algorithm), {ratio_plan:.0f}x (plan). "
               f"Paper: 264/s for topDown, about 100x taskLevel; target here >= 2,640/s.\n"
@@ -420,7 +224,7 @@ def bench_speed(args: argparse.Namespace) -> int:
               f"holds its job graph; 'plan' is `Planner.plan(problem)`: it also builds the job graph "
               f"from the streams and the slots of the plan.\n")
     (out / "speed.md").write_text(text)
-    plt = _pyplot()
+    plt = pyplot()
     figure, axis = plt.subplots(figsize=(7, 4.5))
     for name, timeline in timelines.items():
         axis.plot(timeline, np.arange(1, len(timeline) + 1), label=name)
@@ -451,7 +255,7 @@ def bench_scale(args: argparse.Namespace) -> int:
         problem = _problem(scale_job(args.seed, args.nodes, args.executors, components,
                                      sparse_targets=targets))
         build_s = time.process_time() - started
-        _progress(f"topdown-scale: {case}: {len(problem.executors)} executors, "
+        print_progress(f"topdown-scale: {case}: {len(problem.executors)} executors, "
                   f"{len(problem.traffic)} pairs, built in {build_s:.1f} CPU s")
         for algorithm in args.algorithms:
             started = time.process_time()
@@ -466,19 +270,19 @@ def bench_scale(args: argparse.Namespace) -> int:
                          "imc_gain_pct": round(100 * plan.figures["collocation_factor"], 2),
                          "max_utilisation": round(plan.figures["max_utilisation"], 1),
                          "overloaded_nodes": int(plan.figures["overloaded_nodes"])})
-            _progress(f"topdown-scale: {case} {algorithm}: plan {plan_s:.2f} s, run {run_s:.2f} s")
+            print_progress(f"topdown-scale: {case} {algorithm}: plan {plan_s:.2f} s, run {run_s:.2f} s")
     out = Path(args.out)
-    _write_csv(out / "scale.csv", rows)
-    text = (f"# Scale: {args.nodes} nodes, {args.executors} executors\n\n`{_command(args)}` - seed "
+    write_csv(out / "scale.csv", rows)
+    text = (f"# Scale: {args.nodes} nodes, {args.executors} executors\n\n`{command_line(args)}` - seed "
             f"{args.seed}; CPU seconds; 'plan' is `Planner.plan`, 'run' adds the plan check and the "
             f"evaluator. Target: topdown <= 3 s.\n\n"
-            + _markdown_table(["traffic", "components", "executor pairs", "algorithm", "plan s", "run s",
+            + markdown_table(["traffic", "components", "executor pairs", "algorithm", "plan s", "run s",
                                "IMC collocated", "max util %", "overloaded"],
                               [[r["traffic"], r["components"], r["pairs"], r["algorithm"], r["plan_cpu_s"],
                                 r["run_cpu_s"], f"{r['imc_gain_pct']}%", r["max_utilisation"],
                                 r["overloaded_nodes"]] for r in rows]))
     (out / "scale.md").write_text(text)
-    plt = _pyplot()
+    plt = pyplot()
     figure, (times, gains) = plt.subplots(1, 2, figsize=(11, 4))
     labels = [f"{r['algorithm']}\n{r['traffic']}" for r in rows]
     times.bar(labels, [r["run_cpu_s"] for r in rows], color="tab:blue", label="run")
@@ -518,7 +322,7 @@ def bench_priority(args: argparse.Namespace) -> int:
             plan, _ = _run(problem, variant)
             row[variant] = round(plan.figures["imc_gain"], 4)
         prioritisation.append(row)
-    _write_csv(out / "priority.csv", prioritisation)
+    write_csv(out / "priority.csv", prioritisation)
 
     task_count = []
     for factor in range(1, args.max_factor + 1):
@@ -528,18 +332,18 @@ def bench_priority(args: argparse.Namespace) -> int:
             plan, _ = _run(problem, variant)
             row[variant] = round(plan.figures["imc_gain"], 4)
         task_count.append(row)
-    _write_csv(out / "task_count.csv", task_count)
+    write_csv(out / "task_count.csv", task_count)
 
     def table(rows: list[dict]) -> str:
-        return _markdown_table(list(rows[0]), [list(r.values()) for r in rows])
+        return markdown_table(list(rows[0]), [list(r.values()) for r in rows])
 
-    text = (f"# §7.1 micro-benchmarks (cf. Figure 4)\n\n`{_command(args)}`\n\n"
+    text = (f"# §7.1 micro-benchmarks (cf. Figure 4)\n\n`{command_line(args)}`\n\n"
             f"## (a) prioritisation: pipeline a -> b -> c (10 x 8%, 10 x 8%, 10 x 32%), 6 nodes x 100%; "
             f"IMC(a, b) = 10, IMC(b, c) from 20 down to 10. IMC gain:\n\n{table(prioritisation)}\n"
             f"## (b) task count: a (10 tasks) -> b (10 x factor tasks), each group 200%, "
             f"6 nodes x 80% spare, IMC 100. IMC gain:\n\n{table(task_count)}")
     (out / "priority.md").write_text(text)
-    plt = _pyplot()
+    plt = pyplot()
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     x = [r["second_pair_imc"] for r in prioritisation]
     for (name, label), style in zip((("tasklevel-imc", "TL, by IMC"), ("tasklevel", "TL, by relative significance"),

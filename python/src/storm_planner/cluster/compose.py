@@ -30,6 +30,7 @@ from typing import Any, Sequence
 
 import yaml
 
+from storm_planner.core.errors import StormPlannerError
 from . import storm_yaml
 from .description import ClusterDescription, DescriptionError, Supervisor, load_description
 
@@ -88,7 +89,7 @@ ZOO_CFG_CONTAINER_KEYS: dict[str, str] = {
 }
 
 
-class ComposeError(ValueError):
+class ComposeError(StormPlannerError, ValueError):
     """The description cannot be rendered as a compose cluster; the message says why."""
 
 

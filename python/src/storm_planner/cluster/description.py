@@ -21,6 +21,8 @@ from typing import Any, Mapping
 
 import yaml
 
+from storm_planner.core.errors import StormPlannerError
+
 DEFAULT_DESCRIPTION = "default-cluster.yaml"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 _TOP_KEYS = {"name", "storm_version", "host", "ports", "planner", "heap_mb", "storm", "supervisors"}
@@ -30,7 +32,7 @@ _HEAP_KEYS = {"zookeeper", "nimbus", "supervisor", "ui", "worker"}
 _SUPERVISOR_KEYS = {"name", "cpu", "memory_mb", "meta", "slots", "thrift_port", "host", "storm"}
 
 
-class DescriptionError(ValueError):
+class DescriptionError(StormPlannerError, ValueError):
     """The cluster description is invalid; the message names the key."""
 
 

@@ -32,12 +32,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from . import daemons, nimbus, storm_yaml
+from storm_planner.core.errors import StormPlannerError
+from storm_planner.progress import Progress, print_progress
+from storm_planner.submit import nimbus
+
+from . import daemons, storm_yaml
 from .description import ClusterDescription, default_description
 from .storm_home import StormHome, ensure_storm_home
 from .supervisor_id import seed_supervisor_id
 
-Progress = Callable[[str], None]
 
 PLUGIN_JAR_ENV = "STORM_PLANNER_PLUGIN_JAR"
 UI_UNAVAILABLE = (
@@ -46,7 +49,7 @@ UI_UNAVAILABLE = (
 )
 
 
-class ClusterError(RuntimeError):
+class ClusterError(StormPlannerError, RuntimeError):
     """The cluster could not be started, reached or stopped; the message says why."""
 
 
@@ -72,10 +75,6 @@ def default_state_root() -> Path:
         return Path(os.environ["STORM_PLANNER_STATE"]).expanduser()
     xdg = os.environ.get("XDG_STATE_HOME") or "~/.local/state"
     return Path(xdg).expanduser() / "storm-planner"
-
-
-def _print_progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -126,7 +125,7 @@ class LocalCluster:
         description: ClusterDescription,
         state_dir: Path | None = None,
         options: ClusterOptions | None = None,
-        progress: Progress = _print_progress,
+        progress: Progress = print_progress,
     ):
         self.description = description
         self.state_dir = Path(state_dir or default_state_root() / description.name).resolve()
@@ -636,7 +635,7 @@ def local_cluster(
     state_dir: Path | None = None,
     *,
     free_ports: bool = False,
-    progress: Progress = _print_progress,
+    progress: Progress = print_progress,
     **options,
 ) -> Iterator[LocalCluster]:
     """``with local_cluster(...) as cluster:`` – a running cluster, always torn down.

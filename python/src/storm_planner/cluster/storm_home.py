@@ -37,13 +37,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
+from storm_planner.core.errors import StormPlannerError
+from storm_planner.progress import Progress, print_progress
 from . import log4j2_configs
 
 DEFAULT_STORM_VERSION = "2.8.3"
@@ -51,10 +51,9 @@ DEFAULT_STORM_VERSION = "2.8.3"
 LAYOUT_VERSION = 1
 MANIFEST = "storm-planner-home.json"
 
-Progress = Callable[[str], None]
 
 
-class StormHomeError(RuntimeError):
+class StormHomeError(StormPlannerError, RuntimeError):
     """The Storm home could not be built or is unusable."""
 
 
@@ -100,17 +99,13 @@ def default_cache_dir() -> Path:
     return Path(xdg).expanduser() / "storm-planner"
 
 
-def _print_progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def ensure_storm_home(
     version: str = DEFAULT_STORM_VERSION,
     *,
     cache_dir: Path | None = None,
     storm_home: Path | None = None,
     rebuild: bool = False,
-    progress: Progress = _print_progress,
+    progress: Progress = print_progress,
 ) -> StormHome:
     """Return a usable Storm home, building it from Maven the first time.
 

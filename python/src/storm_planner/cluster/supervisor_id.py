@@ -29,7 +29,7 @@ def seed_supervisor_id(local_dir: Path, supervisor_id: str) -> bool:
     from thriftpy2.protocol import TBinaryProtocolFactory
     from thriftpy2.utils import serialize
 
-    from .nimbus import _thrift
+    from storm_planner.submit.nimbus import _thrift
 
     store = isupervisor_dir(local_dir)
     if store.is_dir() and any(p.suffix == ".version" for p in store.iterdir()):
@@ -53,7 +53,7 @@ def read_supervisor_id(local_dir: Path) -> str | None:
     from thriftpy2.protocol import TBinaryProtocolFactory
     from thriftpy2.utils import deserialize
 
-    from .nimbus import _thrift
+    from storm_planner.submit.nimbus import _thrift
 
     store = isupervisor_dir(local_dir)
     if not store.is_dir():

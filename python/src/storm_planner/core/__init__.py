@@ -3,6 +3,7 @@ from storm_planner.core.errors import (
     InfeasibleError,
     PlanningError,
     ProblemError,
+    StormPlannerError,
     TooLargeError,
     UnknownAlgorithmError,
 )
@@ -22,6 +23,6 @@ from storm_planner.core.slots import slots_for_nodes
 
 __all__ = [
     "Component", "Executor", "InfeasibleError", "Node", "Options", "Plan", "PlanningError",
-    "Problem", "ProblemError", "Slot", "Stream", "TooLargeError", "Traffic",
+    "Problem", "ProblemError", "Slot", "StormPlannerError", "Stream", "TooLargeError", "Traffic",
     "UnknownAlgorithmError", "evaluate", "evaluate_plan", "slots_for_nodes",
 ]

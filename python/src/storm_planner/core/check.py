@@ -19,7 +19,7 @@ def check_plan(problem: Problem, plan: Plan, allow_new_executors: bool = False) 
     also place new executors named ``<component>/<i>``, as many per component as
     its ``parallelism`` says.
     """
-    expected = {e.id for e in problem.executors}
+    expected = problem.executor_ids
     placed = set(plan.assignments)
     if missing := expected - placed:
         raise InvalidPlanError(f"{plan.algorithm}: {len(missing)} executor(s) unplaced, e.g. {sorted(missing)[0]}")
@@ -29,11 +29,12 @@ def check_plan(problem: Problem, plan: Plan, allow_new_executors: bool = False) 
     if unknown := placed - expected:
         raise InvalidPlanError(f"{plan.algorithm}: unknown executor(s) {sorted(unknown)[:3]}")
     nodes = {n.id: n for n in problem.nodes}
-    for executor, slot in plan.assignments.items():
+    for slot in set(plan.assignments.values()):  # few slots, many executors: name one only on error
         node = nodes.get(slot.node)
-        if node is None:
-            raise InvalidPlanError(f"{plan.algorithm}: {executor} placed on unknown node {slot.node!r}")
-        if slot.port not in node.slots:
+        if node is None or slot.port not in node.slots:
+            executor = next(e for e, s in plan.assignments.items() if s == slot)
+            if node is None:
+                raise InvalidPlanError(f"{plan.algorithm}: {executor} placed on unknown node {slot.node!r}")
             raise InvalidPlanError(f"{plan.algorithm}: {executor} placed on {slot}, not a slot of {node.id}")
 
 

@@ -1,4 +1,7 @@
-"""Problem files (JSON) to :class:`Problem` and back, with validation.
+"""Problem files (JSON) to :class:`~storm_planner.core.problem.Problem` and back, with validation.
+
+:meth:`Problem.from_dict` builds a problem from :func:`parse_problem`'s fields and checks
+it with :func:`check_fits`; :meth:`Problem.to_dict` is :func:`problem_to_dict`.
 
 Validation errors name the offending field (``topology.streams[2].to``) so a
 user can fix a hand-written file; the JSON Schema in ``problem.schema.json``
@@ -7,13 +10,13 @@ states the same shape for editors and other tools.
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from storm_planner.core.derive import derive_executors
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.fields import non_negative as _non_negative
 from storm_planner.core.fields import positive as _positive
-from storm_planner.core.problem import (
+from storm_planner.core.elements import (
     BOLT,
     GROUPINGS,
     SPOUT,
@@ -21,17 +24,21 @@ from storm_planner.core.problem import (
     Executor,
     Node,
     Options,
-    Problem,
     Slot,
     Stream,
     Traffic,
 )
 
-_KNOWN_OPTIONS = {"max_migrations", "max_migration_cost", "time_limit_s", "seed", "worker_max_heap_mb"}
-_USED_KEYS = ("cpu", "memory")
+if TYPE_CHECKING:
+    from storm_planner.core.problem import Problem
+
+_KNOWN_OPTIONS = {"max_migrations", "max_migration_cost", "time_limit_s", "seed", "worker_max_heap_mb",
+                  "max_cpu_utilisation", "max_bandwidth_utilisation"}
+_USED_KEYS = ("cpu", "memory", "bandwidth")
 
 
-def problem_from_dict(data: Mapping[str, Any]) -> Problem:
+def parse_problem(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a :class:`Problem` from its problem-file JSON, each validated."""
     if not isinstance(data, Mapping):
         raise ProblemError("a problem is a JSON object with 'nodes' and 'topology'")
     nodes = tuple(_node(raw, f"nodes[{i}]") for i, raw in enumerate(_list(data, "nodes", "")))
@@ -71,7 +78,7 @@ def problem_from_dict(data: Mapping[str, Any]) -> Problem:
     )
 
     current = _current(_optional_mapping(data, "current"), executor_ids, {n.id for n in nodes})
-    problem = Problem(
+    return dict(
         nodes=nodes,
         topology_id=_string(topology.get("id", "topology"), "topology.id"),
         components=components,
@@ -83,8 +90,6 @@ def problem_from_dict(data: Mapping[str, Any]) -> Problem:
         profiles=MappingProxyType(dict(_optional_mapping(data, "profiles"))),
         measured=bool(data.get("executors")),
     )
-    _check_fits(problem)
-    return problem
 
 
 def problem_to_dict(problem: Problem) -> dict[str, Any]:
@@ -97,8 +102,9 @@ def problem_to_dict(problem: Problem) -> dict[str, Any]:
         options["max_migrations"] = problem.options.max_migrations
     if problem.options.max_migration_cost is not None:
         options["max_migration_cost"] = problem.options.max_migration_cost
-    if problem.options.worker_max_heap_mb is not None:
-        options["worker_max_heap_mb"] = problem.options.worker_max_heap_mb
+    for key in ("worker_max_heap_mb", "max_cpu_utilisation", "max_bandwidth_utilisation"):
+        if getattr(problem.options, key) is not None:
+            options[key] = getattr(problem.options, key)
     result: dict[str, Any] = {
         "nodes": [_node_to_dict(n) for n in problem.nodes],
         "topology": {
@@ -106,7 +112,8 @@ def problem_to_dict(problem: Problem) -> dict[str, Any]:
             "components": [_component_to_dict(c) for c in problem.components],
             "streams": [
                 {"from": s.source, "to": s.target, "grouping": s.grouping, "rate": s.rate,
-                 **({"stream": s.stream_id} if s.stream_id != "default" else {})}
+                 **({"stream": s.stream_id} if s.stream_id != "default" else {}),
+                 **({"tuple_bytes": s.tuple_bytes} if s.tuple_bytes else {})}
                 for s in problem.streams
             ],
         },
@@ -134,6 +141,7 @@ def _node(raw: Any, where: str) -> Node:
     if len(set(slots)) != len(slots):
         raise ProblemError(f"{where}.slots: duplicate port")
     memory = raw.get("memory")
+    bandwidth = raw.get("bandwidth")
     used = _used(raw.get("used", {}), f"{where}.used")
     return Node(
         id=_id(raw, where),
@@ -146,11 +154,13 @@ def _node(raw: Any, where: str) -> Node:
         host=None if raw.get("host") is None else _string(raw["host"], f"{where}.host"),
         used_cpu=used.get("cpu", 0.0),
         used_memory=used.get("memory", 0.0),
+        bandwidth=None if bandwidth is None else _positive(bandwidth, f"{where}.bandwidth"),
+        used_bandwidth=used.get("bandwidth", 0.0),
     )
 
 
 def _used(raw: Any, where: str) -> dict[str, float]:
-    """What other work already holds on a node: ``{"cpu": percent, "memory": MB}``."""
+    """What other work already holds on a node: ``{"cpu": percent, "memory": MB, "bandwidth": Mbit/s}``."""
     raw = _require_mapping(raw, where)
     unknown = sorted(set(raw) - set(_USED_KEYS))
     if unknown:
@@ -191,6 +201,7 @@ def _stream(raw: Any, where: str, component_ids: set[str]) -> Stream:
         grouping=grouping,
         rate=_non_negative(raw.get("rate", 1.0), f"{where}.rate"),
         stream_id=_string(raw.get("stream", "default"), f"{where}.stream"),
+        tuple_bytes=_non_negative(raw.get("tuple_bytes", 0.0), f"{where}.tuple_bytes"),
     )
 
 
@@ -250,17 +261,21 @@ def _options(raw: Any) -> Options:
         raise ProblemError(f"options.seed: a whole number, got {seed!r}")
     seed = int(seed)
     heap = raw.get("worker_max_heap_mb")
+    max_cpu, max_bandwidth = (raw.get(key) for key in ("max_cpu_utilisation", "max_bandwidth_utilisation"))
     return Options(
         max_migrations=max_migrations,
         max_migration_cost=None if max_cost is None else _non_negative(max_cost, "options.max_migration_cost"),
         time_limit_s=_positive(raw.get("time_limit_s", 5.0), "options.time_limit_s"),
         seed=seed,
         worker_max_heap_mb=None if heap is None else _positive(heap, "options.worker_max_heap_mb"),
+        max_cpu_utilisation=None if max_cpu is None else _positive(max_cpu, "options.max_cpu_utilisation"),
+        max_bandwidth_utilisation=None if max_bandwidth is None else _positive(
+            max_bandwidth, "options.max_bandwidth_utilisation"),
         extra=MappingProxyType({k: v for k, v in raw.items() if k not in _KNOWN_OPTIONS}),
     )
 
 
-def _check_fits(problem: Problem) -> None:
+def check_fits(problem: Problem) -> None:
     """Reject executors that fit on no node at all: no planner could place them."""
     usable = [n for n in problem.nodes if not n.draining] or list(problem.nodes)
     largest = max(n.effective_capacity for n in usable)
@@ -283,7 +298,10 @@ def _node_to_dict(node: Node) -> dict[str, Any]:
         out["draining"] = True
     if node.host:
         out["host"] = node.host
-    used = {key: value for key, value in (("cpu", node.used_cpu), ("memory", node.used_memory)) if value}
+    if node.bandwidth is not None:
+        out["bandwidth"] = node.bandwidth
+    used = {key: value for key, value in (("cpu", node.used_cpu), ("memory", node.used_memory),
+                                          ("bandwidth", node.used_bandwidth)) if value}
     if used:
         out["used"] = used
     return out

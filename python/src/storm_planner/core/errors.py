@@ -1,11 +1,19 @@
-"""Errors a planner reports to its caller.
+"""The errors of storm-planner.
 
-Each maps to one ``ErrorKind`` of the Thrift contract, so the service can tell the
-plugin why a topology got no plan.
+:class:`StormPlannerError` is the root of every error the package raises (a caller can
+catch them all at once); each keeps its other bases (``ValueError``, ``RuntimeError``,
+``KeyError``) so code that catches those still does.
+
+The planner's errors below each map to one ``ErrorKind`` of the Thrift contract, so the
+service can tell the plugin why a topology got no plan.
 """
 
 
-class PlanningError(Exception):
+class StormPlannerError(Exception):
+    """Root of every storm-planner error."""
+
+
+class PlanningError(StormPlannerError):
     """Base class: a plan could not be produced."""
 
     kind = "INTERNAL"

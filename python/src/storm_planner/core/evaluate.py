@@ -16,15 +16,21 @@ Figures (CPU in percent of a reference core, traffic in the problem's rate unit)
 * ``drain_load`` load still on draining nodes;
 * ``migrations`` executors whose node differs from ``current`` (executors without a
   current place do not count); ``slot_moves`` the same at slot level;
-* ``nodes_used``, ``slots_used``.
+* ``nodes_used``, ``slots_used``;
+* Elastic Allocator's CPU and bandwidth figures (``cpu_utilisation``, ``cpu_deviation``,
+  ``bandwidth_utilisation``, ``bandwidth_deviation``, ``network``, ``max_network_utilisation``,
+  ``cpu_violations``, ``bandwidth_violations``, ``constraint_violations``): see
+  :mod:`storm_planner.core.utilisation`.
 """
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections import Counter
+from collections.abc import Mapping
 
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot
+from storm_planner.core.utilisation import CpuTally, with_bandwidth
 
 EPSILON = 1e-9
 
@@ -84,36 +90,98 @@ def migrations(problem: Problem, node_of: Mapping[str, str]) -> int:
 
 
 def evaluate(problem: Problem, assignments: Mapping[str, Slot]) -> dict[str, float]:
-    node_of = {e: s.node for e, s in assignments.items()}
-    loads = node_loads(problem, node_of)
+    slot_counts, slot_loads = _tally(problem, assignments)
+    node_counts = {component: _by_node(here) for component, here in slot_counts.items()}
+    node_of = _NodeOf(assignments)
+    loads = {n.id: 0.0 for n in problem.nodes}
+    for node, load in _by_node(slot_loads).items():
+        if node is not None:
+            loads[node] = loads.get(node, 0.0) + load
     traffic = problem.traffic_model
     total = traffic.total
-    inter_machine = imc(problem, node_of)
-    inter_worker = traffic.crossing(assignments)
-    over = {
-        n.id: loads[n.id] - n.effective_capacity
-        for n in problem.nodes
-        if loads[n.id] > n.effective_capacity + EPSILON
-    }
-    utilisation = utilisations(problem, node_of, loads)
+    inter_machine = traffic.crossing(node_of, node_counts)
+    inter_worker = traffic.crossing(assignments, slot_counts)
+    slots = set(assignments.values())
     return {
         "imc_total": total,
         "imc": inter_machine,
         "imc_gain": total - inter_machine,
         "inter_worker": inter_worker,
         "collocation_factor": (total - inter_machine) / total if total > 0 else 1.0,
-        "max_utilisation": max(utilisation.values(), default=0.0),
-        "overloaded_nodes": float(len(over)),
-        "over_capacity": float(sum(over.values())),
-        "load_distance": load_distance(problem, node_of, utilisation),
-        "drain_load": float(sum(loads[n.id] for n in problem.nodes if n.draining)),
+        **_node_figures(problem, loads, cpu := CpuTally(problem.options)),
         "migrations": float(migrations(problem, node_of)),
         "slot_moves": float(sum(
             1 for e, s in problem.current.items() if e in assignments and assignments[e] != s
         )),
-        "nodes_used": float(len(set(node_of.values()))),
-        "slots_used": float(len(set(assignments.values()))),
+        "nodes_used": float(len({slot.node for slot in slots})),
+        "slots_used": float(len(slots)),
+        **with_bandwidth(cpu.figures(), problem, node_of, node_counts),
     }
+
+
+def _node_figures(problem: Problem, loads: Mapping[str, float], cpu: CpuTally) -> dict[str, float]:
+    """Utilisation, overload, load distance and drain load in one pass over the nodes (feeding ``cpu``)."""
+    average = average_utilisation(problem)
+    highest, distance, overloaded, over, drain = 0.0, 0.0, 0, 0.0, 0.0
+    for n in problem.nodes:
+        load = loads[n.id]
+        cpu.add(n, load)
+        utilisation = 100.0 * (load + n.used_cpu * n.speed) / (n.capacity * n.speed)
+        highest = max(highest, utilisation)
+        if load > n.effective_capacity + EPSILON:
+            overloaded += 1
+            over += load - n.effective_capacity
+        if n.draining:
+            drain += load
+        else:
+            distance = max(distance, abs(utilisation - average))
+    return {"max_utilisation": highest, "overloaded_nodes": float(overloaded), "over_capacity": over,
+            "load_distance": distance, "drain_load": drain}
+
+
+def _tally(problem: Problem, assignments: Mapping[str, Slot]):
+    """Per component, executors per slot; per slot, their load (unplaced executors under None)."""
+    counts: dict[str, dict[Slot | None, int]] = {c.id: {} for c in problem.components}
+    loads: dict[Slot | None, float] = {}
+    place = assignments.get
+    for group in problem.by_component:
+        slots = list(map(place, group.ids))
+        counts[group.component] = here = Counter(slots)
+        if group.load is not None:  # the usual case: derived executors share their component's load
+            for slot, count in here.items():
+                loads[slot] = loads.get(slot, 0.0) + count * group.load
+        else:
+            for slot, load in zip(slots, group.loads):
+                loads[slot] = loads.get(slot, 0.0) + load
+    return counts, loads
+
+
+def _by_node(per_slot: Mapping[Slot | None, float]) -> dict[str | None, float]:
+    """Per-slot figures summed per node (unplaced executors stay under None)."""
+    per_node: dict[str | None, float] = {}
+    for slot, value in per_slot.items():
+        node = None if slot is None else slot.node
+        per_node[node] = per_node.get(node, 0) + value
+    return per_node
+
+
+class _NodeOf(Mapping):
+    """Executor -> node, read through a plan's slots without building the dict."""
+
+    def __init__(self, assignments: Mapping[str, Slot]) -> None:
+        self._assignments = assignments
+
+    def __getitem__(self, executor: str) -> str:
+        return self._assignments[executor].node
+
+    def __contains__(self, executor: object) -> bool:
+        return executor in self._assignments
+
+    def __iter__(self):
+        return iter(self._assignments)
+
+    def __len__(self) -> int:
+        return len(self._assignments)
 
 
 def evaluate_plan(problem: Problem, plan: Plan) -> dict[str, float]:

@@ -1,4 +1,5 @@
-"""Checks of single values in user files (problem files, profiles), with messages that name the field.
+"""Checks of single values in user files (problem files, profiles, topology options), with messages
+that name the field.
 
 ``where`` is the field's path as the user wrote it (``nodes[2].capacity``); ``error`` is the
 exception class the caller's format raises (a :class:`ProblemError` or a subclass of it).
@@ -9,6 +10,25 @@ import math
 from typing import Any
 
 from storm_planner.core.errors import ProblemError
+
+TRUE_WORDS = ("true", "yes", "on", "1")
+FALSE_WORDS = ("false", "no", "off", "0")
+
+
+def parse_flag(value: Any) -> bool | None:
+    """A yes/no setting: a boolean, or one of :data:`TRUE_WORDS` / :data:`FALSE_WORDS` (any case,
+    spaces around; so 0 and 1 too); None when it is none of these (the caller decides what that means).
+
+    The one boolean parser of planner parameters, topology options and component configuration.
+    """
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in TRUE_WORDS:
+        return True
+    if text in FALSE_WORDS:
+        return False
+    return None
 
 
 def number(value: Any, where: str, error: type[ProblemError] = ProblemError) -> float:

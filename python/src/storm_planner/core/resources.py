@@ -22,7 +22,8 @@ When no node takes an executor, the topology gets :class:`InfeasibleError`
 overloaded node. Both steps are greedy (bin packing is NP-hard): a placement
 within the limits may exist that they miss; Storm's RAS is greedy the same way.
 
-Complexity: O(E log N + moved · log N) for E executors and N nodes.
+Complexity: O(E + N) when the plan fits (a set look-up per node), O(E log N + moved · log N) when
+executors must move, for E executors and N nodes.
 """
 from __future__ import annotations
 
@@ -118,14 +119,9 @@ def _cpu_demand(problem: Problem, declared: bool) -> dict[str, float]:
 
 
 def _rooms(problem: Problem, assignments, executors, cpu_of, declared: bool) -> dict[str, _Room]:
-    heap = problem.options.worker_max_heap_mb
-    rooms = {}
-    for node in problem.nodes:
-        cpu_left = max(0.0, node.capacity - node.used_cpu) if declared else math.inf
-        memory_left = math.inf if node.free_memory is None else node.free_memory
-        if heap is not None:
-            memory_left = min(memory_left, heap * len(node.slots))
-        rooms[node.id] = _Room(node, cpu_left, memory_left, [])
+    """The nodes the plan uses, by id, with what is left on each after it."""
+    used = sorted({slot.node for slot in set(assignments.values())})  # by id: a fixed order, O(used) not O(N)
+    rooms = {node_id: _room(problem, problem.node(node_id), declared) for node_id in used}
     for executor_id, slot in assignments.items():
         room = rooms[slot.node]
         room.members.append(executor_id)
@@ -134,13 +130,26 @@ def _rooms(problem: Problem, assignments, executors, cpu_of, declared: bool) -> 
     return rooms
 
 
+def _room(problem: Problem, node: Node, declared: bool) -> _Room:
+    heap = problem.options.worker_max_heap_mb
+    cpu_left = max(0.0, node.capacity - node.used_cpu) if declared else math.inf
+    memory_left = math.inf if node.free_memory is None else node.free_memory
+    if heap is not None:
+        memory_left = min(memory_left, heap * len(node.slots))
+    return _Room(node, cpu_left, memory_left, [])
+
+
 def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of, problem: Problem,
              declared: bool) -> int:
     """Move executors off every node over its limits; returns how many moved."""
     over = [room for room in rooms.values() if room.cpu_left < -EPSILON or room.memory_left < -EPSILON]
     if not over:
         return 0
-    # Destinations by most CPU left (ties: most memory left); draining nodes take nothing.
+    # Destinations by most CPU left (ties: most memory left); draining nodes take nothing. Nodes the
+    # plan left empty get their rooms only now: most plans fit and never need them.
+    for node in problem.nodes:
+        if node.id not in rooms:
+            rooms[node.id] = _room(problem, node, declared)
     over_ids = {room.node.id for room in over}
     queue = [(-r.cpu_left, -r.memory_left, r.node.id) for r in rooms.values()
              if not r.node.draining and r.node.id not in over_ids]
@@ -255,5 +264,6 @@ def _first_fit(members: list[str], executors, heap: float) -> list[list[str]]:
 
 def _ports_by_preference(node: Node, chosen: list[int], current_ports) -> list[int]:
     """The plan's ports on the node, then the topology's current ones there, then the node's others."""
-    ordered = list(dict.fromkeys([*chosen, *current_ports.get(node.id, ()), *node.slots]))
-    return [p for p in ordered if p in node.slots] or [node.slots[0]]
+    ordered = dict.fromkeys([*chosen, *current_ports.get(node.id, ()), *node.slots])
+    own = set(node.slots)
+    return [p for p in ordered if p in own] or [node.slots[0]]

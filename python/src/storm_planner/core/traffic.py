@@ -21,6 +21,16 @@ itself skips each executor's pair with itself, as the derivation does):
 * ``global``: every source sends ``r / n_s`` to the target's first executor
   ``t₀``; collocated ``(r / n_s) · (c_s(place(t₀)) − [self-stream])``.
 
+Network use per place (:meth:`TrafficModel.network`, Elastic Allocator's link
+bandwidth after placement): what a place's executors send to and receive from
+executors at other places, in Mbit/s (rate × ``tuple_bytes`` × 8 / 10⁶). For a
+uniform stream at place ``k``: sent ``share · c_s(k) · (n_t − c_t(k))``,
+received ``share · c_t(k) · (n_s − c_s(k))`` (a self-pair is never split);
+for ``global``: every source away from ``place(t₀)`` sends ``r / n_s``, and
+``place(t₀)`` receives ``(r / n_s) · (n_s − c_s(place(t₀)))``. Measured pairs
+take the ``tuple_bytes`` of the stream(s) between their components (the
+rate-weighted mean; 0 when no stream names them).
+
 Cost: O(executors + streams × places) per evaluation, against O(executors²)
 for the pairs. Planners that truly need executor pairs (taskLevel, the exact
 optimum, METIS-based ones) ask :meth:`TrafficModel.executor_pairs`, which
@@ -34,7 +44,7 @@ from dataclasses import dataclass
 from typing import Hashable, Iterator, Mapping
 
 from storm_planner.core.errors import TooLargeError
-from storm_planner.core.problem import Traffic
+from storm_planner.core.elements import Traffic
 
 # Executor pairs a planner may have built for it: ~100 MB of Python objects.
 MAX_EXECUTOR_PAIRS = 1_000_000
@@ -50,6 +60,7 @@ class Flow:
     rate: float
     n_source: int
     n_target: int
+    tuple_bytes: float = 0.0
 
     @property
     def self_stream(self) -> bool:
@@ -92,12 +103,15 @@ class TrafficModel:
         self.measured = tuple(measured)
         self.flows: tuple[Flow, ...] = () if self.measured else tuple(self._flows(streams))
         self._pairs = None
+        self._streams = tuple(streams)
+        self._measured_mbit = None
 
     def _flows(self, streams) -> Iterator[Flow]:
         for stream in streams:
             n_source, n_target = len(self.members[stream.source]), len(self.members[stream.target])
             if n_source and n_target and stream.rate > 0:
-                flow = Flow(stream.source, stream.target, stream.grouping, stream.rate, n_source, n_target)
+                flow = Flow(stream.source, stream.target, stream.grouping, stream.rate, n_source, n_target,
+                            stream.tuple_bytes)
                 if flow.pair_count:
                     yield flow
 
@@ -110,17 +124,20 @@ class TrafficModel:
         return sum(f.pair_count for f in self.flows) + len(self.measured)
 
     # -- figures ---------------------------------------------------------------------
-    def collocated(self, place: Mapping[str, Hashable]) -> float:
-        """Traffic between executors at the same place (a node, a slot; unplaced ones share None)."""
+    def collocated(self, place: Mapping[str, Hashable], counts: Mapping[str, Mapping] | None = None) -> float:
+        """Traffic between executors at the same place (a node, a slot; unplaced ones share None).
+
+        ``counts``: :meth:`counts` of ``place`` when the caller has them already.
+        """
         measured = sum(t.rate for t in self.measured if place.get(t.source) == place.get(t.target))
         if not self.flows:
             return measured
-        counts = self.counts(place)
+        counts = self.counts(place) if counts is None else counts
         return measured + sum(self._flow_collocated(flow, counts, place) for flow in self.flows)
 
-    def crossing(self, place: Mapping[str, Hashable]) -> float:
+    def crossing(self, place: Mapping[str, Hashable], counts: Mapping[str, Mapping] | None = None) -> float:
         """Traffic between executors at different places."""
-        return max(0.0, self.total - self.collocated(place))
+        return max(0.0, self.total - self.collocated(place, counts))
 
     def counts(self, place: Mapping[str, Hashable]) -> dict[str, dict[Hashable, int]]:
         """Per component, how many of its executors each place holds."""
@@ -142,6 +159,56 @@ class TrafficModel:
             sources, targets = targets, sources
         together = sum(n * targets.get(k, 0) for k, n in sources.items())
         return flow.share * (together - (flow.n_source if flow.self_stream else 0))
+
+    def network(self, place: Mapping[str, Hashable],
+                counts: Mapping[str, Mapping] | None = None) -> dict[Hashable, float]:
+        """Per place, Mbit/s its executors send to and receive from executors at other places.
+
+        Places without crossing traffic may be absent; unplaced executors share the place None.
+        O(executors + streams × places), or O(measured pairs) for measured traffic.
+        """
+        use: dict[Hashable, float] = defaultdict(float)
+        for (source, target), mbit in self.measured_mbit():
+            a, b = place.get(source), place.get(target)
+            if a != b:
+                use[a] += mbit
+                use[b] += mbit
+        if not self.flows:
+            return dict(use)
+        counts = self.counts(place) if counts is None else counts
+        for flow in self.flows:
+            if not flow.tuple_bytes:
+                continue
+            mbit = flow.share * flow.tuple_bytes * 8e-6  # one executor pair, Mbit/s
+            sources = counts[flow.source]
+            if flow.grouping == "global":
+                home = place.get(self.members[flow.target][0])
+                for k, n in sources.items():
+                    if k != home:
+                        use[k] += mbit * n
+                use[home] += mbit * (flow.n_source - sources.get(home, 0))
+                continue
+            targets = counts[flow.target]
+            for k, n in sources.items():
+                use[k] += mbit * n * (flow.n_target - targets.get(k, 0))
+            for k, n in targets.items():
+                use[k] += mbit * n * (flow.n_source - sources.get(k, 0))
+        return dict(use)
+
+    def measured_mbit(self) -> tuple[tuple[tuple[str, str], float], ...]:
+        """Measured pairs as ((source, target), Mbit/s), the tuple size from their components' streams."""
+        if self._measured_mbit is None:
+            component_of = {e: c for c, members in self.members.items() for e in members} if self.measured else {}
+            weighted: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+            for stream in self._streams:
+                entry = weighted[(stream.source, stream.target)]
+                entry[0] += stream.rate * stream.tuple_bytes
+                entry[1] += stream.rate
+            size = {key: (b / r if r > 0 else 0.0) for key, (b, r) in weighted.items()}
+            self._measured_mbit = tuple(
+                ((t.source, t.target), t.rate * size.get((component_of[t.source], component_of[t.target]), 0.0) * 8e-6)
+                for t in self.measured if t.rate > 0 and t.source != t.target)
+        return self._measured_mbit
 
     # -- group level -----------------------------------------------------------------
     def group_rates(self, group_of: Mapping[str, int]) -> dict[tuple[int, int], float]:

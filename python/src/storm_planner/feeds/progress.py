@@ -1,17 +1,12 @@
 """Progress lines while Spark works: stage lines from the caller, task counts from a watcher thread."""
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from contextlib import contextmanager
-from typing import Callable
+from storm_planner.progress import Progress, print_progress
 
-Progress = Callable[[str], None]
-
-
-def print_progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+__all__ = ["Progress", "print_progress", "spark_progress"]
 
 
 @contextmanager

@@ -19,7 +19,7 @@ This module does that on the local multi-process cluster
    is the *measured* tuples/s (executed for a bolt, emitted for a spout);
    execute latency from the hook's ``boltExecute`` (a spout has none: ET 0,
    its whole cost is MET).
-5. Fit ET and MET with :func:`~storm_planner.hetero.profiles.profile_from_measurements`
+5. Fit ET and MET with :func:`~storm_planner.planners.nasiri.profiles.profile_from_measurements`
    and write the profile in the documented format.
 6. Optionally measure once more at ``--check-rates`` (rates not used for the
    fit) and compare the CPU eq. 7 predicts with the CPU measured.
@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-from storm_planner.hetero.profiles import Measurement, Profile, profile_from_measurements
+from storm_planner.planners.nasiri.profiles import Measurement, Profile, profile_from_measurements
 
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
 CFS_PERIOD_US = 100_000

@@ -7,10 +7,11 @@ planner service makes of it.
 * :mod:`.derive`   windows -> executor loads (CPU percent x node speed), executor-pair and
   component-pair traffic, state sizes, with notes on what was missing, stale or corrupt;
 * :mod:`.source`   the service's metrics source: fills ``Problem.executors``/``traffic``;
-* :mod:`.replan`   when a running topology is re-planned, within its migration budget;
-* :mod:`.budget`   cutting a plan down to a migration budget;
 * :mod:`.hookjar`  the hook's jar and the topology conf that switches it on;
 * :mod:`.commands` ``storm-planner metrics <topology> [--json]``.
+
+When a running topology is re-planned (within its migration budget) is adaptation policy:
+:mod:`storm_planner.adaptation.replan` and :mod:`storm_planner.adaptation.budget`.
 
 The layout and every setting are described in ``docs/metrics.md``.
 """

@@ -20,7 +20,7 @@ from typing import Any
 
 from storm_planner.cli import CommandError
 from storm_planner.metrics.derive import measure
-from storm_planner.metrics.service import ZOOKEEPER_ENV
+from storm_planner.service.metrics import ZOOKEEPER_ENV
 from storm_planner.metrics.store import MetricsStore
 from storm_planner.metrics.windows import DEFAULT_ROOT
 
@@ -96,7 +96,7 @@ def _executors(topology_id: str, view, nimbus: str | None) -> tuple[list[tuple[s
     """(executor id, component) from Nimbus when it answers, else one per task seen in the windows."""
     if nimbus:
         try:
-            from storm_planner.cluster.nimbus import nimbus_client
+            from storm_planner.submit.nimbus import nimbus_client
             from storm_planner.submit.operations import parse_nimbus
 
             host, port = parse_nimbus(nimbus)

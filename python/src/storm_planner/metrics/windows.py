@@ -28,11 +28,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from storm_planner.core.errors import StormPlannerError
+
 FORMAT_VERSION = 1
 DEFAULT_ROOT = "/storm-planner/metrics"
 
 
-class CorruptWindow(ValueError):
+class CorruptWindow(StormPlannerError, ValueError):
     """A znode that is not a usable window document; the message says why."""
 
 

@@ -21,13 +21,12 @@ import math
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from storm_planner.core.errors import InvalidParameterError, UnknownParameterError
+from storm_planner.core.fields import parse_flag
 
 if TYPE_CHECKING:
     from storm_planner.planners.base import Planner
 
 OPTION_PREFIX = "planner."
-TRUE_WORDS = ("true", "yes", "on", "1")
-FALSE_WORDS = ("false", "no", "off", "0")
 
 
 def option_prefix(algorithm: str) -> str:
@@ -38,13 +37,10 @@ def option_prefix(algorithm: str) -> str:
 # -- conversions: each returns the value in its type or raises ValueError saying what was expected --
 
 def to_flag(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
-        return value.strip().lower() in TRUE_WORDS
-    raise ValueError("true or false")
+    flag = parse_flag(value)
+    if flag is None:
+        raise ValueError("true or false")
+    return flag
 
 
 def to_whole(value: Any) -> int:

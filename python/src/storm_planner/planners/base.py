@@ -47,6 +47,9 @@ from storm_planner.core.problem import Problem
 from storm_planner.planners._parameters import parameters_from_options, unknown_parameters_error
 
 
+_DEFAULTS: dict[type, dict[str, Any]] = {}  # planner class -> its parameters and their defaults
+
+
 class Planner:
     """Base class. Subclasses set ``name``, take their parameters as keywords with defaults in
     ``__init__`` (a planner without any keeps this one), and implement :meth:`plan`."""
@@ -58,6 +61,9 @@ class Planner:
     # Plans kept within each node's free declared CPU and memory and the worker heap limit
     # (core.resources); Storm's own resource-unaware schedulers, as baselines, are not.
     resource_aware: ClassVar[bool] = True
+    # The service runs it in a worker process it kills at the deadline (service.worker): solver
+    # planners whose model building can overrun their time limit; a thread cannot be stopped.
+    isolated: ClassVar[bool] = False
     # Keys under planner.<name>. that are inputs read elsewhere, not parameters (hetero's profiles).
     option_inputs: ClassVar[frozenset[str]] = frozenset()
     # Older option names that still set a parameter: {option key: parameter}.
@@ -83,6 +89,12 @@ class Planner:
     @classmethod
     def param_defaults(cls) -> dict[str, Any]:
         """Parameter -> default, from the ``__init__`` signature (as scikit-learn's _get_param_names)."""
+        if cls not in _DEFAULTS:  # inspecting a signature costs more than a small plan's evaluation
+            _DEFAULTS[cls] = cls._signature_defaults()
+        return dict(_DEFAULTS[cls])
+
+    @classmethod
+    def _signature_defaults(cls) -> dict[str, Any]:
         defaults = {}
         for parameter in list(inspect.signature(cls.__init__).parameters.values())[1:]:
             if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):

@@ -20,7 +20,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--nimbus", metavar="HOST:PORT", default=os.environ.get(NIMBUS_ENV),
                        help=f"Nimbus Thrift address, to rebalance topologies with planner.rebalance: true "
                             f"(default: ${NIMBUS_ENV}; none: never rebalance)")
-    from storm_planner.metrics.service import add_serve_arguments
+    from storm_planner.service.metrics import add_serve_arguments
 
     add_serve_arguments(serve)
     serve.set_defaults(handler=serve_command)
@@ -45,8 +45,10 @@ def serve_command(args: argparse.Namespace) -> int:
             parse_nimbus(args.nimbus)
         except SubmitError as error:
             raise CommandError(f"--nimbus: {error}") from None
-    from storm_planner.metrics.service import metrics_for_serve
+    from storm_planner.service.metrics import metrics_for_serve
+    from storm_planner.service.server import hold_stop_signals
 
+    hold_stop_signals()  # before the metrics store starts its threads
     with metrics_for_serve(args) as (metrics, replanner):
         serve(args.host, args.port, args.default_algorithm, plan_log=args.plan_log,
               metrics=metrics, replanner=replanner, nimbus=args.nimbus)

@@ -11,7 +11,7 @@ stream a unit rate, so that planners still see the graph's shape.
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from itertools import repeat
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
@@ -38,6 +38,8 @@ _OPTION_KEYS = {
     "planner.max.migration.cost": ("max_migration_cost", float),
     "planner.time.limit.secs": ("time_limit_s", float),
     "planner.seed": ("seed", int),
+    "planner.max.cpu.utilisation": ("max_cpu_utilisation", float),
+    "planner.max.bandwidth.utilisation": ("max_bandwidth_utilisation", float),
 }
 
 
@@ -58,7 +60,21 @@ def node_from_thrift(node: Any, ports: Iterable[int], held: tuple[float, float] 
         host=node.host,
         used_cpu=float(node.used_cpu or 0.0) + held[0],
         used_memory=float(node.used_memory_mb or 0.0) + held[1],
+        bandwidth=_bandwidth(node, meta),
+        used_bandwidth=max(0.0, float(node.used_bandwidth_mbit or 0.0)),
     )
+
+
+def _bandwidth(node: Any, meta: Mapping[str, str]) -> float | None:
+    """The node's link capacity in Mbit/s: the request's field, else scheduler meta ``network.bandwidth.mbit``."""
+    value = node.bandwidth_mbit if node.bandwidth_mbit is not None else meta.get("network.bandwidth.mbit")
+    if value is None:
+        return None
+    try:
+        bandwidth = float(value)
+    except ValueError:
+        raise ProblemError(f"node {node.id}: network.bandwidth.mbit {value!r} is not a number") from None
+    return bandwidth if bandwidth > 0 else None
 
 
 class RequestNodes:
@@ -72,30 +88,49 @@ class RequestNodes:
 
     def __init__(self, nodes: Iterable[Any]) -> None:
         self.nodes = list(nodes)
+        self._position = {n.id: k for k, n in enumerate(self.nodes)}
         self._free = {n.id: frozenset(n.free_ports) for n in self.nodes}
         self._taken: dict[str, set[int]] = {}
-        self._plain: dict[str, Node] = {}
+        # Per node, the last view built and what it was built from: consecutive topologies of a
+        # request see most nodes alike (a plan changes only the nodes it lands on).
+        self._last: dict[str, tuple[tuple, Node | None]] = {}
+        self._view: list[Node | None] | None = None   # the last answer, by node position
+        self._taken_since: set[str] = set()           # nodes whose taken ports changed since it
+        self._previous_own: set[str] = set()
 
     def take(self, node_id: str, port: int) -> None:
         """A plan of this request uses the slot: later topologies must not."""
         self._taken.setdefault(node_id, set()).add(port)
+        self._taken_since.add(node_id)
 
     def for_topology(self, own_ports: Mapping[str, set[int]],
                      held: Mapping[str, tuple[float, float]]) -> list[Node]:
-        out = []
-        for node in self.nodes:
-            taken, own, extra = self._taken.get(node.id), own_ports.get(node.id), held.get(node.id)
-            if not taken and not own and (extra is None or extra == (0.0, 0.0)):
-                plain = self._plain.get(node.id)
-                if plain is None and self._free[node.id]:
-                    plain = self._plain[node.id] = node_from_thrift(node, self._free[node.id])
-                if plain is not None:
-                    out.append(plain)
-                continue
+        """The nodes as this topology sees them (those with no slot for it left out), in request order.
+
+        When ``held`` says which nodes changed since the previous call (``held.changed``, as the
+        service's ledger does), only those, the nodes whose ports were taken since and the nodes of
+        this and the previous topology's own slots are looked at: O(changed) instead of O(nodes).
+        """
+        changed = getattr(held, "changed", None)
+        if self._view is None or changed is None:
+            self._view = [self._node_view(node, own_ports, held) for node in self.nodes]
+        else:
+            for node_id in changed | self._taken_since | self._previous_own | set(own_ports):
+                position = self._position.get(node_id)
+                if position is not None:
+                    self._view[position] = self._node_view(self.nodes[position], own_ports, held)
+        self._taken_since, self._previous_own = set(), set(own_ports)
+        return list(filter(None, self._view))
+
+    def _node_view(self, node: Any, own_ports: Mapping[str, set[int]],
+                   held: Mapping[str, tuple[float, float]]) -> Node | None:
+        taken, own, extra = self._taken.get(node.id), own_ports.get(node.id), held.get(node.id)
+        key = (len(taken) if taken else 0, frozenset(own) if own else None, extra or (0.0, 0.0))
+        last = self._last.get(node.id)
+        if last is None or last[0] != key:  # ports only ever get taken: their count tells
             ports = (self._free[node.id] - taken if taken else self._free[node.id]) | (own or set())
-            if ports:
-                out.append(node_from_thrift(node, ports, extra or (0.0, 0.0)))
-        return out
+            last = self._last[node.id] = (key, node_from_thrift(node, ports, key[2]) if ports else None)
+        return last[1]
 
 
 def problem_from_thrift(
@@ -150,17 +185,19 @@ def problem_from_thrift(
         for s in spec.streams
         if s.from_component in known and s.to_component in known
     )
-    declared = {e.id: _declared(e) for e in spec.executors}
     if measured and measured.get("executors"):
-        executors = tuple(replace(e, **declared.get(e.id, {})) for e in measured["executors"])
+        declared = {e.id: _declared(e) for e in spec.executors}
+        executors = tuple(e._replace(**declared.get(e.id, {})) for e in measured["executors"])
         traffic = tuple(measured.get("traffic") or ())
     else:
         # Without metrics an executor's load is what it declares (Storm's RAS accounting), unless
         # the topology sets planner.executor.cost.
-        executors = tuple(
-            Executor(id=e.id, component=e.component, **declared[e.id],
-                     load=cost if "planner.executor.cost" in options or e.cpu is None else float(e.cpu))
-            for e in spec.executors)
+        fixed_cost = "planner.executor.cost" in options
+        # Positional tuples made in C (tuple.__new__): tens of thousands of executors per request.
+        executors = tuple(map(tuple.__new__, repeat(Executor), (
+            (e.id, e.component, cost if fixed_cost or e.cpu is None else float(e.cpu), 1.0,
+             0.0 if e.memory_mb is None else float(e.memory_mb), None if e.cpu is None else float(e.cpu))
+            for e in spec.executors)))
         traffic = ()  # the streams carry it, at component level (core.traffic)
     extra = {k: v for k, v in options.items() if k not in _OPTION_KEYS}
     if spec.num_workers:
@@ -215,13 +252,19 @@ def plan_to_thrift(topology_id: str, plan: Plan) -> Any:
     return T.TopologyPlan(
         topology_id=topology_id,
         algorithm=plan.algorithm,
-        assignments={e: T.WorkerSlot(node_id=s.node, port=s.port) for e, s in plan.assignments.items()},
+        assignments=_thrift_slots(plan.assignments),
         parallelism=dict(plan.parallelism),
         drain=list(plan.drain),
         figures={k: float(v) for k, v in plan.figures.items()},
         solve_ms=float(plan.solve_ms),
         notes=list(plan.notes),
     )
+
+
+def _thrift_slots(assignments: Mapping[str, Slot]) -> dict[str, Any]:
+    """Executor -> Thrift WorkerSlot, one object per slot (a plan has many executors, few slots)."""
+    thrift = {slot: T.WorkerSlot(node_id=slot.node, port=slot.port) for slot in set(assignments.values())}
+    return {executor: thrift[slot] for executor, slot in assignments.items()}
 
 
 def error_to_thrift(topology_id: str, algorithm: str, kind: str, message: str) -> Any:

@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping
 
 from storm_planner import __version__
 from storm_planner.core.errors import PlanningError
+from storm_planner.adaptation.state import StatefulRunner
 from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.core.problem import Problem
 from storm_planner.planners import available, run
@@ -32,6 +33,7 @@ from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.convert import RequestNodes, error_to_thrift, plan_to_thrift, problem_from_thrift
 from storm_planner.service.ledger import RequestLedger
 from storm_planner.service.rebalance import AutoRebalancer
+from storm_planner.service.worker import PlannerProcess, is_isolated
 
 log = logging.getLogger("storm_planner.service")
 
@@ -61,18 +63,30 @@ def topology_share(remaining_s: float, executors: int, executors_left: int) -> f
 class PlannerHandler:
     def __init__(self, default_algorithm: str = "even", metrics: MetricsSource | None = None,
                  plan_log: Path | None = None, replanner: Any | None = None,
-                 nimbus: str | None = None) -> None:
+                 nimbus: str | None = None, isolate: bool = True) -> None:
         self.default_algorithm = default_algorithm
+        self.isolate = isolate  # False: every planner runs in this process (tests that spy on planners)
         self.metrics = metrics
-        # Decides keep-or-re-plan for running topologies (storm_planner.metrics.replan.Replanner).
+        # Decides keep-or-re-plan for running topologies (storm_planner.adaptation.replan.Replanner).
         self.replanner = replanner
         self.plan_log = PlanLog(plan_log) if plan_log else None
         # Applies parallelism advice through Nimbus for topologies that opt in (needs Nimbus' address).
         self.rebalancer = AutoRebalancer(nimbus, record=self.plan_log.event if self.plan_log else None)
         self.started = time.monotonic()
-        # One worker: planners run one at a time; a planner that overruns its
-        # deadline is abandoned (its answer ignored), not killed.
+        # Planners run one at a time in these threads. A planner that overruns its share of the
+        # deadline is abandoned (its answer ignored); an isolated one (Planner.isolated) runs in
+        # the worker process, which is killed then.
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="planner")
+        self.worker = PlannerProcess()
+        # Re-plans (and plans with kept planner state) of solver planners are stoppable too.
+        if replanner is not None and replanner.runner is run:
+            replanner.runner = self._run
+        elif replanner is not None and isinstance(replanner.runner, StatefulRunner):
+            replanner.runner.run = self._run
+
+    def close(self) -> None:
+        """Stop the worker process (the server calls it on shutdown)."""
+        self.worker.close()
 
     # -- PlannerService --------------------------------------------------------
     def health(self) -> Any:
@@ -119,8 +133,13 @@ class PlannerHandler:
                 raise TimeoutError
             measured = self._measure(spec, request.nodes)
             problem = self._problem(spec, nodes, remaining, measured, held)
-            future = self._pool.submit(self.replanner.plan if self.replanner else run, problem, algorithm)
-            plan = future.result(timeout=remaining)
+            future = self._pool.submit(self.replanner.plan if self.replanner else self._run, problem, algorithm)
+            try:
+                plan = future.result(timeout=remaining)
+            except concurrent.futures.TimeoutError:
+                if self.isolate and is_isolated(algorithm):
+                    self.worker.stop()  # frees the core for the next topologies at once
+                raise
             notes = list(plan.notes)
             notes.extend((measured or {}).get("notes") or ())
             if not problem.measured:
@@ -156,6 +175,12 @@ class PlannerHandler:
         if self.plan_log:
             self.plan_log.write(request.request_id, result, advice)
         return result
+
+    def _run(self, problem: Problem, algorithm: str, **params: Any):
+        """``planners.run``, in the worker process for isolated planners."""
+        if self.isolate and is_isolated(algorithm):
+            return self.worker.run(problem, algorithm, **params)
+        return run(problem, algorithm, **params)
 
     def _measure(self, spec: Any, nodes: list) -> Mapping[str, Any] | None:
         if self.metrics is None:

@@ -21,6 +21,8 @@ struct Node {
   7: required list<i32> used_ports;         // slots some topology uses
   8: optional double used_cpu = 0;          // declared CPU % held by topologies outside this request
   9: optional double used_memory_mb = 0;    // declared memory (MB) held by topologies outside this request
+  10: optional double bandwidth_mbit;       // link capacity, Mbit/s (unset: unconstrained); meta network.bandwidth.mbit
+  11: optional double used_bandwidth_mbit = 0;  // Mbit/s other work sends and receives on this node's link
 }
 
 struct Component {

@@ -44,6 +44,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from storm_planner.core.fields import parse_flag
 from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.submit.operations import SubmitError, rebalance_topology
 
@@ -71,7 +72,7 @@ class RebalanceSettings:
     @classmethod
     def of(cls, options: Mapping[str, Any]) -> "RebalanceSettings":
         """From topology options (they arrive as strings); unusable values fall back to the default."""
-        enabled = str(options.get("planner.rebalance", "false")).strip().lower() in ("1", "true", "yes", "on")
+        enabled = parse_flag(options.get("planner.rebalance", "false")) is True
         wait = _number(options, "planner.rebalance.wait.secs", None)
         return cls(
             enabled=enabled,

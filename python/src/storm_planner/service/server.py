@@ -58,18 +58,36 @@ def build_server(handler: PlannerHandler, host: str = DEFAULT_HOST, port: int = 
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm: str = "even",
           metrics: MetricsSource | None = None, plan_log: Path | None = None, replanner=None,
           nimbus: str | None = None) -> None:
-    """Serve until SIGTERM/SIGINT. ``nimbus`` (HOST:PORT) lets the service rebalance topologies."""
+    """Serve until SIGTERM/SIGINT. ``nimbus`` (HOST:PORT) lets the service rebalance topologies.
+
+    Call :func:`hold_stop_signals` before starting any thread (the metrics store's, say): the
+    signals are then taken here by ``sigwait``, whichever thread the kernel would have given them
+    to. (A Python handler runs only in the main thread, and only once the thread the signal went
+    to wakes it; the main thread blocked in ``accept()`` was never woken, and the service lived on.)
+    """
+    hold_stop_signals()
     handler = PlannerHandler(default_algorithm, metrics, plan_log, replanner, nimbus=nimbus)
     server = build_server(handler, host, port)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    # The solver planners' worker process takes a second or two to start (it imports the solvers):
+    # started now, in the background, so that the first such plan does not spend its share on it.
+    threading.Thread(target=handler.worker.start, name="worker-start", daemon=True).start()
+    threading.Thread(target=server.serve, name="thrift-server", daemon=True).start()
     log.info("planner service listening on %s:%d (default algorithm %s%s)", host, port, default_algorithm,
              f"; rebalances through Nimbus {nimbus}" if nimbus else "")
     try:
-        server.serve()
-    except KeyboardInterrupt:
-        log.info("planner service stopping")
+        received = signal.sigwait(STOP_SIGNALS)
+        log.info("planner service stopping (%s)", signal.Signals(received).name)
     finally:
         server.close()
+        handler.close()
+
+
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def hold_stop_signals() -> None:
+    """Block SIGINT/SIGTERM in this thread and every thread started after: :func:`serve` waits for them."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
 
 
 def free_port(host: str = DEFAULT_HOST) -> int:
@@ -107,3 +125,4 @@ class BackgroundServer:
 
     def __exit__(self, *exc) -> None:
         self.server.close()
+        self.handler.close()

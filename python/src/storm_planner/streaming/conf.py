@@ -10,13 +10,12 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
+from storm_planner.core.errors import StormPlannerError
+from storm_planner.core.fields import parse_flag
 
-class ConfError(ValueError):
+
+class ConfError(StormPlannerError, ValueError):
     """A configuration key is missing or has an unusable value."""
-
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
 
 
 class ConfReader:
@@ -64,13 +63,9 @@ class ConfReader:
 
     def bool(self, name: str, default: bool) -> bool:
         value = self.raw(name, default)
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
+        flag = False if str(value).strip() == "" else parse_flag(value)
+        if flag is not None:
+            return flag
         raise ConfError(f"{self.key(name)}={value!r}: expected true or false")
 
     def path(self, name: str, default: str | os.PathLike | None = None) -> str | None:

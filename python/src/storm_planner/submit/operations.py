@@ -30,19 +30,20 @@ import warnings
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import yaml
 
-from storm_planner.cluster.nimbus import nimbus_client, storm_thrift
+from storm_planner.core.errors import StormPlannerError
+from storm_planner.progress import Progress, print_progress
+from storm_planner.submit.nimbus import nimbus_client, storm_thrift
 
 from .jar import build_topology_jar
 from .project import Project, load_project
 
-Progress = Callable[[str], None]
 
 
-class SubmitError(RuntimeError):
+class SubmitError(StormPlannerError, RuntimeError):
     """Submission, kill or listing failed; the message says why."""
 
 
@@ -55,10 +56,6 @@ class TopologyRow:
     executors: int
     tasks: int
     uptime_secs: int
-
-
-def _print(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def _streamparse_submit():
@@ -148,7 +145,7 @@ def submit_project(
     python: str | None = None,
     wait_active: float | None = None,
     timeout_ms: int = 30000,
-    progress: Progress = _print,
+    progress: Progress = print_progress,
 ) -> TopologyRow | None:
     """Build, upload and submit a streamparse project; optionally wait until it runs.
 
@@ -215,7 +212,7 @@ def apply_structure_options(project: Project, options: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def wait_until_running(nimbus: str, name: str, timeout_s: float, *, progress: Progress = _print) -> TopologyRow:
+def wait_until_running(nimbus: str, name: str, timeout_s: float, *, progress: Progress = print_progress) -> TopologyRow:
     """Wait until ``name`` is ACTIVE and Nimbus has assigned its workers."""
     deadline = time.monotonic() + timeout_s
     last = None
@@ -230,7 +227,7 @@ def wait_until_running(nimbus: str, name: str, timeout_s: float, *, progress: Pr
 
 
 def kill_topology(nimbus: str, name: str, *, wait_secs: int | None = None, wait_gone: float = 60.0,
-                  progress: Progress = _print) -> None:
+                  progress: Progress = print_progress) -> None:
     """Kill ``name``; ``wait_secs`` is Storm's deactivation wait; then wait until it is gone."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -327,7 +324,7 @@ def check_rebalance(topology: RunningComponents, executors: Mapping[str, int]) -
 
 def rebalance_topology(nimbus: str, name: str, executors: Mapping[str, int], *, wait_secs: int | None = None,
                        wait_applied: float | None = None, requests: int = 2, timeout_ms: int = 10000,
-                       progress: Progress = _print) -> RebalanceRequest:
+                       progress: Progress = print_progress) -> RebalanceRequest:
     """Ask Nimbus to run ``executors`` (component -> count) for ``name`` after checking that it can.
 
     ``wait_secs`` is how long Storm deactivates the topology before it redistributes

@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from storm_planner.core.errors import StormPlannerError
 
-class ProjectError(ValueError):
+
+class ProjectError(StormPlannerError, ValueError):
     """The directory is not a usable streamparse project; the message says why."""
 
 

@@ -22,6 +22,8 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
   private static final org.apache.thrift.protocol.TField USED_PORTS_FIELD_DESC = new org.apache.thrift.protocol.TField("used_ports", org.apache.thrift.protocol.TType.LIST, (short)7);
   private static final org.apache.thrift.protocol.TField USED_CPU_FIELD_DESC = new org.apache.thrift.protocol.TField("used_cpu", org.apache.thrift.protocol.TType.DOUBLE, (short)8);
   private static final org.apache.thrift.protocol.TField USED_MEMORY_MB_FIELD_DESC = new org.apache.thrift.protocol.TField("used_memory_mb", org.apache.thrift.protocol.TType.DOUBLE, (short)9);
+  private static final org.apache.thrift.protocol.TField BANDWIDTH_MBIT_FIELD_DESC = new org.apache.thrift.protocol.TField("bandwidth_mbit", org.apache.thrift.protocol.TType.DOUBLE, (short)10);
+  private static final org.apache.thrift.protocol.TField USED_BANDWIDTH_MBIT_FIELD_DESC = new org.apache.thrift.protocol.TField("used_bandwidth_mbit", org.apache.thrift.protocol.TType.DOUBLE, (short)11);
 
   private static final org.apache.thrift.scheme.SchemeFactory STANDARD_SCHEME_FACTORY = new NodeStandardSchemeFactory();
   private static final org.apache.thrift.scheme.SchemeFactory TUPLE_SCHEME_FACTORY = new NodeTupleSchemeFactory();
@@ -35,6 +37,8 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
   public @org.apache.thrift.annotation.Nullable java.util.List<java.lang.Integer> used_ports; // required
   public double used_cpu; // optional
   public double used_memory_mb; // optional
+  public double bandwidth_mbit; // optional
+  public double used_bandwidth_mbit; // optional
 
   /** The set of fields this struct contains, along with convenience methods for finding and manipulating them. */
   public enum _Fields implements org.apache.thrift.TFieldIdEnum {
@@ -46,7 +50,9 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
     FREE_PORTS((short)6, "free_ports"),
     USED_PORTS((short)7, "used_ports"),
     USED_CPU((short)8, "used_cpu"),
-    USED_MEMORY_MB((short)9, "used_memory_mb");
+    USED_MEMORY_MB((short)9, "used_memory_mb"),
+    BANDWIDTH_MBIT((short)10, "bandwidth_mbit"),
+    USED_BANDWIDTH_MBIT((short)11, "used_bandwidth_mbit");
 
     private static final java.util.Map<java.lang.String, _Fields> byName = new java.util.HashMap<java.lang.String, _Fields>();
 
@@ -80,6 +86,10 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
           return USED_CPU;
         case 9: // USED_MEMORY_MB
           return USED_MEMORY_MB;
+        case 10: // BANDWIDTH_MBIT
+          return BANDWIDTH_MBIT;
+        case 11: // USED_BANDWIDTH_MBIT
+          return USED_BANDWIDTH_MBIT;
         default:
           return null;
       }
@@ -127,8 +137,10 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
   private static final int __MEMORY_MB_ISSET_ID = 1;
   private static final int __USED_CPU_ISSET_ID = 2;
   private static final int __USED_MEMORY_MB_ISSET_ID = 3;
+  private static final int __BANDWIDTH_MBIT_ISSET_ID = 4;
+  private static final int __USED_BANDWIDTH_MBIT_ISSET_ID = 5;
   private byte __isset_bitfield = 0;
-  private static final _Fields optionals[] = {_Fields.META,_Fields.USED_CPU,_Fields.USED_MEMORY_MB};
+  private static final _Fields optionals[] = {_Fields.META,_Fields.USED_CPU,_Fields.USED_MEMORY_MB,_Fields.BANDWIDTH_MBIT,_Fields.USED_BANDWIDTH_MBIT};
   public static final java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> metaDataMap;
   static {
     java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> tmpMap = new java.util.EnumMap<_Fields, org.apache.thrift.meta_data.FieldMetaData>(_Fields.class);
@@ -154,6 +166,10 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
         new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.DOUBLE)));
     tmpMap.put(_Fields.USED_MEMORY_MB, new org.apache.thrift.meta_data.FieldMetaData("used_memory_mb", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
         new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.DOUBLE)));
+    tmpMap.put(_Fields.BANDWIDTH_MBIT, new org.apache.thrift.meta_data.FieldMetaData("bandwidth_mbit", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.DOUBLE)));
+    tmpMap.put(_Fields.USED_BANDWIDTH_MBIT, new org.apache.thrift.meta_data.FieldMetaData("used_bandwidth_mbit", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.DOUBLE)));
     metaDataMap = java.util.Collections.unmodifiableMap(tmpMap);
     org.apache.thrift.meta_data.FieldMetaData.addStructMetaDataMap(Node.class, metaDataMap);
   }
@@ -162,6 +178,8 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
     this.used_cpu = 0d;
 
     this.used_memory_mb = 0d;
+
+    this.used_bandwidth_mbit = 0d;
 
   }
 
@@ -211,6 +229,8 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
     }
     this.used_cpu = other.used_cpu;
     this.used_memory_mb = other.used_memory_mb;
+    this.bandwidth_mbit = other.bandwidth_mbit;
+    this.used_bandwidth_mbit = other.used_bandwidth_mbit;
   }
 
   @Override
@@ -232,6 +252,10 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
     this.used_cpu = 0d;
 
     this.used_memory_mb = 0d;
+
+    setBandwidth_mbitIsSet(false);
+    this.bandwidth_mbit = 0.0;
+    this.used_bandwidth_mbit = 0d;
 
   }
 
@@ -495,6 +519,52 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
     __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __USED_MEMORY_MB_ISSET_ID, value);
   }
 
+  public double getBandwidth_mbit() {
+    return this.bandwidth_mbit;
+  }
+
+  public Node setBandwidth_mbit(double bandwidth_mbit) {
+    this.bandwidth_mbit = bandwidth_mbit;
+    setBandwidth_mbitIsSet(true);
+    return this;
+  }
+
+  public void unsetBandwidth_mbit() {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.clearBit(__isset_bitfield, __BANDWIDTH_MBIT_ISSET_ID);
+  }
+
+  /** Returns true if field bandwidth_mbit is set (has been assigned a value) and false otherwise */
+  public boolean isSetBandwidth_mbit() {
+    return org.apache.thrift.EncodingUtils.testBit(__isset_bitfield, __BANDWIDTH_MBIT_ISSET_ID);
+  }
+
+  public void setBandwidth_mbitIsSet(boolean value) {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __BANDWIDTH_MBIT_ISSET_ID, value);
+  }
+
+  public double getUsed_bandwidth_mbit() {
+    return this.used_bandwidth_mbit;
+  }
+
+  public Node setUsed_bandwidth_mbit(double used_bandwidth_mbit) {
+    this.used_bandwidth_mbit = used_bandwidth_mbit;
+    setUsed_bandwidth_mbitIsSet(true);
+    return this;
+  }
+
+  public void unsetUsed_bandwidth_mbit() {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.clearBit(__isset_bitfield, __USED_BANDWIDTH_MBIT_ISSET_ID);
+  }
+
+  /** Returns true if field used_bandwidth_mbit is set (has been assigned a value) and false otherwise */
+  public boolean isSetUsed_bandwidth_mbit() {
+    return org.apache.thrift.EncodingUtils.testBit(__isset_bitfield, __USED_BANDWIDTH_MBIT_ISSET_ID);
+  }
+
+  public void setUsed_bandwidth_mbitIsSet(boolean value) {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __USED_BANDWIDTH_MBIT_ISSET_ID, value);
+  }
+
   @Override
   public void setFieldValue(_Fields field, @org.apache.thrift.annotation.Nullable java.lang.Object value) {
     switch (field) {
@@ -570,6 +640,22 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
       }
       break;
 
+    case BANDWIDTH_MBIT:
+      if (value == null) {
+        unsetBandwidth_mbit();
+      } else {
+        setBandwidth_mbit((java.lang.Double)value);
+      }
+      break;
+
+    case USED_BANDWIDTH_MBIT:
+      if (value == null) {
+        unsetUsed_bandwidth_mbit();
+      } else {
+        setUsed_bandwidth_mbit((java.lang.Double)value);
+      }
+      break;
+
     }
   }
 
@@ -604,6 +690,12 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
     case USED_MEMORY_MB:
       return getUsed_memory_mb();
 
+    case BANDWIDTH_MBIT:
+      return getBandwidth_mbit();
+
+    case USED_BANDWIDTH_MBIT:
+      return getUsed_bandwidth_mbit();
+
     }
     throw new java.lang.IllegalStateException();
   }
@@ -634,6 +726,10 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
       return isSetUsed_cpu();
     case USED_MEMORY_MB:
       return isSetUsed_memory_mb();
+    case BANDWIDTH_MBIT:
+      return isSetBandwidth_mbit();
+    case USED_BANDWIDTH_MBIT:
+      return isSetUsed_bandwidth_mbit();
     }
     throw new java.lang.IllegalStateException();
   }
@@ -732,6 +828,24 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
         return false;
     }
 
+    boolean this_present_bandwidth_mbit = true && this.isSetBandwidth_mbit();
+    boolean that_present_bandwidth_mbit = true && that.isSetBandwidth_mbit();
+    if (this_present_bandwidth_mbit || that_present_bandwidth_mbit) {
+      if (!(this_present_bandwidth_mbit && that_present_bandwidth_mbit))
+        return false;
+      if (this.bandwidth_mbit != that.bandwidth_mbit)
+        return false;
+    }
+
+    boolean this_present_used_bandwidth_mbit = true && this.isSetUsed_bandwidth_mbit();
+    boolean that_present_used_bandwidth_mbit = true && that.isSetUsed_bandwidth_mbit();
+    if (this_present_used_bandwidth_mbit || that_present_used_bandwidth_mbit) {
+      if (!(this_present_used_bandwidth_mbit && that_present_used_bandwidth_mbit))
+        return false;
+      if (this.used_bandwidth_mbit != that.used_bandwidth_mbit)
+        return false;
+    }
+
     return true;
   }
 
@@ -770,6 +884,14 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
     hashCode = hashCode * 8191 + ((isSetUsed_memory_mb()) ? 131071 : 524287);
     if (isSetUsed_memory_mb())
       hashCode = hashCode * 8191 + org.apache.thrift.TBaseHelper.hashCode(used_memory_mb);
+
+    hashCode = hashCode * 8191 + ((isSetBandwidth_mbit()) ? 131071 : 524287);
+    if (isSetBandwidth_mbit())
+      hashCode = hashCode * 8191 + org.apache.thrift.TBaseHelper.hashCode(bandwidth_mbit);
+
+    hashCode = hashCode * 8191 + ((isSetUsed_bandwidth_mbit()) ? 131071 : 524287);
+    if (isSetUsed_bandwidth_mbit())
+      hashCode = hashCode * 8191 + org.apache.thrift.TBaseHelper.hashCode(used_bandwidth_mbit);
 
     return hashCode;
   }
@@ -872,6 +994,26 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
         return lastComparison;
       }
     }
+    lastComparison = java.lang.Boolean.compare(isSetBandwidth_mbit(), other.isSetBandwidth_mbit());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetBandwidth_mbit()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.bandwidth_mbit, other.bandwidth_mbit);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
+    lastComparison = java.lang.Boolean.compare(isSetUsed_bandwidth_mbit(), other.isSetUsed_bandwidth_mbit());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetUsed_bandwidth_mbit()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.used_bandwidth_mbit, other.used_bandwidth_mbit);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
     return 0;
   }
 
@@ -955,6 +1097,18 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
       if (!first) sb.append(", ");
       sb.append("used_memory_mb:");
       sb.append(this.used_memory_mb);
+      first = false;
+    }
+    if (isSetBandwidth_mbit()) {
+      if (!first) sb.append(", ");
+      sb.append("bandwidth_mbit:");
+      sb.append(this.bandwidth_mbit);
+      first = false;
+    }
+    if (isSetUsed_bandwidth_mbit()) {
+      if (!first) sb.append(", ");
+      sb.append("used_bandwidth_mbit:");
+      sb.append(this.used_bandwidth_mbit);
       first = false;
     }
     sb.append(")");
@@ -1122,6 +1276,22 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
               org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
             }
             break;
+          case 10: // BANDWIDTH_MBIT
+            if (schemeField.type == org.apache.thrift.protocol.TType.DOUBLE) {
+              struct.bandwidth_mbit = iprot.readDouble();
+              struct.setBandwidth_mbitIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
+          case 11: // USED_BANDWIDTH_MBIT
+            if (schemeField.type == org.apache.thrift.protocol.TType.DOUBLE) {
+              struct.used_bandwidth_mbit = iprot.readDouble();
+              struct.setUsed_bandwidth_mbitIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
           default:
             org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
         }
@@ -1209,6 +1379,16 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
         oprot.writeDouble(struct.used_memory_mb);
         oprot.writeFieldEnd();
       }
+      if (struct.isSetBandwidth_mbit()) {
+        oprot.writeFieldBegin(BANDWIDTH_MBIT_FIELD_DESC);
+        oprot.writeDouble(struct.bandwidth_mbit);
+        oprot.writeFieldEnd();
+      }
+      if (struct.isSetUsed_bandwidth_mbit()) {
+        oprot.writeFieldBegin(USED_BANDWIDTH_MBIT_FIELD_DESC);
+        oprot.writeDouble(struct.used_bandwidth_mbit);
+        oprot.writeFieldEnd();
+      }
       oprot.writeFieldStop();
       oprot.writeStructEnd();
     }
@@ -1255,7 +1435,13 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
       if (struct.isSetUsed_memory_mb()) {
         optionals.set(2);
       }
-      oprot.writeBitSet(optionals, 3);
+      if (struct.isSetBandwidth_mbit()) {
+        optionals.set(3);
+      }
+      if (struct.isSetUsed_bandwidth_mbit()) {
+        optionals.set(4);
+      }
+      oprot.writeBitSet(optionals, 5);
       if (struct.isSetMeta()) {
         {
           oprot.writeI32(struct.meta.size());
@@ -1271,6 +1457,12 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
       }
       if (struct.isSetUsed_memory_mb()) {
         oprot.writeDouble(struct.used_memory_mb);
+      }
+      if (struct.isSetBandwidth_mbit()) {
+        oprot.writeDouble(struct.bandwidth_mbit);
+      }
+      if (struct.isSetUsed_bandwidth_mbit()) {
+        oprot.writeDouble(struct.used_bandwidth_mbit);
       }
     }
 
@@ -1307,7 +1499,7 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
         }
       }
       struct.setUsed_portsIsSet(true);
-      java.util.BitSet incoming = iprot.readBitSet(3);
+      java.util.BitSet incoming = iprot.readBitSet(5);
       if (incoming.get(0)) {
         {
           org.apache.thrift.protocol.TMap _map22 = iprot.readMapBegin(org.apache.thrift.protocol.TType.STRING, org.apache.thrift.protocol.TType.STRING); 
@@ -1330,6 +1522,14 @@ public class Node implements org.apache.thrift.TBase<Node, Node._Fields>, java.i
       if (incoming.get(2)) {
         struct.used_memory_mb = iprot.readDouble();
         struct.setUsed_memory_mbIsSet(true);
+      }
+      if (incoming.get(3)) {
+        struct.bandwidth_mbit = iprot.readDouble();
+        struct.setBandwidth_mbitIsSet(true);
+      }
+      if (incoming.get(4)) {
+        struct.used_bandwidth_mbit = iprot.readDouble();
+        struct.setUsed_bandwidth_mbitIsSet(true);
       }
     }
   }

@@ -94,16 +94,22 @@ final class PlanRequestBuilder {
                 continue;
             }
             double[] used = held.getOrDefault(supervisor.getId(), new double[2]);
-            nodes.add(new Node()
+            Map<String, String> meta = schedulerMeta(supervisor);
+            Node node = new Node()
                 .setUsed_cpu(used[0])
                 .setUsed_memory_mb(used[1])
                 .setId(supervisor.getId())
                 .setHost(supervisor.getHost() == null ? supervisor.getId() : supervisor.getHost())
                 .setCpu_capacity(supervisor.getTotalCpu())
                 .setMemory_mb(supervisor.getTotalMemory())
-                .setMeta(schedulerMeta(supervisor))
+                .setMeta(meta)
                 .setFree_ports(sorted(cluster.getAvailablePorts(supervisor)))
-                .setUsed_ports(sorted(cluster.getUsedPorts(supervisor))));
+                .setUsed_ports(sorted(cluster.getUsedPorts(supervisor)));
+            Double bandwidth = bandwidthMbit(meta);
+            if (bandwidth != null) {
+                node.setBandwidth_mbit(bandwidth);  // used_bandwidth_mbit: not measured by the plugin (yet)
+            }
+            nodes.add(node);
         }
         return nodes;
     }
@@ -268,6 +274,20 @@ final class PlanRequestBuilder {
             }
         }
         return meta;
+    }
+
+    /** The link capacity a supervisor advertises ({@code network.bandwidth.mbit} in its meta), if any. */
+    static Double bandwidthMbit(Map<String, String> meta) {
+        String raw = meta.get("network.bandwidth.mbit");
+        if (raw == null) {
+            return null;
+        }
+        try {
+            double value = Double.parseDouble(raw.trim());
+            return value > 0 && Double.isFinite(value) ? value : null;
+        } catch (NumberFormatException e) {
+            return null;  // the planner reads the meta too and names the bad value
+        }
     }
 
     private static List<SupervisorDetails> sortedSupervisors(Cluster cluster) {

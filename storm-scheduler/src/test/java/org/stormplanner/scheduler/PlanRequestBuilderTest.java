@@ -61,6 +61,20 @@ class PlanRequestBuilderTest {
         assertEquals(1, request.getTopologies().size(), "only the topologies asked for");
     }
 
+    /** A supervisor's advertised link capacity (meta network.bandwidth.mbit) travels as the node's bandwidth. */
+    @Test
+    void bandwidthComesFromTheSchedulerMetaWhenItIsANumber() {
+        assertEquals(100.0, PlanRequestBuilder.bandwidthMbit(Map.of("network.bandwidth.mbit", " 100 ")));
+        assertEquals(null, PlanRequestBuilder.bandwidthMbit(Map.of("network.bandwidth.mbit", "fast")));
+        assertEquals(null, PlanRequestBuilder.bandwidthMbit(Map.of("network.bandwidth.mbit", "0")));
+        assertEquals(null, PlanRequestBuilder.bandwidthMbit(Map.of("speed", "1.6")));
+        Topologies topologies = topologies(topology("words-1", 2));
+        Cluster cluster = cluster(List.of(supervisor("sup-a", 6700)), List.of(), topologies);
+        Node node = new PlanRequestBuilder(config).build("r-1", List.of(topologies.getById("words-1")), cluster)
+            .getNodes().get(0);
+        assertFalse(node.isSetBandwidth_mbit(), "no meta, no bandwidth: unconstrained");
+    }
+
     /**
      * Other tenants: what topologies outside the request hold on a node is their executors' declared CPU and
      * memory (Storm's defaults here: 10 % and 128 MB on heap each); the request's own executors carry theirs.

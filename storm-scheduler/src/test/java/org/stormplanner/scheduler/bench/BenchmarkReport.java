@@ -20,7 +20,7 @@ public final class BenchmarkReport {
         "cluster", "supervisors", "topologies", "executors", "scheduler", "algorithm", "first_round_ms",
         "reschedule_ms", "rescheduled_placed", "fully_placed", "over_capacity", "over_cpu", "over_memory",
         "cross_node_share", "service_call_ms", "planner_solve_ms", "plugin_before_call_ms",
-        "plugin_after_call_ms", "outcomes", "error"};
+        "plugin_after_call_ms", "outcomes", "error", "first_round_runs_ms"};
 
     private final List<VariantResult> results;
     private final String command;
@@ -51,7 +51,7 @@ public final class BenchmarkReport {
                 f == null ? "" : String.format(Locale.ROOT, "%.4f", f.crossNodeShare()),
                 number(r.serviceCallMs()), number(r.solveMs()), number(r.beforeCallMs()),
                 number(r.afterCallMs()), r.outcomes(),
-                r.error() == null ? "" : r.error());
+                r.error() == null ? "" : r.error(), runs(r, " "));
             out.append(String.join(",", cells.stream().map(BenchmarkReport::csvCell).toList())).append('\n');
         }
         return out.toString();
@@ -63,7 +63,9 @@ public final class BenchmarkReport {
             .append("PlannerScheduler plugin against the real Python planner service, side by side in one run on ")
             .append("identical generated clusters (issue #13). Generated with Storm's own scheduler test utilities ")
             .append("(`TestUtilsForResourceAwareScheduler`, storm-server 2.8.3 tests).\n\n")
-            .append("- **first round**: wall time of `IScheduler.schedule` with every topology unassigned;\n")
+            .append("- **first round**: wall time of `IScheduler.schedule` with every topology unassigned; each ")
+            .append("scheduler ran the cluster several times (fresh copies, one JVM) and the run with the median ")
+            .append("first round is shown, every run's first round in brackets;\n")
             .append("- **reschedule**: the next round after the median-sized topology was killed and resubmitted ")
             .append("(its assignment removed; the round also retries whatever round 1 left unplaced); ✓ = placed again;\n")
             .append("- **placed**: topologies with every executor placed after round 1;\n")
@@ -98,10 +100,14 @@ public final class BenchmarkReport {
             return "| " + name + " | failed: " + r.error().replace("|", "\\|") + " | | | | | | | | |";
         }
         PlacementFigures f = r.figures();
-        return String.format(Locale.ROOT, "| %s | %s | %s %s | %d / %d | %d (%d / %d) | %.1f %% | %s | %s | %s | %s |",
-            name, number(r.firstRoundMs()), number(r.rescheduleMs()), r.rescheduledPlaced() ? "✓" : "✗",
+        return String.format(Locale.ROOT, "| %s | %s (%s) | %s %s | %d / %d | %d (%d / %d) | %.1f %% | %s | %s | %s | %s |",
+            name, number(r.firstRoundMs()), runs(r, ", "), number(r.rescheduleMs()), r.rescheduledPlaced() ? "✓" : "✗",
             f.fullyPlaced(), f.topologies(), f.overEither(), f.overCpu(), f.overMemory(), 100 * f.crossNodeShare(),
             orDash(r.serviceCallMs()), orDash(r.solveMs()), pluginMs(r), r.outcomes().replace("|", "/"));
+    }
+
+    private static String runs(VariantResult r, String separator) {
+        return String.join(separator, r.firstRoundRunsMs().stream().map(BenchmarkReport::number).toList());
     }
 
     private static String pluginMs(VariantResult r) {

@@ -4,7 +4,9 @@ import org.stormplanner.scheduler.PlannerServiceProcess;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -18,8 +20,12 @@ import java.util.Map;
  * <pre>
  * scripts/bench-scale.sh [--scale 1.0] [--topologies 45] [--clusters production,huge]
  *     [--schedulers default,ras,even,topdown,milp] [--milp-time-limit-secs 2] [--deadline-ms 120000]
- *     [--seed 13] [--out benchmarks/reports/scale]
+ *     [--seed 13] [--repeat 3] [--out benchmarks/reports/scale]
  * </pre>
+ *
+ * Each scheduler runs {@code --repeat} times on each cluster (fresh copies, the same JVM and service; repetitions
+ * interleaved across schedulers) and the run with the median first round is reported: the first run of each also
+ * warms up the JIT and the service.
  */
 public final class ClusterScaleBenchmark {
 
@@ -31,6 +37,7 @@ public final class ClusterScaleBenchmark {
         "--milp-time-limit-secs", "2",
         "--deadline-ms", "120000",
         "--seed", "13",
+        "--repeat", "3",
         "--out", "benchmarks/reports/scale");
 
     private ClusterScaleBenchmark() {
@@ -44,13 +51,24 @@ public final class ClusterScaleBenchmark {
         PlannerServiceProcess service = needsService(schedulers) ? startService(options) : null;
         try {
             clusters.forEach(shape -> progress("cluster %s: %s", shape.description(), shape.summary()));
-            // Scheduler by scheduler: a planner the service abandoned at the deadline keeps computing in the
-            // service for a while, so the slow ones (milp, listed last) only ever delay each other.
-            for (SchedulerVariant variant : variants(schedulers, options, service)) {
+            // Repetitions interleaved (every scheduler once, then again): the machine's speed drifts, and each
+            // scheduler should meet the same drift. The solver planners keep their time limit and the service
+            // kills one that overruns, so no scheduler delays the next.
+            int repeat = Integer.parseInt(options.get("--repeat"));
+            List<SchedulerVariant> variants = variants(schedulers, options, service);
+            Map<String, List<VariantResult>> runs = new LinkedHashMap<>();
+            for (int k = 0; k < repeat; k++) {
                 for (ClusterShape shape : clusters) {
-                    results.add(runOne(shape, variant));
+                    for (SchedulerVariant variant : variants) {
+                        List<VariantResult> done = runs.computeIfAbsent(shape.name() + "/" + variant.label(),
+                            key -> new ArrayList<>());
+                        if (done.isEmpty() || done.get(done.size() - 1).error() == null) {
+                            done.add(runOnce(shape, variant, k, repeat));
+                        }
+                    }
                 }
             }
+            runs.values().forEach(done -> results.add(median(done)));
         } finally {
             if (service != null) {
                 service.close();
@@ -62,23 +80,33 @@ public final class ClusterScaleBenchmark {
         progress("wrote %s and %s", out.resolve("storm-scale.csv"), out.resolve("storm-scale.md"));
     }
 
-    private static VariantResult runOne(ClusterShape shape, SchedulerVariant variant) {
-        progress("%s on %s ...", variant.label(), shape.name());
-        VariantResult result;
+    private static VariantResult runOnce(ClusterShape shape, SchedulerVariant variant, int k, int repeat) {
+        progress("%s on %s, run %d/%d ...", variant.label(), shape.name(), k + 1, repeat);
+        VariantResult run;
         try {
-            result = new VariantRun(shape, variant).run();
+            run = new VariantRun(shape, variant).run();
         } catch (RuntimeException | OutOfMemoryError | StackOverflowError e) {
-            result = VariantResult.failed(shape, variant, e);
+            run = VariantResult.failed(shape, variant, e);
         }
-        if (result.error() != null) {
-            progress("  failed: %s", result.error());
+        if (run.error() != null) {
+            progress("  failed: %s", run.error());
         } else {
             progress("  first round %.0f ms, reschedule %.0f ms, placed %d/%d, over capacity %d, cross-node %.1f %%; %s",
-                result.firstRoundMs(), result.rescheduleMs(), result.figures().fullyPlaced(),
-                result.figures().topologies(), result.figures().overEither(),
-                100 * result.figures().crossNodeShare(), result.outcomes());
+                run.firstRoundMs(), run.rescheduleMs(), run.figures().fullyPlaced(), run.figures().topologies(),
+                run.figures().overEither(), 100 * run.figures().crossNodeShare(), run.outcomes());
         }
-        return result;
+        return run;
+    }
+
+    /** The run with the median first round (a failed run, if any, stands for all), with every run's time. */
+    private static VariantResult median(List<VariantResult> runs) {
+        VariantResult last = runs.get(runs.size() - 1);
+        if (last.error() != null) {
+            return last;
+        }
+        List<VariantResult> sorted = new ArrayList<>(runs);
+        sorted.sort(Comparator.comparingDouble(VariantResult::firstRoundMs));
+        return sorted.get((sorted.size() - 1) / 2).withRuns(runs.stream().map(VariantResult::firstRoundMs).toList());
     }
 
     static List<ClusterShape> clusters(Map<String, String> options) {

@@ -1,6 +1,7 @@
 package org.stormplanner.scheduler.bench;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
@@ -46,7 +47,7 @@ public final class VariantRun {
             double rescheduleMs = timeRound(scheduler, generated, second);
             boolean replaced = PlacementFigures.isFullyPlaced(second, victim);
             return new VariantResult(shape, variant, firstMs, rescheduleMs, replaced, figures,
-                outcomes(first), callMs, solveMs, beforeMs, afterMs, null);
+                outcomes(first), callMs, solveMs, beforeMs, afterMs, null, List.of(firstMs));
         } finally {
             scheduler.cleanup();
         }

@@ -1,0 +1,256 @@
+"""Re-planning running topologies: when, within which budget, and only if it pays.
+
+The Nimbus plugin offers every running (fully placed) topology to the service
+now and then (``planner.replan.interval.secs``). :class:`Replanner` answers
+each offer with either the current placement (nothing moves, nothing restarts)
+or a new one:
+
+1. A topology that is not fully placed is planned as always (its executors
+   need slots); the loads and traffic used become the topology's *basis*.
+2. ``planner.replan: false``, no metrics yet, or the migration budget of the
+   current period spent: keep.
+3. Re-plan only when the measured loads or traffic differ from the basis by
+   more than ``planner.replan.threshold`` (relative: sum of absolute changes
+   over the larger total), or when ``planner.replan.period.secs`` have passed
+   since the last re-plan.
+4. The topology's own ``planner.algorithm`` plans on the measured problem with
+   ``max_migrations`` = what is left of the budget; the result is then cut to
+   that budget (:func:`~storm_planner.adaptation.budget.limit_moves`) whatever the
+   planner did with it.
+5. The new placement is applied only if it beats the current one on the same
+   measured problem: less overload, or inter-worker traffic / load distance
+   lower by at least ``planner.replan.min.gain`` (relative), without more
+   overload. Otherwise keep; the basis is updated either way, so the same
+   metrics do not trigger again.
+
+Budget: at most ``planner.max.migrations`` executor moves per
+``planner.replan.period.secs`` (unset: no limit), counted when a plan that
+moves executors is returned.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Callable, Mapping
+
+from storm_planner.core.evaluate import evaluate
+from storm_planner.core.plan import Plan
+from storm_planner.core.problem import Options, Problem
+from storm_planner.adaptation.budget import limit_moves, moves_between
+from storm_planner.metrics.derive import change
+from storm_planner.planners import run as run_planner
+
+log = logging.getLogger("storm_planner.replan")
+
+DEFAULT_THRESHOLD = 0.25
+DEFAULT_PERIOD_S = 60.0
+DEFAULT_MIN_GAIN = 0.10
+EPSILON = 1e-6
+# A topology not offered for this long is gone (killed): its state is dropped.
+FORGET_AFTER_S = 3600.0
+
+Runner = Callable[[Problem, str], Plan]
+
+
+@dataclass(frozen=True)
+class ReplanSettings:
+    enabled: bool = True
+    threshold: float = DEFAULT_THRESHOLD
+    period_s: float = DEFAULT_PERIOD_S
+    min_gain: float = DEFAULT_MIN_GAIN
+    budget: int | None = None
+
+    @classmethod
+    def of(cls, problem: Problem) -> "ReplanSettings":
+        extra = problem.options.extra
+
+        def number(key: str, default: float) -> float:
+            try:
+                value = float(extra.get(key, default))
+            except (TypeError, ValueError):
+                return default
+            return value if value >= 0 else default
+
+        enabled = str(extra.get("planner.replan", "true")).strip().lower() != "false"
+        return cls(
+            enabled=enabled,
+            threshold=number("planner.replan.threshold", DEFAULT_THRESHOLD),
+            period_s=number("planner.replan.period.secs", DEFAULT_PERIOD_S),
+            min_gain=number("planner.replan.min.gain", DEFAULT_MIN_GAIN),
+            budget=problem.options.max_migrations,
+        )
+
+
+@dataclass
+class _TopologyState:
+    loads: dict[str, float]
+    traffic: dict[str, float]
+    measured: bool
+    planned_at: float
+    budget_started_at: float
+    moves_used: int = 0
+    last_note: str = ""
+    seen_at: float = 0.0
+
+
+def _basis(problem: Problem) -> tuple[dict[str, float], dict[str, float]]:
+    loads = {e.id: e.load for e in problem.executors}
+    traffic: dict[str, float] = {}
+    for t in problem.traffic:
+        key = f"{t.source}>{t.target}"
+        traffic[key] = traffic.get(key, 0.0) + t.rate
+    return loads, traffic
+
+
+@dataclass
+class Replanner:
+    """Decides, per offered topology, between the current placement and a new plan."""
+
+    enabled: bool = True                # False: running topologies are never moved (serve --no-replan)
+    clock: Callable[[], float] = time.monotonic
+    runner: Runner = run_planner
+    _states: dict[str, _TopologyState] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def plan(self, problem: Problem, algorithm: str) -> Plan:
+        topology = problem.topology_id
+        now = self.clock()
+        self._prune(now, topology)
+        fully_placed = bool(problem.current) and all(e.id in problem.current for e in problem.executors)
+        if not fully_placed:
+            plan = self.runner(problem, algorithm)
+            self._remember(problem, now)
+            return plan
+
+        settings = ReplanSettings.of(problem)
+        with self._lock:
+            state = self._states.get(topology)
+        if not self.enabled:
+            return self._keep(problem, algorithm, "re-planning off in this service (--no-replan)", quiet=True)
+        if not settings.enabled:
+            return self._keep(problem, algorithm, "re-planning off for this topology (planner.replan: false)")
+        if not problem.measured:
+            return self._keep(problem, algorithm, "running; no metrics to re-plan on yet: current placement kept")
+
+        if state is None:
+            trigger, why = True, "no earlier plan known to this service"
+        else:
+            if now - state.budget_started_at >= settings.period_s:
+                state.budget_started_at, state.moves_used = now, 0
+            loads, traffic = _basis(problem)
+            if not state.measured:
+                trigger, why = True, "measured loads and traffic replace the estimates it was planned on"
+            else:
+                moved = max(change(state.loads, loads), change(state.traffic, traffic))
+                due = now - state.planned_at >= settings.period_s
+                trigger = moved > settings.threshold or due
+                why = (f"metrics changed {moved:.0%} (threshold {settings.threshold:.0%})" if moved > settings.threshold
+                       else f"{settings.period_s:g} s since the last re-plan (metrics changed {moved:.0%})")
+                if not trigger:
+                    return self._keep(problem, algorithm,
+                                      f"metrics changed {moved:.0%} (threshold {settings.threshold:.0%}); "
+                                      f"current placement kept", quiet=True)
+        if state is None:
+            state = self._remember(problem, now, planned=False)
+
+        left = None if settings.budget is None else max(0, settings.budget - state.moves_used)
+        if left == 0:
+            return self._keep(problem, algorithm,
+                              f"{why}, but the migration budget ({settings.budget} moves per "
+                              f"{settings.period_s:g} s) is spent: current placement kept", quiet=True)
+
+        bounded = problem.replace(options=Options(
+            max_migrations=left,
+            max_migration_cost=problem.options.max_migration_cost,
+            time_limit_s=problem.options.time_limit_s,
+            seed=problem.options.seed,
+            extra=problem.options.extra,
+        ))
+        candidate = self.runner(bounded, algorithm)
+        limited, moved = limit_moves(problem, candidate.assignments, left)
+        self._remember(problem, now, planned=True)
+        before = evaluate(problem, problem.current)
+        after = evaluate(problem, limited)
+        verdict = _improvement(before, after, settings.min_gain)
+        cut = len(moves_between(problem.current, candidate.assignments))
+        budget_note = ("" if left is None else f" (budget {settings.budget} per {settings.period_s:g} s, "
+                       f"{left} left{'; ' + str(cut) + ' wanted' if cut > len(moved) else ''})")
+        if not moved or verdict is None:
+            reason = "no move needed" if not moved else f"no placement better by {settings.min_gain:.0%}"
+            kept = self._keep(problem, algorithm, f"re-planned ({why}) with {algorithm}: {reason}; "
+                                                  f"current placement kept{budget_note}")
+            # The parallelism advice stands whatever the placement (its 'now' rate is for the
+            # planner's own placement of the running executors).
+            return kept.replace(advice=candidate.advice)
+        with self._lock:
+            state.moves_used += len(moved)
+        notes = list(candidate.notes) + [
+            f"re-planned ({why}): {len(moved)} executor(s) move{budget_note}; {verdict}",
+        ]
+        figures = {**evaluate(problem, limited), "moves": float(len(moved))}
+        log.info("re-plan %s with %s: %s moves; %s", topology, algorithm, len(moved), verdict)
+        return candidate.replace(assignments=MappingProxyType(limited), figures=MappingProxyType(figures),
+                                 notes=tuple(notes))
+
+    def _prune(self, now: float, offered: str) -> None:
+        with self._lock:
+            if offered in self._states:
+                self._states[offered].seen_at = now
+            for topology in [t for t, s in self._states.items() if now - s.seen_at > FORGET_AFTER_S]:
+                del self._states[topology]
+
+    def forget(self, topology_id: str) -> None:
+        with self._lock:
+            self._states.pop(topology_id, None)
+
+    def _remember(self, problem: Problem, now: float, *, planned: bool = True) -> _TopologyState:
+        """Record the loads and traffic a (re-)plan used: the basis later metrics are compared with."""
+        loads, traffic = _basis(problem)
+        with self._lock:
+            state = self._states.get(problem.topology_id)
+            if state is None:
+                state = _TopologyState(loads, traffic, problem.measured, now if planned else float("-inf"),
+                                       budget_started_at=now, seen_at=now)
+                self._states[problem.topology_id] = state
+            else:
+                state.loads, state.traffic, state.measured = loads, traffic, problem.measured
+                if planned:
+                    state.planned_at = now
+            return state
+
+    def _keep(self, problem: Problem, algorithm: str, note: str, quiet: bool = False) -> Plan:
+        """The current placement as the plan: the plugin sees no change and does nothing."""
+        if not quiet:
+            with self._lock:
+                state = self._states.get(problem.topology_id)
+                if state is None or state.last_note != note:
+                    log.info("re-plan %s: %s", problem.topology_id, note)
+                if state is not None:
+                    state.last_note = note
+        return Plan(
+            algorithm=algorithm,
+            assignments=MappingProxyType(dict(problem.current)),
+            figures=MappingProxyType({**evaluate(problem, problem.current), "moves": 0.0}),
+            notes=(note,),
+        )
+
+
+def _improvement(before: Mapping[str, float], after: Mapping[str, float], min_gain: float) -> str | None:
+    """Why ``after`` is better than ``before`` (a readable sentence), or None when it is not enough."""
+    over_before, over_after = before["over_capacity"], after["over_capacity"]
+    if over_after < over_before - EPSILON:
+        return f"overload {over_before:.1f} -> {over_after:.1f}"
+    if over_after > over_before + EPSILON:
+        return None
+    traffic_before, traffic_after = before["inter_worker"], after["inter_worker"]
+    if traffic_before > EPSILON and (traffic_before - traffic_after) / traffic_before >= min_gain:
+        return f"inter-worker traffic {traffic_before:.1f} -> {traffic_after:.1f}"
+    distance_before, distance_after = before["load_distance"], after["load_distance"]
+    traffic_worse = traffic_after > traffic_before * (1 + min_gain) + EPSILON
+    if distance_before > EPSILON and not traffic_worse and \
+            (distance_before - distance_after) / distance_before >= min_gain:
+        return f"load distance {distance_before:.1f} -> {distance_after:.1f}"
+    return None

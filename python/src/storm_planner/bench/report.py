@@ -1,0 +1,83 @@
+"""What every benchmark writes: CSV tables, markdown tables, PNG plots, the command that
+reproduces them, and progress lines while it runs.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
+
+from storm_planner.progress import Progress, print_progress
+
+__all__ = ["Progress", "add_experiments", "command_line", "markdown_table", "print_progress", "pyplot",
+           "stamped_progress", "write_csv"]
+
+# An experiment: (output folder, seed, quick, the command that reproduces it) -> its rows.
+Experiment = Callable[[Path, int, bool, str], Any]
+
+
+def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """Rows (dicts with the same keys, in column order) as a CSV file with a header line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def pyplot():
+    """matplotlib.pyplot drawing to files (the Agg backend); matplotlib is the ``plots`` extra."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def command_line(args: argparse.Namespace, name: str | None = None) -> str:
+    """``storm-planner bench NAME ...`` as it was run (to reproduce a report)."""
+    name = name or args.benchmark
+    return "storm-planner bench " + " ".join(sys.argv[sys.argv.index(name):]) \
+        if name in sys.argv else f"storm-planner bench {name}"
+
+
+def stamped_progress(label: str, stream: TextIO | None = None) -> Progress:
+    """A :data:`Progress` that prefixes every line with ``[label HH:MM:SS]`` (stdout by default)."""
+    def progress(message: str) -> None:
+        print(f"[{label} {time.strftime('%H:%M:%S')}] {message}", file=stream or sys.stdout, flush=True)
+
+    return progress
+
+
+def add_experiments(subparsers: argparse._SubParsersAction, name: str, help: str,
+                    experiments: Mapping[str, Experiment], out: Path, quick_help: str,
+                    progress: Progress) -> None:
+    """``storm-planner bench NAME {EXPERIMENT,all} [--out] [--seed] [--quick]``, for benchmarks made of
+    experiments that each write their report under ``--out``."""
+    parser = subparsers.add_parser(name, help=help)
+    parser.add_argument("experiment", choices=[*experiments, "all"])
+    parser.add_argument("--out", default=str(out), help="output folder (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+
+    def run(args: argparse.Namespace) -> int:
+        folder = Path(args.out)
+        names = list(experiments) if args.experiment == "all" else [args.experiment]
+        for experiment in names:
+            command = f"storm-planner bench {name} {experiment} --seed {args.seed}" + (" --quick" if args.quick else "")
+            started = time.perf_counter()
+            experiments[experiment](folder, args.seed, args.quick, command)
+            progress(f"{experiment} done in {time.perf_counter() - started:.0f} s -> {folder}/{experiment}.md")
+        return 0
+
+    parser.set_defaults(handler=run)

@@ -1,0 +1,15 @@
+"""Problem generators: the workloads of the papers' evaluations, as problem files.
+
+Used by the tests and the benchmarks alike (as ``networkx.generators`` or
+``sklearn.datasets``); each module follows one paper's protocol.
+
+* :mod:`.chatzistergiou` — Chatzistergiou & Viglas §7: random jobs (§7.3), the speed
+  pipeline (§7.2), the prioritisation jobs (§7.1), a production-sized job;
+* :mod:`.madsen` — Madsen et al. §5: load fluctuation, drift, scale-in and the collocation
+  workload;
+* :mod:`.nasiri` — Nasiri et al. §6: the Linear, Diamond and Star topologies, the
+  clusters of Tables II and IV and the profile of Table III.
+
+Nasiri et al.'s random problems for the heterogeneity benchmark are still in
+:mod:`storm_planner.bench.hetero` (``random_problem``).
+"""

@@ -1,0 +1,75 @@
+"""Wiring the metrics store and the re-planner into ``storm-planner serve``.
+
+``serve --zookeeper HOST:PORT`` starts a :class:`~.store.MetricsStore` on that
+ensemble and gives the service a :class:`~.source.StoreMetricsSource`; without
+``--zookeeper`` (and without ``$STORM_PLANNER_ZOOKEEPER``) the service plans on
+estimates. The :class:`~.replan.Replanner` is always there: it keeps running
+topologies where they are unless metrics say moving pays (``--no-replan``:
+never re-plan a running topology).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+from typing import Iterator
+
+from storm_planner.adaptation.state import StateStoreError, ZooKeeperStateStore, stateful_runner
+from storm_planner.adaptation.replan import Replanner
+from storm_planner.metrics.source import StoreMetricsSource
+from storm_planner.metrics.store import DEFAULT_STORM_ROOT, MetricsStore
+from storm_planner.metrics.windows import DEFAULT_ROOT
+
+ZOOKEEPER_ENV = "STORM_PLANNER_ZOOKEEPER"
+
+log = logging.getLogger("storm_planner.metrics")
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("metrics and re-planning")
+    group.add_argument("--zookeeper", metavar="HOST:PORT[,HOST:PORT...]", default=None,
+                       help=f"read the workers' metrics from this ZooKeeper (default: ${ZOOKEEPER_ENV}; "
+                            f"none: plan on estimates)")
+    group.add_argument("--metrics-root", default=DEFAULT_ROOT, metavar="ZNODE",
+                       help=f"znode the metrics hook writes under (default {DEFAULT_ROOT}; "
+                            f"planner.metrics.zookeeper.root)")
+    group.add_argument("--storm-root", default=DEFAULT_STORM_ROOT, metavar="ZNODE",
+                       help=f"Storm's storm.zookeeper.root, to notice killed topologies and delete their "
+                            f"metrics (default {DEFAULT_STORM_ROOT}; empty: never delete)")
+    group.add_argument("--no-replan", action="store_true",
+                       help="never move the executors of a running topology")
+
+
+@contextlib.contextmanager
+def metrics_for_serve(args: argparse.Namespace) -> Iterator[tuple[StoreMetricsSource | None, Replanner]]:
+    """(metrics source or None, re-planner) for the service; stops the store on exit."""
+    replanner = Replanner(enabled=not getattr(args, "no_replan", False))
+    hosts = getattr(args, "zookeeper", None) or os.environ.get(ZOOKEEPER_ENV)
+    if not hosts:
+        log.info("no --zookeeper: planning on estimated loads and rates")
+        yield None, replanner
+        return
+    store = MetricsStore(hosts, args.metrics_root, storm_root=args.storm_root or None).start()
+    log.info("metrics: reading %s%s from ZooKeeper %s", args.metrics_root, "/<topology>/<task>", hosts)
+    state_store = _planner_state_store(hosts)
+    if state_store is not None:
+        replanner.runner = stateful_runner(state_store)
+    try:
+        yield StoreMetricsSource(store), replanner
+    finally:
+        store.stop()
+        if state_store is not None:
+            state_store.close()
+
+
+def _planner_state_store(hosts: str) -> ZooKeeperStateStore | None:
+    """Where stateful planners (albic's collocated sets) keep their state, so a restarted
+    service loses nothing; without it they plan as on a first round."""
+    try:
+        store = ZooKeeperStateStore.connect(hosts)
+    except StateStoreError as error:
+        log.warning("planner state: %s; stateful planners start afresh each round", error)
+        return None
+    log.info("planner state: kept in ZooKeeper %s under %s", hosts, store.root)
+    return store

@@ -1,0 +1,150 @@
+"""The migration budget and the keep-or-re-plan decision (pure: no ZooKeeper, fake clock)."""
+from __future__ import annotations
+
+from storm_planner.core.plan import Plan
+from storm_planner.core.problem import Problem, Slot
+from storm_planner.adaptation.budget import limit_moves, moves_between
+from storm_planner.adaptation.replan import Replanner
+
+A, B = "sup-a:6700", "sup-b:6700"
+
+
+def problem(current: dict[str, str], *, traffic=(), loads=None, options=None, capacity=(400, 400),
+            measured=True) -> Problem:
+    """Chain spout a1,a2 -> mid m1,m2 -> sink s1 (5 executors), on sup-a and sup-b."""
+    executors = ["a1", "a2", "m1", "m2", "s1"]
+    component = {"a1": "a", "a2": "a", "m1": "m", "m2": "m", "s1": "s"}
+    loads = loads or {e: 10.0 for e in executors}
+    data = {
+        "nodes": [{"id": "sup-a", "capacity": capacity[0], "slots": [6700, 6701]},
+                  {"id": "sup-b", "capacity": capacity[1], "slots": [6700, 6701]}],
+        "topology": {"id": "t-1", "components": [
+            {"id": "a", "type": "spout", "executors": 2}, {"id": "m", "executors": 2}, {"id": "s", "executors": 1}],
+            "streams": [{"from": "a", "to": "m"}, {"from": "m", "to": "s"}]},
+        "executors": [{"id": e, "component": component[e], "load": loads[e]} for e in executors],
+        "traffic": [{"from": f, "to": t, "rate": r} for f, t, r in traffic],
+        "current": current,
+        "options": options or {},
+    }
+    return Problem.from_dict(data).replace(measured=measured)
+
+
+SPREAD = {"a1": A, "a2": B, "m1": B, "m2": A, "s1": B}
+HEAVY = [("a1", "m1", 100.0), ("a2", "m2", 100.0), ("m1", "s1", 10.0), ("m2", "s1", 10.0)]
+
+
+def slots(assignment: dict[str, str]) -> dict[str, Slot]:
+    return {e: Slot.parse(s) for e, s in assignment.items()}
+
+
+def test_a_plan_within_the_budget_is_kept_whole():
+    p = problem(SPREAD, traffic=HEAVY)
+    target = slots({e: A for e in SPREAD})
+    placed, moved = limit_moves(p, target, 5)
+    assert placed == target and moved == ["a2", "m1", "s1"]
+
+
+def test_over_budget_the_most_useful_moves_are_taken_first():
+    p = problem(SPREAD, traffic=HEAVY)
+    target = slots({e: A for e in SPREAD})
+    placed, moved = limit_moves(p, target, 1)
+    # Moving a2 next to m2 saves 100; m1 next to a1 saves 100 - 10 = 90 (it leaves s1); s1 saves 10 - 10 = 0.
+    assert moved == ["a2"]
+    assert placed["a2"] == Slot.parse(A) and placed["m1"] == Slot.parse(B)
+    assert len(moves_between(p.current, placed)) == 1
+
+
+def test_a_pair_that_talks_moves_together_when_neither_helps_alone():
+    # a2 and m2 talk (100) and both sit on sup-b apart from everything; alone, each move cuts nothing.
+    current = {"a1": A, "a2": B, "m1": A, "m2": B, "s1": A}
+    traffic = [("a2", "m2", 100.0), ("m2", "s1", 50.0), ("a1", "m1", 100.0), ("m1", "s1", 50.0)]
+    p = problem(current, traffic=traffic)
+    placed, moved = limit_moves(p, slots({e: A for e in current}), 2)
+    assert moved == ["a2", "m2"]
+
+
+def test_moves_never_overload_a_node_beyond_what_the_plan_itself_does():
+    p = problem(SPREAD, traffic=HEAVY, loads={"a1": 30, "a2": 30, "m1": 30, "m2": 30, "s1": 30},
+                capacity=(100, 400))
+    target = slots({e: A for e in SPREAD})  # the plan overloads sup-a with 150
+    placed, moved = limit_moves(p, target, 2)
+    assert len(moved) <= 2
+    load_a = sum(30 for e, s in placed.items() if s.node == "sup-a")
+    assert load_a <= 150
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class CountingRunner:
+    """Stands in for the registered planners: puts everything on sup-a (an IMC-greedy answer)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.budgets = []
+
+    def __call__(self, problem: Problem, algorithm: str) -> Plan:
+        self.calls += 1
+        self.budgets.append(problem.options.max_migrations)
+        return Plan(algorithm=algorithm, assignments={e.id: Slot("sup-a", 6700) for e in problem.executors})
+
+
+def replanner():
+    clock, runner = FakeClock(), CountingRunner()
+    return Replanner(clock=clock, runner=runner), clock, runner
+
+
+def test_a_topology_without_slots_is_planned_as_usual():
+    r, _, runner = replanner()
+    plan = r.plan(problem({}, traffic=HEAVY, measured=False), "topdown")
+    assert runner.calls == 1 and set(plan.assignments.values()) == {Slot("sup-a", 6700)}
+
+
+def test_a_running_topology_without_metrics_or_with_replan_off_keeps_its_place():
+    r, _, runner = replanner()
+    kept = r.plan(problem(SPREAD, traffic=HEAVY, measured=False), "topdown")
+    assert kept.assignments == slots(SPREAD) and "no metrics" in kept.notes[0]
+    off = r.plan(problem(SPREAD, traffic=HEAVY, options={"planner.replan": "false"}), "topdown")
+    assert off.assignments == slots(SPREAD) and "planner.replan: false" in off.notes[0]
+    assert runner.calls == 0
+
+
+def test_measured_metrics_trigger_a_replan_within_the_budget_then_small_changes_do_not():
+    r, clock, runner = replanner()
+    r.plan(problem({}, measured=False), "topdown")                     # placed on estimates
+    options = {"max_migrations": 2, "planner.replan.period.secs": "60"}
+    first = r.plan(problem(SPREAD, traffic=HEAVY, options=options), "topdown")
+    assert runner.budgets[-1] == 2, "the planner is told the budget left"
+    assert len(moves_between(slots(SPREAD), first.assignments)) <= 2
+    assert first.assignments != slots(SPREAD)
+    assert first.figures["inter_worker"] < 220 and "re-planned" in first.notes[-1]
+
+    now_placed = {e: str(s) for e, s in first.assignments.items()}
+    clock.now += 5
+    nudged = [(f, t, rate * 1.05) for f, t, rate in HEAVY]
+    quiet = r.plan(problem(now_placed, traffic=nudged, options=options), "topdown")
+    assert quiet.assignments == first.assignments and "threshold" in quiet.notes[0]
+    calls = runner.calls
+
+    clock.now += 5  # a big change, but the period's budget (2 moves) is spent
+    swapped = [("a1", "m2", 100.0), ("a2", "m1", 100.0), ("m1", "s1", 10.0), ("m2", "s1", 10.0)]
+    spent = r.plan(problem(now_placed, traffic=swapped, options=options), "topdown")
+    assert spent.assignments == first.assignments and "budget" in spent.notes[0]
+    assert runner.calls == calls
+
+    clock.now += 60  # next period: budget back
+    again = r.plan(problem(now_placed, traffic=swapped, options=options), "topdown")
+    assert 0 < len(moves_between(first.assignments, again.assignments)) <= 2
+
+
+def test_a_replan_that_does_not_pay_keeps_the_current_placement():
+    r, clock, runner = replanner()
+    together = {e: A for e in SPREAD}
+    kept = r.plan(problem(together, traffic=HEAVY), "topdown")       # the planner answers the same
+    assert runner.calls == 1 and kept.assignments == slots(together)
+    assert "no move needed" in kept.notes[0]
