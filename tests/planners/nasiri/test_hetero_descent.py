@@ -99,7 +99,7 @@ def test_the_fluid_start_reaches_what_pairs_from_the_heuristic_cannot():
     heuristic = run(problem, "hetero", descent=False)
     start = placement_from_assignments(problem, model, heuristic.assignments)
     best = run(problem, "hetero-optimal").figures["max_input_rate"]
-    pairs_only, _ = improve(model, start, [1] * model.n_components, bound, fluid_start=False)
+    pairs_only, _ = improve(model, start, [1] * model.n_components, bound, fluid_start=False, triples=False)
     both, _ = improve(model, start, [1] * model.n_components, bound)
     assert max_input_rate(model, pairs_only) < 0.96 * best
     assert max_input_rate(model, both) >= 0.96 * best

@@ -79,7 +79,6 @@ from storm_planner.planners.nasiri.hetero_optimal import component_candidates, p
 PAIR_LIMIT = 400_000      # pair choices x machines compared at once (memory ~ 8 bytes each)
 PAIR_WINDOW = 2           # with bases, when all counts are too many: counts within 2 of the current
 TRIPLE_LIMIT = 3_000_000  # triple choices x machines examined by one triple step (in pair-sized slices)
-EVERY_START = True
 ROUNDING_SLACK = 0.1     # of the fluid peak, shared by the components: the fluid start's rounding
 WINDOW = 4                # instance counts tried either side of the current one (greedy)
 DEFAULT_MAX_STEPS = 200
@@ -292,8 +291,9 @@ def _argbest(peaks: np.ndarray, squares: np.ndarray) -> int:
 def improve(model: HeteroModel, placement: Placement, lower: Sequence[int], upper: Sequence[int],
             max_steps: int = DEFAULT_MAX_STEPS, fluid_start: bool = True,
             fewest_start: bool = True, triples: bool = True) -> tuple[Placement, int]:
-    """The descent from ``placement`` (and from the fluid start); instances of ``c`` stay within
-    ``lower[c]..upper[c]``.
+    """The descent from ``placement`` (and from the fluid start; with bases also from the fewest
+    start); instances of ``c`` stay within ``lower[c]..upper[c]``. ``triples``: escalate to the
+    three-component step when no pair step helps (small instances only, ``TRIPLE_LIMIT``).
 
     Returns the better placement and the steps that led to it (0 and the
     placement unchanged for ``all``/``global`` streams or an executor cap).
@@ -301,25 +301,19 @@ def improve(model: HeteroModel, placement: Placement, lower: Sequence[int], uppe
     if not model.has_only_split_groupings or model.executor_cap is not None:
         return placement, 0
     counts = placement.counts(model.n_machines)
-    ours = Descent(model, counts, lower, upper, triples=EVERY_START)
+    ours = Descent(model, counts, lower, upper, triples=triples)
     best, steps = ours, ours.run(max_steps)
     if fluid_start:
         rounded = Descent(model, rounded_fluid_counts(model, counts, ours.lower, ours.upper), lower, upper,
-                          triples=EVERY_START)
+                          triples=triples)
         rounded_steps = rounded.run(max_steps)
         if _better(rounded.score(), ours.score()):
             best, steps = rounded, rounded_steps + 1  # the jump to the fluid start counts as a step
     if fewest_start and model.has_base:
-        fewest = Descent(model, fewest_counts(model, ours.lower), lower, upper, triples=EVERY_START)
+        fewest = Descent(model, fewest_counts(model, ours.lower), lower, upper, triples=triples)
         fewest_steps = fewest.run(max_steps)
         if _better(fewest.score(), best.score()):
             best, steps = fewest, fewest_steps + 1
-    if triples:
-        final = Descent(model, best.counts, lower, upper, triples=True)
-        if final.triples:
-            more = final.run(max_steps)
-            if more:
-                best, steps = final, steps + more
     return (placement_from_counts(best.counts) if steps else placement), steps
 
 
