@@ -35,7 +35,7 @@ MISSED = [
 @pytest.mark.parametrize("make", MISSED)
 def test_the_descent_brings_hetero_within_4_percent_where_alg2_alone_missed(make):
     problem = make()
-    without = rate_of(problem, run(problem, "hetero", descent=False))
+    without = rate_of(problem, run(problem, "hetero", descent=False, polish_nodes=0))
     hetero = run(problem, "hetero")
     optimal = run(problem, "hetero-optimal")
     best = optimal.figures["max_input_rate"]
@@ -96,7 +96,7 @@ def test_the_fluid_start_reaches_what_pairs_from_the_heuristic_cannot():
     problem = bench_problem(41, related=False)
     model = build_model(problem)
     bound = [2 * model.n_machines] * model.n_components
-    heuristic = run(problem, "hetero", descent=False)
+    heuristic = run(problem, "hetero", descent=False, polish_nodes=0)
     start = placement_from_assignments(problem, model, heuristic.assignments)
     best = run(problem, "hetero-optimal").figures["max_input_rate"]
     pairs_only, _ = improve(model, start, [1] * model.n_components, bound, fluid_start=False, triples=False)

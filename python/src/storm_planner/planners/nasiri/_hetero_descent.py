@@ -108,8 +108,8 @@ class Descent:
     def _pair_choices(self, mu: np.ndarray):
         """Every distinct spread of each component, if pairs of them can be compared exactly."""
         machines = self.model.n_machines
-        spreads = sorted(_spreads(lo, hi, machines) for lo, hi in zip(self.lower, self.upper))
-        if spreads[-1] * (spreads[-2] if len(spreads) > 1 else 1) * machines > PAIR_LIMIT:
+        sizes = sorted(spreads(lo, hi, machines) for lo, hi in zip(self.lower, self.upper))
+        if sizes[-1] * (sizes[-2] if len(sizes) > 1 else 1) * machines > PAIR_LIMIT:
             return None  # counted before enumerating: the spreads grow as C(n + M - 1, M - 1)
         return [component_candidates(self.model, c, float(mu[c]), self.lower[c], self.upper[c])
                 for c in range(self.model.n_components)]
@@ -121,8 +121,8 @@ class Descent:
         for c in range(self.model.n_components):
             now = int(self.counts[c].sum())
             windows.append((max(self.lower[c], now - PAIR_WINDOW), min(self.upper[c], now + PAIR_WINDOW)))
-        spreads = sorted(_spreads(lo, hi, self.model.n_machines) for lo, hi in windows)
-        if spreads[-1] * (spreads[-2] if len(spreads) > 1 else 1) * self.model.n_machines > PAIR_LIMIT:
+        sizes = sorted(spreads(lo, hi, self.model.n_machines) for lo, hi in windows)
+        if sizes[-1] * (sizes[-2] if len(sizes) > 1 else 1) * self.model.n_machines > PAIR_LIMIT:
             return None
         return [component_candidates(self.model, c, float(self.mu[c]), lo, hi) for c, (lo, hi) in enumerate(windows)]
 
@@ -256,7 +256,7 @@ def _squares(capacity: np.ndarray, fixed: np.ndarray, coef: np.ndarray, rate: fl
     return (((fixed + rate * coef) / capacity) ** 2).sum(axis=-1)
 
 
-def _spreads(smallest: int, largest: int, machines: int) -> int:
+def spreads(smallest: int, largest: int, machines: int) -> int:
     """How many ways ``smallest..largest`` instances can spread over ``machines``."""
     return sum(comb(n + machines - 1, machines - 1) for n in range(smallest, largest + 1))
 
