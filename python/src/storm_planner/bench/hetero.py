@@ -42,6 +42,7 @@ from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
 from storm_planner.planners.nasiri.bounds import fluid_bound
 from storm_planner.generators.nasiri import CLUSTERS, TOPOLOGIES, micro_problem, micro_profile
+from storm_planner.generators.nasiri import random_problem as generated_random_problem
 from storm_planner.planners.nasiri.model import build_model
 from storm_planner.planners.nasiri.plans import placement_from_assignments
 from storm_planner.planners.nasiri.simulate import gain, max_input_rate, simulate
@@ -267,29 +268,9 @@ def _tiny_cell(row: dict[str, Any]) -> str:
 
 # -- random instances -------------------------------------------------------------------------------------
 
-def random_problem(seed: int, related: bool) -> Problem:
-    """2–3 machines of 3 types, 2–4 components in a random tree rooted at one spout."""
-    rng = random.Random(seed * 2 + (1 if related else 0))
-    machines, components = rng.choice([2, 3]), rng.choice([2, 3, 4])
-    types = ["t0", "t1", "t2"]
-    speed = {t: rng.uniform(0.5, 2.0) for t in types}
-    names = [f"c{i}" for i in range(components)]
-    work = {n: rng.uniform(0.05, 0.5) for n in names}
-
-    def times(name: str) -> dict[str, float]:
-        if related:
-            return {t: round(work[name] / speed[t], 4) for t in types}
-        return {t: round(rng.uniform(0.05, 2.0), 4) for t in types}
-
-    return Problem.from_dict({
-        "nodes": [{"id": f"n{i}", "machine_type": rng.choice(types),
-                   "capacity": 100 if related else rng.choice([100, 200])} for i in range(machines)],
-        "topology": {"id": f"random-{seed}", "components": [
-            {"id": n, "type": "spout" if i == 0 else "bolt"} for i, n in enumerate(names)],
-            "streams": [{"from": names[rng.randrange(i)], "to": names[i]} for i in range(1, components)]},
-        "profiles": {"input_rate": 8, "components": {
-            n: {"times": times(n), "alpha": 1 if related else rng.choice([0.5, 1, 2])} for n in names}},
-    })
+def random_problem(seed: int, related: bool, bases: tuple[float, float] | None = None) -> Problem:
+    """:func:`storm_planner.generators.nasiri.random_problem` as a Problem."""
+    return Problem.from_dict(generated_random_problem(seed, related, bases))
 
 
 def random_experiment(count: int, max_nodes: int) -> list[dict[str, Any]]:
