@@ -148,6 +148,8 @@ class Descent:
             if (step is None or not _better(step[0], current)) and self.triples:
                 step = self._best_triple(coef, fixed, rate, current)   # escalate when no pair step helps
             if step is None or not _better(step[0], current):
+                step = self._best_swap(rate)   # then exchange what two machines hold
+            if step is None or not _better(step[0], current):
                 return taken
             for c, row in step[1].items():
                 self.counts[c] = row
@@ -221,6 +223,32 @@ class Descent:
                 if best is None or _better(candidate[0], best[0]):
                     best = candidate
         return best
+
+    def _best_swap(self, rate: float):
+        """Exchange every instance of machine ``a`` with every instance of machine ``b``, for the best
+        pair ``a < b``: on unlike machines it moves several components at once, which pair steps
+        cannot (with bases, e.g. two spouts trading places with a sink). O(M² · C) per step."""
+        counts, work, base, capacity = self.counts, self.work, self.model.base, self.model.capacity
+        share = counts / counts.sum(axis=1)[:, None]                      # (C, M)
+        coef, fixed = (share * work).sum(axis=0), (counts * base).sum(axis=0)
+        # what machine m would carry holding machine k's instances: (M, M) [m, k]
+        coef_if = np.einsum("ck,cm->mk", share, work)
+        fixed_if = np.einsum("ck,cm->mk", counts, base)
+        a, b = np.triu_indices(self.model.n_machines, k=1)
+        if a.size == 0:
+            return None
+        swapped_coef = np.repeat(coef[None, :], a.size, axis=0)
+        swapped_fixed = np.repeat(fixed[None, :], a.size, axis=0)
+        rows = np.arange(a.size)
+        swapped_coef[rows, a], swapped_coef[rows, b] = coef_if[a, b], coef_if[b, a]
+        swapped_fixed[rows, a], swapped_fixed[rows, b] = fixed_if[a, b], fixed_if[b, a]
+        top = peaks(capacity, swapped_fixed, swapped_coef)
+        squares = _squares(capacity, swapped_fixed, swapped_coef, rate)
+        i = _argbest(top, squares)
+        moved = counts.copy()
+        moved[:, [a[i], b[i]]] = counts[:, [b[i], a[i]]]
+        changed = np.flatnonzero((moved != counts).any(axis=1))
+        return (float(top[i]), float(squares[i])), {int(c): moved[c] for c in changed}
 
     def _best_single(self, coef: np.ndarray, fixed: np.ndarray, rate: float):
         best = None

@@ -148,7 +148,7 @@ DEFAULT_MAX_BATCH = 64
 TASK_RANGE = re.compile(r"^\[(\d+)-(\d+)\]$")  # Storm's executor ids: "[start-end]" task ranges
 DEFAULT_MAX_ITERATIONS = 100_000
 DEFAULT_POLISH_NODES = 20_000
-POLISH_CANDIDATES = 50_000   # spreads of all components together the exact polish may enumerate
+POLISH_CANDIDATES = 200_000  # spreads of all components together the exact polish may enumerate
 
 
 # -- the search state ---------------------------------------------------------------

@@ -68,6 +68,8 @@ class _Candidates:
     fixed: np.ndarray       # (K, M) CPU percent at zero input it adds (bases)
     floor: np.ndarray        # (K,) executor-cap bound on the peak (0 without a cap)
     instances: np.ndarray    # (K,)
+    coef_total: np.ndarray   # (K,) coef summed over machines
+    fixed_total: np.ndarray  # (K,) fixed summed over machines
 
 
 def compositions(total: int, parts: int) -> np.ndarray:
@@ -103,7 +105,8 @@ def component_candidates(model: HeteroModel, c: int, mu: float, smallest: int, l
         order = np.lexsort((instances if model.executor_cap is None else -instances,))
         _, first = np.unique(np.round(share[order], 12), axis=0, return_index=True)
         keep = np.sort(order[first])
-    return _Candidates(counts[keep], coef[keep], fixed[keep], floor[keep], instances[keep])
+    return _Candidates(counts[keep], coef[keep], fixed[keep], floor[keep], instances[keep],
+                       coef[keep].sum(axis=1), fixed[keep].sum(axis=1))
 
 
 def peaks(capacity: np.ndarray, fixed: np.ndarray, coef: np.ndarray) -> np.ndarray:
@@ -179,26 +182,33 @@ class ExhaustiveSearch:
             )
         c = self.components[depth]
         candidates = self.candidates[c]
-        after = coef + candidates.coef
-        after_fixed = fixed + candidates.fixed
-        peak = np.maximum(np.maximum(peaks(self.model.capacity, after_fixed, after), candidates.floor), floor)
-        work = after.sum(axis=1) + self.remaining_work[depth]
-        room = self.total_capacity - after_fixed.sum(axis=1) - self.remaining_fixed[depth]
+        limit = self.best * (1 - RELATIVE_TOLERANCE)
+        # The cheap bound first, over candidate totals (O(K)); the machine-wise peak only for survivors.
+        work = coef.sum() + candidates.coef_total + self.remaining_work[depth]
+        room = self.total_capacity - fixed.sum() - candidates.fixed_total - self.remaining_fixed[depth]
         with np.errstate(divide="ignore", invalid="ignore"):
             spread = np.where(room > 0, work / np.where(room > 0, room, 1.0), np.inf)
-        bound = np.maximum(peak, spread)
-        viable = (bound < self.best * (1 - RELATIVE_TOLERANCE)) & self._symmetry_mask(candidates.counts, history)
+        viable = (spread < limit) & (candidates.floor < limit) & self._symmetry_mask(candidates.counts, history)
         order = np.flatnonzero(viable)
-        order = order[np.lexsort((candidates.instances[order], bound[order]))]
+        if np.isfinite(limit) and order.size:
+            # peak < limit on every machine <=> coef + cand.coef < limit * (capacity - fixed - cand.fixed)
+            headroom = limit * (self.model.capacity - fixed) - coef
+            order = order[(candidates.coef[order] + limit * candidates.fixed[order] <= headroom).all(axis=1)]
+        after = coef + candidates.coef[order]
+        after_fixed = fixed + candidates.fixed[order]
+        peak = np.maximum(np.maximum(peaks(self.model.capacity, after_fixed, after), candidates.floor[order]), floor)
+        bound = np.maximum(peak, spread[order])
+        ranked = np.lexsort((candidates.instances[order], bound))
         last = depth == len(self.components) - 1
-        for j in order:
-            if bound[j] >= self.best * (1 - RELATIVE_TOLERANCE):
+        for k in ranked:
+            if bound[k] >= self.best * (1 - RELATIVE_TOLERANCE):
                 break  # sorted by bound: nothing further can win
+            j = int(order[k])
             if last:
-                self.best, self.best_choice = float(peak[j]), choice + [int(j)]
+                self.best, self.best_choice = float(peak[k]), choice + [j]
                 break
-            self._visit(depth + 1, after[j], after_fixed[j], float(max(floor, candidates.floor[j])),
-                        choice + [int(j)], np.vstack([history, candidates.counts[j]]))
+            self._visit(depth + 1, after[k], after_fixed[k], float(max(floor, candidates.floor[j])),
+                        choice + [j], np.vstack([history, candidates.counts[j]]))
 
     def _symmetry_mask(self, counts: np.ndarray, history: np.ndarray) -> np.ndarray:
         """Among interchangeable machines holding the same so far, counts must not increase."""
