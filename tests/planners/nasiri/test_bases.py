@@ -19,7 +19,6 @@ from storm_planner.planners import run
 from storm_planner.planners.nasiri.bounds import fluid_bound
 from storm_planner.planners.nasiri.hetero_optimal import optimal_placement
 from storm_planner.planners.nasiri.model import build_model
-from storm_planner.planners.nasiri.plans import placement_from_assignments
 from storm_planner.planners.nasiri.profiles import (
     Measurement,
     ProfileError,

@@ -31,7 +31,6 @@ import argparse
 import csv
 import itertools
 import json
-import random
 import statistics
 import time
 from collections import Counter
