@@ -16,7 +16,7 @@ import pytest
 from storm_planner.core.problem import Problem
 from storm_planner.generators.nasiri import add_bases, micro_problem, random_problem
 from storm_planner.planners import run
-from storm_planner.planners.nasiri.bounds import fluid_bound
+from storm_planner.planners.nasiri.bounds import fluid_bound, machine_base_bound
 from storm_planner.planners.nasiri.hetero_optimal import optimal_placement
 from storm_planner.planners.nasiri.model import build_model
 from storm_planner.planners.nasiri.profiles import (
@@ -183,6 +183,14 @@ def test_no_placement_beats_the_base_fluid_bound(seed):
     problem = Problem.from_dict(random_problem(seed, related=seed % 2 == 0, bases=(5, 40)))
     model = build_model(problem)
     assert run(problem, "hetero-optimal").figures["max_input_rate"] <= fluid_bound(model) * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_machine_base_bound_lies_between_the_optimum_and_the_fluid_bound(seed):
+    problem = Problem.from_dict(random_problem(seed, related=seed % 2 == 1, bases=(5, 40)))
+    model = build_model(problem)
+    best = run(problem, "hetero-optimal").figures["max_input_rate"]
+    assert best * (1 - 1e-6) <= machine_base_bound(model) <= fluid_bound(model) * (1 + 1e-6)
 
 
 # -- advice for a running topology -------------------------------------------------------------------------------
