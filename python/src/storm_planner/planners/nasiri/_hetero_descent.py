@@ -147,8 +147,8 @@ class Descent:
                     else self._best_single(coef, fixed, rate))
             if (step is None or not _better(step[0], current)) and self.triples:
                 step = self._best_triple(coef, fixed, rate, current)   # escalate when no pair step helps
-            if step is None or not _better(step[0], current):
-                step = self._best_swap(rate)   # then exchange what two machines hold
+            if (step is None or not _better(step[0], current)) and self.model.has_base:
+                step = self._best_swap(rate)   # then exchange what two machines hold (issue #18)
             if step is None or not _better(step[0], current):
                 return taken
             for c, row in step[1].items():
@@ -227,23 +227,26 @@ class Descent:
     def _best_swap(self, rate: float):
         """Exchange every instance of machine ``a`` with every instance of machine ``b``, for the best
         pair ``a < b``: on unlike machines it moves several components at once, which pair steps
-        cannot (with bases, e.g. two spouts trading places with a sink). O(M² · C) per step."""
+        cannot (with bases, e.g. two spouts trading places with a sink). Only the two machines
+        change, so each pair is scored from per-machine figures: O(M² + C · M²) per step."""
         counts, work, base, capacity = self.counts, self.work, self.model.base, self.model.capacity
+        a, b = np.triu_indices(self.model.n_machines, k=1)
+        if a.size == 0:
+            return None
         share = counts / counts.sum(axis=1)[:, None]                      # (C, M)
         coef, fixed = (share * work).sum(axis=0), (counts * base).sum(axis=0)
         # what machine m would carry holding machine k's instances: (M, M) [m, k]
         coef_if = np.einsum("ck,cm->mk", share, work)
         fixed_if = np.einsum("ck,cm->mk", counts, base)
-        a, b = np.triu_indices(self.model.n_machines, k=1)
-        if a.size == 0:
-            return None
-        swapped_coef = np.repeat(coef[None, :], a.size, axis=0)
-        swapped_fixed = np.repeat(fixed[None, :], a.size, axis=0)
-        rows = np.arange(a.size)
-        swapped_coef[rows, a], swapped_coef[rows, b] = coef_if[a, b], coef_if[b, a]
-        swapped_fixed[rows, a], swapped_fixed[rows, b] = fixed_if[a, b], fixed_if[b, a]
-        top = peaks(capacity, swapped_fixed, swapped_coef)
-        squares = _squares(capacity, swapped_fixed, swapped_coef, rate)
+        ratio = peaks(capacity[:, None], fixed[:, None], coef[:, None])  # each machine's own peak
+        usage = ((fixed + rate * coef) / capacity) ** 2
+        others = _max_excluding_two(ratio, a, b)
+        new_a = peaks(capacity[a, None], fixed_if[a, b][:, None], coef_if[a, b][:, None])
+        new_b = peaks(capacity[b, None], fixed_if[b, a][:, None], coef_if[b, a][:, None])
+        top = np.maximum(others, np.maximum(new_a, new_b))
+        squares = (usage.sum() - usage[a] - usage[b]
+                   + ((fixed_if[a, b] + rate * coef_if[a, b]) / capacity[a]) ** 2
+                   + ((fixed_if[b, a] + rate * coef_if[b, a]) / capacity[b]) ** 2)
         i = _argbest(top, squares)
         moved = counts.copy()
         moved[:, [a[i], b[i]]] = counts[:, [b[i], a[i]]]
@@ -266,6 +269,16 @@ class Descent:
                 if best is None or _better(candidate[0], best[0]):
                     best = candidate
         return best
+
+
+def _max_excluding_two(values: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``max(values[m] for m not in {a[i], b[i]})`` for every pair i (-inf when nothing is left)."""
+    order = np.argsort(-values, kind="stable")[:3]
+    result = np.full(a.shape, -np.inf)
+    for m in order[::-1]:     # the largest value not excluded wins: fill from the third largest up
+        keep = (a != m) & (b != m)
+        result = np.where(keep, values[m], result)
+    return result
 
 
 def _largest_triple(choices) -> int:
