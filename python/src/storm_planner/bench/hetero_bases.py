@@ -14,7 +14,8 @@ repository root; each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` an
 * ``clusters``: the paper's topologies on Table IV's clusters and the paper's three machines,
   with the Table III profile plus bases per (component type, machine type) in three ranges
   (5–10, 10–20, 20–40 % of a core) and one where base and speed rank the machines the other way
-  round (the fastest machine type has the largest base). ``hetero`` against the optimum where the
+  round (the fastest machine type has the largest base), and two with the bases measured on this
+  machine (``MEASURED_BASES``: Storm's default wait strategy, and parking idle executors). ``hetero`` against the optimum where the
   exhaustive search runs, else against an upper bound: the machine base bound (a mixed-integer
   relaxation that charges a whole base on every machine a component uses; HiGHS' dual bound after
   ``BOUND_SECONDS``) or the base-fluid bound, whichever is lower
@@ -51,6 +52,10 @@ _progress = stamped_progress("hetero-bases bench", sys.stderr)
 RANDOM_BASES = (5.0, 40.0)              # percent of a core: issue #18's range
 CLUSTER_BASES = {"5-10": (5.0, 10.0), "10-20": (10.0, 20.0), "20-40": (20.0, 40.0)}
 INVERTED = "inverted"                   # the fastest machine type has the largest base
+# Bases measured on this machine by `storm-planner profile` (benchmarks/reports/hetero/profiling/
+# profile.json and profile-park.json, the mean over its two machine types), in percent of a core:
+# the Python spout and the Python bolt, with Storm's default wait strategy and with parking.
+MEASURED_BASES = {"measured-default": {"spout": 5.5, "bolt": 13.3}, "measured-park": {"spout": 4.7, "bolt": 2.0}}
 INVERTED_BASE = {"pentium": 40.0, "i5": 20.0, "i3": 5.0}   # Table III: the pentium is fastest, the i3 slowest
 OPTIMAL_MAX_NODES = 2_000_000
 BOUND_SECONDS = 20.0                    # HiGHS' limit for the machine base bound (its dual bound is valid at any time)
@@ -162,7 +167,15 @@ def _plot_random(out: Path, rows: list[dict[str, Any]]) -> None:
 
 def cluster_instance(topology: str, cluster: str, bases: str, seed: int) -> dict[str, Any]:
     data = micro_problem(topology, cluster)
-    if bases == INVERTED:
+    if bases in MEASURED_BASES:
+        kinds = dict(TOPOLOGIES[topology]["components"])
+        for name, entry in data["profiles"]["components"].items():
+            if name not in kinds:
+                continue
+            times = data["profiles"]["component_types"][entry["type"]]
+            base = MEASURED_BASES[bases]["spout" if kinds[name] == "spout" else "bolt"]
+            entry["times"] = {m: {**(t if isinstance(t, dict) else {"et": t}), "base": base} for m, t in times.items()}
+    elif bases == INVERTED:
         for by_machine in data["profiles"]["component_types"].values():
             for machine, times in by_machine.items():
                 times = times if isinstance(times, dict) else {"et": times}
@@ -177,7 +190,7 @@ def bench_clusters(out: Path, seed: int, quick: bool, command: str) -> list[dict
     rows = []
     for cluster in clusters:
         for topology in TOPOLOGIES:
-            for bases in (*CLUSTER_BASES, INVERTED):
+            for bases in (*MEASURED_BASES, *CLUSTER_BASES, INVERTED):
                 row = compare(cluster_instance(topology, cluster, bases, seed))
                 rows.append({"cluster": cluster, "topology": topology, "bases (% of a core)": bases, **ratios(row),
                              "instances": row["instances"], "base-blind instances": row["base_blind_instances"],
