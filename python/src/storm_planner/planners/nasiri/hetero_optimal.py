@@ -220,7 +220,7 @@ class ExhaustiveSearch:
         return mask
 
 
-class _Budget(Exception):
+class _Budget(TooLargeError):
     """The node budget of a polish ran out (ExhaustiveSearch with ``stop_at_budget``)."""
 
 
