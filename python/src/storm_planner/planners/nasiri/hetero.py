@@ -64,7 +64,7 @@ of the optimum, on some of the paper's own instances (measured in
    groupings, no executor cap, at most ``MAX_MACHINES`` machines and
    ``POLISH_CANDIDATES`` spreads in all — ``hetero-optimal``'s branch and
    bound runs seeded with the descent's graph as the best found, for at most
-   ``polish_nodes`` search nodes (a strong incumbent prunes nearly all of
+   ``polish_nodes`` search nodes (about 1 s on six machines; a strong incumbent prunes nearly all of
    it: at most a few hundred nodes on the benchmarks' random instances). It
    returns a strictly better graph or keeps the descent's; the figure
    ``polish_complete`` is 1 when the search finished, i.e. the plan is
@@ -107,7 +107,7 @@ or a problem's ``options``, or the bare key in ``options``): ``input_rate``
 component, default 2 × usable machines; on a running topology also at most
 each component's task count), ``max_batch`` (64),
 ``max_iterations`` (100000), ``mode``, ``descent`` (true: refinement 4),
-``polish_nodes`` (20000; 0 switches refinement 5 off), ``literal`` (false;
+``polish_nodes`` (5000; 0 switches refinement 5 off), ``literal`` (false;
 true drops refinements 1, 2, 4 and 5 — the paper's rules as written, for
 comparison).
 
@@ -147,7 +147,7 @@ MODES = ("auto", "search", "fixed")
 DEFAULT_MAX_BATCH = 64
 TASK_RANGE = re.compile(r"^\[(\d+)-(\d+)\]$")  # Storm's executor ids: "[start-end]" task ranges
 DEFAULT_MAX_ITERATIONS = 100_000
-DEFAULT_POLISH_NODES = 20_000
+DEFAULT_POLISH_NODES = 5_000
 POLISH_CANDIDATES = 200_000  # spreads of all components together the exact polish may enumerate
 
 
