@@ -182,13 +182,17 @@ def test_a_result_fits_on_unthrottled_steps_and_reports_them(tmp_path):
     assert "100.0 |" in format_checks(result.checks)
 
 
-def test_the_affine_diagnostic_recovers_an_idle_floor_that_eq7_lacks():
-    from storm_planner.hetero.profiling import affine_checks, fit_affine
+def test_the_affine_fit_recovers_the_idle_base_and_predicts_with_it():
+    from storm_planner.hetero.profiling import Result, format_fits
 
-    fit = [Measurement("work", "big", r, 20 + r * 1.5 / 10, 0.2) for r in (25, 50, 100, 200)]
-    floor, per_tuple = fit_affine(fit)
-    assert (floor, per_tuple) == (pytest.approx(20.0), pytest.approx(1.5))
-    checks = affine_checks(fit, [Measurement("work", "big", 150, 42.5, 0.2)])
-    assert checks[0].accuracy == pytest.approx(100.0)
-    with pytest.raises(ProfilingError, match="two different rates"):
-        fit_affine(fit[:1])
+    rising = [step("big", r, 0.0, 20 + r * 1.5 / 10) for r in (25, 50, 100, 200)]
+    result = Result(steps=[*rising, step("big", 150, 0.0, 42.5, check=True)])
+    result.profile = profile_from_measurements(result.samples, method="affine")
+    times = result.profile.times("work", "big")
+    assert times.base == pytest.approx(20.0) and times.per_tuple_ms == pytest.approx(1.5)
+    checks = compare(result.profile, result.check_samples)
+    assert checks[0].predicted_cpu == pytest.approx(42.5) and checks[0].accuracy == pytest.approx(100.0)
+    fit = result.to_dict()["fit"][0]
+    assert fit["r2"] == pytest.approx(1.0) and len(fit["residuals"]) == 4
+    assert "| work | big | 20.00 | 1.5000 | 1.000 |" in format_fits(result.fits)
+

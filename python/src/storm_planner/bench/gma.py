@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from storm_planner.bench.report import add_experiments, markdown_table, pyplot, stamped_progress, write_csv
+from storm_planner.bench.report import add_experiments, pyplot, stamped_progress, write_csv, write_table
 from storm_planner.core.evaluate import node_loads
 from storm_planner.core.problem import Problem
 from storm_planner.core.utilisation import node_network
@@ -129,7 +129,7 @@ def bench_workload(out: Path, seed: int, quick: bool, command: str) -> list[dict
                       f"dev {plan.figures['cpu_deviation']:.1f}, bw {plan.figures['bandwidth_utilisation']:.1f}% "
                       f"dev {plan.figures['bandwidth_deviation']:.1f}, violations "
                       f"{plan.figures['constraint_violations']:.0f}")
-    _write_table(out, "workload", rows, "Figs. 4-5: Top-K placed beside Join and Word Count, 200-1,200 tuples/s",
+    write_table(out, "workload", rows, "Figs. 4-5: Top-K placed beside Join and Word Count, 200-1,200 tuples/s",
                  command)
     _plot_workload(out, rows)
     return rows
@@ -203,7 +203,7 @@ def bench_violations(out: Path, seed: int, quick: bool, command: str, instances:
                          "plans over a limit": sum(1 for r in mine if r[algorithm] > 0),
                          "share over a limit (%)": round(100.0 * sum(1 for r in mine if r[algorithm] > 0) / len(mine), 1),
                          "nodes over a limit (mean)": round(sum(r[algorithm] for r in mine) / len(mine), 3)})
-    _write_table(out, "violations", rows, f"Constraint violations per planner on {instances} random loaded clusters",
+    write_table(out, "violations", rows, f"Constraint violations per planner on {instances} random loaded clusters",
                  command)
     write_csv(out / "violations-per-instance.csv", per_instance)
     _plot_violations(out, rows)
@@ -225,17 +225,6 @@ def _plot_violations(out: Path, rows: list[dict[str, Any]]) -> None:
 
 
 # -- output --------------------------------------------------------------------------------------
-
-def _write_table(out: Path, name: str, rows: list[dict[str, Any]], title: str, command: str) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    if not rows:
-        return
-    columns = list(rows[0])
-    write_csv(out / f"{name}.csv", rows)
-    table = markdown_table(columns, ([f"{row[c]:.3f}" if isinstance(row[c], float) else row[c] for c in columns]
-                                     for row in rows))
-    (out / f"{name}.md").write_text(f"# {title}\n\nReproduce: `{command}`\n\n{table}")
-
 
 EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {
     "workload": bench_workload,

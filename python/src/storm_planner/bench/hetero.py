@@ -31,7 +31,6 @@ import argparse
 import csv
 import itertools
 import json
-import random
 import statistics
 import time
 from collections import Counter
@@ -42,6 +41,7 @@ from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
 from storm_planner.planners.nasiri.bounds import fluid_bound
 from storm_planner.generators.nasiri import CLUSTERS, TOPOLOGIES, micro_problem, micro_profile
+from storm_planner.generators.nasiri import random_problem as generated_random_problem
 from storm_planner.planners.nasiri.model import build_model
 from storm_planner.planners.nasiri.plans import placement_from_assignments
 from storm_planner.planners.nasiri.simulate import gain, max_input_rate, simulate
@@ -128,7 +128,7 @@ def cluster_case(cluster: str, topology: str, repeats: int, max_nodes: int) -> d
     ours = simulate(model, placement_from_assignments(problem, model, plan.assignments))
     theirs = simulate(model, placement_from_assignments(problem, model, default.assignments))
     literal = run(problem, "hetero", literal=True)  # the paper's rules as written (no refinements)
-    plain = run(problem, "hetero", descent=False)    # refinements 1-3 only
+    plain = run(problem, "hetero", descent=False, polish_nodes=0)    # refinements 1-3 only
     literal_default = run(problem, "storm-default", parallelism=dict(literal.parallelism))
     literal_gain = gain(literal.figures["throughput"],
                         simulate(model, placement_from_assignments(problem, model, literal_default.assignments)).throughput)
@@ -202,7 +202,7 @@ def clusters_markdown(rows: list[dict[str, Any]]) -> str:
             f"| {r['utilisation_gain']:+.1f} | {ratio} | {optimal} | {r['fluid_gap']:.2f} "
             f"| {r['hetero_ms']:.1f} | {r['default_ms']:.1f} |")
     lines += ["", "The paper's rules as written (`-p literal=true`), refinements 1-3 without the descent "
-              "(`-p descent=false`) and the refined `hetero`:", "",
+              "(`-p descent=false polish_nodes=0`) and the refined `hetero`:", "",
               "| cluster | topology | gap to optimal % literal / no descent / refined "
               "| gap to fluid % literal / no descent / refined "
               "| weighted util. % literal / refined | throughput gain % literal / refined |",
@@ -231,7 +231,7 @@ def tiny_experiment(max_nodes: int) -> list[dict[str, Any]]:
             model = build_model(problem)
             largest = 2 * model.n_machines
             plan = run(problem, "hetero")
-            plain = run(problem, "hetero", descent=False)
+            plain = run(problem, "hetero", descent=False, polish_nodes=0)
             t = time.perf_counter()
             placement, nodes = optimal_placement(model, [1] * model.n_components, largest, max_nodes)
             best = max_input_rate(model, placement)
@@ -247,7 +247,7 @@ def tiny_experiment(max_nodes: int) -> list[dict[str, Any]]:
 
 
 def tiny_markdown(rows: list[dict[str, Any]]) -> str:
-    lines = ["hetero / optimal (in brackets: without the descent, `-p descent=false`)", "",
+    lines = ["hetero / optimal (in brackets: refinements 1-3 only, `-p descent=false polish_nodes=0`)", "",
              "| machines pentium/i3/i5 | linear | diamond | star |", "|---|---|---|---|"]
     for cluster in dict.fromkeys(r["cluster"] for r in rows):
         cells = {r["topology"]: r for r in rows if r["cluster"] == cluster}
@@ -267,29 +267,9 @@ def _tiny_cell(row: dict[str, Any]) -> str:
 
 # -- random instances -------------------------------------------------------------------------------------
 
-def random_problem(seed: int, related: bool) -> Problem:
-    """2–3 machines of 3 types, 2–4 components in a random tree rooted at one spout."""
-    rng = random.Random(seed * 2 + (1 if related else 0))
-    machines, components = rng.choice([2, 3]), rng.choice([2, 3, 4])
-    types = ["t0", "t1", "t2"]
-    speed = {t: rng.uniform(0.5, 2.0) for t in types}
-    names = [f"c{i}" for i in range(components)]
-    work = {n: rng.uniform(0.05, 0.5) for n in names}
-
-    def times(name: str) -> dict[str, float]:
-        if related:
-            return {t: round(work[name] / speed[t], 4) for t in types}
-        return {t: round(rng.uniform(0.05, 2.0), 4) for t in types}
-
-    return Problem.from_dict({
-        "nodes": [{"id": f"n{i}", "machine_type": rng.choice(types),
-                   "capacity": 100 if related else rng.choice([100, 200])} for i in range(machines)],
-        "topology": {"id": f"random-{seed}", "components": [
-            {"id": n, "type": "spout" if i == 0 else "bolt"} for i, n in enumerate(names)],
-            "streams": [{"from": names[rng.randrange(i)], "to": names[i]} for i in range(1, components)]},
-        "profiles": {"input_rate": 8, "components": {
-            n: {"times": times(n), "alpha": 1 if related else rng.choice([0.5, 1, 2])} for n in names}},
-    })
+def random_problem(seed: int, related: bool, bases: tuple[float, float] | None = None) -> Problem:
+    """:func:`storm_planner.generators.nasiri.random_problem` as a Problem."""
+    return Problem.from_dict(generated_random_problem(seed, related, bases))
 
 
 def random_experiment(count: int, max_nodes: int) -> list[dict[str, Any]]:
@@ -300,7 +280,7 @@ def random_experiment(count: int, max_nodes: int) -> list[dict[str, Any]]:
             model = build_model(problem)
             largest = 2 * model.n_machines
             plan = run(problem, "hetero")
-            plain = run(problem, "hetero", descent=False)
+            plain = run(problem, "hetero", descent=False, polish_nodes=0)
             t = time.perf_counter()
             placement, nodes = optimal_placement(model, [1] * model.n_components, largest, max_nodes)
             best = max_input_rate(model, placement)

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 from storm_planner.progress import Progress, print_progress
 
 __all__ = ["Progress", "add_experiments", "command_line", "markdown_table", "print_progress", "pyplot",
-           "stamped_progress", "write_csv"]
+           "stamped_progress", "write_csv", "write_table"]
 
 # An experiment: (output folder, seed, quick, the command that reproduces it) -> its rows.
 Experiment = Callable[[Path, int, bool, str], Any]
@@ -32,6 +32,19 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
+
+
+def write_table(out: Path, name: str, rows: Sequence[dict[str, Any]], title: str, command: str,
+                digits: int = 3) -> None:
+    """``NAME.csv`` and ``NAME.md`` (a title, the command that reproduces it, the table) under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    if not rows:
+        return
+    columns = list(rows[0])
+    write_csv(out / f"{name}.csv", rows)
+    table = markdown_table(columns, ([f"{row[c]:.{digits}f}" if isinstance(row[c], float) else row[c]
+                                      for c in columns] for row in rows))
+    (out / f"{name}.md").write_text(f"# {title}\n\nReproduce: `{command}`\n\n{table}")
 
 
 def pyplot():

@@ -25,6 +25,7 @@ MAC = 100 and one worker slot. The profile is Table III
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +86,53 @@ def micro_problem(topology: str, cluster: str | tuple[int, ...], profile: dict[s
         "profiles": profile or micro_profile(),
         "options": {"seed": 1, **options},
     }
+
+
+def random_problem(seed: int, related: bool, bases: tuple[float, float] | None = None) -> dict[str, Any]:
+    """A small random instance (problem-file dict): 2–3 machines of 3 types, 2–4 components in a
+    random tree rooted at one spout. ``related``: each component's times are its work over the
+    machine type's speed (one ranking of machines for every component); else drawn per machine
+    type. ``bases`` (percent of a core, low and high; issue #18): a base per component and machine
+    type drawn uniformly from that range — independently of the times, so on some instances a
+    machine type with the smaller per-tuple cost has the larger base. Without ``bases`` the
+    instance is the same as before bases existed (their draws come from a separate generator).
+    """
+    rng = random.Random(seed * 2 + (1 if related else 0))
+    machines, components = rng.choice([2, 3]), rng.choice([2, 3, 4])
+    types = ["t0", "t1", "t2"]
+    speed = {t: rng.uniform(0.5, 2.0) for t in types}
+    names = [f"c{i}" for i in range(components)]
+    work = {n: rng.uniform(0.05, 0.5) for n in names}
+
+    def times(name: str) -> dict[str, float]:
+        if related:
+            return {t: round(work[name] / speed[t], 4) for t in types}
+        return {t: round(rng.uniform(0.05, 2.0), 4) for t in types}
+
+    problem = {
+        "nodes": [{"id": f"n{i}", "machine_type": rng.choice(types),
+                   "capacity": 100 if related else rng.choice([100, 200])} for i in range(machines)],
+        "topology": {"id": f"random-{seed}", "components": [
+            {"id": n, "type": "spout" if i == 0 else "bolt"} for i, n in enumerate(names)],
+            "streams": [{"from": names[rng.randrange(i)], "to": names[i]} for i in range(1, components)]},
+        "profiles": {"input_rate": 8, "components": {
+            n: {"times": times(n), "alpha": 1 if related else rng.choice([0.5, 1, 2])} for n in names}},
+    }
+    if bases is not None:
+        add_bases(problem["profiles"], random.Random(f"bases-{seed}-{related}"), *bases)
+    return problem
+
+
+def add_bases(profile: dict[str, Any], rng: random.Random, low: float, high: float) -> dict[str, Any]:
+    """Give every time of ``profile`` — per component type and per component, on each machine
+    type — a base drawn from ``low..high`` percent of a core (in place; returns the profile)."""
+    def with_base(times: Any) -> dict[str, Any]:
+        times = times if isinstance(times, dict) else {"et": times}
+        return {**times, "base": round(rng.uniform(low, high), 3)}
+
+    for by_machine in profile.get("component_types", {}).values():
+        by_machine.update({machine: with_base(times) for machine, times in by_machine.items()})
+    for entry in profile["components"].values():
+        if "times" in entry:
+            entry["times"] = {machine: with_base(times) for machine, times in entry["times"].items()}
+    return profile

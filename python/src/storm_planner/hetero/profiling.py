@@ -1,4 +1,4 @@
-"""Profiling on a real Storm cluster: fit ET and MET per (component, machine type).
+"""Profiling on a real Storm cluster: fit base, ET and MET per (component, machine type).
 
 Nasiri et al. §5.2 profile every component on every machine type before planning.
 This module does that on the local multi-process cluster
@@ -19,10 +19,14 @@ This module does that on the local multi-process cluster
    is the *measured* tuples/s (executed for a bolt, emitted for a spout);
    execute latency from the hook's ``boltExecute`` (a spout has none: ET 0,
    its whole cost is MET).
-5. Fit ET and MET with :func:`~storm_planner.planners.nasiri.profiles.profile_from_measurements`
-   and write the profile in the documented format.
+5. Fit with :func:`~storm_planner.planners.nasiri.profiles.profile_from_measurements`
+   and write the profile in the documented format. The default method,
+   ``affine`` (issue #18), fits base and slope of ``CPU % = base + IR · (ET +
+   MET) / 10`` by least squares over the rising rates of each (component,
+   machine type) and reports each fit (R², residuals; also in the profile's
+   informational ``fit`` key); ``max_point`` is the paper's (base 0).
 6. Optionally measure once more at ``--check-rates`` (rates not used for the
-   fit) and compare the CPU eq. 7 predicts with the CPU measured.
+   fit) and compare the CPU the fitted profile predicts with the CPU measured.
 
 Emulation (what this machine allows, checked by :func:`detect_emulation`):
 
@@ -40,11 +44,12 @@ Emulation (what this machine allows, checked by :func:`detect_emulation`):
   not in per-tuple CPU cost; a profile for real types needs real machines.
 
 Steps where the quota throttled more than ``max_throttled`` of the CFS periods
-ran at the machine's capacity, where eq. 7 does not hold; they are left out of
-the fit (:func:`fit_samples`). Storm 2's default executor wait strategy burns
-CPU while idle, a floor eq. 7 lacks: profile with
-``topology.bolt.wait.strategy: org.apache.storm.policy.WaitStrategyPark``
-(``-o`` options; see ``benchmarks/reports/hetero.md``).
+ran at the machine's capacity, where the model does not hold; they are left out
+of the fit (:func:`fit_samples`). Storm 2's default executor wait strategy burns
+CPU while idle, a floor the paper's eq. 7 lacks and the fitted base captures;
+parking idle executors
+(``topology.bolt.wait.strategy: org.apache.storm.policy.WaitStrategyPark``,
+``-o`` options) makes it small (``benchmarks/reports/hetero.md``).
 """
 from __future__ import annotations
 
@@ -58,7 +63,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-from storm_planner.planners.nasiri.profiles import Measurement, Profile, profile_from_measurements
+from storm_planner.planners.nasiri.profiles import (
+    METHODS,
+    Measurement,
+    Profile,
+    SeriesFit,
+    fit_report,
+    profile_from_measurements,
+)
 
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
 CFS_PERIOD_US = 100_000
@@ -162,8 +174,8 @@ def measure_component(windows: Iterable[WindowFigures], component: str, machine_
 
 
 def predict_cpu_percent(profile: Profile, component: str, machine_type: str, input_rate: float) -> float:
-    """Eq. 7: TCU [% of a core] = IR [tuples/s] · (ET + MET) [ms] / 10."""
-    return input_rate * profile.times(component, machine_type).per_tuple_ms / 10.0
+    """TCU [% of a core] = base + IR [tuples/s] · (ET + MET) [ms] / 10 (eq. 7 with the base of issue #18)."""
+    return profile.times(component, machine_type).cpu_percent(input_rate)
 
 
 def accuracy_percent(predicted: float, measured: float) -> float:
@@ -186,36 +198,6 @@ class Check:
     @property
     def accuracy(self) -> float:
         return accuracy_percent(self.predicted_cpu, self.measured_cpu)
-
-
-def fit_affine(samples: Sequence[Measurement]) -> tuple[float, float]:
-    """Diagnostic, not eq. 7: least squares CPU% = floor + IR · per_tuple / 10; returns (floor %, per_tuple ms).
-
-    Eq. 7 has no constant term; Storm 2's executor threads burn CPU while idle (their wait strategy
-    spins, yields and sleeps 1 ms), so a measured series can have a floor the paper's model lacks.
-    """
-    if len(samples) < 2 or len({s.input_rate for s in samples}) < 2:
-        raise ProfilingError("an affine fit needs samples at two different rates at least")
-    n = len(samples)
-    mean_rate = sum(s.input_rate for s in samples) / n
-    mean_cpu = sum(s.cpu_percent for s in samples) / n
-    slope = (sum((s.input_rate - mean_rate) * (s.cpu_percent - mean_cpu) for s in samples)
-             / sum((s.input_rate - mean_rate) ** 2 for s in samples))
-    return mean_cpu - slope * mean_rate, 10.0 * slope
-
-
-def affine_checks(fit: Sequence[Measurement], checks: Sequence[Measurement]) -> list[Check]:
-    """Predicted vs measured CPU with :func:`fit_affine` per (component, machine type), for comparison."""
-    found = []
-    for m in checks:
-        group = [s for s in fit if (s.component, s.machine_type) == (m.component, m.machine_type)]
-        try:
-            floor, per_tuple = fit_affine(group)
-        except ProfilingError:
-            continue
-        found.append(Check(m.component, m.machine_type, m.input_rate, floor + m.input_rate * per_tuple / 10.0,
-                           m.cpu_percent))
-    return found
 
 
 def compare(profile: Profile, measured: Iterable[Measurement]) -> list[Check]:
@@ -426,7 +408,7 @@ class Settings:
     measure_windows: int = 3
     work_iterations: int = 2000
     spouts: Sequence[str] = BUILTIN_SPOUTS
-    method: str = "max_point"
+    method: str = "affine"
     emulate: bool = True
     options: Mapping[str, object] = field(default_factory=dict)   # extra topology conf
     max_throttled: float = 0.05          # steps throttled more than this are left out of the fit
@@ -489,6 +471,11 @@ class Result:
         return fit_samples(self.steps, self.max_throttled)
 
     @property
+    def fits(self) -> list[SeriesFit]:
+        """The least-squares fit of base and slope of every (component, machine type) series."""
+        return fit_report(self.samples) if self.samples else []
+
+    @property
     def check_samples(self) -> list[Measurement]:
         return [m for step in self.steps if step.check for m in step.measurements]
 
@@ -498,8 +485,7 @@ class Result:
             "max_throttled": self.max_throttled,
             "fit_samples": [dataclasses.asdict(s) for s in self.samples],
             "checks": [{**dataclasses.asdict(c), "accuracy": c.accuracy} for c in self.checks],
-            "affine_checks": [{**dataclasses.asdict(c), "accuracy": c.accuracy}
-                              for c in affine_checks(self.samples, self.check_samples)],
+            "fit": [fit.to_dict() for fit in self.fits],
             "profile": self.profile.to_dict() if self.profile else None,
             "emulation": self.emulation,
             "throttling": self.throttling,
@@ -670,6 +656,17 @@ def format_checks(checks: Sequence[Check]) -> str:
     return "\n".join(lines)
 
 
+def format_fits(fits: Sequence[SeriesFit]) -> str:
+    """A Markdown table of the least-squares fits: base, slope, R² and the largest residual."""
+    lines = ["| component | machine type | base CPU % | per tuple (ms) | R² | largest residual (CPU %) | rates | note |",
+             "|---|---|---:|---:|---:|---:|---:|---|"]
+    for f in fits:
+        worst = max((abs(r) for r in f.residuals), default=0.0)
+        lines.append(f"| {f.component} | {f.machine_type} | {f.base:.2f} | {f.per_tuple_ms:.4f} | {f.r2:.3f} | "
+                     f"{worst:.2f} | {len(f.rates)} | {f.note} |")
+    return "\n".join(lines)
+
+
 def format_steps(steps: Sequence[Step], max_throttled: float) -> str:
     """A Markdown table of every step: what was measured, how throttled, and whether it was fitted."""
     fitted = {id(m) for m in fit_samples(steps, max_throttled)}
@@ -686,8 +683,8 @@ def format_steps(steps: Sequence[Step], max_throttled: float) -> str:
 
 __all__ = [
     "Check", "CpuQuota", "EmulationSupport", "ProfilingError", "Result", "Settings", "WindowFigures",
-    "accuracy_percent", "affine_checks", "collect_windows", "fit_affine", "compare", "detect_emulation", "enough_windows", "figures_from_window",
-    "Step", "fit_samples", "format_checks", "format_steps", "throttled_share", "machine_types", "measure_component", "parse_check_rates", "parse_options", "parse_rates",
+    "accuracy_percent", "collect_windows", "compare", "detect_emulation", "enough_windows", "figures_from_window",
+    "Step", "fit_samples", "format_checks", "format_fits", "format_steps", "throttled_share", "machine_types", "measure_component", "parse_check_rates", "parse_options", "parse_rates",
     "predict_cpu_percent", "quota_us", "run_profiling", "write_builtin_project",
 ]
 
@@ -711,7 +708,9 @@ def add_profile_command(subparsers) -> None:
     cmd.add_argument("--period", type=int, default=3, help="metrics window length, s (default 3)")
     cmd.add_argument("--windows", type=int, default=3, help="windows measured per rate (default 3)")
     cmd.add_argument("--work", type=int, default=2000, help="sha256 rounds per tuple in the built-in bolt (2000: about 1 ms)")
-    cmd.add_argument("--method", choices=("max_point", "least_squares"), default="max_point")
+    cmd.add_argument("--method", choices=METHODS, default="affine",
+                     help="affine (default): base and slope by least squares over the rising rates; "
+                          "max_point: the paper's eq. 7 at the highest rate; least_squares: eq. 7 through the origin")
     cmd.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
                      help="extra topology conf (value parsed as JSON when it can be), repeatable")
     cmd.add_argument("--max-throttled", type=float, default=0.05,
@@ -747,15 +746,16 @@ def profile_command(args) -> int:
             result = run_profiling(project, description, settings, work_dir)
     except (ProfilingError, DescriptionError, ClusterError, SubmitError, ProjectError, OSError) as error:
         raise CommandError(str(error)) from None
-    Path(args.out).write_text(json.dumps(result.profile.to_dict(), indent=2) + "\n")
+    written = {**result.profile.to_dict(), "fit": [fit.to_dict() for fit in result.fits]}
+    Path(args.out).write_text(json.dumps(written, indent=2) + "\n")
     print(f"profile written to {args.out}")
     if args.report:
         Path(args.report).write_text(json.dumps(result.to_dict(), indent=2) + "\n")
         print(f"report written to {args.report}")
     print(format_steps(result.steps, result.max_throttled))
+    print("least-squares fit per series, CPU % = base + IR · per-tuple ms / 10:")
+    print(format_fits(result.fits))
     if result.checks:
-        print("eq. 7 with the fitted ET and MET:")
+        print(f"prediction with the fitted profile (method {settings.method}) at the check rates:")
         print(format_checks(result.checks))
-        print("diagnostic, an affine fit (idle floor + slope), not the paper's model:")
-        print(format_checks(affine_checks(result.samples, result.check_samples)))
     return 0

@@ -26,7 +26,7 @@ and rates are propagated with eq. 8 (:mod:`storm_planner.hetero`).
   threshold 1 tuple/s); else double ``Scale``, restore the last stable state
   and continue.
 
-Four refinements, each needed for the heuristic to work at all, or within 4 %
+Five refinements, each needed for the heuristic to work at all, or within 4 %
 of the optimum, on some of the paper's own instances (measured in
 ``benchmarks/reports/hetero.md``):
 
@@ -58,6 +58,24 @@ of the optimum, on some of the paper's own instances (measured in
    instances; the better result is kept. ``-p descent=false`` switches it off;
    a running topology's fixed graph gets the same descent with its instance
    counts kept.
+5. *An exact polish* (:func:`.hetero_optimal.polish`): with bases (issue #18)
+   the best graph can differ from the descent's in every component at once
+   (fewer instances of one, more of another). On small clusters — split
+   groupings, no executor cap, at most ``MAX_MACHINES`` machines and
+   ``POLISH_CANDIDATES`` spreads in all — ``hetero-optimal``'s branch and
+   bound runs seeded with the descent's graph as the best found, for at most
+   ``polish_nodes`` search nodes (about 1 s on six machines; a strong incumbent prunes nearly all of
+   it: at most a few hundred nodes on the benchmarks' random instances). It
+   returns a strictly better graph or keeps the descent's; the figure
+   ``polish_complete`` is 1 when the search finished, i.e. the plan is
+   optimal within its instance bounds.
+
+**Bases** (issue #18, not in the paper: a fixed CPU cost per instance,
+:mod:`.model`): every rule above charges an instance its base — Alg. 1's
+TCU, the over-utilisation test, the room a new instance needs, the fixed
+graph's placement — and, as an instance is no longer free, the descent and
+the polish may also remove instances (down to one per component, also in
+the advice for a running topology).
 
 An instance is only added if it relieves the task it is taken for (an ``all``
 or ``global`` input cannot be divided).
@@ -89,8 +107,9 @@ or a problem's ``options``, or the bare key in ``options``): ``input_rate``
 component, default 2 × usable machines; on a running topology also at most
 each component's task count), ``max_batch`` (64),
 ``max_iterations`` (100000), ``mode``, ``descent`` (true: refinement 4),
-``literal`` (false; true drops refinements 1, 2 and 4 — the paper's rules as
-written, for comparison).
+``polish_nodes`` (5000; 0 switches refinement 5 off), ``literal`` (false;
+true drops refinements 1, 2, 4 and 5 — the paper's rules as written, for
+comparison).
 
 Complexity: FirstAssignment O(E·M) for E starting executors and M machines.
 Each MaximizeThroughput iteration costs O(C·M + S) (C components, S streams),
@@ -114,7 +133,8 @@ import numpy as np
 from storm_planner.core.errors import InfeasibleError, ProblemError
 from storm_planner.core.plan import ParallelismAdvice, Plan
 from storm_planner.core.problem import Problem
-from storm_planner.planners.nasiri._hetero_descent import improve
+from storm_planner.planners.nasiri._hetero_descent import improve, spreads
+from storm_planner.planners.nasiri.hetero_optimal import MAX_MACHINES, polish
 from storm_planner.planners.nasiri.model import ALL, HeteroModel, build_model
 from storm_planner.planners.nasiri.plans import plan_from_placement, starting_parallelism
 from storm_planner.planners.nasiri.rates import ComponentRates, propagate
@@ -127,6 +147,8 @@ MODES = ("auto", "search", "fixed")
 DEFAULT_MAX_BATCH = 64
 TASK_RANGE = re.compile(r"^\[(\d+)-(\d+)\]$")  # Storm's executor ids: "[start-end]" task ranges
 DEFAULT_MAX_ITERATIONS = 100_000
+DEFAULT_POLISH_NODES = 5_000
+POLISH_CANDIDATES = 200_000  # spreads of all components together the exact polish may enumerate
 
 
 # -- the search state ---------------------------------------------------------------
@@ -142,6 +164,7 @@ class GraphState:
         self.model = model
         self.machines_of = machines_of
         self.counts = Placement(tuple(map(tuple, machines_of))).counts(model.n_machines)
+        self.fixed = (self.counts * model.base).sum(axis=0)   # CPU at zero input: the bases (issue #18)
         self._refresh()
 
     def _refresh(self) -> None:
@@ -159,38 +182,39 @@ class GraphState:
         clone = object.__new__(GraphState)
         clone.model, clone.rates = self.model, self.rates
         clone.machines_of = [list(m) for m in self.machines_of]
-        clone.counts, clone.coef = self.counts.copy(), self.coef.copy()
+        clone.counts, clone.coef, clone.fixed = self.counts.copy(), self.coef.copy(), self.fixed.copy()
         return clone
 
     def placement(self) -> Placement:
         return Placement(tuple(map(tuple, self.machines_of)))
 
-    def instance_tcu(self, c: int, machine: int, first: bool) -> float:
-        """TCU of one instance of ``c`` on ``machine`` per tuple/s of input rate (eq. 7)."""
+    def instance_tcu(self, c: int, machine: int, first: bool, input_rate: float) -> float:
+        """TCU of one instance of ``c`` on ``machine`` at ``input_rate``: base + IR · (ET + MET) / 10."""
         rate = self.rates.per_instance[c] + (self.rates.first[c] if first else 0.0)
-        return rate * self.model.cost[c, machine]
+        return self.model.base[c, machine] + input_rate * rate * self.model.cost[c, machine]
 
     def first_over_utilised(self, input_rate: float) -> int | None:
         """The first machine over its budget (or holding an executor over the cap)."""
-        over = self.coef * input_rate > self.model.capacity * (1 + EPSILON)
+        over = self.fixed + self.coef * input_rate > self.model.capacity * (1 + EPSILON)
         if self.model.executor_cap is not None:
-            over |= self._hottest_per_machine() * input_rate > self.model.executor_cap * (1 + EPSILON)
+            over |= self._hottest_per_machine(input_rate) > self.model.executor_cap * (1 + EPSILON)
         hits = np.flatnonzero(over)
         return int(hits[0]) if hits.size else None
 
-    def _hottest_per_machine(self) -> np.ndarray:
-        hottest = np.where(self.counts > 0, self.rates.per_instance[:, None] * self.model.cost, 0.0).max(axis=0)
+    def _hottest_per_machine(self, input_rate: float) -> np.ndarray:
+        tcu = self.model.base + input_rate * self.rates.per_instance[:, None] * self.model.cost
+        hottest = np.where(self.counts > 0, tcu, 0.0).max(axis=0)
         for c in np.flatnonzero(self.rates.first > 0):
             m = self.machines_of[c][0]
-            hottest[m] = max(hottest[m], self.instance_tcu(c, m, first=True))
+            hottest[m] = max(hottest[m], self.instance_tcu(c, m, True, input_rate))
         return hottest
 
-    def hot_tasks(self, machine: int) -> list[tuple[int, bool]]:
+    def hot_tasks(self, machine: int, input_rate: float) -> list[tuple[int, bool]]:
         """Components of the tasks on ``machine``, hottest task first (with: is it the first instance)."""
         tasks = []
         for c in np.flatnonzero(self.counts[:, machine] > 0):
             first = self.machines_of[c][0] == machine
-            tasks.append((-self.instance_tcu(c, machine, first), int(c), first))
+            tasks.append((-self.instance_tcu(c, machine, first, input_rate), int(c), first))
         return [(c, first) for _, c, first in sorted(tasks)]
 
     def new_instance_machines(self, c: int, hot_is_first: bool, input_rate: float,
@@ -231,9 +255,11 @@ class GraphState:
 
     def _place_new(self, c: int, per_instance: float, base: np.ndarray, k: int,
                    input_rate: float) -> list[int] | None:
-        """Machines for ``k`` identical new instances, each in turn on the most suitable one."""
-        new_tcu = per_instance * self.model.cost[c] * input_rate
-        room = self.model.capacity * (1 + EPSILON) - base * input_rate
+        """Machines for ``k`` identical new instances, each in turn on the most suitable one.
+
+        A new instance's TCU includes its base, and so does the room it needs."""
+        new_tcu = self.model.base[c] + per_instance * self.model.cost[c] * input_rate
+        room = self.model.capacity * (1 + EPSILON) - self.fixed - base * input_rate
         usable = np.ones(self.model.n_machines, dtype=bool)
         if self.model.executor_cap is not None:
             usable &= new_tcu <= self.model.executor_cap * (1 + EPSILON)
@@ -257,6 +283,7 @@ class GraphState:
         for machine in machines:
             self.machines_of[c].append(machine)
             self.counts[c, machine] += 1
+            self.fixed[machine] += self.model.base[c, machine]
         self._refresh()
 
 
@@ -266,12 +293,13 @@ def first_assignment(model: HeteroModel, parallelism: list[int], input_rate: flo
     """Alg. 1: place the starting graph at ``input_rate``; None if it does not fit."""
     rates = propagate(model, parallelism)
     instances = [(c, i) for c in range(model.n_components) for i in range(parallelism[c])]
-    demand = {(c, i): rates.instance_rate(c, i) * model.cost[c].min() for c, i in instances}
+    demand = {(c, i): (model.base[c] + input_rate * rates.instance_rate(c, i) * model.cost[c]).min()
+              for c, i in instances}
     instances.sort(key=lambda ci: (-demand[ci], ci))
     load = np.zeros(model.n_machines)
     machines_of: list[list[int | None]] = [[None] * n for n in parallelism]
     for c, i in instances:
-        tcu = rates.instance_rate(c, i) * model.cost[c] * input_rate
+        tcu = model.base[c] + rates.instance_rate(c, i) * model.cost[c] * input_rate
         free = model.capacity - load - tcu
         fits = free >= -EPSILON * model.capacity
         if model.executor_cap is not None:
@@ -293,6 +321,8 @@ class SearchResult:
     iterations: int
     initial_rate: float
     descent_steps: int = 0  # steps refinement 4 took from the heuristic's graph
+    polish_nodes: int = 0   # search nodes refinement 5 visited (0: not run)
+    polish_complete: bool = False  # refinement 5 proved the result optimal within the bounds
 
 
 def maximize_throughput(model: HeteroModel, state: GraphState, input_rate: float, *,
@@ -313,7 +343,7 @@ def maximize_throughput(model: HeteroModel, state: GraphState, input_rate: float
             rate += rate / scale
             continue
         targets = None
-        tasks = current.hot_tasks(machine)
+        tasks = current.hot_tasks(machine, rate)
         for c, hot_is_first in tasks if next_hottest else tasks[:1]:  # hottest first, then the next
             targets = current.new_instance_machines(c, hot_is_first, rate, max_instances, max_batch)
             if targets is not None:
@@ -330,7 +360,8 @@ def maximize_throughput(model: HeteroModel, state: GraphState, input_rate: float
 
 def search(model: HeteroModel, parallelism: list[int], *, threshold: float = 1.0,
            max_instances: int | Sequence[int] | None = None, max_batch: int = 1, next_hottest: bool = True,
-           descend: bool = False, max_iterations: int = 100_000) -> tuple[SearchResult, list[str]]:
+           descend: bool = False, polish_nodes: int = 0,
+           max_iterations: int = 100_000) -> tuple[SearchResult, list[str]]:
     """FirstAssignment then MaximizeThroughput, lowering IR0 if the start does not fit.
 
     ``max_instances`` bounds the instances of every component (one number) or
@@ -356,12 +387,25 @@ def search(model: HeteroModel, parallelism: list[int], *, threshold: float = 1.0
                                  next_hottest=next_hottest, max_iterations=max_iterations)
     if result.iterations >= max_iterations:
         notes.append(f"stopped after max_iterations={max_iterations}")
+    upper = max_instances if max_instances is not None else result.state.placement().parallelism
+    # With bases an instance is never free: the refinements may also remove instances (issue #18).
+    lower = [1] * model.n_components if model.has_base else parallelism
     if descend:
-        upper = max_instances if max_instances is not None else result.state.placement().parallelism
-        improved, steps = improve(model, result.state.placement(), parallelism, upper)
+        improved, steps = improve(model, result.state.placement(), lower, upper)
         result = replace(result, state=GraphState(model, [list(m) for m in improved.machines_of]),
                          descent_steps=steps)
+    if polish_nodes and can_polish(model, lower, upper):
+        polished, nodes, complete = polish(model, result.state.placement(), lower, upper, polish_nodes)
+        result = replace(result, state=GraphState(model, [list(m) for m in polished.machines_of]),
+                         polish_nodes=nodes, polish_complete=complete)
     return result, notes
+
+
+def can_polish(model: HeteroModel, lower: Sequence[int], upper: Sequence[int]) -> bool:
+    """Is refinement 5 possible: split groupings, no executor cap, and few enough candidate spreads?"""
+    if not model.has_only_split_groupings or model.executor_cap is not None or model.n_machines > MAX_MACHINES:
+        return False
+    return sum(spreads(lo, max(lo, hi), model.n_machines) for lo, hi in zip(lower, upper)) <= POLISH_CANDIDATES
 
 
 # -- the fixed-graph extension -------------------------------------------------------------
@@ -370,21 +414,28 @@ def place_fixed_graph(model: HeteroModel, parallelism: list[int]) -> Placement:
     """Place a given graph for the highest sustainable rate (not in the paper).
 
     Instances by decreasing demand; each to the machine that keeps the peak
-    utilisation per unit rate lowest, ties to the least TCU: longest processing
-    time first, for machines of unrelated speeds. O(E·M + E log E).
+    utilisation per unit rate lowest — with bases, ``coef / (capacity − fixed)``,
+    the inverse of the rate the machine sustains — ties to the least TCU:
+    longest processing time first, for machines of unrelated speeds.
+    O(E·M + E log E).
     """
     rates = propagate(model, parallelism)
     instances = [(c, i) for c in range(model.n_components) for i in range(parallelism[c])]
     weight = {(c, i): rates.instance_rate(c, i) * model.cost[c] for c, i in instances}
     instances.sort(key=lambda ci: (-weight[ci].min(), ci))
     coef = np.zeros(model.n_machines)
+    fixed = np.zeros(model.n_machines)
     peak = 0.0
     machines_of: list[list[int]] = [[0] * n for n in parallelism]
     for c, i in instances:
-        after = (coef + weight[(c, i)]) / model.capacity
-        m = int(min(range(model.n_machines), key=lambda m: (max(peak, after[m]), after[m], weight[(c, i)][m], m)))
+        room = model.capacity - fixed - model.base[c]   # what the bases leave (issue #18)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            after = np.where(room > 0, (coef + weight[(c, i)]) / np.where(room > 0, room, 1.0), np.inf)
+        m = int(min(range(model.n_machines),
+                    key=lambda m: (max(peak, after[m]), after[m], weight[(c, i)][m], model.base[c, m], m)))
         machines_of[c][i] = m
         coef[m] += weight[(c, i)][m]
+        fixed[m] += model.base[c, m]
         peak = max(peak, after[m])
     return Placement(tuple(map(tuple, machines_of)))
 
@@ -401,7 +452,7 @@ class HeteroPlanner(Planner):
     def __init__(self, *, input_rate: float | None = None, threshold: float = 1.0, mac: float = 100.0,
                  max_instances: int | None = None, max_batch: int = DEFAULT_MAX_BATCH,
                  max_iterations: int = DEFAULT_MAX_ITERATIONS, mode: str = "auto", descent: bool = True,
-                 literal: bool = False) -> None:
+                 polish_nodes: int = DEFAULT_POLISH_NODES, literal: bool = False) -> None:
         # None: the profile's input rate, else 1
         self.input_rate = checked(self.name, "input_rate", input_rate, to_real, above=0, optional=True)
         self.threshold = checked(self.name, "threshold", threshold, to_real, above=0)
@@ -412,6 +463,7 @@ class HeteroPlanner(Planner):
         self.max_iterations = checked(self.name, "max_iterations", max_iterations, to_whole, minimum=0)
         self.mode = checked(self.name, "mode", mode, to_text, choices=MODES)
         self.descent = checked(self.name, "descent", descent, to_flag)
+        self.polish_nodes = checked(self.name, "polish_nodes", polish_nodes, to_whole, minimum=0)
         self.literal = checked(self.name, "literal", literal, to_flag)
 
     def plan(self, problem: Problem) -> Plan:
@@ -433,10 +485,12 @@ class HeteroPlanner(Planner):
             max_batch=1 if literal else self.max_batch,
             next_hottest=not literal,
             descend=not literal and self.descent,
+            polish_nodes=0 if literal else self.polish_nodes,
             max_iterations=self.max_iterations,
         )
         figures = {"search_input_rate": result.input_rate, "initial_input_rate": result.initial_rate,
-                   "iterations": float(result.iterations), "descent_steps": float(result.descent_steps)}
+                   "iterations": float(result.iterations), "descent_steps": float(result.descent_steps),
+                   "polish_nodes": float(result.polish_nodes), "polish_complete": float(result.polish_complete)}
         if mode == "search":
             return plan_from_placement(problem, model, result.state.placement(), self.name, figures, notes)
 

@@ -13,10 +13,20 @@ for each machine) is the node's ``capacity`` — 100 per core, as Storm's
 ``supervisor.cpu.capacity`` — times ``mac / 100``. ``Node.speed`` is not used:
 the profile is measured per machine type and already contains its speed.
 
-Because TCU is linear in IR and every rate in the topology is proportional to
+**Base** (issue #18; not in the paper): a Storm executor is never free (the
+idle wait strategy, heartbeats, metrics), so a profile may give, per
+(component, machine type), the CPU percent one instance uses at zero input,
+``base``: ``TCU = base + IR · (ET + MET) / 10``. The paper's eq. 7 is the case
+``base = 0``, the default. The authors' published simulator models the same
+with ``U = U0 + (r − r0) / Y`` per instance. A machine's load is then
+``Σ instances · base + IR · coef`` — a fixed part that grows with the number
+of instances on it, and a part proportional to the input rate.
+
+Because TCU is affine in IR and every rate in the topology is proportional to
 the topology input rate (eq. 8, :mod:`storm_planner.planners.nasiri.rates`), the model
-keeps one number per (component, machine): ``cost[c, m]``, the CPU percent one
-tuple/s of input of component ``c`` takes on machine ``m``.
+keeps two numbers per (component, machine): ``cost[c, m]``, the CPU percent one
+tuple/s of input of component ``c`` takes on machine ``m``, and ``base[c, m]``,
+the CPU percent one instance of ``c`` takes on ``m`` at zero input.
 
 Groupings reduce to three kinds: ``split`` (shuffle, fields, local-or-shuffle,
 none, custom, direct: the stream divided evenly over the target's instances —
@@ -41,9 +51,10 @@ GROUPING_KINDS: Mapping[str, str] = {
 }
 
 
-def tcu(input_rate: float, et_ms: float, met_ms: float) -> float:
-    """Eq. 7: CPU percent (of one core) used by a task receiving ``input_rate`` tuples/s."""
-    return input_rate * (et_ms + met_ms) / 10.0
+def tcu(input_rate: float, et_ms: float, met_ms: float, base: float = 0.0) -> float:
+    """Eq. 7 with the fixed part: CPU percent (of one core) used by a task receiving
+    ``input_rate`` tuples/s, ``base + IR · (ET + MET) / 10`` (``base`` 0: the paper's)."""
+    return base + input_rate * (et_ms + met_ms) / 10.0
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,7 @@ class HeteroModel:
     machine_types: tuple[str, ...]
     capacity: np.ndarray                 # (M,) budget in CPU percent
     cost: np.ndarray                     # (C, M) CPU percent per tuple/s of input
+    base: np.ndarray                     # (C, M) CPU percent of one instance at zero input
     executor_cap: float | None           # CPU percent one executor thread may use
     input_rate: float                    # IR0, the initial topology input rate
 
@@ -84,6 +96,11 @@ class HeteroModel:
 
     def component_index(self, component: str) -> int:
         return self.components.index(component)
+
+    @property
+    def has_base(self) -> bool:
+        """Does any instance cost CPU at zero input (a profile with bases)?"""
+        return bool((self.base > 0).any())
 
     @property
     def has_only_split_groupings(self) -> bool:
@@ -109,11 +126,14 @@ def build_model(
     index = {name: i for i, name in enumerate(names)}
 
     cost = np.zeros((len(components), len(nodes)))
+    base = np.zeros((len(components), len(nodes)))
     for i, component in enumerate(components):
         if component.system and profile.entry(component.id) is None:
             continue  # acker & co: not profiled, negligible in this model
         for j, node in enumerate(nodes):
-            cost[i, j] = profile.times(component.id, node.machine_type).per_tuple_ms / 10.0
+            times = profile.times(component.id, node.machine_type)
+            cost[i, j] = times.per_tuple_ms / 10.0
+            base[i, j] = times.base
 
     flows = tuple(
         Flow(index[s.source], index[s.target], _kind(s.grouping), profile.alpha(s.source, s.target))
@@ -134,6 +154,7 @@ def build_model(
         machine_types=tuple(n.machine_type for n in nodes),
         capacity=np.array([n.capacity * mac / 100.0 for n in nodes]),
         cost=cost,
+        base=base,
         executor_cap=profile.executor_cap,
         input_rate=float(rate),
     )

@@ -20,7 +20,7 @@ of a problem file)::
         "i7": {"like": "i5", "speed": 1.3}            # times on i7 = times on i5 / 1.3
       },
       "component_types": {               # times per component type and machine type
-        "lowCompute": {"pentium": {"et": 0.0581, "met": 0.0}, "i5": {"et": 0.0916}}
+        "lowCompute": {"pentium": {"et": 0.0581, "met": 0.0}, "i5": {"et": 0.0916, "base": 4.0}}
       },
       "components": {                    # per component of the topology
         "spout": {"type": "lowCompute", "input_share": 1.0},
@@ -32,8 +32,20 @@ of a problem file)::
 * A component's times come from its ``type`` (an entry of ``component_types``),
   overridden per machine type by its own ``times``; a component absent from
   ``components`` but named in ``component_types`` uses that entry. Times are a
-  ``{"et": .., "met": ..}`` object (``met`` defaults to 0) or a bare number
-  (ET, with MET 0).
+  ``{"et": .., "met": .., "base": ..}`` object (``met`` and ``base`` default
+  to 0) or a bare number (ET, with MET 0 and base 0).
+* ``base`` (not in the paper; issue #18): the CPU percent (of one core) one
+  instance uses at zero input on that machine type — a Storm executor is
+  never free (idle spinning of the wait strategy, heartbeats, metrics). The
+  CPU model becomes ``TCU = base + IR · (ET + MET) / 10``
+  (:mod:`storm_planner.planners.nasiri.model`). The default 0 is the paper's eq. 7, so
+  a profile without bases means what it meant. ``base`` is a percent, not a
+  time: ``time_unit`` does not scale it; a derived machine type
+  (``machine_types``) divides it by ``speed`` as it divides the times.
+* Every key is checked: an unknown key, at any level, is an error that names
+  it (a misspelled ``"bse"`` is not silently a base of 0). Informational
+  keys that the planner ignores: ``description``, ``source``, ``profiling``,
+  ``reference_times`` and ``fit`` at the top level.
 * ``alpha`` is one number for every stream the component emits on, or an
   object from target component to ratio, ``"*"`` being the default (1).
 * ``input_share`` (spouts): this spout emits ``input_share × input rate``;
@@ -46,8 +58,8 @@ configuration: the option ``planner.hetero.profiles`` holds the profile's JSON.
 Measured profiles: :func:`profile_from_measurements` fits ET and MET from
 (input rate, CPU percent, execute latency) samples of each component on each
 machine type, the procedure of §5.2, and returns the same :class:`Profile`;
-the metrics store will produce such samples once it has landed. A profile
-records where it came from in ``source``.
+``method="affine"`` fits base and slope by least squares (:func:`fit_affine_series`,
+with R² and residuals). A profile records where it came from in ``source``.
 """
 from __future__ import annotations
 
@@ -56,7 +68,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from storm_planner.core import fields
 from storm_planner.core.errors import ProblemError
@@ -64,6 +76,12 @@ from storm_planner.core.problem import Problem
 
 FORMAT = "storm-planner-profile/1"
 TIME_UNITS = {"ms": 1.0, "us": 1e-3, "s": 1e3}  # to milliseconds
+INFORMATIONAL_KEYS = frozenset({"description", "source", "profiling", "reference_times", "fit"})
+PROFILE_KEYS = frozenset({"format", "time_unit", "input_rate", "executor_cap", "machine_types",
+                          "component_types", "components"}) | INFORMATIONAL_KEYS
+COMPONENT_KEYS = frozenset({"type", "times", "alpha", "input_share"})
+TIMES_KEYS = frozenset({"et", "met", "base"})
+ALIAS_KEYS = frozenset({"like", "speed"})
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -89,17 +107,23 @@ def _positive(value: Any, where: str) -> float:
 
 @dataclass(frozen=True)
 class TupleTimes:
-    """Per-tuple times of one component on one machine type, in milliseconds."""
+    """Per-tuple times of one component on one machine type, in milliseconds, and the
+    CPU percent one instance uses at zero input (``base``, 0 in the paper's eq. 7)."""
 
     et: float
     met: float = 0.0
+    base: float = 0.0
 
     @property
     def per_tuple_ms(self) -> float:
         return self.et + self.met
 
+    def cpu_percent(self, input_rate: float) -> float:
+        """TCU [% of a core] = base + IR [tuples/s] · (ET + MET) [ms] / 10."""
+        return self.base + input_rate * self.per_tuple_ms / 10.0
+
     def scaled(self, speed: float) -> "TupleTimes":
-        return TupleTimes(self.et / speed, self.met / speed)
+        return TupleTimes(self.et / speed, self.met / speed, self.base / speed)
 
 
 @dataclass(frozen=True)
@@ -175,7 +199,8 @@ class Profile:
     # -- JSON -----------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         def times(mapping: Mapping[str, TupleTimes]) -> dict[str, Any]:
-            return {m: {"et": t.et, "met": t.met} for m, t in mapping.items()}
+            return {m: {"et": t.et, "met": t.met, **({"base": t.base} if t.base else {})}
+                    for m, t in mapping.items()}
 
         components = {}
         for name, entry in self.components.items():
@@ -213,6 +238,7 @@ def parse_profile(data: Any, where: str = "profiles") -> Profile:
     """Validate a profile object (the file format above) and build a :class:`Profile`."""
     if not isinstance(data, Mapping):
         raise ProfileError(f"{where}: expected an object, got {type(data).__name__}")
+    _known_keys(data, PROFILE_KEYS, where)
     declared = data.get("format", FORMAT)
     if declared != FORMAT:
         raise ProfileError(f"{where}.format: {declared!r} is not {FORMAT!r}")
@@ -326,6 +352,86 @@ class Measurement:
     execute_ms: float
 
 
+METHODS = ("max_point", "least_squares", "affine")
+
+
+@dataclass(frozen=True)
+class SeriesFit:
+    """The affine fit of one (component, machine type) series: ``cpu = base + IR · per_tuple_ms / 10``.
+
+    ``r2`` is the coefficient of determination of the fit over the series (1 for a
+    perfect fit; ``nan`` when the CPU did not vary); ``residuals`` are measured − fitted
+    CPU percent, one per sample in rate order. ``note`` says when a bound was applied
+    (a negative intercept refitted through the origin; a slope that is not positive).
+    """
+
+    component: str
+    machine_type: str
+    base: float
+    per_tuple_ms: float
+    et: float
+    r2: float
+    rates: tuple[float, ...]
+    residuals: tuple[float, ...]
+    note: str = ""
+
+    @property
+    def times(self) -> TupleTimes:
+        """ET as measured (at most the slope), MET the rest of the slope, and the base."""
+        et = min(self.et, self.per_tuple_ms)
+        return TupleTimes(et=et, met=self.per_tuple_ms - et, base=self.base)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"component": self.component, "machine_type": self.machine_type, "base": self.base,
+                "per_tuple_ms": self.per_tuple_ms, "et": self.et, "r2": self.r2,
+                "rates": list(self.rates), "residuals": list(self.residuals), "note": self.note}
+
+
+MIN_PER_TUPLE_MS = 1e-6  # a tuple cannot cost nothing (et + met > 0)
+
+
+def fit_affine_series(samples: Sequence[Measurement]) -> SeriesFit:
+    """Least squares ``cpu = base + slope · IR`` over one (component, machine type) series.
+
+    Not the paper's (eq. 7 has no constant term): the fixed part per instance of
+    issue #18. With samples at one rate only, or a negative intercept, the line is
+    fitted through the origin (base 0); a slope that is not positive (the CPU does
+    not grow with the rate: idle cost dominates) keeps the measured execute latency
+    as the per-tuple cost (at least ``MIN_PER_TUPLE_MS``) and puts the rest in the base.
+    """
+    if not samples:
+        raise ProfileError("an affine fit needs at least one sample")
+    ordered = sorted(samples, key=lambda s: s.input_rate)
+    first = ordered[0]
+    rates = [s.input_rate for s in ordered]
+    cpu = [s.cpu_percent for s in ordered]
+    n = len(ordered)
+    et = sum(s.execute_ms for s in ordered) / n
+    note = ""
+    mean_rate, mean_cpu = sum(rates) / n, sum(cpu) / n
+    spread = sum((r - mean_rate) ** 2 for r in rates)
+    if n >= 2 and spread > 0:
+        slope = sum((r - mean_rate) * (c - mean_cpu) for r, c in zip(rates, cpu)) / spread
+        base = mean_cpu - slope * mean_rate
+    else:
+        slope, base = mean_cpu / mean_rate, 0.0
+        note = "one rate only: fitted through the origin"
+    if base < 0:
+        slope = sum(r * c for r, c in zip(rates, cpu)) / sum(r * r for r in rates)
+        base = 0.0
+        note = "negative intercept: refitted through the origin (base 0)"
+    if slope * 10.0 < MIN_PER_TUPLE_MS:
+        slope = max(et, MIN_PER_TUPLE_MS) / 10.0
+        base = max(0.0, sum(c - slope * r for r, c in zip(rates, cpu)) / n)
+        note = "CPU does not rise with the rate: per-tuple cost = execute latency, the rest is base"
+    fitted = [base + slope * r for r in rates]
+    residuals = tuple(c - f for c, f in zip(cpu, fitted))
+    total = sum((c - mean_cpu) ** 2 for c in cpu)
+    r2 = 1.0 - sum(e * e for e in residuals) / total if total > 0 else float("nan")
+    return SeriesFit(first.component, first.machine_type, base, 10.0 * slope, et, r2, tuple(rates),
+                     residuals, note)
+
+
 def profile_from_measurements(
     samples: Iterable[Measurement],
     *,
@@ -334,16 +440,19 @@ def profile_from_measurements(
     input_rate: float | None = None,
     method: str = "max_point",
 ) -> Profile:
-    """Fit ET and MET per (component, machine type) from profiling samples.
+    """Fit the times per (component, machine type) from profiling samples.
 
     ``method="max_point"`` is the paper's: at the sample with the highest input
     rate (the CPU close to its maximum, where eq. 7 is most accurate), ET is the
     measured execute latency and MET = TCU / IR − ET. ``"least_squares"`` fits
     the slope of TCU over IR through the origin on all samples instead (MET =
-    slope − mean ET). MET is clipped at 0.
+    slope − mean ET). MET is clipped at 0. Both leave ``base`` at 0 (eq. 7).
+    ``"affine"`` (issue #18, not in the paper) fits ``base`` and the slope by
+    least squares over the series (:func:`fit_affine_series`): ET is the mean
+    execute latency (at most the slope), MET the rest of the slope.
     """
-    if method not in ("max_point", "least_squares"):
-        raise ValueError(f"method {method!r}: 'max_point' or 'least_squares'")
+    if method not in METHODS:
+        raise ValueError(f"method {method!r}: one of {', '.join(METHODS)}")
     grouped: dict[tuple[str, str], list[Measurement]] = defaultdict(list)
     for sample in samples:
         if sample.input_rate <= 0 or sample.cpu_percent < 0 or sample.execute_ms < 0:
@@ -351,6 +460,9 @@ def profile_from_measurements(
         grouped[(sample.component, sample.machine_type)].append(sample)
     times: dict[str, dict[str, TupleTimes]] = defaultdict(dict)
     for (component, machine_type), group in sorted(grouped.items()):
+        if method == "affine":
+            times[component][machine_type] = fit_affine_series(group).times
+            continue
         if method == "max_point":
             top = max(group, key=lambda s: s.input_rate)
             per_tuple = 10.0 * top.cpu_percent / top.input_rate   # eq. 7 solved for ET + MET (ms)
@@ -370,10 +482,19 @@ def profile_from_measurements(
     return Profile(components=MappingProxyType(components), input_rate=input_rate, source="measured")
 
 
+def fit_report(samples: Iterable[Measurement]) -> list[SeriesFit]:
+    """The affine fit of every (component, machine type) series, for the profiling report."""
+    grouped: dict[tuple[str, str], list[Measurement]] = defaultdict(list)
+    for sample in samples:
+        grouped[(sample.component, sample.machine_type)].append(sample)
+    return [fit_affine_series(group) for _, group in sorted(grouped.items())]
+
+
 # -- field helpers ----------------------------------------------------------------------
 
 def _component_entry(raw: Any, where: str, to_ms: float, types: Mapping[str, Any]) -> ComponentEntry:
     raw = _object(raw, where)
+    _known_keys(raw, COMPONENT_KEYS, where)
     kind = raw.get("type")
     if kind is not None and kind not in types:
         raise ProfileError(f"{where}.type: unknown component type {kind!r}")
@@ -398,16 +519,19 @@ def _times_by_machine(raw: Any, where: str, to_ms: float) -> dict[str, TupleTime
 
 
 def _times(raw: Any, where: str, to_ms: float) -> TupleTimes:
+    base = 0.0
     if isinstance(raw, Mapping):
+        _known_keys(raw, TIMES_KEYS, where)
         if "et" not in raw:
             raise ProfileError(f"{where}.et: missing")
         et = _non_negative(raw["et"], f"{where}.et")
         met = _non_negative(raw.get("met", 0.0), f"{where}.met")
+        base = _non_negative(raw.get("base", 0.0), f"{where}.base")
     else:
         et, met = _non_negative(raw, where), 0.0
     if et + met <= 0:
         raise ProfileError(f"{where}: et + met must be positive (a tuple cannot cost nothing)")
-    return TupleTimes(et * to_ms, met * to_ms)
+    return TupleTimes(et * to_ms, met * to_ms, base)
 
 
 def _alpha(raw: Any, where: str) -> tuple[float, dict[str, float]]:
@@ -425,6 +549,7 @@ def _machine_aliases(raw: Any, where: str) -> dict[str, MachineAlias]:
     aliases = {}
     for name, value in _object(raw, where).items():
         value = _object(value, f"{where}.{name}")
+        _known_keys(value, ALIAS_KEYS, f"{where}.{name}")
         if not value:
             continue
         like = value.get("like")
@@ -432,6 +557,15 @@ def _machine_aliases(raw: Any, where: str) -> dict[str, MachineAlias]:
             raise ProfileError(f"{where}.{name}.like: the name of a profiled machine type")
         aliases[name] = MachineAlias(like, _positive(value.get("speed", 1.0), f"{where}.{name}.speed"))
     return aliases
+
+
+def _known_keys(raw: Mapping[str, Any], known: frozenset[str], where: str) -> None:
+    """Refuse keys outside ``known``, naming them and what is allowed."""
+    unknown = sorted(str(k) for k in raw if k not in known)
+    if unknown:
+        listed = ", ".join(repr(k) for k in unknown)
+        raise ProfileError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {listed} "
+                           f"(allowed: {', '.join(sorted(known))})")
 
 
 def _object(raw: Any, where: str) -> Mapping[str, Any]:
@@ -443,6 +577,7 @@ def _object(raw: Any, where: str) -> Mapping[str, Any]:
 
 
 __all__ = [
-    "FORMAT", "ComponentEntry", "MachineAlias", "Measurement", "Profile", "ProfileError", "TupleTimes",
-    "check_covers", "load_profile", "parse_profile", "profile_for_problem", "profile_from_measurements",
+    "FORMAT", "METHODS", "ComponentEntry", "MachineAlias", "Measurement", "Profile", "ProfileError", "SeriesFit",
+    "TupleTimes", "check_covers", "fit_affine_series", "fit_report", "load_profile", "parse_profile",
+    "profile_for_problem", "profile_from_measurements",
 ]

@@ -7,9 +7,13 @@ and the weighted utilisation of eq. 9–10. Planners are compared on these
 figures, computed the same way for every plan.
 
 The highest input rate has a closed form: every task's rate is proportional to
-the input rate (eq. 8), so machine ``m`` carries ``IR · coef_m`` percent and
-the answer is ``min_m capacity_m / coef_m`` (and, with an ``executor_cap``,
-no single executor above the cap). Storm with back-pressure settles at this
+the input rate (eq. 8), so machine ``m`` carries ``fixed_m + IR · coef_m``
+percent — ``fixed_m`` the bases of the instances on it (0 in the paper's
+eq. 7; :mod:`storm_planner.planners.nasiri.model`) — and the answer is
+``min_m (capacity_m − fixed_m) / coef_m`` (and, with an ``executor_cap``, no
+single executor above the cap: ``base + IR · rate_i · cost ≤ cap``). A
+placement whose fixed parts alone exceed a machine's budget sustains no input
+at all: its rate is 0. Storm with back-pressure settles at this
 rate: the first machine to saturate throttles the spouts.
 
 Eq. 9–10, *reconstructed* (symbols lost in extraction): the overall
@@ -75,6 +79,11 @@ def machine_coefficients(model: HeteroModel, placement: Placement,
     return coef
 
 
+def machine_fixed(model: HeteroModel, placement: Placement) -> np.ndarray:
+    """CPU percent each machine carries at zero input: the bases of its instances."""
+    return (placement.counts(model.n_machines) * model.base).sum(axis=0)
+
+
 def hottest_executor_coefficient(model: HeteroModel, placement: Placement,
                                  rates: ComponentRates | None = None) -> float:
     """The largest CPU percent of one executor, per tuple/s of input rate."""
@@ -86,25 +95,55 @@ def hottest_executor_coefficient(model: HeteroModel, placement: Placement,
     return hottest
 
 
+def executor_cap_limit(model: HeteroModel, placement: Placement, rates: ComponentRates | None = None) -> float:
+    """The highest input rate at which no executor is above ``executor_cap`` (inf without a cap)."""
+    if model.executor_cap is None:
+        return math.inf
+    rates = rates or propagate(model, placement.parallelism)
+    limit = math.inf
+    for c, machines in enumerate(placement.machines_of):
+        for i, m in enumerate(machines):
+            room = model.executor_cap - model.base[c, m]
+            slope = rates.instance_rate(c, i) * model.cost[c, m]
+            if room < -OVER * model.executor_cap:
+                return 0.0
+            if slope > 0:
+                limit = min(limit, max(room, 0.0) / slope)
+    return limit
+
+
+OVER = 1e-9  # relative tolerance: fixed parts this far over a budget still fit
+
+
+def rate_limit(capacity: np.ndarray, fixed: np.ndarray, coef: np.ndarray) -> float:
+    """``min_m (capacity_m − fixed_m) / coef_m`` over machines with ``coef_m > 0``; 0 if any machine's
+    fixed part exceeds its capacity; inf if no machine's load grows with the rate."""
+    room = capacity - fixed
+    if (room < -OVER * capacity).any():
+        return 0.0
+    loaded = coef > 0
+    if not loaded.any():
+        return math.inf
+    return float((np.maximum(room[loaded], 0.0) / coef[loaded]).min())
+
+
 def max_input_rate(model: HeteroModel, placement: Placement) -> float:
-    """The highest topology input rate at which no machine is over-utilised."""
+    """The highest topology input rate at which no machine is over-utilised (0: the fixed
+    parts alone exceed some machine's budget)."""
     rates = propagate(model, placement.parallelism)
     coef = machine_coefficients(model, placement, rates)
-    limits = [cap / load for cap, load in zip(model.capacity, coef) if load > 0]
-    if model.executor_cap is not None:
-        hottest = hottest_executor_coefficient(model, placement, rates)
-        if hottest > 0:
-            limits.append(model.executor_cap / hottest)
-    if not limits:
+    limit = min(rate_limit(model.capacity, machine_fixed(model, placement), coef),
+                executor_cap_limit(model, placement, rates))
+    if math.isinf(limit):
         raise ProblemError("nothing in the topology consumes CPU: it has no spout or no profiled cost")
-    return float(min(limits))
+    return float(limit)
 
 
 @dataclass(frozen=True)
 class Simulation:
     input_rate: float                     # topology input rate simulated (tuples/s per spout)
     throughput: float                     # eq. 2: tuples/s processed by all tasks
-    load: Mapping[str, float]             # machine -> CPU percent
+    load: Mapping[str, float]             # machine -> CPU percent (bases included)
     utilisation: Mapping[str, float]      # machine -> percent of its budget
     type_utilisation: Mapping[str, float]  # machine type -> mean utilisation (U_i)
     type_weights: Mapping[str, float]     # eq. 10
@@ -129,7 +168,8 @@ def simulate(model: HeteroModel, placement: Placement, input_rate: float | None 
     """Run ``placement`` at ``input_rate`` (default: the highest sustainable one)."""
     rate = max_input_rate(model, placement) if input_rate is None else float(input_rate)
     rates = propagate(model, placement.parallelism, rate)
-    load = machine_coefficients(model, placement, propagate(model, placement.parallelism)) * rate
+    load = (machine_fixed(model, placement)
+            + machine_coefficients(model, placement, propagate(model, placement.parallelism)) * rate)
     utilisation = 100.0 * load / model.capacity
     by_type = type_utilisation(model, utilisation)
     weights = type_weights(model)
