@@ -24,7 +24,7 @@ from storm_planner.bench.hetero_real import (
     run_order,
     write_project,
 )
-from storm_planner.hetero.profiling import WindowFigures
+from storm_planner.hetero.measurements import WindowFigures
 
 LINEAR = ("spout", "mid", "high", "sink")
 

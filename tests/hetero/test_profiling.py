@@ -7,21 +7,17 @@ import pytest
 
 from storm_planner.cluster.description import parse_description
 from storm_planner.planners.nasiri.profiles import Measurement, profile_from_measurements
-from storm_planner.hetero.profiling import (
-    CpuQuota,
-    ProfilingError,
+from storm_planner.hetero.builtin_project import write_builtin_project
+from storm_planner.hetero.cgroups import CpuQuota, detect_emulation, quota_us
+from storm_planner.hetero.errors import ProfilingError
+from storm_planner.hetero.measurements import (
     WindowFigures,
     accuracy_percent,
     compare,
-    detect_emulation,
-    enough_windows,
-    machine_types,
     measure_component,
-    parse_rates,
     predict_cpu_percent,
-    quota_us,
-    write_builtin_project,
 )
+from storm_planner.hetero.profiling import enough_windows, machine_types, parse_rates
 
 
 def window(component, task, seq, *, cpu_ms, executed=0, emitted=0, latency_sum=0.0, samples=0, ms=3000):
@@ -144,13 +140,13 @@ def test_extra_topology_options_are_read_as_json_when_they_are():
 
 
 def step(machine_type, rate, throttled, cpu, *, check=False):
-    from storm_planner.hetero.profiling import Step
+    from storm_planner.hetero.measurements import Step
 
     return Step(machine_type, rate, check, throttled, [Measurement("work", machine_type, rate, cpu, 0.2)])
 
 
 def test_throttled_steps_are_left_out_of_the_fit_but_one_step_per_type_stays():
-    from storm_planner.hetero.profiling import fit_samples
+    from storm_planner.hetero.measurements import fit_samples
 
     steps = [step("big", 50, 0.0, 10), step("big", 100, 0.0, 20), step("small", 50, 0.01, 10),
              step("small", 100, 0.3, 15), step("small", 75, 0.0, 15, check=True), step("tiny", 50, 0.6, 30),
@@ -161,14 +157,14 @@ def test_throttled_steps_are_left_out_of_the_fit_but_one_step_per_type_stays():
 
 
 def test_the_throttled_share_is_taken_between_two_reads_of_cpu_stat():
-    from storm_planner.hetero.profiling import throttled_share
+    from storm_planner.hetero.cgroups import throttled_share
 
     assert throttled_share({"nr_periods": 100, "nr_throttled": 10}, {"nr_periods": 200, "nr_throttled": 35}) == 0.25
     assert throttled_share({}, {}) == 0.0
 
 
 def test_a_result_fits_on_unthrottled_steps_and_reports_them(tmp_path):
-    from storm_planner.hetero.profiling import Result, format_checks, format_steps
+    from storm_planner.hetero.measurements import Result, format_checks, format_steps
 
     result = Result(steps=[step("small", 50, 0.0, 10), step("small", 100, 0.5, 12),
                            step("small", 75, 0.0, 15, check=True)])
@@ -183,7 +179,7 @@ def test_a_result_fits_on_unthrottled_steps_and_reports_them(tmp_path):
 
 
 def test_the_affine_fit_recovers_the_idle_base_and_predicts_with_it():
-    from storm_planner.hetero.profiling import Result, format_fits
+    from storm_planner.hetero.measurements import Result, format_fits
 
     rising = [step("big", r, 0.0, 20 + r * 1.5 / 10) for r in (25, 50, 100, 200)]
     result = Result(steps=[*rising, step("big", 150, 0.0, 42.5, check=True)])

@@ -13,7 +13,7 @@ daemons:
    tuple costs, so the same ET/MET is used for every machine type.
 2. **One cluster** of three supervisors with the planner plugin and service.
    Each supervisor is put into a cgroup v1 group whose CFS quota is its
-   ``cpu`` (:class:`~storm_planner.hetero.profiling.CpuQuota`) *before* any
+   ``cpu`` (:class:`~storm_planner.hetero.cgroups.CpuQuota`) *before* any
    topology is submitted, so every worker JVM and its Python subprocesses
    inherit the quota. The machines differ in capacity only.
 3. **Plan**: ``hetero`` in search mode (the planner API) chooses the
@@ -68,7 +68,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from storm_planner.generators.nasiri import TOPOLOGIES
-from storm_planner.hetero.profiling import CgroupGroup, WindowFigures, figures_from_window
+from storm_planner.hetero.builtin_project import RATE_FILE_OPTION
+from storm_planner.hetero.cgroups import CgroupGroup
+from storm_planner.hetero.measurements import WindowFigures, figures_from_window
 
 Progress = Callable[[str], None]
 
@@ -76,7 +78,6 @@ PAPER_REAL = (7, 44)            # §6.3, Fig. 8: measured gains over Storm's def
 PAPER_LINEAR = 44
 PLACEMENTS = ("hetero", "storm-default")
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")
-RATE_FILE_OPTION = "profiling.rate_file"   # the option profiling.py's procedure sets
 WORK_PREFIX = "realbench.work."            # realbench.work.<component> = SHA-256 rounds per tuple
 CONF_PREFIX = "realbench"                  # realbench.parallelism.<component> at submission
 GRID_BASE, GRID_FACTOR = 10.0, 1.1         # offered rates: GRID_BASE · GRID_FACTOR^k tuples/s
@@ -808,7 +809,7 @@ class Bench:
 
 
 def _throttled_share(before: Mapping[str, int], after: Mapping[str, int]) -> float:
-    from storm_planner.hetero.profiling import throttled_share
+    from storm_planner.hetero.cgroups import throttled_share
 
     return throttled_share(before, after)
 
@@ -938,7 +939,7 @@ def _say(message: str) -> None:
 
 def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
     from storm_planner.cluster.launcher import local_cluster
-    from storm_planner.hetero.profiling import CpuQuota, detect_emulation
+    from storm_planner.hetero.cgroups import CpuQuota, detect_emulation
 
     started = time.monotonic()
     support = detect_emulation()

@@ -56,31 +56,29 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
-from storm_planner.planners.nasiri.profiles import (
-    METHODS,
-    Measurement,
-    Profile,
-    SeriesFit,
-    fit_report,
-    profile_from_measurements,
+from storm_planner.planners.nasiri.profiles import METHODS, Measurement, profile_from_measurements
+
+from .builtin_project import BUILTIN_SPOUTS, RATE_FILE_OPTION, WORK_OPTION, write_builtin_project
+from .cgroups import CFS_PERIOD_US, CpuQuota, detect_emulation, throttled_share
+from .errors import ProfilingError
+from .measurements import (
+    Result,
+    Step,
+    WindowFigures,
+    compare,
+    figures_from_window,
+    format_checks,
+    format_fits,
+    format_steps,
+    measure_component,
 )
 
-CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
-CFS_PERIOD_US = 100_000
-RATE_FILE_OPTION = "profiling.rate_file"
-WORK_OPTION = "profiling.work_iterations"
 Progress = Callable[[str], None]
-
-
-class ProfilingError(RuntimeError):
-    """The profiling run cannot go on (bad arguments, cluster or topology trouble)."""
 
 
 # -- pure parts: arguments, windows -> measurements, accuracy ---------------------------------
@@ -125,274 +123,12 @@ def parse_options(pairs: Sequence[str]) -> dict[str, object]:
     return options
 
 
-@dataclass(frozen=True)
-class WindowFigures:
-    """What one task's window says, reduced to what profiling needs."""
-
-    component: str
-    task: int
-    seq: int
-    duration_ms: float
-    cpu_ms: float
-    executed: int
-    emitted: int
-    latency_ms_sum: float
-    latency_samples: int
-
-
-def figures_from_window(window) -> WindowFigures:
-    """Reduce a :class:`storm_planner.metrics.windows.TaskWindow` (hook document) to :class:`WindowFigures`."""
-    return WindowFigures(
-        component=window.component, task=window.task, seq=window.seq,
-        duration_ms=float(window.duration_ms), cpu_ms=float(window.cpu_ms),
-        executed=int(window.executed), emitted=int(window.emitted),
-        latency_ms_sum=float(window.latency_ms_sum), latency_samples=int(window.latency_samples),
-    )
-
-
-def measure_component(windows: Iterable[WindowFigures], component: str, machine_type: str,
-                      *, spout: bool) -> Measurement | None:
-    """One :class:`Measurement` of ``component`` from its tasks' windows (several windows per task allowed).
-
-    CPU percent and rate are per second of window, summed over the component's tasks; the input
-    rate is tuples executed per second (emitted for a spout); ET is the hook's mean execute
-    latency (0 for a spout). ``None`` when no window of the component covers any time.
-    """
-    own = [w for w in windows if w.component == component and w.duration_ms > 0]
-    if not own:
-        return None
-    tasks = {w.task for w in own}
-    seconds_per_task = sum(w.duration_ms for w in own) / 1000.0 / len(tasks)
-    tuples = sum(w.emitted if spout else w.executed for w in own)
-    rate = tuples / seconds_per_task
-    if rate <= 0:
-        return None
-    cpu_percent = 100.0 * sum(w.cpu_ms for w in own) / 1000.0 / seconds_per_task
-    samples = sum(w.latency_samples for w in own)
-    execute_ms = 0.0 if spout or not samples else sum(w.latency_ms_sum for w in own) / samples
-    return Measurement(component, machine_type, rate, cpu_percent, execute_ms)
-
-
-def predict_cpu_percent(profile: Profile, component: str, machine_type: str, input_rate: float) -> float:
-    """TCU [% of a core] = base + IR [tuples/s] · (ET + MET) [ms] / 10 (eq. 7 with the base of issue #18)."""
-    return profile.times(component, machine_type).cpu_percent(input_rate)
-
-
-def accuracy_percent(predicted: float, measured: float) -> float:
-    """The paper's accuracy: 100 · (1 − |predicted − measured| / measured), floored at 0."""
-    if measured <= 0:
-        raise ProfilingError(f"measured CPU {measured} is not positive: nothing to compare the prediction with")
-    return max(0.0, 100.0 * (1.0 - abs(predicted - measured) / measured))
-
-
-@dataclass(frozen=True)
-class Check:
-    """Predicted vs measured CPU of one component on one machine type at a rate not used for the fit."""
-
-    component: str
-    machine_type: str
-    input_rate: float
-    predicted_cpu: float
-    measured_cpu: float
-
-    @property
-    def accuracy(self) -> float:
-        return accuracy_percent(self.predicted_cpu, self.measured_cpu)
-
-
-def compare(profile: Profile, measured: Iterable[Measurement]) -> list[Check]:
-    """Predict each measurement's CPU from ``profile`` at the measured input rate."""
-    return [
-        Check(m.component, m.machine_type, m.input_rate,
-              predict_cpu_percent(profile, m.component, m.machine_type, m.input_rate), m.cpu_percent)
-        for m in measured
-    ]
-
-
-def quota_us(cpu_capacity: float, period_us: int = CFS_PERIOD_US) -> int:
-    """A supervisor's ``cpu`` (100 = one core) as a CFS quota per period (at least 1 ms)."""
-    if cpu_capacity <= 0:
-        raise ProfilingError(f"supervisor cpu {cpu_capacity}: must be positive to become a CPU quota")
-    return max(1000, int(round(period_us * cpu_capacity / 100.0)))
-
-
 def machine_types(description) -> dict[str, object]:
     """One supervisor per machine type (``meta['machine.type']``), the first of each type."""
     chosen: dict[str, object] = {}
     for sup in description.supervisors:
         chosen.setdefault(str(sup.meta.get("machine.type", sup.name)), sup)
     return chosen
-
-
-# -- emulation ----------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class EmulationSupport:
-    """What this host allows to make one machine type differ from another."""
-
-    cgroup_quota: bool
-    taskset: bool
-    detail: str
-
-
-def detect_emulation(cgroup_root: Path = CGROUP_CPU) -> EmulationSupport:
-    """Try a throw-away cgroup with a quota, and ``taskset``; say what works."""
-    notes = []
-    cgroup_ok = False
-    probe = cgroup_root / f"storm-planner-probe-{os.getpid()}"
-    try:
-        probe.mkdir()
-        (probe / "cpu.cfs_quota_us").write_text("50000")
-        cgroup_ok = (probe / "cpu.cfs_quota_us").read_text().strip() == "50000"
-        notes.append(f"cgroup v1 CPU quota in {cgroup_root}: {'works' if cgroup_ok else 'not applied'}")
-    except OSError as error:
-        notes.append(f"cgroup v1 CPU quota in {cgroup_root}: unavailable ({error.strerror or error})")
-    finally:
-        try:
-            probe.rmdir()
-        except OSError:
-            pass
-    taskset_ok = shutil.which("taskset") is not None and subprocess.run(
-        ["taskset", "-p", str(os.getpid())], capture_output=True).returncode == 0
-    notes.append(f"taskset: {'works' if taskset_ok else 'unavailable'}")
-    return EmulationSupport(cgroup_ok, taskset_ok, "; ".join(notes))
-
-
-class CgroupGroup:
-    """A cgroup v1 group under ``root``; processes moved in take their future children along.
-
-    On exit, leftover processes (already stopped daemons cannot be) go back to the root group and
-    the group is removed.
-    """
-
-    def __init__(self, name: str, root: Path) -> None:
-        self.path = root / name
-
-    def __enter__(self):
-        self.path.mkdir(exist_ok=True)
-        return self
-
-    def add(self, pid: int) -> None:
-        (self.path / "cgroup.procs").write_text(str(pid))
-
-    def __exit__(self, *exc) -> None:
-        root_procs = self.path.parent / "cgroup.procs"
-        for pid in (self.path / "cgroup.procs").read_text().split():
-            try:
-                root_procs.write_text(pid)
-            except OSError:
-                pass
-        try:
-            self.path.rmdir()
-        except OSError:
-            pass
-
-
-class CpuQuota(CgroupGroup):
-    """A cgroup v1 CPU group with a CFS quota: a machine of ``cpu_capacity`` (100 = one core)."""
-
-    def __init__(self, name: str, cpu_capacity: float, root: Path = CGROUP_CPU) -> None:
-        super().__init__(name, root)
-        self.quota = quota_us(cpu_capacity)
-
-    def __enter__(self) -> "CpuQuota":
-        super().__enter__()
-        (self.path / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
-        (self.path / "cpu.cfs_quota_us").write_text(str(self.quota))
-        return self
-
-    def throttled(self) -> dict[str, int]:
-        """``cpu.stat`` of the group (nr_throttled, throttled_time ns, ...)."""
-        stat = {}
-        for line in (self.path / "cpu.stat").read_text().splitlines():
-            key, _, value = line.partition(" ")
-            stat[key] = int(value)
-        return stat
-
-
-# -- the built-in profiling topology -------------------------------------------------------------
-
-_COMPONENTS = '''\
-"""Profiling topology: a spout whose rate is read from a file, and a bolt of fixed CPU work per tuple."""
-import hashlib
-import time
-
-from streamparse import Bolt, Spout
-
-
-class RateSpout(Spout):
-    outputs = ["id", "payload"]
-
-    def initialize(self, stormconf, context):
-        self.rate_file = stormconf["profiling.rate_file"]
-        self.rate, self.checked = 0.0, 0.0
-        self.sent, self.since = 0, time.time()
-        self.next_id = 0
-
-    def _read_rate(self):
-        now = time.time()
-        if now - self.checked < 0.5:
-            return
-        self.checked = now
-        try:
-            rate = float(open(self.rate_file).read().strip() or 0)
-        except (OSError, ValueError):
-            return
-        if rate != self.rate:  # a new step: pace from now on
-            self.rate, self.sent, self.since = rate, 0, now
-
-    def next_tuple(self):
-        self._read_rate()
-        if self.rate <= 0 or self.sent >= (time.time() - self.since) * self.rate:
-            time.sleep(0.002)
-            return
-        self.sent += 1
-        self.next_id += 1
-        self.emit([self.next_id, "x" * 32])
-
-
-class WorkBolt(Bolt):
-    outputs = []
-
-    def initialize(self, conf, context):
-        self.iterations = int(conf.get("profiling.work_iterations", 2000))
-
-    def process(self, tup):
-        digest = str(tup.values[0]).encode()
-        for _ in range(self.iterations):
-            digest = hashlib.sha256(digest).digest()
-'''
-
-_TOPOLOGY = '''\
-"""rate (spout) -shuffle-> work (bolt): storm-planner's profiling topology."""
-from streamparse import Grouping, Topology
-
-from profiling_topology.components import RateSpout, WorkBolt
-
-
-class Profiling(Topology):
-    rate = RateSpout.spec()
-    work = WorkBolt.spec(inputs={rate: Grouping.SHUFFLE})
-'''
-
-_CONFIG = {
-    "serializer": "json", "topology_specs": "topologies/", "virtualenv_specs": "virtualenvs/",
-    "envs": {"local": {"nimbus": "127.0.0.1:6627", "workers": [], "use_ssh_for_nimbus": False,
-                       "use_virtualenv": False}},
-}
-BUILTIN_SPOUTS = ("rate",)
-
-
-def write_builtin_project(directory: Path) -> Path:
-    """Write the built-in streamparse project (``rate`` -> ``work``) into ``directory``; return it."""
-    package = directory / "src" / "profiling_topology"
-    package.mkdir(parents=True, exist_ok=True)
-    (package / "__init__.py").write_text("")
-    (package / "components.py").write_text(_COMPONENTS)
-    (directory / "topologies").mkdir(exist_ok=True)
-    (directory / "topologies" / "profiling.py").write_text(_TOPOLOGY)
-    (directory / "config.json").write_text(json.dumps(_CONFIG, indent=2) + "\n")
-    return directory
 
 
 # -- the procedure on the cluster -----------------------------------------------------------------
@@ -412,84 +148,6 @@ class Settings:
     emulate: bool = True
     options: Mapping[str, object] = field(default_factory=dict)   # extra topology conf
     max_throttled: float = 0.05          # steps throttled more than this are left out of the fit
-
-
-@dataclass(frozen=True)
-class Step:
-    """One input rate on one machine type: what was measured and how much the CPU quota throttled."""
-
-    machine_type: str
-    rate: float
-    check: bool
-    throttled: float                     # share of CFS periods throttled while measuring (0..1)
-    measurements: tuple[Measurement, ...] | list[Measurement]
-
-    def describe(self) -> str:
-        figures = ", ".join(f"{m.component} {m.input_rate:.0f}/s cpu {m.cpu_percent:.1f}% exec {m.execute_ms:.2f} ms"
-                            for m in self.measurements)
-        return (f"rate {self.rate:g}/s{' (check)' if self.check else ''}: {figures}; "
-                f"throttled {100 * self.throttled:.0f}% of periods")
-
-    def to_dict(self) -> dict:
-        return {"machine_type": self.machine_type, "rate": self.rate, "check": self.check,
-                "throttled": self.throttled, "measurements": [dataclasses.asdict(m) for m in self.measurements]}
-
-
-def throttled_share(before: Mapping[str, int], after: Mapping[str, int]) -> float:
-    """Share of CFS periods throttled between two reads of a group's ``cpu.stat``."""
-    periods = after.get("nr_periods", 0) - before.get("nr_periods", 0)
-    throttled = after.get("nr_throttled", 0) - before.get("nr_throttled", 0)
-    return throttled / periods if periods > 0 else 0.0
-
-
-def fit_samples(steps: Sequence[Step], max_throttled: float) -> list[Measurement]:
-    """The rising-rate samples to fit: a machine type's steps throttled more than ``max_throttled``
-    ran at its capacity (eq. 7 does not hold there: queues fill, idle waiting vanishes) and are left
-    out, except that each machine type keeps at least its least throttled step."""
-    chosen: list[Measurement] = []
-    for machine_type in dict.fromkeys(s.machine_type for s in steps):
-        series = [s for s in steps if s.machine_type == machine_type and not s.check]
-        kept = [s for s in series if s.throttled <= max_throttled] or sorted(series, key=lambda s: s.throttled)[:1]
-        chosen.extend(m for s in kept for m in s.measurements)
-    return chosen
-
-
-@dataclass
-class Result:
-    """Everything one run produced: samples, the fitted profile, the check and how types were emulated."""
-
-    steps: list["Step"] = field(default_factory=list)
-    max_throttled: float = 0.05
-    checks: list[Check] = field(default_factory=list)
-    profile: Profile | None = None
-    emulation: dict[str, str] = field(default_factory=dict)
-    throttling: dict[str, dict[str, int]] = field(default_factory=dict)
-
-    @property
-    def samples(self) -> list[Measurement]:
-        """The fitting samples: rates of the rising series whose machine was not throttled."""
-        return fit_samples(self.steps, self.max_throttled)
-
-    @property
-    def fits(self) -> list[SeriesFit]:
-        """The least-squares fit of base and slope of every (component, machine type) series."""
-        return fit_report(self.samples) if self.samples else []
-
-    @property
-    def check_samples(self) -> list[Measurement]:
-        return [m for step in self.steps if step.check for m in step.measurements]
-
-    def to_dict(self) -> dict:
-        return {
-            "steps": [step.to_dict() for step in self.steps],
-            "max_throttled": self.max_throttled,
-            "fit_samples": [dataclasses.asdict(s) for s in self.samples],
-            "checks": [{**dataclasses.asdict(c), "accuracy": c.accuracy} for c in self.checks],
-            "fit": [fit.to_dict() for fit in self.fits],
-            "profile": self.profile.to_dict() if self.profile else None,
-            "emulation": self.emulation,
-            "throttling": self.throttling,
-        }
 
 
 def read_windows(zk, topology_id: str) -> list:
@@ -646,46 +304,9 @@ def run_profiling(project: Path | None, description, settings: Settings, work_di
     return result
 
 
-def format_checks(checks: Sequence[Check]) -> str:
-    """A Markdown table of predicted vs measured CPU."""
-    lines = ["| component | machine type | input rate (tuples/s) | predicted CPU % | measured CPU % | accuracy % |",
-             "|---|---|---:|---:|---:|---:|"]
-    for c in checks:
-        lines.append(f"| {c.component} | {c.machine_type} | {c.input_rate:.1f} | {c.predicted_cpu:.2f} | "
-                     f"{c.measured_cpu:.2f} | {c.accuracy:.1f} |")
-    return "\n".join(lines)
-
-
-def format_fits(fits: Sequence[SeriesFit]) -> str:
-    """A Markdown table of the least-squares fits: base, slope, R² and the largest residual."""
-    lines = ["| component | machine type | base CPU % | per tuple (ms) | R² | largest residual (CPU %) | rates | note |",
-             "|---|---|---:|---:|---:|---:|---:|---|"]
-    for f in fits:
-        worst = max((abs(r) for r in f.residuals), default=0.0)
-        lines.append(f"| {f.component} | {f.machine_type} | {f.base:.2f} | {f.per_tuple_ms:.4f} | {f.r2:.3f} | "
-                     f"{worst:.2f} | {len(f.rates)} | {f.note} |")
-    return "\n".join(lines)
-
-
-def format_steps(steps: Sequence[Step], max_throttled: float) -> str:
-    """A Markdown table of every step: what was measured, how throttled, and whether it was fitted."""
-    fitted = {id(m) for m in fit_samples(steps, max_throttled)}
-    lines = ["| machine type | rate set (tuples/s) | component | measured rate (tuples/s) | CPU % | "
-             "execute latency (ms) | throttled periods % | use |",
-             "|---|---:|---|---:|---:|---:|---:|---|"]
-    for step in steps:
-        for m in step.measurements:
-            use = "check" if step.check else ("fit" if id(m) in fitted else "left out (throttled)")
-            lines.append(f"| {step.machine_type} | {step.rate:g} | {m.component} | {m.input_rate:.1f} | "
-                         f"{m.cpu_percent:.2f} | {m.execute_ms:.3f} | {100 * step.throttled:.0f} | {use} |")
-    return "\n".join(lines)
-
-
 __all__ = [
-    "Check", "CpuQuota", "EmulationSupport", "ProfilingError", "Result", "Settings", "WindowFigures",
-    "accuracy_percent", "collect_windows", "compare", "detect_emulation", "enough_windows", "figures_from_window",
-    "Step", "fit_samples", "format_checks", "format_fits", "format_steps", "throttled_share", "machine_types", "measure_component", "parse_check_rates", "parse_options", "parse_rates",
-    "predict_cpu_percent", "quota_us", "run_profiling", "write_builtin_project",
+    "ProfilingError", "Settings", "collect_windows", "enough_windows", "machine_types", "parse_check_rates",
+    "parse_options", "parse_rates", "read_windows", "run_profiling",
 ]
 
 
