@@ -333,8 +333,8 @@ def improve(model: HeteroModel, placement: Placement, lower: Sequence[int], uppe
             max_steps: int = DEFAULT_MAX_STEPS, fluid_start: bool = True,
             fewest_start: bool = True, triples: bool = True) -> tuple[Placement, int]:
     """The descent from ``placement`` (and from the fluid start; with bases also from the fewest
-    start); instances of ``c`` stay within ``lower[c]..upper[c]``. ``triples``: escalate to the
-    three-component step when no pair step helps (small instances only, ``TRIPLE_LIMIT``).
+    start); instances of ``c`` stay within ``lower[c]..upper[c]``. ``triples``: with bases, escalate
+    to the three-component step when no pair step helps (small instances only, ``TRIPLE_LIMIT``).
 
     Returns the better placement and the steps that led to it (0 and the
     placement unchanged for ``all``/``global`` streams or an executor cap).
@@ -342,6 +342,7 @@ def improve(model: HeteroModel, placement: Placement, lower: Sequence[int], uppe
     if not model.has_only_split_groupings or model.executor_cap is not None:
         return placement, 0
     counts = placement.counts(model.n_machines)
+    triples = triples and model.has_base   # without bases the pair descent is within 2 % already (and 15x faster)
     ours = Descent(model, counts, lower, upper, triples=triples)
     best, steps = ours, ours.run(max_steps)
     if fluid_start:

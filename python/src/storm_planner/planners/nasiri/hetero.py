@@ -58,9 +58,9 @@ of the optimum, on some of the paper's own instances (measured in
    instances; the better result is kept. ``-p descent=false`` switches it off;
    a running topology's fixed graph gets the same descent with its instance
    counts kept.
-5. *An exact polish* (:func:`.hetero_optimal.polish`): with bases (issue #18)
-   the best graph can differ from the descent's in every component at once
-   (fewer instances of one, more of another). On small clusters — split
+5. *An exact polish* (:func:`.hetero_optimal.polish`), with bases only: with
+   bases (issue #18) the best graph can differ from the descent's in every
+   component at once (fewer instances of one, more of another). On small clusters — split
    groupings, no executor cap, at most ``MAX_MACHINES`` machines and
    ``POLISH_CANDIDATES`` spreads in all — ``hetero-optimal``'s branch and
    bound runs seeded with the descent's graph as the best found, for at most
@@ -394,7 +394,9 @@ def search(model: HeteroModel, parallelism: list[int], *, threshold: float = 1.0
         improved, steps = improve(model, result.state.placement(), lower, upper)
         result = replace(result, state=GraphState(model, [list(m) for m in improved.machines_of]),
                          descent_steps=steps)
-    if polish_nodes and can_polish(model, lower, upper):
+    # Only with bases: without them the descent alone is within 2 % (benchmarks/reports/hetero.md) and
+    # a polish that cannot finish would cost seconds on a six-machine cluster for little.
+    if polish_nodes and model.has_base and can_polish(model, lower, upper):
         polished, nodes, complete = polish(model, result.state.placement(), lower, upper, polish_nodes)
         result = replace(result, state=GraphState(model, [list(m) for m in polished.machines_of]),
                          polish_nodes=nodes, polish_complete=complete)
