@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from storm_planner.bench.hetero_real import (
-    COMPONENT_TYPES,
+from storm_planner.bench._hetero_real_project import COMPONENT_TYPES, real_profile, write_project
+from storm_planner.bench._hetero_real_search import (
     BenchError,
-    Machine,
     RateSearch,
     component_rates,
     expected_rates,
@@ -19,11 +18,9 @@ from storm_planner.bench.hetero_real import (
     parse_capacities,
     placement_counts,
     placement_differences,
-    predicted_rate,
-    real_profile,
     run_order,
-    write_project,
 )
+from storm_planner.bench.hetero_real import Machine, predicted_rate
 from storm_planner.hetero.measurements import WindowFigures
 
 LINEAR = ("spout", "mid", "high", "sink")

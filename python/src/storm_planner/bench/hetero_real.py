@@ -55,10 +55,8 @@ Outputs under ``--out`` (default ``benchmarks/reports/hetero/real``):
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import json
-import math
 import os
 import statistics
 import time
@@ -67,419 +65,42 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from storm_planner.bench._hetero_real_project import (
+    CONF_PREFIX,
+    base_options,
+    real_profile,
+    reference_times,
+    write_project,
+)
+from storm_planner.bench._hetero_real_search import (
+    PLACEMENTS,
+    BenchError,
+    RateSearch,
+    Verdict,
+    assignment_counts,
+    grid_index_below,
+    grid_rate,
+    judge_step,
+    pair_ratios,
+    parse_capacities,
+    placement_counts,
+    placement_differences,
+    run_order,
+    spouts_of,
+)
+from storm_planner.bench.report import write_csv
 from storm_planner.generators.nasiri import TOPOLOGIES
 from storm_planner.hetero.builtin_project import RATE_FILE_OPTION
-from storm_planner.hetero.cgroups import CgroupGroup
+from storm_planner.hetero.cgroups import CgroupGroup, throttled_share
 from storm_planner.hetero.measurements import WindowFigures, figures_from_window
 
 Progress = Callable[[str], None]
 
 PAPER_REAL = (7, 44)            # §6.3, Fig. 8: measured gains over Storm's default (Linear +44 %)
 PAPER_LINEAR = 44
-PLACEMENTS = ("hetero", "storm-default")
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")
-WORK_PREFIX = "realbench.work."            # realbench.work.<component> = SHA-256 rounds per tuple
-CONF_PREFIX = "realbench"                  # realbench.parallelism.<component> at submission
-GRID_BASE, GRID_FACTOR = 10.0, 1.1         # offered rates: GRID_BASE · GRID_FACTOR^k tuples/s
-PARK = {
-    "topology.bolt.wait.strategy": "org.apache.storm.policy.WaitStrategyPark",
-    "topology.bolt.wait.park.microsec": 1000,
-    "topology.spout.wait.strategy": "org.apache.storm.policy.WaitStrategyPark",
-    "topology.spout.wait.park.microsec": 1000,
-}
-# Compute classes as in the paper's Micro-benchmark (hetero/micro.py), as SHA-256 rounds per tuple.
-COMPONENT_TYPES = {
-    "spout": "source", "spout1": "source", "spout2": "source",
-    "low": "lowCompute", "sink": "lowCompute",
-    "mid": "midCompute", "sink1": "midCompute", "sink2": "midCompute",
-    "high": "highCompute", "center": "highCompute",
-}
-DEFAULT_ROUNDS = {"lowCompute": 300, "midCompute": 1500, "highCompute": 4000}
-PROFILED = {"spout": "source", "sink": "lowCompute", "mid": "midCompute", "high": "highCompute"}  # Linear
 
 
-class BenchError(RuntimeError):
-    """The benchmark cannot go on; the message says why."""
-
-
-# -- pure parts: expected rates, judging a step, the rate search ------------------------------------------
-
-def spouts_of(shape: str) -> tuple[str, ...]:
-    return tuple(name for name, kind in TOPOLOGIES[shape]["components"] if kind == "spout")
-
-
-def expected_rates(shape: str, offered: float) -> dict[str, float]:
-    """Tuples/s each component must handle when every spout emits ``offered`` (α = 1, as profiled):
-    a spout emits ``offered``; a bolt executes the sum of what its sources emit (every subscribing
-    component receives the whole stream)."""
-    spec = TOPOLOGIES[shape]
-    rates = {name: (offered if kind == "spout" else 0.0) for name, kind in spec["components"]}
-    remaining = list(spec["streams"])
-    while remaining:  # the shapes are DAGs listed source-first; loop until every stream is summed
-        for stream in list(remaining):
-            source, target = stream
-            if not any(t == source for _, t in remaining):
-                rates[target] += rates[source]
-                remaining.remove(stream)
-    return rates
-
-
-def component_rates(windows: Iterable[WindowFigures], spouts: Sequence[str]) -> dict[str, float]:
-    """Per component, tuples/s summed over its tasks (emitted for a spout, executed for a bolt);
-    each task's rate is its tuples over the time its own windows cover."""
-    per_task: dict[tuple[str, int], list[WindowFigures]] = {}
-    for w in windows:
-        if not w.component.startswith("__") and w.duration_ms > 0:
-            per_task.setdefault((w.component, w.task), []).append(w)
-    rates: dict[str, float] = {}
-    for (component, _), own in per_task.items():
-        seconds = sum(w.duration_ms for w in own) / 1000.0
-        tuples = sum(w.emitted if component in spouts else w.executed for w in own)
-        rates[component] = rates.get(component, 0.0) + tuples / seconds
-    return rates
-
-
-def last_round(windows: Iterable[WindowFigures]) -> list[WindowFigures]:
-    """Each task's newest window: the end of a step, where a growing lag shows first."""
-    newest: dict[int, WindowFigures] = {}
-    for w in windows:
-        if w.task not in newest or w.seq > newest[w.task].seq:
-            newest[w.task] = w
-    return list(newest.values())
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """Did the topology keep up with an offered rate, and which component fell furthest behind."""
-
-    sustained: bool
-    worst_component: str
-    worst_share: float                       # measured / expected of that component, whole step
-    last_share: float                        # the same component's share in each task's last window
-    rates: Mapping[str, float]               # measured tuples/s per component, whole step
-
-
-def judge_step(windows: Sequence[WindowFigures], shape: str, offered: float, keep_up: float = 0.95) -> Verdict:
-    """A step is sustained when every component handles at least ``keep_up`` of the tuples/s the
-    offered rate implies, over all measured windows *and* in each task's last window (no lag
-    building up at the end of the step)."""
-    expected = expected_rates(shape, offered)
-    spouts = spouts_of(shape)
-    whole = component_rates(windows, spouts)
-    last = component_rates(last_round(windows), spouts)
-    shares = {c: whole.get(c, 0.0) / rate for c, rate in expected.items() if rate > 0}
-    last_shares = {c: last.get(c, 0.0) / rate for c, rate in expected.items() if rate > 0}
-    worst = min(shares, key=lambda c: (min(shares[c], last_shares[c]), c))
-    sustained = all(shares[c] >= keep_up and last_shares[c] >= keep_up for c in shares)
-    return Verdict(sustained, worst, shares[worst], last_shares[worst], whole)
-
-
-def grid_rate(index: int) -> float:
-    """The offered rate of grid step ``index`` (tuples/s per spout), one decimal."""
-    return round(GRID_BASE * GRID_FACTOR ** index, 1)
-
-
-def grid_index_below(rate: float) -> int:
-    """The highest grid step at or below ``rate`` (at least 0)."""
-    if rate <= GRID_BASE:
-        return 0
-    return int(math.floor(math.log(rate / GRID_BASE) / math.log(GRID_FACTOR) + 1e-9))
-
-
-@dataclass
-class RateSearch:
-    """Which grid step to measure next.
-
-    Climb ``climb`` grid steps at a time while steps are sustained. A failed
-    step is measured once more before it counts (one noisy window must not end
-    a run). After a confirmed failure, the untried steps between the highest
-    sustained step and the lowest confirmed failure are measured, lowest
-    first; if the very first step fails, step down until one is sustained (at
-    most ``max_down`` times). The result, :attr:`best`, is the highest
-    sustained grid step: every placement is judged on the same grid of rates.
-    """
-
-    start: int
-    climb: int = 2
-    max_steps: int = 30
-    max_down: int = 6
-    best: int | None = None
-    failed: int | None = None
-    fails_seen: Counter = field(default_factory=Counter)
-    tried: set = field(default_factory=set)
-    steps: int = 0
-    downs: int = 0
-
-    def first(self) -> int:
-        return self.start
-
-    def record(self, index: int, sustained: bool) -> int | None:
-        """Record a measured step; the next step to measure, or None when done."""
-        self.steps += 1
-        if self.steps >= self.max_steps:
-            if sustained:
-                self.best = index if self.best is None else max(self.best, index)
-            return None
-        if sustained:
-            self.best = index if self.best is None else max(self.best, index)
-        else:
-            self.fails_seen[index] += 1
-            if self.fails_seen[index] < 2:
-                return index                      # confirm the failure before it counts
-            self.failed = index if self.failed is None else min(self.failed, index)
-        self.tried.add(index)
-        if self.failed is None:
-            return index + self.climb
-        if self.best is None:
-            if self.downs >= self.max_down or self.failed - self.climb < 0:
-                return None
-            self.downs += 1
-            return self.failed - self.climb
-        untried = [k for k in range(self.best + 1, self.failed) if k not in self.tried]
-        return untried[0] if untried else None
-
-
-# -- pure parts: placements, pairs ------------------------------------------------------------------------
-
-def placement_counts(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], int]:
-    """``{(component, node): executors}`` of assignment rows ``{"component", "node"}``."""
-    return dict(Counter((row["component"], row["node"]) for row in rows))
-
-
-def assignment_counts(assignments: Mapping[str, str], component_of: Mapping[str, str]) -> dict[tuple[str, str], int]:
-    """``{(component, node): executors}`` of a plan's ``executor -> "node:port"``."""
-    return dict(Counter((component_of[e], slot.rsplit(":", 1)[0]) for e, slot in assignments.items()))
-
-
-def placement_differences(applied: Mapping[str, str], planned: Mapping[str, str]) -> list[str]:
-    """Where Nimbus' assignment (``executor -> "node:port"``) differs from the plan; [] when equal."""
-    found = []
-    for executor in sorted(set(applied) | set(planned)):
-        if applied.get(executor) != planned.get(executor):
-            found.append(f"{executor}: applied {applied.get(executor, 'nowhere')}, "
-                         f"planned {planned.get(executor, 'nowhere')}")
-    return found
-
-
-@dataclass(frozen=True)
-class PairSummary:
-    """Hetero over default per pair (run i of hetero with run i of default)."""
-
-    ratios: tuple[float, ...]
-
-    @property
-    def mean(self) -> float:
-        return statistics.mean(self.ratios)
-
-    @property
-    def spread(self) -> tuple[float, float]:
-        return min(self.ratios), max(self.ratios)
-
-    @property
-    def stdev(self) -> float:
-        return statistics.stdev(self.ratios) if len(self.ratios) > 1 else 0.0
-
-
-def pair_ratios(hetero: Sequence[float], default: Sequence[float]) -> PairSummary:
-    """Pair the i-th hetero run with the i-th default run (they ran back to back)."""
-    pairs = [(h, d) for h, d in zip(hetero, default) if d > 0]
-    if not pairs:
-        raise BenchError("no complete hetero/default pair with a positive default throughput")
-    return PairSummary(tuple(h / d for h, d in pairs))
-
-
-def run_order(pairs: int) -> list[tuple[int, str]]:
-    """A B A B …: ``(pair, placement)`` in the order the runs happen."""
-    return [(k, placement) for k in range(pairs) for placement in PLACEMENTS]
-
-
-def parse_capacities(text: str) -> tuple[float, float, float]:
-    try:
-        values = tuple(float(x) for x in text.split(","))
-    except ValueError:
-        raise BenchError(f"--capacities {text!r}: three numbers, e.g. 100,50,25") from None
-    if len(values) != 3 or any(v <= 0 for v in values):
-        raise BenchError(f"--capacities {text!r}: three positive numbers (percent of a core)")
-    return values  # type: ignore[return-value]
-
-
-# -- the profile ------------------------------------------------------------------------------------------
-
-def real_profile(reference: Mapping[str, Mapping[str, float]], machine_types: Sequence[str],
-                 input_rate: float = 10.0) -> dict[str, Any]:
-    """A profile for the benchmark shapes from times measured once (``reference``: component type ->
-    ``{"et", "met"}``): the same times on every machine type, since a CPU quota caps a machine's
-    capacity without changing what one tuple costs."""
-    return {
-        "format": "storm-planner-profile/1",
-        "time_unit": "ms",
-        "input_rate": input_rate,
-        "source": "measured once on an unthrottled supervisor; the same times on every machine type",
-        "component_types": {kind: {mt: dict(times) for mt in machine_types} for kind, times in reference.items()},
-        "components": {name: {"type": kind} for name, kind in COMPONENT_TYPES.items()},
-    }
-
-
-def reference_times(profile_dict: Mapping[str, Any], machine_type: str) -> dict[str, dict[str, float]]:
-    """Component type -> times, from a fitted profile of the Linear topology on ``machine_type``."""
-    components = profile_dict["components"]
-    found = {}
-    for component, kind in PROFILED.items():
-        times = components[component]["times"][machine_type]
-        found[kind] = {"et": float(times.get("et", 0.0)), "met": float(times.get("met", 0.0))}
-    return found
-
-
-# -- the streamparse project ------------------------------------------------------------------------------
-
-_COMPONENTS = '''\
-"""storm-planner bench hetero-real: a rate-file spout and bolts of calibrated CPU work per tuple."""
-import hashlib
-import time
-
-from streamparse import Bolt, Spout
-
-
-def _component(context):
-    return context.get("componentid") or context["task->component"][str(context["taskid"])]
-
-
-class RateSpout(Spout):
-    """Emits the rate in the file ``profiling.rate_file`` (tuples/s for the whole component,
-    shared by its tasks), re-read every 0.5 s.
-
-    It sleeps until its next tuple is due (at most 50 ms) and emits every due tuple in one call
-    (at most 20), so an idle or slow spout costs next to nothing: a spout that polled every few
-    milliseconds would burn a fixed few percent of a core per instance, a floor eq. 7 cannot see."""
-
-    outputs = ["id", "payload"]
-    most_per_call = 20
-
-    def initialize(self, stormconf, context):
-        me = _component(context)
-        self.tasks = max(1, sum(1 for c in context["task->component"].values() if c == me))
-        self.rate_file = stormconf["profiling.rate_file"]
-        self.rate, self.checked = 0.0, 0.0
-        self.sent, self.since = 0, time.time()
-        self.next_id = 0
-
-    def _read_rate(self, now):
-        if now - self.checked < 0.5:
-            return
-        self.checked = now
-        try:
-            rate = float(open(self.rate_file).read().strip() or 0) / self.tasks
-        except (OSError, ValueError):
-            return
-        if rate != self.rate:  # a new step: pace from now on
-            self.rate, self.sent, self.since = rate, 0, now
-
-    def next_tuple(self):
-        now = time.time()
-        self._read_rate(now)
-        due = int((now - self.since) * self.rate) if self.rate > 0 else 0
-        if due <= self.sent:
-            wait = (self.sent + 1) / self.rate - (now - self.since) if self.rate > 0 else 0.05
-            time.sleep(min(max(wait, 0.0), 0.05))
-            return
-        for _ in range(min(due - self.sent, self.most_per_call)):
-            self.sent += 1
-            self.next_id += 1
-            self.emit([self.next_id, "x" * 32])
-
-
-class WorkBolt(Bolt):
-    """SHA-256 rounds per tuple (``realbench.work.<component>``), then pass the tuple on."""
-
-    outputs = ["id", "payload"]
-    auto_ack = False      # acking is off: no ack messages over the multilang pipe
-    auto_anchor = False
-    forward = True
-
-    def initialize(self, conf, context):
-        self.rounds = int(conf.get("realbench.work." + _component(context), 0))
-
-    def process(self, tup):
-        digest = str(tup.values[0]).encode()
-        for _ in range(self.rounds):
-            digest = hashlib.sha256(digest).digest()
-        if self.forward:
-            self.emit(tup.values)
-
-
-class SinkBolt(WorkBolt):
-    forward = False
-
-
-# One class per component: the metrics hook attributes a subprocess's CPU to the component whose
-# script is on its command line, so two components running one class would share their CPU.
-class Spout(RateSpout): pass
-class Spout1(RateSpout): pass
-class Spout2(RateSpout): pass
-class Low(WorkBolt): pass
-class Mid(WorkBolt): pass
-class High(WorkBolt): pass
-class Center(WorkBolt): pass
-class Sink(SinkBolt): pass
-class Sink1(SinkBolt): pass
-class Sink2(SinkBolt): pass
-'''
-
-def topology_source(shape: str) -> str:
-    """The streamparse topology module of one of Nasiri et al.'s shapes (:mod:`storm_planner.generators.nasiri`),
-    every stream shuffle-grouped, each component running its own class (``Spout1`` for ``spout1``)."""
-    spec = TOPOLOGIES[shape]
-    names = [name for name, _ in spec["components"]]  # listed in topological order
-    lines = [f'"""Nasiri et al.\'s {shape} topology (storm-planner bench hetero-real)."""',
-             "from streamparse import Grouping, Topology", "",
-             f"from realbench_topology.components import {', '.join(sorted(map(_class_of, names)))}", "", "",
-             f"class {shape.title()}(Topology):", '    conf_prefix = "realbench"']
-    for name in names:
-        inputs = ", ".join(f"{source}: Grouping.SHUFFLE" for source, target in spec["streams"] if target == name)
-        lines.append(f"    {name} = {_class_of(name)}.spec({f'inputs={{{inputs}}}' if inputs else ''})")
-    return "\n".join(lines) + "\n"
-
-
-def _class_of(component: str) -> str:
-    return component[:1].upper() + component[1:]
-
-
-_CONFIG = {
-    "serializer": "json", "topology_specs": "topologies/", "virtualenv_specs": "virtualenvs/",
-    "envs": {"local": {"nimbus": "127.0.0.1:6627", "workers": [], "use_ssh_for_nimbus": False,
-                       "use_virtualenv": False}},
-}
-
-
-def write_project(directory: Path, shape: str) -> Path:
-    """A streamparse project holding the one topology ``shape`` (submission takes the only one)."""
-    package = directory / "src" / "realbench_topology"
-    package.mkdir(parents=True, exist_ok=True)
-    (package / "__init__.py").write_text("")
-    (package / "components.py").write_text(_COMPONENTS)
-    (directory / "topologies").mkdir(exist_ok=True)
-    (directory / "topologies" / f"{shape}.py").write_text(topology_source(shape))
-    (directory / "config.json").write_text(json.dumps(_CONFIG, indent=2) + "\n")
-    return directory
-
-
-def work_options(rounds: Mapping[str, int]) -> dict[str, int]:
-    """``realbench.work.<component>`` for every component of every shape."""
-    return {f"{WORK_PREFIX}{name}": int(rounds.get(kind, 0))
-            for name, kind in COMPONENT_TYPES.items() if kind in rounds}
-
-
-def base_options(period_s: int, rounds: Mapping[str, int], load_aware: bool = False) -> dict[str, Any]:
-    """Topology conf shared by the profiling run and every benchmark run.
-
-    Storm 2's shuffle grouping is load- and locality-aware: it keeps tuples in the sending worker
-    while that worker's tasks are not too busy, and steers them away from loaded tasks. The
-    paper's Storm 0.9.5 shuffled uniformly, as eq. 8 assumes; ``load_aware=False`` (the default
-    here) switches Storm 2 back to that (``topology.disable.loadaware.messaging``)."""
-    return {"topology.acker.executors": 0, "topology.stats.sample.rate": 0.05,
-            "planner.metrics.period.secs": period_s, "planner.replan": False,
-            "topology.disable.loadaware.messaging": not load_aware,
-            **PARK, **work_options(rounds)}
 
 
 # -- problems and predictions -----------------------------------------------------------------------------
@@ -789,7 +410,7 @@ class Bench:
             machine_cpu = {m: 100.0 * (a.usage_ns() - used_before[m]) / elapsed_ns for m, a in self.accounts.items()}
             load = os.getloadavg()[0]
             run.load_avg.append(load)
-            throttled = {m: _throttled_share(before[m], q.throttled()) for m, q in self.quotas.items()}
+            throttled = {m: throttled_share(before[m], q.throttled()) for m, q in self.quotas.items()}
             task_cpu = {machine_of_node[n]: v for n, v in machine_task_cpu(windows, node_of_task).items()}
             verdict = judge_step(windows, run.shape, offered, s.keep_up)
             step = Step(run.name, offered, index, verdict, load, throttled, machine_cpu, task_cpu)
@@ -806,12 +427,6 @@ class Bench:
                 + f"; load {load:.1f}")
             index = search.record(index, verdict.sustained)
         rate_file.write_text("0")
-
-
-def _throttled_share(before: Mapping[str, int], after: Mapping[str, int]) -> float:
-    from storm_planner.hetero.cgroups import throttled_share
-
-    return throttled_share(before, after)
 
 
 def _supervisor_pid(cluster, name: str) -> int:
@@ -1114,10 +729,10 @@ def write_outputs(out: Path, runs: Sequence[Run], report: dict[str, Any], starte
     (out / "run.json").write_text(json.dumps(_jsonable(report), indent=2) + "\n")
     if not runs:
         return
-    _write_csv(out / "runs.csv", [r.row() for r in runs])
-    _write_csv(out / "steps.csv", [s.row() for r in runs for s in r.steps])
+    write_csv(out / "runs.csv", [r.row() for r in runs])
+    write_csv(out / "steps.csv", [s.row() for r in runs for s in r.steps])
     if report["summary"]:
-        _write_csv(out / "pairs.csv", [{k: (" ".join(map(str, v)) if isinstance(v, list) else v)
+        write_csv(out / "pairs.csv", [{k: (" ".join(map(str, v)) if isinstance(v, list) else v)
                                         for k, v in s.items()} for s in report["summary"]])
     (out / "results.md").write_text(markdown(runs, report))
     plot(out / "throughput.png", [r.row() for r in runs], report["summary"])
@@ -1161,14 +776,6 @@ def plot(path: Path, rows: Sequence[Mapping[str, Any]], summary: Sequence[Mappin
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    fields = list(dict.fromkeys(k for row in rows for k in row))
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def _jsonable(value: Any) -> Any:

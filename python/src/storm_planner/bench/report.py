@@ -20,10 +20,11 @@ Experiment = Callable[[Path, int, bool, str], Any]
 
 
 def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    """Rows (dicts with the same keys, in column order) as a CSV file with a header line."""
+    """Rows (dicts, in column order) as a CSV file with a header line naming every column."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        # every key of every row, in first-seen order (rows may add columns)
+        writer = csv.DictWriter(handle, fieldnames=list(dict.fromkeys(k for row in rows for k in row)))
         writer.writeheader()
         writer.writerows(rows)
 
