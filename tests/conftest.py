@@ -106,3 +106,43 @@ def own_zookeeper(tmp_path):
         yield server
     finally:
         server.stop()
+
+
+# -- a real browser (the dashboard's tests) ------------------------------------------------------------
+
+@pytest.fixture
+def browser():
+    """Headless Chromium driven by Selenium (Debian's ``chromium`` and ``chromium-driver``)."""
+    import shutil
+
+    chromium, chromedriver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and chromedriver):
+        pytest.skip("needs Debian's chromium and chromium-driver (make system-packages)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1600"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(chromedriver), options=options)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture
+def wait_for():
+    """``wait_for(driver, css, count=1, timeout_s=15)``: the elements once ``count`` of them are on the page."""
+    from selenium.webdriver.common.by import By
+
+    def wait(driver, css: str, count: int = 1, timeout_s: float = 15.0):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            found = driver.find_elements(By.CSS_SELECTOR, css)
+            if len(found) >= count:
+                return found
+            time.sleep(0.1)
+        raise AssertionError(f"no {count} elements {css!r} after {timeout_s} s; page: {driver.page_source[:2000]}")
+
+    return wait

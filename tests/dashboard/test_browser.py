@@ -15,10 +15,6 @@ import pytest
 
 PLAN_LOG = Path(__file__).parent / "data" / "plan-log.jsonl"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "dashboard"
-CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-
-pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
-                                reason="needs Debian's chromium and chromium-driver (make system-packages)")
 
 
 def free_port() -> int:
@@ -49,34 +45,7 @@ def dashboard(tmp_path):
     process.wait(timeout=10)
 
 
-@pytest.fixture
-def browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1600"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    yield driver
-    driver.quit()
-
-
-def wait_for(driver, css: str, count: int = 1, timeout_s: float = 15.0):
-    from selenium.webdriver.common.by import By
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = driver.find_elements(By.CSS_SELECTOR, css)
-        if len(found) >= count:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"no {count} elements {css!r} after {timeout_s} s; page: {driver.page_source[:2000]}")
-
-
-def test_the_page_shows_topologies_slots_and_why_a_plan_fell_back(dashboard, browser):
+def test_the_page_shows_topologies_slots_and_why_a_plan_fell_back(dashboard, browser, wait_for):
     from selenium.webdriver.common.by import By
 
     url, _ = dashboard
@@ -96,7 +65,7 @@ def test_the_page_shows_topologies_slots_and_why_a_plan_fell_back(dashboard, bro
     assert not errors, errors
 
 
-def test_the_page_follows_a_growing_plan_log(dashboard, browser):
+def test_the_page_follows_a_growing_plan_log(dashboard, browser, wait_for):
     url, plan_log = dashboard
     browser.get(url)
     wait_for(browser, "[data-topology]", 2)

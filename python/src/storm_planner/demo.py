@@ -60,6 +60,8 @@ def demo_command(args: argparse.Namespace) -> int:
     topology_id = submit_trends(addresses.nimbus, project, sink, algorithm, args.top_k)
     print_plan(cluster, topology_id)
     print_top_k(sink, project, args.top_k, args.timeout)
+    if addresses.dashboard_url:
+        say(f"\nThe dashboard shows the cluster and every plan: {addresses.dashboard_url}")
     say("\nThe cluster keeps running. Try: storm-planner cluster status | storm-planner list | "
         "storm-planner cluster logs planner\nStop it with: storm-planner cluster down  (or make demo-down)")
     return 0

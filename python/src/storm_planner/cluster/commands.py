@@ -36,6 +36,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--no-plugin", action="store_true", help="use Storm's default scheduler")
     up.add_argument("--no-planner", action="store_true", help="do not start the planner service")
     up.add_argument("--no-ui", action="store_true", help="do not start the Storm UI")
+    up.add_argument("--no-dashboard", action="store_true", help="do not start storm-planner dashboard")
     up.add_argument("--zookeeper", metavar="HOST:PORT", help="use this ZooKeeper instead of starting one")
     up.add_argument("--storm-home", type=Path, metavar="DIR",
                     help="use this Storm home (e.g. a binary distribution) instead of building one")
@@ -98,6 +99,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         plugin_jar=args.plugin_jar,
         planner=not args.no_planner,
         ui=not args.no_ui,
+        dashboard=not args.no_dashboard,
         zookeeper=args.zookeeper,
         storm_home=args.storm_home,
         python=args.python,

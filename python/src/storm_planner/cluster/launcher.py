@@ -54,6 +54,7 @@ class ClusterOptions:
     plugin: bool = True
     plugin_jar: Path | None = None
     planner: bool = True
+    dashboard: bool = True  # started with the planner service (it reads its plan log)
     ui: bool = True
     zookeeper: str | None = None  # external "host:port"; None starts our own
     storm_home: Path | None = None  # an existing home (e.g. a binary distribution)
@@ -81,6 +82,7 @@ class ClusterAddresses:
     storm_home: str
     description: dict = field(default_factory=dict)
     zookeeper_root: str = "/storm"
+    dashboard_url: str | None = None
 
     @property
     def nimbus(self) -> str:
@@ -164,7 +166,8 @@ class LocalCluster:
                       f"nimbus {self.addresses.nimbus}, zookeeper {self.addresses.zookeeper}"
                       + (f", planner {self.addresses.planner_host}:{self.addresses.planner_port}"
                          if self.addresses.planner_port else "")
-                      + (f", ui {self.addresses.ui_url}" if self.addresses.ui_url else ""))
+                      + (f", ui {self.addresses.ui_url}" if self.addresses.ui_url else "")
+                      + (f", dashboard {self.addresses.dashboard_url}" if self.addresses.dashboard_url else ""))
         return self.addresses
 
     def _check_plugin_jar(self) -> Path | None:
@@ -188,6 +191,8 @@ class LocalCluster:
             wanted.append(("planner", d.ports.planner))
         if self._ui_enabled():
             wanted.append(("ui", d.ports.ui))
+        if self._dashboard_enabled():
+            wanted.append(("dashboard", d.ports.dashboard))
         for sup in d.supervisors:
             wanted.append((f"{sup.name} thrift", sup.thrift_port))
             wanted.extend((f"{sup.name} slot", p) for p in sup.slot_ports)
@@ -260,7 +265,11 @@ class LocalCluster:
             storm_home=str(self.home.path if self.home else ""),
             description={"source": d.source, "offset": d.offset},
             zookeeper_root=str(d.storm.get("storm.zookeeper.root", "/storm")),
+            dashboard_url=f"http://{d.host}:{d.ports.dashboard}/" if self._dashboard_enabled() else None,
         )
+
+    def _dashboard_enabled(self) -> bool:
+        return self.options.planner and self.options.dashboard
 
     # -- the daemons -------------------------------------------------------
     def _java(self, name: str, main_class: str, conf_file: Path, heap_mb: int, classpath: list[Path],
@@ -342,6 +351,7 @@ class LocalCluster:
         elif self.options.ui:
             self.progress(f"  {'ui':<22} {UI_UNAVAILABLE}")
 
+        dashboard = self._start_dashboard() if self._dashboard_enabled() else None
         if planner is not None:
             self._wait_planner(planner)
         self._wait("nimbus", lambda: self._nimbus_leader(), deadline_s, record=nimbus_record)
@@ -357,6 +367,8 @@ class LocalCluster:
         if ui is not None:
             self._wait("ui", lambda: http_ok(f"{self.addresses.ui_url}/api/v1/cluster/summary"),
                        deadline_s, record=ui)
+        if dashboard is not None:
+            self._wait("dashboard", lambda: http_ok(f"{self.addresses.dashboard_url}api/state"), 60, record=dashboard)
 
     def start_planner(self, *, wait: bool = True) -> daemons.DaemonRecord:
         """Start the planner service (again, e.g. after :meth:`stop_daemon`); wait until it answers."""
@@ -377,6 +389,18 @@ class LocalCluster:
         if wait:
             self._wait_planner(record)
         return record
+
+    def _start_dashboard(self) -> daemons.DaemonRecord:
+        """``storm-planner dashboard`` on the plan log and this cluster's ZooKeeper."""
+        d = self.description
+        return self._start(
+            "dashboard",
+            [self.options.python, "-m", "storm_planner", "dashboard", "--plan-log", str(self.plan_log),
+             "--zookeeper", "{}:{}".format(*self.zookeeper_address()),
+             "--host", d.host, "--port", str(d.ports.dashboard)],
+            d.ports.dashboard,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        )
 
     def _wait_planner(self, record: daemons.DaemonRecord) -> None:
         d = self.description
