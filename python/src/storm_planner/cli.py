@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "storm_planner.feeds.commands",
     "storm_planner.hetero.commands",
     "storm_planner.bench.commands",
+    "storm_planner.dashboard.commands",
     "storm_planner.demo",
 )
 

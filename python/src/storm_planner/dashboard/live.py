@@ -1,0 +1,114 @@
+"""The live cluster as the dashboard needs it: supervisors (capacity, slots, machine type, declared
+use) from Nimbus and ZooKeeper, and each topology's executors and component graph from Nimbus.
+
+The plan log says what the planner *decided*; this says what the cluster *is*, so the page can show
+idle supervisors, free slots and the component graph's streams (which the plan log does not hold).
+Any failure to reach the cluster is reported in the snapshot (``cluster.error``) and the page keeps
+working from the plan log: a dashboard that dies with Nimbus is no use for watching a fallback.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from storm_planner.submit.nimbus import nimbus_client, supervisors_in_zookeeper
+
+log = logging.getLogger(__name__)
+
+
+class ClusterSource:
+    """Polls Nimbus (and ZooKeeper for supervisors' ``supervisor.scheduler.meta``), at most once per
+    ``min_interval_s`` however often the page refreshes."""
+
+    def __init__(self, nimbus: str | None = None, zookeeper: str | None = None,
+                 min_interval_s: float = 2.0, timeout_ms: int = 3000) -> None:
+        self.nimbus = _host_port(nimbus, "--nimbus") if nimbus else None
+        self.zookeeper = zookeeper
+        self.min_interval_s = min_interval_s
+        self.timeout_ms = timeout_ms
+        self._cached: dict[str, Any] = {}
+        self._at = 0.0
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.nimbus or self.zookeeper)
+
+    def read(self) -> dict[str, Any]:
+        if not self.enabled:
+            return {}
+        now = time.monotonic()
+        if self._cached and now - self._at < self.min_interval_s:
+            return self._cached
+        result: dict[str, Any] = {"connected": False, "nimbus": None, "zookeeper": self.zookeeper}
+        supervisors: dict[str, dict] = {}
+        errors = []
+        if self.zookeeper:
+            try:
+                for sup_id, view in supervisors_in_zookeeper(self.zookeeper, timeout_s=self.timeout_ms / 1000).items():
+                    supervisors[sup_id] = _supervisor(view.id, view.host, view.cpu, view.memory_mb,
+                                                      view.meta, view.ports)
+            except Exception as error:  # noqa: BLE001 - shown on the page, the page keeps working
+                errors.append(f"ZooKeeper {self.zookeeper}: {type(error).__name__}: {error}")
+        if self.nimbus:
+            host, port = self.nimbus
+            result["nimbus"] = f"{host}:{port}"
+            try:
+                with nimbus_client(host, port, self.timeout_ms) as client:
+                    summary = client.getClusterInfo()
+                    for sup in summary.supervisors or []:
+                        entry = supervisors.setdefault(sup.supervisor_id, _supervisor(
+                            sup.supervisor_id, sup.host, (sup.total_resources or {}).get("cpu.pcore.percent"),
+                            (sup.total_resources or {}).get("memory.mb"), {}, ()))
+                        entry["declared_cpu"] = getattr(sup, "used_cpu", None)
+                        entry["declared_memory_mb"] = getattr(sup, "used_mem", None)
+                        entry["num_slots"] = sup.num_workers
+                        entry["num_used_slots"] = sup.num_used_workers
+                    result["topologies"] = {t.id: _topology(client, t) for t in summary.topologies or []}
+                result["connected"] = True
+            except Exception as error:  # noqa: BLE001 - shown on the page, the page keeps working
+                errors.append(f"Nimbus {host}:{port}: {type(error).__name__}: {error}")
+        result["supervisors"] = list(supervisors.values())
+        result["error"] = "; ".join(errors) or None
+        if errors:
+            log.warning("cluster not (fully) readable: %s", result["error"])
+        self._cached, self._at = result, now
+        return result
+
+
+def _host_port(value: str, option: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"{option} {value!r}: expected HOST:PORT")
+    return host or "127.0.0.1", int(port)
+
+
+def _supervisor(sup_id, host, cpu, memory_mb, meta, ports) -> dict:
+    return {"id": sup_id, "host": host, "cpu": cpu, "memory_mb": memory_mb, "meta": dict(meta or {}),
+            "machine_type": (meta or {}).get("machine.type") or "unknown",
+            "slots": [f"{sup_id}:{p}" for p in sorted(ports)]}
+
+
+def _topology(client: Any, summary: Any) -> dict:
+    """Executors ("[start-end]" as the plugin names them) → component, measured placement, and the
+    component graph's streams (user components only: system streams would drown the picture)."""
+    info: dict[str, Any] = {"name": summary.name, "status": summary.status,
+                            "executor_components": {}, "placement": {}, "streams": []}
+    try:
+        details = client.getTopologyInfo(summary.id)
+        for ex in details.executors or []:
+            name = f"[{ex.executor_info.task_start}-{ex.executor_info.task_end}]"
+            info["executor_components"][name] = ex.component_id
+            info["placement"][name] = f"{ex.host}:{ex.port}"
+    except Exception as error:  # noqa: BLE001
+        info["error"] = f"getTopologyInfo: {error}"
+    try:
+        topology = client.getUserTopology(summary.id)
+        for bolt_id, bolt in (topology.bolts or {}).items():
+            for stream_id, grouping in (bolt.common.inputs or {}).items():
+                kind = next((k for k, v in vars(grouping).items() if v is not None), "shuffle")
+                info["streams"].append({"from": stream_id.componentId, "to": bolt_id,
+                                        "stream": stream_id.streamId, "grouping": kind})
+    except Exception as error:  # noqa: BLE001
+        info.setdefault("error", f"getUserTopology: {error}")
+    return info
