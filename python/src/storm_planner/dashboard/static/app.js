@@ -55,18 +55,25 @@ function renderSupervisors(snap) {
 
 function placementElements(topo) {
   const comps = topo.components.map((c) => c.id);
+  // Preset positions: supervisors side by side, their slots stacked, a slot's executors in rows
+  // (force-directed layouts overlap compound nodes that share no edges).
   const elements = [];
+  let x0 = 0;
   for (const node of topo.nodes) {
     elements.push({data: {id: `n:${node.node}`, label: node.node}, classes: "node"});
+    let y = 0;
+    const perRow = Math.max(2, Math.ceil(Math.sqrt(Math.max(...node.slots.map((s) => s.executors.length)))));
     for (const slot of node.slots) {
       elements.push({data: {id: `s:${slot.slot}`, parent: `n:${node.node}`, label: slot.slot}, classes: "slot"});
-      for (const ex of slot.executors) {
-        const comp = topo.components.find((c) => c.executors.includes(ex));
-        const idx = comps.indexOf(comp ? comp.id : ex);
-        elements.push({data: {id: `e:${ex}`, parent: `s:${slot.slot}`, label: `${comp ? comp.id : ""} ${ex}`,
-          colour: colour(idx)}, classes: "executor"});
-      }
+      slot.executors.forEach((ex, k) => {
+        const position = {x: x0 + (k % perRow) * 70, y: y + Math.floor(k / perRow) * 45};
+        elements.push({data: {id: `e:${ex}`, parent: `s:${slot.slot}`, label: ex, colour: colour(
+          comps.indexOf((topo.components.find((c) => c.executors.includes(ex)) || {id: ex}).id))},
+          classes: "executor", position});
+      });
+      y += (Math.ceil(slot.executors.length / perRow)) * 45 + 60;
     }
+    x0 += perRow * 70 + 80;
   }
   for (const t of topo.node_traffic) {
     elements.push({data: {id: `t:${t.from}->${t.to}`, source: `n:${t.from}`, target: `n:${t.to}`,
@@ -130,9 +137,9 @@ function renderTopologies(snap) {
     section.append(el("h4", {}, "component graph"), cg, el("h4", {}, "placement (supervisor › slot › executor; orange: traffic between nodes)"), pg, table);
     box.append(section);
     graphs[`cg-${i}`] = cytoscape({container: cg, elements: componentElements(topo), style: graphStyle,
-      layout: {name: "breadthfirst", directed: true}});
+      layout: {name: "breadthfirst", directed: true, padding: 20}, maxZoom: 1.5});
     graphs[`pg-${i}`] = cytoscape({container: pg, elements: placementElements(topo), style: graphStyle,
-      layout: {name: "cose", animate: false}});
+      layout: {name: "preset", fit: true, padding: 20}, maxZoom: 1.5});
   });
 }
 
