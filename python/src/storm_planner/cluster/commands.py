@@ -41,6 +41,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--no-plugin", action="store_true", help="use Storm's default scheduler")
     up.add_argument("--no-planner", action="store_true", help="do not start the planner service")
     up.add_argument("--no-ui", action="store_true", help="do not start the Storm UI")
+    up.add_argument("--no-dashboard", action="store_true",
+                    help="do not start the storm-planner web dashboard (ports.dashboard)")
     up.add_argument("--zookeeper", metavar="HOST:PORT", help="use this ZooKeeper instead of starting one")
     up.add_argument("--storm-home", type=Path, metavar="DIR",
                     help="use this Storm home (e.g. a binary distribution) instead of building one")
@@ -103,6 +105,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         plugin_jar=args.plugin_jar,
         planner=not args.no_planner,
         ui=not args.no_ui,
+        dashboard=not args.no_dashboard,
         zookeeper=args.zookeeper,
         storm_home=args.storm_home,
         python=args.python,
@@ -138,6 +141,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"  {d['name']:<24}{d['pid']:>8}  {d['port'] or '':>6}  {'yes' if d['alive'] else 'NO'}")
     if not status.get("ui"):
         print(f"  {'ui':<24}{UI_UNAVAILABLE}")
+    if status.get("dashboard"):
+        print(f"  {'dashboard':<24}{status['dashboard']}")
     if "nimbus_error" in status:
         print(f"nimbus {status.get('nimbus')}: unreachable ({status['nimbus_error']})")
         return 1

@@ -26,7 +26,7 @@ from storm_planner.core.errors import StormPlannerError
 DEFAULT_DESCRIPTION = "default-cluster.yaml"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 _TOP_KEYS = {"name", "storm_version", "host", "ports", "planner", "heap_mb", "storm", "supervisors"}
-_PORT_KEYS = {"offset", "zookeeper", "nimbus", "ui", "planner", "supervisor_thrift", "slots"}
+_PORT_KEYS = {"offset", "zookeeper", "nimbus", "ui", "planner", "dashboard", "supervisor_thrift", "slots"}
 _PLANNER_KEYS = {"algorithm", "timeout_ms"}
 _HEAP_KEYS = {"zookeeper", "nimbus", "supervisor", "ui", "worker"}
 _SUPERVISOR_KEYS = {"name", "cpu", "memory_mb", "meta", "slots", "thrift_port", "host", "storm"}
@@ -58,6 +58,7 @@ class Ports:
     nimbus: int
     ui: int
     planner: int
+    dashboard: int = 8090
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ class ClusterDescription:
 
     def port_list(self) -> list[int]:
         """Every port, one entry per port (for free-port checks)."""
-        ports = [self.ports.zookeeper, self.ports.nimbus, self.ports.ui, self.ports.planner]
+        ports = [self.ports.zookeeper, self.ports.nimbus, self.ports.ui, self.ports.planner, self.ports.dashboard]
         for sup in self.supervisors:
             ports.append(sup.thrift_port)
             ports.extend(sup.slot_ports)
@@ -175,6 +176,7 @@ def _parse(data: Any, source: str) -> ClusterDescription:
         nimbus=port("nimbus", 6627),
         ui=port("ui", 8080),
         planner=port("planner", 7627),
+        dashboard=port("dashboard", 8090),
     )
     thrift_base = port("supervisor_thrift", 6628)
     next_slot = port("slots", 6700)
@@ -258,6 +260,7 @@ def _check_ports(description: ClusterDescription) -> None:
         ("ports.nimbus", description.ports.nimbus),
         ("ports.ui", description.ports.ui),
         ("ports.planner", description.ports.planner),
+        ("ports.dashboard", description.ports.dashboard),
     ]
     for sup in description.supervisors:
         named.append((f"supervisor {sup.name} thrift port", sup.thrift_port))

@@ -85,6 +85,7 @@ class ClusterOptions:
     plugin_jar: Path | None = None
     planner: bool = True
     ui: bool = True
+    dashboard: bool = True
     zookeeper: str | None = None  # external "host:port"; None starts our own
     storm_home: Path | None = None  # an existing home (e.g. a binary distribution)
     cache_dir: Path | None = None
@@ -111,6 +112,7 @@ class ClusterAddresses:
     storm_home: str
     description: dict = field(default_factory=dict)
     zookeeper_root: str = "/storm"
+    dashboard_url: str | None = None
 
     @property
     def nimbus(self) -> str:
@@ -194,7 +196,8 @@ class LocalCluster:
                       f"nimbus {self.addresses.nimbus}, zookeeper {self.addresses.zookeeper}"
                       + (f", planner {self.addresses.planner_host}:{self.addresses.planner_port}"
                          if self.addresses.planner_port else "")
-                      + (f", ui {self.addresses.ui_url}" if self.addresses.ui_url else ""))
+                      + (f", ui {self.addresses.ui_url}" if self.addresses.ui_url else "")
+                      + (f", dashboard {self.addresses.dashboard_url}" if self.addresses.dashboard_url else ""))
         return self.addresses
 
     def _check_plugin_jar(self) -> Path | None:
@@ -218,6 +221,8 @@ class LocalCluster:
             wanted.append(("planner", d.ports.planner))
         if self._ui_enabled():
             wanted.append(("ui", d.ports.ui))
+        if self.options.dashboard:
+            wanted.append(("dashboard", d.ports.dashboard))
         for sup in d.supervisors:
             wanted.append((f"{sup.name} thrift", sup.thrift_port))
             wanted.extend((f"{sup.name} slot", p) for p in sup.slot_ports)
@@ -290,6 +295,7 @@ class LocalCluster:
             storm_home=str(self.home.path if self.home else ""),
             description={"source": d.source, "offset": d.offset},
             zookeeper_root=str(d.storm.get("storm.zookeeper.root", "/storm")),
+            dashboard_url=f"http://{d.host}:{d.ports.dashboard}/" if self.options.dashboard else None,
         )
 
     # -- the daemons -------------------------------------------------------
@@ -372,6 +378,8 @@ class LocalCluster:
         elif self.options.ui:
             self.progress(f"  {'ui':<22} {UI_UNAVAILABLE}")
 
+        dashboard = self.start_dashboard() if self.options.dashboard else None
+
         if planner is not None:
             self._wait_planner(planner)
         self._wait("nimbus", lambda: self._nimbus_leader(), deadline_s, record=nimbus_record)
@@ -384,6 +392,9 @@ class LocalCluster:
                 detail=lambda sup=sup: f"cpu {sup.cpu:g}, memory {sup.memory_mb:g} MB, "
                                        f"slots {','.join(map(str, sup.slot_ports))}, meta {dict(sup.meta)}",
             )
+        if dashboard is not None:
+            self._wait("dashboard", lambda: http_ok(f"{self.addresses.dashboard_url}api/health"), 60,
+                       record=dashboard)
         if ui is not None:
             self._wait("ui", lambda: http_ok(f"{self.addresses.ui_url}/api/v1/cluster/summary"),
                        deadline_s, record=ui)
@@ -407,6 +418,21 @@ class LocalCluster:
         if wait:
             self._wait_planner(record)
         return record
+
+    def start_dashboard(self) -> daemons.DaemonRecord:
+        """The web dashboard (``storm-planner dashboard``), reading this cluster's plan log, Nimbus
+        and ZooKeeper; it does not wait: the launcher waits for it beside the other daemons."""
+        d = self.description
+        return self._start(
+            "dashboard",
+            [self.options.python, "-m", "storm_planner", "dashboard",
+             "--host", d.host, "--port", str(d.ports.dashboard),
+             "--plan-log", str(self.plan_log),
+             "--nimbus", f"{d.host}:{d.ports.nimbus}",
+             "--zookeeper", "{}:{}".format(*self.zookeeper_address())],
+            d.ports.dashboard,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        )
 
     def _wait_planner(self, record: daemons.DaemonRecord) -> None:
         d = self.description
@@ -525,6 +551,7 @@ class LocalCluster:
             )
         result["supervisors"] = []
         result["ui"] = saved.ui_url if saved else None
+        result["dashboard"] = saved.dashboard_url if saved else None
         if saved is None:
             return result
         result["nimbus"] = saved.nimbus
