@@ -50,7 +50,7 @@ def test_cluster_runs_a_python_topology(tmp_path, wordcount_project, with_planne
         a = cluster.addresses
         state_dir = cluster.state_dir
         records = daemons.records(cluster.run_dir)
-        expected = {"zookeeper", "nimbus", *(f"supervisor-{s}" for s in a.supervisors)}
+        expected = {"zookeeper", "nimbus", "dashboard", *(f"supervisor-{s}" for s in a.supervisors)}
         if with_planner:
             expected.add("planner")
         assert {r.name for r in records} == expected

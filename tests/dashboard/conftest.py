@@ -94,3 +94,9 @@ def browser(request):
         driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
     finally:
         driver.quit()
+
+
+@pytest.fixture
+def wordcount_project() -> Path:
+    """The cluster tests' tiny streamparse project (tests/cluster/fixtures/wordcount)."""
+    return Path(__file__).resolve().parents[1] / "cluster" / "fixtures" / "wordcount"
