@@ -9,6 +9,7 @@ from selenium.webdriver.common.by import By
 from storm_planner.cluster.launcher import default_plugin_jar
 from storm_planner.submit.operations import kill_topology, submit_project
 
+from .conftest import ARTIFACTS
 from .test_browser import console_errors, wait_for
 
 pytestmark = [pytest.mark.cluster, pytest.mark.skipif(
@@ -41,4 +42,6 @@ def test_live_cluster_dashboard_shows_the_planned_topology(tmp_path, wordcount_p
         # The live cluster names executors' components: the placement shows them.
         assert "words" in topology.text and "count" in topology.text
         assert console_errors(browser) == []
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "live-cluster.png"))  # while the cluster still runs
         kill_topology(a.nimbus, "wordcount", wait_secs=0)
