@@ -59,3 +59,19 @@ def test_names():
     assert component_of("[4-4]") == "[4-4]"
     assert split_slot("sup-a:6700") == ("sup-a", 6700)
     assert split_slot("odd") == ("odd", None)
+
+
+def test_measured_cpu_and_traffic_add_up_per_supervisor():
+    records = [{"event": "plan", "topology": "t", "algorithm": "even",
+                "assignments": {"[1-1]": "a:1", "[2-2]": "b:2", "[3-3]": "b:2"}}]
+    cluster = {"topologies": {"t": {"executor_components": {"[1-1]": "w", "[2-2]": "c", "[3-3]": "c"},
+                                    "streams": [{"from": "w", "to": "c"}],
+                                    "executor_cpu": {"[1-1]": 12.5, "[2-2]": 5.0, "[3-3]": 2.5},
+                                    "executor_traffic": [{"from": "[1-1]", "to": "[2-2]", "rate": 30.0},
+                                                         {"from": "[2-2]", "to": "[3-3]", "rate": 9.0}]}}}
+    snap = snapshot(records, cluster)
+    sups = {s["id"]: s for s in snap["supervisors"]}
+    assert sups["a"]["measured_cpu"] == 12.5 and sups["b"]["measured_cpu"] == 7.5
+    topo = snap["topologies"][0]
+    assert topo["traffic_source"] == "measured"
+    assert topo["node_traffic"] == [{"from": "a", "to": "b", "rate": 30.0}]  # same-node pairs stay off

@@ -52,5 +52,8 @@ def dashboard_command(args: argparse.Namespace) -> int:
         raise CommandError(f"--reports {args.reports} is not a directory")
     app = create_app(Path(args.plan_log) if args.plan_log else None, cluster, reports, args.refresh)
     print(f"dashboard: http://{args.host}:{args.port}/", file=sys.stderr, flush=True)
-    serve(app, args.host, args.port)
+    try:
+        serve(app, args.host, args.port)
+    finally:
+        cluster.close()
     return 0

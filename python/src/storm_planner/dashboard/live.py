@@ -14,6 +14,9 @@ from typing import Any
 
 from storm_planner.submit.nimbus import nimbus_client, supervisors_in_zookeeper
 
+# Measured figures older than this are not shown as the present (a killed topology's last windows).
+STALE_AFTER_S = 120.0
+
 log = logging.getLogger(__name__)
 
 
@@ -29,6 +32,7 @@ class ClusterSource:
         self.timeout_ms = timeout_ms
         self._cached: dict[str, Any] = {}
         self._at = 0.0
+        self._metrics = None  # a MetricsStore on the same ZooKeeper, started on first read
 
     @property
     def enabled(self) -> bool:
@@ -65,6 +69,8 @@ class ClusterSource:
                         entry["num_slots"] = sup.num_workers
                         entry["num_used_slots"] = sup.num_used_workers
                     result["topologies"] = {t.id: _topology(client, t) for t in summary.topologies or []}
+                for topology_id, info in result["topologies"].items():
+                    info.update(self._measured(topology_id, info))
                 result["connected"] = True
             except Exception as error:  # noqa: BLE001 - shown on the page, the page keeps working
                 errors.append(f"Nimbus {host}:{port}: {type(error).__name__}: {error}")
@@ -74,6 +80,35 @@ class ClusterSource:
             log.warning("cluster not (fully) readable: %s", result["error"])
         self._cached, self._at = result, now
         return result
+
+
+    def _measured(self, topology_id: str, info: dict) -> dict:
+        """Measured CPU per executor and executor-pair traffic (the workers' metrics hook in
+        ZooKeeper), for the model to add up per supervisor; nothing when there are no metrics."""
+        if not self.zookeeper or not info.get("executor_components"):
+            return {}
+        try:
+            from storm_planner.metrics.derive import measure
+            from storm_planner.metrics.store import MetricsStore
+
+            if self._metrics is None:
+                # clean_killed=False: the dashboard only reads, it never deletes anyone's znodes.
+                self._metrics = MetricsStore(self.zookeeper, clean_killed=False).start()
+            view = self._metrics.view(topology_id)
+            if not view.windows:
+                return {}
+            m = measure(topology_id, view.windows, sorted(info["executor_components"].items()),
+                        stale_after_s=STALE_AFTER_S)
+        except Exception as error:  # noqa: BLE001 - measured load is a bonus, not a reason to fail
+            log.warning("metrics of %s not readable: %s", topology_id, error)
+            return {}
+        return {"executor_cpu": {e: round(f.cpu_percent, 2) for e, f in m.executors.items() if f.measured},
+                "executor_traffic": [{"from": a, "to": b, "rate": r} for (a, b), r in m.traffic.items()],
+                "traffic_unit": m.unit}
+
+    def close(self) -> None:
+        if self._metrics is not None:
+            self._metrics.stop()
 
 
 def _host_port(value: str, option: str) -> tuple[str, int]:

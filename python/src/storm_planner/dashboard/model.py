@@ -144,7 +144,12 @@ def topology_view(record: Mapping[str, Any], cluster: Mapping[str, Any] | None =
                                "components": sorted({component_of(e, exec_comp) for e in executors})})
     node_of = {e: split_slot(s)[0] for e, s in assignments.items()}
     traffic: dict[tuple[str, str], float] = defaultdict(float)
-    for stream in info.get("streams") or []:
+    measured = info.get("executor_traffic") or []
+    for pair in measured:  # measured executor-pair traffic, when the workers' hook publishes it
+        a, b = node_of.get(pair.get("from")), node_of.get(pair.get("to"))
+        if a and b and a != b:
+            traffic[(a, b)] += float(pair.get("rate") or 0.0)
+    for stream in [] if measured else info.get("streams") or []:  # else: estimated from the graph
         src, dst = stream.get("from"), stream.get("to")
         src_nodes = [node_of[e] for e in components.get(src, [])]
         dst_nodes = [node_of[e] for e in components.get(dst, [])]
@@ -163,6 +168,7 @@ def topology_view(record: Mapping[str, Any], cluster: Mapping[str, Any] | None =
         "components": [{"id": c, "executors": ex} for c, ex in sorted(components.items())],
         "streams": list(info.get("streams") or []),
         "nodes": list(nodes.values()),
+        "traffic_source": "measured" if measured else ("estimated from streams" if traffic else None),
         "node_traffic": [{"from": a, "to": b, "rate": round(r, 3)} for (a, b), r in sorted(traffic.items())],
         "figures": dict(record.get("figures") or {}),
     }
@@ -179,11 +185,16 @@ def supervisors_view(plans: Iterable[Mapping[str, Any]], cluster: Mapping[str, A
     for record in plans:
         if record.get("topology") and record.get("assignments"):
             latest[record["topology"]] = record
-    for record in latest.values():
-        for slot in record["assignments"].values():
+    measured_cpu: dict[str, float] = defaultdict(float)
+    topologies = cluster.get("topologies") or {}
+    for topo_id, record in latest.items():
+        cpu = (topologies.get(topo_id) or {}).get("executor_cpu") or {}
+        for executor, slot in record["assignments"].items():
             node, _port = split_slot(slot)
             used[node].add(slot)
             executors_on[node] += 1
+            if executor in cpu:
+                measured_cpu[node] += float(cpu[executor])
     known = {s["id"]: dict(s) for s in cluster.get("supervisors") or []}
     for node in used:
         known.setdefault(node, {"id": node, "host": None, "machine_type": "unknown", "slots": []})
@@ -192,7 +203,8 @@ def supervisors_view(plans: Iterable[Mapping[str, Any]], cluster: Mapping[str, A
         slots = sorted(set(sup.get("slots") or []) | used.get(node_id, set()))
         result.append({**sup, "id": node_id, "machine_type": sup.get("machine_type") or "unknown",
                        "slots": slots, "used_slots": sorted(used.get(node_id, set())),
-                       "planned_executors": executors_on.get(node_id, 0)})
+                       "planned_executors": executors_on.get(node_id, 0),
+                       "measured_cpu": round(measured_cpu[node_id], 2) if node_id in measured_cpu else None})
     return result
 
 
