@@ -134,7 +134,9 @@ function renderTopologies(snap) {
     }
     const table = el("table", {class: "slots"},
       el("thead", {}, el("tr", {}, el("th", {}, "slot"), el("th", {}, "components"), el("th", {}, "executors"))), rows);
-    section.append(el("h4", {}, "component graph"), cg, el("h4", {}, "placement (supervisor › slot › executor; orange: traffic between nodes)"), pg, table);
+    const traffic = topo.traffic_source ? `orange: traffic between nodes, ${topo.traffic_source}` : "no traffic known";
+    section.append(el("h4", {}, "component graph"), cg,
+      el("h4", {}, `placement (supervisor › slot › executor; ${traffic})`), pg, table);
     box.append(section);
     graphs[`cg-${i}`] = cytoscape({container: cg, elements: componentElements(topo), style: graphStyle,
       layout: {name: "breadthfirst", directed: true, padding: 20}, maxZoom: 1.5});
