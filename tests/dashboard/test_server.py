@@ -1,7 +1,12 @@
 """The dashboard's web app, without a socket (Starlette's test client)."""
 from __future__ import annotations
 
-from starlette.testclient import TestClient
+import warnings
+
+with warnings.catch_warnings():
+    # Starlette 1.x would rather have httpx2 drive its test client; httpx (locked) still does the job.
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
 
 from storm_planner.dashboard.live import ClusterSource
 from storm_planner.dashboard.server import create_app
