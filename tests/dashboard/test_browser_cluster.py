@@ -39,6 +39,7 @@ def test_live_cluster_dashboard_shows_the_planned_topology(tmp_path, wordcount_p
         machine_types = {sup.meta.get("machine.type") for sup in cluster.description.supervisors} - {None}
         page = browser.find_element(By.ID, "supervisors").text
         assert all(f"machine type {t}" in page for t in machine_types)
+        assert "declared CPU" in page  # Storm's resource accounting of the placed executors
         # The live cluster names executors' components: the placement shows them.
         assert "words" in topology.text and "count" in topology.text
         assert console_errors(browser) == []

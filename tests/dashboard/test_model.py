@@ -67,11 +67,13 @@ def test_measured_cpu_and_traffic_add_up_per_supervisor():
     cluster = {"topologies": {"t": {"executor_components": {"[1-1]": "w", "[2-2]": "c", "[3-3]": "c"},
                                     "streams": [{"from": "w", "to": "c"}],
                                     "executor_cpu": {"[1-1]": 12.5, "[2-2]": 5.0, "[3-3]": 2.5},
+                                    "executor_declared_cpu": {"[1-1]": 10.0, "[2-2]": 20.0, "[3-3]": 10.0},
                                     "executor_traffic": [{"from": "[1-1]", "to": "[2-2]", "rate": 30.0},
                                                          {"from": "[2-2]", "to": "[3-3]", "rate": 9.0}]}}}
     snap = snapshot(records, cluster)
     sups = {s["id"]: s for s in snap["supervisors"]}
     assert sups["a"]["measured_cpu"] == 12.5 and sups["b"]["measured_cpu"] == 7.5
+    assert sups["a"]["declared_cpu"] == 10.0 and sups["b"]["declared_cpu"] == 30.0
     topo = snap["topologies"][0]
     assert topo["traffic_source"] == "measured"
     assert topo["node_traffic"] == [{"from": "a", "to": "b", "rate": 30.0}]  # same-node pairs stay off

@@ -8,6 +8,7 @@ working from the plan log: a dashboard that dies with Nimbus is no use for watch
 """
 from __future__ import annotations
 
+import json
 import logging
 import time
 from typing import Any
@@ -139,6 +140,7 @@ def _topology(client: Any, summary: Any) -> dict:
         info["error"] = f"getTopologyInfo: {error}"
     try:
         topology = client.getUserTopology(summary.id)
+        info["executor_declared_cpu"] = _declared_cpu(client, summary.id, topology, info["executor_components"])
         for bolt_id, bolt in (topology.bolts or {}).items():
             for stream_id, grouping in (bolt.common.inputs or {}).items():
                 kind = next((k for k, v in vars(grouping).items() if v is not None), "shuffle")
@@ -147,3 +149,26 @@ def _topology(client: Any, summary: Any) -> dict:
     except Exception as error:  # noqa: BLE001
         info.setdefault("error", f"getUserTopology: {error}")
     return info
+
+
+CPU_KEY = "topology.component.cpu.pcore.percent"
+DEFAULT_CPU = 10.0  # Storm's default for CPU_KEY
+
+
+def _declared_cpu(client: Any, topology_id: str, topology: Any, executor_components: dict) -> dict:
+    """What Storm's resource accounting declares per executor (``TopologyDetails.getTotalCpuReqTask``):
+    the component's ``topology.component.cpu.pcore.percent``, else the topology's, else 10 %."""
+    try:
+        topo_default = float(json.loads(client.getTopologyConf(topology_id) or "{}").get(CPU_KEY, DEFAULT_CPU))
+    except Exception:  # noqa: BLE001 - a conf we cannot read means Storm's default
+        topo_default = DEFAULT_CPU
+    per_component = {}
+    for kind in ("spouts", "bolts", "state_spouts"):
+        for comp_id, comp in (getattr(topology, kind, None) or {}).items():
+            try:
+                value = json.loads(comp.common.json_conf or "{}").get(CPU_KEY)
+            except (AttributeError, ValueError):
+                value = None
+            if value is not None:
+                per_component[comp_id] = float(value)
+    return {e: per_component.get(c, topo_default) for e, c in executor_components.items()}

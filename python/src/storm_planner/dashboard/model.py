@@ -186,15 +186,19 @@ def supervisors_view(plans: Iterable[Mapping[str, Any]], cluster: Mapping[str, A
         if record.get("topology") and record.get("assignments"):
             latest[record["topology"]] = record
     measured_cpu: dict[str, float] = defaultdict(float)
+    declared_cpu: dict[str, float] = defaultdict(float)
     topologies = cluster.get("topologies") or {}
     for topo_id, record in latest.items():
         cpu = (topologies.get(topo_id) or {}).get("executor_cpu") or {}
+        declared = (topologies.get(topo_id) or {}).get("executor_declared_cpu") or {}
         for executor, slot in record["assignments"].items():
             node, _port = split_slot(slot)
             used[node].add(slot)
             executors_on[node] += 1
             if executor in cpu:
                 measured_cpu[node] += float(cpu[executor])
+            if executor in declared:
+                declared_cpu[node] += float(declared[executor])
     known = {s["id"]: dict(s) for s in cluster.get("supervisors") or []}
     for node in used:
         known.setdefault(node, {"id": node, "host": None, "machine_type": "unknown", "slots": []})
@@ -204,7 +208,10 @@ def supervisors_view(plans: Iterable[Mapping[str, Any]], cluster: Mapping[str, A
         result.append({**sup, "id": node_id, "machine_type": sup.get("machine_type") or "unknown",
                        "slots": slots, "used_slots": sorted(used.get(node_id, set())),
                        "planned_executors": executors_on.get(node_id, 0),
-                       "measured_cpu": round(measured_cpu[node_id], 2) if node_id in measured_cpu else None})
+                       "measured_cpu": round(measured_cpu[node_id], 2) if node_id in measured_cpu else None,
+                       # Nimbus' own figure (used_cpu) when it reports one, else the plans' executors'.
+                       "declared_cpu": sup.get("declared_cpu") if sup.get("declared_cpu") is not None
+                       else (round(declared_cpu[node_id], 2) if node_id in declared_cpu else None)})
     return result
 
 
