@@ -25,16 +25,16 @@ test: setup java-test python-test
 
 setup: system-packages python-env plugin
 
-# Debian packages: the Thrift compiler checks the generated Java against the IDL; Chromium and its
-# driver run the dashboard's browser tests headless; docker-compose validates docker/compose.yaml
-# offline (without recommends: no Docker engine is needed or installed).
+# Debian packages: the Thrift compiler checks the generated Java against the IDL; docker-compose
+# validates docker/compose.yaml offline (without recommends: no Docker engine is needed or installed);
+# headless Chromium and its driver run the dashboard's browser tests.
 system-packages:
+	@{ command -v chromium >/dev/null && command -v chromedriver >/dev/null; } || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null; \
+	  else echo "note: chromium missing (sudo apt-get install chromium chromium-driver); the dashboard's browser tests will be skipped"; fi; }
 	@command -v thrift >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq thrift-compiler >/dev/null; \
 	  else echo "note: thrift-compiler missing (sudo apt-get install thrift-compiler); the IDL sync test will be skipped"; fi; }
-	@{ command -v chromium && command -v chromedriver; } >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; \
-	  else echo "note: chromium/chromium-driver missing (sudo apt-get install chromium chromium-driver); the dashboard's browser tests will be skipped"; fi; }
 	@command -v docker-compose >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends docker-compose >/dev/null; \
 	  else echo "note: docker-compose missing (sudo apt-get install --no-install-recommends docker-compose); the 'docker-compose config' check of docker/compose.yaml will be skipped"; fi; }

@@ -59,9 +59,8 @@ def demo_command(args: argparse.Namespace) -> int:
     sink = cluster.state_dir / "demo" / "trends.jsonl"
     topology_id = submit_trends(addresses.nimbus, project, sink, algorithm, args.top_k)
     print_plan(cluster, topology_id)
+    print_dashboard(addresses)
     print_top_k(sink, project, args.top_k, args.timeout)
-    if addresses.dashboard_url:
-        say(f"\nThe dashboard shows the cluster and every plan: {addresses.dashboard_url}")
     say("\nThe cluster keeps running. Try: storm-planner cluster status | storm-planner list | "
         "storm-planner cluster logs planner\nStop it with: storm-planner cluster down  (or make demo-down)")
     return 0
@@ -90,6 +89,13 @@ def submit_trends(nimbus: str, project: Path, sink: Path, algorithm: str, top_k:
     except SubmitError as error:
         raise CommandError(str(error)) from None
     return row.id
+
+
+def print_dashboard(addresses) -> None:
+    """Where to look at the running cluster: the dashboard shows what the table above shows, live."""
+    url = getattr(addresses, "dashboard_url", None)
+    if url:
+        print(f"\nthe cluster, every plan and why, live: {url}  (storm-planner dashboard)")
 
 
 def print_plan(cluster, topology_id: str) -> None:

@@ -135,6 +135,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"  {d['name']:<24}{d['pid']:>8}  {d['port'] or '':>6}  {'yes' if d['alive'] else 'NO'}")
     if not status.get("ui"):
         print(f"  {'ui':<24}{UI_UNAVAILABLE}")
+    if status.get("dashboard"):
+        print(f"  {'dashboard':<24}{status['dashboard']}")
     if "nimbus_error" in status:
         print(f"nimbus {status.get('nimbus')}: unreachable ({status['nimbus_error']})")
         return 1

@@ -54,7 +54,7 @@ class ClusterOptions:
     plugin: bool = True
     plugin_jar: Path | None = None
     planner: bool = True
-    dashboard: bool = True  # started with the planner service (it reads its plan log)
+    dashboard: bool = True  # storm-planner dashboard: the plan log, Nimbus and ZooKeeper
     ui: bool = True
     zookeeper: str | None = None  # external "host:port"; None starts our own
     storm_home: Path | None = None  # an existing home (e.g. a binary distribution)
@@ -269,7 +269,7 @@ class LocalCluster:
         )
 
     def _dashboard_enabled(self) -> bool:
-        return self.options.planner and self.options.dashboard
+        return self.options.dashboard
 
     # -- the daemons -------------------------------------------------------
     def _java(self, name: str, main_class: str, conf_file: Path, heap_mb: int, classpath: list[Path],
@@ -368,7 +368,7 @@ class LocalCluster:
             self._wait("ui", lambda: http_ok(f"{self.addresses.ui_url}/api/v1/cluster/summary"),
                        deadline_s, record=ui)
         if dashboard is not None:
-            self._wait("dashboard", lambda: http_ok(f"{self.addresses.dashboard_url}api/state"), 60, record=dashboard)
+            self._wait("dashboard", lambda: http_ok(f"{self.addresses.dashboard_url}api/health"), 60, record=dashboard)
 
     def start_planner(self, *, wait: bool = True) -> daemons.DaemonRecord:
         """Start the planner service (again, e.g. after :meth:`stop_daemon`); wait until it answers."""
@@ -396,6 +396,7 @@ class LocalCluster:
         return self._start(
             "dashboard",
             [self.options.python, "-m", "storm_planner", "dashboard", "--plan-log", str(self.plan_log),
+             "--nimbus", f"{d.host}:{d.ports.nimbus}",
              "--zookeeper", "{}:{}".format(*self.zookeeper_address()),
              "--host", d.host, "--port", str(d.ports.dashboard)],
             d.ports.dashboard,
@@ -519,6 +520,7 @@ class LocalCluster:
             )
         result["supervisors"] = []
         result["ui"] = saved.ui_url if saved else None
+        result["dashboard"] = saved.dashboard_url if saved else None
         if saved is None:
             return result
         result["nimbus"] = saved.nimbus

@@ -1,4 +1,4 @@
-"""``storm-planner dashboard``: serve the dashboard (uvicorn) until interrupted."""
+"""``storm-planner dashboard``: serve the web dashboard from a plan log and/or a live cluster."""
 from __future__ import annotations
 
 import argparse
@@ -7,43 +7,53 @@ import sys
 from pathlib import Path
 
 from storm_planner.cli import CommandError
-from storm_planner.cluster.errors import ClusterError
-from storm_planner.cluster.locations import repo_root
-from storm_planner.cluster.probes import parse_host_port
 
-from .app import create_app
-from .sources import nimbus_supervisors, zookeeper_supervisors
-
+DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8090
+
+log = logging.getLogger(__name__)
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
-    cmd = subparsers.add_parser("dashboard", help="web dashboard: supervisors, plans and why, fallbacks")
-    cmd.add_argument("--plan-log", metavar="FILE", help="the planner service's plan log (serve --plan-log)")
-    cmd.add_argument("--zookeeper", metavar="HOST:PORT", help="read supervisors (with machine types) from ZooKeeper")
-    cmd.add_argument("--nimbus", metavar="HOST:PORT", help="read supervisors from Nimbus (when no --zookeeper)")
-    cmd.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s, loopback)")
-    cmd.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default: %(default)s)")
-    cmd.add_argument("--refresh", type=float, default=3.0, help="page refresh period, seconds (default: %(default)s)")
-    cmd.set_defaults(handler=dashboard_command)
+    dash = subparsers.add_parser(
+        "dashboard", help="web dashboard: the cluster, every plan and why (works from a plan log alone)")
+    dash.add_argument("--plan-log", metavar="FILE", help="the planner service's plan log (JSON lines)")
+    dash.add_argument("--nimbus", metavar="HOST:PORT", help="Nimbus Thrift address of a running cluster")
+    dash.add_argument("--zookeeper", metavar="HOST:PORT",
+                      help="ZooKeeper of a running cluster (supervisors' machine types)")
+    dash.add_argument("--host", default=DEFAULT_HOST, help=f"listen address (default {DEFAULT_HOST})")
+    dash.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    dash.add_argument("--reports", metavar="DIR",
+                      help="benchmark reports directory to link plots from (default: the checkout's "
+                           "benchmarks/reports, if any)")
+    dash.add_argument("--refresh", type=float, default=3.0, metavar="SECONDS",
+                      help="how often the page refreshes (default 3)")
+    dash.set_defaults(handler=dashboard_command)
 
 
 def dashboard_command(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    if not (args.plan_log or args.zookeeper or args.nimbus):
-        raise CommandError("nothing to show: give --plan-log FILE, --zookeeper HOST:PORT or --nimbus HOST:PORT")
     try:
-        supervisors = (zookeeper_supervisors(args.zookeeper) if args.zookeeper else
-                       nimbus_supervisors(*parse_host_port(args.nimbus, what="--nimbus")) if args.nimbus else None)
-        if args.zookeeper:
-            parse_host_port(args.zookeeper, what="--zookeeper")
-    except ClusterError as error:
+        from storm_planner.dashboard.live import ClusterSource
+        from storm_planner.dashboard.server import create_app, find_reports_dir, serve
+    except ModuleNotFoundError as error:
+        raise CommandError(f"the dashboard needs {error.name} (pip install storm-planner)") from None
+    if not (args.plan_log or args.nimbus or args.zookeeper):
+        raise CommandError("give --plan-log FILE and/or --nimbus HOST:PORT (and --zookeeper HOST:PORT)")
+    if args.plan_log and Path(args.plan_log).is_dir():
+        raise CommandError(f"--plan-log {args.plan_log} is a directory, expected the plan log file")
+    if not 0 < args.port < 65536:
+        raise CommandError(f"--port {args.port}: expected 1-65535")
+    try:
+        cluster = ClusterSource(args.nimbus, args.zookeeper)
+    except ValueError as error:
         raise CommandError(str(error)) from None
-    root = repo_root()
-    app = create_app(Path(args.plan_log) if args.plan_log else None, supervisors, args.refresh,
-                     reports_dir=root / "benchmarks" / "reports" if root else None)
-    # Progress to standard error: standard output carries a command's answer alone.
-    print(f"dashboard on http://{args.host}:{args.port}/", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=logging.WARNING, access_log=False)
+    reports = Path(args.reports) if args.reports else find_reports_dir()
+    if args.reports and not reports.is_dir():
+        raise CommandError(f"--reports {args.reports} is not a directory")
+    app = create_app(Path(args.plan_log) if args.plan_log else None, cluster, reports, args.refresh)
+    print(f"dashboard: http://{args.host}:{args.port}/", file=sys.stderr, flush=True)
+    try:
+        serve(app, args.host, args.port)
+    finally:
+        cluster.close()
     return 0

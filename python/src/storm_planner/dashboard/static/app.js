@@ -1,0 +1,225 @@
+// The dashboard page: fetches /api/snapshot, renders it, and refreshes while the cluster runs.
+// Charts with Chart.js, graphs with Cytoscape.js (both vendored under /static/vendor).
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const fmt = (v, digits = 2) => (v === null || v === undefined) ? "–" :
+  (typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(digits)) : String(v));
+const when = (t) => t ? new Date(t * 1000).toLocaleTimeString() : "–";
+const el = (tag, attrs = {}, ...children) => {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v; else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+};
+const palette = ["#4a90d9", "#e08a2c", "#5cb85c", "#d9534f", "#9b59b6", "#16a085", "#c0a000", "#7f8c8d"];
+const colour = (i) => palette[i % palette.length];
+
+let historyChart = null;
+const graphs = {};
+let lastKey = null;
+
+function renderSupervisors(snap) {
+  const box = $("supervisors");
+  box.replaceChildren();
+  if (!snap.supervisors.length) { box.append(el("p", {class: "muted"}, "no supervisors known yet")); return; }
+  const byType = {};
+  for (const s of snap.supervisors) (byType[s.machine_type] ||= []).push(s);
+  for (const [type, sups] of Object.entries(byType).sort()) {
+    const cards = el("div", {class: "cards"});
+    for (const s of sups) {
+      const cpu = s.cpu ? `${fmt(s.cpu, 0)}% CPU` : "capacity unknown";
+      const mem = s.memory_mb ? `, ${fmt(s.memory_mb, 0)} MB` : "";
+      const card = el("div", {class: "card supervisor", "data-testid": "supervisor", "data-id": s.id},
+        el("strong", {}, s.id), el("div", {class: "muted"}, `${s.host || ""} ${cpu}${mem}`),
+        el("div", {}, `slots used ${s.used_slots.length} / ${s.slots.length || s.num_slots || "?"}` +
+          `, executors planned ${s.planned_executors}`));
+      if (s.cpu && s.declared_cpu !== undefined && s.declared_cpu !== null) {
+        const pct = Math.min(100, 100 * s.declared_cpu / s.cpu);
+        card.append(el("div", {}, `declared CPU ${fmt(s.declared_cpu, 0)}%`),
+          el("div", {class: "bar"}, el("div", {style: `width:${pct}%`})));
+      }
+      if (s.cpu && s.measured_cpu !== undefined && s.measured_cpu !== null) {
+        const pct = Math.min(100, 100 * s.measured_cpu / s.cpu);
+        card.append(el("div", {}, `measured CPU ${fmt(s.measured_cpu, 0)}%`),
+          el("div", {class: "bar measured"}, el("div", {style: `width:${pct}%`})));
+      }
+      card.append(el("div", {class: "muted"}, s.used_slots.join(" ")));
+      cards.append(card);
+    }
+    box.append(el("div", {class: "machine-type"}, el("h3", {}, `machine type ${type}`), cards));
+  }
+}
+
+function placementElements(topo) {
+  const comps = topo.components.map((c) => c.id);
+  // Preset positions: supervisors side by side, their slots stacked, a slot's executors in rows
+  // (force-directed layouts overlap compound nodes that share no edges).
+  const elements = [];
+  let x0 = 0;
+  for (const node of topo.nodes) {
+    elements.push({data: {id: `n:${node.node}`, label: node.node}, classes: "node"});
+    let y = 0;
+    const perRow = Math.max(2, Math.ceil(Math.sqrt(Math.max(...node.slots.map((s) => s.executors.length)))));
+    for (const slot of node.slots) {
+      elements.push({data: {id: `s:${slot.slot}`, parent: `n:${node.node}`, label: slot.slot}, classes: "slot"});
+      slot.executors.forEach((ex, k) => {
+        const position = {x: x0 + (k % perRow) * 70, y: y + Math.floor(k / perRow) * 45};
+        elements.push({data: {id: `e:${ex}`, parent: `s:${slot.slot}`, label: ex, colour: colour(
+          comps.indexOf((topo.components.find((c) => c.executors.includes(ex)) || {id: ex}).id))},
+          classes: "executor", position});
+      });
+      y += (Math.ceil(slot.executors.length / perRow)) * 45 + 60;
+    }
+    x0 += perRow * 70 + 80;
+  }
+  for (const t of topo.node_traffic) {
+    elements.push({data: {id: `t:${t.from}->${t.to}`, source: `n:${t.from}`, target: `n:${t.to}`,
+      label: fmt(t.rate)}, classes: "traffic"});
+  }
+  return elements;
+}
+
+function componentElements(topo) {
+  const elements = topo.components.map((c, i) => ({data: {id: `c:${c.id}`,
+    label: `${c.id} ×${c.executors.length}`, colour: colour(i)}}));
+  const known = new Set(topo.components.map((c) => c.id));
+  for (const s of topo.streams) {
+    if (known.has(s.from) && known.has(s.to)) {
+      elements.push({data: {id: `st:${s.from}->${s.to}:${s.stream || ""}`, source: `c:${s.from}`,
+        target: `c:${s.to}`, label: s.grouping || ""}});
+    }
+  }
+  return elements;
+}
+
+const graphStyle = [
+  {selector: "node", style: {label: "data(label)", "font-size": 9, "text-valign": "top"}},
+  {selector: ".node", style: {"background-color": "#f3f6fa", "border-color": "#1f3a5f", "border-width": 2}},
+  {selector: ".slot", style: {"background-color": "#fff", "border-color": "#aaa", "border-width": 1}},
+  {selector: ".executor, [colour]", style: {"background-color": "data(colour)", "text-valign": "center",
+    "font-size": 8, width: 18, height: 18}},
+  {selector: "edge", style: {label: "data(label)", "font-size": 8, "curve-style": "bezier",
+    "target-arrow-shape": "triangle", width: 1.5, "line-color": "#999", "target-arrow-color": "#999"}},
+  {selector: ".traffic", style: {"line-color": "#e08a2c", "target-arrow-color": "#e08a2c", width: 3}},
+];
+
+function renderTopologies(snap) {
+  const box = $("topologies");
+  const key = JSON.stringify(snap.topologies);
+  if (key === lastKey) return;  // unchanged: keep the graphs (and whatever the user zoomed)
+  lastKey = key;
+  for (const g of Object.values(graphs)) g.destroy();
+  box.replaceChildren();
+  if (!snap.topologies.length) { box.append(el("p", {class: "muted"}, "no plans yet")); return; }
+  snap.topologies.forEach((topo, i) => {
+    const title = el("h3", {}, `${topo.name} `, el("span", {class: "algorithm", "data-testid": "algorithm"},
+      topo.algorithm || "?"));
+    const section = el("div", {class: "topology", "data-testid": "topology", "data-id": topo.id}, title);
+    if (topo.last_round_fallback) {
+      const err = topo.last_error || {};
+      section.append(el("p", {class: "fallback"},
+        `last round fell back to DefaultScheduler: ${err.kind || ""} ${err.message || ""}`));
+    }
+    section.append(el("p", {class: "muted"}, `${topo.rounds} planning round(s), last at ${when(topo.time)}; ` +
+      `figures: ${Object.entries(topo.figures).map(([k, v]) => `${k} ${fmt(v)}`).join(", ") || "none"}`));
+    const cg = el("div", {class: "component-graph", id: `cg-${i}`});
+    const pg = el("div", {class: "graph", id: `pg-${i}`});
+    const rows = el("tbody");
+    for (const node of topo.nodes) for (const slot of node.slots) {
+      rows.append(el("tr", {"data-testid": "slot-row"}, el("td", {"data-testid": "slot"}, slot.slot),
+        el("td", {}, slot.components.join(", ")), el("td", {}, slot.executors.join(" "))));
+    }
+    const table = el("table", {class: "slots"},
+      el("thead", {}, el("tr", {}, el("th", {}, "slot"), el("th", {}, "components"), el("th", {}, "executors"))), rows);
+    const traffic = topo.traffic_source ? `orange: traffic between nodes, ${topo.traffic_source}` : "no traffic known";
+    section.append(el("h4", {}, "component graph"), cg,
+      el("h4", {}, `placement (supervisor › slot › executor; ${traffic})`), pg, table);
+    box.append(section);
+    graphs[`cg-${i}`] = cytoscape({container: cg, elements: componentElements(topo), style: graphStyle,
+      layout: {name: "breadthfirst", directed: true, padding: 20}, maxZoom: 1.5});
+    graphs[`pg-${i}`] = cytoscape({container: pg, elements: placementElements(topo), style: graphStyle,
+      layout: {name: "preset", fit: true, padding: 20}, maxZoom: 1.5});
+  });
+}
+
+function renderPlans(snap) {
+  const body = $("plans").querySelector("tbody");
+  body.replaceChildren();
+  for (const p of [...snap.plans].reverse()) {
+    const f = p.figures;
+    const cause = p.error ? `${p.error.kind}: ${p.error.message}` : p.notes.join("; ");
+    body.append(el("tr", {class: p.fallback ? "fallback-row" : "", "data-testid": "plan-row"},
+      el("td", {}, p.index), el("td", {}, when(p.time)), el("td", {}, p.topology || "–"),
+      el("td", {}, p.algorithm || "–"), el("td", {}, p.executors), el("td", {}, fmt(f.imc_gain)),
+      el("td", {}, fmt(f.load_distance)), el("td", {}, fmt(f.migrations)), el("td", {}, fmt(p.solve_ms)),
+      el("td", {}, cause)));
+  }
+  const ok = snap.plans.filter((p) => !p.fallback);
+  const points = (fn) => ok.map((p) => ({x: p.index, y: fn(p)}));
+  const datasets = [
+    {label: "solve ms", data: points((p) => p.solve_ms), borderColor: colour(0), yAxisID: "y"},
+    {label: "load distance", data: points((p) => p.figures.load_distance ?? null), borderColor: colour(1), yAxisID: "y1"},
+    {label: "migrations", data: points((p) => p.figures.migrations ?? null), borderColor: colour(2), yAxisID: "y1"},
+    {label: "fallback", data: snap.plans.filter((p) => p.fallback).map((p) => ({x: p.index, y: 0})),
+      borderColor: "#b00020", backgroundColor: "#b00020", showLine: false, pointRadius: 6, pointStyle: "crossRot", yAxisID: "y"},
+    {label: "rebalance", data: snap.rebalances.map((r) => ({x: nearestPlan(snap, r.time), y: 0})),
+      borderColor: "#9b59b6", backgroundColor: "#9b59b6", showLine: false, pointRadius: 6, pointStyle: "triangle", yAxisID: "y"},
+  ];
+  if (historyChart) { historyChart.data.datasets = datasets; historyChart.update("none"); return; }
+  historyChart = new Chart($("history-chart"), {type: "line", data: {datasets},
+    options: {animation: false, maintainAspectRatio: false, parsing: true,
+      scales: {x: {type: "linear", title: {display: true, text: "planning round (plan log order)"}},
+               y: {position: "left", title: {display: true, text: "ms"}},
+               y1: {position: "right", grid: {drawOnChartArea: false}}}}});
+}
+
+function nearestPlan(snap, time) {
+  let best = 0;
+  for (const p of snap.plans) if (p.time !== null && p.time <= time) best = p.index;
+  return best;
+}
+
+function renderList(id, items, render, empty) {
+  const box = $(id);
+  box.replaceChildren();
+  if (!items.length) { box.append(el("li", {class: "muted"}, empty)); return; }
+  for (const it of items) box.append(render(it));
+}
+
+function render(snap) {
+  const src = snap.sources || {};
+  $("sources").textContent = [src.plan_log && `plan log ${src.plan_log}`, src.nimbus && `Nimbus ${src.nimbus}`]
+    .filter(Boolean).join(" · ");
+  const clusterErr = snap.cluster && snap.cluster.error;
+  $("status").textContent = clusterErr ? `cluster: ${clusterErr}` : `updated ${new Date().toLocaleTimeString()}`;
+  renderSupervisors(snap);
+  renderTopologies(snap);
+  renderPlans(snap);
+  renderList("fallbacks", snap.fallbacks, (p) => el("li", {"data-testid": "fallback"},
+    `${when(p.time)} ${p.topology || "(request)"} (${p.algorithm || "?"}): `,
+    el("span", {class: "fallback", "data-testid": "fallback-reason"}, `${p.error.kind}: ${p.error.message}`)),
+    "none: every round was planned");
+  renderList("rebalances", snap.rebalances, (r) => el("li", {"data-testid": "rebalance"},
+    `${when(r.time)} ${r.name || r.topology}: ${JSON.stringify(r.executors || {})} → ${r.outcome}` +
+    (r.message ? ` (${r.message})` : "")), "none");
+  renderList("reports", snap.reports, (r) => el("li", {}, `${r.report}: `,
+    el("a", {href: r.url, target: "_blank"}, r.name)), "no benchmark reports found");
+}
+
+async function refresh() {
+  try {
+    const response = await fetch("/api/snapshot", {cache: "no-store"});
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const snap = await response.json();
+    render(snap);
+    setTimeout(refresh, 1000 * (snap.refresh_s || 3));
+  } catch (error) {
+    $("status").textContent = `dashboard server unreachable (${error.message}); retrying`;
+    setTimeout(refresh, 5000);
+  }
+}
+
+refresh();
