@@ -230,9 +230,9 @@ def polish(model: HeteroModel, placement: Placement, smallest: Sequence[int], la
     best found, for at most ``max_nodes`` search nodes. Returns a strictly better placement if it found
     one (else ``placement``), the nodes searched, and whether the search was complete (``placement``,
     or the one returned, is then optimal within the bounds)."""
+    rate = max_input_rate(model, placement)
     search = ExhaustiveSearch(model, list(smallest), list(largest), max_nodes,
-                              incumbent=1.0 / max_input_rate(model, placement) if max_input_rate(model, placement) > 0
-                              else np.inf, stop_at_budget=True)
+                              incumbent=1.0 / rate if rate > 0 else np.inf, stop_at_budget=True)
     _, chosen = search.run()
     if not chosen:
         return placement, search.nodes, search.complete
