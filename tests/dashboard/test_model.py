@@ -77,3 +77,15 @@ def test_measured_cpu_and_traffic_add_up_per_supervisor():
     topo = snap["topologies"][0]
     assert topo["traffic_source"] == "measured"
     assert topo["node_traffic"] == [{"from": "a", "to": "b", "rate": 30.0}]  # same-node pairs stay off
+
+
+def test_with_nimbus_read_only_the_topologies_it_runs_are_shown():
+    records = [{"event": "plan", "topology": old, "algorithm": "even", "assignments": {"[1-1]": "a:1"}}
+               for old in ("trends-1-100", "trends-1-200")]
+    cluster = {"connected": True, "topologies": {"trends-1-200": {"executor_components": {"[1-1]": "words"}}}}
+    snap = snapshot(records, cluster)
+    assert [t["id"] for t in snap["topologies"]] == ["trends-1-200"]
+    assert snap["finished_topologies"] == ["trends-1-100"] and len(snap["plans"]) == 2
+    # Nimbus not reachable: nothing is known to have finished, every topology stays.
+    unreachable = snapshot(records, {"connected": False, "error": "Nimbus: refused"})
+    assert len(unreachable["topologies"]) == 2 and unreachable["finished_topologies"] == []

@@ -229,9 +229,15 @@ def snapshot(records: list[dict], cluster: Mapping[str, Any] | None = None,
         latest[topo] = record
         if record.get("error") is None and record.get("assignments"):
             latest_good[topo] = record
+    # With Nimbus read, a topology it no longer runs (killed, or from an earlier run of the same
+    # cluster: the plan log outlives `cluster up`) leaves the page; its plans stay in the history.
+    running = set((cluster or {}).get("topologies") or {}) if (cluster or {}).get("connected") else None
+    finished = sorted(t for t in latest if running is not None and t not in running)
     # A topology whose last round fell back still shows its last good placement, flagged.
     topologies = []
     for topo, record in sorted(latest.items()):
+        if topo in finished:
+            continue
         view = topology_view(latest_good.get(topo, record), cluster)
         view["last_round_fallback"] = record.get("error") is not None
         view["last_error"] = record.get("error")
@@ -241,6 +247,7 @@ def snapshot(records: list[dict], cluster: Mapping[str, Any] | None = None,
         "cluster": {k: v for k, v in (cluster or {}).items() if k not in ("topologies", "supervisors")},
         "supervisors": supervisors_view(plans, cluster),
         "topologies": topologies,
+        "finished_topologies": finished,
         "plans": summaries,
         "fallbacks": [s for s in summaries if s["fallback"]],
         "rebalances": [r for r in records if r.get("event") == "rebalance"],

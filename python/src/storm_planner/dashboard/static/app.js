@@ -108,11 +108,16 @@ const graphStyle = [
 
 function renderTopologies(snap) {
   const box = $("topologies");
-  const key = JSON.stringify(snap.topologies);
+  const key = JSON.stringify([snap.topologies, snap.finished_topologies]);
   if (key === lastKey) return;  // unchanged: keep the graphs (and whatever the user zoomed)
   lastKey = key;
   for (const g of Object.values(graphs)) g.destroy();
   box.replaceChildren();
+  const finished = snap.finished_topologies || [];
+  if (finished.length) {
+    box.append(el("p", {class: "muted", "data-testid": "finished"},
+      `no longer running (their plans stay in the history): ${finished.join(", ")}`));
+  }
   if (!snap.topologies.length) { box.append(el("p", {class: "muted"}, "no plans yet")); return; }
   snap.topologies.forEach((topo, i) => {
     const title = el("h3", {}, `${topo.name} `, el("span", {class: "algorithm", "data-testid": "algorithm"},
