@@ -17,7 +17,12 @@ from storm_planner.core.problem import Problem
 from storm_planner.generators.nasiri import add_bases, micro_problem, random_problem
 from storm_planner.planners import run
 from storm_planner.planners.nasiri.bounds import fluid_bound, machine_base_bound
-from storm_planner.planners.nasiri.hetero_optimal import optimal_placement
+from storm_planner.planners.nasiri.hetero_optimal import (
+    ExhaustiveSearch,
+    _search_from,
+    optimal_placement,
+    polish,
+)
 from storm_planner.planners.nasiri.model import build_model
 from storm_planner.planners.nasiri.profiles import (
     Measurement,
@@ -150,6 +155,49 @@ def test_the_paper_profile_with_bases_stays_within_one_percent_on_its_small_clus
         problem = Problem.from_dict(data)
         best = run(problem, "hetero-optimal").figures["max_input_rate"]
         assert run(problem, "hetero").figures["max_input_rate"] >= 0.99 * best
+
+
+def one_instance_away(model, placement: Placement, rng: random.Random) -> Placement:
+    """A different placement with every (component, machine) count within one of ``placement``'s."""
+    machines_of = []
+    for machines in placement.machines_of:
+        counts = np.bincount(np.asarray(machines, dtype=int), minlength=model.n_machines)
+        for m in range(model.n_machines):
+            counts[m] = max(0, counts[m] + rng.choice((-1, 0, 1)))
+        if not counts.any():
+            counts[rng.randrange(model.n_machines)] = 1
+        machines_of.append(tuple(m for m in range(model.n_machines) for _ in range(counts[m])))
+    return Placement(tuple(machines_of))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_neighbourhood_search_reaches_an_optimum_one_instance_away(seed):
+    # Refinement 5's neighbourhood covers every component changing at once: from a placement one
+    # instance per (component, machine) away from the optimum, one neighbourhood search reaches the
+    # optimum, never searching more nodes than the whole space takes from the same start.
+    rng = random.Random(seed)
+    problem = Problem.from_dict(random_problem(seed, related=seed % 2 == 0, bases=(5, 40)))
+    model = build_model(problem)
+    lower, upper = [1] * model.n_components, [2 * model.n_machines] * model.n_components
+    optimum, _ = optimal_placement(model, lower, upper[0])
+    best = max_input_rate(model, optimum)
+    start = one_instance_away(model, optimum, rng)
+    whole = ExhaustiveSearch(model, lower, upper, 10**7, incumbent=1 / max(max_input_rate(model, start), 1e-12))
+    whole.run()
+    found, nodes, complete = _search_from(model, start, lower, upper, 10**7, neighbourhood=True)
+    assert complete and nodes <= whole.nodes
+    assert max_input_rate(model, found or start) == pytest.approx(best, rel=1e-9)
+    polished, _, _ = polish(model, start, lower, upper, max_nodes=nodes + 1)
+    assert max_input_rate(model, polished) == pytest.approx(best, rel=1e-9)
+
+
+def test_the_polish_never_returns_a_worse_placement():
+    problem = Problem.from_dict(random_problem(3, related=False, bases=(5, 40)))
+    model = build_model(problem)
+    start = Placement(tuple((0,) for _ in range(model.n_components)))
+    polished, nodes, _ = polish(model, start, [1] * model.n_components, [4] * model.n_components, max_nodes=50)
+    assert nodes <= 51
+    assert max_input_rate(model, polished) >= max_input_rate(model, start)
 
 
 def test_with_bases_hetero_uses_fewer_instances():
