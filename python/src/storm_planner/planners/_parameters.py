@@ -16,9 +16,11 @@ Two halves of the contract described in :mod:`storm_planner.planners.base`:
 from __future__ import annotations
 
 import difflib
+import inspect
 import json
 import math
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping
 
 from storm_planner.core.errors import InvalidParameterError, UnknownParameterError
 from storm_planner.core.fields import parse_flag
@@ -135,6 +137,75 @@ def unknown_parameters_error(planner: str, unknown: Iterable[str], known: Iterab
              for u in unknown if (m := difflib.get_close_matches(u, known, n=1))]
     hint = f" (did you mean {'; '.join(hints)}?)" if hints else ""
     return UnknownParameterError(f"{planner} has no {noun} {listed}{hint}; {its}")
+
+
+# -- the contract's base class ---------------------------------------------------------------------
+
+_DEFAULTS: dict[type, dict[str, Any]] = {}  # class -> its parameters and their defaults
+
+
+class Parameterised:
+    """scikit-learn's estimator contract for planners and scalers: explicit keyword parameters with
+    defaults, :meth:`get_params` / :meth:`set_params`, unknown names refused before ``__init__``.
+    Subclasses set ``name`` (used in errors)."""
+
+    name: ClassVar[str] = ""
+
+    def __new__(cls, *args: Any, **params: Any) -> "Parameterised":
+        # Checked here, before __init__, so every estimator refuses unknown names the same way
+        # (Python's own TypeError would not name the estimator nor list what it takes).
+        cls.refuse_unknown(params)
+        return super().__new__(cls)
+
+    @classmethod
+    def refuse_unknown(cls, names: Any) -> None:
+        """UnknownParameterError for any of ``names`` that is not a parameter of this planner."""
+        known = cls.param_defaults()
+        unknown = set(names) - set(known)
+        if unknown:
+            raise unknown_parameters_error(cls.name or cls.__name__, unknown, known)
+
+    def __init__(self) -> None:
+        """A planner without parameters."""
+
+    @classmethod
+    def param_defaults(cls) -> dict[str, Any]:
+        """Parameter -> default, from the ``__init__`` signature (as scikit-learn's _get_param_names)."""
+        if cls not in _DEFAULTS:  # inspecting a signature costs more than a small plan's evaluation
+            _DEFAULTS[cls] = cls._signature_defaults()
+        return dict(_DEFAULTS[cls])
+
+    @classmethod
+    def _signature_defaults(cls) -> dict[str, Any]:
+        defaults = {}
+        for parameter in list(inspect.signature(cls.__init__).parameters.values())[1:]:
+            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                raise TypeError(f"{cls.__name__}.__init__ takes *{parameter.name}: a planner's parameters "
+                                f"must be explicit keywords with defaults")
+            if parameter.default is parameter.empty:
+                raise TypeError(f"{cls.__name__}.__init__: parameter {parameter.name} has no default")
+            defaults[parameter.name] = parameter.default
+        return defaults
+
+    def get_params(self) -> dict[str, Any]:
+        """This planner's parameters and their values."""
+        return {name: getattr(self, name) for name in self.param_defaults()}
+
+    def set_params(self, **params: Any) -> "Parameterised":
+        """Change parameters; unknown names and bad values are refused as by the constructor."""
+        self.refuse_unknown(params)
+        self.__init__(**{**self.get_params(), **params})
+        return self
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        """Read-only view of :meth:`get_params` (older spelling)."""
+        return MappingProxyType(self.get_params())
+
+    def __repr__(self) -> str:
+        # getattr with a default: repr must work on an object whose __init__ failed half-way (tracebacks)
+        args = ", ".join(f"{k}={getattr(self, k, '?')!r}" for k in self.param_defaults())
+        return f"{type(self).__name__}({args})"
 
 
 # -- the resolver ---------------------------------------------------------------------------------

@@ -33,7 +33,6 @@ The parameter contract (scikit-learn's estimator contract, ``sklearn/base.py``):
 """
 from __future__ import annotations
 
-import inspect
 import time
 from types import MappingProxyType
 from typing import Any, ClassVar, Mapping
@@ -44,13 +43,10 @@ from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
 from storm_planner.core.resources import fit_to_resources, without_full_nodes
 from storm_planner.core.problem import Problem
-from storm_planner.planners._parameters import parameters_from_options, unknown_parameters_error
+from storm_planner.planners._parameters import Parameterised, parameters_from_options
 
 
-_DEFAULTS: dict[type, dict[str, Any]] = {}  # planner class -> its parameters and their defaults
-
-
-class Planner:
+class Planner(Parameterised):
     """Base class. Subclasses set ``name``, take their parameters as keywords with defaults in
     ``__init__`` (a planner without any keeps this one), and implement :meth:`plan`."""
 
@@ -69,64 +65,8 @@ class Planner:
     # Older option names that still set a parameter: {option key: parameter}.
     option_aliases: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
-    def __new__(cls, *args: Any, **params: Any) -> "Planner":
-        # Checked here, before __init__, so every planner refuses unknown names the same way
-        # (Python's own TypeError would not name the planner nor list what it takes).
-        cls.refuse_unknown(params)
-        return super().__new__(cls)
-
-    @classmethod
-    def refuse_unknown(cls, names: Any) -> None:
-        """UnknownParameterError for any of ``names`` that is not a parameter of this planner."""
-        known = cls.param_defaults()
-        unknown = set(names) - set(known)
-        if unknown:
-            raise unknown_parameters_error(cls.name or cls.__name__, unknown, known)
-
-    def __init__(self) -> None:
-        """A planner without parameters."""
-
-    @classmethod
-    def param_defaults(cls) -> dict[str, Any]:
-        """Parameter -> default, from the ``__init__`` signature (as scikit-learn's _get_param_names)."""
-        if cls not in _DEFAULTS:  # inspecting a signature costs more than a small plan's evaluation
-            _DEFAULTS[cls] = cls._signature_defaults()
-        return dict(_DEFAULTS[cls])
-
-    @classmethod
-    def _signature_defaults(cls) -> dict[str, Any]:
-        defaults = {}
-        for parameter in list(inspect.signature(cls.__init__).parameters.values())[1:]:
-            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-                raise TypeError(f"{cls.__name__}.__init__ takes *{parameter.name}: a planner's parameters "
-                                f"must be explicit keywords with defaults")
-            if parameter.default is parameter.empty:
-                raise TypeError(f"{cls.__name__}.__init__: parameter {parameter.name} has no default")
-            defaults[parameter.name] = parameter.default
-        return defaults
-
-    def get_params(self) -> dict[str, Any]:
-        """This planner's parameters and their values."""
-        return {name: getattr(self, name) for name in self.param_defaults()}
-
-    def set_params(self, **params: Any) -> "Planner":
-        """Change parameters; unknown names and bad values are refused as by the constructor."""
-        self.refuse_unknown(params)
-        self.__init__(**{**self.get_params(), **params})
-        return self
-
-    @property
-    def params(self) -> Mapping[str, Any]:
-        """Read-only view of :meth:`get_params` (older spelling)."""
-        return MappingProxyType(self.get_params())
-
     def plan(self, problem: Problem) -> Plan:  # pragma: no cover - interface
         raise NotImplementedError
-
-    def __repr__(self) -> str:
-        # getattr with a default: repr must work on a planner whose __init__ failed half-way (tracebacks)
-        args = ", ".join(f"{k}={getattr(self, k, '?')!r}" for k in self.param_defaults())
-        return f"{type(self).__name__}({args})"
 
 
 _REGISTRY: dict[str, type[Planner]] = {}

@@ -1,0 +1,14 @@
+"""QEScalor (Mu et al., ICCS 2020): how many instances of an operator, with which provision, per epoch.
+
+Unlike the placement planners beside it, these are *scalers*: ``schedule(instance) -> Schedule``,
+behind :func:`storm_planner.scale` and ``storm-planner scale plan``.
+
+* :mod:`.problem` — the JSON problem and its arrays; :mod:`.schedule` — the cost model;
+* :mod:`.qcesa` — QCESA (Alg. 2) and ``qcesa-exact``; :mod:`.cba` — the CBA baseline;
+  :mod:`.integer_program` — the cost model as an integer program (``scaling-ip``), the reference;
+* :mod:`.performance` — OPRPMer, the random-forest performance model, and the comparison of
+  Table 3; :mod:`.sampling` — OOPSer's DSA and FSSA; :mod:`.forecast` — the workload forecaster.
+"""
+from storm_planner.planners.qescalor.base import Scaler, register_scaler, run_scaler, scaler_class, scalers
+
+__all__ = ["Scaler", "register_scaler", "run_scaler", "scaler_class", "scalers"]
