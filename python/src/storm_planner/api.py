@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 from storm_planner.core.problem import Problem
 from storm_planner.planners import available, run
+from storm_planner.planners.qescalor import run_scaler, scalers
 
 
 def plan(problem: Mapping[str, Any] | Problem, algorithm: str = "even", **params: Any) -> dict[str, Any]:
@@ -23,3 +24,14 @@ def plan(problem: Mapping[str, Any] | Problem, algorithm: str = "even", **params
 def algorithms() -> dict[str, str]:
     """Registered algorithm names with their one-line summaries."""
     return {name: cls.summary for name, cls in available().items()}
+
+
+def scale(problem: Mapping[str, Any], algorithm: str = "qcesa", **params: Any) -> dict[str, Any]:
+    """A scaling schedule (QEScalor; DESIGN.md, *Scaling advisors*): instances per provision and
+    epoch, covering the workload at the lowest cost the algorithm finds."""
+    return run_scaler(problem, algorithm, **params)
+
+
+def scaling_algorithms() -> dict[str, str]:
+    """Registered scaling algorithms with their one-line summaries."""
+    return {name: cls.summary for name, cls in scalers().items()}

@@ -1,4 +1,4 @@
-"""``storm-planner plan`` and ``storm-planner algorithms``: planning from the command line."""
+"""``storm-planner plan``, ``algorithms`` and ``scale plan``: planning from the command line."""
 from __future__ import annotations
 
 import argparse
@@ -12,6 +12,7 @@ from storm_planner.cli import CommandError
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
 from storm_planner.planners import available
+from storm_planner.planners.qescalor import run_scaler, scalers
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -28,6 +29,19 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                             help="also list each planner's parameters and defaults (set with -p KEY=VALUE "
                                  "or the topology option planner.<algorithm>.<key>)")
     algorithms.set_defaults(handler=algorithms_command)
+
+    scale = subparsers.add_parser("scale", help="scaling advice (QEScalor): instances and provisions per epoch")
+    scale_commands = scale.add_subparsers(dest="scale_command", metavar="ACTION")
+    scale_commands.required = True
+    scale_plan = scale_commands.add_parser("plan", help="schedule a scaling problem file and print it as JSON")
+    scale_plan.add_argument("problem", help="scaling problem (JSON, DESIGN.md: Scaling advisors), or -")
+    scale_plan.add_argument("-a", "--algorithm", default="qcesa", help="scaling algorithm (see `scale algorithms`)")
+    scale_plan.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                            help="algorithm parameter (JSON value), repeatable")
+    scale_plan.add_argument("-o", "--output", help="write the schedule here instead of standard output")
+    scale_plan.set_defaults(handler=scale_plan_command)
+    scale_list = scale_commands.add_parser("algorithms", help="list the scaling algorithms and their parameters")
+    scale_list.set_defaults(handler=scale_algorithms_command)
 
 
 def read_json_file(path: str) -> Any:
@@ -72,11 +86,35 @@ def plan_command(args: argparse.Namespace) -> int:
         plan = run_with_state_file(problem, args.algorithm, parse_params(args.param))
     except PlanningError as error:
         raise CommandError(str(error)) from None
-    text = json.dumps(plan.to_dict(), indent=2)
-    if args.output:
-        Path(args.output).write_text(text + "\n")
+    write_answer(plan.to_dict(), args.output)
+    return 0
+
+
+def write_answer(answer: Any, output: str | None) -> None:
+    """The answer as JSON, to ``output`` or standard output."""
+    text = json.dumps(answer, indent=2)
+    if output:
+        Path(output).write_text(text + "\n")
     else:
         print(text)
+
+
+def scale_plan_command(args: argparse.Namespace) -> int:
+    data = read_json_file(args.problem)
+    try:
+        schedule = run_scaler(data, args.algorithm, **parse_params(args.param))
+    except PlanningError as error:
+        raise CommandError(f"{args.problem}: {error}") from None
+    write_answer(schedule, args.output)
+    return 0
+
+
+def scale_algorithms_command(args: argparse.Namespace) -> int:
+    for name, cls in scalers().items():
+        tag = " (baseline)" if cls.baseline else ""
+        print(f"{name:<12} {cls.summary}{tag}")
+        for parameter, default in cls.param_defaults().items():
+            print(f"{'':<14}{parameter} = {json.dumps(default)}")
     return 0
 
 

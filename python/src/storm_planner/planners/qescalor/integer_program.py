@@ -42,9 +42,10 @@ class IntegerProgram(Scaler):
         epochs, provisions = range(instance.n_epochs), range(instance.n_resources)
         caps = box_caps(instance)
         program = pulp.LpProblem("qescalor_cost", pulp.LpMinimize)
-        n = {(t, r): pulp.LpVariable(f"n_{t}_{r}", 0, int(caps[r]), cat="Integer") for t in epochs for r in provisions}
-        up = {(t, r): pulp.LpVariable(f"u_{t}_{r}", 0) for t in epochs for r in provisions}
-        down = {(t, r): pulp.LpVariable(f"d_{t}_{r}", 0) for t in epochs for r in provisions}
+        variable = program.add_variable
+        n = {(t, r): variable(f"n_{t}_{r}", 0, int(caps[r]), cat="Integer") for t in epochs for r in provisions}
+        up = {(t, r): variable(f"u_{t}_{r}", 0) for t in epochs for r in provisions}
+        down = {(t, r): variable(f"d_{t}_{r}", 0) for t in epochs for r in provisions}
         program += (pulp.lpSum(float(instance.price[r]) * n[t, r] for t in epochs for r in provisions)
                     + instance.startup_cost * pulp.lpSum(up.values())
                     + instance.shutdown_cost * pulp.lpSum(down.values()))
