@@ -9,8 +9,8 @@ measures every k-th level. DSA, reconstructed from the prose (the extracted text
   sets the next step to ``round(target_change / g)`` levels, within [1, ``max_step``] — small steps
   where performance changes fast, long ones where it is flat;
 * re-sampling: where performance fluctuates — a step whose change per level exceeds
-  ``fluctuation``, or throughput that falls while resources grow — every level inside the step is
-  measured as well;
+  ``fluctuation``, or throughput that falls by more than ``tolerance`` (a stress test's run-to-run
+  spread) while resources grow — every level inside the step is measured as well;
 * it stops when performance no longer grows with resources: ``patience`` steps in a row gaining
   less than ``plateau_gain`` per level.
 
@@ -36,7 +36,7 @@ def fssa(levels: Sequence[Level], measure: Callable[[int], float], step: int) ->
 
 
 def dsa(levels: Sequence[Level], measure: Callable[[int], float], *, target_change: float = 0.1,
-        max_step: int = 5, fluctuation: float = 0.15, plateau_gain: float = 0.005,
+        max_step: int = 5, fluctuation: float = 0.15, tolerance: float = 0.03, plateau_gain: float = 0.01,
         patience: int = 2) -> list[Sample]:
     """Dynamic sampling: gradient-sized steps, re-sampling where performance fluctuates."""
     measured: dict[int, float] = {0: measure(0)}
@@ -47,7 +47,7 @@ def dsa(levels: Sequence[Level], measure: Callable[[int], float], *, target_chan
         measured[there] = measure(there)
         before, after = measured[here], measured[there]
         change = (after - before) / max(abs(before), 1e-9) / (there - here)
-        if change > fluctuation or after < before:
+        if change > fluctuation or after < before * (1 - tolerance):
             for inside in range(here + 1, there):  # re-sample inside the step
                 measured[inside] = measure(inside)
         flat = flat + 1 if change < plateau_gain else 0
