@@ -23,7 +23,7 @@ TOP_KEYS = frozenset({"operator", "epoch_s", "resources", "performance", "sample
                       "shutdown_cost", "current", "workload", "history", "seed"})
 RESOURCE_KEYS = frozenset({"id", "cpu", "memory_mb", "price"})
 SAMPLE_KEYS = frozenset({"cpu", "memory_mb", "throughput"})
-HISTORY_KEYS = frozenset({"rates", "season", "horizon"})
+HISTORY_KEYS = frozenset({"rates", "season", "horizon", "quantile"})
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class ScalingProblem:
     shutdown_cost: float
     current: Mapping[str, int]
     workload: tuple[float, ...] | None
-    history: Mapping[str, Any] | None                  # {"rates": [...], "season": n, "horizon": h}
+    history: Mapping[str, Any] | None    # {"rates": [...], "season": n, "horizon": h, "quantile": q or None}
     seed: int
 
 
@@ -132,7 +132,8 @@ def resolve(problem: ScalingProblem) -> ScalingInstance:
     else:
         from storm_planner.planners.qescalor.forecast import forecast
         history = problem.history
-        workload = forecast(history["rates"], season=history["season"], horizon=history["horizon"])
+        workload = forecast(history["rates"], season=history["season"], horizon=history["horizon"],
+                            quantile=history["quantile"])
     return ScalingInstance(
         resource_ids=tuple(r.id for r in problem.resources),
         performance=np.array([performance[r.id] for r in problem.resources], dtype=float),
@@ -226,4 +227,7 @@ def _history(value: Any) -> Mapping[str, Any]:
     if season and len(rates) < 2 * season:
         raise ProblemError(f"history.rates holds {len(rates)} epochs; a season of {season} needs at least "
                            f"two seasons ({2 * season})")
-    return {"rates": rates, "season": season, "horizon": horizon}
+    quantile = value.get("quantile")
+    if quantile is not None and not (isinstance(quantile, (int, float)) and 0.0 < quantile < 1.0):
+        raise ProblemError(f"history.quantile must be a number in (0, 1), got {quantile!r}")
+    return {"rates": rates, "season": season, "horizon": horizon, "quantile": quantile}
