@@ -20,7 +20,7 @@ from storm_planner.bench._hetero_real_search import (
     placement_differences,
     run_order,
 )
-from storm_planner.bench.hetero_real import Machine, predicted_rate
+from storm_planner.bench._hetero_real_driver import Machine, predicted_rate
 from storm_planner.hetero.measurements import WindowFigures
 
 LINEAR = ("spout", "mid", "high", "sink")
@@ -179,7 +179,7 @@ def test_each_project_declares_the_papers_shape_with_one_class_per_component(tmp
 
 
 def test_task_cpu_is_summed_per_machine_over_each_tasks_own_window_time():
-    from storm_planner.bench.hetero_real import machine_task_cpu
+    from storm_planner.bench._hetero_real_driver import machine_task_cpu
 
     windows = [WindowFigures("high", 3, 1, 3000, 600.0, 0, 0, 0.0, 0),
                WindowFigures("high", 3, 2, 3000, 300.0, 0, 0, 0.0, 0),

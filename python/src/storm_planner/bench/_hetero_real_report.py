@@ -1,6 +1,6 @@
 """``bench hetero-real``'s outputs: per-shape summaries, the markdown report, CSV tables and the plot.
 
-``runs`` are the :class:`storm_planner.bench.hetero_real.Run` records of one benchmark.
+``runs`` are the :class:`storm_planner.bench._hetero_real_driver.Run` records of one benchmark.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from storm_planner.bench._hetero_real_search import PLACEMENTS, pair_ratios, spouts_of
-from storm_planner.bench.report import write_csv
+from storm_planner.bench.report import pyplot, write_csv
 
 PAPER_REAL = (7, 44)            # §6.3, Fig. 8: measured gains over Storm's default (Linear +44 %)
 PAPER_LINEAR = 44
@@ -115,10 +115,7 @@ def plot(path: Path, rows: Sequence[Mapping[str, Any]], summary: Sequence[Mappin
     """Left: each run's highest sustained input rate per spout, measured and simulated; right: the gain
     per pair against the simulator's and the paper's. ``rows`` are :meth:`Run.row` dicts (also in
     ``run.json``), ``summary`` is :func:`summaries`."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     shapes = list(dict.fromkeys(r["topology"] for r in rows))
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))

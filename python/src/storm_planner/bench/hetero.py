@@ -28,7 +28,6 @@ instances come from seeds 0 … ``--random`` − 1.
 from __future__ import annotations
 
 import argparse
-import csv
 import itertools
 import json
 import statistics
@@ -37,6 +36,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from storm_planner.bench.report import pyplot, write_csv
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
 from storm_planner.planners.nasiri.bounds import fluid_bound
@@ -88,15 +88,15 @@ def hetero_benchmark(args: argparse.Namespace) -> int:
     clusters_rows = random_rows = tiny_rows = None
     if "clusters" in parts:
         clusters_rows = cluster_experiment(args.clusters.split(","), args.repeats, args.max_nodes)
-        _write_csv(out / "clusters.csv", clusters_rows)
+        write_csv(out / "clusters.csv", clusters_rows)
         (out / "clusters.md").write_text(clusters_markdown(clusters_rows))
     if "tiny" in parts:
         tiny_rows = tiny_experiment(args.max_nodes)
-        _write_csv(out / "tiny.csv", tiny_rows)
+        write_csv(out / "tiny.csv", tiny_rows)
         (out / "tiny.md").write_text(tiny_markdown(tiny_rows))
     if "random" in parts:
         random_rows = random_experiment(args.random, args.max_nodes)
-        _write_csv(out / "random.csv", random_rows)
+        write_csv(out / "random.csv", random_rows)
         (out / "random.md").write_text(random_markdown(random_rows))
     plot(out, clusters_rows, random_rows, tiny_rows)
     meta["seconds"] = round(time.perf_counter() - started, 1)
@@ -316,10 +316,7 @@ def random_markdown(rows: list[dict[str, Any]]) -> str:
 # -- plots ----------------------------------------------------------------------------------------------------
 
 def plot(out: Path, clusters_rows, random_rows, tiny_rows=None) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     if clusters_rows:
         for key, name, paper_index, label in (
@@ -360,13 +357,6 @@ def plot(out: Path, clusters_rows, random_rows, tiny_rows=None) -> None:
         fig.tight_layout()
         fig.savefig(out / "optimal_gap.png", dpi=120)
         plt.close(fig)
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def _argv(args: argparse.Namespace) -> str:

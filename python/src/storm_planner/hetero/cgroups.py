@@ -15,6 +15,7 @@ from typing import Mapping
 from .errors import ProfilingError
 
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
+CGROUP_CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 CFS_PERIOD_US = 100_000
 
 
@@ -118,3 +119,15 @@ def throttled_share(before: Mapping[str, int], after: Mapping[str, int]) -> floa
     return throttled / periods if periods > 0 else 0.0
 
 
+class CpuAccount(CgroupGroup):
+    """A cgroup v1 ``cpuacct`` group: the CPU time its processes (and their later children) used.
+
+    Beside the quota group, so the machine's whole CPU — worker JVM overhead, serialisation and
+    transfer, garbage collection, the supervisor itself — can be compared with the CPU the metrics
+    hook attributes to the machine's tasks (the only CPU eq. 7 describes)."""
+
+    def __init__(self, name: str, root: Path = CGROUP_CPUACCT) -> None:
+        super().__init__(name, root)
+
+    def usage_ns(self) -> int:
+        return int((self.path / "cpuacct.usage").read_text().strip())

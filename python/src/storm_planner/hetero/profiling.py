@@ -59,9 +59,10 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from storm_planner.planners.nasiri.profiles import METHODS, Measurement, profile_from_measurements
+from storm_planner.progress import Progress
 
 from .builtin_project import BUILTIN_SPOUTS, RATE_FILE_OPTION, WORK_OPTION, write_builtin_project
 from .cgroups import CFS_PERIOD_US, CpuQuota, detect_emulation, throttled_share
@@ -77,9 +78,6 @@ from .measurements import (
     format_steps,
     measure_component,
 )
-
-Progress = Callable[[str], None]
-
 
 # -- pure parts: arguments, windows -> measurements, accuracy ---------------------------------
 

@@ -1,0 +1,380 @@
+"""The cluster side of ``storm-planner bench hetero-real``: the bench's machines and problems, the
+metrics windows it reads, and :class:`Bench`, which runs one placement of one topology and climbs its
+input rate until a machine saturates (:mod:`storm_planner.bench.hetero_real` drives it)."""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from storm_planner.bench._hetero_real_project import CONF_PREFIX, base_options
+from storm_planner.bench._hetero_real_search import (
+    BenchError,
+    RateSearch,
+    Verdict,
+    grid_index_below,
+    grid_rate,
+    judge_step,
+    placement_counts,
+    placement_differences,
+    spouts_of,
+)
+from storm_planner.generators.nasiri import TOPOLOGIES
+from storm_planner.hetero.builtin_project import RATE_FILE_OPTION
+from storm_planner.hetero.cgroups import CpuAccount, throttled_share
+from storm_planner.hetero.measurements import WindowFigures, figures_from_window
+from storm_planner.progress import Progress
+
+
+# -- problems and predictions -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Machine:
+    supervisor: str
+    machine_type: str
+    capacity: float
+    port: int
+
+
+def problem_dict(shape: str, machines: Sequence[Machine], profile: Mapping[str, Any],
+                 parallelism: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """The planner problem of ``shape`` on ``machines`` (one slot each), executors per ``parallelism``."""
+    spec = TOPOLOGIES[shape]
+    return {
+        "nodes": [{"id": m.supervisor, "capacity": m.capacity, "machine_type": m.machine_type,
+                   "slots": [m.port]} for m in machines],
+        "topology": {
+            "id": f"realbench-{shape}",
+            "components": [{"id": name, "type": kind, "executors": int((parallelism or {}).get(name, 1))}
+                           for name, kind in spec["components"]],
+            "streams": [{"from": s, "to": t, "grouping": "shuffle"} for s, t in spec["streams"]],
+        },
+        "profiles": dict(profile),
+        "options": {"seed": 1, "workers": len(machines)},
+    }
+
+
+def predicted_rate(shape: str, machines: Sequence[Machine], profile: Mapping[str, Any],
+                   rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The simulator's highest input rate and throughput for an applied placement (rows of
+    ``{"component", "node", "port"}``)."""
+    from storm_planner.core.problem import Problem
+    from storm_planner.planners.nasiri.model import build_model
+    from storm_planner.planners.nasiri.plans import placement_from_assignments
+    from storm_planner.planners.nasiri.simulate import simulate
+
+    counts = Counter(row["component"] for row in rows)
+    problem = Problem.from_dict(problem_dict(shape, machines, profile, counts))
+    model = build_model(problem)
+    index: Counter = Counter()
+    assignments = {}
+    for row in rows:
+        assignments[f"{row['component']}/{index[row['component']]}"] = f"{row['node']}:{row['port']}"
+        index[row["component"]] += 1
+    result = simulate(model, placement_from_assignments(problem, model, assignments))
+    return {"input_rate": result.input_rate, "throughput": result.throughput,
+            "max_utilisation": result.max_utilisation,
+            "utilisation": {m: round(u, 1) for m, u in result.utilisation.items()}}
+
+
+# -- the cluster ------------------------------------------------------------------------------------------
+
+MACHINE_NAMES = ("large", "medium", "small")
+
+
+def bench_description(capacities: Sequence[float], period_s: int):
+    """Three supervisors, one slot each, ``cpu`` = capacity = CPU quota."""
+    from storm_planner.cluster.description import parse_description
+
+    return parse_description({
+        "name": "hetero-real",
+        "storm_version": "2.8.3",
+        "host": "127.0.0.1",
+        "planner": {"algorithm": "even", "timeout_ms": 5000},
+        "heap_mb": {"zookeeper": 256, "nimbus": 384, "supervisor": 256, "ui": 384, "worker": 256},
+        "storm": {"nimbus.monitor.freq.secs": 3, "supervisor.worker.timeout.secs": 60,
+                  "topology.subprocess.timeout.secs": 60},
+        "supervisors": [
+            {"name": f"sup-{name}", "cpu": cpu, "memory_mb": 4096, "slots": 1,
+             "meta": {"machine.type": name, "speed": "1.0"}}
+            for name, cpu in zip(MACHINE_NAMES, capacities)
+        ],
+    }, source="<bench hetero-real>")
+
+
+class WindowReader:
+    """The metrics hook's windows of one topology, read from ZooKeeper with one kazoo client."""
+
+    def __init__(self, zookeeper: str) -> None:
+        import logging
+
+        from kazoo.client import KazooClient
+
+        logging.getLogger("kazoo").setLevel(logging.WARNING)
+        self.zk = KazooClient(hosts=zookeeper, timeout=10)
+        self.zk.start(timeout=15)
+
+    def close(self) -> None:
+        self.zk.stop()
+        self.zk.close()
+
+    def current(self, topology_id: str) -> list:
+        from storm_planner.hetero.profiling import read_windows
+
+        return [w for w in read_windows(self.zk, topology_id) if w.cpu_known]
+
+    def next_windows(self, topology_id: str, count: int, period_s: float, tasks: int,
+                     timeout_s: float) -> list[WindowFigures]:
+        """The next ``count`` new windows of each of the topology's ``tasks`` tasks."""
+        start = {w.task: w.seq for w in self.current(topology_id)}
+        seen: dict[tuple[int, int], WindowFigures] = {}
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for w in self.current(topology_id):
+                if w.seq > start.get(w.task, -1):
+                    seen.setdefault((w.task, w.seq), figures_from_window(w))
+            per_task = Counter(task for task, _ in seen)
+            if len(per_task) >= tasks and all(n >= count for n in per_task.values()):
+                return list(seen.values())
+            time.sleep(max(0.5, period_s / 3))
+        raise BenchError(f"timed out after {timeout_s:.0f} s waiting for {count} windows of each of the "
+                         f"{tasks} tasks of {topology_id} (is the metrics hook jar built?)")
+
+
+@dataclass
+class Step:
+    run: str
+    offered: float
+    index: int
+    verdict: Verdict
+    load_avg: float
+    throttled: Mapping[str, float]           # machine -> share of CFS periods throttled
+    machine_cpu: Mapping[str, float] = field(default_factory=dict)   # machine -> CPU % (cpuacct group)
+    task_cpu: Mapping[str, float] = field(default_factory=dict)      # machine -> CPU % of its tasks (hook)
+
+    def row(self) -> dict[str, Any]:
+        return {"run": self.run, "offered": self.offered, "grid_index": self.index,
+                "sustained": self.verdict.sustained, "worst_component": self.verdict.worst_component,
+                "worst_share": round(self.verdict.worst_share, 3), "last_share": round(self.verdict.last_share, 3),
+                "load_avg_1m": round(self.load_avg, 2),
+                **{f"rate_{c}": round(r, 1) for c, r in sorted(self.verdict.rates.items())},
+                **{f"throttled_{m}": round(s, 3) for m, s in self.throttled.items()},
+                **{f"cpu_{m}": round(v, 1) for m, v in self.machine_cpu.items()},
+                **{f"task_cpu_{m}": round(v, 1) for m, v in self.task_cpu.items()}}
+
+
+@dataclass
+class Run:
+    shape: str
+    placement: str
+    pair: int
+    topology_id: str = ""
+    parallelism: Mapping[str, int] = field(default_factory=dict)
+    applied: list = field(default_factory=list)            # rows: executor, component, node, port
+    plan_check: str = ""
+    counts: Mapping[str, int] = field(default_factory=dict)  # "component@node" -> executors
+    predicted: Mapping[str, Any] = field(default_factory=dict)
+    steps: list = field(default_factory=list)
+    sustained_offered: float = 0.0
+    sustained_rates: Mapping[str, float] = field(default_factory=dict)
+    load_avg: list = field(default_factory=list)
+    seconds: float = 0.0
+    notes: list = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"{self.shape}-{self.placement}-{self.pair + 1}"
+
+    @property
+    def top_step(self) -> "Step | None":
+        """The highest sustained step (the one the run's throughput comes from)."""
+        kept = [s for s in self.steps if s.verdict.sustained]
+        return max(kept, key=lambda s: s.offered) if kept else None
+
+    @property
+    def measured_input(self) -> float:
+        """Tuples/s the spouts emitted at the highest sustained step."""
+        return sum(r for c, r in self.sustained_rates.items() if c in spouts_of(self.shape))
+
+    @property
+    def measured_throughput(self) -> float:
+        """Eq. 2: the tuples/s all tasks processed at the highest sustained step."""
+        return sum(self.sustained_rates.values())
+
+    def row(self) -> dict[str, Any]:
+        return {"run": self.name, "topology": self.shape, "placement": self.placement, "pair": self.pair + 1,
+                "sustained_offered": self.sustained_offered, "measured_input": round(self.measured_input, 1),
+                "measured_throughput": round(self.measured_throughput, 1),
+                "predicted_input": round(self.predicted.get("input_rate", 0.0), 1),
+                "steps": len(self.steps), "load_avg_mean": round(statistics.mean(self.load_avg), 2) if self.load_avg else "",
+                "load_avg_max": round(max(self.load_avg), 2) if self.load_avg else "",
+                "plan_check": self.plan_check, "seconds": round(self.seconds),
+                "parallelism": " ".join(f"{c}={n}" for c, n in self.parallelism.items()),
+                "placement_counts": " ".join(f"{k}={v}" for k, v in sorted(self.counts.items()))}
+
+
+@dataclass
+class BenchSettings:
+    shapes: Sequence[str]
+    pairs: int
+    capacities: Sequence[float]
+    rounds: Mapping[str, int]
+    period_s: int = 3
+    settle_windows: int = 1
+    measure_windows: int = 3
+    keep_up: float = 0.95
+    start_fraction: float = 0.4       # first step: this share of the simulator's rate for the placement
+    warmup_fraction: float = 0.25
+    warmup_windows: int = 5
+    load_aware: bool = False          # Storm 2's load/locality-aware shuffle (False: uniform, as the paper's)
+
+
+class Bench:
+    """One cluster, the quotas, and the runs on it."""
+
+    def __init__(self, cluster, settings: BenchSettings, profile: Mapping[str, Any], work_dir: Path,
+                 progress: Progress) -> None:
+        self.cluster, self.settings, self.profile = cluster, settings, profile
+        self.work_dir, self.progress = work_dir, progress
+        d = cluster.description
+        self.machines = [Machine(s.name, s.meta["machine.type"], s.cpu, s.slot_ports[0]) for s in d.supervisors]
+        self.quotas: dict[str, Any] = {}
+        self.accounts: dict[str, CpuAccount] = {}
+        self.reader = WindowReader(cluster.addresses.zookeeper)
+
+    # -- one run -----------------------------------------------------------------------------------------
+    def run(self, shape: str, placement: str, pair: int, parallelism: Mapping[str, int]) -> Run:
+        from storm_planner.submit.operations import kill_topology, submit_project
+
+        run = Run(shape, placement, pair, parallelism=dict(parallelism))
+        started = time.monotonic()
+        rate_file = self.work_dir / f"rate-{run.name}"
+        rate_file.write_text("0")
+        options = {**base_options(self.settings.period_s, self.settings.rounds, self.settings.load_aware),
+                   RATE_FILE_OPTION: str(rate_file), "topology.workers": len(self.machines),
+                   "planner.algorithm": placement, "planner.hetero.profiles": json.dumps(self.profile),
+                   **{f"{CONF_PREFIX}.parallelism.{c}": n for c, n in parallelism.items()}}
+        a = self.cluster.addresses
+        self.progress(f"[{run.name}] submitting ({', '.join(f'{c}={n}' for c, n in parallelism.items())}; "
+                      f"planner.algorithm {placement})")
+        row = submit_project(self.work_dir / f"project-{shape}", nimbus=a.nimbus, name=run.name,
+                             options=options, wait_active=240, progress=lambda m: None)
+        run.topology_id = row.id
+        try:
+            self._check_placement(run)
+            tasks = len(run.applied)
+            # Every task's Python subprocess is up once every task has written a window.
+            self.reader.next_windows(run.topology_id, 1, self.settings.period_s, tasks, timeout_s=240)
+            self._climb(run, rate_file, tasks)
+        finally:
+            kill_topology(a.nimbus, run.name, wait_secs=0, progress=lambda m: None)
+            run.seconds = time.monotonic() - started
+        self.progress(f"[{run.name}] highest sustained offered rate {run.sustained_offered:g}/s "
+                      f"(measured input {run.measured_input:.1f}/s, throughput {run.measured_throughput:.1f} "
+                      f"tuples/s; predicted input {run.predicted.get('input_rate', 0):.1f}/s) in {run.seconds:.0f} s")
+        return run
+
+    def _check_placement(self, run: Run) -> None:
+        """What Nimbus applied must be what the planner service answered for this topology."""
+        from storm_planner.service.handler import read_plan_log
+
+        deadline = time.monotonic() + 60
+        plans: list = []
+        while time.monotonic() < deadline:
+            plans = [p for p in read_plan_log(self.cluster.plan_log) if p["topology"] == run.topology_id]
+            applied = self.cluster.assignment(run.topology_id)
+            if plans and applied and not plans[-1]["error"]:
+                mapping = {r["executor"]: f"{r['node']}:{r['port']}" for r in applied}
+                if not placement_differences(mapping, plans[-1]["assignments"]):
+                    break
+            time.sleep(1)
+        if not plans:
+            raise BenchError(f"{run.name}: the planner service answered no plan for {run.topology_id}")
+        last = plans[-1]
+        if last["error"]:
+            raise BenchError(f"{run.name}: the planner refused: {last['error']}")
+        if last["algorithm"] != run.placement:
+            raise BenchError(f"{run.name}: planned by {last['algorithm']}, expected {run.placement}")
+        applied = self.cluster.assignment(run.topology_id)
+        mapping = {r["executor"]: f"{r['node']}:{r['port']}" for r in applied}
+        differences = placement_differences(mapping, last["assignments"])
+        if differences:
+            raise BenchError(f"{run.name}: Nimbus applied another placement than planned: {differences[:5]}")
+        run.applied = applied
+        run.plan_check = f"applied == planned ({len(applied)} executors, plan by {last['algorithm']})"
+        run.counts = {f"{c}@{n}": k for (c, n), k in sorted(placement_counts(applied).items())}
+        run.notes.extend(last.get("notes") or [])
+        run.predicted = predicted_rate(run.shape, self.machines, self.profile, applied)
+        self.progress(f"[{run.name}] {run.plan_check}: {' '.join(f'{k}={v}' for k, v in run.counts.items())}; "
+                      f"simulator: {run.predicted['input_rate']:.1f}/s, utilisation {run.predicted['utilisation']}")
+
+    def _climb(self, run: Run, rate_file: Path, tasks: int) -> None:
+        s = self.settings
+        timeout = 60 + 10 * s.period_s * (s.settle_windows + s.measure_windows)
+        # Warm up below the start: a new worker JVM compiles its hot code first, which under a small
+        # quota takes tens of seconds and would fail the first step for a reason that does not last.
+        warm = grid_rate(grid_index_below(s.warmup_fraction * run.predicted["input_rate"]))
+        rate_file.write_text(f"{warm:g}")
+        self.reader.next_windows(run.topology_id, s.warmup_windows, s.period_s, tasks, timeout)
+        self.progress(f"[{run.name}] warmed up at {warm:g}/s for {s.warmup_windows} windows")
+        node_of_task = {int(r["executor"].strip("[]").split("-")[0]): r["node"] for r in run.applied}
+        machine_of_node = {m.supervisor: m.machine_type for m in self.machines}
+        search = RateSearch(start=grid_index_below(s.start_fraction * run.predicted["input_rate"]))
+        index: int | None = search.first()
+        while index is not None:
+            offered = grid_rate(index)
+            rate_file.write_text(f"{offered:g}")
+            self.reader.next_windows(run.topology_id, s.settle_windows, s.period_s, tasks, timeout)
+            before = {m: q.throttled() for m, q in self.quotas.items()}
+            used_before = {m: a.usage_ns() for m, a in self.accounts.items()}
+            clock = time.monotonic()
+            windows = self.reader.next_windows(run.topology_id, s.measure_windows, s.period_s, tasks, timeout)
+            elapsed_ns = (time.monotonic() - clock) * 1e9
+            machine_cpu = {m: 100.0 * (a.usage_ns() - used_before[m]) / elapsed_ns for m, a in self.accounts.items()}
+            load = os.getloadavg()[0]
+            run.load_avg.append(load)
+            throttled = {m: throttled_share(before[m], q.throttled()) for m, q in self.quotas.items()}
+            task_cpu = {machine_of_node[n]: v for n, v in machine_task_cpu(windows, node_of_task).items()}
+            verdict = judge_step(windows, run.shape, offered, s.keep_up)
+            step = Step(run.name, offered, index, verdict, load, throttled, machine_cpu, task_cpu)
+            run.steps.append(step)
+            if verdict.sustained and offered >= run.sustained_offered:
+                run.sustained_offered, run.sustained_rates = offered, dict(verdict.rates)
+            self.progress(
+                f"[{run.name}] offered {offered:g}/s: {'kept up' if verdict.sustained else 'fell behind'} "
+                f"(worst {verdict.worst_component} {100 * verdict.worst_share:.0f}% / last window "
+                f"{100 * verdict.last_share:.0f}%); throttled "
+                + ", ".join(f"{m} {100 * v:.0f}%" for m, v in throttled.items())
+                + "; machine CPU % (tasks' share) "
+                + ", ".join(f"{m} {machine_cpu.get(m, 0):.0f} ({task_cpu.get(m, 0):.0f})" for m in throttled)
+                + f"; load {load:.1f}")
+            index = search.record(index, verdict.sustained)
+        rate_file.write_text("0")
+
+
+def supervisor_pid(cluster, name: str) -> int:
+    from storm_planner.cluster import daemons
+
+    for record in daemons.records(cluster.run_dir):
+        if record.name == f"supervisor-{name}":
+            return record.pid
+    raise BenchError(f"no running supervisor {name!r} in {cluster.run_dir}")
+
+
+def machine_task_cpu(windows: Iterable[WindowFigures], node_of_task: Mapping[int, str]) -> dict[str, float]:
+    """CPU percent of one core the metrics hook attributes to each machine's tasks (thread + Python
+    subprocess), each task's CPU over the time its own windows cover."""
+    per_task: dict[int, list[WindowFigures]] = {}
+    for w in windows:
+        if w.task in node_of_task and w.duration_ms > 0:
+            per_task.setdefault(w.task, []).append(w)
+    found: dict[str, float] = {}
+    for task, own in per_task.items():
+        node = node_of_task[task]
+        found[node] = found.get(node, 0.0) + 100.0 * sum(w.cpu_ms for w in own) / sum(w.duration_ms for w in own)
+    return found
