@@ -6,11 +6,11 @@ directory; the profile the planners use is built from reference times measured o
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from storm_planner.generators.nasiri import TOPOLOGIES
+from storm_planner.hetero.builtin_project import write_generated_project
 
 WORK_PREFIX = "realbench.work."            # realbench.work.<component> = SHA-256 rounds per tuple
 CONF_PREFIX = "realbench"                  # realbench.parallelism.<component> at submission
@@ -170,23 +170,9 @@ def _class_of(component: str) -> str:
     return component[:1].upper() + component[1:]
 
 
-_CONFIG = {
-    "serializer": "json", "topology_specs": "topologies/", "virtualenv_specs": "virtualenvs/",
-    "envs": {"local": {"nimbus": "127.0.0.1:6627", "workers": [], "use_ssh_for_nimbus": False,
-                       "use_virtualenv": False}},
-}
-
-
 def write_project(directory: Path, shape: str) -> Path:
     """A streamparse project holding the one topology ``shape`` (submission takes the only one)."""
-    package = directory / "src" / "realbench_topology"
-    package.mkdir(parents=True, exist_ok=True)
-    (package / "__init__.py").write_text("")
-    (package / "components.py").write_text(_COMPONENTS)
-    (directory / "topologies").mkdir(exist_ok=True)
-    (directory / "topologies" / f"{shape}.py").write_text(topology_source(shape))
-    (directory / "config.json").write_text(json.dumps(_CONFIG, indent=2) + "\n")
-    return directory
+    return write_generated_project(directory, "realbench_topology", _COMPONENTS, {shape: topology_source(shape)})
 
 
 def work_options(rounds: Mapping[str, int]) -> dict[str, int]:

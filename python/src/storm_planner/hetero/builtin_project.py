@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Mapping
 
 RATE_FILE_OPTION = "profiling.rate_file"
 WORK_OPTION = "profiling.work_iterations"
@@ -88,12 +89,22 @@ BUILTIN_SPOUTS = ("rate",)
 
 def write_builtin_project(directory: Path) -> Path:
     """Write the built-in streamparse project (``rate`` -> ``work``) into ``directory``; return it."""
-    package = directory / "src" / "profiling_topology"
+    return write_generated_project(directory, "profiling_topology", _COMPONENTS, {"profiling": _TOPOLOGY})
+
+
+def write_generated_project(directory: Path, package_name: str, components: str,
+                            topologies: Mapping[str, str]) -> Path:
+    """A streamparse project in ``directory``: ``src/<package_name>/components.py`` holding
+    ``components`` (Python source), one ``topologies/<name>.py`` per entry of ``topologies``, and a
+    ``config.json`` for the local cluster (no virtualenv, no SSH). Used by profiling and by
+    ``bench hetero-real``."""
+    package = directory / "src" / package_name
     package.mkdir(parents=True, exist_ok=True)
     (package / "__init__.py").write_text("")
-    (package / "components.py").write_text(_COMPONENTS)
+    (package / "components.py").write_text(components)
     (directory / "topologies").mkdir(exist_ok=True)
-    (directory / "topologies" / "profiling.py").write_text(_TOPOLOGY)
+    for name, source in topologies.items():
+        (directory / "topologies" / f"{name}.py").write_text(source)
     (directory / "config.json").write_text(json.dumps(_CONFIG, indent=2) + "\n")
     return directory
 
