@@ -9,7 +9,7 @@ from typing import Any
 
 from storm_planner.adaptation.state import run_with_state_file
 from storm_planner.cli import CommandError
-from storm_planner.core.errors import PlanningError
+from storm_planner.core.errors import PlanningError, StormPlannerError
 from storm_planner.core.problem import Problem
 from storm_planner.planners import available
 from storm_planner.planners.qescalor import run_scaler, scalers
@@ -42,6 +42,25 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     scale_plan.set_defaults(handler=scale_plan_command)
     scale_list = scale_commands.add_parser("algorithms", help="list the scaling algorithms and their parameters")
     scale_list.set_defaults(handler=scale_algorithms_command)
+    scale_run = scale_commands.add_parser(
+        "run", help="scale a running topology's component epoch by epoch (QEScalor's controller, via rebalance)")
+    scale_run.add_argument("topology", help="the running topology's name")
+    scale_run.add_argument("--component", required=True, help="the component (operator) to scale")
+    scale_run.add_argument("--problem", required=True, metavar="FILE",
+                           help="scaling template: resources, performance or samples, costs (no workload/current)")
+    scale_run.add_argument("-a", "--algorithm", default="qcesa-exact", help="scaling algorithm (default %(default)s)")
+    scale_run.add_argument("--epoch-s", type=float, default=60.0, help="seconds per epoch (default %(default)s)")
+    scale_run.add_argument("--epochs", type=int, default=0, help="epochs to run (default: until interrupted)")
+    scale_run.add_argument("--horizon", type=int, default=6, help="epochs each decision plans ahead (default %(default)s)")
+    scale_run.add_argument("--season", type=int, default=0,
+                           help="epochs per season for the Holt-Winters forecast (0: hold the recent peak)")
+    scale_run.add_argument("--quantile", type=float, help="raise the forecast by this quantile of its residuals")
+    scale_run.add_argument("--log", type=Path, metavar="FILE", help="append each decision as a JSON line")
+    scale_run.add_argument("--rebalance-wait-secs", type=int, default=1,
+                           help="seconds Storm deactivates the topology before redistributing (default %(default)s)")
+    scale_run.add_argument("--nimbus", metavar="HOST:PORT", help="default: $STORM_PLANNER_NIMBUS, else 127.0.0.1:6627")
+    scale_run.add_argument("--zookeeper", metavar="HOST:PORT", help="default: $STORM_PLANNER_ZOOKEEPER, else 127.0.0.1:2181")
+    scale_run.set_defaults(handler=scale_run_command)
 
 
 def read_json_file(path: str) -> Any:
@@ -106,6 +125,26 @@ def scale_plan_command(args: argparse.Namespace) -> int:
     except PlanningError as error:
         raise CommandError(f"{args.problem}: {error}") from None
     write_answer(schedule, args.output)
+    return 0
+
+
+def scale_run_command(args: argparse.Namespace) -> int:
+    import os
+
+    from storm_planner.adaptation.qescalor import ScalingController
+    from storm_planner.adaptation.scale_run import run_scaling
+
+    template = read_json_file(args.problem)
+    try:
+        controller = ScalingController(template, algorithm=args.algorithm, horizon=args.horizon,
+                                       season=args.season, quantile=args.quantile)
+        decisions = run_scaling(args.nimbus or os.environ.get("STORM_PLANNER_NIMBUS", "127.0.0.1:6627"),
+                                args.zookeeper or os.environ.get("STORM_PLANNER_ZOOKEEPER", "127.0.0.1:2181"),
+                                args.topology, args.component, controller, args.epoch_s, args.epochs, args.log,
+                                rebalance_wait_secs=args.rebalance_wait_secs)
+    except StormPlannerError as error:
+        raise CommandError(str(error)) from None
+    write_answer({"topology": args.topology, "component": args.component, "decisions": decisions}, None)
     return 0
 
 

@@ -1,0 +1,42 @@
+"""QEScalor's controller (adaptation.qescalor): one epoch's decision from measured rates, no cluster."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from storm_planner.adaptation.qescalor import ScalingController
+from storm_planner.core.errors import ProblemError
+from storm_planner.generators.qescalor import paper_resources
+
+TEMPLATE = {"resources": paper_resources()[:2], "performance": {"r1": 100.0, "r2": 180.0},
+            "startup_cost": 0.1, "shutdown_cost": 0.1}
+
+
+def test_the_recent_peak_is_held_until_there_is_a_season_of_history():
+    decision = ScalingController(TEMPLATE).decide([250.0, 640.0, 410.0], {"r1": 1})
+    assert decision.workload == [640.0] * 6
+    capacity = sum(n * TEMPLATE["performance"][r] for r, n in decision.counts.items())
+    assert capacity >= 640.0 and decision.instances == sum(decision.counts.values()) and not decision.capped
+
+
+def test_with_two_seasons_of_history_the_forecast_follows_the_season():
+    season = 8
+    rates = [500 + 300 * math.sin(2 * math.pi * t / season) for t in range(3 * season)]
+    decision = ScalingController(TEMPLATE, season=season, horizon=season).decide(rates, {})
+    assert max(decision.workload) - min(decision.workload) > 400  # not a flat line
+    assert len(decision.workload) == season
+
+
+def test_more_instances_than_tasks_are_capped_and_said():
+    controller = ScalingController(TEMPLATE, max_instances=3)
+    decision = controller.decide([2000.0], {"r1": 3})
+    assert decision.instances == 3 and decision.capped
+    assert "the component has 3 tasks" in decision.notes[0]
+
+
+def test_a_template_holding_what_the_controller_measures_is_refused():
+    with pytest.raises(ProblemError, match="must not hold workload"):
+        ScalingController({**TEMPLATE, "workload": [1.0]})
+    with pytest.raises(ProblemError, match="unknown key 'prices'"):
+        ScalingController({**TEMPLATE, "prices": 1})
