@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from storm_planner.bench._hetero_real_search import PLACEMENTS, pair_ratios, spouts_of
-from storm_planner.bench.report import pyplot, write_csv
+from storm_planner.bench.report import markdown_table, pyplot, write_csv
 
 PAPER_REAL = (7, 44)            # §6.3, Fig. 8: measured gains over Storm's default (Linear +44 %)
 PAPER_LINEAR = 44
@@ -55,38 +55,34 @@ def markdown(runs: Sequence[Any], report: Mapping[str, Any]) -> str:
         lines.append(f"* {shape}: `hetero` (search mode) chose {plan['parallelism']}, simulator "
                      f"{plan['figures']['max_input_rate']:.1f} tuples/s, placement {search}; the service's "
                      f"placement of the submitted graph: {same}.")
-    lines += ["",
-             "| run | placement | parallelism | executors per machine | highest sustained offered per spout (tuples/s) "
-             "| measured input (tuples/s, all spouts) | measured throughput (tuples/s, all tasks) "
-             "| simulator input per spout (tuples/s) "
-             "| load avg mean / max | steps | s |",
-             "|---|---|---|---|---:|---:|---:|---:|---|---:|---:|"]
+    table = []
     for r in runs:
         row = r.row()
-        lines.append(f"| {r.name} | {r.placement} | {row['parallelism']} | {row['placement_counts']} "
-                     f"| {r.sustained_offered:g} | {r.measured_input:.1f} | {r.measured_throughput:.1f} "
-                     f"| {row['predicted_input']} | {row['load_avg_mean']} / {row['load_avg_max']} "
-                     f"| {len(r.steps)} | {row['seconds']} |")
+        table.append([r.name, r.placement, row["parallelism"], row["placement_counts"], f"{r.sustained_offered:g}",
+                      f"{r.measured_input:.1f}", f"{r.measured_throughput:.1f}", row["predicted_input"],
+                      f"{row['load_avg_mean']} / {row['load_avg_max']}", len(r.steps), row["seconds"]])
+    lines += ["", markdown_table(["run", "placement", "parallelism", "executors per machine",
+                                  "highest sustained offered per spout (tuples/s)",
+                                  "measured input (tuples/s, all spouts)", "measured throughput (tuples/s, all tasks)",
+                                  "simulator input per spout (tuples/s)", "load avg mean / max", "steps", "s"],
+                                 table, right=(4, 5, 6, 7, 9, 10)).rstrip("\n")]
     lines += ["", "At each run's highest sustained step: CPU of each machine (its cpuacct group: worker JVM, "
               "Python subprocesses, supervisor) and, in brackets, the part the metrics hook attributes to the "
-              "machine's tasks (what eq. 7 models); share of CFS periods throttled.", "",
-              "| run | " + " | ".join(f"{m} CPU % (tasks) / throttled %" for m in _machines(runs)) + " |",
-              "|---|" + "---|" * len(_machines(runs))]
-    for r in runs:
-        top = r.top_step
-        if top is None:
-            continue
-        lines.append(f"| {r.name} | " + " | ".join(
-            f"{top.machine_cpu.get(m, 0):.0f} ({top.task_cpu.get(m, 0):.0f}) / {100 * top.throttled.get(m, 0):.0f}"
-            for m in _machines(runs)) + " |")
-    lines += ["", "| topology | pairs | hetero/default per pair | measured gain % mean (min–max) "
-              "| simulator gain % | paper (Fig. 8, real) |", "|---|---|---|---|---|---|"]
+              "machine's tasks (what eq. 7 models); share of CFS periods throttled.", ""]
+    machines = _machines(runs)
+    cpu = [[r.name, *(f"{r.top_step.machine_cpu.get(m, 0):.0f} ({r.top_step.task_cpu.get(m, 0):.0f}) / "
+                      f"{100 * r.top_step.throttled.get(m, 0):.0f}" for m in machines)]
+           for r in runs if r.top_step is not None]
+    lines += [markdown_table(["run", *(f"{m} CPU % (tasks) / throttled %" for m in machines)], cpu)]
+    gains = []
     for s in summaries(runs):
         paper = f"+{PAPER_LINEAR} %" if s["topology"] == "linear" else f"+{PAPER_REAL[0]}–{PAPER_REAL[1]} %"
-        lines.append(f"| {s['topology']} | {s['pairs']} | {', '.join(f'{x:.3f}' for x in s['ratios'])} "
-                     f"| {s['gain_mean']:+.1f} ({s['gain_min']:+.1f} to {s['gain_max']:+.1f}) "
-                     f"| {s['predicted_gain']:+.1f} | {paper} |")
-    return "\n".join(lines) + "\n"
+        gains.append([s["topology"], s["pairs"], ", ".join(f"{x:.3f}" for x in s["ratios"]),
+                      f"{s['gain_mean']:+.1f} ({s['gain_min']:+.1f} to {s['gain_max']:+.1f})",
+                      f"{s['predicted_gain']:+.1f}", paper])
+    lines.append(markdown_table(["topology", "pairs", "hetero/default per pair", "measured gain % mean (min–max)",
+                                 "simulator gain %", "paper (Fig. 8, real)"], gains))
+    return "\n".join(lines)
 
 
 def _machines(runs: Sequence[Any]) -> list[str]:

@@ -36,7 +36,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench.report import pyplot, write_csv
+from storm_planner.bench.report import markdown_table, pyplot, write_csv
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
 from storm_planner.planners.nasiri.bounds import fluid_bound
@@ -186,35 +186,32 @@ def _timed(action, repeats: int):
 
 
 def clusters_markdown(rows: list[dict[str, Any]]) -> str:
-    lines = [
-        "| cluster | topology | machines | instances L/M/H (paper) | throughput gain % | weighted util. hetero / default % "
-        "| util. gain % | gain ratio (paper) | gap to optimal % (bound) | gap to fluid % | hetero ms | default ms |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    main = []
     for r in rows:
         paper = f" ({r['paper_LMH']})" if r["paper_LMH"] else ""
         ratio = f"{r['gain_ratio']:.2f}" if r["gain_ratio"] != "" else "–"
         ratio += f" ({r['paper_gain_ratio']})" if r["paper_gain_ratio"] != "" else ""
         optimal = f"{r['optimal_gap']} (≤{r['optimal_bound']})" if r["optimal_bound"] != "" else "–"
-        lines.append(
-            f"| {r['cluster']} | {r['topology']} | {r['machines']} | {r['instances_LMH']}{paper} "
-            f"| {r['throughput_gain']:+.1f} | {r['hetero_utilisation']:.1f} / {r['default_utilisation']:.1f} "
-            f"| {r['utilisation_gain']:+.1f} | {ratio} | {optimal} | {r['fluid_gap']:.2f} "
-            f"| {r['hetero_ms']:.1f} | {r['default_ms']:.1f} |")
-    lines += ["", "The paper's rules as written (`-p literal=true`), refinements 1-3 without the descent "
-              "(`-p descent=false polish_nodes=0`) and the refined `hetero`:", "",
-              "| cluster | topology | gap to optimal % literal / no descent / refined "
-              "| gap to fluid % literal / no descent / refined "
-              "| weighted util. % literal / refined | throughput gain % literal / refined |",
-              "|---|---|---|---|---|---|"]
+        main.append([r["cluster"], r["topology"], r["machines"], f"{r['instances_LMH']}{paper}",
+                     f"{r['throughput_gain']:+.1f}", f"{r['hetero_utilisation']:.1f} / {r['default_utilisation']:.1f}",
+                     f"{r['utilisation_gain']:+.1f}", ratio, optimal, f"{r['fluid_gap']:.2f}",
+                     f"{r['hetero_ms']:.1f}", f"{r['default_ms']:.1f}"])
+    variants = []
     for r in rows:
         optimal = (f"{r['literal_optimal_gap']} / {r['no_descent_optimal_gap']} / {r['optimal_gap']}"
                    if r["optimal_bound"] != "" else "–")
-        lines.append(f"| {r['cluster']} | {r['topology']} | {optimal} | {r['literal_fluid_gap']:.2f} / "
-                     f"{r['no_descent_fluid_gap']:.2f} / {r['fluid_gap']:.2f} "
-                     f"| {r['literal_utilisation']:.1f} / {r['hetero_utilisation']:.1f} "
-                     f"| {r['literal_throughput_gain']:+.1f} / {r['throughput_gain']:+.1f} |")
-    return "\n".join(lines) + "\n"
+        variants.append([r["cluster"], r["topology"], optimal,
+                         f"{r['literal_fluid_gap']:.2f} / {r['no_descent_fluid_gap']:.2f} / {r['fluid_gap']:.2f}",
+                         f"{r['literal_utilisation']:.1f} / {r['hetero_utilisation']:.1f}",
+                         f"{r['literal_throughput_gain']:+.1f} / {r['throughput_gain']:+.1f}"])
+    return (markdown_table(["cluster", "topology", "machines", "instances L/M/H (paper)", "throughput gain %",
+                            "weighted util. hetero / default %", "util. gain %", "gain ratio (paper)",
+                            "gap to optimal % (bound)", "gap to fluid %", "hetero ms", "default ms"], main)
+            + "\nThe paper's rules as written (`-p literal=true`), refinements 1-3 without the descent "
+              "(`-p descent=false polish_nodes=0`) and the refined `hetero`:\n\n"
+            + markdown_table(["cluster", "topology", "gap to optimal % literal / no descent / refined",
+                              "gap to fluid % literal / no descent / refined", "weighted util. % literal / refined",
+                              "throughput gain % literal / refined"], variants))
 
 
 # -- tiny clusters of the paper's machines ---------------------------------------------------------------
@@ -247,11 +244,12 @@ def tiny_experiment(max_nodes: int) -> list[dict[str, Any]]:
 
 
 def tiny_markdown(rows: list[dict[str, Any]]) -> str:
-    lines = ["hetero / optimal (in brackets: refinements 1-3 only, `-p descent=false polish_nodes=0`)", "",
-             "| machines pentium/i3/i5 | linear | diamond | star |", "|---|---|---|---|"]
+    table = []
     for cluster in dict.fromkeys(r["cluster"] for r in rows):
         cells = {r["topology"]: r for r in rows if r["cluster"] == cluster}
-        lines.append(f"| {cluster} | " + " | ".join(_tiny_cell(cells[t]) for t in TOPOLOGIES) + " |")
+        table.append([cluster, *(_tiny_cell(cells[t]) for t in TOPOLOGIES)])
+    lines = ["hetero / optimal (in brackets: refinements 1-3 only, `-p descent=false polish_nodes=0`)", "",
+             markdown_table(["machines pentium/i3/i5", *TOPOLOGIES], table).rstrip("\n")]
     for key, label in (("ratio", "hetero"), ("ratio_no_descent", "without the descent")):
         ratios = [r[key] for r in rows]
         lines.append(f"\n{label}: {len(ratios)} instances, worst {min(ratios):.3f}, "
@@ -295,9 +293,7 @@ def random_experiment(count: int, max_nodes: int) -> list[dict[str, Any]]:
 
 
 def random_markdown(rows: list[dict[str, Any]]) -> str:
-    lines = ["| kind | instances | worst | 10th pct | median | mean | within 4 % | worst seeds "
-             "| without the descent: worst / within 4 % |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    table = []
     for kind in ("related", "unrelated"):
         group = sorted((r for r in rows if r["kind"] == kind), key=lambda r: r["ratio"])
         ratios = [r["ratio"] for r in group]
@@ -307,10 +303,11 @@ def random_markdown(rows: list[dict[str, Any]]) -> str:
         decile = ratios[max(0, len(ratios) // 10 - 1)]
         within = sum(r >= 0.96 for r in ratios)
         worst = ", ".join(str(r["seed"]) for r in group[:3])
-        lines.append(f"| {kind} | {len(ratios)} | {ratios[0]:.3f} | {decile:.3f} | {statistics.median(ratios):.3f} "
-                     f"| {statistics.mean(ratios):.3f} | {within}/{len(ratios)} | {worst} "
-                     f"| {min(plain):.3f} / {sum(r >= 0.96 for r in plain)}/{len(plain)} |")
-    return "\n".join(lines) + "\n"
+        table.append([kind, len(ratios), f"{ratios[0]:.3f}", f"{decile:.3f}", f"{statistics.median(ratios):.3f}",
+                      f"{statistics.mean(ratios):.3f}", f"{within}/{len(ratios)}", worst,
+                      f"{min(plain):.3f} / {sum(r >= 0.96 for r in plain)}/{len(plain)}"])
+    return markdown_table(["kind", "instances", "worst", "10th pct", "median", "mean", "within 4 %", "worst seeds",
+                           "without the descent: worst / within 4 %"], table)
 
 
 # -- plots ----------------------------------------------------------------------------------------------------

@@ -29,8 +29,11 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
         writer.writerows(rows)
 
 
-def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]], right: Iterable[int] = ()) -> str:
+    """A markdown table; columns whose index is in ``right`` are right-aligned (numbers)."""
+    right = set(right)
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "".join("---:|" if i in right else "---|" for i in range(len(header)))]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
