@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from storm_planner.bench.report import print_progress, write_csv
+from storm_planner.bench.report import markdown_table, print_progress, write_csv
 
 DEFAULT_OUT = Path("benchmarks/reports/scale")
 # (executors, nodes, components): the measured shapes and the 52,000-executor topology.
@@ -115,11 +115,11 @@ def write_report(out: Path, rows: list[dict[str, Any]], api: dict[str, float], c
     write_csv(out / "scale.csv", rows)
     import os
     machine = f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end of the run"
+    table = [[f"{r['executors']:,}", f"{r['nodes']:,}", r["components"], r["algorithm"], f"{r['round_trip_ms']:.1f}",
+              f"{r['solve_ms']:.1f}", r["nodes_used"]] for r in rows]
     lines = ["# Planner service at scale", "", f"Reproduce: `{command}` ({machine}).", "",
-             "| executors | nodes | components | algorithm | round trip ms (median) | solve ms | nodes used |",
-             "|---:|---:|---:|---|---:|---:|---:|"]
-    lines += [f"| {r['executors']:,} | {r['nodes']:,} | {r['components']} | {r['algorithm']} | "
-              f"{r['round_trip_ms']:.1f} | {r['solve_ms']:.1f} | {r['nodes_used']} |" for r in rows]
+             markdown_table(["executors", "nodes", "components", "algorithm", "round trip ms (median)", "solve ms",
+                             "nodes used"], table, right=(0, 1, 2, 4, 5, 6)).rstrip("\n")]
     lines += ["", "§7.2 pipeline (4 groups × 100 tasks), topdown:", "",
               f"- the algorithm alone on a ready Problem: {api['algorithm_per_s']:,.0f} plans/s",
               f"- `storm_planner.plan(dict)`, the whole call: {api['api_per_s']:,.0f} plans/s "
