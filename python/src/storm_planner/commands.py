@@ -61,6 +61,18 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     scale_run.add_argument("--nimbus", metavar="HOST:PORT", help="default: $STORM_PLANNER_NIMBUS, else 127.0.0.1:6627")
     scale_run.add_argument("--zookeeper", metavar="HOST:PORT", help="default: $STORM_PLANNER_ZOOKEEPER, else 127.0.0.1:2181")
     scale_run.set_defaults(handler=scale_run_command)
+    sample = scale_commands.add_parser(
+        "sample", help="measure an operator instance's throughput under CPU provisions on a local cluster (OOPSer)")
+    sample.add_argument("--cpu", default="0.25:2.0:0.25",
+                        help="CPU provisions in cores: a list 0.25,0.5,1 or a range start:stop:step (default %(default)s)")
+    sample.add_argument("--memory-mb", type=float, default=33.5, help="memory recorded with each sample (not enforced)")
+    sample.add_argument("--method", choices=("dsa", "fssa"), default="dsa", help="DSA or fixed-step FSSA")
+    sample.add_argument("--step", type=int, default=1, help="FSSA's step, in provisions (default %(default)s)")
+    sample.add_argument("--work-iterations", type=int, default=2000, help="SHA-256 rounds per tuple in the bolt")
+    sample.add_argument("--period-s", type=int, default=2, help="metrics window (default %(default)s s)")
+    sample.add_argument("--work-dir", type=Path, default=Path("oopser-run"), help="cluster state and logs")
+    sample.add_argument("-o", "--output", help="write the samples here instead of standard output")
+    sample.set_defaults(handler=scale_sample_command)
 
 
 def read_json_file(path: str) -> Any:
@@ -145,6 +157,22 @@ def scale_run_command(args: argparse.Namespace) -> int:
     except StormPlannerError as error:
         raise CommandError(str(error)) from None
     write_answer({"topology": args.topology, "component": args.component, "decisions": decisions}, None)
+    return 0
+
+
+def scale_sample_command(args: argparse.Namespace) -> int:
+    from storm_planner.cluster import default_description
+    from storm_planner.hetero.oopser import SamplerSettings, parse_levels, sample_on_cluster
+
+    try:
+        settings = SamplerSettings(levels=parse_levels(args.cpu, args.memory_mb), method=args.method, step=args.step,
+                                   work_iterations=args.work_iterations, period_s=args.period_s)
+        args.work_dir.mkdir(parents=True, exist_ok=True)
+        samples = sample_on_cluster(default_description(), settings, args.work_dir.resolve())
+    except StormPlannerError as error:
+        raise CommandError(str(error)) from None
+    write_answer({"method": args.method, "samples": [{"cpu": c, "memory_mb": m, "throughput": round(t, 3)}
+                                                     for c, m, t in samples]}, args.output)
     return 0
 
 

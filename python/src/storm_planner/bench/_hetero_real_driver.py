@@ -357,15 +357,6 @@ class Bench:
         rate_file.write_text("0")
 
 
-def supervisor_pid(cluster, name: str) -> int:
-    from storm_planner.cluster import daemons
-
-    for record in daemons.records(cluster.run_dir):
-        if record.name == f"supervisor-{name}":
-            return record.pid
-    raise BenchError(f"no running supervisor {name!r} in {cluster.run_dir}")
-
-
 def machine_task_cpu(windows: Iterable[WindowFigures], node_of_task: Mapping[int, str]) -> dict[str, float]:
     """CPU percent of one core the metrics hook attributes to each machine's tasks (thread + Python
     subprocess), each task's CPU over the time its own windows cover."""

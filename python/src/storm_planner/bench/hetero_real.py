@@ -68,13 +68,13 @@ from storm_planner.bench._hetero_real_driver import (
     Run,
     bench_description,
     problem_dict,
-    supervisor_pid,
 )
 from storm_planner.bench._hetero_real_project import base_options, real_profile, reference_times, write_project
 from storm_planner.bench._hetero_real_report import jsonable, write_outputs
 from storm_planner.bench._hetero_real_search import BenchError, assignment_counts, parse_capacities, run_order
 from storm_planner.generators.nasiri import TOPOLOGIES
 from storm_planner.hetero.cgroups import CpuAccount
+from storm_planner.hetero.profiling import supervisor_pid
 from storm_planner.progress import Progress
 
 

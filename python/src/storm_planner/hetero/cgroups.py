@@ -103,6 +103,11 @@ class CpuQuota(CgroupGroup):
         (self.path / "cpu.cfs_quota_us").write_text(str(self.quota))
         return self
 
+    def set_capacity(self, cpu_capacity: float) -> None:
+        """Change the quota of the running group (it applies from the next CFS period)."""
+        self.quota = quota_us(cpu_capacity)
+        (self.path / "cpu.cfs_quota_us").write_text(str(self.quota))
+
     def throttled(self) -> dict[str, int]:
         """``cpu.stat`` of the group (nr_throttled, throttled_time ns, ...)."""
         stat = {}

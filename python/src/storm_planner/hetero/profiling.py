@@ -201,7 +201,8 @@ def enough_windows(seen: Mapping[tuple[int, int], object], known_tasks: set[int]
     return bool(tasks) and all(sum(1 for t, _ in seen if t == task) >= count for task in tasks)
 
 
-def _supervisor_pid(cluster, supervisor_name: str) -> int:
+def supervisor_pid(cluster, supervisor_name: str) -> int:
+    """The process id of the running supervisor ``supervisor_name`` of a local cluster."""
     from storm_planner.cluster import daemons
 
     for record in daemons.records(cluster.run_dir):
@@ -225,7 +226,7 @@ def profile_machine_type(project: Path, description, machine_type: str, supervis
     with running_cluster(type_dir, single, plugin=False, planner=False, ui=False, progress=progress) as cluster:
         with _maybe(quota, settings.emulate):
             if settings.emulate:
-                quota.add(_supervisor_pid(cluster, supervisor.name))
+                quota.add(supervisor_pid(cluster, supervisor.name))
                 result.emulation[machine_type] = (
                     f"supervisor {supervisor.name} and its workers in cgroup {quota.path.name}: "
                     f"cfs quota {quota.quota} us per {CFS_PERIOD_US} us ({supervisor.cpu:g}% of a core)")
