@@ -18,10 +18,7 @@ from storm_planner.planners.qescalor import run_scaler, scalers
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     plan = subparsers.add_parser("plan", help="plan a problem file and print the plan as JSON")
     plan.add_argument("problem", help="problem file (JSON), or - for standard input")
-    plan.add_argument("-a", "--algorithm", default="even", help="planner name (see `algorithms`)")
-    plan.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
-                      help="planner parameter (JSON value), repeatable")
-    plan.add_argument("-o", "--output", help="write the plan here instead of standard output")
+    _algorithm_arguments(plan, "even", "planner", "`algorithms`")
     plan.set_defaults(handler=plan_command)
 
     algorithms = subparsers.add_parser("algorithms", help="list the registered planners")
@@ -35,10 +32,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     scale_commands.required = True
     scale_plan = scale_commands.add_parser("plan", help="schedule a scaling problem file and print it as JSON")
     scale_plan.add_argument("problem", help="scaling problem (JSON, DESIGN.md: Scaling advisors), or -")
-    scale_plan.add_argument("-a", "--algorithm", default="qcesa", help="scaling algorithm (see `scale algorithms`)")
-    scale_plan.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
-                            help="algorithm parameter (JSON value), repeatable")
-    scale_plan.add_argument("-o", "--output", help="write the schedule here instead of standard output")
+    _algorithm_arguments(scale_plan, "qcesa", "scaling algorithm", "`scale algorithms`")
     scale_plan.set_defaults(handler=scale_plan_command)
     scale_list = scale_commands.add_parser("algorithms", help="list the scaling algorithms and their parameters")
     scale_list.set_defaults(handler=scale_algorithms_command)
@@ -73,6 +67,14 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--work-dir", type=Path, default=Path("oopser-run"), help="cluster state and logs")
     sample.add_argument("-o", "--output", help="write the samples here instead of standard output")
     sample.set_defaults(handler=scale_sample_command)
+
+
+def _algorithm_arguments(parser: argparse.ArgumentParser, default: str, what: str, listing: str) -> None:
+    """``-a ALGORITHM``, ``-p KEY=VALUE`` (repeatable) and ``-o FILE``, shared by ``plan`` and ``scale plan``."""
+    parser.add_argument("-a", "--algorithm", default=default, help=f"{what} name (see {listing})")
+    parser.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                        help=f"{what} parameter (JSON value), repeatable")
+    parser.add_argument("-o", "--output", help="write the answer here instead of standard output")
 
 
 def read_json_file(path: str) -> Any:

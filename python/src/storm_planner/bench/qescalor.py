@@ -22,6 +22,8 @@ root; each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` (and a plot) 
   also QCESA on a forecast raised by its residuals' 95th percentile (not in the paper).
 * ``step``: scaling actions until the operator keeps up after a step change of its input rate, with
   the model's performance (the paper) and calibrated by what running instances sustain (ours).
+* ``cluster`` (Table 2 on the local cluster; root and cgroup v1 CPU quotas): DSA and FSSA sampling the
+  built-in work bolt's throughput under CPU quotas of 0.2-2.0 cores (:mod:`storm_planner.hetero.oopser`).
 
 The operators' curves are synthetic (:func:`~storm_planner.generators.qescalor.operator_curve`): the
 paper's measurements (DataDock on Kubernetes) are not published, and sampling on the real cluster
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -300,12 +303,61 @@ def _plan_epoch(performance: dict, counts: dict, rate: float, horizon: int = 6) 
     return scale(problem, "qcesa")["epochs"][0]
 
 
+# -- Table 2 on the real cluster -------------------------------------------------------------------
+
+CLUSTER_LEVELS = [(round(0.1 * i, 1), 33.5) for i in range(2, 21)]   # 0.2 .. 2.0 cores
+
+
+def bench_cluster(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
+    """DSA and FSSA on the local cluster (``storm-planner scale sample``): the work bolt's throughput
+    under CPU quotas. FSSA step 1 measures every provision (the baseline); FSSA steps 2-5 are its
+    every k-th measurement; DSA runs on its own. Each sample set is fitted by the random forest and
+    judged against the baseline, as in Table 2."""
+    from storm_planner.cluster import default_description
+    from storm_planner.hetero.oopser import SamplerSettings, sample_on_cluster
+
+    levels = CLUSTER_LEVELS[::3] if quick else CLUSTER_LEVELS
+    runs = {}
+    for method in ("fssa", "dsa"):
+        settings = SamplerSettings(levels=levels, method=method, step=1)
+        with tempfile.TemporaryDirectory(prefix=f"oopser-{method}-") as work:  # cluster state and logs
+            runs[method] = sample_on_cluster(default_description(), settings, Path(work), progress=_progress)
+    baseline = runs["fssa"]
+    truth = np.array([t for _, _, t in baseline])
+    sets = {f"FSSA-{k}": baseline[::k] + ([] if (len(baseline) - 1) % k == 0 else [baseline[-1]]) for k in (2, 3, 4, 5)}
+    sets["DSA"] = runs["dsa"]
+    rows = []
+    for method, samples in sets.items():
+        predicted = PerformanceModel(seed=seed).fit(samples).predict([s[:2] for s in baseline])
+        error = predicted - truth
+        rows.append({"method": method, "SN": len(samples), "RMSE": float(np.sqrt(np.mean(error ** 2))),
+                     "MAE": float(np.mean(np.abs(error)))})
+    write_table(out, "cluster", rows, "Table 2 on the local cluster: the work bolt (2,000 SHA-256 rounds per tuple) "
+                "under CPU quotas of 0.2-2.0 cores; RMSE and MAE (tuples/s) against every provision measured",
+                command, digits=1)
+    write_table(out, "cluster-samples", [{"method": m, "cpu": c, "throughput": t} for m, run in runs.items()
+                                         for c, _, t in run], "The samples", command, digits=1)
+    plt = pyplot()
+    figure, axis = plt.subplots(figsize=(5.5, 3.4))
+    axis.plot([c for c, _, _ in baseline], truth, "-o", color="0.5", ms=3, label=f"FSSA step 1 ({len(baseline)})")
+    axis.plot([c for c, _, _ in runs["dsa"]], [t for _, _, t in runs["dsa"]], "o", color="C3",
+              label=f"DSA ({len(runs['dsa'])})")
+    axis.set_xlabel("CPU quota (cores)")
+    axis.set_ylabel("work bolt throughput (tuples/s)")
+    axis.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(out / "cluster.png", dpi=110)
+    plt.close(figure)
+    return rows
+
+
 EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {
     "optimality": bench_optimality,
     "sampling": bench_sampling,
     "models": bench_models,
     "day": bench_day,
     "step": bench_step,
+    "cluster": bench_cluster,
 }
 
 

@@ -44,25 +44,27 @@ def covering(instance: ScalingInstance, t: int, counts: np.ndarray, capacity: np
     return _grid.covers(instance, t, capacity)
 
 
+class _GridScaler(Scaler):
+    """The DP of :mod:`._grid` with the candidate rule ``candidates`` (a staticmethod of the subclass)."""
+
+    candidates = staticmethod(covering)
+
+    def __init__(self, *, max_states: int = DEFAULT_MAX_STATES):
+        self.max_states = checked(self.name, "max_states", max_states, to_whole, minimum=1)
+
+    def schedule(self, instance: ScalingInstance) -> Schedule:
+        return _grid.solve(instance, self.candidates, self.max_states)
+
+
 @register_scaler
-class QCESA(Scaler):
+class QCESA(_GridScaler):
     name = "qcesa"
     summary = "QEScalor's QCESA (Mu et al. 2020): candidates in [W_t, W_max], dynamic programming"
-
-    def __init__(self, *, max_states: int = DEFAULT_MAX_STATES):
-        self.max_states = checked(self.name, "max_states", max_states, to_whole, minimum=1)
-
-    def schedule(self, instance: ScalingInstance) -> Schedule:
-        return _grid.solve(instance, paper_candidates, self.max_states)
+    candidates = staticmethod(paper_candidates)
 
 
 @register_scaler
-class ExactQCESA(Scaler):
+class ExactQCESA(_GridScaler):
     name = "qcesa-exact"
     summary = "QCESA's DP over every covering count vector: the cost model's exact optimum (not in the paper)"
-
-    def __init__(self, *, max_states: int = DEFAULT_MAX_STATES):
-        self.max_states = checked(self.name, "max_states", max_states, to_whole, minimum=1)
-
-    def schedule(self, instance: ScalingInstance) -> Schedule:
-        return _grid.solve(instance, covering, self.max_states)
+    candidates = staticmethod(covering)
