@@ -44,6 +44,7 @@ class SamplerSettings:
     settle_windows: int = 1
     measure_windows: int = 2
     warmup_windows: int = 3       # once, before the first provision: the JVM and Python subprocesses warm up
+    tolerance: float = 0.03       # DSA: a fall of throughput within this share is noise, not a fluctuation
 
     def __post_init__(self):
         if self.method not in ("dsa", "fssa"):
@@ -93,7 +94,7 @@ def sample_on_cluster(description, settings: SamplerSettings, work_dir: Path,
                 return throughput
 
             if settings.method == "dsa":
-                return dsa(settings.levels, measure)
+                return dsa(settings.levels, measure, tolerance=settings.tolerance)
             return fssa(settings.levels, measure, settings.step)
         finally:
             kill_topology(a.nimbus, row.name, wait_secs=0, progress=progress)
