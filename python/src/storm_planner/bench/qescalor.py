@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -50,6 +49,7 @@ from storm_planner.generators.qescalor import (
     paper_resources,
     random_problem,
 )
+from storm_planner.bench._qescalor_cluster import bench_cluster, bench_replay
 from storm_planner.planners.qescalor.forecast import forecast
 from storm_planner.planners.qescalor.performance import PerformanceModel, compare_models
 from storm_planner.planners.qescalor.sampling import dsa, fssa
@@ -303,65 +303,6 @@ def _plan_epoch(performance: dict, counts: dict, rate: float, horizon: int = 6) 
     return scale(problem, "qcesa")["epochs"][0]
 
 
-# -- Table 2 on the real cluster -------------------------------------------------------------------
-
-CLUSTER_LEVELS = [(round(0.1 * i, 1), 33.5) for i in range(2, 21)]   # 0.2 .. 2.0 cores
-CLUSTER_MEASURE_WINDOWS = 3     # 2-s windows per provision
-CLUSTER_TOLERANCE = 0.15        # about the run-to-run spread of one provision's throughput on this machine
-
-
-def bench_cluster(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
-    """DSA and FSSA on the local cluster (``storm-planner scale sample``): the work bolt's throughput
-    under CPU quotas. FSSA step 1 measures every provision (the baseline); FSSA steps 2-5 are its
-    every k-th measurement; DSA runs on its own. Each sample set is fitted by the random forest and
-    judged against the baseline, as in Table 2."""
-    from storm_planner.cluster import default_description
-    from storm_planner.hetero.oopser import SamplerSettings, sample_on_cluster
-
-    levels = CLUSTER_LEVELS[::3] if quick else CLUSTER_LEVELS
-    runs = {}
-    for label, method, tolerance in (("FSSA-1", "fssa", 0.03), ("DSA", "dsa", 0.03),
-                                     (f"DSA, tolerance {CLUSTER_TOLERANCE:.0%}", "dsa", CLUSTER_TOLERANCE)):
-        settings = SamplerSettings(levels=levels, method=method, step=1, tolerance=tolerance,
-                                   measure_windows=CLUSTER_MEASURE_WINDOWS)
-        with tempfile.TemporaryDirectory(prefix=f"oopser-{method}-") as work:  # cluster state and logs
-            runs[label] = sample_on_cluster(default_description(), settings, Path(work), progress=_progress)
-    baseline = runs["FSSA-1"]
-    truth = np.array([t for _, _, t in baseline])
-    at = {c: t for c, _, t in baseline}
-    sets = {f"FSSA-{k}": baseline[::k] + ([] if (len(baseline) - 1) % k == 0 else [baseline[-1]]) for k in (2, 3, 4, 5)}
-    sets.update({label: samples for label, samples in runs.items() if label.startswith("DSA")})
-    rows = []
-    for method, samples in sets.items():
-        predicted = PerformanceModel(seed=seed).fit(samples).predict([s[:2] for s in baseline])
-        error = predicted - truth
-        # How far this set's own measurements lie from the baseline run's at the same provisions:
-        # zero for FSSA's subsets of it, the cluster's run-to-run spread for a separate run.
-        spread = np.array([t - at[c] for c, _, t in samples if c in at])
-        rows.append({"method": method, "SN": len(samples), "RMSE": float(np.sqrt(np.mean(error ** 2))),
-                     "MAE": float(np.mean(np.abs(error))),
-                     "samples vs baseline RMSE": float(np.sqrt(np.mean(spread ** 2)))})
-    write_table(out, "cluster", rows, "Table 2 on the local cluster: the work bolt (2,000 SHA-256 rounds per tuple, "
-                f"{CLUSTER_MEASURE_WINDOWS} windows of 2 s per provision) "
-                "under CPU quotas of 0.2-2.0 cores; RMSE and MAE (tuples/s) against every provision measured",
-                command, digits=1)
-    write_table(out, "cluster-samples", [{"method": m, "cpu": c, "throughput": t} for m, run in runs.items()
-                                         for c, _, t in run], "The samples", command, digits=1)
-    plt = pyplot()
-    figure, axis = plt.subplots(figsize=(5.5, 3.4))
-    axis.plot([c for c, _, _ in baseline], truth, "-o", color="0.5", ms=3, label=f"FSSA step 1 ({len(baseline)})")
-    for k, (label, samples) in enumerate((l, r) for l, r in runs.items() if l.startswith("DSA")):
-        axis.plot([c for c, _, _ in samples], [t for _, _, t in samples], "o^"[k], color=f"C{3 + k}", ms=4,
-                  label=f"{label} ({len(samples)})")
-    axis.set_xlabel("CPU quota (cores)")
-    axis.set_ylabel("work bolt throughput (tuples/s)")
-    axis.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(out / "cluster.png", dpi=110)
-    plt.close(figure)
-    return rows
-
-
 EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {
     "optimality": bench_optimality,
     "sampling": bench_sampling,
@@ -369,6 +310,7 @@ EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {
     "day": bench_day,
     "step": bench_step,
     "cluster": bench_cluster,
+    "replay": bench_replay,
 }
 
 
