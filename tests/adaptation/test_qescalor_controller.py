@@ -40,3 +40,14 @@ def test_a_template_holding_what_the_controller_measures_is_refused():
         ScalingController({**TEMPLATE, "workload": [1.0]})
     with pytest.raises(ProblemError, match="unknown key 'prices'"):
         ScalingController({**TEMPLATE, "prices": 1})
+
+
+def test_calibration_replaces_the_models_figure_for_later_decisions():
+    controller = ScalingController(TEMPLATE)
+    before = controller.decide([450.0], {"r1": 1})
+    assert sum(n * TEMPLATE["performance"][r] for r, n in before.counts.items()) >= 450.0
+    assert sum(before.counts.values()) <= 5  # at 100 and 180 tuples/s per instance
+    controller.calibrate("r1", 50.0)
+    controller.calibrate("r2", 50.0)
+    decision = controller.decide([450.0], {"r1": 1})
+    assert sum(decision.counts.values()) == 9  # 450 / 50 per instance

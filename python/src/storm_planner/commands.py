@@ -50,6 +50,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                            help="epochs per season for the Holt-Winters forecast (0: hold the recent peak)")
     scale_run.add_argument("--quantile", type=float, help="raise the forecast by this quantile of its residuals")
     scale_run.add_argument("--log", type=Path, metavar="FILE", help="append each decision as a JSON line")
+    scale_run.add_argument("--offered-rate-file", type=Path, metavar="FILE",
+                           help="a file holding the source's offered rate (tuples/s), e.g. a replay feed's: the "
+                                "workload when the component is saturated, and calibration of its instances")
     scale_run.add_argument("--rebalance-wait-secs", type=int, default=1,
                            help="seconds Storm deactivates the topology before redistributing (default %(default)s)")
     scale_run.add_argument("--nimbus", metavar="HOST:PORT", help="default: $STORM_PLANNER_NIMBUS, else 127.0.0.1:6627")
@@ -155,11 +158,21 @@ def scale_run_command(args: argparse.Namespace) -> int:
         decisions = run_scaling(args.nimbus or os.environ.get("STORM_PLANNER_NIMBUS", "127.0.0.1:6627"),
                                 args.zookeeper or os.environ.get("STORM_PLANNER_ZOOKEEPER", "127.0.0.1:2181"),
                                 args.topology, args.component, controller, args.epoch_s, args.epochs, args.log,
-                                rebalance_wait_secs=args.rebalance_wait_secs)
+                                rebalance_wait_secs=args.rebalance_wait_secs,
+                                offered=_rate_reader(args.offered_rate_file) if args.offered_rate_file else None)
     except StormPlannerError as error:
         raise CommandError(str(error)) from None
     write_answer({"topology": args.topology, "component": args.component, "decisions": decisions}, None)
     return 0
+
+
+def _rate_reader(path: Path):
+    def offered() -> float:
+        try:
+            return float(path.read_text().strip() or 0)
+        except (OSError, ValueError) as error:
+            raise CommandError(f"--offered-rate-file {path}: {error}") from None
+    return offered
 
 
 def scale_sample_command(args: argparse.Namespace) -> int:

@@ -49,6 +49,13 @@ class ScalingController:
         self.algorithm, self.horizon, self.season, self.quantile = algorithm, horizon, season, quantile
         self.max_instances = max_instances
 
+    def calibrate(self, provision: str, per_instance: float) -> None:
+        """What one instance of ``provision`` was measured to sustain (saturated) replaces the model's
+        figure from now on (not in the paper: the step experiment of bench qescalor shows that the
+        model's error alone can keep the operator short forever)."""
+        if per_instance > 0:
+            self.template["performance"] = {**self.template.get("performance", {}), provision: float(per_instance)}
+
     @property
     def provisions(self) -> list[str]:
         return [r["id"] for r in self.template["resources"]]

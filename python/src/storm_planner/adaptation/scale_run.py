@@ -7,6 +7,12 @@ epoch, and when their number differs from the executors Nimbus runs, Nimbus is a
 component (within its task count) and the outcome is checked. Every decision is one JSON line in the
 log, whatever happened (``action``: ``rebalance``, ``hold``, ``no-metrics``, ``failed``).
 
+A saturated component executes what it can, not what arrives (backpressure holds the rest at the
+spout), so its measured rate hides the demand. When the source's offered rate is known (``offered``:
+e.g. a replay feed's rate), the workload is the larger of the two, and an epoch in which the component
+executed less than 95 % of what was offered calibrates the performance of its instances to what they
+did (:meth:`~storm_planner.adaptation.qescalor.ScalingController.calibrate`).
+
 On this kit's clusters an instance is an executor (a thread in a worker); the provision a decision
 chooses for each instance is logged but not enforced per executor (issue #16: per-instance CPU and
 memory need one worker per instance under its own cgroup, not built).
@@ -80,7 +86,8 @@ class EpochRates:
 
 def run_scaling(nimbus: str, zookeeper: str, name: str, component: str, controller: ScalingController,
                 epoch_s: float, epochs: int, log_path: Path | None, *, rebalance_wait_secs: int = 1,
-                progress: Progress = print_progress, sleep: Callable[[float], None] = time.sleep) -> list[dict]:
+                offered: Callable[[], float] | None = None, progress: Progress = print_progress,
+                sleep: Callable[[float], None] = time.sleep) -> list[dict]:
     """Run ``epochs`` epochs (0: until interrupted); returns the decisions logged."""
     from storm_planner.submit import nimbus as nimbus_api
     from storm_planner.submit.operations import parse_nimbus, rebalance_topology, running_components
@@ -105,7 +112,7 @@ def run_scaling(nimbus: str, zookeeper: str, name: str, component: str, controll
         while not epochs or epoch < epochs:
             epoch += 1
             _wait_polling(rates, epoch_s, sleep)
-            record = _one_epoch(epoch, rates, history, current, controller, name, component, topology,
+            record = _one_epoch(epoch, rates, offered, history, current, controller, name, component, topology,
                                 lambda n: rebalance_topology(nimbus, name, {component: n}, wait_secs=rebalance_wait_secs,
                                                              wait_applied=120, progress=progress))
             decisions.append(record)
@@ -125,14 +132,25 @@ def _wait_polling(rates: EpochRates, seconds: float, sleep: Callable[[float], No
         rates.poll()
 
 
-def _one_epoch(epoch, rates, history, current, controller, name, component, topology, rebalance) -> dict[str, Any]:
+def _one_epoch(epoch, rates, offered, history, current, controller, name, component, topology,
+               rebalance) -> dict[str, Any]:
     record: dict[str, Any] = {"epoch": epoch, "time": round(time.time(), 3), "topology": name, "component": component}
     rate = rates.next_rate()
     record["rate"] = None if rate is None else round(rate, 3)
     if rate is None:
         return {**record, "action": "no-metrics", "message": "no new metrics window of the component this epoch"}
-    history.append(rate)
+    demand = rate
+    if offered is not None:
+        record["offered"] = round(offered(), 3)
+        demand = max(rate, record["offered"])
+        running = sum(current.values())
+        if rate < 0.95 * record["offered"] and running and len(current) == 1:  # saturated: calibrate
+            (provision,) = current
+            controller.calibrate(provision, rate / running)
+            record["calibrated"] = {provision: round(rate / running, 3)}
+    history.append(demand)
     decision = controller.decide(history, current)
+    rate = demand
     before = topology().executors[component]
     record.update(decision.to_dict(), executors_before=before)
     if decision.instances == before:

@@ -124,8 +124,15 @@ def bench_replay(out: Path, seed: int, quick: bool, command: str) -> list[dict[s
             feeder = threading.Thread(target=_feed, args=(rate_file, rates, epoch_s, started), daemon=True)
             feeder.start()
             controller = ScalingController(template, horizon=3)
+
+            def offered() -> float:
+                """What the feed offered over the last epoch (its schedule, averaged over the window)."""
+                now = time.time()
+                return float(np.mean([_scheduled(rates, epoch_s, started, now - epoch_s * k / 40) for k in range(40)]))
+
             decisions = run_scaling(a.nimbus, a.zookeeper, "replay", "relay", controller, epoch_s, epochs,
-                                    work / "decisions.jsonl", rebalance_wait_secs=0, progress=_progress)
+                                    work / "decisions.jsonl", rebalance_wait_secs=0, offered=offered,
+                                    progress=_progress)
             (data / "stop").write_text("")
             drained = _wait_for(data / "done.txt", 180)
         rows, summary = _replay_rows(data, decisions, rates, started, epoch_s, drained)
@@ -137,6 +144,10 @@ def bench_replay(out: Path, seed: int, quick: bool, command: str) -> list[dict[s
                     "each of r1..r4, performance from the random forest on the cluster samples", command, digits=2)
     _plot_replay(out, rows)
     return rows
+
+
+def _scheduled(rates: list[float], epoch_s: float, started: float, at: float) -> float:
+    return rates[min(len(rates) - 1, max(0, int((at - started) // epoch_s)))]
 
 
 def _feed(rate_file: Path, rates: list[float], epoch_s: float, started: float) -> None:
