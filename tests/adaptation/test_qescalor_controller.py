@@ -51,3 +51,11 @@ def test_calibration_replaces_the_models_figure_for_later_decisions():
     controller.calibrate("r2", 50.0)
     decision = controller.decide([450.0], {"r1": 1})
     assert sum(decision.counts.values()) == 9  # 450 / 50 per instance
+
+
+def test_saturation_needs_a_shortfall_while_working_near_the_believed_capacity():
+    from storm_planner.adaptation.scale_run import _saturated
+
+    assert _saturated(executed=400, offered=520, believed_capacity=500)       # short and busy: saturated
+    assert not _saturated(executed=44, offered=54, believed_capacity=150)     # short at low load: lag, noise
+    assert not _saturated(executed=300, offered=310, believed_capacity=320)   # keeps up

@@ -56,6 +56,10 @@ class ScalingController:
         if per_instance > 0:
             self.template["performance"] = {**self.template.get("performance", {}), provision: float(per_instance)}
 
+    def performance(self, provision: str) -> float:
+        """What one instance of ``provision`` is believed to sustain (given or calibrated; 0 if unknown)."""
+        return float(self.template.get("performance", {}).get(provision, 0.0))
+
     @property
     def provisions(self) -> list[str]:
         return [r["id"] for r in self.template["resources"]]

@@ -10,8 +10,8 @@ log, whatever happened (``action``: ``rebalance``, ``hold``, ``no-metrics``, ``f
 A saturated component executes what it can, not what arrives (backpressure holds the rest at the
 spout), so its measured rate hides the demand. When the source's offered rate is known (``offered``:
 e.g. a replay feed's rate), the workload is the larger of the two, and an epoch in which the component
-executed less than 95 % of what was offered calibrates the performance of its instances to what they
-did (:meth:`~storm_planner.adaptation.qescalor.ScalingController.calibrate`).
+executed less than 90 % of what was offered while running at 80 % or more of what its instances are
+believed to sustain calibrates the performance of its instances to what they did (:meth:`~storm_planner.adaptation.qescalor.ScalingController.calibrate`).
 
 On this kit's clusters an instance is an executor (a thread in a worker); the provision a decision
 chooses for each instance is logged but not enforced per executor (issue #16: per-instance CPU and
@@ -132,6 +132,12 @@ def _wait_polling(rates: EpochRates, seconds: float, sleep: Callable[[float], No
         rates.poll()
 
 
+def _saturated(executed: float, offered: float, believed_capacity: float) -> bool:
+    """Executed clearly less than was offered while working near what its instances are believed to
+    sustain (a shortfall at low load is the windows' lag or noise, not saturation)."""
+    return executed < 0.9 * offered and executed >= 0.8 * believed_capacity
+
+
 def _one_epoch(epoch, rates, offered, history, current, controller, name, component, topology,
                rebalance) -> dict[str, Any]:
     record: dict[str, Any] = {"epoch": epoch, "time": round(time.time(), 3), "topology": name, "component": component}
@@ -144,7 +150,7 @@ def _one_epoch(epoch, rates, offered, history, current, controller, name, compon
         record["offered"] = round(offered(), 3)
         demand = max(rate, record["offered"])
         running = sum(current.values())
-        if rate < 0.95 * record["offered"] and running and len(current) == 1:  # saturated: calibrate
+        if len(current) == 1 and running and _saturated(rate, record["offered"], running * controller.performance(*current)):
             (provision,) = current
             controller.calibrate(provision, rate / running)
             record["calibrated"] = {provision: round(rate / running, 3)}
