@@ -66,7 +66,8 @@ def test_scale_run_rebalances_the_component_to_what_qcesa_decides(tmp_path, caps
         assert measured, up
         first = measured[0]
         assert first["action"] == "rebalance" and first["instances"] == TASKS and first["capped"], first
-        # executors_before is what Nimbus reported at that moment: 2 as submitted (once, under CI load, 1)
+        # Under load the first epoch can measure 0 tuples/s (the Python spout not emitting yet): QCESA then
+        # scales relay in to 1 first, so the first measured decision may start from 1 executor, not 2.
         assert first["executors_before"] < TASKS and first["executors_after"] == TASKS and first["applied"]
         assert 0.3 * RATE < first["rate"] < 3 * RATE  # the pipeline's steady rate, as the hook measured it
         assert relay_executors(cluster) == TASKS
