@@ -150,13 +150,15 @@ def scale_run_command(args: argparse.Namespace) -> int:
 
     from storm_planner.adaptation.qescalor import ScalingController
     from storm_planner.adaptation.scale_run import run_scaling
+    from storm_planner.service.metrics import ZOOKEEPER_ENV
+    from storm_planner.submit.commands import _default_nimbus
 
     template = read_json_file(args.problem)
     try:
         controller = ScalingController(template, algorithm=args.algorithm, horizon=args.horizon,
                                        season=args.season, quantile=args.quantile)
-        decisions = run_scaling(args.nimbus or os.environ.get("STORM_PLANNER_NIMBUS", "127.0.0.1:6627"),
-                                args.zookeeper or os.environ.get("STORM_PLANNER_ZOOKEEPER", "127.0.0.1:2181"),
+        decisions = run_scaling(args.nimbus or _default_nimbus(),
+                                args.zookeeper or os.environ.get(ZOOKEEPER_ENV, "127.0.0.1:2181"),
                                 args.topology, args.component, controller, args.epoch_s, args.epochs, args.log,
                                 rebalance_wait_secs=args.rebalance_wait_secs,
                                 offered=_rate_reader(args.offered_rate_file) if args.offered_rate_file else None)

@@ -54,18 +54,9 @@ class EpochRates:
         self.zk.close()
 
     def _windows(self) -> list:
-        from storm_planner.metrics.windows import DEFAULT_ROOT, CorruptWindow, parse_window
+        from storm_planner.metrics.windows import read_windows
 
-        path, found = f"{DEFAULT_ROOT}/{self.topology_id}", []
-        for child in (self.zk.get_children(path) if self.zk.exists(path) else []):
-            data, stat = self.zk.get(f"{path}/{child}")
-            try:
-                window = parse_window(data, znode_version=stat.version)
-            except (CorruptWindow, ValueError):
-                continue  # a corrupt window is skipped; the store's own reader reports it
-            if window.component == self.component:
-                found.append(window)
-        return found
+        return [w for w in read_windows(self.zk, self.topology_id) if w.component == self.component]
 
     def poll(self) -> None:
         for window in self._windows():
@@ -156,13 +147,12 @@ def _one_epoch(epoch, rates, offered, history, current, controller, name, compon
             record["calibrated"] = {provision: round(rate / running, 3)}
     history.append(demand)
     decision = controller.decide(history, current)
-    rate = demand
     before = topology().executors[component]
     record.update(decision.to_dict(), executors_before=before)
     if decision.instances == before:
         current.clear()
         current.update(decision.counts)
-        return {**record, "executors_after": before, "action": "hold", "message": f"{before} instances cover {rate:.1f} tuples/s"}
+        return {**record, "executors_after": before, "action": "hold", "message": f"{before} instances cover {demand:.1f} tuples/s"}
     try:
         request = rebalance(decision.instances)
     except StormPlannerError as error:  # Nimbus refused or the rebalance was lost: logged, the next epoch retries
@@ -172,5 +162,5 @@ def _one_epoch(epoch, rates, offered, history, current, controller, name, compon
     current.update(decision.counts)
     after = topology().executors[component]
     return {**record, "executors_after": after, "action": "rebalance", "applied": bool(request.applied),
-            "message": f"{before}->{decision.instances} instances for {rate:.1f} tuples/s (forecast "
+            "message": f"{before}->{decision.instances} instances for {demand:.1f} tuples/s (forecast "
                        f"{max(decision.workload):.1f}); {request.describe()}"}

@@ -124,7 +124,7 @@ class WindowReader:
         self.zk.close()
 
     def current(self, topology_id: str) -> list:
-        from storm_planner.hetero.profiling import read_windows
+        from storm_planner.metrics.windows import read_windows
 
         return [w for w in read_windows(self.zk, topology_id) if w.cpu_known]
 

@@ -52,6 +52,8 @@ from storm_planner.generators.qescalor import (
 from storm_planner.bench._qescalor_cluster import bench_cluster, bench_replay
 from storm_planner.planners.qescalor.forecast import forecast
 from storm_planner.planners.qescalor.performance import PerformanceModel, compare_models
+from storm_planner.planners.qescalor.problem import ScalingInstance, read_problem, resolve
+from storm_planner.planners.qescalor.schedule import Schedule
 from storm_planner.planners.qescalor.sampling import dsa, fssa
 
 DEFAULT_OUT = Path("benchmarks/reports/qescalor")
@@ -198,10 +200,11 @@ def bench_day(out: Path, seed: int, quick: bool, command: str) -> list[dict[str,
     for resource in ("r1", "r2", "r3", "r4"):
         schedules[f"CBA-{resource}"] = scale(problem, "cba", resource=resource)
     true_performance = np.array([truth(*p) for p in PAPER_PROVISIONS])
+    counts = {name: Schedule(np.array([[e.get(r, 0) for r in ("r1", "r2", "r3", "r4")] for e in schedule["epochs"]]))
+              for name, schedule in schedules.items()}
     rows = []
     for name, schedule in schedules.items():
-        counts = np.array([[e.get(r, 0) for r in ("r1", "r2", "r3", "r4")] for e in schedule["epochs"]])
-        true_capacity = counts @ true_performance
+        true_capacity = counts[name].counts @ true_performance
         rows.append({"algorithm": name, "total cost": schedule["cost"], "running": schedule["running_cost"],
                      "startups": schedule["startups"], "shutdowns": schedule["shutdowns"],
                      "epochs short of the forecast": sum(c < w * (1 - 1e-9) for c, w in zip(schedule["capacity"], predicted)),
@@ -216,22 +219,19 @@ def bench_day(out: Path, seed: int, quick: bool, command: str) -> list[dict[str,
     write_table(out, "day", rows, f"One day of CMO1 ({epochs} epochs): cost and capacity (Figs. 2 and 3); "
                 f"forecast mean absolute error {100 * forecast_error.mean():.1f} %; the model's performance per "
                 f"instance (tuples/s): {accuracy}", command, digits=2)
-    _plot_day(out, schedules, predicted, actual, true_performance)
+    _plot_day(out, counts, resolve(read_problem(problem)), predicted, actual, true_performance)
     return rows
 
 
-def _plot_day(out: Path, schedules: dict, predicted, actual, true_performance) -> None:
+def _plot_day(out: Path, schedules: dict[str, Schedule], instance: ScalingInstance, predicted, actual,
+              true_performance) -> None:
     plt = pyplot()
     figure, (cost_axis, load_axis) = plt.subplots(1, 2, figsize=(11, 3.8))
     for k, (name, schedule) in enumerate(schedules.items()):
-        counts = np.array([[e.get(r, 0) for r in ("r1", "r2", "r3", "r4")] for e in schedule["epochs"]])
-        prices = np.array([r["price"] for r in paper_resources()])
-        steps = np.diff(np.vstack([np.zeros(4), counts]), axis=0)
-        per_epoch = counts @ prices + STARTUP_COST * np.clip(steps, 0, None).sum(1) + SHUTDOWN_COST * np.clip(-steps, 0, None).sum(1)
-        cost_axis.plot(np.cumsum(per_epoch), label=name, color=f"C{k}", lw=1.2)
+        cost_axis.plot(np.cumsum(schedule.epoch_costs(instance)), label=name, color=f"C{k}", lw=1.2)
         if name in ("QCESA", f"QCESA, {UPPER_QUANTILE:.0%} forecast", "CBA-r2"):
-            load_axis.step(range(len(counts)), counts @ true_performance, where="post", label=f"{name} capacity",
-                           color=f"C{k}", lw=1.0)
+            load_axis.step(range(len(schedule.counts)), schedule.counts @ true_performance, where="post",
+                           label=f"{name} capacity", color=f"C{k}", lw=1.0)
     load_axis.plot(actual, color="black", lw=0.8, label="actual workload")
     load_axis.plot(predicted, color="0.5", lw=0.8, ls="--", label="forecast")
     cost_axis.set_xlabel("epoch (5 min)")

@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
+from storm_planner.metrics.windows import read_windows
 from storm_planner.planners.nasiri.profiles import METHODS, Measurement, profile_from_measurements
 from storm_planner.progress import Progress
 
@@ -146,21 +147,6 @@ class Settings:
     emulate: bool = True
     options: Mapping[str, object] = field(default_factory=dict)   # extra topology conf
     max_throttled: float = 0.05          # steps throttled more than this are left out of the fit
-
-
-def read_windows(zk, topology_id: str) -> list:
-    """Every task's current window of ``topology_id``, read with the started kazoo client ``zk``."""
-    from storm_planner.metrics.windows import DEFAULT_ROOT, CorruptWindow, parse_window
-
-    path = f"{DEFAULT_ROOT}/{topology_id}"
-    found = []
-    for child in (zk.get_children(path) if zk.exists(path) else []):
-        data, stat = zk.get(f"{path}/{child}")
-        try:
-            found.append(parse_window(data, znode_version=stat.version))
-        except (CorruptWindow, ValueError):
-            continue
-    return found
 
 
 def collect_windows(zookeeper: str, topology_id: str, count: int, period_s: float,

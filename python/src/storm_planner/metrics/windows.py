@@ -215,6 +215,19 @@ def _non_negative(value: Any, what: str) -> float:
     return number
 
 
+def read_windows(zk, topology_id: str, root: str = DEFAULT_ROOT) -> list[TaskWindow]:
+    """Every task's current window of ``topology_id``, read with the started kazoo client ``zk``;
+    corrupt windows are left out (the metrics store's own reader reports them)."""
+    path, found = topology_path(root, topology_id), []
+    for child in (zk.get_children(path) if zk.exists(path) else []):
+        data, stat = zk.get(f"{path}/{child}")
+        try:
+            found.append(parse_window(data, znode_version=stat.version))
+        except (CorruptWindow, ValueError):
+            continue
+    return found
+
+
 def topology_path(root: str, topology_id: str) -> str:
     return f"{root.rstrip('/')}/{topology_id}"
 

@@ -37,10 +37,14 @@ class Schedule:
     def capacity(self, instance: ScalingInstance) -> np.ndarray:
         return self.counts @ instance.performance
 
+    def epoch_costs(self, instance: ScalingInstance) -> np.ndarray:
+        """(T,) each epoch's running cost plus the startups and shutdowns that lead into it."""
+        steps = np.diff(np.vstack([instance.current, self.counts]), axis=0)
+        return (self.counts @ instance.price + instance.startup_cost * np.clip(steps, 0, None).sum(axis=1)
+                + instance.shutdown_cost * np.clip(-steps, 0, None).sum(axis=1))
+
     def cost(self, instance: ScalingInstance) -> float:
-        startups, shutdowns = self.changes(instance)
-        return (self.running_cost(instance) + instance.startup_cost * startups
-                + instance.shutdown_cost * shutdowns)
+        return float(self.epoch_costs(instance).sum())
 
     def short_epochs(self, instance: ScalingInstance) -> list[int]:
         """Epochs whose capacity is below their workload (none in a valid schedule)."""
