@@ -67,6 +67,29 @@ class Node:
         """MB left for this topology (None: memory is not constrained)."""
         return None if self.memory is None else max(0.0, self.memory - self.used_memory)
 
+    @cached_property
+    def baseline(self) -> "NodeBaseline":
+        """The node holding nothing of this topology (see :mod:`storm_planner.core.baseline`)."""
+        return NodeBaseline.of(self)
+
+
+class NodeBaseline(NamedTuple):
+    """A node holding nothing of this topology, in reference-core percent."""
+
+    capacity: float   # its whole CPU
+    held: float       # what other work holds there (``used_cpu``)
+    share: float      # ``held`` in percent of ``capacity``: its utilisation
+
+    @classmethod
+    def of(cls, node: Node) -> "NodeBaseline":
+        capacity = node.capacity * node.speed
+        held = node.used_cpu * node.speed
+        return cls(capacity, held, 100.0 * held / capacity)
+
+    def with_load(self, load: float) -> float:
+        """The node's utilisation (percent of its whole capacity) with ``load`` of this topology added."""
+        return 100.0 * (load + self.held) / self.capacity
+
 
 @dataclass(frozen=True)
 class Component:

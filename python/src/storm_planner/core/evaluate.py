@@ -63,10 +63,8 @@ def utilisations(problem: Problem, node_of: Mapping[str, str],
 
 def average_utilisation(problem: Problem) -> float:
     """The cluster's utilisation L over its non-draining nodes, other work included."""
-    active = [n for n in problem.nodes if not n.draining]
-    capacity = sum(n.capacity * n.speed for n in active)
-    held = sum(n.used_cpu * n.speed for n in active)
-    return 100.0 * (problem.total_load + held) / capacity if capacity > 0 else 0.0
+    base = problem.baseline
+    return 100.0 * (problem.total_load + base.active_held) / base.active_capacity if base.active_capacity > 0 else 0.0
 
 
 def load_distance(problem: Problem, node_of: Mapping[str, str],
@@ -93,10 +91,7 @@ def evaluate(problem: Problem, assignments: Mapping[str, Slot]) -> dict[str, flo
     slot_counts, slot_loads = _tally(problem, assignments)
     node_counts = {component: _by_node(here) for component, here in slot_counts.items()}
     node_of = _NodeOf(assignments)
-    loads = {n.id: 0.0 for n in problem.nodes}
-    for node, load in _by_node(slot_loads).items():
-        if node is not None:
-            loads[node] = loads.get(node, 0.0) + load
+    loads = {node: load for node, load in _by_node(slot_loads).items() if node is not None}
     traffic = problem.traffic_model
     total = traffic.total
     inter_machine = traffic.crossing(node_of, node_counts)
@@ -108,7 +103,7 @@ def evaluate(problem: Problem, assignments: Mapping[str, Slot]) -> dict[str, flo
         "imc_gain": total - inter_machine,
         "inter_worker": inter_worker,
         "collocation_factor": (total - inter_machine) / total if total > 0 else 1.0,
-        **_node_figures(problem, loads, cpu := CpuTally(problem.options)),
+        **_node_figures(problem, loads, cpu := CpuTally.from_baseline(problem.options, problem.baseline)),
         "migrations": float(migrations(problem, node_of)),
         "slot_moves": float(sum(
             1 for e, s in problem.current.items() if e in assignments and assignments[e] != s
@@ -120,13 +115,24 @@ def evaluate(problem: Problem, assignments: Mapping[str, Slot]) -> dict[str, flo
 
 
 def _node_figures(problem: Problem, loads: Mapping[str, float], cpu: CpuTally) -> dict[str, float]:
-    """Utilisation, overload, load distance and drain load in one pass over the nodes (feeding ``cpu``)."""
+    """Utilisation, overload, load distance and drain load (feeding ``cpu``): the idle cluster's figures
+    (:attr:`Problem.baseline`) corrected on the nodes this topology uses, O(nodes used).
+
+    ``loads``: this topology's CPU per node it uses (ids of other nodes are ignored).
+    """
+    base = problem.baseline
     average = average_utilisation(problem)
-    highest, distance, overloaded, over, drain = 0.0, 0.0, 0, 0.0, 0.0
-    for n in problem.nodes:
-        load = loads[n.id]
-        cpu.add(n, load)
-        utilisation = 100.0 * (load + n.used_cpu * n.speed) / (n.capacity * n.speed)
+    highest, overloaded, over, drain = base.highest, 0, 0.0, 0.0
+    extremes = base.active_extremes
+    active_low, active_high = (extremes[0][0], extremes[1][0]) if extremes else (math.inf, -math.inf)
+    loaded_active: set[str] = set()
+    loaded_low = math.inf
+    for node_id, load in loads.items():
+        n = problem.find_node(node_id)
+        if n is None:
+            continue
+        cpu.place(n, load)
+        utilisation = n.baseline.with_load(load)
         highest = max(highest, utilisation)
         if load > n.effective_capacity + EPSILON:
             overloaded += 1
@@ -134,7 +140,14 @@ def _node_figures(problem: Problem, loads: Mapping[str, float], cpu: CpuTally) -
         if n.draining:
             drain += load
         else:
-            distance = max(distance, abs(utilisation - average))
+            loaded_active.add(node_id)
+            loaded_low = min(loaded_low, utilisation)
+            active_high = max(active_high, utilisation)  # a node's load only raises its utilisation
+    if extremes is None:
+        distance = 0.0
+    else:
+        lowest = min(loaded_low, base.lowest_active_except(loaded_active) if loaded_active else active_low)
+        distance = max(active_high - average, average - lowest)
     return {"max_utilisation": highest, "overloaded_nodes": float(overloaded), "over_capacity": over,
             "load_distance": distance, "drain_load": drain}
 

@@ -18,6 +18,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from storm_planner.core.baseline import ClusterBaseline
 from storm_planner.core.codec import check_fits, parse_problem, problem_to_dict
 from storm_planner.core.elements import (
     BOLT,
@@ -61,6 +62,10 @@ class Problem:
     def node(self, node_id: str) -> Node:
         return self._node_index[node_id]
 
+    def find_node(self, node_id: str) -> Node | None:
+        """The node with this id, or None when the problem has none."""
+        return self._node_index.get(node_id)
+
     def component(self, component_id: str) -> Component:
         return self._component_index[component_id]
 
@@ -91,6 +96,11 @@ class Problem:
     @property
     def total_capacity(self) -> float:
         return sum(n.effective_capacity for n in self.nodes if not n.draining)
+
+    @cached_property
+    def baseline(self) -> ClusterBaseline:
+        """The nodes' sums and extremes before this topology (the evaluator corrects them per plan)."""
+        return ClusterBaseline(self.nodes)
 
     @cached_property
     def _node_index(self) -> dict[str, Node]:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from typing import Hashable, Mapping
 
+from storm_planner.core.baseline import ClusterBaseline
 from storm_planner.core.problem import Node, Options, Problem
 
 EPSILON = 1e-9
@@ -108,14 +109,34 @@ def resource_figures(problem: Problem, node_of: Mapping[str, Hashable], loads: M
 
 
 class CpuTally:
-    """Elastic Allocator's CPU figures, fed node by node (the evaluator's own pass over the nodes feeds it)."""
+    """Elastic Allocator's CPU figures, fed node by node.
+
+    Either every node is added (:meth:`add`), or the tally starts from the idle cluster
+    (:meth:`from_baseline`) and only the nodes this topology uses are placed (:meth:`place`).
+    """
 
     def __init__(self, options: Options) -> None:
         self.options, self.spread, self.over = options, _Spread(), 0
 
+    @classmethod
+    def from_baseline(cls, options: Options, baseline: ClusterBaseline) -> "CpuTally":
+        """Every node of ``baseline`` counted as holding nothing of this topology."""
+        tally = cls(options)
+        tally.spread = _Spread.of_baseline(baseline)
+        return tally
+
     def add(self, node: Node, load: float) -> None:
         """``load``: this topology's CPU on ``node`` (reference-core percent)."""
         self.spread.add(load + node.used_cpu * node.speed, node.capacity * node.speed)
+        self._count_violation(node, load)
+
+    def place(self, node: Node, load: float) -> None:
+        """``load`` on ``node``, which the tally counted idle (started :meth:`from_baseline`; once per node)."""
+        base = node.baseline
+        self.spread.replace(base.held, load + base.held, base.capacity)
+        self._count_violation(node, load)
+
+    def _count_violation(self, node: Node, load: float) -> None:
         # A node other work alone already takes past its limit counts only once this topology adds to it.
         if load > max(0.0, cpu_room(node, self.options)) + EPSILON:
             self.over += 1
@@ -159,6 +180,13 @@ class _Spread:
         self.total = self.used = self.shares = self.squares = 0.0
         self.count = 0
 
+    @classmethod
+    def of_baseline(cls, baseline: ClusterBaseline) -> "_Spread":
+        spread = cls()
+        spread.total, spread.used, spread.count = baseline.capacity, baseline.capped, baseline.count
+        spread.shares, spread.squares = baseline.shares, baseline.squares
+        return spread
+
     def add(self, demand: float, capacity: float) -> None:
         share = 100.0 * demand / capacity
         self.total += capacity
@@ -166,6 +194,13 @@ class _Spread:
         self.shares += share
         self.squares += share * share
         self.count += 1
+
+    def replace(self, before: float, after: float, capacity: float) -> None:
+        """A node already counted with demand ``before`` now has ``after``."""
+        old, new = 100.0 * before / capacity, 100.0 * after / capacity
+        self.used += min(after, capacity) - min(before, capacity)
+        self.shares += new - old
+        self.squares += new * new - old * old
 
     def utilisation_and_deviation(self) -> tuple[float, float]:
         if not self.count:
