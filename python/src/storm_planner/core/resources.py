@@ -211,7 +211,8 @@ def _pack_workers(problem: Problem, rooms: dict[str, _Room], executors, assignme
     for slot in problem.current.values():
         if slot.port not in current_ports[slot.node]:
             current_ports[slot.node].append(slot.port)
-    slots: dict[str, Slot] = {}
+    # Most rooms keep the plan's slots: start from them and rewrite only the rooms that change.
+    slots: dict[str, Slot] = dict(assignments)
     split = 0
     for room in rooms.values():
         if not room.members:
@@ -219,6 +220,8 @@ def _pack_workers(problem: Problem, rooms: dict[str, _Room], executors, assignme
         chosen = [assignments[e].port for e in room.members
                   if e in assignments and assignments[e].node == room.node.id]
         if heap is None or _within_heap(room.members, chosen, executors, heap):
+            if len(chosen) == len(room.members):
+                continue  # every member keeps the plan's slot
             default = _ports_by_preference(room.node, chosen, current_ports)[0]
             for executor_id, port in zip(room.members, chosen + [default] * (len(room.members) - len(chosen))):
                 slots[executor_id] = Slot(room.node.id, port)
