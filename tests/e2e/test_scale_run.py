@@ -5,6 +5,9 @@ the pipeline's ``relay`` runs 2 executors over 4 tasks at a steady 100 tuples/s.
 one instance sustains almost nothing, QEScalor's controller wants more instances than tasks: it rebalances
 ``relay`` to all 4 (capped, and says so) and Nimbus runs 4. With instances that sustain far more than the
 stream, it scales ``relay`` back to 1. Every epoch is a JSON line in the log, with the measured rate.
+
+With ``enforce`` (``scale run --enforce-provisions``), each instance of ``relay`` — the subprocess its
+executor runs in — gets its provision's CPU quota and memory limit, and a busy instance is held to it.
 """
 from __future__ import annotations
 
@@ -18,9 +21,12 @@ from storm_planner.adaptation.scale_run import run_scaling
 from storm_planner.cluster.launcher import running_cluster
 from storm_planner.cluster.locations import default_plugin_jar
 from storm_planner.generators.qescalor import paper_resources
+from storm_planner.hetero.cgroups import detect_emulation
+from storm_planner.hetero.instances import (InstanceProvisions, ProvisionEnforcer, provisions_from_template,
+                                            running_instances)
 from storm_planner.metrics.hookjar import default_hook_jar
 from storm_planner.submit import nimbus
-from storm_planner.submit.operations import running_components, submit_project
+from storm_planner.submit.operations import kill_topology, running_components, submit_project
 
 pytestmark = [
     pytest.mark.cluster,
@@ -38,22 +44,32 @@ def template(performance: float) -> dict:
             "startup_cost": 0.1, "shutdown_cost": 0.1}
 
 
-def relay_executors(cluster) -> int:
+def relay_executors(cluster, name: str = "scaled") -> int:
     a = cluster.addresses
     with nimbus.nimbus_client(a.nimbus_host, a.nimbus_port) as client:
-        return running_components(client, "scaled").executors["relay"]
+        return running_components(client, name).executors["relay"]
 
 
-def test_scale_run_rebalances_the_component_to_what_qcesa_decides(tmp_path, capsys):
-    log = tmp_path / "decisions.jsonl"
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with running_cluster(tmp_path_factory.mktemp("scale-run"), ui=False) as running:
+        yield running
+
+
+def submit_pipeline(cluster, tmp_path: Path, name: str, **options):
     data = tmp_path / "data"
     data.mkdir()
-    with running_cluster(tmp_path, ui=False) as cluster:
-        a = cluster.addresses
-        submit_project(PIPELINE, nimbus=a.nimbus, name="scaled", wait_active=120, options={
-            "pipeline.dir": str(data), "pipeline.rate": RATE,
-            "pipeline.tasks.relay": TASKS, "topology.workers": 2, "planner.metrics.period.secs": 2,
-            "planner.replan": False, "topology.message.timeout.secs": 20, "topology.max.spout.pending": 200})
+    submit_project(PIPELINE, nimbus=cluster.addresses.nimbus, name=name, wait_active=120, options={
+        "pipeline.dir": str(data), "pipeline.rate": RATE,
+        "pipeline.tasks.relay": TASKS, "topology.workers": 2, "planner.metrics.period.secs": 2,
+        "planner.replan": False, "topology.message.timeout.secs": 20, "topology.max.spout.pending": 200, **options})
+
+
+def test_scale_run_rebalances_the_component_to_what_qcesa_decides(cluster, tmp_path, capsys):
+    log = tmp_path / "decisions.jsonl"
+    a = cluster.addresses
+    submit_pipeline(cluster, tmp_path, "scaled")
+    try:
         assert relay_executors(cluster) == 2
 
         def scale(performance: float, epochs: int) -> list[dict]:
@@ -77,9 +93,94 @@ def test_scale_run_rebalances_the_component_to_what_qcesa_decides(tmp_path, caps
         assert rebalanced and rebalanced[0]["instances"] == 1 and rebalanced[0]["counts"] == {"r1": 1}, down
         assert relay_executors(cluster) == 1
         assert all(d["action"] in ("hold", "no-metrics") for d in down[down.index(rebalanced[0]) + 1:]), down
+    finally:
+        kill_topology(a.nimbus, "scaled", wait_secs=0, progress=lambda message: None)
 
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(lines) == 6 and {line["component"] for line in lines} == {"relay"}
     with capsys.disabled():
         print("\nscale run: " + "; ".join(f"{d['action']} {d.get('executors_before')}->{d.get('executors_after')} "
                                            f"at {d['rate']} tuples/s" for d in lines))
+
+
+RELAY_CPU = 0.15  # cores each relay instance may use: far below what the work below takes at RATE
+
+
+@pytest.mark.skipif(not detect_emulation().cgroup_quota, reason="needs a writable cgroup v1 CPU hierarchy (root)")
+def test_scale_run_enforces_each_instances_provision_on_its_subprocess(cluster, tmp_path, capsys):
+    a = cluster.addresses
+    # 4,000 SHA-256 rounds per tuple: at RATE tuples/s an unthrottled relay instance would take about a core.
+    submit_pipeline(cluster, tmp_path, "provisioned", **{"pipeline.tasks.relay": 2, "pipeline.work": 4000})
+    provisions = {"resources": [{"id": "r1", "cpu": RELAY_CPU, "memory_mb": 512, "price": 0.15},
+                                {"id": "r2", "cpu": 0.3, "memory_mb": 768, "price": 0.4}],
+                  "performance": {"r1": 1.0, "r2": 1.8}, "startup_cost": 0.1, "shutdown_cost": 0.1}
+    try:
+        with InstanceProvisions(f"storm-planner-test-{tmp_path.name}") as groups:
+            enforce = ProvisionEnforcer(groups, cluster.log_dir, "relay", provisions_from_template(provisions))
+            controller = ScalingController(provisions, algorithm="qcesa-exact", horizon=3)
+            decisions = run_scaling(a.nimbus, a.zookeeper, "provisioned", "relay", controller, epoch_s=8, epochs=2,
+                                    log_path=None, rebalance_wait_secs=0, progress=lambda message: None,
+                                    enforce=enforce)
+            enforced = [d for d in decisions if d.get("provisions")]
+            assert enforced, decisions
+            last = enforced[-1]
+            # Instances that sustain ~1 tuple/s: every task runs, each under the cheaper provision r1.
+            assert [p["provision"] for p in last["provisions"]] == ["r1", "r1"], last
+            with nimbus.nimbus_client(a.nimbus_host, a.nimbus_port) as client:
+                topology_id = running_components(client, "provisioned").id
+            pids = [i.pid for i in running_instances(cluster.log_dir, topology_id, "relay")]
+            assert sorted(pids) == sorted(p["pid"] for p in last["provisions"])
+            for pid in pids:
+                assert groups.quota_of(pid) == pytest.approx(RELAY_CPU)
+                assert f"{groups.cpu_parent.name}/{pid}" in Path(f"/proc/{pid}/cgroup").read_text()
+            used = cpu_use(pids, seconds=4.0)
+            assert all(cores < RELAY_CPU * 1.3 for cores in used.values()), used
+    finally:
+        kill_topology(a.nimbus, "provisioned", wait_secs=0, progress=lambda message: None)
+    with capsys.disabled():
+        print(f"\nscale run with provisions: relay instances at {RELAY_CPU} cores used "
+              + ", ".join(f"{cores:.3f}" for cores in used.values()) + " cores")
+
+
+def cpu_use(pids: list[int], seconds: float) -> dict[int, float]:
+    """Cores each process used over ``seconds`` (from /proc/<pid>/stat)."""
+    import os
+    import time
+
+    def cpu_seconds(pid: int) -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    before = {pid: cpu_seconds(pid) for pid in pids}
+    time.sleep(seconds)
+    return {pid: (cpu_seconds(pid) - t) / seconds for pid, t in before.items()}
+
+
+@pytest.mark.skipif(not detect_emulation().cgroup_quota, reason="needs a writable cgroup v1 CPU hierarchy (root)")
+def test_a_sampling_instance_in_the_live_topology_measures_its_throughput_per_provision(cluster, tmp_path, capsys):
+    from storm_planner.hetero.live_sampler import LIVE_SAMPLING_OPTIONS, sample_live
+    from storm_planner.hetero.oopser import SamplerSettings
+
+    a = cluster.addresses
+    # relay: 2 executors over 3 tasks, ~7 ms of SHA-256 per tuple (20,000 rounds). Plain shuffle gives
+    # the sampling instance a third of RATE; held to 0.05 or 0.15 cores it cannot take that (about 7
+    # and 20 tuples/s): it is saturated, so what it executes is what the provision sustains.
+    submit_pipeline(cluster, tmp_path, "sampled", **{"pipeline.tasks.relay": 3, "pipeline.work": 20_000},
+                    **LIVE_SAMPLING_OPTIONS)
+    try:
+        settings = SamplerSettings(levels=[(0.05, 512.0), (0.15, 512.0)], method="fssa", step=1, period_s=2,
+                                   settle_windows=2, measure_windows=3)
+        instance, samples = sample_live(a.nimbus, a.zookeeper, cluster.log_dir, "sampled", "relay", settings,
+                                        progress=lambda message: None)
+        assert instance.component == "relay"
+        low, high = samples
+        assert (low.cpu, high.cpu) == (0.05, 0.15)
+        assert low.saturated and high.saturated, samples
+        # Three times the CPU; on this busy 2-core machine the throughput grows less (measured 1.8x).
+        assert high.throughput > 1.4 * low.throughput > 0, samples
+        assert relay_executors(cluster, "sampled") == 2  # back to its executors
+    finally:
+        kill_topology(a.nimbus, "sampled", wait_secs=0, progress=lambda message: None)
+    with capsys.disabled():
+        print("\nlive sampling: " + "; ".join(f"{s.cpu:g} cores {s.throughput:.1f} tuples/s "
+                                              f"(throttled {100 * s.throttled:.0f} %)" for s in samples))

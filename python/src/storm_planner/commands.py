@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -55,6 +56,11 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                                 "workload when the component is saturated, and calibration of its instances")
     scale_run.add_argument("--rebalance-wait-secs", type=int, default=1,
                            help="seconds Storm deactivates the topology before redistributing (default %(default)s)")
+    scale_run.add_argument("--enforce-provisions", action="store_true",
+                           help="give each instance its provision's CPU quota and memory limit (cgroup v1, root; "
+                                "the component must be multilang, e.g. streamparse, its workers on this host)")
+    scale_run.add_argument("--worker-logs", type=Path, metavar="DIR",
+                           help="storm.log.dir of the supervisors (default: the local cluster's)")
     scale_run.add_argument("--nimbus", metavar="HOST:PORT", help="default: $STORM_PLANNER_NIMBUS, else 127.0.0.1:6627")
     scale_run.add_argument("--zookeeper", metavar="HOST:PORT", help="default: $STORM_PLANNER_ZOOKEEPER, else 127.0.0.1:2181")
     scale_run.set_defaults(handler=scale_run_command)
@@ -62,13 +68,23 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "sample", help="measure an operator instance's throughput under CPU provisions on a local cluster (OOPSer)")
     sample.add_argument("--cpu", default="0.25:2.0:0.25",
                         help="CPU provisions in cores: a list 0.25,0.5,1 or a range start:stop:step (default %(default)s)")
-    sample.add_argument("--memory-mb", type=float, default=33.5, help="memory recorded with each sample (not enforced)")
+    sample.add_argument("--memory-mb", type=float, default=33.5,
+                        help="memory of each provision: recorded; with --live also enforced (default %(default)s)")
     sample.add_argument("--method", choices=("dsa", "fssa"), default="dsa", help="DSA or fixed-step FSSA")
     sample.add_argument("--step", type=int, default=1, help="FSSA's step, in provisions (default %(default)s)")
     sample.add_argument("--work-iterations", type=int, default=2000, help="SHA-256 rounds per tuple in the bolt")
     sample.add_argument("--period-s", type=int, default=2, help="metrics window (default %(default)s s)")
     sample.add_argument("--work-dir", type=Path, default=Path("oopser-run"), help="cluster state and logs")
     sample.add_argument("-o", "--output", help="write the samples here instead of standard output")
+    live = sample.add_argument_group(
+        "sampling a running topology", "--live NAME --component C: one extra instance of C takes a share of its "
+        "live stream under each provision (C multilang, with more tasks than executors; root for cgroups)")
+    live.add_argument("--live", metavar="TOPOLOGY", help="the running topology to sample instead of a stress topology")
+    live.add_argument("--component", help="the component (operator) to sample")
+    live.add_argument("--worker-logs", type=Path, metavar="DIR",
+                      help="storm.log.dir of the supervisors (default: the local cluster's)")
+    live.add_argument("--nimbus", metavar="HOST:PORT", help="default: $STORM_PLANNER_NIMBUS, else 127.0.0.1:6627")
+    live.add_argument("--zookeeper", metavar="HOST:PORT", help="default: $STORM_PLANNER_ZOOKEEPER, else 127.0.0.1:2181")
     sample.set_defaults(handler=scale_sample_command)
 
 
@@ -157,15 +173,32 @@ def scale_run_command(args: argparse.Namespace) -> int:
     try:
         controller = ScalingController(template, algorithm=args.algorithm, horizon=args.horizon,
                                        season=args.season, quantile=args.quantile)
-        decisions = run_scaling(args.nimbus or _default_nimbus(),
-                                args.zookeeper or os.environ.get(ZOOKEEPER_ENV, "127.0.0.1:2181"),
-                                args.topology, args.component, controller, args.epoch_s, args.epochs, args.log,
-                                rebalance_wait_secs=args.rebalance_wait_secs,
-                                offered=_rate_reader(args.offered_rate_file) if args.offered_rate_file else None)
+        with contextlib.ExitStack() as stack:
+            enforce = stack.enter_context(_enforcer(args, controller)) if args.enforce_provisions else None
+            decisions = run_scaling(args.nimbus or _default_nimbus(),
+                                    args.zookeeper or os.environ.get(ZOOKEEPER_ENV, "127.0.0.1:2181"),
+                                    args.topology, args.component, controller, args.epoch_s, args.epochs, args.log,
+                                    rebalance_wait_secs=args.rebalance_wait_secs,
+                                    offered=_rate_reader(args.offered_rate_file) if args.offered_rate_file else None,
+                                    enforce=enforce)
     except StormPlannerError as error:
         raise CommandError(str(error)) from None
     write_answer({"topology": args.topology, "component": args.component, "decisions": decisions}, None)
     return 0
+
+
+@contextlib.contextmanager
+def _enforcer(args: argparse.Namespace, controller):
+    """Per-instance provisions for ``scale run``; the instances' cgroups are removed when the run ends."""
+    import os
+
+    from storm_planner.cluster import default_description
+    from storm_planner.cluster.locations import default_state_root
+    from storm_planner.hetero.instances import InstanceProvisions, ProvisionEnforcer, provisions_from_template
+
+    log_dir = args.worker_logs or default_state_root() / default_description().name / "logs"
+    with InstanceProvisions(f"storm-planner-scale-{os.getpid()}") as groups:
+        yield ProvisionEnforcer(groups, log_dir, args.component, provisions_from_template(controller.template))
 
 
 def _rate_reader(path: Path):
@@ -184,12 +217,34 @@ def scale_sample_command(args: argparse.Namespace) -> int:
     try:
         settings = SamplerSettings(levels=parse_levels(args.cpu, args.memory_mb), method=args.method, step=args.step,
                                    work_iterations=args.work_iterations, period_s=args.period_s)
+        if args.live:
+            return _sample_live(args, settings)
         args.work_dir.mkdir(parents=True, exist_ok=True)
         samples = sample_on_cluster(default_description(), settings, args.work_dir.resolve())
     except StormPlannerError as error:
         raise CommandError(str(error)) from None
     write_answer({"method": args.method, "samples": [{"cpu": c, "memory_mb": m, "throughput": round(t, 3)}
                                                      for c, m, t in samples]}, args.output)
+    return 0
+
+
+def _sample_live(args: argparse.Namespace, settings) -> int:
+    import os
+
+    from storm_planner.cluster import default_description
+    from storm_planner.cluster.locations import default_state_root
+    from storm_planner.hetero.live_sampler import sample_live
+    from storm_planner.service.metrics import ZOOKEEPER_ENV
+    from storm_planner.submit.commands import _default_nimbus
+
+    if not args.component:
+        raise CommandError("--live needs --component: the operator to sample")
+    log_dir = args.worker_logs or default_state_root() / default_description().name / "logs"
+    instance, samples = sample_live(args.nimbus or _default_nimbus(),
+                                    args.zookeeper or os.environ.get(ZOOKEEPER_ENV, "127.0.0.1:2181"),
+                                    log_dir, args.live, args.component, settings)
+    write_answer({"method": args.method, "topology": args.live, "component": args.component,
+                  "sampling_task": instance.first_task, "samples": [s.to_dict() for s in samples]}, args.output)
     return 0
 
 

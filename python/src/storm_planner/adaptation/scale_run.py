@@ -13,9 +13,10 @@ e.g. a replay feed's rate), the workload is the larger of the two, and an epoch 
 executed less than 90 % of what was offered while running at 80 % or more of what its instances are
 believed to sustain calibrates the performance of its instances to what they did (:meth:`~storm_planner.adaptation.qescalor.ScalingController.calibrate`).
 
-On this kit's clusters an instance is an executor (a thread in a worker); the provision a decision
-chooses for each instance is logged but not enforced per executor (issue #16: per-instance CPU and
-memory need one worker per instance under its own cgroup, not built).
+An instance is an executor. Given ``enforce`` (``--enforce-provisions``:
+:class:`storm_planner.hetero.instances.ProvisionEnforcer`), each decision's provisions are enforced
+per instance — the CPU quota and memory limit of the subprocess a multilang executor runs in — and
+logged under ``provisions``; without it they are logged only (``counts``).
 """
 from __future__ import annotations
 
@@ -23,13 +24,16 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from storm_planner.adaptation.qescalor import ScalingController
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.progress import Progress, print_progress
 
 _log = logging.getLogger(__name__)
+
+# (topology id, instances per provision, instances running) -> the provision applied to each instance.
+Enforce = Callable[[str, Mapping[str, int], int], list[dict]]
 
 
 class EpochRates:
@@ -78,7 +82,8 @@ class EpochRates:
 def run_scaling(nimbus: str, zookeeper: str, name: str, component: str, controller: ScalingController,
                 epoch_s: float, epochs: int, log_path: Path | None, *, rebalance_wait_secs: int = 1,
                 offered: Callable[[], float] | None = None, progress: Progress = print_progress,
-                sleep: Callable[[float], None] = time.sleep) -> list[dict]:
+                sleep: Callable[[float], None] = time.sleep,
+                enforce: Enforce | None = None) -> list[dict]:
     """Run ``epochs`` epochs (0: until interrupted); returns the decisions logged."""
     from storm_planner.submit import nimbus as nimbus_api
     from storm_planner.submit.operations import parse_nimbus, rebalance_topology, running_components
@@ -106,6 +111,8 @@ def run_scaling(nimbus: str, zookeeper: str, name: str, component: str, controll
             record = _one_epoch(epoch, rates, offered, history, current, controller, name, component, topology,
                                 lambda n: rebalance_topology(nimbus, name, {component: n}, wait_secs=rebalance_wait_secs,
                                                              wait_applied=120, progress=progress))
+            if enforce is not None and "counts" in record and record["action"] != "failed":
+                record.update(_enforced(enforce, running.id, record["counts"], record["instances"]))
             decisions.append(record)
             if log_path is not None:
                 with log_path.open("a") as handle:
@@ -114,6 +121,15 @@ def run_scaling(nimbus: str, zookeeper: str, name: str, component: str, controll
     finally:
         rates.close()
     return decisions
+
+
+def _enforced(enforce: Enforce, topology_id: str, counts: Mapping[str, int], instances: int) -> dict[str, Any]:
+    """The provisions applied per instance, or why they could not be (the run goes on either way)."""
+    try:
+        return {"provisions": enforce(topology_id, counts, instances)}
+    except StormPlannerError as error:
+        _log.warning("scale run: provisions not enforced: %s", error)
+        return {"provisions_error": str(error)}
 
 
 def _wait_polling(rates: EpochRates, seconds: float, sleep: Callable[[float], None], every_s: float = 2.0) -> None:

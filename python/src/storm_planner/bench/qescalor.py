@@ -24,10 +24,15 @@ root; each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` (and a plot) 
   the model's performance (the paper) and calibrated by what running instances sustain (ours).
 * ``cluster`` (Table 2 on the local cluster; root and cgroup v1 CPU quotas): DSA and FSSA sampling the
   built-in work bolt's throughput under CPU quotas of 0.2-2.0 cores (:mod:`storm_planner.hetero.oopser`).
+* ``replay`` (local cluster): a compressed day scaled live by ``scale run`` with one provision.
+* ``live`` (local cluster, root): the whole loop — a sampling instance inside the running topology,
+  the random forest on its samples, ``scale run`` with three provisions enforced per instance and the
+  Holt-Winters forecast from the third compressed day (Figure 3 on the cluster;
+  :mod:`storm_planner.bench._qescalor_live`).
 
-The operators' curves are synthetic (:func:`~storm_planner.generators.qescalor.operator_curve`): the
-paper's measurements (DataDock on Kubernetes) are not published, and sampling on the real cluster
-is not built yet (issue #16, item 1). The models, solvers and forecaster are the real libraries.
+The simulated operators' curves are synthetic (:func:`~storm_planner.generators.qescalor.operator_curve`):
+the paper's measurements (DataDock on Kubernetes) are not published; ``cluster``, ``replay`` and ``live``
+measure on the local cluster. The models, solvers and forecaster are the real libraries.
 """
 from __future__ import annotations
 
@@ -50,6 +55,7 @@ from storm_planner.generators.qescalor import (
     random_problem,
 )
 from storm_planner.bench._qescalor_cluster import bench_cluster, bench_replay
+from storm_planner.bench._qescalor_live import bench_live
 from storm_planner.planners.qescalor.forecast import forecast
 from storm_planner.planners.qescalor.performance import PerformanceModel, compare_models
 from storm_planner.planners.qescalor.problem import ScalingInstance, read_problem, resolve
@@ -311,6 +317,7 @@ EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {
     "step": bench_step,
     "cluster": bench_cluster,
     "replay": bench_replay,
+    "live": bench_live,
 }
 
 

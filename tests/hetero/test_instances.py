@@ -1,0 +1,104 @@
+"""Per-instance provisions (hetero.instances): real cgroup v1 groups on real processes.
+
+The processes here are plain Python busy loops; ``tests/e2e/test_scale_run.py`` does the same to the
+subprocesses of a running topology's executors.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from storm_planner.hetero.cgroups import detect_emulation
+from storm_planner.hetero.errors import ProfilingError
+from storm_planner.hetero.instances import (CGROUP_MEMORY, Instance, InstanceProvisions, Provision,
+                                            provisions_in_order, resident_mb, running_instances)
+
+writable = pytest.mark.skipif(not (detect_emulation().cgroup_quota and os.access(CGROUP_MEMORY, os.W_OK)),
+                              reason="needs writable cgroup v1 cpu and memory hierarchies (root)")
+
+LOG_LINES = """\
+2026-11-24 21:17:22.166 o.a.s.s.ShellSpout Thread-15-tweets-executor[8, 8] [INFO] Launched subprocess with pid {spout}
+2026-11-24 21:17:22.201 o.a.s.t.ShellBolt Thread-17-relay-executor[3, 4] [INFO] Launched subprocess with pid {dead}
+2026-11-24 21:17:22.305 o.a.s.t.ShellBolt Thread-19-relay-executor[5, 5] [INFO] Launched subprocess with pid {relay}
+2026-11-24 21:18:40.010 o.a.s.t.ShellBolt Thread-23-relay-executor[3, 4] [INFO] Launched subprocess with pid {restarted}
+"""
+
+
+def busy_process() -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_instances_are_read_from_the_workers_logs_latest_launch_per_executor_live_only(tmp_path):
+    processes = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) for _ in range(3)]
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    try:
+        log = tmp_path / "workers-artifacts" / "topo-1-1" / "6700" / "worker.log"
+        log.parent.mkdir(parents=True)
+        spout, relay, restarted = (p.pid for p in processes)
+        log.write_text(LOG_LINES.format(spout=spout, dead=dead.pid, relay=relay, restarted=restarted))
+        found = running_instances(tmp_path, "topo-1-1", "relay")
+        assert found == [Instance(3, 4, "relay", restarted), Instance(5, 5, "relay", relay)]
+        assert running_instances(tmp_path, "topo-1-1", "tweets") == [Instance(8, 8, "tweets", spout)]
+        assert running_instances(tmp_path, "other-2-2", "relay") == []
+    finally:
+        for p in processes:
+            p.kill()
+
+
+def test_a_decision_becomes_one_provision_per_instance_in_the_listed_order():
+    small, large = Provision("r1", 0.5, 256, 1.0), Provision("r2", 1.0, 512, 2.0)
+    assert provisions_in_order({"r2": 1, "r1": 2}, [small, large]) == [small, small, large]
+    with pytest.raises(ProfilingError, match="r9"):
+        provisions_in_order({"r9": 1}, [small, large])
+
+
+@writable
+def test_each_instance_runs_under_its_own_cpu_quota_and_memory_limit():
+    fast, slow = busy_process(), busy_process()
+    try:
+        instances = [Instance(1, 1, "work", fast.pid), Instance(2, 2, "work", slow.pid)]
+        provisions = [Provision("r2", 0.6, 256, 1.0), Provision("r1", 0.15, 128, 0.5)]
+        with InstanceProvisions(f"storm-planner-test-{os.getpid()}") as groups:
+            applied = groups.apply(instances, provisions)
+            assert [a["provision"] for a in applied] == ["r2", "r1"]
+            assert groups.quota_of(fast.pid) == pytest.approx(0.6) and groups.quota_of(slow.pid) == pytest.approx(0.15)
+            memberships = Path(f"/proc/{slow.pid}/cgroup").read_text()
+            assert f"{groups.cpu_parent.name}/{slow.pid}" in memberships
+            limit = int((groups.memory_parent / str(slow.pid) / "memory.limit_in_bytes").read_text())
+            assert limit == 128 * 1024 * 1024
+            before = {p.pid: cpu_seconds(p.pid) for p in (fast, slow)}
+            time.sleep(3.0)
+            used = {pid: (cpu_seconds(pid) - t) / 3.0 for pid, t in before.items()}
+            # Enforced: the throttled loop stays near its 0.15 cores; the other gets far more.
+            assert used[slow.pid] < 0.15 * 1.3, used
+            assert used[fast.pid] > 2 * used[slow.pid], used
+        assert not groups.cpu_parent.exists() and not groups.memory_parent.exists()
+    finally:
+        fast.kill()
+        slow.kill()
+
+
+@writable
+def test_a_memory_limit_below_what_an_instance_holds_is_refused_naming_it():
+    process = subprocess.Popen([sys.executable, "-c", "import time; block = bytearray(80 << 20); time.sleep(60)"])
+    try:
+        deadline = time.monotonic() + 10
+        while resident_mb(process.pid) < 80 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with InstanceProvisions(f"storm-planner-test-{os.getpid()}") as groups:
+            with pytest.raises(ProfilingError, match=rf"provision r1 allows 33.2 MB but instance work\[7\] \(pid {process.pid}\)"):
+                groups.apply([Instance(7, 7, "work", process.pid)], [Provision("r1", 0.6, 33.2, 0.6)])
+            assert process.poll() is None  # nothing was applied: the instance lives on
+    finally:
+        process.kill()
