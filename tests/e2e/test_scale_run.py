@@ -128,11 +128,13 @@ def test_scale_run_enforces_each_instances_provision_on_its_subprocess(cluster, 
             assert [p["provision"] for p in last["provisions"]] == ["r1", "r1"], last
             with nimbus.nimbus_client(a.nimbus_host, a.nimbus_port) as client:
                 topology_id = running_components(client, "provisioned").id
-            pids = [i.pid for i in running_instances(cluster.log_dir, topology_id, "relay")]
-            assert sorted(pids) == sorted(p["pid"] for p in last["provisions"])
-            for pid in pids:
-                assert groups.quota_of(pid) == pytest.approx(RELAY_CPU)
-                assert f"{groups.cpu_parent.name}/{pid}" in Path(f"/proc/{pid}/cgroup").read_text()
+            instances = running_instances(cluster.log_dir, topology_id, "relay")
+            assert [i.first_task for i in instances] == [p["task"] for p in last["provisions"]]
+            pids = [pid for i in instances for pid in i.pids]
+            for instance in instances:
+                assert groups.quota_of(instance) == pytest.approx(RELAY_CPU)
+                for pid in instance.pids:
+                    assert f"{groups.cpu_parent.name}/{instance.key}" in Path(f"/proc/{pid}/cgroup").read_text()
             used = cpu_use(pids, seconds=4.0)
             assert all(cores < RELAY_CPU * 1.3 for cores in used.values()), used
     finally:

@@ -26,6 +26,7 @@ LOG_LINES = """\
 2026-11-24 21:17:22.201 o.a.s.t.ShellBolt Thread-17-relay-executor[3, 4] [INFO] Launched subprocess with pid {dead}
 2026-11-24 21:17:22.305 o.a.s.t.ShellBolt Thread-19-relay-executor[5, 5] [INFO] Launched subprocess with pid {relay}
 2026-11-24 21:18:40.010 o.a.s.t.ShellBolt Thread-23-relay-executor[3, 4] [INFO] Launched subprocess with pid {restarted}
+2026-11-24 21:18:40.310 o.a.s.t.ShellBolt Thread-23-relay-executor[3, 4] [INFO] Launched subprocess with pid {second}
 """
 
 
@@ -38,18 +39,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def test_instances_are_read_from_the_workers_logs_latest_launch_per_executor_live_only(tmp_path):
-    processes = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) for _ in range(3)]
+def test_instances_are_read_from_the_workers_logs_one_subprocess_per_task_live_only(tmp_path):
+    processes = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) for _ in range(4)]
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     try:
         log = tmp_path / "workers-artifacts" / "topo-1-1" / "6700" / "worker.log"
         log.parent.mkdir(parents=True)
-        spout, relay, restarted = (p.pid for p in processes)
-        log.write_text(LOG_LINES.format(spout=spout, dead=dead.pid, relay=relay, restarted=restarted))
+        spout, relay, restarted, second = (p.pid for p in processes)
+        log.write_text(LOG_LINES.format(spout=spout, dead=dead.pid, relay=relay, restarted=restarted, second=second))
         found = running_instances(tmp_path, "topo-1-1", "relay")
-        assert found == [Instance(3, 4, "relay", restarted), Instance(5, 5, "relay", relay)]
-        assert running_instances(tmp_path, "topo-1-1", "tweets") == [Instance(8, 8, "tweets", spout)]
+        # Executor [3, 4] runs two tasks, each in its own subprocess; its first launch's pid is gone.
+        assert found == [Instance(3, 4, "relay", (restarted, second)), Instance(5, 5, "relay", (relay,))]
+        assert running_instances(tmp_path, "topo-1-1", "tweets") == [Instance(8, 8, "tweets", (spout,))]
         assert running_instances(tmp_path, "other-2-2", "relay") == []
     finally:
         for p in processes:
@@ -67,15 +69,16 @@ def test_a_decision_becomes_one_provision_per_instance_in_the_listed_order():
 def test_each_instance_runs_under_its_own_cpu_quota_and_memory_limit():
     fast, slow = busy_process(), busy_process()
     try:
-        instances = [Instance(1, 1, "work", fast.pid), Instance(2, 2, "work", slow.pid)]
+        instances = [Instance(1, 1, "work", (fast.pid,)), Instance(2, 2, "work", (slow.pid,))]
         provisions = [Provision("r2", 0.6, 256, 1.0), Provision("r1", 0.15, 128, 0.5)]
         with InstanceProvisions(f"storm-planner-test-{os.getpid()}") as groups:
             applied = groups.apply(instances, provisions)
             assert [a["provision"] for a in applied] == ["r2", "r1"]
-            assert groups.quota_of(fast.pid) == pytest.approx(0.6) and groups.quota_of(slow.pid) == pytest.approx(0.15)
+            assert groups.quota_of(instances[0]) == pytest.approx(0.6)
+            assert groups.quota_of(instances[1]) == pytest.approx(0.15)
             memberships = Path(f"/proc/{slow.pid}/cgroup").read_text()
-            assert f"{groups.cpu_parent.name}/{slow.pid}" in memberships
-            limit = int((groups.memory_parent / str(slow.pid) / "memory.limit_in_bytes").read_text())
+            assert f"{groups.cpu_parent.name}/2-2" in memberships
+            limit = int((groups.memory_parent / "2-2" / "memory.limit_in_bytes").read_text())
             assert limit == 128 * 1024 * 1024
             before = {p.pid: cpu_seconds(p.pid) for p in (fast, slow)}
             time.sleep(3.0)
@@ -98,7 +101,7 @@ def test_a_memory_limit_below_what_an_instance_holds_is_refused_naming_it():
             time.sleep(0.1)
         with InstanceProvisions(f"storm-planner-test-{os.getpid()}") as groups:
             with pytest.raises(ProfilingError, match=rf"provision r1 allows 33.2 MB but instance work\[7\] \(pid {process.pid}\)"):
-                groups.apply([Instance(7, 7, "work", process.pid)], [Provision("r1", 0.6, 33.2, 0.6)])
+                groups.apply([Instance(7, 7, "work", (process.pid,))], [Provision("r1", 0.6, 33.2, 0.6)])
             assert process.poll() is None  # nothing was applied: the instance lives on
     finally:
         process.kill()

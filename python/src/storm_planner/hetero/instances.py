@@ -36,23 +36,31 @@ _LAUNCHED = re.compile(r"Thread-\d+-(?P<component>.+?)-executor\[(?P<first>\d+),
 
 @dataclass(frozen=True, order=True)
 class Instance:
-    """A running executor of a multilang component and its subprocess."""
+    """A running executor of a multilang component and its subprocesses (one per task it runs)."""
 
     first_task: int
     last_task: int
     component: str
-    pid: int
+    pids: tuple[int, ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.first_task}-{self.last_task}"
 
 
 def running_instances(log_dir: Path, topology_id: str, component: str) -> list[Instance]:
-    """The live subprocesses of ``component``'s executors, by task, from its workers' logs."""
-    latest: dict[tuple[int, int], Instance] = {}
+    """The live subprocesses of ``component``'s executors, by task, from its workers' logs.
+
+    Each task of an executor runs its own subprocess; an executor started again (its worker
+    restarted) logs new pids, and only live ones count."""
+    launched: dict[tuple[int, int], list[int]] = {}
     for log in sorted((Path(log_dir) / "workers-artifacts" / topology_id).glob("*/worker.log")):
         for match in _LAUNCHED.finditer(log.read_text(errors="replace")):
             if match["component"] == component:
-                found = Instance(int(match["first"]), int(match["last"]), component, int(match["pid"]))
-                latest[(found.first_task, found.last_task)] = found  # a restarted executor logs again
-    return sorted(i for i in latest.values() if _alive(i.pid))
+                launched.setdefault((int(match["first"]), int(match["last"])), []).append(int(match["pid"]))
+    instances = [Instance(first, last, component, tuple(p for p in pids if _alive(p)))
+                 for (first, last), pids in launched.items()]
+    return sorted(i for i in instances if i.pids)
 
 
 def wait_for_instances(log_dir: Path, topology_id: str, component: str, count: int, wait_s: float,
@@ -106,7 +114,7 @@ class InstanceProvisions:
 
     def __init__(self, name: str, cpu_root: Path = CGROUP_CPU, memory_root: Path = CGROUP_MEMORY) -> None:
         self.cpu_parent, self.memory_parent = cpu_root / name, memory_root / name
-        self.groups: dict[int, tuple[CpuQuota, Path]] = {}
+        self.groups: dict[str, tuple[CpuQuota, Path]] = {}  # by instance key (its task range)
 
     def __enter__(self) -> "InstanceProvisions":
         for parent in (self.cpu_parent, self.memory_parent):
@@ -125,28 +133,29 @@ class InstanceProvisions:
         """
         ordered = sorted(instances)
         for instance, provision in zip(ordered, provisions):
-            held = resident_mb(instance.pid)
+            held = sum(map(resident_mb, instance.pids))
             if provision.memory_mb < held:
                 raise ProfilingError(
                     f"provision {provision.id} allows {provision.memory_mb:g} MB but instance "
-                    f"{instance.component}[{instance.first_task}] (pid {instance.pid}) already holds {held:.1f} MB: "
-                    "the kernel would kill it; give the provision more memory")
+                    f"{instance.component}[{instance.first_task}] (pid {', '.join(map(str, instance.pids))}) already "
+                    f"holds {held:.1f} MB: the kernel would kill it; give the provision more memory")
         applied = []
         for instance, provision in zip(ordered, provisions):
-            quota, memory = self._groups_of(instance.pid)
+            quota, memory = self._groups_of(instance.key)
             quota.set_capacity(100.0 * provision.cpu)
             (memory / "memory.limit_in_bytes").write_text(str(int(provision.memory_mb * 1024 * 1024)))
-            quota.add(instance.pid)
-            (memory / "cgroup.procs").write_text(str(instance.pid))  # its pages move along (see _groups_of)
-            applied.append({"task": instance.first_task, "pid": instance.pid, "provision": provision.id,
+            for pid in instance.pids:
+                quota.add(pid)
+                (memory / "cgroup.procs").write_text(str(pid))  # its pages move along (see _groups_of)
+            applied.append({"task": instance.first_task, "pids": list(instance.pids), "provision": provision.id,
                             "cpu": provision.cpu, "memory_mb": provision.memory_mb})
-        self._forget({i.pid for i in ordered})
+        self._forget({i.key for i in ordered})
         return applied
 
-    def _groups_of(self, pid: int) -> tuple[CpuQuota, Path]:
-        if pid not in self.groups:
-            quota = CpuQuota(str(pid), 100.0, root=self.cpu_parent).__enter__()
-            memory = self.memory_parent / str(pid)
+    def _groups_of(self, key: str) -> tuple[CpuQuota, Path]:
+        if key not in self.groups:
+            quota = CpuQuota(key, 100.0, root=self.cpu_parent).__enter__()
+            memory = self.memory_parent / key
             memory.mkdir(exist_ok=True)
             # Charge what the process already holds to its new group, so the limit covers all of it.
             # Newer kernels refuse (the knob is deprecated): then the limit covers what it allocates
@@ -155,18 +164,21 @@ class InstanceProvisions:
                 (memory / "memory.move_charge_at_immigrate").write_text("1")
             except OSError:
                 pass
-            self.groups[pid] = (quota, memory)
-        return self.groups[pid]
+            self.groups[key] = (quota, memory)
+        return self.groups[key]
 
-    def quota_of(self, pid: int) -> float | None:
+    def quota_of(self, instance: Instance) -> float | None:
         """The CPU (cores) the instance's group allows now (None: the instance has no group)."""
-        if pid not in self.groups:
+        if instance.key not in self.groups:
             return None
-        return int((self.groups[pid][0].path / "cpu.cfs_quota_us").read_text()) / 100_000.0
+        return int((self.groups[instance.key][0].path / "cpu.cfs_quota_us").read_text()) / 100_000.0
 
-    def _forget(self, keep: set[int]) -> None:
-        for pid in [p for p in self.groups if p not in keep]:
-            quota, memory = self.groups.pop(pid)
+    def cpu_group(self, instance: Instance) -> CpuQuota:
+        return self._groups_of(instance.key)[0]
+
+    def _forget(self, keep: set[str]) -> None:
+        for key in [k for k in self.groups if k not in keep]:
+            quota, memory = self.groups.pop(key)
             _remove_group(quota.path)
             _remove_group(memory)
 

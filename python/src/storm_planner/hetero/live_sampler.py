@@ -124,7 +124,7 @@ class _LiveInstance:
             cpu, memory = settings.levels[level]
             self.instance = self._find()
             self.groups.apply([self.instance], [Provision(f"sample-{level}", cpu, memory, 0.0)])
-            quota = self.groups.groups[self.instance.pid][0]
+            quota = self.groups.cpu_group(self.instance)
             _executed_rate(zookeeper, self.topology_id, self.instance, settings.settle_windows, settings.period_s)
             before = quota.throttled()
             rate = _executed_rate(zookeeper, self.topology_id, self.instance, settings.measure_windows,
