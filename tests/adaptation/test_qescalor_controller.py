@@ -35,6 +35,18 @@ def test_more_instances_than_tasks_are_capped_and_said():
     assert "the component has 3 tasks" in decision.notes[0]
 
 
+def test_when_the_cheapest_schedule_needs_more_instances_than_tasks_larger_provisions_cover_the_load():
+    # r1 is cheaper per tuple, but 12 of them exceed the 6 tasks; 6 r2 instances (180 each) cover 1,000.
+    template = {**TEMPLATE, "resources": [{**r, "price": p} for r, p in zip(paper_resources()[:2], (1.0, 1.9))]}
+    decision = ScalingController(template, max_instances=6).decide([1000.0], {"r1": 2})
+    assert not decision.capped and decision.instances <= 6
+    assert sum(n * TEMPLATE["performance"][r] for r, n in decision.counts.items()) >= 1000.0
+    assert set(decision.counts) == {"r2"}
+    assert "planned with r2 only" in decision.notes[0]
+    # Without the cap the cheaper r1 is chosen: the cap, not the prices, made the difference.
+    assert "r1" in ScalingController(template).decide([1000.0], {"r1": 2}).counts
+
+
 def test_a_template_holding_what_the_controller_measures_is_refused():
     with pytest.raises(ProblemError, match="must not hold workload"):
         ScalingController({**TEMPLATE, "workload": [1.0]})

@@ -25,6 +25,7 @@ from storm_planner.hetero.cgroups import detect_emulation
 from storm_planner.hetero.instances import (InstanceProvisions, ProvisionEnforcer, provisions_from_template,
                                             running_instances)
 from storm_planner.metrics.hookjar import default_hook_jar
+from storm_planner.planners.qescalor.performance import PerformanceModel
 from storm_planner.submit import nimbus
 from storm_planner.submit.operations import kill_topology, running_components, submit_project
 
@@ -181,6 +182,17 @@ def test_a_sampling_instance_in_the_live_topology_measures_its_throughput_per_pr
         # Three times the CPU; on this busy 2-core machine the throughput grows less (measured 1.8x).
         assert high.throughput > 1.4 * low.throughput > 0, samples
         assert relay_executors(cluster, "sampled") == 2  # back to its executors
+        # OPRPMer and QECer on what OOPSer measured: the forest's performance per provision, then a decision.
+        model = PerformanceModel(seed=0).fit([(s.cpu, s.memory_mb, s.throughput) for s in samples])
+        performance = dict(zip(("small", "large"), map(float, model.predict([(0.05, 512.0), (0.15, 512.0)]))))
+        assert performance["large"] > performance["small"] > 0
+        controller = ScalingController({"resources": [{"id": "small", "cpu": 0.05, "memory_mb": 512, "price": 0.05},
+                                                      {"id": "large", "cpu": 0.15, "memory_mb": 512, "price": 0.15}],
+                                        "performance": performance, "startup_cost": 0.01, "shutdown_cost": 0.01},
+                                       horizon=2)
+        decision = controller.decide([3 * high.throughput], {"small": 2})
+        capacity = sum(performance[rid] * n for rid, n in decision.counts.items())
+        assert capacity >= 3 * high.throughput, decision
     finally:
         kill_topology(a.nimbus, "sampled", wait_secs=0, progress=lambda message: None)
     with capsys.disabled():

@@ -65,7 +65,13 @@ class ScalingController:
         return [r["id"] for r in self.template["resources"]]
 
     def decide(self, rates: Sequence[float], current: Mapping[str, int]) -> ScalingDecision:
-        """The next epoch's instances, given the measured rates (oldest first) and the instances running."""
+        """The next epoch's instances, given the measured rates (oldest first) and the instances running.
+
+        Storm runs at most as many instances as the component has tasks (``max_instances``). When the
+        cheapest schedule wants more, the smaller provisions are left out, weakest first, until a
+        schedule fits (not in the paper, which scales without such a cap); when none does, the
+        schedule of the strongest provision is capped and says so.
+        """
         if not rates:
             raise ProblemError("no measured rate yet")
         problem = {**self.template, "current": {k: int(v) for k, v in current.items() if v}}
@@ -74,12 +80,29 @@ class ScalingController:
                                   "quantile": self.quantile}
         else:
             problem["workload"] = [max(rates[-3:])] * self.horizon
-        schedule = run_scaler(problem, self.algorithm)
-        counts = {rid: int(n) for rid, n in schedule["epochs"][0].items()}
-        wanted = sum(counts.values())
+        tried: list[str] = []
+        for resources in self._provision_sets():
+            ids = {r["id"] for r in resources}
+            subset = {**problem, "resources": resources,
+                      "current": {k: v for k, v in problem["current"].items() if k in ids}}
+            if "performance" in problem:
+                subset["performance"] = {k: v for k, v in problem["performance"].items() if k in ids}
+            schedule = run_scaler(subset, self.algorithm)
+            counts = {rid: int(n) for rid, n in schedule["epochs"][0].items()}
+            wanted = sum(counts.values())
+            if self.max_instances is None or wanted <= self.max_instances:
+                break
+            tried.append(f"with {', '.join(sorted(ids))} the schedule wants {wanted} instances")
         instances = max(1, wanted if self.max_instances is None else min(wanted, self.max_instances))
         notes = []
-        if instances < wanted:
-            notes.append(f"the schedule wants {wanted} instances; the component has {self.max_instances} tasks")
+        if tried:
+            outcome = "capped" if instances < wanted else f"planned with {', '.join(sorted(counts))} only"
+            notes.append(f"{'; '.join(tried)}; the component has {self.max_instances} tasks: {outcome}")
         return ScalingDecision(counts, instances, [round(w, 3) for w in schedule["workload"]],
                                schedule["cost"], capped=instances < wanted, notes=notes)
+
+    def _provision_sets(self) -> list[list[dict]]:
+        """Every provision, then without the weakest, and so on down to the strongest alone."""
+        resources = list(self.template["resources"])
+        by_strength = sorted(resources, key=lambda r: self.performance(r["id"]))
+        return [[r for r in resources if r in by_strength[k:]] for k in range(len(resources))]
