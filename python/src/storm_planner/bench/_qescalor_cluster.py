@@ -167,23 +167,14 @@ def _wait_for(path: Path, timeout_s: float) -> bool:
 
 def _replay_rows(data: Path, decisions: list[dict], rates: list[float], started: float, epoch_s: float,
                  drained: bool) -> tuple[list[dict[str, Any]], str]:
-    emitted: dict[int, float] = {}
-    acked: dict[int, float] = {}
-    for line in (data / "times.txt").read_text().splitlines():
-        kind, ident, at = line.split()
-        (emitted if kind == "e" else acked).setdefault(int(ident), float(at))
+    emitted, acked = read_times(data)
     seen = {int(x) for x in (data / "seen.txt").read_text().split() if x.isdigit()}
     rows = []
     for i, decision in enumerate(decisions):
-        begin, end = started + i * epoch_s, started + (i + 1) * epoch_s
-        latencies = np.array([acked[t] - e for t, e in emitted.items() if begin <= e < end and t in acked])
-        backlog = sum(1 for t, e in emitted.items() if e < end and acked.get(t, np.inf) >= end)
         rows.append({"epoch": i + 1, "offered": rates[i], "measured": decision.get("rate") or 0.0,
                      "instances": decision.get("executors_after", decision.get("executors_before", 0)),
                      "action": decision["action"],
-                     "latency p50 ms": 1000 * float(np.median(latencies)) if len(latencies) else 0.0,
-                     "latency p95 ms": 1000 * float(np.percentile(latencies, 95)) if len(latencies) else 0.0,
-                     "backlog at end": backlog})
+                     **epoch_latency(emitted, acked, started + i * epoch_s, started + (i + 1) * epoch_s)})
     lost = len(set(emitted) - set(acked))
     unseen = len(set(emitted) - seen)
     instances = [r["instances"] for r in rows]
@@ -194,6 +185,36 @@ def _replay_rows(data: Path, decisions: list[dict], rates: list[float], started:
                f"{sum(1 for r in rows if r['action'] == 'rebalance')} rebalances; cost {cost:.1f} "
                f"(price {PRICE} per instance-epoch, startup {STARTUP}, shutdown {SHUTDOWN})")
     return rows, summary
+
+
+def read_times(data: Path) -> tuple[dict[int, float], dict[int, float]]:
+    """The pipeline's first emit and ack time of every tuple id (``<dir>/times.txt``)."""
+    emitted: dict[int, float] = {}
+    acked: dict[int, float] = {}
+    for line in (data / "times.txt").read_text().splitlines():
+        kind, ident, at = line.split()
+        (emitted if kind == "e" else acked).setdefault(int(ident), float(at))
+    return emitted, acked
+
+
+def epoch_latency(emitted: dict[int, float], acked: dict[int, float], begin: float, end: float) -> dict[str, float]:
+    """End-to-end latency (p50, p95) of the tuples emitted in [begin, end), and those unacked at ``end``."""
+    latencies = np.array([acked[t] - e for t, e in emitted.items() if begin <= e < end and t in acked])
+    return {"latency p50 ms": 1000 * float(np.median(latencies)) if len(latencies) else 0.0,
+            "latency p95 ms": 1000 * float(np.percentile(latencies, 95)) if len(latencies) else 0.0,
+            "backlog at end": sum(1 for t, e in emitted.items() if e < end and acked.get(t, np.inf) >= end)}
+
+
+def plot_latency(axis, rows: list[dict[str, Any]], log: bool = False) -> None:
+    """The p50 and p95 end-to-end latency per epoch."""
+    epochs = [r["epoch"] for r in rows]
+    axis.plot(epochs, [r["latency p50 ms"] for r in rows], label="p50")
+    axis.plot(epochs, [r["latency p95 ms"] for r in rows], label="p95")
+    if log:
+        axis.set_yscale("log")
+    axis.set_xlabel("epoch")
+    axis.set_ylabel("end-to-end latency (ms)")
+    axis.legend(fontsize=8)
 
 
 def _offline_costs(out: Path, measured: list[float]) -> list[dict[str, Any]]:
@@ -229,11 +250,7 @@ def _plot_replay(out: Path, rows: list[dict[str, Any]]) -> None:
     load.set_xlabel("epoch")
     load.set_ylabel("tuples/s")
     load.legend(fontsize=8)
-    latency.plot(epochs, [r["latency p50 ms"] for r in rows], label="p50")
-    latency.plot(epochs, [r["latency p95 ms"] for r in rows], label="p95")
-    latency.set_xlabel("epoch")
-    latency.set_ylabel("end-to-end latency (ms)")
-    latency.legend(fontsize=8)
+    plot_latency(latency, rows)
     figure.tight_layout()
     figure.savefig(out / "replay.png", dpi=110)
     plt.close(figure)

@@ -23,10 +23,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from storm_planner.api import scale
-from storm_planner.bench._qescalor_cluster import PIPELINE, _feed, _wait_for
+from storm_planner.bench._qescalor_cluster import PIPELINE, _feed, _wait_for, epoch_latency, plot_latency, read_times
 from storm_planner.bench.report import pyplot, stamped_progress, write_table
 from storm_planner.generators.qescalor import diurnal_rates
 from storm_planner.planners.qescalor.performance import PerformanceModel
@@ -107,15 +106,9 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
 
 def _rows(data: Path, decisions: list[dict], rates: list[float], started: float, epoch_s: float,
           performance: dict[str, float], season: int, drained: bool) -> tuple[list[dict[str, Any]], str]:
-    emitted: dict[int, float] = {}
-    acked: dict[int, float] = {}
-    for line in (data / "times.txt").read_text().splitlines():
-        kind, ident, at = line.split()
-        (emitted if kind == "e" else acked).setdefault(int(ident), float(at))
+    emitted, acked = read_times(data)
     rows = []
     for i, decision in enumerate(decisions):
-        begin, end = started + i * epoch_s, started + (i + 1) * epoch_s
-        latencies = np.array([acked[t] - e for t, e in emitted.items() if begin <= e < end and t in acked])
         counts = decision.get("counts", {})
         enforced = decision.get("provisions") or []
         rows.append({
@@ -127,9 +120,7 @@ def _rows(data: Path, decisions: list[dict], rates: list[float], started: float,
             "equal-share capacity": sum(counts.values()) * min((performance[rid] for rid, n in counts.items() if n),
                                                                default=0.0),
             "enforced": len(enforced),
-            "latency p50 ms": 1000 * float(np.median(latencies)) if len(latencies) else 0.0,
-            "latency p95 ms": 1000 * float(np.percentile(latencies, 95)) if len(latencies) else 0.0,
-            "backlog at end": sum(1 for t, e in emitted.items() if e < end and acked.get(t, np.inf) >= end),
+            **epoch_latency(emitted, acked, started + i * epoch_s, started + (i + 1) * epoch_s),
             "action": decision["action"],
         })
     lost = len(set(emitted) - set(acked))
@@ -180,12 +171,7 @@ def _plot(out: Path, rows: list[dict[str, Any]], samples: list[dict[str, Any]]) 
     load.set_xlabel("epoch")
     load.set_ylabel("tuples/s")
     load.legend(fontsize=8)
-    latency.plot(epochs, [r["latency p50 ms"] for r in rows], label="p50")
-    latency.plot(epochs, [r["latency p95 ms"] for r in rows], label="p95")
-    latency.set_yscale("log")
-    latency.set_xlabel("epoch")
-    latency.set_ylabel("end-to-end latency (ms)")
-    latency.legend(fontsize=8)
+    plot_latency(latency, rows, log=True)
     figure.tight_layout()
     figure.savefig(out / "live.png", dpi=110)
     plt.close(figure)
