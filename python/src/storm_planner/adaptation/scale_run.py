@@ -63,7 +63,15 @@ class EpochRates:
         return [w for w in read_windows(self.zk, self.topology_id) if w.component == self.component]
 
     def poll(self) -> None:
-        for window in self._windows():
+        """Keep the windows not seen yet; a ZooKeeper hiccup (a loaded machine) skips this poll."""
+        from kazoo.exceptions import KazooException
+
+        try:
+            windows = self._windows()
+        except KazooException as error:
+            _log.warning("metrics windows of %s/%s not read this time: %r", self.topology_id, self.component, error)
+            return
+        for window in windows:
             if window.end_ms > self.seen_end.get(window.task, -1) and window.end_ms > window.start_ms:
                 self.seen_end[window.task] = window.end_ms
                 self.pending.append(window)
