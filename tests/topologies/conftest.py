@@ -12,7 +12,7 @@ HERE = Path(__file__).resolve().parent
 
 # The topology packages (trends, bargains, airline) are shipped in the topology
 # jar, not installed; the tests import them from their projects' src/ folders.
-for project in ("trends", "bargains", "airline"):
+for project in ("trends", "bargains", "airline", "worldcup"):
     src = TOPOLOGIES / project / "src"
     if src.is_dir() and str(src) not in sys.path:
         sys.path.insert(0, str(src))

@@ -52,6 +52,7 @@ def feeds(spark, tmp_path_factory):
     build_feeds(spark, "tweets", root / "tweets", synthetic=True, records=3000, partitions=2, progress=quiet)
     build_feeds(spark, "stocks", root / "stocks", synthetic=True, records=1500, partitions=2, progress=quiet)
     build_feeds(spark, "airline", root / "airline", synthetic=True, records=3000, partitions=2, progress=quiet)
+    build_feeds(spark, "worldcup", root / "worldcup", synthetic=True, records=3000, partitions=2, progress=quiet)
     return root
 
 
@@ -136,3 +137,31 @@ def test_airline_job_tables_equal_the_spark_oracle(cluster, spark, feeds, tmp_pa
     if job == 4:
         options["airline.weather_feed"] = str(root / "weather")
     run_topology(cluster, "airline", sink, options, settled, topology=f"airline_job{job}")
+
+
+def _last_line(sink: Path, key: str):
+    lines = sink.read_text().splitlines() if sink.exists() else []
+    return json.loads(lines[-1])[key] if lines else None
+
+
+@pytest.mark.parametrize("job", ["topk", "wordcount", "join"])
+def test_worldcup_topologies_equal_the_spark_oracles(cluster, spark, feeds, tmp_path, job):
+    """Elastic Allocator's three World Cup topologies on a PySpark-built feed of synthetic requests."""
+    from storm_planner.feeds import oracles
+    requests, catalogue = feeds / "worldcup" / "requests", feeds / "worldcup" / "catalogue.jsonl"
+    expected, key = {
+        "topk": lambda: (oracles.worldcup_top_k(spark, requests, 10), "top"),
+        "wordcount": lambda: (oracles.worldcup_word_count(spark, requests), "counts"),
+        "join": lambda: (oracles.worldcup_join(spark, requests, catalogue), "counts"),
+    }[job]()
+    assert expected
+    sink = tmp_path / f"worldcup-{job}.jsonl"
+
+    def settled():
+        last = _last_line(sink, key)
+        return last == expected, last if job == "topk" else f"{len(last or {})} of {len(expected)} keys"
+
+    marker = run_topology(cluster, "worldcup", sink, {
+        "worldcup.sink": str(sink), "worldcup.feed": str(requests), "worldcup.catalogue": str(catalogue),
+        "worldcup.emit_interval_s": 1}, settled, topology=f"worldcup_{job}")
+    assert marker["records"] > 2000

@@ -59,7 +59,7 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
     from storm_planner.submit.operations import submit_project
 
     season, days, epoch_s = (6, 3, 10) if quick else (8, 3, 15)
-    rates = [max(20.0, r) for r in diurnal_rates(season, PEAK, seed=seed, noise=0.05, bursts=0)] * days
+    rates = [max(0.1 * PEAK, r) for r in diurnal_rates(season, PEAK, seed=seed, noise=0.05, bursts=0)] * days
     with tempfile.TemporaryDirectory(prefix="qescalor-live-") as work_name:
         work = Path(work_name)
         data, rate_file = work / "data", work / "rate"

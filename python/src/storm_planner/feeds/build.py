@@ -9,6 +9,9 @@ Kinds and what they write under ``--out``:
 - ``airline``: ``flights/``, ``weather/`` (when weather input or synthetic) and
   ``stations.jsonl``; input: BTS On-Time CSVs, ``--weather`` GSOD files,
   ``--stations`` NOAA's ``isd-history.csv``.
+- ``worldcup``: ``requests/`` and ``catalogue.jsonl`` (the objects the requests name, with their
+  URLs; see :mod:`storm_planner.feeds.worldcup`); input: the 1998 World Cup logs' binary
+  ``wc_dayX_Y[.gz]`` files.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from storm_planner.feeds import generate, readers
 from storm_planner.feeds.progress import Progress, print_progress
 from storm_planner.feeds.write import describe, write_feed
 
-KINDS = ("tweets", "stocks", "airline")
+KINDS = ("tweets", "stocks", "airline", "worldcup")
 
 
 def build_feeds(spark, kind: str, out: str | Path, *, inputs=(), weather=(), stations=None,
@@ -46,6 +49,18 @@ def build_feeds(spark, kind: str, out: str | Path, *, inputs=(), weather=(), sta
         for name, feed in feeds.items():
             _report_malformed(feed, progress)
             summaries[name] = write_feed(spark, feed, out / name, partitions, progress)
+    elif kind == "worldcup":
+        if synthetic:
+            feeds, catalogue = generate.worldcup(spark, records, partitions=partitions, **seeds)
+        else:
+            feeds = {"requests": readers.read_worldcup(spark, inputs)}
+            catalogue = _catalogue_of_requests(feeds["requests"])
+        for name, feed in feeds.items():
+            _report_malformed(feed, progress)
+            summaries[name] = write_feed(spark, feed, out / name, partitions, progress)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "catalogue.jsonl").write_text("".join(json.dumps(entry) + "\n" for entry in catalogue))
+        progress(f"catalogue: {len(catalogue)} objects")
     else:
         if synthetic:
             feeds, station_map = generate.airline(spark, records, partitions=partitions, **seeds)
@@ -70,6 +85,17 @@ def build_feeds(spark, kind: str, out: str | Path, *, inputs=(), weather=(), sta
     progress(f"built {kind} feeds in {out}: {total_records} records, {total_bytes / 1e6:.1f} MB, "
              f"{time.monotonic() - started:.0f} s")
     return summaries
+
+
+def _catalogue_of_requests(feed) -> list[dict]:
+    """The catalogue of the objects real logs name (the archive has none: built from their ids and types)."""
+    from pyspark.sql import functions as F
+
+    from storm_planner.feeds.worldcup import catalogue_entry, in_catalogue
+    objects = (feed.frame.select(F.get_json_object("json", "$.object_id").cast("long").alias("object_id"),
+                                 F.get_json_object("json", "$.type").alias("type"))
+               .groupBy("object_id").agg(F.first("type").alias("type")).collect())
+    return [catalogue_entry(row.object_id, row.type) for row in sorted(objects) if in_catalogue(row.object_id)]
 
 
 def _report_malformed(feed, progress: Progress) -> None:

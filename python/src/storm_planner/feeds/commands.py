@@ -15,7 +15,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     build = commands.add_parser("build", help="build time-ordered, partitioned, compressed replay feeds",
                                 description=_doc("storm_planner.feeds.build"),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    build.add_argument("kind", choices=("tweets", "stocks", "airline"))
+    build.add_argument("kind", choices=("tweets", "stocks", "airline", "worldcup"))
     build.add_argument("--out", required=True, help="output directory")
     build.add_argument("--input", action="append", default=[], metavar="PATH",
                        help="input file or directory of the real dataset (repeatable)")
@@ -45,7 +45,13 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     airline.add_argument("--flights", required=True)
     airline.add_argument("--weather", help="Job 4: the weather feed")
     airline.add_argument("--stations", help="Job 4: stations.jsonl (airport → station)")
-    for parser in (trends, bargains, airline):
+    worldcup = kinds.add_parser("worldcup", help="World Cup 1998: top-k objects, URL token counts, or the "
+                                "requests and bytes per catalogue section")
+    worldcup.add_argument("--job", choices=("topk", "wordcount", "join"), default="topk")
+    worldcup.add_argument("--requests", required=True, help="the requests feed")
+    worldcup.add_argument("--catalogue", help="join: catalogue.jsonl")
+    worldcup.add_argument("--k", type=int, default=10)
+    for parser in (trends, bargains, airline, worldcup):
         parser.add_argument("--output", "-o", help="write the JSON here instead of standard output")
         _spark_options(parser)
         parser.set_defaults(handler=oracle_command)
@@ -92,12 +98,19 @@ def oracle_command(args) -> int:
     from storm_planner.feeds import oracles
     if args.oracle_kind == "airline" and args.job == 4 and not (args.weather and args.stations):
         raise CommandError("Job 4 needs --weather and --stations")
+    if args.oracle_kind == "worldcup" and args.job == "join" and not args.catalogue:
+        raise CommandError("the join needs --catalogue")
     spark = _session(args)  # not stopped here: the JVM ends with the process, and tests share it
     if args.oracle_kind == "trends":
         result = {"rankings": oracles.trends_top_k(spark, args.feed, args.k), "k": args.k}
     elif args.oracle_kind == "bargains":
         result = {"bargains": oracles.bargains(spark, args.trades, args.quotes, args.margin, args.window_s),
                   "margin": args.margin, "window_s": args.window_s}
+    elif args.oracle_kind == "worldcup":
+        result = {"job": args.job, "result": (
+            oracles.worldcup_top_k(spark, args.requests, args.k) if args.job == "topk"
+            else oracles.worldcup_word_count(spark, args.requests) if args.job == "wordcount"
+            else oracles.worldcup_join(spark, args.requests, args.catalogue))}
     else:
         result = {"job": args.job,
                   **oracles.airline_tables(spark, args.flights, args.job, args.weather, args.stations)}

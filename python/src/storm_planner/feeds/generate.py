@@ -87,3 +87,23 @@ def airline(spark, records: int, seed: int = 2004, partitions: int = 8) -> tuple
     feeds = {"flights": _frame(spark, flight_rows, "flights"),
              "weather": _frame(spark, weather_rows.mapPartitions(weather), "weather")}
     return feeds, probe.stations()
+
+
+def worldcup(spark, records: int, seed: int = 1998, partitions: int = 8,
+             rate: float = 50.0) -> tuple[dict[str, FeedFrame], list[dict]]:
+    """About ``records`` World Cup requests (trace seconds of ``rate`` mean requests each, from the
+    opening days), and the catalogue of every object they could name."""
+    from storm_planner.feeds.worldcup import WorldCupGenerator, catalogue_entry, in_catalogue, object_type
+    probe = WorldCupGenerator(seed=seed, rate=rate)
+    seconds = max(1, int(round(records / rate)))
+
+    def generate(trace_seconds):
+        from storm_planner.feeds.worldcup import WorldCupGenerator, feed_record
+        generator = WorldCupGenerator(seed=seed, rate=rate)
+        for second in trace_seconds:
+            for offset, request in enumerate(generator.second(second)):
+                yield request.timestamp * 1000, second * 100_000 + offset, _dumps(feed_record(request))
+
+    rows = spark.sparkContext.range(0, seconds, numSlices=_slices(records, partitions)).mapPartitions(generate)
+    catalogue = [catalogue_entry(obj, object_type(seed, obj)) for obj in range(probe.objects) if in_catalogue(obj)]
+    return {"requests": _frame(spark, rows, "requests")}, catalogue

@@ -139,3 +139,37 @@ def airline_tables(spark, flights_feed, job: int = 2, weather_feed=None, station
         tables["courier_efficiency"] = _sums(routed, ["bucket"])
     flights.unpersist()
     return tables
+
+
+# -- World Cup 1998 (Elastic Allocator's workload) ---------------------------------------------------
+#
+# - **worldcup_topk** — requests per object id, top k by count descending then id ascending;
+# - **worldcup_wordcount** — the tokens of every request's URL (split on "/", "." and "_", numbers
+#   left out), counted;
+# - **worldcup_join** — requests joined (inner) with the object catalogue on the object id: requests
+#   and bytes per catalogue section.
+
+REQUEST_SCHEMA = "object_id long, size long, url string"
+
+
+def worldcup_top_k(spark, feed, k: int = 10) -> list[list]:
+    from pyspark.sql import functions as F
+    counts = _read_json(spark, feed, REQUEST_SCHEMA).groupBy("object_id").count()
+    ordered = counts.orderBy(F.desc("count"), F.asc("object_id")).limit(k).collect()
+    return [[int(row.object_id), int(row["count"])] for row in ordered]
+
+
+def worldcup_word_count(spark, feed) -> dict[str, int]:
+    from pyspark.sql import functions as F
+    tokens = _read_json(spark, feed, REQUEST_SCHEMA).select(F.explode(F.split("url", r"[/._]+")).alias("token"))
+    counts = tokens.where((F.length("token") > 0) & ~F.col("token").rlike(r"^[0-9]+$")).groupBy("token").count()
+    return {row.token: int(row["count"]) for row in counts.collect()}
+
+
+def worldcup_join(spark, feed, catalogue) -> dict[str, list[int]]:
+    from pyspark.sql import functions as F
+    requests = _read_json(spark, feed, REQUEST_SCHEMA)
+    sections = _read_json(spark, catalogue, "object_id long, section string")
+    joined = requests.join(sections, "object_id").groupBy("section").agg(F.count("*").alias("requests"),
+                                                                           F.sum("size").alias("bytes"))
+    return {row.section: [int(row.requests), int(row.bytes)] for row in joined.collect()}

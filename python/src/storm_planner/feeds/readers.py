@@ -302,3 +302,28 @@ def read_isd_stations(path: str | Path) -> tuple[list[dict], int]:
             if airport not in best or end > best[airport][1]:
                 best[airport] = (f"{usaf}-{wban}", end)
     return [{"airport": a, "station": s} for a, (s, _) in sorted(best.items())], malformed
+
+
+# -- World Cup 1998 access logs ---------------------------------------------------------------------
+
+def read_worldcup(spark, paths) -> FeedFrame:
+    """Requests of the archive's binary ``wc_dayX_Y[.gz]`` files, one Spark task per file; malformed
+    records (a truncated tail, a code outside the format's tables) counted and skipped."""
+    files = _paths(paths)
+    malformed = spark.sparkContext.accumulator(0)
+
+    def decode_file(indexed):
+        import json
+
+        from storm_planner.feeds.worldcup import WorldCupReader, feed_record
+        number, path = indexed
+        reader = WorldCupReader([path])
+        for offset, request in enumerate(reader):
+            yield (request.timestamp * 1000, number * 10_000_000_000 + offset,
+                   json.dumps(feed_record(request), separators=(",", ":")))
+        malformed.add(reader.malformed)
+
+    rows = spark.sparkContext.parallelize(list(enumerate(files)), max(1, len(files))).flatMap(decode_file)
+    frame = spark.createDataFrame(rows, "ts_ms long, seq long, json string").cache()
+    frame.count()  # runs the decoding, so the accumulator holds the malformed count
+    return FeedFrame("requests", frame, malformed=malformed.value, inputs=len(files))

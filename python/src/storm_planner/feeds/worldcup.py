@@ -208,7 +208,7 @@ class WorldCupGenerator:
                 obj = page_rng.randrange(self.objects // 10, self.objects)
             else:
                 obj = sample_cdf(self.object_cdf, rng.random())
-            kind = _pick(TYPE_CDF, rng_for(self.seed, "type", obj).random())  # an object keeps its type
+            kind = object_type(self.seed, obj)  # an object keeps its type
             status = _pick(STATUS_CDF, rng.random())
             size = 0 if status == 304 else int(rng.expovariate(1.0 / MEAN_SIZE[kind])) + 1
             method = "GET" if rng.random() < 0.9976 else ("HEAD" if rng.random() < 0.9 else "POST")
@@ -235,3 +235,53 @@ def _poisson(rng, mean: float) -> int:
         product *= rng.random()
         count += 1
     return count
+
+
+# -- replay feeds: one JSON record per request, URLs and the object catalogue ------------------------
+#
+# The archive's records name objects by id only; the site's URLs are not in it. The feeds give every
+# object a URL in the site's layout, /<language>/<section>/<name>_<id>.<extension>, drawn from the id
+# (the same for every tool: the topologies, the oracles, the catalogue), and a catalogue describing
+# each object (section, language, type). A twentieth of the objects are missing from the catalogue
+# (pages retired during the tournament): a join with it drops their requests.
+
+LANGUAGES = ("english", "french", "spanish", "german", "japanese")
+SECTIONS = ("images", "teams", "matches", "news", "tickets", "venues", "history", "competition")
+NAMES = ("logo", "photo", "score", "team", "player", "stadium", "ball", "cup", "final", "group", "fans", "goal")
+EXTENSIONS = {"HTML": "html", "IMAGE": "gif", "AUDIO": "wav", "VIDEO": "mpg", "JAVA": "class", "FORMATTED": "pdf",
+              "DYNAMIC": "cgi", "TEXT": "txt", "COMPRESSED": "zip", "PROGRAMS": "exe", "DIRECTORY": "",
+              "ICL": "icl", "OTHER": "dat"}
+
+
+def _draw(object_id: int, salt: int, choices: tuple[str, ...]) -> str:
+    return choices[(object_id * 2_654_435_761 + salt * 40_503) % 4_294_967_296 % len(choices)]
+
+
+def url_of(object_id: int, kind: str) -> str:
+    """The URL the feeds give object ``object_id`` of type ``kind``."""
+    base = f"/{_draw(object_id, 1, LANGUAGES)}/{_draw(object_id, 2, SECTIONS)}/{_draw(object_id, 3, NAMES)}_{object_id}"
+    extension = EXTENSIONS.get(kind, "dat")
+    return f"{base}.{extension}" if extension else base + "/"
+
+
+def in_catalogue(object_id: int) -> bool:
+    return object_id % 20 != 7
+
+
+def catalogue_entry(object_id: int, kind: str) -> dict:
+    """The catalogue's record of an object: its URL, section, language and type."""
+    return {"object_id": object_id, "url": url_of(object_id, kind), "section": _draw(object_id, 2, SECTIONS),
+            "language": _draw(object_id, 1, LANGUAGES), "type": kind}
+
+
+def feed_record(request: Request) -> dict:
+    """A request as a replay feed's JSON record (the archive's fields, and the object's URL)."""
+    return {"timestamp": request.timestamp, "client_id": request.client_id, "object_id": request.object_id,
+            "size": request.size, "method": request.method, "version": request.version, "status": request.status,
+            "type": request.type, "region": request.region, "server": request.server,
+            "url": url_of(request.object_id, request.type)}
+
+
+def object_type(seed: int, object_id: int) -> str:
+    """The type the generator gives every request of ``object_id`` (an object keeps its type)."""
+    return _pick(TYPE_CDF, rng_for(seed, "type", object_id).random())
