@@ -78,3 +78,19 @@ def test_missing_input_is_a_clear_error(spark, tmp_path):
     (tmp_path / "x.csv").write_text("A,B\n1,2\n")
     with pytest.raises(ValueError, match="neither a TAQ trades"):
         readers.read_taq(spark, [tmp_path / "x.csv"])
+
+
+def test_world_cup_binary_logs_become_requests_with_their_urls_and_a_truncated_tail_is_counted(spark, tmp_path):
+    from storm_planner.feeds.worldcup import WorldCupGenerator, url_of, write_records
+    generator = WorldCupGenerator(seed=3, rate=5.0)
+    first, second = list(generator.requests(20)), list(generator.requests(10, first=20))
+    write_records(first, tmp_path / "wc_day1_1.gz")
+    write_records(second, tmp_path / "wc_day1_2")
+    with open(tmp_path / "wc_day1_2", "ab") as handle:
+        handle.write(b"\x00" * 7)  # a truncated record
+    feed = readers.read_worldcup(spark, [tmp_path])
+    got = records(feed)
+    assert len(got) == len(first) + len(second) and feed.malformed == 1 and feed.inputs == 2
+    ts, request = got[0]
+    assert ts == first[0].timestamp * 1000 and request["object_id"] == first[0].object_id
+    assert request["url"] == url_of(first[0].object_id, first[0].type)

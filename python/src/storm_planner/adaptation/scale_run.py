@@ -1,7 +1,8 @@
 """``storm-planner scale run``: QEScalor's controller applied to a running topology, epoch by epoch.
 
 Every ``epoch_s`` seconds: the component's input rate over the epoch is read from the metrics hook's
-windows in ZooKeeper (tuples executed per second, summed over its tasks), the controller
+windows in ZooKeeper (tuples processed — acked, or executed if it acks none — per second, summed over
+its tasks), the controller
 (:class:`~storm_planner.adaptation.qescalor.ScalingController`) decides the instances for the next
 epoch, and when their number differs from the executors Nimbus runs, Nimbus is asked to rebalance the
 component (within its task count) and the outcome is checked. Every decision is one JSON line in the
@@ -77,14 +78,19 @@ class EpochRates:
                 self.pending.append(window)
 
     def next_rate(self) -> float | None:
-        """Tuples/s executed by the component in the windows seen since the last call (None: none)."""
+        """Tuples/s the component processed in the windows seen since the last call (None: none).
+
+        Processed is acked when the component acks (a multilang executor's "executed" counts tuples
+        handed to its subprocess, up to ``topology.shellbolt.max.pending`` ahead: after a rebalance the
+        new instances' buffers fill at once), else executed."""
         self.poll()
         windows, self.pending = self.pending, []
         if not windows:
             return None
         tasks = {w.task for w in windows}
         seconds_per_task = sum(w.end_ms - w.start_ms for w in windows) / 1000.0 / len(tasks)
-        return sum(w.executed for w in windows) / seconds_per_task
+        processed = sum(w.acked for w in windows) or sum(w.executed for w in windows)
+        return processed / seconds_per_task
 
 
 def run_scaling(nimbus: str, zookeeper: str, name: str, component: str, controller: ScalingController,
