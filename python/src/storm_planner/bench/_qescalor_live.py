@@ -5,7 +5,8 @@
    (:mod:`storm_planner.hetero.live_sampler`);
 2. **OPRPMer**: the random forest fitted to those samples predicts what one instance sustains under
    each provision r1..r3 of the run;
-3. **QECer**: ``scale run``'s controller scales ``relay`` over a day's diurnal feed repeated
+3. **QECer**: ``scale run``'s controller (told the feed's offered rate, which a saturated relay hides)
+   scales ``relay`` over a day's diurnal feed repeated
    ``days`` times, compressed into minutes — from the third day on, with the Holt-Winters forecast of
    the next epochs (season = one day) instead of the recent peak — and every instance runs under
    its provision's CPU quota and memory limit (:mod:`storm_planner.hetero.instances`).
@@ -25,7 +26,8 @@ from typing import Any
 
 
 from storm_planner.api import scale
-from storm_planner.bench._qescalor_cluster import PIPELINE, _feed, _wait_for, epoch_latency, plot_latency, read_times
+from storm_planner.bench._qescalor_cluster import (PIPELINE, _feed, _scheduled, _wait_for, epoch_latency, plot_latency,
+                                                  read_times)
 from storm_planner.bench.report import pyplot, stamped_progress, write_table
 from storm_planner.generators.qescalor import diurnal_rates
 from storm_planner.planners.qescalor.performance import PerformanceModel
@@ -87,11 +89,17 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
             started = time.time()
             threading.Thread(target=_feed, args=(rate_file, rates, epoch_s, started), daemon=True).start()
             controller = ScalingController(template, horizon=3, season=season, quantile=0.9)
+
+            def offered() -> float:
+                """What the feed offered over the last epoch (a saturated relay processes less: its demand)."""
+                now = time.time()
+                return sum(_scheduled(rates, epoch_s, started, now - epoch_s * k / 40) for k in range(40)) / 40
+
             with InstanceProvisions(f"storm-planner-bench-{work.name}") as groups:
                 enforce = ProvisionEnforcer(groups, cluster.log_dir, "relay", provisions_from_template(template))
                 decisions = run_scaling(a.nimbus, a.zookeeper, "live", "relay", controller, epoch_s, len(rates),
                                         work / "decisions.jsonl", rebalance_wait_secs=0, progress=_progress,
-                                        enforce=enforce)
+                                        enforce=enforce, offered=offered)
             (data / "stop").write_text("")
             drained = _wait_for(data / "done.txt", 180)
         rows, summary = _rows(data, decisions, rates, started, epoch_s, performance, season, drained)
