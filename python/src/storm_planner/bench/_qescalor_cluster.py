@@ -102,7 +102,6 @@ def bench_replay(out: Path, seed: int, quick: bool, command: str) -> list[dict[s
     from storm_planner.adaptation.qescalor import ScalingController
     from storm_planner.adaptation.scale_run import run_scaling
     from storm_planner.cluster.launcher import running_cluster
-    from storm_planner.submit.operations import submit_project
 
     epochs, epoch_s = (8, 15) if quick else (16, 20)
     rates = [max(30.0, r) for r in diurnal_rates(epochs, REPLAY_PEAK, seed=seed, noise=0.0, bursts=0)]
@@ -115,11 +114,8 @@ def bench_replay(out: Path, seed: int, quick: bool, command: str) -> list[dict[s
         rate_file.write_text(f"{rates[0]:g}")
         with running_cluster(work, ui=False, progress=_progress) as cluster:
             a = cluster.addresses
-            submit_project(PIPELINE.resolve(), nimbus=a.nimbus, name="replay", wait_active=180, progress=_progress, options={
-                "pipeline.dir": str(data), "pipeline.rate_file": str(rate_file), "pipeline.work": RELAY_WORK,
-                "pipeline.tasks.relay": RELAY_TASKS, "pipeline.parallelism.relay": 1, "topology.workers": 2,
-                "planner.metrics.period.secs": 2, "planner.replan": False, "topology.message.timeout.secs": 30,
-                "topology.max.spout.pending": 2000})
+            submit_pipeline(a.nimbus, "replay", data, rate_file, work=RELAY_WORK, tasks=RELAY_TASKS, executors=1,
+                            message_timeout_s=30)
             started = time.time()
             feeder = threading.Thread(target=_feed, args=(rate_file, rates, epoch_s, started), daemon=True)
             feeder.start()
@@ -144,6 +140,19 @@ def bench_replay(out: Path, seed: int, quick: bool, command: str) -> list[dict[s
                     "each of r1..r4, performance from the random forest on the cluster samples", command, digits=2)
     _plot_replay(out, rows)
     return rows
+
+
+def submit_pipeline(nimbus: str, name: str, data: Path, rate_file: Path, *, work: int, tasks: int, executors: int,
+                    message_timeout_s: int, **options) -> None:
+    """The reliable pipeline with ``work`` SHA-256 rounds per tuple in ``relay`` (``executors`` over ``tasks``),
+    fed at the rate ``rate_file`` holds, metrics every 2 s, no re-planning."""
+    from storm_planner.submit.operations import submit_project
+
+    submit_project(PIPELINE.resolve(), nimbus=nimbus, name=name, wait_active=180, progress=_progress, options={
+        "pipeline.dir": str(data), "pipeline.rate_file": str(rate_file), "pipeline.work": work,
+        "pipeline.tasks.relay": tasks, "pipeline.parallelism.relay": executors, "topology.workers": 2,
+        "planner.metrics.period.secs": 2, "planner.replan": False, "topology.message.timeout.secs": message_timeout_s,
+        "topology.max.spout.pending": 2000, **options})
 
 
 def _scheduled(rates: list[float], epoch_s: float, started: float, at: float) -> float:

@@ -26,8 +26,8 @@ from typing import Any
 
 
 from storm_planner.api import scale
-from storm_planner.bench._qescalor_cluster import (PIPELINE, _feed, _scheduled, _wait_for, epoch_latency, plot_latency,
-                                                  read_times)
+from storm_planner.bench._qescalor_cluster import (_feed, _scheduled, _wait_for, epoch_latency, plot_latency,
+                                                  read_times, submit_pipeline)
 from storm_planner.bench.report import pyplot, stamped_progress, write_table
 from storm_planner.generators.qescalor import diurnal_rates
 from storm_planner.planners.qescalor.performance import PerformanceModel
@@ -58,7 +58,6 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
     from storm_planner.hetero.instances import InstanceProvisions, ProvisionEnforcer, provisions_from_template
     from storm_planner.hetero.live_sampler import LIVE_SAMPLING_OPTIONS, sample_live
     from storm_planner.hetero.oopser import SamplerSettings
-    from storm_planner.submit.operations import submit_project
 
     season, days, epoch_s = (6, 3, 10) if quick else (8, 3, 15)
     rates = [max(0.1 * PEAK, r) for r in diurnal_rates(season, PEAK, seed=seed, noise=0.05, bursts=0)] * days
@@ -69,11 +68,8 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
         rate_file.write_text(f"{STRESS_RATE:g}")
         with running_cluster(work, ui=False, progress=_progress) as cluster:
             a = cluster.addresses
-            submit_project(PIPELINE.resolve(), nimbus=a.nimbus, name="live", wait_active=180, progress=_progress, options={
-                "pipeline.dir": str(data), "pipeline.rate_file": str(rate_file), "pipeline.work": RELAY_WORK,
-                "pipeline.tasks.relay": RELAY_TASKS, "pipeline.parallelism.relay": 2, "topology.workers": 2,
-                "planner.metrics.period.secs": 2, "planner.replan": False, "topology.message.timeout.secs": 60,
-                "topology.max.spout.pending": 2000, **LIVE_SAMPLING_OPTIONS})
+            submit_pipeline(a.nimbus, "live", data, rate_file, work=RELAY_WORK, tasks=RELAY_TASKS, executors=2,
+                            message_timeout_s=60, **LIVE_SAMPLING_OPTIONS)
             settings = SamplerSettings(levels=SAMPLE_LEVELS[::2] if quick else SAMPLE_LEVELS, method="dsa",
                                        period_s=2, settle_windows=1, measure_windows=3, tolerance=0.1)
             instance, samples = sample_live(a.nimbus, a.zookeeper, cluster.log_dir, "live", "relay", settings,

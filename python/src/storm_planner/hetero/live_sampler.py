@@ -125,9 +125,9 @@ class _LiveInstance:
             self.instance = self._find()
             self.groups.apply([self.instance], [Provision(f"sample-{level}", cpu, memory, 0.0)])
             quota = self.groups.cpu_group(self.instance)
-            _executed_rate(zookeeper, self.topology_id, self.instance, settings.settle_windows, settings.period_s)
+            _processed_rate(zookeeper, self.topology_id, self.instance, settings.settle_windows, settings.period_s)
             before = quota.throttled()
-            rate = _executed_rate(zookeeper, self.topology_id, self.instance, settings.measure_windows,
+            rate = _processed_rate(zookeeper, self.topology_id, self.instance, settings.measure_windows,
                                   settings.period_s)
             throttled = throttled_share(before, quota.throttled())
             taken.append(LiveSample(cpu, memory, rate, throttled, throttled >= min_throttled))
@@ -149,7 +149,7 @@ def _with_throughput(sample: LiveSample, throughput: float) -> LiveSample:
     return LiveSample(sample.cpu, sample.memory_mb, throughput, sample.throttled, sample.saturated)
 
 
-def _executed_rate(zookeeper: str, topology_id: str, instance: Instance, windows: int, period_s: float) -> float:
+def _processed_rate(zookeeper: str, topology_id: str, instance: Instance, windows: int, period_s: float) -> float:
     """Tuples/s the instance's tasks processed (acked; executed if it acks none) over their next ``windows``
     metrics windows."""
     from storm_planner.adaptation.scale_run import EpochRates
