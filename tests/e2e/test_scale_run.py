@@ -86,7 +86,8 @@ def test_scale_run_rebalances_the_component_to_what_qcesa_decides(cluster, tmp_p
         # Under load the first epoch can measure 0 tuples/s (the Python spout not emitting yet): QCESA then
         # scales relay in to 1 first, so the first measured decision may start from 1 executor, not 2.
         assert first["executors_before"] < TASKS and first["executors_after"] == TASKS and first["applied"]
-        assert 0.3 * RATE < first["rate"] < 3 * RATE  # the pipeline's steady rate, as the hook measured it
+        # The pipeline's steady rate, as the hook measured it (the first epoch may catch the start).
+        assert 0.3 * RATE < max(d["rate"] for d in measured) < 3 * RATE
         assert relay_executors(cluster) == TASKS
 
         down = scale(performance=100 * RATE, epochs=3)
@@ -112,8 +113,8 @@ def test_scale_run_enforces_each_instances_provision_on_its_subprocess(cluster, 
     a = cluster.addresses
     # 4,000 SHA-256 rounds per tuple: at RATE tuples/s an unthrottled relay instance would take about a core.
     submit_pipeline(cluster, tmp_path, "provisioned", **{"pipeline.tasks.relay": 2, "pipeline.work": 4000})
-    provisions = {"resources": [{"id": "r1", "cpu": RELAY_CPU, "memory_mb": 512, "price": 0.15},
-                                {"id": "r2", "cpu": 0.3, "memory_mb": 768, "price": 0.4}],
+    provisions = {"resources": [{"id": "r1", "cpu": 0.1, "memory_mb": 512, "price": 0.1},
+                                {"id": "r2", "cpu": RELAY_CPU, "memory_mb": 768, "price": 0.2}],
                   "performance": {"r1": 1.0, "r2": 1.8}, "startup_cost": 0.1, "shutdown_cost": 0.1}
     try:
         with InstanceProvisions(f"storm-planner-test-{tmp_path.name}") as groups:
@@ -125,8 +126,10 @@ def test_scale_run_enforces_each_instances_provision_on_its_subprocess(cluster, 
             enforced = [d for d in decisions if d.get("provisions")]
             assert enforced, decisions
             last = enforced[-1]
-            # Instances that sustain ~1 tuple/s: every task runs, each under the cheaper provision r1.
-            assert [p["provision"] for p in last["provisions"]] == ["r1", "r1"], last
+            # Instances that sustain ~1 tuple/s: the cheaper r1 would need far more instances than the 2 tasks,
+            # so the controller plans with the stronger r2 alone (capped at 2): both instances run under r2.
+            assert [p["provision"] for p in last["provisions"]] == ["r2", "r2"], last
+            assert last["capped"] and "planned with" not in last["notes"][0], last
             with nimbus.nimbus_client(a.nimbus_host, a.nimbus_port) as client:
                 topology_id = running_components(client, "provisioned").id
             instances = running_instances(cluster.log_dir, topology_id, "relay")
