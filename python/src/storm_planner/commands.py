@@ -162,12 +162,8 @@ def scale_plan_command(args: argparse.Namespace) -> int:
 
 
 def scale_run_command(args: argparse.Namespace) -> int:
-    import os
-
     from storm_planner.adaptation.qescalor import ScalingController
     from storm_planner.adaptation.scale_run import run_scaling
-    from storm_planner.service.metrics import ZOOKEEPER_ENV
-    from storm_planner.submit.commands import _default_nimbus
 
     template = read_json_file(args.problem)
     try:
@@ -175,8 +171,7 @@ def scale_run_command(args: argparse.Namespace) -> int:
                                        season=args.season, quantile=args.quantile)
         with contextlib.ExitStack() as stack:
             enforce = stack.enter_context(_enforcer(args, controller)) if args.enforce_provisions else None
-            decisions = run_scaling(args.nimbus or _default_nimbus(),
-                                    args.zookeeper or os.environ.get(ZOOKEEPER_ENV, "127.0.0.1:2181"),
+            decisions = run_scaling(*_storm_addresses(args),
                                     args.topology, args.component, controller, args.epoch_s, args.epochs, args.log,
                                     rebalance_wait_secs=args.rebalance_wait_secs,
                                     offered=_rate_reader(args.offered_rate_file) if args.offered_rate_file else None,
@@ -192,13 +187,29 @@ def _enforcer(args: argparse.Namespace, controller):
     """Per-instance provisions for ``scale run``; the instances' cgroups are removed when the run ends."""
     import os
 
-    from storm_planner.cluster import default_description
-    from storm_planner.cluster.locations import default_state_root
     from storm_planner.hetero.instances import InstanceProvisions, ProvisionEnforcer, provisions_from_template
 
-    log_dir = args.worker_logs or default_state_root() / default_description().name / "logs"
     with InstanceProvisions(f"storm-planner-scale-{os.getpid()}") as groups:
-        yield ProvisionEnforcer(groups, log_dir, args.component, provisions_from_template(controller.template))
+        yield ProvisionEnforcer(groups, _worker_logs(args), args.component,
+                                provisions_from_template(controller.template))
+
+
+def _storm_addresses(args: argparse.Namespace) -> tuple[str, str]:
+    """(Nimbus, ZooKeeper) from ``--nimbus``/``--zookeeper``, else the environment, else the local defaults."""
+    import os
+
+    from storm_planner.service.metrics import ZOOKEEPER_ENV
+    from storm_planner.submit.commands import _default_nimbus
+
+    return args.nimbus or _default_nimbus(), args.zookeeper or os.environ.get(ZOOKEEPER_ENV, "127.0.0.1:2181")
+
+
+def _worker_logs(args: argparse.Namespace) -> Path:
+    """``--worker-logs``, else the local cluster's storm.log.dir."""
+    from storm_planner.cluster import default_description
+    from storm_planner.cluster.locations import default_state_root
+
+    return args.worker_logs or default_state_root() / default_description().name / "logs"
 
 
 def _rate_reader(path: Path):
@@ -229,20 +240,11 @@ def scale_sample_command(args: argparse.Namespace) -> int:
 
 
 def _sample_live(args: argparse.Namespace, settings) -> int:
-    import os
-
-    from storm_planner.cluster import default_description
-    from storm_planner.cluster.locations import default_state_root
     from storm_planner.hetero.live_sampler import sample_live
-    from storm_planner.service.metrics import ZOOKEEPER_ENV
-    from storm_planner.submit.commands import _default_nimbus
 
     if not args.component:
         raise CommandError("--live needs --component: the operator to sample")
-    log_dir = args.worker_logs or default_state_root() / default_description().name / "logs"
-    instance, samples = sample_live(args.nimbus or _default_nimbus(),
-                                    args.zookeeper or os.environ.get(ZOOKEEPER_ENV, "127.0.0.1:2181"),
-                                    log_dir, args.live, args.component, settings)
+    instance, samples = sample_live(*_storm_addresses(args), _worker_logs(args), args.live, args.component, settings)
     write_answer({"method": args.method, "topology": args.live, "component": args.component,
                   "sampling_task": instance.first_task, "samples": [s.to_dict() for s in samples]}, args.output)
     return 0

@@ -85,12 +85,7 @@ class EpochRates:
         new instances' buffers fill at once), else executed."""
         self.poll()
         windows, self.pending = self.pending, []
-        if not windows:
-            return None
-        tasks = {w.task for w in windows}
-        seconds_per_task = sum(w.end_ms - w.start_ms for w in windows) / 1000.0 / len(tasks)
-        processed = sum(w.acked for w in windows) or sum(w.executed for w in windows)
-        return processed / seconds_per_task
+        return processed_rate(windows) if windows else None
 
 
 def run_scaling(nimbus: str, zookeeper: str, name: str, component: str, controller: ScalingController,
@@ -144,6 +139,15 @@ def _enforced(enforce: Enforce, topology_id: str, counts: Mapping[str, int], ins
     except StormPlannerError as error:
         _log.warning("scale run: provisions not enforced: %s", error)
         return {"provisions_error": str(error)}
+
+
+def processed_rate(windows: list) -> float:
+    """Tuples/s processed over ``windows`` of some tasks: acked when they ack, else executed, per second
+    of window time per task."""
+    tasks = {w.task for w in windows}
+    seconds_per_task = sum(w.end_ms - w.start_ms for w in windows) / 1000.0 / len(tasks)
+    processed = sum(w.acked for w in windows) or sum(w.executed for w in windows)
+    return processed / seconds_per_task if seconds_per_task > 0 else 0.0
 
 
 def _wait_polling(rates: EpochRates, seconds: float, sleep: Callable[[float], None], every_s: float = 2.0) -> None:

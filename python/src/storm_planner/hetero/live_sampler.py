@@ -27,6 +27,7 @@ unsaturated sample is a lower bound.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass
@@ -142,17 +143,13 @@ class _LiveInstance:
         # The sampler may visit a provision twice (DSA re-samples where performance fluctuates): keep
         # the samples it returns, each with what was seen when it was taken last.
         last = {(s.cpu, s.memory_mb): s for s in taken}
-        return [_with_throughput(last[(cpu, memory)], throughput) for cpu, memory, throughput in visited]
-
-
-def _with_throughput(sample: LiveSample, throughput: float) -> LiveSample:
-    return LiveSample(sample.cpu, sample.memory_mb, throughput, sample.throttled, sample.saturated)
+        return [dataclasses.replace(last[(cpu, memory)], throughput=throughput) for cpu, memory, throughput in visited]
 
 
 def _processed_rate(zookeeper: str, topology_id: str, instance: Instance, windows: int, period_s: float) -> float:
     """Tuples/s the instance's tasks processed (acked; executed if it acks none) over their next ``windows``
     metrics windows."""
-    from storm_planner.adaptation.scale_run import EpochRates
+    from storm_planner.adaptation.scale_run import EpochRates, processed_rate
 
     rates = EpochRates(zookeeper, topology_id, instance.component)
     try:
@@ -171,9 +168,6 @@ def _processed_rate(zookeeper: str, topology_id: str, instance: Instance, window
                                  f"in {60 + 10 * period_s * windows:.0f} s: is the metrics hook on?")
         # A multilang executor's "executed" counts tuples handed to its subprocess, up to
         # topology.shellbolt.max.pending ahead of the work; its acks come when the work is done.
-        windows = [w for ws in seen.values() for w in ws]
-        executed = sum(w.acked for w in windows) or sum(w.executed for w in windows)
-        seconds = sum(w.end_ms - w.start_ms for ws in seen.values() for w in ws) / 1000.0 / len(seen)
-        return executed / seconds if seconds > 0 else 0.0
+        return processed_rate([w for taken in seen.values() for w in taken])
     finally:
         rates.close()
