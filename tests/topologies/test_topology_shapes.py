@@ -1,6 +1,7 @@
 """The topology definitions: streamparse can load them, and submit options reshape them."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -79,7 +80,21 @@ def test_configure_topology_sets_parallelism_and_groupings_and_restores_defaults
     assert grouping.fields == ["topic"]
 
 
+def test_configure_topology_declares_a_components_cpu_for_ras_and_the_planner():
+    from trends import Trends
+    changed = configure_topology(Trends, {"trends.cpu.count": "35.5"})
+    assert changed["cpu"] == {"count": 35.5}
+    conf = json.loads(Trends.thrift_bolts["count"].common.json_conf)
+    assert conf["topology.component.cpu.pcore.percent"] == 35.5
+    assert conf[TICK_FREQ_KEY] == 1   # the component's other keys stay
+    configure_topology(Trends, {})
+    conf = json.loads(Trends.thrift_bolts["count"].common.json_conf)
+    assert "topology.component.cpu.pcore.percent" not in conf
+
+
 @pytest.mark.parametrize("options, message", [
+    ({"trends.cpu.count": "0"}, "positive number"),
+    ({"trends.cpu.count": "lots"}, "positive number"),
     ({"trends.parallelism.cuont": 2}, "no component 'cuont'"),
     ({"trends.parallelism.count": "0"}, "positive integer"),
     ({"trends.parallelism.count": "two"}, "positive integer"),

@@ -13,6 +13,8 @@ each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` and ``EXPERIMENT.pn
   of the nodes, random rates, tuple sizes and link capacities); per planner, how often and how
   far its plan breaks D_CPU or D_BW, and whether a placement within them exists (``gma-repair``
   either finds one or proves there is none).
+* ``cluster`` (root): the same experiment on the local cluster, supervisors behind emulated 10 Mbit/s
+  links, every figure measured (``_gma_cluster.py``); about 25 minutes, run by name (not by ``all``).
 
 Figures come from the shared evaluator (:mod:`storm_planner.core.utilisation`), so every planner
 is scored identically. The workload model (per-tuple CPU costs and tuple sizes of the three
@@ -27,6 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from storm_planner.bench._gma_cluster import bench_cluster
 from storm_planner.bench.report import add_experiments, pyplot, stamped_progress, write_csv, write_table
 from storm_planner.core.evaluate import node_loads
 from storm_planner.core.problem import Problem
@@ -229,9 +232,10 @@ def _plot_violations(out: Path, rows: list[dict[str, Any]]) -> None:
 EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {
     "workload": bench_workload,
     "violations": bench_violations,
+    "cluster": bench_cluster,
 }
 
 
 def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
     add_experiments(subparsers, "gma", "Elastic Allocator: gma vs random/even/topdown/milp (Figs. 4-5)", EXPERIMENTS,
-                    DEFAULT_OUT, "few workloads and instances (a smoke run)", _progress)
+                    DEFAULT_OUT, "few workloads and instances (a smoke run)", _progress, not_in_all=("cluster",))

@@ -78,9 +78,10 @@ def stamped_progress(label: str, stream: TextIO | None = None) -> Progress:
 
 def add_experiments(subparsers: argparse._SubParsersAction, name: str, help: str,
                     experiments: Mapping[str, Experiment], out: Path, quick_help: str,
-                    progress: Progress) -> None:
+                    progress: Progress, not_in_all: tuple[str, ...] = ()) -> None:
     """``storm-planner bench NAME {EXPERIMENT,all} [--out] [--seed] [--quick]``, for benchmarks made of
-    experiments that each write their report under ``--out``."""
+    experiments that each write their report under ``--out``; ``all`` runs every experiment but
+    ``not_in_all`` (those that need root or a cluster, run by name)."""
     parser = subparsers.add_parser(name, help=help)
     parser.add_argument("experiment", choices=[*experiments, "all"])
     parser.add_argument("--out", default=str(out), help="output folder (default: %(default)s)")
@@ -89,7 +90,8 @@ def add_experiments(subparsers: argparse._SubParsersAction, name: str, help: str
 
     def run(args: argparse.Namespace) -> int:
         folder = Path(args.out)
-        names = list(experiments) if args.experiment == "all" else [args.experiment]
+        names = ([e for e in experiments if e not in not_in_all] if args.experiment == "all"
+                 else [args.experiment])
         for experiment in names:
             command = f"storm-planner bench {name} {experiment} --seed {args.seed}" + (" --quick" if args.quick else "")
             started = time.perf_counter()

@@ -145,6 +145,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         meta = ", ".join(f"{k}={v}" for k, v in sorted(s["meta"].items()))
         print(f"  {s['id']:<22} host {s['host']}  slots {s['used_slots']}/{s['slots']}  "
               f"cpu {s['cpu'] or 0:g}  memory {s['memory_mb'] or 0:g} MB  meta {{{meta}}}")
+    if status.get("network"):
+        net = status["network"]
+        print(f"emulated network {net['subnet']} (this machine {net['master']}):")
+        for link in net["links"]:
+            counted = (f"received {link['received_bytes'] / 1e6:.1f} MB, sent {link['sent_bytes'] / 1e6:.1f} MB"
+                       if "received_bytes" in link else link.get("error", ""))
+            print(f"  {link['supervisor']:<22} {link['address']:<15} {link['mbit']:g} Mbit/s  {counted}")
     if status.get("topologies"):
         print("topologies:")
         for t in status["topologies"]:

@@ -184,6 +184,10 @@ def compose_document(description: ClusterDescription, *, project_root: str = "..
 
 
 def _check_renderable(description: ClusterDescription) -> None:
+    if description.network.emulated:
+        # Containers get their links from Docker's network drivers, not from namespaces we make.
+        raise ComposeError("network.emulated is for local process clusters (`cluster up`); for docker-compose, "
+                           "remove it and shape the containers' links with tc inside them if you need to")
     # Service names double as host names on the compose network.
     for sup in description.supervisors:
         name = supervisor_service(sup)

@@ -13,6 +13,7 @@ user can fix the file without reading this module.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from importlib import resources
@@ -25,11 +26,15 @@ from storm_planner.core.errors import StormPlannerError
 
 DEFAULT_DESCRIPTION = "default-cluster.yaml"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
-_TOP_KEYS = {"name", "storm_version", "host", "ports", "planner", "heap_mb", "storm", "supervisors"}
+_TOP_KEYS = {"name", "storm_version", "host", "ports", "planner", "heap_mb", "storm", "supervisors", "network"}
 _PORT_KEYS = {"offset", "zookeeper", "nimbus", "ui", "planner", "dashboard", "supervisor_thrift", "slots"}
 _PLANNER_KEYS = {"algorithm", "timeout_ms"}
 _HEAP_KEYS = {"zookeeper", "nimbus", "supervisor", "ui", "worker"}
-_SUPERVISOR_KEYS = {"name", "cpu", "memory_mb", "meta", "slots", "thrift_port", "host", "storm"}
+_SUPERVISOR_KEYS = {"name", "cpu", "memory_mb", "meta", "slots", "thrift_port", "host", "storm", "link_mbit"}
+_NETWORK_KEYS = {"emulated", "subnet", "link_mbit"}
+# RFC 2544's benchmarking block: never routed on the internet, so emulated hosts cannot collide
+# with a real network the machine is on.
+EMULATED_RANGE = ipaddress.ip_network("198.18.0.0/15")
 
 
 class DescriptionError(StormPlannerError, ValueError):
@@ -48,6 +53,7 @@ class Supervisor:
     slot_ports: tuple[int, ...]
     thrift_port: int
     storm: Mapping[str, Any] = field(default_factory=dict)
+    link_mbit: float | None = None   # emulated network: this supervisor's link (None: the network's)
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,20 @@ class Ports:
     ui: int
     planner: int
     dashboard: int
+
+
+@dataclass(frozen=True)
+class Network:
+    """The emulated network (``cluster/network.py``): off unless ``emulated``.
+
+    When on, every supervisor runs in its own network namespace, joined to this machine by a veth
+    link shaped to ``link_mbit`` in both directions; ``subnet`` (inside 198.18.0.0/15) gives the
+    addresses, ``None`` picks a free /24 at ``cluster up``.
+    """
+
+    emulated: bool = False
+    subnet: str | None = None
+    link_mbit: float = 100.0
 
 
 @dataclass(frozen=True)
@@ -87,6 +107,7 @@ class ClusterDescription:
     storm: Mapping[str, Any] = field(default_factory=dict)
     offset: int = 0
     source: str = "<dict>"
+    network: Network = field(default_factory=Network)
 
     def port_list(self) -> list[int]:
         """Every port, one entry per port (for free-port checks)."""
@@ -191,6 +212,7 @@ def _parse(data: Any, source: str) -> ClusterDescription:
     heaps = Heaps(**{k: _int(v, f"heap_mb.{k}", minimum=32) for k, v in heaps_raw.items()})
 
     storm = _storm_keys(data.get("storm", {}), "storm")
+    network = _network(data.get("network", {}))
 
     raw_sups = data.get("supervisors")
     if not isinstance(raw_sups, list) or not raw_sups:
@@ -233,8 +255,14 @@ def _parse(data: Any, source: str) -> ClusterDescription:
                 slot_ports=slot_ports,
                 thrift_port=thrift,
                 storm=_storm_keys(sup.get("storm", {}), f"{where}.storm"),
+                link_mbit=_number(sup["link_mbit"], f"{where}.link_mbit") if "link_mbit" in sup else None,
             )
         )
+        if network.emulated and "host" in sup:
+            raise DescriptionError(f"{where}.host: with network.emulated the supervisors' addresses come "
+                                   f"from network.subnet; remove the key")
+    if network.emulated and network.subnet:
+        _check_subnet_size(network.subnet, len(supervisors))
 
     description = ClusterDescription(
         name=name,
@@ -248,9 +276,38 @@ def _parse(data: Any, source: str) -> ClusterDescription:
         storm=storm,
         offset=offset,
         source=source,
+        network=network,
     )
     _check_ports(description)
     return description
+
+
+def _network(value: Any) -> Network:
+    raw = _mapping(value, "network")
+    _no_unknown(raw, _NETWORK_KEYS, "network.")
+    emulated = raw.get("emulated", False)
+    if not isinstance(emulated, bool):
+        raise DescriptionError(f"network.emulated must be true or false, not {emulated!r}")
+    subnet = raw.get("subnet")
+    if subnet is not None:
+        subnet = _string(subnet, "network.subnet")
+        try:
+            parsed = ipaddress.ip_network(subnet, strict=True)
+        except ValueError as error:
+            raise DescriptionError(f"network.subnet: {subnet!r} is not a network ({error})") from None
+        if parsed.version != 4 or not parsed.subnet_of(EMULATED_RANGE):
+            raise DescriptionError(f"network.subnet: {subnet} is outside {EMULATED_RANGE} (the benchmarking "
+                                   f"block; emulated hosts stay inside it)")
+        subnet = str(parsed)
+    return Network(emulated=emulated, subnet=subnet,
+                   link_mbit=_number(raw.get("link_mbit", 100.0), "network.link_mbit"))
+
+
+def _check_subnet_size(subnet: str, supervisors: int) -> None:
+    usable = ipaddress.ip_network(subnet).num_addresses - 2   # network and broadcast addresses
+    if usable < supervisors + 1:
+        raise DescriptionError(f"network.subnet: {subnet} has {max(usable, 0)} host addresses; this machine "
+                               f"and {supervisors} supervisors need {supervisors + 1}")
 
 
 def _check_ports(description: ClusterDescription) -> None:

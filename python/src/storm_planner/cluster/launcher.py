@@ -9,6 +9,8 @@ One :class:`LocalCluster` owns a state directory::
     <state>/logs/                 every log: <daemon>.log (log4j), <daemon>.out
                                   (stdout/stderr), workers-artifacts/<topology>/<port>/worker.log
     <state>/run/<daemon>.json     pid records: `down` stops exactly these
+    <state>/network.json          the emulated network's namespaces and links, when
+                                  the description asks for one (``network.py``)
 
 ``up`` starts ZooKeeper (or uses ``--zookeeper HOST:PORT``) and the planner
 service first, then Nimbus, the supervisors and the UI together, and waits for
@@ -32,7 +34,7 @@ from typing import Callable, Iterator
 from storm_planner.progress import Progress, print_progress
 from storm_planner.submit import nimbus
 
-from . import daemons, storm_yaml
+from . import daemons, network, storm_yaml
 from .description import ClusterDescription, default_description
 from .errors import ClusterError
 from .locations import PLUGIN_JAR_ENV, default_plugin_jar, default_state_root
@@ -83,6 +85,7 @@ class ClusterAddresses:
     description: dict = field(default_factory=dict)
     zookeeper_root: str = "/storm"
     dashboard_url: str | None = None
+    network: dict | None = None   # the emulated network's layout (NetworkLayout.to_json), if any
 
     @property
     def nimbus(self) -> str:
@@ -105,6 +108,7 @@ class LocalCluster:
         self.progress = progress
         self.home: StormHome | None = None
         self.addresses: ClusterAddresses | None = None
+        self.network: network.NetworkLayout | None = None
 
     # -- paths -----------------------------------------------------------
     @property
@@ -150,13 +154,14 @@ class LocalCluster:
             progress=self.progress,
         )
         self._check_ports_free()
-        self._prepare_dirs(plugin_jar)
-        self.addresses = self._addresses()
-        (self.state_dir / "cluster.json").write_text(json.dumps(asdict(self.addresses), indent=2) + "\n")
-        self.progress(
-            f"starting cluster {self.description.name!r} (state and logs in {self.state_dir})"
-        )
         try:
+            self._network_up()
+            self._prepare_dirs(plugin_jar)
+            self.addresses = self._addresses()
+            (self.state_dir / "cluster.json").write_text(json.dumps(asdict(self.addresses), indent=2) + "\n")
+            self.progress(
+                f"starting cluster {self.description.name!r} (state and logs in {self.state_dir})"
+            )
             self._start_all()
         except BaseException:
             self.progress("start failed; stopping what was started")
@@ -169,6 +174,28 @@ class LocalCluster:
                       + (f", ui {self.addresses.ui_url}" if self.addresses.ui_url else "")
                       + (f", dashboard {self.addresses.dashboard_url}" if self.addresses.dashboard_url else ""))
         return self.addresses
+
+    def _network_up(self) -> None:
+        """Make the emulated network (if the description asks for one) and move the daemons onto it."""
+        if not self.description.network.emulated:
+            return
+        network.check_available()
+        stale = network.load(self._network_file)   # an earlier `up` that died before `down`
+        if stale is not None:
+            network.destroy(stale)
+        subnet = self.description.network.subnet or network.free_subnet(network.addresses_in_use())
+        layout = network.plan_layout(self.description, self.state_dir, subnet)
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        network.save(layout, self._network_file)   # before creating: `down` must find what a failure left
+        network.create(layout)
+        self.network = layout
+        self.description = network.apply_layout(self.description, layout)
+        links = ", ".join(f"{link.supervisor} {link.address} {link.mbit:g} Mbit/s" for link in layout.links)
+        self.progress(f"emulated network {subnet}: this machine {layout.master}; {links}")
+
+    @property
+    def _network_file(self) -> Path:
+        return self.state_dir / "network.json"
 
     def _check_plugin_jar(self) -> Path | None:
         if not self.options.plugin:
@@ -266,6 +293,7 @@ class LocalCluster:
             description={"source": d.source, "offset": d.offset},
             zookeeper_root=str(d.storm.get("storm.zookeeper.root", "/storm")),
             dashboard_url=f"http://{d.host}:{d.ports.dashboard}/" if self._dashboard_enabled() else None,
+            network=self.network.to_json() if self.network else None,
         )
 
     def _dashboard_enabled(self) -> bool:
@@ -294,6 +322,7 @@ class LocalCluster:
         ]
 
     def _start(self, name: str, command: list[str], port: int | None, env: dict | None = None):
+        """Start one daemon (a supervisor inside its namespace when the network is emulated)."""
         record = daemons.start_daemon(
             name, command, run_dir=self.run_dir, out_file=self.log_dir / f"{name}.out",
             cwd=self.state_dir, port=port, env=env,
@@ -334,10 +363,11 @@ class LocalCluster:
         sup_records = {}
         for sup in d.supervisors:
             name = f"supervisor-{sup.name}"
+            inside = network.enter_command(self.network.link(sup.name)) if self.network else []
             sup_records[sup.name] = self._start(
                 name,
-                self._java(name, "org.apache.storm.daemon.supervisor.Supervisor",
-                           self.conf_dir / f"{name}.yaml", d.heap_mb.supervisor, daemon_cp),
+                inside + self._java(name, "org.apache.storm.daemon.supervisor.Supervisor",
+                                    self.conf_dir / f"{name}.yaml", d.heap_mb.supervisor, daemon_cp),
                 sup.thrift_port,
             )
         ui = None
@@ -504,7 +534,13 @@ class LocalCluster:
             say(f"  stopping {len(strays)} leftover process(es) of this cluster: {strays}")
             daemons.kill_pids(strays)
             outcomes.append(("leftovers", f"killed {len(strays)}"))
-        if not recs and not strays:
+        layout = network.load(self._network_file)
+        if layout is not None:
+            removed = network.destroy(layout)
+            self._network_file.unlink(missing_ok=True)
+            say(f"  emulated network {layout.subnet} removed ({len(removed)} namespace(s) and bridge)")
+            outcomes.append(("network", f"removed {layout.subnet}"))
+        if not recs and not strays and layout is None:
             say(f"cluster {self.description.name!r}: nothing running in {self.state_dir}")
         return outcomes
 
@@ -525,6 +561,8 @@ class LocalCluster:
             return result
         result["nimbus"] = saved.nimbus
         result["zookeeper"] = saved.zookeeper
+        if saved.network:
+            result["network"] = network.link_status(network.NetworkLayout.from_json(saved.network))
         try:
             summary = nimbus.cluster_summary(saved.nimbus_host, saved.nimbus_port, 3000)
         except Exception as error:  # noqa: BLE001 - any failure means "cannot reach"

@@ -75,6 +75,7 @@ class Measurement:
     executors: dict[str, ExecutorFigures]
     traffic: dict[tuple[str, str], float]              # executor pair -> rate
     component_traffic: dict[tuple[str, str], float]    # component pair -> rate
+    tuple_bytes: dict[tuple[str, str], float] = field(default_factory=dict)  # component pair -> payload bytes per tuple
     unit: str = "tuples/s"
     period_s: float | None = None
     newest_age_s: float | None = None
@@ -147,6 +148,7 @@ def measure(
     by_executor: dict[str, dict[tuple, _Group]] = defaultdict(dict)
     counts: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     traffic_amount: dict[tuple[str, str], float] = defaultdict(float)
+    sizes: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])   # component pair -> [bytes, tuples]
     traffic_time: dict[int, float] = {}
     latest: dict[str, TaskWindow] = {}
     state: dict[str, float] = {}
@@ -175,6 +177,9 @@ def measure(
                     continue
                 amount = flow.bytes if unit == "bytes" else flow.tuples
                 traffic_amount[(executor, target)] += amount / seconds if seconds > 0 else 0.0
+                size = sizes[(component_of[executor], component_of[target])]
+                size[0] += flow.bytes
+                size[1] += flow.tuples
         newest = task_windows[-1]
         if newest.state_mb is not None:
             state[executor] = state.get(executor, 0.0) + newest.state_mb
@@ -240,6 +245,7 @@ def measure(
         executors=figures,
         traffic=dict(traffic_amount),
         component_traffic=dict(component_traffic),
+        tuple_bytes={pair: b / n for pair, (b, n) in sizes.items() if n > 0},
         unit="bytes/s" if unit == "bytes" else "tuples/s",
         period_s=period_s,
         newest_age_s=(now_ms - newest_end) / 1000.0 if newest_end else None,

@@ -12,7 +12,17 @@ Topology options (``planner.*`` keys of the topology conf; defaults in brackets)
 ``planner.metrics.stale.secs`` [3 periods, at least 30], ``planner.metrics.traffic.unit``
 [tuples; or bytes], ``planner.metrics.min.coverage`` [0.5: the share of executors that must have
 a usable window before measured figures replace the estimates; fewer means workers are still
-starting], ``planner.executor.cost`` [10: load of an executor nothing is known about].
+starting], ``planner.executor.cost`` [10: load of an executor nothing is known about],
+``planner.network.tuple.overhead.bytes`` [40: wire bytes per tuple beyond the hook's payload estimate].
+
+``tuple_bytes`` gives, per measured component pair, the bytes one tuple costs on the wire (the hook's
+payload estimate plus that overhead): the streams' ``tuple_bytes``, from which planners and the
+evaluator compute link use.
+
+Besides the topology's own figures the answer carries ``node_bandwidth``: per node, the Mbit/s
+that the *other* topologies' measured flows put on its link (``network_use.py``), which the
+service adds to the node's ``used.bandwidth`` so bandwidth-aware planners (``gma``) see links as
+busy as they are. It is summed over every topology the store knows at most once a second.
 """
 from __future__ import annotations
 
@@ -21,12 +31,18 @@ import time
 from typing import Any, Iterable, Mapping
 
 from storm_planner.core.problem import Executor, Traffic
-from storm_planner.metrics.derive import DEFAULT_STATE_MB, DEFAULT_WINDOWS, Measurement, measure
+from storm_planner.metrics.derive import (
+    DEFAULT_STALE_PERIODS, DEFAULT_STATE_MB, DEFAULT_WINDOWS, MIN_STALE_S, Measurement, measure,
+)
+from storm_planner.metrics.network_use import (
+    DEFAULT_TUPLE_OVERHEAD_BYTES, NodeTraffic, host_link_use, link_use_besides, topology_network_use,
+)
 from storm_planner.metrics.store import MetricsStore, StoreView
 
 log = logging.getLogger("storm_planner.metrics")
 
 DEFAULT_MIN_COVERAGE = 0.5
+NETWORK_USE_TTL_S = 1.0   # one scheduling round plans many topologies: sum the links once per round
 
 
 def _option(options: Mapping[str, str], key: str, kind, default):
@@ -58,6 +74,7 @@ class StoreMetricsSource:
     def __init__(self, store: MetricsStore, clock=time.time) -> None:
         self.store = store
         self.clock = clock
+        self._network: tuple | None = None   # (when, overhead, flows per topology, host links)
 
     def measure(self, spec: Any, nodes: Iterable[Any] = ()) -> dict[str, Any] | None:
         try:
@@ -68,6 +85,39 @@ class StoreMetricsSource:
                     "notes": [f"metrics unavailable ({type(error).__name__}: {error}): loads and rates are estimates"]}
 
     def _measure(self, spec: Any, nodes: Iterable[Any]) -> dict[str, Any] | None:
+        answer = self._own_figures(spec, nodes)
+        if answer is not None:
+            options = dict(spec.options or {})
+            overhead = _option(options, "planner.network.tuple.overhead.bytes", float, DEFAULT_TUPLE_OVERHEAD_BYTES)
+            answer["node_bandwidth"] = self.others_network_use(spec.id, overhead)
+            if answer.get("tuple_bytes"):   # on the wire: the payload and Storm's envelope
+                answer["tuple_bytes"] = {pair: size + overhead for pair, size in answer["tuple_bytes"].items()}
+        return answer
+
+    def others_network_use(self, topology_id: str,
+                           tuple_overhead_bytes: float = DEFAULT_TUPLE_OVERHEAD_BYTES) -> dict[str, float]:
+        """Node -> Mbit/s (both directions) already used on its link besides this topology's own flows:
+        the host's measured total less them, else the other topologies' measured flows; fresh windows only."""
+        now = self.clock()
+        if (self._network is None or now - self._network[0] > NETWORK_USE_TTL_S
+                or self._network[1] != tuple_overhead_bytes):
+            views = {other: self.store.view(other) for other in self.store.topologies()}
+            flows = {other: topology_network_use(_fresh_latest(view, now * 1000),
+                                                 tuple_overhead_bytes=tuple_overhead_bytes)
+                     for other, view in views.items()}
+            hosts = host_link_use(_fresh(view, now * 1000) for view in views.values())
+            self._network = (now, tuple_overhead_bytes, flows, hosts)
+        _, _, flows, hosts = self._network
+        others: dict[str, NodeTraffic] = {}
+        for other, nodes in flows.items():
+            if other != topology_id:
+                for node, traffic in nodes.items():
+                    before = others.get(node, NodeTraffic())
+                    others[node] = NodeTraffic(before.sent_mbit + traffic.sent_mbit,
+                                               before.received_mbit + traffic.received_mbit)
+        return link_use_besides(flows.get(topology_id, {}), others, hosts)
+
+    def _own_figures(self, spec: Any, nodes: Iterable[Any]) -> dict[str, Any] | None:
         options = dict(spec.options or {})
         if str(options.get("planner.metrics.enabled", "true")).strip().lower() == "false":
             return {"executors": [], "traffic": [], "notes": ["metrics off for this topology (planner.metrics.enabled: false)"]}
@@ -97,6 +147,7 @@ class StoreMetricsSource:
             ],
             "traffic": [Traffic(a, b, round(rate, 6)) for (a, b), rate in sorted(measurement.traffic.items())
                         if rate > 0],
+            "tuple_bytes": measurement.tuple_bytes,
             "notes": notes,
             "measurement": measurement,
         }
@@ -130,3 +181,18 @@ class StoreMetricsSource:
             age = f"; newest window {measurement.newest_age_s:.0f} s old" if measurement.newest_age_s is not None else ""
             return [f"{down}: planning on the last metrics received{age}"]
         return [f"{down}: no metrics cached for this topology, loads and rates are estimates"]
+
+
+def _fresh(view: StoreView, now_ms: float) -> dict[int, list]:
+    """Each task's windows, for the tasks whose latest window ended recently enough to describe the present."""
+    fresh = {}
+    for task, windows in view.windows.items():
+        if windows:
+            stale_s = max(MIN_STALE_S, DEFAULT_STALE_PERIODS * (windows[-1].period_s or 10.0))
+            if now_ms - windows[-1].end_ms <= stale_s * 1000:
+                fresh[task] = windows
+    return fresh
+
+
+def _fresh_latest(view: StoreView, now_ms: float) -> dict[int, Any]:
+    return {task: windows[-1] for task, windows in _fresh(view, now_ms).items()}

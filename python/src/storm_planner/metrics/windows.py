@@ -16,7 +16,11 @@ version counts windows. Format version 1 (see ``docs/metrics.md`` for every fiel
      "latency_ms_sum": 40, "latency_samples": 5}, "acked": {...}, "failed": {...},
      "sent": [{"stream": "default", "to": 5, "tuples": 100, "bytes": 2000, "total": 900, "bytes_total": 18000}],
      "received": [{"stream": "default", "from": 1, "tuples": 100, "total": 900}],
-     "state_mb": null}
+     "state_mb": null,
+     "host_net": {"received_bytes": 123456, "sent_bytes": 654321}}
+
+``host_net`` (optional) counts the bytes of the worker's host interfaces (loopback excluded)
+since they came up: the node's whole link use, Storm's tuples and everything else.
 
 :func:`parse_window` turns bytes into a :class:`TaskWindow` or raises
 :class:`CorruptWindow` saying what is wrong; documents that parse but lack
@@ -84,6 +88,8 @@ class TaskWindow:
     sent: tuple[Flow, ...] = ()
     received: tuple[Flow, ...] = ()
     state_mb: float | None = None
+    host_received_bytes: int | None = None   # host_net: cumulative, None when the hook could not read it
+    host_sent_bytes: int | None = None
     missing: tuple[str, ...] = ()    # optional parts the document lacks
     version: int = 0                 # the znode's version (one per window written)
 
@@ -146,6 +152,7 @@ def parse_window(data: bytes | str | None, *, where: str = "window", znode_versi
         received = tuple(_flow(f, "from") for f in _list(doc, "received", missing))
         state = doc.get("state_mb")
         meta = worker.get("meta") or {}
+        host_net = doc.get("host_net") if isinstance(doc.get("host_net"), dict) else {}
         return TaskWindow(
             topology=topology,
             component=component,
@@ -174,6 +181,8 @@ def parse_window(data: bytes | str | None, *, where: str = "window", znode_versi
             sent=sent,
             received=received,
             state_mb=float(state) if isinstance(state, (int, float)) else None,
+            host_received_bytes=_counter(host_net.get("received_bytes")),
+            host_sent_bytes=_counter(host_net.get("sent_bytes")),
             missing=tuple(missing),
             version=znode_version,
         )
@@ -206,6 +215,10 @@ def _flow(raw: Mapping[str, Any], task_key: str) -> Flow:
         bytes=int(raw.get("bytes", 0)),
         bytes_total=int(raw.get("bytes_total", 0)),
     )
+
+
+def _counter(value: Any) -> int | None:
+    return None if value is None else int(_non_negative(value, "host_net bytes"))
 
 
 def _non_negative(value: Any, what: str) -> float:

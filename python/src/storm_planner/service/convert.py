@@ -11,6 +11,8 @@ stream a unit rate, so that planners still see the graph's shape.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from itertools import repeat
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
@@ -133,6 +135,26 @@ class RequestNodes:
         return last[1]
 
 
+def _non_negative_option(options: Mapping[str, str], key: str, default: float) -> float:
+    raw = options.get(key)
+    if raw is None or str(raw).strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ProblemError(f"topology option {key}={raw!r} is not a number") from None
+    if value < 0:
+        raise ProblemError(f"topology option {key}={raw!r} must not be negative")
+    return value
+
+
+def _with_link_use(nodes: list[Node], link_use: Mapping[str, float]) -> list[Node]:
+    """Add what other topologies' measured flows put on each node's link to its ``used_bandwidth``
+    (only nodes with measured traffic are copied: O(nodes with traffic))."""
+    return [dataclasses.replace(node, used_bandwidth=node.used_bandwidth + link_use[node.id])
+            if link_use.get(node.id) else node for node in nodes]
+
+
 def problem_from_thrift(
     spec: Any,
     nodes: RequestNodes | list[Any],
@@ -157,6 +179,8 @@ def problem_from_thrift(
     problem_nodes = nodes.for_topology(own_ports, held or {})
     if not problem_nodes:
         raise ProblemError("no free slot on any live supervisor")
+    if measured and measured.get("node_bandwidth"):
+        problem_nodes = _with_link_use(problem_nodes, measured["node_bandwidth"])
     node_ids = {n.id for n in problem_nodes}
 
     cost = float(options.get("planner.executor.cost", DEFAULT_EXECUTOR_COST))
@@ -174,6 +198,8 @@ def problem_from_thrift(
     for executor in spec.executors:
         if executor.component not in known:
             raise ProblemError(f"executor {executor.id} belongs to unknown component {executor.component!r}")
+    sizes = (measured or {}).get("tuple_bytes") or {}
+    default_size = _non_negative_option(options, "planner.tuple.bytes", 0.0)
     streams = tuple(
         Stream(
             source=s.from_component,
@@ -181,6 +207,7 @@ def problem_from_thrift(
             grouping=s.grouping if s.grouping in GROUPINGS else "custom",
             rate=DEFAULT_STREAM_RATE,
             stream_id=s.stream_id or "default",
+            tuple_bytes=sizes.get((s.from_component, s.to_component), default_size),
         )
         for s in spec.streams
         if s.from_component in known and s.to_component in known

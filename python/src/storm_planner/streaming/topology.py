@@ -18,7 +18,11 @@ class whose ``conf_prefix`` is ``P``:
 - ``P.grouping.<component>=shuffle|global|all|local_or_shuffle|none|fields:a,b``
   — the grouping of every input of that component (changing it can change what
   the topology computes; the defaults are the ones whose output the oracles
-  predict).
+  predict);
+- ``P.cpu.<component>=X`` — the CPU one executor of the component declares, in percent of a core
+  (Storm's ``topology.component.cpu.pcore.percent`` in the component's own configuration, what
+  the ResourceAwareScheduler accounts and what the planner service takes as an executor's load
+  until metrics arrive: an operator's known cost, as Elastic Allocator assumes).
 
 Unknown component names are errors, so a typo does not silently run the
 default shape.
@@ -33,6 +37,7 @@ from streamparse import Grouping
 from storm_planner.streaming.conf import ConfError
 
 TASKS_KEY = "topology.tasks"  # Storm's key; per component in its ComponentCommon.json_conf
+CPU_KEY = "topology.component.cpu.pcore.percent"   # likewise: RAS's declared CPU per executor
 
 
 def _components(topology_class) -> dict:
@@ -80,11 +85,21 @@ def _positive_integer(key: str, value: Any) -> int:
     return int(text)
 
 
-def _set_task_count(component, count: int) -> None:
-    """``topology.tasks`` in the component's own configuration (a JSON text in the Thrift struct)."""
+def _set_component_conf(component, key: str, value: Any) -> None:
+    """One key of the component's own configuration (a JSON text in the Thrift struct)."""
     conf = json.loads(component.common.json_conf or "{}")
-    conf[TASKS_KEY] = count
+    conf[key] = value
     component.common.json_conf = json.dumps(conf)
+
+
+def _positive_number(key: str, value: Any) -> float:
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        number = -1.0
+    if isinstance(value, bool) or not number > 0:
+        raise ConfError(f"{key}={value!r}: expected a positive number")
+    return number
 
 
 def _check_tasks_cover_hints(components: dict, tasks: Mapping[str, int], prefix: str) -> None:
@@ -96,19 +111,20 @@ def _check_tasks_cover_hints(components: dict, tasks: Mapping[str, int], prefix:
 
 
 def configure_topology(topology_class, options: Mapping[str, Any] | None) -> dict:
-    """Apply ``<prefix>.parallelism.*``/``<prefix>.tasks.*``/``<prefix>.grouping.*`` options in place.
+    """Apply ``<prefix>.parallelism.*``/``<prefix>.tasks.*``/``<prefix>.grouping.*``/``<prefix>.cpu.*``
+    options in place.
 
-    Returns what changed, ``{"parallelism": {...}, "tasks": {...}, "grouping": {...}}``,
+    Returns what changed, ``{"parallelism": {...}, "tasks": {...}, "grouping": {...}, "cpu": {...}}``,
     for the submit command to print. A class without ``conf_prefix`` is left alone.
     """
     prefix = getattr(topology_class, "conf_prefix", None)
-    changed: dict = {"parallelism": {}, "tasks": {}, "grouping": {}}
+    changed: dict = {"parallelism": {}, "tasks": {}, "grouping": {}, "cpu": {}}
     if not prefix:
         return changed
     components = _components(topology_class)
     _restore_defaults(topology_class, components)
     for key, value in (options or {}).items():
-        for kind in ("parallelism", "tasks", "grouping"):
+        for kind in ("parallelism", "tasks", "grouping", "cpu"):
             head = f"{prefix}.{kind}."
             if not str(key).startswith(head):
                 continue
@@ -123,8 +139,12 @@ def configure_topology(topology_class, options: Mapping[str, Any] | None) -> dic
                 changed["parallelism"][name] = hint
             elif kind == "tasks":
                 count = _positive_integer(key, value)
-                _set_task_count(component, count)
+                _set_component_conf(component, TASKS_KEY, count)
                 changed["tasks"][name] = count
+            elif kind == "cpu":
+                cpu = _positive_number(key, value)
+                _set_component_conf(component, CPU_KEY, cpu)
+                changed["cpu"][name] = cpu
             else:
                 if name in getattr(topology_class, "thrift_spouts", {}):
                     raise ConfError(f"{key}: {name!r} is a spout; spouts have no input grouping")

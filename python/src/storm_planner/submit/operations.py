@@ -209,6 +209,7 @@ def apply_structure_options(project: Project, options: dict[str, Any]) -> str:
     parts = [f"{c} x{n}" for c, n in sorted(changed["parallelism"].items())]
     parts += [f"{c} tasks={n}" for c, n in sorted(changed["tasks"].items())]
     parts += [f"{c} {g}" for c, g in sorted(changed["grouping"].items())]
+    parts += [f"{c} cpu={v:g}%" for c, v in sorted(changed["cpu"].items())]
     return ", ".join(parts)
 
 

@@ -38,6 +38,7 @@ final class WindowDocument {
         double subprocessCpuMs;
         int subprocesses;
         Double stateMb;
+        HostNetwork.Counters hostNet;
 
         byte[] toBytes() {
             return Json.write(toMap()).getBytes(StandardCharsets.UTF_8);
@@ -116,6 +117,12 @@ final class WindowDocument {
                 });
             doc.put("received", received);
             doc.put("state_mb", stateMb);
+            if (hostNet != null) {
+                Map<String, Object> net = new LinkedHashMap<>();
+                net.put("received_bytes", hostNet.receivedBytes());
+                net.put("sent_bytes", hostNet.sentBytes());
+                doc.put("host_net", net);
+            }
             return doc;
         }
     }

@@ -153,6 +153,7 @@ final class WorkerMetricsPublisher {
         Map<String, SubprocessCpu.Usage> subprocesses = signatures.isEmpty()
             ? Map.of() : sampleSubprocesses();
         Map<Registered, Double> subprocessShare = shareSubprocessCpu(registered, snapshots, subprocesses);
+        HostNetwork.Counters hostNet = HostNetwork.read().orElse(null);
 
         int written = 0;
         for (Registered r : registered) {
@@ -177,6 +178,7 @@ final class WorkerMetricsPublisher {
             SubprocessCpu.Usage usage = subprocesses.get(r.counters.component);
             doc.subprocesses = usage == null ? 0 : usage.processes();
             doc.stateMb = stateSizeOf(r);
+            doc.hostNet = hostNet;
             try {
                 sink.write(config.root + "/" + topologyId + "/" + r.counters.taskId, doc.toBytes());
                 r.previous = now;
