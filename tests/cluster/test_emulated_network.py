@@ -173,20 +173,6 @@ def until(condition, timeout_s: float, what: str, every_s: float = 1.0):
     return value
 
 
-def latest_windows(zookeeper: str, topology_id: str) -> dict:
-    from kazoo.client import KazooClient
-
-    from storm_planner.metrics.windows import read_windows
-
-    zk = KazooClient(hosts=zookeeper, timeout=5)
-    zk.start(timeout=10)
-    try:
-        return {w.task: w for w in read_windows(zk, topology_id)}
-    finally:
-        zk.stop()
-        zk.close()
-
-
 @needs_root
 @pytest.mark.cluster
 def test_a_storm_cluster_runs_behind_rate_limited_links(tmp_path):
@@ -194,6 +180,7 @@ def test_a_storm_cluster_runs_behind_rate_limited_links(tmp_path):
     from storm_planner.cluster.locations import default_plugin_jar
     from storm_planner.metrics.hookjar import default_hook_jar
     from storm_planner.metrics.network_use import network_use
+    from storm_planner.metrics.windows import fetch_windows as latest_windows
     from storm_planner.submit.operations import kill_topology, submit_project
 
     if not (default_plugin_jar() and default_plugin_jar().is_file() and default_hook_jar().is_file()):

@@ -5,7 +5,8 @@ runs the paper's experiment on real daemons instead of the evaluator's model:
 
 1. A local cluster of four supervisors on the emulated network (``cluster/network.py``): each in its
    own network namespace behind a 10 Mbit/s link (both ways), each declaring 50 % CPU (the machine's
-   two cores shared out), three slots each. The planner service reads the workers' metrics.
+   two cores shared out) and held to it by a cgroup v1 CPU quota (its workers and their Python
+   subprocesses inherit the group), three slots each. The planner service reads the workers' metrics.
 2. Word Count and Join (``topologies/worldcup``) run throughout on a synthetic World Cup 1998 feed
    (``feeds build worldcup --synthetic``, PySpark) at a fixed rate each, placed by ``even`` as
    Storm's EvenScheduler places topologies submitted one after the other.
@@ -16,9 +17,9 @@ runs the paper's experiment on real daemons instead of the evaluator's model:
    metrics of a just-submitted topology exist, and the nodes' ``used.cpu`` counts the running
    queries; links' ``used.bandwidth`` comes from the metrics of the running queries.
 4. For every planner and every Top-K rate: Top-K is submitted with ``planner.algorithm`` = that
-   planner, runs ``SETTLE_S``, and is measured for ``MEASURE_S``: each node's CPU (every process in
-   its namespace: supervisor, workers, Python subprocesses) and its link's bytes both ways; then
-   it is killed.
+   planner; once its spout's tuples flow it runs ``SETTLE_S`` and is measured for ``MEASURE_S``:
+   each node's CPU (its cgroup's cpuacct: supervisor, workers, Python subprocesses) and its link's
+   bytes both ways; then it is killed.
 
 From those, per (planner, rate): CPU and bandwidth utilisation R_utl and deviation R_dev with the
 evaluator's formulas (:func:`~storm_planner.core.utilisation.utilisation_and_deviation`; demand =
@@ -26,25 +27,27 @@ what was measured), nodes over D_CPU / D_BW (80 %), and the rate Top-K's spout r
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import signal
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench.report import pyplot, stamped_progress, write_table
+from storm_planner.bench.report import plot_by_planner, stamped_progress, write_table
 from storm_planner.core.utilisation import utilisation_and_deviation
 
 _progress = stamped_progress("gma cluster bench", sys.stderr)
 
 SUPERVISORS, SUPERVISOR_CPU, SLOTS = 4, 50.0, 3
 LINK_MBIT = 10.0
-BACKGROUND_RATE = 150.0        # tuples/s into Word Count and into Join while Top-K is placed
+BACKGROUND_RATE = 100.0        # tuples/s into Word Count and into Join while Top-K is placed
 PROFILE_RATE = 600.0           # Top-K's rate while the components' costs are measured
 WORKLOADS = (200, 400, 600, 800, 1000, 1200)
-PLANNERS = ("gma", "gma-repair", "random", "even", "topdown")
+PLANNERS = ("gma", "random", "even", "gma-repair", "topdown")
 D_CPU = D_BW = 0.8
 SETTLE_S, MEASURE_S = 20.0, 20.0   # per (planner, rate); --quick: half
 FEED_RECORDS = 400_000         # Word Count and Join read ~150/s for the whole run; each Top-K run starts over
@@ -59,21 +62,26 @@ def bench_cluster(out: Path, seed: int, quick: bool, command: str) -> list[dict[
     from storm_planner.cluster.network import check_available
 
     check_available()
+    # Killed (SIGTERM): leave through the context managers, so the namespaces and cgroups go too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     rates = (200, 800) if quick else WORKLOADS
     planners = ("gma", "random", "even") if quick else PLANNERS
     with tempfile.TemporaryDirectory(prefix="gma-cluster-") as work:
         work = Path(work)
         feed, catalogue = _build_feed(work / "feeds", seed, 100_000 if quick else FEED_RECORDS)
-        with local_cluster(_description(), work / "cluster", free_ports=True, ui=False, dashboard=False,
-                           progress=_progress) as cluster:
+        with contextlib.ExitStack() as stack:
+            cluster = stack.enter_context(local_cluster(_description(), work / "cluster", free_ports=True, ui=False,
+                                                        dashboard=False, progress=_progress))
             run = _Run(cluster, work, feed, catalogue, settle_s=SETTLE_S / (2 if quick else 1),
-                       measure_s=MEASURE_S / (2 if quick else 1))
+                       measure_s=MEASURE_S / (2 if quick else 1), accounts=_node_quotas(cluster, stack))
             costs = run.profile()
             run.start_background(costs)
             rows = []
             for planner in planners:
                 for rate in rates:
                     rows.append(run.topk(planner, rate, costs))
+                    _write_partial(out, rows)
+    (out / "cluster-partial.json").unlink(missing_ok=True)
     write_table(out, "cluster", rows, "Figs. 4-5 on the local cluster: Top-K beside Join and Word Count, "
                 f"four supervisors behind {LINK_MBIT:g} Mbit/s emulated links", command)
     (out / "cluster-profile.json").write_text(json.dumps(costs, indent=2) + "\n")
@@ -81,7 +89,30 @@ def bench_cluster(out: Path, seed: int, quick: bool, command: str) -> list[dict[
     return rows
 
 
+def _write_partial(out: Path, rows: list[dict[str, Any]]) -> None:
+    """What was measured so far, in case a later run fails: ``cluster-partial.json``."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "cluster-partial.json").write_text(json.dumps(rows, indent=1) + "\n")
+
+
 # -- the setting ---------------------------------------------------------------------------------
+def _node_quotas(cluster, stack: contextlib.ExitStack) -> dict[str, Any]:
+    """Each supervisor in a CPU quota of its declared capacity and a cpuacct group to read its CPU from;
+    the groups go when ``stack`` closes."""
+    from storm_planner.hetero.cgroups import CpuAccount, CpuQuota
+    from storm_planner.hetero.profiling import supervisor_pid
+
+    accounts = {}
+    for sup in cluster.description.supervisors:
+        pid = supervisor_pid(cluster, sup.name)
+        stack.enter_context(CpuQuota(f"storm-planner-gma-{sup.name}-{pid}", sup.cpu)).add(pid)
+        account = stack.enter_context(CpuAccount(f"storm-planner-gma-{sup.name}-{pid}"))
+        account.add(pid)
+        accounts[sup.name] = account
+    _progress(f"supervisors held to {SUPERVISOR_CPU:g} % CPU each (cgroup v1 quotas, inherited by their workers)")
+    return accounts
+
+
 def _description():
     from storm_planner.cluster.description import parse_description
 
@@ -118,19 +149,20 @@ class _Run:
     catalogue: Path
     settle_s: float = SETTLE_S
     measure_s: float = MEASURE_S
+    accounts: dict[str, Any] = dataclasses.field(default_factory=dict)   # supervisor -> CpuAccount
 
     @property
     def nimbus(self) -> str:
         return self.cluster.addresses.nimbus
 
     def submit(self, job: str, rate: float, algorithm: str, cpu: dict[str, float] | None = None,
-               tuple_bytes: float | None = None) -> Any:
+               tuple_bytes: float | None = None, workers: int = 2) -> Any:
         from storm_planner.submit.operations import submit_project
 
         options = {
             "worldcup.feed": str(self.feed), "worldcup.catalogue": str(self.catalogue),
             "worldcup.sink": str(self.work / f"{job}.jsonl"), "worldcup.replay_rate": rate,
-            "topology.workers": 2, "planner.algorithm": algorithm, "planner.replan": False,
+            "topology.workers": workers, "planner.algorithm": algorithm, "planner.replan": False,
             "planner.metrics.period.secs": 5, "planner.seed": int(rate),
             "planner.max.cpu.utilisation": D_CPU, "planner.max.bandwidth.utilisation": D_BW,
         }
@@ -145,18 +177,33 @@ class _Run:
 
         kill_topology(self.nimbus, job, wait_secs=0, progress=lambda message: None)
 
+    def spout_sent(self, topology_id: str, component: str = "requests") -> tuple[int, float]:
+        """(tuples the spout has sent on its data stream so far, when: newest window end, s)."""
+        spouts = [w for w in self.windows(topology_id).values() if w.component == component]
+        total = sum(f.total for w in spouts for f in w.sent if f.stream == "default")
+        return total, max((w.end_ms for w in spouts), default=0) / 1000.0
+
+    def wait_flowing(self, topology_id: str, timeout_s: float = 150.0, component: str = "requests") -> bool:
+        """Whether the spout's tuples flow within ``timeout_s`` (on an overloaded node a multilang
+        subprocess can miss its heartbeats and be restarted again and again)."""
+        deadline = time.monotonic() + timeout_s
+        while self.spout_sent(topology_id, component)[0] == 0:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(2)
+        return True
+
+    def must_flow(self, topology_id: str, component: str = "requests") -> None:
+        if not self.wait_flowing(topology_id, component=component):
+            raise RuntimeError(f"{topology_id}: no tuple from its {component} spout after 150 s")
+
+    def node_cpu_seconds(self) -> dict[str, float]:
+        return {name: account.usage_ns() / 1e9 for name, account in self.accounts.items()}
+
     def windows(self, topology_id: str) -> dict:
-        from kazoo.client import KazooClient
+        from storm_planner.metrics.windows import fetch_windows
 
-        from storm_planner.metrics.windows import read_windows
-
-        zk = KazooClient(hosts=self.cluster.addresses.zookeeper, timeout=5)
-        zk.start(timeout=10)
-        try:
-            return {w.task: w for w in read_windows(zk, topology_id)}
-        finally:
-            zk.stop()
-            zk.close()
+        return fetch_windows(self.cluster.addresses.zookeeper, topology_id)
 
     # -- 3. the operators' costs ------------------------------------------------------------------
     def profile(self) -> dict[str, Any]:
@@ -166,7 +213,9 @@ class _Run:
                  "worldcup_topk": PROFILE_RATE}
         rows = {job: self.submit(job, rate, "even") for job, rate in rates.items()}
         _progress(f"profiling: the three queries run under even ({', '.join(f'{j} {r:g} t/s' for j, r in rates.items())})")
-        time.sleep(self.settle_s + 25)
+        for row in rows.values():
+            self.must_flow(row.id)
+        time.sleep(self.settle_s + 15)
         costs: dict[str, Any] = {}
         for job, row in rows.items():
             windows = self.windows(row.id)
@@ -194,40 +243,51 @@ class _Run:
 
     def start_background(self, costs: dict[str, Any]) -> None:
         for job in ("worldcup_wordcount", "worldcup_join"):
-            self.submit(job, BACKGROUND_RATE, "even", self.declared(costs, job, BACKGROUND_RATE),
-                        costs[job]["tuple_bytes"])
-        _progress(f"Word Count and Join run at {BACKGROUND_RATE:g} tuples/s each (placed by even)")
+            row = self.submit(job, BACKGROUND_RATE, "even", self.declared(costs, job, BACKGROUND_RATE),
+                              costs[job]["tuple_bytes"], workers=1)
+            self.must_flow(row.id)
         time.sleep(self.settle_s)
+        before, started = self.node_cpu_seconds(), time.monotonic()
+        time.sleep(self.measure_s)
+        used = {n: 100 * (v - before[n]) / (time.monotonic() - started) for n, v in self.node_cpu_seconds().items()}
+        _progress(f"Word Count and Join run at {BACKGROUND_RATE:g} tuples/s each (placed by even); node CPU % "
+                  + " ".join(f"{n} {used[n]:.0f}" for n in sorted(used)))
 
     # -- 4. Top-K placed by each planner ------------------------------------------------------------
     def topk(self, planner: str, rate: float, costs: dict[str, Any]) -> dict[str, Any]:
         from storm_planner.cluster import network
 
         job = "worldcup_topk"
-        row = self.submit(job, rate, planner, self.declared(costs, job, rate), costs[job]["tuple_bytes"])
+        # As many workers as nodes: a planner may use them all (even does) or leave nodes out (gma).
+        row = self.submit(job, rate, planner, self.declared(costs, job, rate), costs[job]["tuple_bytes"],
+                          workers=SUPERVISORS)
         placed = sorted({p["node"] for p in self.cluster.assignment(row.id)})
+        started = self.wait_flowing(row.id, timeout_s=120)
+        if not started:   # measured all the same: what this placement does to the nodes is the result
+            _progress(f"{planner} at {rate} t/s: Top-K's spout sent nothing within 120 s (placed on {','.join(placed)})")
         time.sleep(self.settle_s)
         links = self.cluster.network.links
-        cpu_before = {link.supervisor: network.namespace_cpu_seconds(link) for link in links}
+        cpu_before = self.node_cpu_seconds()
         bytes_before = {link.supervisor: network.link_bytes(link) for link in links}
+        sent_before = self.spout_sent(row.id)
         started = time.monotonic()
         time.sleep(self.measure_s)
         seconds = time.monotonic() - started
-        cpu = {link.supervisor: 100.0 * (network.namespace_cpu_seconds(link) - cpu_before[link.supervisor]) / seconds
-               for link in links}
+        cpu = {name: 100.0 * (used - cpu_before[name]) / seconds for name, used in self.node_cpu_seconds().items()}
         mbit = {}
         for link in links:
             now, before = network.link_bytes(link), bytes_before[link.supervisor]
             mbit[link.supervisor] = (now.sent - before.sent + now.received - before.received) * 8 / 1e6 / seconds
-        spout = [w for w in self.windows(row.id).values() if w.component == "requests" and w.duration_ms > 0]
-        reached = sum(w.emitted / (w.duration_ms / 1000.0) for w in spout)
+        sent_after = self.spout_sent(row.id)
+        reached = ((sent_after[0] - sent_before[0]) / (sent_after[1] - sent_before[1])
+                   if sent_after[1] > sent_before[1] else 0.0)
         self.kill(job)
         cpu_capacity = {node: SUPERVISOR_CPU for node in cpu}
         link_capacity = {link.supervisor: link.mbit for link in links}
         cpu_utl, cpu_dev = utilisation_and_deviation(cpu, cpu_capacity)
         bw_utl, bw_dev = utilisation_and_deviation(mbit, link_capacity)
         result = {
-            "workload": rate, "planner": planner, "topk_rate": round(reached, 1),
+            "workload": rate, "planner": planner, "topk_rate": round(reached, 1), "started": started,
             "cpu_utilisation": round(cpu_utl, 2), "cpu_deviation": round(cpu_dev, 2),
             "bandwidth_utilisation": round(bw_utl, 2), "bandwidth_deviation": round(bw_dev, 2),
             "cpu_violations": sum(1 for n in cpu if cpu[n] > D_CPU * cpu_capacity[n]),
@@ -242,24 +302,82 @@ class _Run:
         return result
 
 
-def _plot(out: Path, rows: list[dict[str, Any]], planners) -> None:
-    plt = pyplot()
-    panels = (("cpu_utilisation", "Fig. 4(a) CPU utilisation R_utl (%)"),
-              ("bandwidth_utilisation", "Fig. 4(b) bandwidth utilisation R_utl (%)"),
-              ("cpu_deviation", "Fig. 5(a) CPU usage deviation R_dev (% points)"),
-              ("bandwidth_deviation", "Fig. 5(b) bandwidth usage deviation R_dev (% points)"),
-              ("topk_rate", "Top-K tuples/s reached"), ("cpu_violations", "nodes over D_CPU (80 %)"))
-    figure, axes = plt.subplots(3, 2, figsize=(11, 11))
-    for axis, (metric, title) in zip(axes.flat, panels):
-        for k, planner in enumerate(planners):
-            mine = [r for r in rows if r["planner"] == planner]
-            axis.plot([r["workload"] for r in mine], [r[metric] for r in mine], "o-", color=f"C{k}", label=planner)
-        axis.set_title(title, fontsize=10)
-        axis.set_xlabel("Top-K workload (tuples/s)")
-    axes[0][0].legend(fontsize=8)
-    figure.suptitle(f"On the local cluster: 4 supervisors x {SUPERVISOR_CPU:g} % CPU, {LINK_MBIT:g} Mbit/s emulated links",
-                    fontsize=11)
-    figure.tight_layout()
-    figure.savefig(out / "cluster.png", dpi=110)
-    plt.close(figure)
+# -- the wire overhead of a tuple ------------------------------------------------------------------
+OVERHEAD_PAYLOADS = (32, 400, 1500)
+OVERHEAD_RATE = 800.0
 
+
+def bench_overhead(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
+    """Bytes a tuple costs on the wire beyond the hook's payload estimate (the default of
+    ``planner.network.tuple.overhead.bytes``): the metrics tests' pipeline at ``OVERHEAD_RATE`` tuples/s
+    with payloads of 32-1,500 B on two supervisors behind 40 Mbit/s emulated links; per link, the bytes
+    it sent less the payload the hook counted for the flows leaving it, per tuple leaving it."""
+    from storm_planner.cluster import local_cluster, network
+    from storm_planner.cluster.description import parse_description
+    from storm_planner.submit.operations import kill_topology, submit_project
+
+    network.check_available()
+    pipeline = Path(__file__).resolve().parents[4] / "tests" / "metrics" / "fixtures" / "pipeline"
+    description = parse_description({"name": "overhead-bench", "network": {"emulated": True, "link_mbit": 40},
+                                     "supervisors": [{"name": "a", "slots": 1}, {"name": "b", "slots": 1}]})
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="overhead-") as work, \
+            local_cluster(description, Path(work) / "cluster", free_ports=True, ui=False, dashboard=False,
+                          progress=_progress) as cluster:
+        run = _Run(cluster, Path(work), Path(work), Path(work))
+        for payload in OVERHEAD_PAYLOADS[:2] if quick else OVERHEAD_PAYLOADS:
+            data = Path(work) / f"p{payload}"
+            data.mkdir()
+            row = submit_project(pipeline, nimbus=run.nimbus, name=f"p{payload}", wait_active=180,
+                                 progress=lambda message: None, options={
+                                     "pipeline.dir": str(data), "pipeline.rate": OVERHEAD_RATE,
+                                     "pipeline.payload_bytes": payload, "topology.workers": 2,
+                                     "planner.algorithm": "even", "planner.metrics.period.secs": 3,
+                                     "topology.max.spout.pending": 500, "planner.replan": False})
+            run.must_flow(row.id, component="numbers")
+            time.sleep(run.settle_s)
+            rows.extend(_overhead_rows(run, row.id, payload))
+            kill_topology(run.nimbus, f"p{payload}", wait_secs=0, progress=lambda message: None)
+    write_table(out, "overhead", rows, "Wire bytes per tuple beyond the hook's payload estimate", command)
+    return rows
+
+
+def _overhead_rows(run: "_Run", topology_id: str, payload: int) -> list[dict[str, Any]]:
+    from storm_planner.cluster import network
+
+    links = run.cluster.network.links
+    first, first_at = {link.supervisor: network.link_bytes(link) for link in links}, time.monotonic()
+    before = run.windows(topology_id)
+    time.sleep(run.measure_s)
+    last, seconds = {link.supervisor: network.link_bytes(link) for link in links}, time.monotonic() - first_at
+    after = run.windows(topology_id)
+    node_of = {task: w.node for task, w in after.items()}
+    rows = []
+    for link in links:
+        tuples = payload_bytes = 0.0
+        for task, w in after.items():
+            if w.node != link.supervisor or task not in before or w.end_ms <= before[task].end_ms:
+                continue
+            span = (w.end_ms - before[task].end_ms) / 1000.0
+            earlier = {(f.stream, f.task): (f.total, f.bytes_total) for f in before[task].sent}
+            for flow in w.sent:
+                if node_of.get(flow.task) not in (None, link.supervisor):
+                    total, sent = earlier.get((flow.stream, flow.task), (0, 0))
+                    tuples += (flow.total - total) / span
+                    payload_bytes += (flow.bytes_total - sent) / span
+        wire = (last[link.supervisor].sent - first[link.supervisor].sent) / seconds
+        rows.append({"payload_bytes": payload, "supervisor": link.supervisor, "tuples_per_s": round(tuples, 1),
+                     "wire_bytes_per_s": round(wire), "hook_payload_bytes_per_s": round(payload_bytes),
+                     "overhead_bytes_per_tuple": round((wire - payload_bytes) / tuples, 1) if tuples else None})
+        _progress(f"payload {payload} B, {link.supervisor}: {tuples:.0f} tuples/s leave it, wire {wire:.0f} B/s, "
+                  f"hook payload {payload_bytes:.0f} B/s: {rows[-1]['overhead_bytes_per_tuple']} B a tuple more")
+    return rows
+
+
+def _plot(out: Path, rows: list[dict[str, Any]], planners) -> None:
+    from storm_planner.bench.gma import FIGURE_PANELS   # gma.py imports this module
+
+    panels = (*FIGURE_PANELS[:4], ("topk_rate", "Top-K tuples/s reached"), FIGURE_PANELS[4])
+    plot_by_planner(out / "cluster.png", rows, planners, panels, xlabel="Top-K workload (tuples/s)",
+                    suptitle=f"On the local cluster: {SUPERVISORS} supervisors x {SUPERVISOR_CPU:g} % CPU, "
+                             f"{LINK_MBIT:g} Mbit/s emulated links")

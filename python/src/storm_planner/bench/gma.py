@@ -15,6 +15,8 @@ each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` and ``EXPERIMENT.pn
   either finds one or proves there is none).
 * ``cluster`` (root): the same experiment on the local cluster, supervisors behind emulated 10 Mbit/s
   links, every figure measured (``_gma_cluster.py``); about 25 minutes, run by name (not by ``all``).
+* ``overhead`` (root): the bytes a tuple costs on an emulated link beyond the hook's payload estimate
+  (the default of ``planner.network.tuple.overhead.bytes``); about 3 minutes, run by name.
 
 Figures come from the shared evaluator (:mod:`storm_planner.core.utilisation`), so every planner
 is scored identically. The workload model (per-tuple CPU costs and tuple sizes of the three
@@ -29,8 +31,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from storm_planner.bench._gma_cluster import bench_cluster
-from storm_planner.bench.report import add_experiments, pyplot, stamped_progress, write_csv, write_table
+from storm_planner.bench._gma_cluster import bench_cluster, bench_overhead
+from storm_planner.bench.report import add_experiments, plot_by_planner, pyplot, stamped_progress, write_csv, write_table
 from storm_planner.core.evaluate import node_loads
 from storm_planner.core.problem import Problem
 from storm_planner.core.utilisation import node_network
@@ -138,26 +140,18 @@ def bench_workload(out: Path, seed: int, quick: bool, command: str) -> list[dict
     return rows
 
 
+# The panels of Figs. 4 and 5 (and the limits), shared with the cluster run.
+FIGURE_PANELS = (("cpu_utilisation", "Fig. 4(a) CPU utilisation R_utl (%)"),
+                 ("bandwidth_utilisation", "Fig. 4(b) bandwidth utilisation R_utl (%)"),
+                 ("cpu_deviation", "Fig. 5(a) CPU usage deviation R_dev (% points)"),
+                 ("bandwidth_deviation", "Fig. 5(b) bandwidth usage deviation R_dev (% points)"),
+                 ("cpu_violations", "nodes over D_CPU (80 %)"), ("bandwidth_violations", "nodes over D_BW (80 %)"))
+
+
 def _plot_workload(out: Path, rows: list[dict[str, Any]]) -> None:
-    plt = pyplot()
-    panels = (("cpu_utilisation", "Fig. 4(a) CPU utilisation R_utl (%)"),
-              ("bandwidth_utilisation", "Fig. 4(b) bandwidth utilisation R_utl (%)"),
-              ("cpu_deviation", "Fig. 5(a) CPU usage deviation R_dev (% points)"),
-              ("bandwidth_deviation", "Fig. 5(b) bandwidth usage deviation R_dev (% points)"),
-              ("cpu_violations", "nodes over D_CPU (80 %)"), ("bandwidth_violations", "nodes over D_BW (80 %)"))
-    figure, axes = plt.subplots(3, 2, figsize=(11, 11))
-    for axis, (metric, title) in zip(axes.flat, panels):
-        for k, algorithm in enumerate(PLANNERS):
-            mine = [r for r in rows if r["planner"] == algorithm]
-            style = "x--" if algorithm == "gma-repair" else "o-"  # on top of gma wherever gma is within the limits
-            axis.plot([r["workload"] for r in mine], [r[metric] for r in mine], style, color=f"C{k}",
-                      label=algorithm, markersize=6 if algorithm == "gma-repair" else 4)
-        axis.set_title(title, fontsize=10)
-        axis.set_xlabel("Top-K workload (tuples/s)")
-    axes[0][0].legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(out / "workload.png", dpi=110)
-    plt.close(figure)
+    # gma-repair's line lies on gma's wherever gma is within the limits: dashed, larger markers.
+    plot_by_planner(out / "workload.png", rows, PLANNERS, FIGURE_PANELS, xlabel="Top-K workload (tuples/s)",
+                    styles={"gma-repair": ("x--", 6)})
 
 
 # -- violations on random loaded clusters ------------------------------------------------------
@@ -233,9 +227,10 @@ EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {
     "workload": bench_workload,
     "violations": bench_violations,
     "cluster": bench_cluster,
+    "overhead": bench_overhead,
 }
 
 
 def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
     add_experiments(subparsers, "gma", "Elastic Allocator: gma vs random/even/topdown/milp (Figs. 4-5)", EXPERIMENTS,
-                    DEFAULT_OUT, "few workloads and instances (a smoke run)", _progress, not_in_all=("cluster",))
+                    DEFAULT_OUT, "few workloads and instances (a smoke run)", _progress, not_in_all=("cluster", "overhead"))

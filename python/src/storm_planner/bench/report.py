@@ -61,6 +61,29 @@ def pyplot():
     return plt
 
 
+def plot_by_planner(path: Path, rows: Sequence[dict[str, Any]], planners: Sequence[str],
+                    panels: Sequence[tuple[str, str]], *, x: str = "workload", xlabel: str = "",
+                    suptitle: str | None = None, styles: Mapping[str, tuple[str, float]] | None = None) -> None:
+    """One panel per (metric, title), one line per planner over ``x``, two panels a row; saved as ``path``.
+    ``styles`` gives a planner its (line style, marker size) where the default ``("o-", 4)`` would hide it."""
+    plt = pyplot()
+    figure, axes = plt.subplots((len(panels) + 1) // 2, 2, figsize=(11, 3.7 * ((len(panels) + 1) // 2)))
+    for axis, (metric, title) in zip(axes.flat, panels):
+        for k, planner in enumerate(planners):
+            mine = [r for r in rows if r["planner"] == planner]
+            style, size = (styles or {}).get(planner, ("o-", 4))
+            axis.plot([r[x] for r in mine], [r[metric] for r in mine], style, color=f"C{k}", label=planner,
+                      markersize=size)
+        axis.set_title(title, fontsize=10)
+        axis.set_xlabel(xlabel)
+    axes.flat[0].legend(fontsize=8)
+    if suptitle:
+        figure.suptitle(suptitle, fontsize=11)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
 def command_line(args: argparse.Namespace, name: str | None = None) -> str:
     """``storm-planner bench NAME ...`` as it was run (to reproduce a report)."""
     name = name or args.benchmark

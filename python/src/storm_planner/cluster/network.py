@@ -212,22 +212,6 @@ def link_bytes(link: Link) -> LinkBytes:
         raise ClusterError(f"link of supervisor {link.supervisor} ({link.port}) is gone: {error.strerror}") from None
 
 
-def namespace_cpu_seconds(link: Link) -> float:
-    """CPU seconds (user + system) used so far by the processes now in the link's namespace: the
-    supervisor, its workers and their subprocesses — one emulated node's CPU. Differences of two
-    readings give the node's CPU over the interval (a process that exits in between takes its
-    share with it)."""
-    pids = _run(["ip", "netns", "pids", link.namespace], check=False).stdout.split()
-    ticks = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue   # exited since it was listed
-        ticks += int(fields[11]) + int(fields[12])   # utime, stime (fields 14 and 15 of stat)
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
 def link_status(layout: NetworkLayout) -> dict:
     """For ``cluster status``: each link's address, rate and bytes so far."""
     links = []

@@ -241,6 +241,20 @@ def read_windows(zk, topology_id: str, root: str = DEFAULT_ROOT) -> list[TaskWin
     return found
 
 
+def fetch_windows(hosts: str, topology_id: str, root: str = DEFAULT_ROOT) -> dict[int, TaskWindow]:
+    """Task -> its current window of ``topology_id``, read with a short-lived kazoo client on ``hosts``
+    (for scripts and benchmarks; the service keeps a :class:`~storm_planner.metrics.store.MetricsStore`)."""
+    from kazoo.client import KazooClient
+
+    zk = KazooClient(hosts=hosts, timeout=5)
+    zk.start(timeout=10)
+    try:
+        return {w.task: w for w in read_windows(zk, topology_id, root)}
+    finally:
+        zk.stop()
+        zk.close()
+
+
 def topology_path(root: str, topology_id: str) -> str:
     return f"{root.rstrip('/')}/{topology_id}"
 
