@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from storm_planner.bench._gma_cluster import bench_cluster, bench_overhead
+from storm_planner.bench._gma_cluster import FIGURE_PANELS, bench_cluster, bench_overhead
 from storm_planner.bench.report import add_experiments, plot_by_planner, pyplot, stamped_progress, write_csv, write_table
 from storm_planner.core.evaluate import node_loads
 from storm_planner.core.problem import Problem
@@ -138,14 +138,6 @@ def bench_workload(out: Path, seed: int, quick: bool, command: str) -> list[dict
                  command)
     _plot_workload(out, rows)
     return rows
-
-
-# The panels of Figs. 4 and 5 (and the limits), shared with the cluster run.
-FIGURE_PANELS = (("cpu_utilisation", "Fig. 4(a) CPU utilisation R_utl (%)"),
-                 ("bandwidth_utilisation", "Fig. 4(b) bandwidth utilisation R_utl (%)"),
-                 ("cpu_deviation", "Fig. 5(a) CPU usage deviation R_dev (% points)"),
-                 ("bandwidth_deviation", "Fig. 5(b) bandwidth usage deviation R_dev (% points)"),
-                 ("cpu_violations", "nodes over D_CPU (80 %)"), ("bandwidth_violations", "nodes over D_BW (80 %)"))
 
 
 def _plot_workload(out: Path, rows: list[dict[str, Any]]) -> None:

@@ -16,7 +16,7 @@ counters exist, the flows of the other topologies.
 The hook's bytes are payload estimates (a string's length, 8 per number, ...); on the wire a tuple
 also carries Storm's envelope (destination task, message ids, anchors: Kryo-serialized) and TCP/IP
 framing. ``tuple_overhead_bytes`` adds that per tuple; its default was measured on the emulated
-network: ``storm-planner bench gma overhead`` found 33-53 B a tuple (payloads of 32, 400 and 1,500 B
+network: ``storm-planner bench gma overhead`` found 33.6-47.3 B a tuple (payloads of 32, 400 and 1,500 B
 at 800 tuples/s; ``benchmarks/reports/gma/overhead.md``).
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Iterable, Mapping
 from storm_planner.metrics.windows import TaskWindow
 
 # Bytes a tuple costs on the wire beyond its payload estimate (Storm's envelope and TCP/IP framing
-# shared over the tuples of a batch, heartbeats): 33-53 B measured on the emulated network (docstring).
+# shared over the tuples of a batch, heartbeats): 34-47 B measured on the emulated network (docstring).
 DEFAULT_TUPLE_OVERHEAD_BYTES = 40
 
 
