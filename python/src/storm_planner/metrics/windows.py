@@ -244,9 +244,14 @@ def read_windows(zk, topology_id: str, root: str = DEFAULT_ROOT) -> list[TaskWin
 def fetch_windows(hosts: str, topology_id: str, root: str = DEFAULT_ROOT) -> dict[int, TaskWindow]:
     """Task -> its current window of ``topology_id``, read with a short-lived kazoo client on ``hosts``
     (for scripts and benchmarks; the service keeps a :class:`~storm_planner.metrics.store.MetricsStore`)."""
+    import logging
+
     from kazoo.client import KazooClient
 
-    zk = KazooClient(hosts=hosts, timeout=5)
+    # kazoo logs every connect and close at INFO: a poll every few seconds would flood the progress.
+    quiet = logging.getLogger("storm_planner.metrics.kazoo")
+    quiet.setLevel(logging.WARNING)
+    zk = KazooClient(hosts=hosts, timeout=5, logger=quiet)
     zk.start(timeout=10)
     try:
         return {w.task: w for w in read_windows(zk, topology_id, root)}
