@@ -74,13 +74,17 @@ def network_use(topologies: Iterable[Mapping[int, TaskWindow]], *,
                 tuple_overhead_bytes: float = DEFAULT_TUPLE_OVERHEAD_BYTES) -> dict[str, NodeTraffic]:
     """Node -> traffic crossing its link, summed over several topologies (one task map each: task ids
     are only unique within a topology)."""
-    sent: dict[str, float] = defaultdict(float)
-    received: dict[str, float] = defaultdict(float)
-    for windows in topologies:
-        for node, traffic in topology_network_use(windows, tuple_overhead_bytes=tuple_overhead_bytes).items():
-            sent[node] += traffic.sent_mbit
-            received[node] += traffic.received_mbit
-    return {node: NodeTraffic(sent.get(node, 0.0), received.get(node, 0.0)) for node in {*sent, *received}}
+    return summed(topology_network_use(windows, tuple_overhead_bytes=tuple_overhead_bytes) for windows in topologies)
+
+
+def summed(per_topology: Iterable[Mapping[str, NodeTraffic]]) -> dict[str, NodeTraffic]:
+    """Node -> the sum of several topologies' traffic there."""
+    total: dict[str, NodeTraffic] = {}
+    for nodes in per_topology:
+        for node, traffic in nodes.items():
+            before = total.get(node, NodeTraffic())
+            total[node] = NodeTraffic(before.sent_mbit + traffic.sent_mbit, before.received_mbit + traffic.received_mbit)
+    return total
 
 
 def host_link_use(topologies: Iterable[Mapping[int, list[TaskWindow]]]) -> dict[str, NodeTraffic]:
@@ -115,4 +119,4 @@ def link_use_besides(own: Mapping[str, NodeTraffic], others: Mapping[str, NodeTr
     for node, total in hosts.items():
         mine = own[node].total_mbit if node in own else 0.0
         used[node] = max(used.get(node, 0.0), total.total_mbit - mine)
-    return {node: mbit for node, mbit in used.items() if mbit > 0}
+    return {node: mbit for node, mbit in used.items() if mbit > 1e-9}   # not subtraction's dust

@@ -20,9 +20,10 @@ payload estimate plus that overhead): the streams' ``tuple_bytes``, from which p
 evaluator compute link use.
 
 Besides the topology's own figures the answer carries ``node_bandwidth``: per node, the Mbit/s
-that the *other* topologies' measured flows put on its link (``network_use.py``), which the
-service adds to the node's ``used.bandwidth`` so bandwidth-aware planners (``gma``) see links as
-busy as they are. It is summed over every topology the store knows at most once a second.
+already used on its link besides this topology's own flows — the host's measured link use less
+them, else the other topologies' measured flows (``network_use.py``) — which the service adds to
+the node's ``used.bandwidth`` so bandwidth-aware planners (``gma``) see links as busy as they are.
+The flows of every topology the store knows are summed at most once a second (once per round).
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from storm_planner.metrics.derive import (
     DEFAULT_STALE_PERIODS, DEFAULT_STATE_MB, DEFAULT_WINDOWS, MIN_STALE_S, Measurement, measure,
 )
 from storm_planner.metrics.network_use import (
-    DEFAULT_TUPLE_OVERHEAD_BYTES, NodeTraffic, host_link_use, link_use_besides, topology_network_use,
+    DEFAULT_TUPLE_OVERHEAD_BYTES, NodeTraffic, host_link_use, link_use_besides, summed, topology_network_use,
 )
 from storm_planner.metrics.store import MetricsStore, StoreView
 
@@ -74,7 +75,7 @@ class StoreMetricsSource:
     def __init__(self, store: MetricsStore, clock=time.time) -> None:
         self.store = store
         self.clock = clock
-        self._network: tuple | None = None   # (when, overhead, flows per topology, host links)
+        self._network: tuple | None = None   # (when, overhead, flows per topology, all flows, host links)
 
     def measure(self, spec: Any, nodes: Iterable[Any] = ()) -> dict[str, Any] | None:
         try:
@@ -106,16 +107,14 @@ class StoreMetricsSource:
                                                  tuple_overhead_bytes=tuple_overhead_bytes)
                      for other, view in views.items()}
             hosts = host_link_use(_fresh(view, now * 1000) for view in views.values())
-            self._network = (now, tuple_overhead_bytes, flows, hosts)
-        _, _, flows, hosts = self._network
-        others: dict[str, NodeTraffic] = {}
-        for other, nodes in flows.items():
-            if other != topology_id:
-                for node, traffic in nodes.items():
-                    before = others.get(node, NodeTraffic())
-                    others[node] = NodeTraffic(before.sent_mbit + traffic.sent_mbit,
-                                               before.received_mbit + traffic.received_mbit)
-        return link_use_besides(flows.get(topology_id, {}), others, hosts)
+            self._network = (now, tuple_overhead_bytes, flows, summed(flows.values()), hosts)
+        _, _, flows, everyone, hosts = self._network
+        own = flows.get(topology_id, {})
+        # Everyone's flows less this topology's: O(nodes with traffic) per topology, not O(topologies).
+        others = {node: NodeTraffic(total.sent_mbit - (own[node].sent_mbit if node in own else 0.0),
+                                    total.received_mbit - (own[node].received_mbit if node in own else 0.0))
+                  for node, total in everyone.items()}
+        return link_use_besides(own, others, hosts)
 
     def _own_figures(self, spec: Any, nodes: Iterable[Any]) -> dict[str, Any] | None:
         options = dict(spec.options or {})

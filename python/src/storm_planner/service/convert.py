@@ -149,8 +149,8 @@ def _non_negative_option(options: Mapping[str, str], key: str, default: float) -
 
 
 def _with_link_use(nodes: list[Node], link_use: Mapping[str, float]) -> list[Node]:
-    """Add what other topologies' measured flows put on each node's link to its ``used_bandwidth``
-    (only nodes with measured traffic are copied: O(nodes with traffic))."""
+    """Add what is already used on each node's link besides this topology (measured: other topologies'
+    flows, the host's traffic) to its ``used_bandwidth``; only nodes with such use are copied."""
     return [dataclasses.replace(node, used_bandwidth=node.used_bandwidth + link_use[node.id])
             if link_use.get(node.id) else node for node in nodes]
 
