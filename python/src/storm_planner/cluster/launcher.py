@@ -85,7 +85,6 @@ class ClusterAddresses:
     description: dict = field(default_factory=dict)
     zookeeper_root: str = "/storm"
     dashboard_url: str | None = None
-    network: dict | None = None   # the emulated network's layout (NetworkLayout.to_json), if any
 
     @property
     def nimbus(self) -> str:
@@ -293,7 +292,6 @@ class LocalCluster:
             description={"source": d.source, "offset": d.offset},
             zookeeper_root=str(d.storm.get("storm.zookeeper.root", "/storm")),
             dashboard_url=f"http://{d.host}:{d.ports.dashboard}/" if self._dashboard_enabled() else None,
-            network=self.network.to_json() if self.network else None,
         )
 
     def _dashboard_enabled(self) -> bool:
@@ -561,8 +559,9 @@ class LocalCluster:
             return result
         result["nimbus"] = saved.nimbus
         result["zookeeper"] = saved.zookeeper
-        if saved.network:
-            result["network"] = network.link_status(network.NetworkLayout.from_json(saved.network))
+        layout = network.load(self._network_file)
+        if layout is not None:
+            result["network"] = network.link_status(layout)
         try:
             summary = nimbus.cluster_summary(saved.nimbus_host, saved.nimbus_port, 3000)
         except Exception as error:  # noqa: BLE001 - any failure means "cannot reach"
