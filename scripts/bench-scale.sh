@@ -10,7 +10,9 @@
 # it could not plan in time falls back to DefaultScheduler). A quick run: scripts/bench-scale.sh --scale 0.05. Progress on stderr; the report in
 # <out>/storm-scale.csv and storm-scale.md; Storm's and the plugin's log in storm-scheduler/target/bench-scale.log,
 # the service's in storm-scheduler/target/bench-scale-service.log.
-# PLANNER_PYTHON (default .venv/bin/python, made by `make python-env`) runs the service; BENCH_HEAP sets -Xmx.
+# PLANNER_PYTHON (default .venv/bin/python, made by `make python-env`) runs the service; BENCH_HEAP sets -Xmx;
+# BENCH_DUMP_REQUESTS=DIR writes every plugin request there (replayed in process by
+# `python -m storm_planner.bench.profile_request DIR/request-1.thrift`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PLANNER_PYTHON="${PLANNER_PYTHON:-$PWD/.venv/bin/python}"
@@ -21,6 +23,7 @@ mvn -B -q -Dstyle.color=never -pl storm-scheduler dependency:build-classpath -Dm
 classpath="$(cat storm-scheduler/target/bench-scale.classpath)"
 
 java -Xmx"${BENCH_HEAP:-3g}" -Dbench.command="scripts/bench-scale.sh" \
+  ${BENCH_DUMP_REQUESTS:+-Dbench.dump.requests="$BENCH_DUMP_REQUESTS"} \
   -Dbench.service.log=storm-scheduler/target/bench-scale-service.log \
   -cp "storm-scheduler/target/test-classes:storm-scheduler/target/classes:$classpath" \
   org.stormplanner.scheduler.bench.ClusterScaleBenchmark "$@" > storm-scheduler/target/bench-scale.log

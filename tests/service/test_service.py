@@ -175,3 +175,51 @@ def test_a_planners_own_time_limit_stays_within_the_topologys_share():
     assert problem.options.time_limit_s == pytest.approx(1.8)
     assert float(problem.options.extra["planner.milp.time_limit_s"]) == pytest.approx(1.8)
     assert planner_for(problem, "milp").get_params()["time_limit_s"] == pytest.approx(1.8)
+
+
+class _CollectorSpy(PlannerHandler):
+    """Records whether Python's cyclic collector was on while the service planned."""
+
+    def __init__(self):
+        super().__init__()
+        self.collector_on_while_planning = []
+
+    def plan(self, request):
+        import gc
+        self.collector_on_while_planning.append(gc.isenabled())
+        return super().plan(request)
+
+
+def test_the_collector_is_paused_while_a_call_is_served_and_resumes_after():
+    import gc
+    assert gc.isenabled()
+    with BackgroundServer(_CollectorSpy()) as server, connect(server.host, server.port) as client:
+        for _ in range(2):
+            assert client.plan(request(topology("t1"))).plans[0].error is None
+            # Answered, the connection open and waiting for its next call: the collector is back on.
+            # (The reply reaches the client just before the server's thread leaves the call.)
+            deadline = time.monotonic() + 5
+            while not gc.isenabled() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert gc.isenabled()
+        assert server.handler.collector_on_while_planning == [False, False]
+
+
+def test_the_collector_stays_paused_until_the_last_of_overlapping_calls_ends():
+    import gc
+    from storm_planner.service.server import collector_paused
+    with collector_paused():
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer call is still inside
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collector_paused():
+        raise RuntimeError("a failed call")
+    assert gc.isenabled()
+    gc.disable()  # whoever turned it off before the calls keeps it off
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -9,8 +9,9 @@ states the same shape for editors and other tools.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping  # not typing.Mapping: isinstance on it is slower
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from storm_planner.core.derive import derive_executors
 from storm_planner.core.errors import ProblemError

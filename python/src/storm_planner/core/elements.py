@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
@@ -135,6 +136,9 @@ class Traffic(NamedTuple):
     rate: float
 
 
+_ID, _LOAD = attrgetter("id"), attrgetter("load")
+
+
 class ComponentExecutors(NamedTuple):
     """One component's executors as columns: their ids and loads (``load``: the one they share, if they do)."""
 
@@ -145,9 +149,9 @@ class ComponentExecutors(NamedTuple):
 
     @classmethod
     def of(cls, component: str, executors: list[Executor]) -> "ComponentExecutors":
-        loads = tuple(e.load for e in executors)
-        shared = loads[0] if loads and all(load == loads[0] for load in loads) else None
-        return cls(component, tuple(e.id for e in executors), loads, shared)
+        loads = tuple(map(_LOAD, executors))  # C-level passes: a plan reads every executor's columns
+        shared = loads[0] if loads and loads.count(loads[0]) == len(loads) else None
+        return cls(component, tuple(map(_ID, executors)), loads, shared)
 
 
 @dataclass(frozen=True)

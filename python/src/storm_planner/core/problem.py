@@ -15,6 +15,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import groupby
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -34,6 +36,8 @@ from storm_planner.core.elements import (
     Traffic,
 )
 from storm_planner.core.traffic import traffic_model
+
+_ID, _LOAD, _COMPONENT = attrgetter("id"), attrgetter("load"), attrgetter("component")
 
 
 @dataclass(frozen=True)
@@ -81,17 +85,17 @@ class Problem:
     def by_component(self) -> tuple[ComponentExecutors, ...]:
         """The executors grouped by component (Storm's order within each), for per-component figures."""
         grouped: dict[str, list[Executor]] = {}
-        for executor in self.executors:
-            grouped.setdefault(executor.component, []).append(executor)
+        for component, run in groupby(self.executors, _COMPONENT):  # runs: Storm lists them by component
+            grouped.setdefault(component, []).extend(run)
         return tuple(ComponentExecutors.of(component, executors) for component, executors in grouped.items())
 
     @cached_property
     def executor_ids(self) -> frozenset[str]:
-        return frozenset(e.id for e in self.executors)
+        return frozenset(map(_ID, self.executors))
 
     @cached_property
     def total_load(self) -> float:
-        return sum(e.load for e in self.executors)
+        return sum(map(_LOAD, self.executors))
 
     @property
     def total_capacity(self) -> float:

@@ -39,12 +39,16 @@ instead of exhausting memory.
 """
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
+from itertools import groupby
+from operator import attrgetter
 from typing import Hashable, Iterator, Mapping
 
 from storm_planner.core.errors import TooLargeError
 from storm_planner.core.elements import Traffic
+
+_ID, _COMPONENT = attrgetter("id"), attrgetter("component")
 
 # Executor pairs a planner may have built for it: ~100 MB of Python objects.
 MAX_EXECUTOR_PAIRS = 1_000_000
@@ -98,8 +102,8 @@ class TrafficModel:
 
     def __init__(self, executors, streams, measured) -> None:
         self.members: dict[str, list[str]] = defaultdict(list)
-        for executor in executors:
-            self.members[executor.component].append(executor.id)
+        for component, run in groupby(executors, _COMPONENT):  # runs: Storm lists them by component
+            self.members[component].extend(map(_ID, run))
         self.measured = tuple(measured)
         self.flows: tuple[Flow, ...] = () if self.measured else tuple(self._flows(streams))
         self._pairs = None
@@ -254,11 +258,7 @@ class TrafficModel:
 
     def _group_sizes(self, component: str, group_of: Mapping[str, int]) -> list[tuple[int, int]]:
         """(group, members of ``component`` in it), groups in the order of their first member."""
-        sizes: dict[int, int] = {}
-        for executor in self.members[component]:
-            group = group_of[executor]
-            sizes[group] = sizes.get(group, 0) + 1
-        return list(sizes.items())
+        return list(Counter(map(group_of.__getitem__, self.members[component])).items())
 
     # -- executor pairs, for the planners that need them ------------------------------
     def executor_pairs(self, limit: int | None = MAX_EXECUTOR_PAIRS, who: str = "this planner"):

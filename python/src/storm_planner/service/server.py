@@ -8,6 +8,8 @@ rebalance request, which must not happen while Nimbus waits for the answer).
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import signal
 import socket
@@ -30,11 +32,19 @@ DEFAULT_PORT = 7627
 
 class AnswerFirstProcessor(TProcessor):
     """Thrift's processor, then the handler's ``after_answer()`` once the reply is flushed
-    (also when it could not be sent: what was decided still stands)."""
+    (also when it could not be sent: what was decided still stands).
+
+    Python's cyclic garbage collector is paused from the moment a call has arrived until it is
+    answered: a production-sized request is some 100,000 objects, which the collector would
+    otherwise walk again and again while they are all alive (15-20 % of the round). Reference
+    counting still frees what a call leaves; the collector is on while a connection waits.
+    """
 
     def process(self, iprot, oprot) -> None:
+        header = iprot.read_message_begin()  # waits for the next call on this connection
         try:
-            super().process(iprot, oprot)
+            with collector_paused():
+                super().process(_HeaderRead(iprot, header), oprot)
         finally:
             after = getattr(self._handler, "after_answer", None)
             if after is not None:
@@ -42,6 +52,44 @@ class AnswerFirstProcessor(TProcessor):
                     after()
                 except Exception:  # noqa: BLE001 - never cost the connection its next call
                     log.exception("after_answer failed")
+
+
+class _HeaderRead:
+    """A protocol whose next message header was already read (``header``); the rest is ``protocol``'s."""
+
+    def __init__(self, protocol, header) -> None:
+        self._protocol = protocol
+        self._header = header
+
+    def read_message_begin(self):
+        return self._header
+
+    def __getattr__(self, name: str):
+        return getattr(self._protocol, name)
+
+
+_paused_calls = 0
+_resume_collector = True
+_paused_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """The cyclic garbage collector off while any call (of any connection's thread) is inside;
+    back as it was once the last one ends."""
+    global _paused_calls, _resume_collector
+    with _paused_lock:
+        if _paused_calls == 0:
+            _resume_collector = gc.isenabled()
+            gc.disable()
+        _paused_calls += 1
+    try:
+        yield
+    finally:
+        with _paused_lock:
+            _paused_calls -= 1
+            if _paused_calls == 0 and _resume_collector:
+                gc.enable()
 
 
 def build_server(handler: PlannerHandler, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT):
@@ -68,6 +116,7 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
     hold_stop_signals()
     handler = PlannerHandler(default_algorithm, metrics, plan_log, replanner, nimbus=nimbus)
     server = build_server(handler, host, port)
+    gc.freeze()  # what start-up made (modules, the contract) is never garbage: the collector need not walk it
     # The solver planners' worker process takes a second or two to start (it imports the solvers):
     # started now, in the background, so that the first such plan does not spend its share on it.
     threading.Thread(target=handler.worker.start, name="worker-start", daemon=True).start()

@@ -41,6 +41,8 @@ import heapq
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import groupby
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Iterable, Mapping, Sequence
 
@@ -51,6 +53,8 @@ from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Executor, Node, Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners.chatzistergiou._counts import EPSILON, solve_counts
+
+_ID, _LOAD, _COMPONENT = attrgetter("id"), attrgetter("load"), attrgetter("component")
 
 DEFAULT_SKEW_MARGIN = 0.25
 PRIORITIES = ("significance", "imc")
@@ -157,22 +161,23 @@ def near_uniform_runs(executors: Sequence[Executor], margin: float | None) -> li
 def job_graph(problem: Problem, skew_margin: float | None = DEFAULT_SKEW_MARGIN,
               with_links: bool = False) -> JobGraph:
     """The paper's job graph of ``problem``: O(E + streams × groups²) time (+ executor pairs with links)."""
-    task_ids = tuple(e.id for e in problem.executors)
-    index = {executor: i for i, executor in enumerate(task_ids)}
-    task_loads = tuple(e.load for e in problem.executors)
+    executors = problem.executors
+    task_ids = tuple(map(_ID, executors))  # C-level passes: this runs for every plan
+    index = dict(zip(task_ids, range(len(task_ids))))
+    task_loads = tuple(map(_LOAD, executors))
     task_group = [0] * len(task_ids)
 
     by_component: dict[str, list[Executor]] = defaultdict(list)
-    for executor in problem.executors:
-        by_component[executor.component].append(executor)
+    for component, members in groupby(executors, _COMPONENT):  # runs: Storm lists them by component
+        by_component[component].extend(members)
     groups: list[Group] = []
     for component in _component_order(problem, by_component):
         runs = near_uniform_runs(by_component[component], skew_margin)
         for part, run in enumerate(runs):
-            tasks = tuple(sorted(index[e.id] for e in run))  # keep Storm's executor order
+            tasks = tuple(sorted(map(index.__getitem__, map(_ID, run))))  # keep Storm's executor order
             name = component if len(runs) == 1 else f"{component}#{part}"
             group = Group(len(groups), name, component, tasks,
-                          sum(task_loads[t] for t in tasks) / len(tasks))
+                          sum(map(task_loads.__getitem__, tasks)) / len(tasks))
             for t in tasks:
                 task_group[t] = group.index
             groups.append(group)
@@ -200,7 +205,7 @@ def _aggregate_traffic(problem: Problem, index: Mapping[str, int], task_group: S
     executor traffic, which keeps tie-breaking stable.
     """
     model = problem.traffic_model
-    group_of = {executor: task_group[i] for executor, i in index.items()}
+    group_of = dict(zip(index, task_group))  # index lists the executors in task order
     group_imc: dict[tuple[int, int], float] = {}
     for (gi, gj), rate in model.group_rates(group_of).items():
         key = (gi, gj) if gi <= gj else (gj, gi)

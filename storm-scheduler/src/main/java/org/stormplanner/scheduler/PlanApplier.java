@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.storm.scheduler.Cluster;
 import org.apache.storm.scheduler.ExecutorDetails;
 import org.apache.storm.scheduler.SchedulerAssignment;
@@ -39,7 +40,7 @@ final class PlanApplier {
             current == null ? Map.of() : new HashMap<>(current.getExecutorToSlot());
 
         List<WorkerSlot> toFree = new ArrayList<>();
-        List<WorkerSlot> unchanged = new ArrayList<>();
+        Set<WorkerSlot> unchanged = new HashSet<>();  // looked up once per planned slot
         for (Map.Entry<WorkerSlot, Collection<ExecutorDetails>> entry : now.entrySet()) {
             List<ExecutorDetails> planned = plan.get(entry.getKey());
             if (planned != null && new HashSet<>(planned).equals(new HashSet<>(entry.getValue()))) {

@@ -2,7 +2,14 @@ package org.stormplanner.scheduler.bench;
 
 import org.apache.storm.scheduler.Cluster;
 import org.apache.storm.scheduler.Topologies;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.thrift.TException;
+import org.apache.thrift.TSerializer;
+import org.apache.thrift.protocol.TBinaryProtocol;
 import org.stormplanner.scheduler.PlannerScheduler;
 import org.stormplanner.thrift.PlanRequest;
 import org.stormplanner.thrift.PlanResponse;
@@ -13,6 +20,9 @@ import org.stormplanner.thrift.TopologyPlan;
  * topologies, building the request), the call itself (Thrift serialisation both ways, loopback transport and
  * the service's work, of which the planners report their solve time), and after it (validating and applying
  * the plans, DefaultScheduler for the fallbacks, statuses and logging).
+ *
+ * <p>With {@code -Dbench.dump.requests=DIR} every request is also written to DIR ({@code request-N.thrift},
+ * Thrift binary protocol): what {@code python -m storm_planner.bench.profile_request} replays in process.
  */
 public class TimedPlannerScheduler extends PlannerScheduler {
 
@@ -23,6 +33,7 @@ public class TimedPlannerScheduler extends PlannerScheduler {
     private long callNanos;
     private long afterCallNanos;
     private double solveMs;
+    private static final AtomicInteger DUMPED = new AtomicInteger();
 
     @Override
     public void schedule(Topologies topologies, Cluster cluster) {
@@ -42,6 +53,7 @@ public class TimedPlannerScheduler extends PlannerScheduler {
 
     @Override
     protected PlanResponse requestPlan(PlanRequest request) throws TException {
+        dump(request);
         callStart = System.nanoTime();
         beforeCallNanos += callStart - roundStart;
         try {
@@ -84,5 +96,19 @@ public class TimedPlannerScheduler extends PlannerScheduler {
     /** Sum of the planners' solve times the service reported since the last reset, in ms. */
     public double solveMs() {
         return solveMs;
+    }
+
+    private void dump(PlanRequest request) throws TException {
+        String dir = System.getProperty("bench.dump.requests");
+        if (dir == null) {
+            return;
+        }
+        try {
+            Path file = Path.of(dir, "request-" + DUMPED.incrementAndGet() + ".thrift");
+            Files.createDirectories(file.getParent());
+            Files.write(file, new TSerializer(new TBinaryProtocol.Factory()).serialize(request));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }

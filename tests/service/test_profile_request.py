@@ -1,0 +1,22 @@
+"""The developer's replay of a dumped plugin request (``python -m storm_planner.bench.profile_request``)."""
+from __future__ import annotations
+
+from thriftpy2.utils import serialize
+
+from storm_planner.bench import profile_request
+from storm_planner.bench.scale import plan_request
+from storm_planner.service.contract import wire_factories
+
+
+def test_a_dumped_request_is_replayed_timed_and_profiled(tmp_path, capsys):
+    dumped = tmp_path / "request-1.thrift"
+    dumped.write_bytes(serialize(plan_request(200, 10, 4, "even"), wire_factories()[0]))
+
+    assert profile_request.main([str(dumped), "--repeat", "1", "--algorithm", "topdown", "--profile", "5"]) == 0
+
+    out, err = capsys.readouterr()
+    assert out == ""  # a developer's tool: everything on standard error
+    assert "1 topologies, 10 nodes, 200 executors" in err
+    assert "failed 0" in err
+    assert "function calls" in err  # cProfile's report
+    assert "handler.py" in err
