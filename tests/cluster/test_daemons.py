@@ -113,3 +113,31 @@ def test_missing_plugin_jar_is_a_clear_error(tmp_path):
                            progress=lambda m: None)
     with pytest.raises(ClusterError, match="plugin jar not found.*--no-plugin"):
         cluster.up()
+
+
+def test_waiting_for_a_daemon_that_dies_quotes_its_output_and_its_log(tmp_path):
+    from storm_planner.cluster.probes import wait_healthy
+    record = daemons.start_daemon(
+        "nimbus", [sys.executable, "-c", "import sys; print('bad storm.yaml: nimbus.seeds'); sys.exit(3)"],
+        run_dir=tmp_path / "run", out_file=tmp_path / "logs" / "nimbus.out", cwd=tmp_path)
+    log4j = tmp_path / "logs" / "nimbus.log"
+    log4j.write_text("ERROR o.a.s.d.n.Nimbus - Error on initialization\n")
+    said = []
+    with pytest.raises(ClusterError) as error:
+        wait_healthy("nimbus", lambda: False, 30, progress=said.append, record=record, log4j_log=log4j)
+    message = str(error.value)
+    assert message.startswith("nimbus exited during start-up (exit code 3)")
+    assert "bad storm.yaml: nimbus.seeds" in message and "Error on initialization" in message
+    assert said == []
+
+
+def test_waiting_ends_healthy_or_after_its_timeout_with_the_daemons_name(tmp_path):
+    from storm_planner.cluster.probes import wait_healthy
+    said = []
+    checks = iter([False, True])
+    wait_healthy("ui", lambda: next(checks), 30, progress=said.append, detail=lambda: "port 8080")
+    assert len(said) == 1 and said[0].startswith("  ui") and "healthy" in said[0] and "port 8080" in said[0]
+    started = time.monotonic()
+    with pytest.raises(ClusterError, match=r"^dashboard not healthy after 1s"):
+        wait_healthy("dashboard", lambda: False, 1, progress=said.append, log4j_log=tmp_path / "none.log")
+    assert time.monotonic() - started < 5

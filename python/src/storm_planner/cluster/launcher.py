@@ -38,7 +38,10 @@ from . import daemons, network, storm_yaml
 from .description import ClusterDescription, default_description
 from .errors import ClusterError
 from .locations import PLUGIN_JAR_ENV, default_plugin_jar, default_state_root
-from .probes import free_port_offset, http_ok, log_tail, parse_host_port, planner_ok, port_free
+from .probes import (
+    free_port_offset, http_ok, nimbus_leader, parse_host_port, planner_ok, port_free, supervisor_registered,
+    wait_healthy,
+)
 from .storm_home import StormHome, ensure_storm_home
 from .supervisor_id import seed_supervisor_id
 
@@ -300,24 +303,10 @@ class LocalCluster:
     # -- the daemons -------------------------------------------------------
     def _java(self, name: str, main_class: str, conf_file: Path, heap_mb: int, classpath: list[Path],
               extra: list[str] = ()) -> list[str]:
-        home = self.home
-        assert home is not None
-        return [
-            self.options.java,
-            "-server",
-            f"-Xmx{heap_mb}m",
-            "-Djava.net.preferIPv4Stack=true",
-            f"-Dstorm.home={home.path}",
-            f"-Dstorm.conf.file={conf_file}",
-            f"-Dstorm.log.dir={self.log_dir}",
-            f"-Dlogfile.name={name}.log",
-            f"-Ddaemon.name={name}",
-            f"-Dlog4j.configurationFile={home.log4j2_dir / 'cluster.xml'}",
-            *extra,
-            "-cp",
-            os.pathsep.join(str(p) for p in classpath),
-            main_class,
-        ]
+        assert self.home is not None
+        return self.home.daemon_command(name, main_class, conf_file=conf_file, heap_mb=heap_mb,
+                                        classpath=classpath, log_dir=self.log_dir, java=self.options.java,
+                                        extra=list(extra))
 
     def _start(self, name: str, command: list[str], port: int | None, env: dict | None = None):
         """Start one daemon (a supervisor inside its namespace when the network is emulated)."""
@@ -473,47 +462,15 @@ class LocalCluster:
         return sorted(rows, key=lambda r: _task_start(r["executor"]))
 
     def _nimbus_leader(self) -> bool:
-        try:
-            summary = nimbus.cluster_summary(self.description.host, self.description.ports.nimbus, 3000)
-        except Exception:
-            return False
-        return any(n.isLeader for n in summary.nimbuses or [])
+        return nimbus_leader(self.description.host, self.description.ports.nimbus)
 
     def _supervisor_registered(self, name: str) -> bool:
-        try:
-            summary = nimbus.cluster_summary(self.description.host, self.description.ports.nimbus, 3000)
-        except Exception:
-            return False
-        return any(s.id == name and s.cpu for s in nimbus.supervisors_from_summary(summary))
+        return supervisor_registered(self.description.host, self.description.ports.nimbus, name)
 
     def _wait(self, name: str, check: Callable[[], bool], timeout_s: float,
               record: daemons.DaemonRecord | None, detail: Callable[[], str] | None = None) -> None:
-        started = time.monotonic()
-        next_note = started + 15
-        while True:
-            if check():
-                extra = f"; {detail()}" if detail else ""
-                self.progress(f"  {name:<22} healthy ({time.monotonic() - started:.1f}s{extra})")
-                return
-            if record is not None and not daemons.is_alive(record):
-                raise ClusterError(f"{name} exited during start-up ({daemons.exit_status(record)}):\n"
-                                   f"{log_tail(Path(record.log))}"
-                                   + self._log4j_tail(name))
-            now = time.monotonic()
-            if now - started > timeout_s:
-                raise ClusterError(
-                    f"{name} not healthy after {timeout_s:.0f}s"
-                    + (f":\n{log_tail(Path(record.log))}" if record else "")
-                    + self._log4j_tail(name)
-                )
-            if now >= next_note:
-                self.progress(f"  {name:<22} waiting ({now - started:.0f}s)")
-                next_note = now + 15
-            time.sleep(0.5)
-
-    def _log4j_tail(self, name: str) -> str:
-        path = self.log_dir / f"{name}.log"
-        return f"\n--- {path}:\n{log_tail(path)}" if path.exists() else ""
+        wait_healthy(name, check, timeout_s, progress=self.progress, record=record,
+                     log4j_log=self.log_dir / f"{name}.log", detail=detail)
 
     # -- down ----------------------------------------------------------------
     def down(self, *, quiet: bool = False, grace_s: float = 10.0) -> list[tuple[str, str]]:

@@ -3,11 +3,16 @@ from __future__ import annotations
 
 import random
 import socket
+import time
 import urllib.request
 from pathlib import Path
+from typing import Callable
 
 from storm_planner.submit import nimbus
 
+from storm_planner.progress import Progress
+
+from . import daemons
 from .description import ClusterDescription
 from .errors import ClusterError
 
@@ -67,3 +72,54 @@ def log_tail(path: Path, lines: int = 25) -> str:
     except OSError:
         return f"(no log at {path})"
     return "\n".join(text[-lines:])
+
+
+def nimbus_leader(host: str, port: int) -> bool:
+    """Nimbus answers and one Nimbus is the leader."""
+    try:
+        summary = nimbus.cluster_summary(host, port, 3000)
+    except Exception:  # noqa: BLE001 - not up yet
+        return False
+    return any(n.isLeader for n in summary.nimbuses or [])
+
+
+def supervisor_registered(host: str, port: int, supervisor_id: str) -> bool:
+    """Nimbus knows the supervisor and its resources."""
+    try:
+        summary = nimbus.cluster_summary(host, port, 3000)
+    except Exception:  # noqa: BLE001 - not up yet
+        return False
+    return any(s.id == supervisor_id and s.cpu for s in nimbus.supervisors_from_summary(summary))
+
+
+def wait_healthy(name: str, check: Callable[[], bool], timeout_s: float, *, progress: Progress,
+                 record: daemons.DaemonRecord | None = None, log4j_log: Path | None = None,
+                 detail: Callable[[], str] | None = None) -> None:
+    """Poll ``check`` until it holds, saying so (and every 15 s that it still waits).
+
+    Raises :class:`ClusterError` quoting the daemon's output (``record.log``) and its log4j log when the
+    daemon exits first or ``timeout_s`` passes.
+    """
+    started = time.monotonic()
+    next_note = started + 15
+    while True:
+        if check():
+            extra = f"; {detail()}" if detail else ""
+            progress(f"  {name:<22} healthy ({time.monotonic() - started:.1f}s{extra})")
+            return
+        if record is not None and not daemons.is_alive(record):
+            raise ClusterError(f"{name} exited during start-up ({daemons.exit_status(record)}):\n"
+                               f"{log_tail(Path(record.log))}" + _log4j_tail(log4j_log))
+        now = time.monotonic()
+        if now - started > timeout_s:
+            raise ClusterError(f"{name} not healthy after {timeout_s:.0f}s"
+                               + (f":\n{log_tail(Path(record.log))}" if record else "")
+                               + _log4j_tail(log4j_log))
+        if now >= next_note:
+            progress(f"  {name:<22} waiting ({now - started:.0f}s)")
+            next_note = now + 15
+        time.sleep(0.5)
+
+
+def _log4j_tail(path: Path | None) -> str:
+    return f"\n--- {path}:\n{log_tail(path)}" if path is not None and path.exists() else ""

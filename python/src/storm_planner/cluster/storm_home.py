@@ -80,6 +80,28 @@ class StormHome:
     def log4j2_dir(self) -> Path:
         return self.path / "log4j2"
 
+    def daemon_command(self, name: str, main_class: str, *, conf_file: Path, heap_mb: int,
+                       classpath: list[Path], log_dir: Path, java: str = "java",
+                       extra: list[str] = ()) -> list[str]:
+        """The JVM command line of one Storm daemon (ZooKeeper, Nimbus, a supervisor, the UI) of this home:
+        its own conf file, logs under ``log_dir`` as ``<name>.log`` through this home's log4j2 config."""
+        return [
+            java,
+            "-server",
+            f"-Xmx{heap_mb}m",
+            "-Djava.net.preferIPv4Stack=true",
+            f"-Dstorm.home={self.path}",
+            f"-Dstorm.conf.file={conf_file}",
+            f"-Dstorm.log.dir={log_dir}",
+            f"-Dlogfile.name={name}.log",
+            f"-Ddaemon.name={name}",
+            f"-Dlog4j.configurationFile={self.log4j2_dir / 'cluster.xml'}",
+            *extra,
+            "-cp",
+            os.pathsep.join(str(p) for p in classpath),
+            main_class,
+        ]
+
     @property
     def has_ui(self) -> bool:
         """True when the UI can start: storm-webapp jars and the public/ pages."""
