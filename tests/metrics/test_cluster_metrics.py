@@ -104,6 +104,14 @@ def test_windows_appear_and_their_traffic_matches_storms_own_counts(cluster, tmp
         acks = flow_totals(latest_windows(a.zookeeper, row.id), stream="__ack_init")
         assert sum(acks.values()) == storm["emitted"][("numbers", "__ack_init")]
 
+        # Each worker (a JVM of its own here) reports its whole process CPU; its executors' threads are part of it.
+        workers = _worker_windows(latest_windows(a.zookeeper, row.id))
+        assert workers, "no worker window with process_ms"
+        for (pid, seq), (process_ms, thread_ms) in workers.items():
+            assert process_ms >= 0.8 * thread_ms - 20, (pid, seq, process_ms, thread_ms)
+        print("worker process CPU vs its executor threads per window (ms): "
+              + ", ".join(f"pid {pid}: {p:.0f} vs {t:.0f}" for (pid, _), (p, t) in sorted(workers.items())))
+
         from storm_planner.cli import main
 
         assert main(["metrics", "counts", "--json", "--zookeeper", a.zookeeper, "--nimbus", a.nimbus]) == 0
@@ -216,3 +224,13 @@ def test_a_corrupt_znode_or_a_deleted_root_does_not_stop_scheduling(cluster, tmp
         zk.stop()
         zk.close()
         kill_all(cluster)
+
+
+def _worker_windows(windows) -> dict[tuple[int, int], tuple[float, float]]:
+    """(pid, seq) -> (the worker's process CPU ms, its executor threads' CPU ms, each thread once)."""
+    process, threads = {}, {}
+    for w in windows.values():
+        if w.process_ms is not None:
+            process[(w.pid, w.seq)] = w.process_ms
+            threads.setdefault((w.pid, w.seq), {}).update((t.id, t.ms) for t in w.threads)
+    return {key: (ms, sum(threads[key].values())) for key, ms in process.items()}

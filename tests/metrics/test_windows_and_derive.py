@@ -88,6 +88,60 @@ def test_loads_are_cpu_percent_times_speed_and_shared_threads_count_once():
     assert any("measured for 2 of 3 executors" in n for n in m.notes)
 
 
+def test_a_workers_own_cpu_is_spread_over_its_executors_by_the_tuples_they_handled():
+    # Worker pid 2 (executors [2-3] and [4-4]) used 3,000 ms of CPU in the window; its executor threads
+    # 21 (listed by both tasks of [2-3]) and 41 account 1,000 + 500: the other 1,500 ms are the worker's.
+    windows = _windows(
+        window_doc("t", "words", 1, end_ms=NOW, pid=1, threads=((11, 100.0),), subprocess_ms=400.0,
+                   emitted=400),  # a worker that reports no process CPU: threads and subprocess only
+        window_doc("t", "count", 2, end_ms=NOW, pid=2, threads=((21, 1000.0),), executed=300, emitted=0,
+                   process_ms=3000.0),
+        window_doc("t", "count", 3, end_ms=NOW, pid=2, threads=((21, 1000.0),), executed=100, emitted=100,
+                   process_ms=3000.0),
+        window_doc("t", "total", 4, end_ms=NOW, pid=2, threads=((41, 500.0),), executed=100,
+                   process_ms=3000.0),
+    )
+    m = measure("t", windows, EXECUTORS, now_ms=NOW + 1000)
+    count, total, words = m.executors["[2-3]"], m.executors["[4-4]"], m.executors["[1-1]"]
+    # [2-3] handled 500 tuples, [4-4] 100: 5/6 and 1/6 of the 1,500 ms.
+    assert count.worker_cpu_percent == pytest.approx(12.5)
+    assert total.worker_cpu_percent == pytest.approx(2.5)
+    assert count.cpu_percent == pytest.approx(10.0 + 12.5)
+    assert total.cpu_percent == pytest.approx(5.0 + 2.5)
+    # The worker's executors now add up to the whole process.
+    assert (count.cpu_percent + total.cpu_percent) * 10_000 / 100 == pytest.approx(3000.0)
+    assert words.worker_cpu_percent == 0.0 and words.cpu_percent == pytest.approx(5.0)
+    assert any("workers' own CPU" in n and "15.0 of" in n for n in m.notes)
+
+    papers = measure("t", windows, EXECUTORS, now_ms=NOW + 1000, worker_cpu=False)
+    assert papers.executors["[2-3]"].cpu_percent == pytest.approx(10.0)
+    assert papers.executors["[2-3]"].worker_cpu_percent == 0.0
+    assert not any("workers' own CPU" in n for n in papers.notes)
+
+
+def test_worker_cpu_is_never_negative_and_idle_workers_share_it_evenly():
+    windows = _windows(
+        # threads sampled a moment after the process: they exceed it; nothing is the worker's
+        window_doc("t", "count", 2, end_ms=NOW, pid=2, threads=((21, 1000.0),), process_ms=900.0),
+        window_doc("t", "count", 3, end_ms=NOW, pid=2, threads=((21, 1000.0),), process_ms=900.0),
+        # no tuples at all in worker 3: its 600 ms beyond the threads go half and half
+        window_doc("t", "words", 1, end_ms=NOW, pid=3, threads=((11, 100.0),), process_ms=800.0),
+        window_doc("t", "total", 4, end_ms=NOW, pid=3, threads=((41, 100.0),), process_ms=800.0),
+    )
+    m = measure("t", windows, EXECUTORS, now_ms=NOW + 1000)
+    assert m.executors["[2-3]"].worker_cpu_percent == 0.0
+    assert m.executors["[2-3]"].cpu_percent == pytest.approx(10.0)
+    assert m.executors["[1-1]"].worker_cpu_percent == pytest.approx(3.0)
+    assert m.executors["[4-4]"].worker_cpu_percent == pytest.approx(3.0)
+
+
+def test_process_cpu_is_parsed_when_present_and_refused_when_negative():
+    assert parsed(window_doc("t", "count", 2, process_ms=250.0)).process_ms == 250.0
+    assert parsed(window_doc("t", "count", 2)).process_ms is None
+    with pytest.raises(CorruptWindow, match="process ms"):
+        parsed(window_doc("t", "count", 2, process_ms=-1.0))
+
+
 def test_the_last_windows_are_averaged_and_bytes_can_be_the_unit():
     windows = _windows(
         window_doc("t", "words", 1, seq=1, end_ms=NOW - 20_000, threads=((1, 100.0),), sent=((2, 100),)),

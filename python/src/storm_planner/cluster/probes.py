@@ -8,9 +8,8 @@ import urllib.request
 from pathlib import Path
 from typing import Callable
 
-from storm_planner.submit import nimbus
-
 from storm_planner.progress import Progress
+from storm_planner.submit import nimbus
 
 from . import daemons
 from .description import ClusterDescription

@@ -122,7 +122,8 @@ def _report(topology_id: str, hosts: str, root: str, m, view) -> dict:
         "newest_age_s": None if m.newest_age_s is None else round(m.newest_age_s, 1),
         "executors": [
             {"executor": f.executor, "component": f.component, "measured": f.measured, "node": f.node,
-             "worker": f.worker, "cpu_percent": round(f.cpu_percent, 2), "load": round(f.load, 2),
+             "worker": f.worker, "cpu_percent": round(f.cpu_percent, 2),
+             "worker_cpu_percent": round(f.worker_cpu_percent, 2), "load": round(f.load, 2),
              "speed": f.speed, "executed_per_s": round(f.executed_per_s, 2),
              "emitted_per_s": round(f.emitted_per_s, 2),
              "execute_latency_ms": None if f.execute_latency_ms is None else round(f.execute_latency_ms, 3),
@@ -141,14 +142,15 @@ def _table(report: dict) -> str:
     r = SimpleNamespace(**report)
     age = f", newest window {r.newest_age_s:.0f} s old" if r.newest_age_s is not None else ""
     lines = [f"{r.topology}: windows of {r.period_s or '?'} s{age} (ZooKeeper {r.zookeeper}{r.root})", ""]
-    lines.append(f"{'EXECUTOR':<10} {'COMPONENT':<16} {'NODE':<12} {'WORKER':<16} {'CPU%':>6} {'LOAD':>7} "
+    lines.append(f"{'EXECUTOR':<10} {'COMPONENT':<16} {'NODE':<12} {'WORKER':<16} {'CPU%':>6} {'WRK%':>5} {'LOAD':>7} "
                  f"{'EXEC/S':>8} {'EMIT/S':>8} {'LAT ms':>7}")
     for e in r.executors:
         latency = "-" if e["execute_latency_ms"] is None else f"{e['execute_latency_ms']:.2f}"
         mark = "" if e["measured"] else "  (estimated)"
         lines.append(f"{e['executor']:<10} {e['component'][:16]:<16} {str(e['node'] or '-')[:12]:<12} "
-                     f"{str(e['worker'] or '-')[:16]:<16} {e['cpu_percent']:>6.1f} {e['load']:>7.1f} "
+                     f"{str(e['worker'] or '-')[:16]:<16} {e['cpu_percent']:>6.1f} {e['worker_cpu_percent']:>5.1f} {e['load']:>7.1f} "
                      f"{e['executed_per_s']:>8.1f} {e['emitted_per_s']:>8.1f} {latency:>7}{mark}")
+    lines += ["", "CPU% includes WRK%: the executor's share of its worker's own CPU (netty, serialisation, GC)"]
     lines += ["", f"traffic between components ({r.unit}):"]
     lines += [f"  {t['from']:<16} -> {t['to']:<16} {t['rate']:>10.1f}" for t in r.component_traffic] or ["  none"]
     lines += ["", f"busiest executor pairs ({r.unit}):"]

@@ -9,6 +9,14 @@ executors as Nimbus lists them, and returns a :class:`Measurement`.
   counted once even when several tasks of the executor list it, plus the CPU
   of its shell subprocesses. CPU percent = 100 x CPU time / window length
   (100 = one core of the machine it ran on).
+* **Worker CPU**: a worker JVM spends CPU beyond its executors' threads (netty
+  transfer, serialisation, timers, the garbage collector): often as much again.
+  Where the hook reports the worker's whole process CPU for a window
+  (``cpu.process_ms``), what its executors' threads did not account is spread
+  over the worker's executors by the tuples each handled (executed + emitted)
+  that window, so a node's measured load is what its workers use
+  (``worker_cpu=False``, topology option ``planner.metrics.worker.cpu: false``:
+  executor threads only, as the papers measure).
 * **Load**: CPU percent x the node's speed (``supervisor.scheduler.meta``
   ``speed``, as the request's nodes give it, else as the worker's own conf
   gave it, else 1): loads are in percent of a reference core, like capacities
@@ -67,6 +75,7 @@ class ExecutorFigures:
     state_mb: float | None = None
     windows: int = 0
     subprocesses: int = 0
+    worker_cpu_percent: float = 0.0  # of cpu_percent: its share of the worker's own CPU
 
 
 @dataclass(frozen=True)
@@ -97,8 +106,14 @@ class _Group:
     duration_ms: int = 0
     thread_ms: dict[int, float] = field(default_factory=dict)
     subprocess_ms: float = 0.0
+    worker_ms: float = 0.0     # its share of the worker's CPU beyond the executors' threads
+    tuples: int = 0            # executed + emitted: the weight of that share
     speed: float = 1.0
     end_ms: int = 0
+
+    @property
+    def cpu_ms(self) -> float:
+        return sum(self.thread_ms.values()) + self.subprocess_ms + self.worker_ms
 
 
 def measure(
@@ -113,6 +128,7 @@ def measure(
     unit: str = "tuples",
     fallback_load: float = 10.0,
     now_ms: float | None = None,
+    worker_cpu: bool = True,
 ) -> Measurement:
     """Executor loads and traffic of one topology; ``executors`` is (executor id, component)."""
     now_ms = time.time() * 1000 if now_ms is None else now_ms
@@ -163,6 +179,7 @@ def measure(
             for thread in w.threads:
                 group.thread_ms[thread.id] = thread.ms  # shared threads counted once per window
             group.subprocess_ms += w.subprocess_ms
+            group.tuples += w.executed + w.emitted
             group.speed = _speed(w, node_speed)
             counts[executor]["executed"] += w.executed
             counts[executor]["emitted"] += w.emitted
@@ -184,12 +201,15 @@ def measure(
         if newest.state_mb is not None:
             state[executor] = state.get(executor, 0.0) + newest.state_mb
 
+    if worker_cpu:
+        _share_worker_cpu(usable, by_executor, task_executor)
     figures: dict[str, ExecutorFigures] = {}
     for executor, groups in by_executor.items():
         # Counts add up over the executor's tasks; time adds up over its windows (pid, seq), once each.
         duration_ms = sum(g.duration_ms for g in groups.values())
-        cpu_ms = sum(sum(g.thread_ms.values()) + g.subprocess_ms for g in groups.values())
-        weighted = sum((sum(g.thread_ms.values()) + g.subprocess_ms) * g.speed for g in groups.values())
+        cpu_ms = sum(g.cpu_ms for g in groups.values())
+        weighted = sum(g.cpu_ms * g.speed for g in groups.values())
+        worker_ms = sum(g.worker_ms for g in groups.values())
         seconds = duration_ms / 1000.0
         c = counts[executor]
         w = latest[executor]
@@ -208,6 +228,7 @@ def measure(
             state_mb=state.get(executor),
             windows=len(groups),
             subprocesses=int(c["subprocesses"]),
+            worker_cpu_percent=100.0 * worker_ms / duration_ms if duration_ms > 0 else 0.0,
         )
 
     missing = [e for e, _ in executor_list if e not in figures]
@@ -226,6 +247,12 @@ def measure(
             f"(last {last} windows of {period_s or '?'} s; newest {age:.0f} s old)" if age is not None else
             f"loads and traffic measured for {measured_count} of {len(executor_list)} executors"
         )
+    worker_part = sum(f.worker_cpu_percent for f in figures.values() if f.measured)
+    if worker_part > 0:
+        total = sum(f.cpu_percent for f in figures.values() if f.measured)
+        notes.append(f"workers' own CPU (JVM threads beyond the executors': transfer, serialisation, GC) "
+                     f"counted in the executors' loads by the tuples they handled: {worker_part:.1f} of "
+                     f"{total:.1f} % of a core")
     if missing and measured_count:
         notes.append(f"no usable window for {_listed(missing)}: load estimated from measured executors")
     if stale_tasks:
@@ -251,6 +278,36 @@ def measure(
         newest_age_s=(now_ms - newest_end) / 1000.0 if newest_end else None,
         notes=tuple(notes),
     )
+
+
+def _share_worker_cpu(usable: Mapping[int, list[TaskWindow]], by_executor: Mapping[str, dict[tuple, _Group]],
+                      task_executor: Mapping[int, str]) -> None:
+    """Spread each worker window's CPU beyond its executors' threads over its executors, by tuples.
+
+    A worker window is (pid, seq): every task of the worker writes its document of the window with
+    the same ``process_ms``. What the threads listed by those documents used is subtracted (each
+    thread once); a negative rest (the samples are taken a moment apart) counts as none.
+    """
+    process: dict[tuple, float] = {}
+    threads: dict[tuple, dict[int, float]] = defaultdict(dict)
+    members: dict[tuple, set[str]] = defaultdict(set)
+    for task, task_windows in usable.items():
+        for w in task_windows:
+            if w.process_ms is None or w.pid is None:
+                continue
+            key = (w.pid, w.seq)
+            process[key] = max(process.get(key, 0.0), w.process_ms)
+            threads[key].update((t.id, t.ms) for t in w.threads)
+            members[key].add(task_executor[task])
+    for key, process_ms in process.items():
+        rest = process_ms - sum(threads[key].values())
+        if rest <= 0:
+            continue
+        groups = [by_executor[executor][key] for executor in sorted(members[key])]
+        weights = [g.tuples for g in groups]
+        total = sum(weights)
+        for group, weight in zip(groups, weights):
+            group.worker_ms += rest * (weight / total if total > 0 else 1.0 / len(groups))
 
 
 def _estimate(missing: list[str], component_of: Mapping[str, str], figures: Mapping[str, ExecutorFigures],

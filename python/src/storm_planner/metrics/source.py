@@ -13,7 +13,9 @@ Topology options (``planner.*`` keys of the topology conf; defaults in brackets)
 [tuples; or bytes], ``planner.metrics.min.coverage`` [0.5: the share of executors that must have
 a usable window before measured figures replace the estimates; fewer means workers are still
 starting], ``planner.executor.cost`` [10: load of an executor nothing is known about],
-``planner.network.tuple.overhead.bytes`` [40: wire bytes per tuple beyond the hook's payload estimate].
+``planner.network.tuple.overhead.bytes`` [40: wire bytes per tuple beyond the hook's payload estimate],
+``planner.metrics.worker.cpu`` [true: a worker's CPU beyond its executors' threads counts in their loads;
+false: executor threads and subprocesses only].
 
 ``tuple_bytes`` gives, per measured component pair, the bytes one tuple costs on the wire (the hook's
 payload estimate plus that overhead): the streams' ``tuple_bytes``, from which planners and the
@@ -168,6 +170,7 @@ class StoreMetricsSource:
             unit="bytes" if unit == "bytes" else "tuples",
             fallback_load=_option(options, "planner.executor.cost", float, 10.0),
             now_ms=self.clock() * 1000,
+            worker_cpu=str(options.get("planner.metrics.worker.cpu", "true")).strip().lower() != "false",
         )
 
     def _connection_notes(self, view: StoreView, measurement: Measurement | None) -> list[str]:

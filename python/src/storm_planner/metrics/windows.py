@@ -11,7 +11,7 @@ version counts windows. Format version 1 (see ``docs/metrics.md`` for every fiel
      "worker": {"host": "...", "port": 6701, "node": "sup-fast", "pid": 4242, "meta": {"speed": "2.0"}},
      "window": {"seq": 7, "start_ms": ..., "end_ms": ..., "period_s": 10},
      "cpu": {"threads": [{"id": 51, "name": "...", "ms": 12.5}], "thread_cpu_supported": true,
-             "subprocess_ms": 80.0, "subprocesses": 1},
+             "subprocess_ms": 80.0, "subprocesses": 1, "process_ms": 140.0},
      "emitted": {"tuples": 100, "total": 900}, "executed": {"tuples": 100, "total": 900,
      "latency_ms_sum": 40, "latency_samples": 5}, "acked": {...}, "failed": {...},
      "sent": [{"stream": "default", "to": 5, "tuples": 100, "bytes": 2000, "total": 900, "bytes_total": 18000}],
@@ -19,7 +19,9 @@ version counts windows. Format version 1 (see ``docs/metrics.md`` for every fiel
      "state_mb": null,
      "host_net": {"received_bytes": 123456, "sent_bytes": 654321}}
 
-``host_net`` (optional) counts the bytes of the worker's host interfaces (loopback excluded)
+``cpu.process_ms`` (optional) is the whole worker JVM's CPU in the window, every thread (the same
+figure in each of the worker's documents of a window); absent in a worker's first window and when
+several workers share one JVM. ``host_net`` (optional) counts the bytes of the worker's host interfaces (loopback excluded)
 since they came up: the node's whole link use, Storm's tuples and everything else.
 
 :func:`parse_window` turns bytes into a :class:`TaskWindow` or raises
@@ -76,6 +78,7 @@ class TaskWindow:
     threads: tuple[ThreadUse, ...] = ()
     subprocess_ms: float = 0.0
     subprocesses: int = 0
+    process_ms: float | None = None  # the whole worker JVM's CPU this window (every thread)
     cpu_known: bool = True
     emitted: int = 0
     emitted_total: int = 0
@@ -169,6 +172,8 @@ def parse_window(data: bytes | str | None, *, where: str = "window", znode_versi
             threads=threads,
             subprocess_ms=_non_negative(cpu.get("subprocess_ms", 0.0), "subprocess ms"),
             subprocesses=int(cpu.get("subprocesses", 0)),
+            process_ms=(_non_negative(cpu["process_ms"], "process ms")
+                        if cpu.get("process_ms") is not None else None),
             cpu_known="cpu" not in missing and cpu.get("thread_cpu_supported", True) is not False,
             emitted=int(emitted.get("tuples", 0)),
             emitted_total=int(emitted.get("total", 0)),

@@ -37,6 +37,7 @@ final class WindowDocument {
         boolean threadCpuSupported = true;
         double subprocessCpuMs;
         int subprocesses;
+        Double processCpuMs;  // the whole worker JVM's CPU this window; null when unknown or shared
         Double stateMb;
         HostNetwork.Counters hostNet;
 
@@ -72,6 +73,9 @@ final class WindowDocument {
             cpu.put("thread_cpu_supported", threadCpuSupported);
             cpu.put("subprocess_ms", round(subprocessCpuMs));
             cpu.put("subprocesses", subprocesses);
+            if (processCpuMs != null) {
+                cpu.put("process_ms", round(processCpuMs));
+            }
             doc.put("cpu", cpu);
 
             doc.put("emitted", counts(now.emitted - before.emitted, now.emitted));

@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalDouble;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -41,6 +42,7 @@ final class WorkerMetricsPublisher {
     private final List<SubprocessCpu.Signature> signatures;
     private final ThreadCpu threadCpu = new ThreadCpu();
     private final SubprocessCpu subprocessCpu = new SubprocessCpu();
+    private final ProcessCpu processCpu;
     private final Map<Integer, Registered> tasks = new ConcurrentHashMap<>();
     private final Map<String, String> lastProblem = new HashMap<>();
     private ScheduledExecutorService timer;
@@ -62,6 +64,12 @@ final class WorkerMetricsPublisher {
 
     WorkerMetricsPublisher(String key, String topologyId, MetricsConfig config, WorkerIdentity worker,
                            WindowSink sink, List<SubprocessCpu.Signature> signatures) {
+        this(key, topologyId, config, worker, sink, signatures, new ProcessCpu());
+    }
+
+    WorkerMetricsPublisher(String key, String topologyId, MetricsConfig config, WorkerIdentity worker,
+                           WindowSink sink, List<SubprocessCpu.Signature> signatures, ProcessCpu processCpu) {
+        this.processCpu = processCpu;
         this.key = key;
         this.topologyId = topologyId;
         this.config = config;
@@ -82,6 +90,11 @@ final class WorkerMetricsPublisher {
             publisher.start();
         }
         return publisher;
+    }
+
+    /** True when this JVM runs the workers of more than one publisher (Storm's in-process LocalCluster). */
+    static synchronized boolean sharesJvm() {
+        return PUBLISHERS.size() > 1;
     }
 
     void register(TaskCounters counters, Supplier<Object> stateSize) {
@@ -154,6 +167,9 @@ final class WorkerMetricsPublisher {
             ? Map.of() : sampleSubprocesses();
         Map<Registered, Double> subprocessShare = shareSubprocessCpu(registered, snapshots, subprocesses);
         HostNetwork.Counters hostNet = HostNetwork.read().orElse(null);
+        OptionalDouble processMs = processCpu.deltaMs();
+        // Several workers in one JVM (Storm's LocalCluster) cannot tell whose the process' CPU is.
+        Double workerMs = processMs.isPresent() && !sharesJvm() ? processMs.getAsDouble() : null;
 
         int written = 0;
         for (Registered r : registered) {
@@ -179,6 +195,7 @@ final class WorkerMetricsPublisher {
             doc.subprocesses = usage == null ? 0 : usage.processes();
             doc.stateMb = stateSizeOf(r);
             doc.hostNet = hostNet;
+            doc.processCpuMs = workerMs;
             try {
                 sink.write(config.root + "/" + topologyId + "/" + r.counters.taskId, doc.toBytes());
                 r.previous = now;

@@ -6,8 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.storm.shade.net.minidev.json.JSONValue;
 import org.apache.storm.shade.org.apache.curator.framework.CuratorFramework;
 import org.apache.storm.shade.org.apache.curator.framework.CuratorFrameworkFactory;
@@ -141,5 +144,53 @@ class WorkerMetricsPublisherTest {
         assertTrue((System.nanoTime() - started) / 1e9 < 60, "the write gives up in bounded time");
         reader = CuratorFrameworkFactory.newClient("127.0.0.1:1", new RetryOneTime(1));
         publisher.unregister(1);
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void everyWindowOfAWorkerCarriesTheWholeProcessCpuSinceTheLastOne() throws Exception {
+        MetricsConfig config = config("/storm-planner/metrics");
+        Iterator<Long> cpuMs = List.of(5_000L, 5_400L, 6_150L).iterator();
+        WorkerMetricsPublisher publisher = new WorkerMetricsPublisher("test", TOPOLOGY, config,
+            new WorkerIdentity("127.0.0.1", 6701, "sup-fast", 4242, Map.of()),
+            new ZooKeeperSink(config, Map.of("storm.zookeeper.connection.timeout", 1000,
+                "storm.zookeeper.session.timeout", 4000)), List.of(),
+            new ProcessCpu(() -> Optional.of(Duration.ofMillis(cpuMs.next()))));
+        publisher.register(new TaskCounters(1, "words"), () -> null);
+        publisher.register(new TaskCounters(3, "count"), () -> null);
+        try {
+            publisher.publishWindow();  // the first sample is the baseline: no figure
+            Map<String, Object> cpu = (Map<String, Object>) read("/storm-planner/metrics/" + TOPOLOGY + "/1").get("cpu");
+            assertTrue(!cpu.containsKey("process_ms"), "no process CPU before a baseline: " + cpu);
+
+            publisher.publishWindow();
+            for (int task : new int[] {1, 3}) {
+                cpu = (Map<String, Object>) read("/storm-planner/metrics/" + TOPOLOGY + "/" + task).get("cpu");
+                assertEquals(400.0, ((Number) cpu.get("process_ms")).doubleValue(), 1e-9);
+            }
+            publisher.publishWindow();
+            cpu = (Map<String, Object>) read("/storm-planner/metrics/" + TOPOLOGY + "/3").get("cpu");
+            assertEquals(750.0, ((Number) cpu.get("process_ms")).doubleValue(), 1e-9);
+        } finally {
+            publisher.unregister(1);
+            publisher.unregister(3);
+        }
+    }
+
+    @Test
+    void processCpuIsADeltaAndUnknownIsEmpty() {
+        Iterator<Optional<Duration>> totals = List.of(
+            Optional.of(Duration.ofMillis(100)),
+            Optional.of(Duration.ofMillis(130)),
+            Optional.<Duration>empty(),
+            Optional.of(Duration.ofMillis(200)),
+            Optional.of(Duration.ofMillis(260))).iterator();
+        ProcessCpu cpu = new ProcessCpu(totals::next);
+        assertTrue(cpu.deltaMs().isEmpty(), "baseline");
+        assertEquals(30.0, cpu.deltaMs().getAsDouble(), 1e-9);
+        assertTrue(cpu.deltaMs().isEmpty(), "unknown");
+        assertTrue(cpu.deltaMs().isEmpty(), "a new baseline after an unknown sample");
+        assertEquals(60.0, cpu.deltaMs().getAsDouble(), 1e-9);
+        assertTrue(new ProcessCpu().deltaMs().isEmpty());
     }
 }
