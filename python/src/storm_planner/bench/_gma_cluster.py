@@ -115,23 +115,6 @@ def _write_partial(out: Path, rows: list[dict[str, Any]]) -> None:
     (out / "cluster-partial.json").write_text(json.dumps(rows, indent=1) + "\n")
 
 
-def _component_cpu(topology_id: str, windows: dict[int, Any]) -> dict[str, float]:
-    """Each component's CPU (percent of a core, all its tasks) in the tasks' latest windows, as the service
-    measures it: executor threads, shell subprocesses and the share of their worker's own CPU (each task
-    taken as its executor)."""
-    from storm_planner.metrics.derive import measure
-
-    if not windows:
-        return {}
-    measured = measure(topology_id, {task: [w] for task, w in windows.items()},
-                       [(f"[{task}-{task}]", w.component) for task, w in windows.items()],
-                       last=1, use_stale=True, now_ms=max(w.end_ms for w in windows.values()))
-    cpu: dict[str, float] = {}
-    for figures in measured.executors.values():
-        cpu[figures.component] = cpu.get(figures.component, 0.0) + figures.cpu_percent
-    return cpu
-
-
 # -- the setting ---------------------------------------------------------------------------------
 def _node_quotas(cluster, stack: contextlib.ExitStack) -> dict[str, Any]:
     """Each supervisor in a CPU quota of its declared capacity and a cpuacct group to read its CPU from;
@@ -268,9 +251,13 @@ class _Run:
         costs: dict[str, Any] = {}
         for job, row in rows.items():
             windows = self.windows(row.id)
-            cpu = _component_cpu(row.id, windows)
-            sent_bytes = sum(f.bytes for w in windows.values() for f in w.sent)
-            sent_tuples = sum(f.tuples for w in windows.values() for f in w.sent)
+            cpu: dict[str, float] = {}
+            sent_bytes = sent_tuples = 0
+            for w in windows.values():
+                if w.duration_ms > 0:
+                    cpu[w.component] = cpu.get(w.component, 0.0) + 100.0 * w.cpu_ms / w.duration_ms
+                sent_bytes += sum(f.bytes for f in w.sent)
+                sent_tuples += sum(f.tuples for f in w.sent)
             costs[job] = {"per_tuple_s": {c: cpu.get(c, 0.0) / rates[job] for c in COMPONENTS[job]},
                           "tuple_bytes": sent_bytes / sent_tuples + 40 if sent_tuples else None}
             _progress(f"  {job}: CPU % per tuple/s " + ", ".join(
