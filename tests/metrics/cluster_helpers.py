@@ -7,6 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from storm_planner.submit.nimbus import nimbus_client
 from storm_planner.metrics.windows import DEFAULT_ROOT, CorruptWindow, TaskWindow, parse_window
@@ -53,11 +54,16 @@ def latest_windows(zk_hosts: str, topology_id: str, root: str = DEFAULT_ROOT) ->
     zk.start(timeout=10)
     try:
         path = f"{root}/{topology_id}"
-        if not zk.exists(path):
+        try:
+            children = zk.get_children(path)
+        except NoNodeError:
             return {}
         windows = {}
-        for child in zk.get_children(path):
-            data, stat = zk.get(f"{path}/{child}")
+        for child in children:
+            try:
+                data, stat = zk.get(f"{path}/{child}")
+            except NoNodeError:   # deleted since listed: the service removes a killed topology's windows
+                continue
             try:
                 windows[int(child)] = parse_window(data, znode_version=stat.version)
             except (CorruptWindow, ValueError):

@@ -20,3 +20,12 @@ def test_a_dumped_request_is_replayed_timed_and_profiled(tmp_path, capsys):
     assert "failed 0" in err
     assert "function calls" in err  # cProfile's report
     assert "handler.py" in err
+
+
+def test_a_repeat_below_one_is_refused_with_the_value(tmp_path, capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as exit_:
+        profile_request.main([str(tmp_path / "request-1.thrift"), "--repeat", "0"])
+    assert exit_.value.code == 2
+    assert "--repeat must be at least 1, not 0" in capsys.readouterr().err

@@ -3,7 +3,7 @@
 ``scripts/bench-scale.sh`` with ``BENCH_DUMP_REQUESTS=DIR`` writes every request the
 plugin sends (Thrift binary protocol). This reads one back and times, side by side in
 one run, decoding it, planning it (``PlannerHandler.plan``, the service's whole work)
-and encoding the answer; ``--profile N`` prints cProfile's top N functions of planning::
+and encoding the answer, with the garbage collector paused as the service pauses it; ``--profile N`` prints cProfile's top N functions of planning::
 
     BENCH_DUMP_REQUESTS=/tmp/requests scripts/bench-scale.sh --clusters production \\
         --schedulers topdown --repeat 1
@@ -36,8 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", type=int, metavar="N", default=0,
                         help="print cProfile's top N functions (cumulative) of one more planning call")
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, not {args.repeat}")
 
     from storm_planner.service.handler import PlannerHandler
+    from storm_planner.service.server import collector_paused
 
     proto = wire_factories()[0]
     data = args.request.read_bytes()
@@ -50,13 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     times: dict[str, list[float]] = {"decode": [], "plan": [], "encode": []}
     try:
         for run in range(args.repeat + 1):
-            started = time.perf_counter()
-            deserialize(T.PlanRequest(), data, proto)
-            decoded = time.perf_counter()
-            response = handler.plan(request)
-            planned = time.perf_counter()
-            serialize(response, proto)
-            encoded = time.perf_counter()
+            with collector_paused():  # as the service runs a call
+                started = time.perf_counter()
+                deserialize(T.PlanRequest(), data, proto)
+                decoded = time.perf_counter()
+                response = handler.plan(request)
+                planned = time.perf_counter()
+                serialize(response, proto)
+                encoded = time.perf_counter()
             if run:
                 times["decode"].append(decoded - started)
                 times["plan"].append(planned - decoded)
@@ -69,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
               + f" (median of {args.repeat}); solve {solve:.0f} ms; failed {len(failed)}", file=sys.stderr)
         if args.profile:
             profiler = cProfile.Profile()
-            profiler.runcall(handler.plan, request)
+            with collector_paused():
+                profiler.runcall(handler.plan, request)
             pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(args.profile)
     finally:
         handler.close()

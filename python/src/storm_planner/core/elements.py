@@ -150,7 +150,7 @@ class ComponentExecutors(NamedTuple):
     @classmethod
     def of(cls, component: str, executors: list[Executor]) -> "ComponentExecutors":
         loads = tuple(map(_LOAD, executors))  # C-level passes: a plan reads every executor's columns
-        shared = loads[0] if loads and loads.count(loads[0]) == len(loads) else None
+        shared = loads[0] if loads and loads.count(loads[0]) == len(loads) and loads[0] == loads[0] else None
         return cls(component, tuple(map(_ID, executors)), loads, shared)
 
 

@@ -37,7 +37,10 @@ class AnswerFirstProcessor(TProcessor):
     Python's cyclic garbage collector is paused from the moment a call has arrived until it is
     answered: a production-sized request is some 100,000 objects, which the collector would
     otherwise walk again and again while they are all alive (15-20 % of the round). Reference
-    counting still frees what a call leaves; the collector is on while a connection waits.
+    counting still frees what a call leaves; the collector is on while a connection waits. The pause
+    is process-wide and lasts the whole call, writing the reply included (at most the client timeout if
+    the caller stops reading). A connection that ends while waiting for a call runs no ``after_answer``:
+    nothing was decided on it.
     """
 
     def process(self, iprot, oprot) -> None:
@@ -116,7 +119,9 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
     hold_stop_signals()
     handler = PlannerHandler(default_algorithm, metrics, plan_log, replanner, nimbus=nimbus)
     server = build_server(handler, host, port)
-    gc.freeze()  # what start-up made (modules, the contract) is never garbage: the collector need not walk it
+    # What start-up made (modules, the contract) is never garbage: the collector need not walk it again.
+    # (Cyclic garbage among it would never be freed: a bounded, one-off amount.)
+    gc.freeze()
     # The solver planners' worker process takes a second or two to start (it imports the solvers):
     # started now, in the background, so that the first such plan does not spend its share on it.
     threading.Thread(target=handler.worker.start, name="worker-start", daemon=True).start()

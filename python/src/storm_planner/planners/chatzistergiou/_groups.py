@@ -205,7 +205,7 @@ def _aggregate_traffic(problem: Problem, index: Mapping[str, int], task_group: S
     executor traffic, which keeps tie-breaking stable.
     """
     model = problem.traffic_model
-    group_of = dict(zip(index, task_group))  # index lists the executors in task order
+    group_of = {executor: task_group[i] for executor, i in index.items()}
     group_imc: dict[tuple[int, int], float] = {}
     for (gi, gj), rate in model.group_rates(group_of).items():
         key = (gi, gj) if gi <= gj else (gj, gi)
