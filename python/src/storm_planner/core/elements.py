@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import groupby
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Iterable, Mapping, NamedTuple
 
 from storm_planner.core.errors import ProblemError
 
@@ -136,7 +137,20 @@ class Traffic(NamedTuple):
     rate: float
 
 
-_ID, _LOAD = attrgetter("id"), attrgetter("load")
+# An executor's fields for C-level passes (``map``) over many executors: planning reads them all per plan.
+EXECUTOR_ID, EXECUTOR_LOAD, EXECUTOR_COMPONENT = attrgetter("id"), attrgetter("load"), attrgetter("component")
+
+
+def executors_by_component(executors: Iterable[Executor]) -> dict[str, list[Executor]]:
+    """Component -> its executors in their order, components in order of first appearance.
+
+    One C-level step per run of a component's executors (Storm lists them by component); executors
+    listed otherwise are grouped all the same.
+    """
+    grouped: dict[str, list[Executor]] = {}
+    for component, run in groupby(executors, EXECUTOR_COMPONENT):
+        grouped.setdefault(component, []).extend(run)
+    return grouped
 
 
 class ComponentExecutors(NamedTuple):
@@ -149,9 +163,9 @@ class ComponentExecutors(NamedTuple):
 
     @classmethod
     def of(cls, component: str, executors: list[Executor]) -> "ComponentExecutors":
-        loads = tuple(map(_LOAD, executors))  # C-level passes: a plan reads every executor's columns
+        loads = tuple(map(EXECUTOR_LOAD, executors))
         shared = loads[0] if loads and loads.count(loads[0]) == len(loads) and loads[0] == loads[0] else None
-        return cls(component, tuple(map(_ID, executors)), loads, shared)
+        return cls(component, tuple(map(EXECUTOR_ID, executors)), loads, shared)
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import groupby
-from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -24,6 +22,8 @@ from storm_planner.core.baseline import ClusterBaseline
 from storm_planner.core.codec import check_fits, parse_problem, problem_to_dict
 from storm_planner.core.elements import (
     BOLT,
+    EXECUTOR_ID,
+    EXECUTOR_LOAD,
     GROUPINGS,
     SPOUT,
     Component,
@@ -34,10 +34,9 @@ from storm_planner.core.elements import (
     Slot,
     Stream,
     Traffic,
+    executors_by_component,
 )
 from storm_planner.core.traffic import traffic_model
-
-_ID, _LOAD, _COMPONENT = attrgetter("id"), attrgetter("load"), attrgetter("component")
 
 
 @dataclass(frozen=True)
@@ -84,18 +83,16 @@ class Problem:
     @cached_property
     def by_component(self) -> tuple[ComponentExecutors, ...]:
         """The executors grouped by component (Storm's order within each), for per-component figures."""
-        grouped: dict[str, list[Executor]] = {}
-        for component, run in groupby(self.executors, _COMPONENT):  # runs: Storm lists them by component
-            grouped.setdefault(component, []).extend(run)
-        return tuple(ComponentExecutors.of(component, executors) for component, executors in grouped.items())
+        return tuple(ComponentExecutors.of(component, executors)
+                     for component, executors in executors_by_component(self.executors).items())
 
     @cached_property
     def executor_ids(self) -> frozenset[str]:
-        return frozenset(map(_ID, self.executors))
+        return frozenset(map(EXECUTOR_ID, self.executors))
 
     @cached_property
     def total_load(self) -> float:
-        return sum(map(_LOAD, self.executors))
+        return sum(map(EXECUTOR_LOAD, self.executors))
 
     @property
     def total_capacity(self) -> float:

@@ -41,14 +41,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from itertools import groupby
-from operator import attrgetter
 from typing import Hashable, Iterator, Mapping
 
 from storm_planner.core.errors import TooLargeError
-from storm_planner.core.elements import Traffic
-
-_ID, _COMPONENT = attrgetter("id"), attrgetter("component")
+from storm_planner.core.elements import EXECUTOR_ID, Traffic, executors_by_component
 
 # Executor pairs a planner may have built for it: ~100 MB of Python objects.
 MAX_EXECUTOR_PAIRS = 1_000_000
@@ -101,9 +97,9 @@ class TrafficModel:
     """The traffic of one topology: stream flows (derived) or measured executor pairs."""
 
     def __init__(self, executors, streams, measured) -> None:
-        self.members: dict[str, list[str]] = defaultdict(list)
-        for component, run in groupby(executors, _COMPONENT):  # runs: Storm lists them by component
-            self.members[component].extend(map(_ID, run))
+        self.members: dict[str, list[str]] = defaultdict(list, {
+            component: list(map(EXECUTOR_ID, members))
+            for component, members in executors_by_component(executors).items()})
         self.measured = tuple(measured)
         self.flows: tuple[Flow, ...] = () if self.measured else tuple(self._flows(streams))
         self._pairs = None

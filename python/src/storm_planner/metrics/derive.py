@@ -116,6 +116,14 @@ class _Group:
         return sum(self.thread_ms.values()) + self.subprocess_ms + self.worker_ms
 
 
+@dataclass
+class _WorkerWindow:
+    """One window of one worker (pid, seq): its whole process CPU and its executors' windows."""
+
+    process_ms: float = 0.0
+    groups: dict[str, _Group] = field(default_factory=dict)   # executor -> its window
+
+
 def measure(
     topology_id: str,
     windows: Mapping[int, list[TaskWindow]],
@@ -168,6 +176,7 @@ def measure(
     traffic_time: dict[int, float] = {}
     latest: dict[str, TaskWindow] = {}
     state: dict[str, float] = {}
+    workers: dict[tuple, _WorkerWindow] = {}
     for task, task_windows in usable.items():
         executor = task_executor[task]
         seconds = sum(w.duration_ms for w in task_windows) / 1000.0
@@ -181,6 +190,10 @@ def measure(
             group.subprocess_ms += w.subprocess_ms
             group.tuples += w.executed + w.emitted
             group.speed = _speed(w, node_speed)
+            if worker_cpu and w.process_ms is not None and w.pid is not None:
+                worker = workers.setdefault((w.pid, w.seq), _WorkerWindow())
+                worker.process_ms = max(worker.process_ms, w.process_ms)
+                worker.groups[executor] = group
             counts[executor]["executed"] += w.executed
             counts[executor]["emitted"] += w.emitted
             counts[executor]["latency_sum"] += w.latency_ms_sum
@@ -201,8 +214,7 @@ def measure(
         if newest.state_mb is not None:
             state[executor] = state.get(executor, 0.0) + newest.state_mb
 
-    if worker_cpu:
-        _share_worker_cpu(usable, by_executor, task_executor)
+    _share_worker_cpu(workers.values())
     figures: dict[str, ExecutorFigures] = {}
     for executor, groups in by_executor.items():
         # Counts add up over the executor's tasks; time adds up over its windows (pid, seq), once each.
@@ -280,34 +292,24 @@ def measure(
     )
 
 
-def _share_worker_cpu(usable: Mapping[int, list[TaskWindow]], by_executor: Mapping[str, dict[tuple, _Group]],
-                      task_executor: Mapping[int, str]) -> None:
+def _share_worker_cpu(workers: Iterable[_WorkerWindow]) -> None:
     """Spread each worker window's CPU beyond its executors' threads over its executors, by tuples.
 
-    A worker window is (pid, seq): every task of the worker writes its document of the window with
-    the same ``process_ms``. What the threads listed by those documents used is subtracted (each
-    thread once); a negative rest (the samples are taken a moment apart) counts as none.
+    Every task of a worker writes its document of a window with the same ``process_ms``; what the
+    threads its executors list used is subtracted (each thread once); a negative rest (the samples
+    are taken a moment apart) counts as none.
     """
-    process: dict[tuple, float] = {}
-    threads: dict[tuple, dict[int, float]] = defaultdict(dict)
-    members: dict[tuple, set[str]] = defaultdict(set)
-    for task, task_windows in usable.items():
-        for w in task_windows:
-            if w.process_ms is None or w.pid is None:
-                continue
-            key = (w.pid, w.seq)
-            process[key] = max(process.get(key, 0.0), w.process_ms)
-            threads[key].update((t.id, t.ms) for t in w.threads)
-            members[key].add(task_executor[task])
-    for key, process_ms in process.items():
-        rest = process_ms - sum(threads[key].values())
+    for worker in workers:
+        groups = [worker.groups[executor] for executor in sorted(worker.groups)]
+        threads: dict[int, float] = {}
+        for group in groups:
+            threads.update(group.thread_ms)
+        rest = worker.process_ms - sum(threads.values())
         if rest <= 0:
             continue
-        groups = [by_executor[executor][key] for executor in sorted(members[key])]
-        weights = [g.tuples for g in groups]
-        total = sum(weights)
-        for group, weight in zip(groups, weights):
-            group.worker_ms += rest * (weight / total if total > 0 else 1.0 / len(groups))
+        total = sum(group.tuples for group in groups)
+        for group in groups:
+            group.worker_ms += rest * (group.tuples / total if total > 0 else 1.0 / len(groups))
 
 
 def _estimate(missing: list[str], component_of: Mapping[str, str], figures: Mapping[str, ExecutorFigures],

@@ -39,22 +39,18 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import defaultdict
 from dataclasses import dataclass
-from itertools import groupby
-from operator import attrgetter
 from types import MappingProxyType
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from storm_planner.core.elements import EXECUTOR_ID, EXECUTOR_LOAD, executors_by_component
 from storm_planner.core.errors import InfeasibleError, TooLargeError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Executor, Node, Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners.chatzistergiou._counts import EPSILON, solve_counts
-
-_ID, _LOAD, _COMPONENT = attrgetter("id"), attrgetter("load"), attrgetter("component")
 
 DEFAULT_SKEW_MARGIN = 0.25
 PRIORITIES = ("significance", "imc")
@@ -162,19 +158,17 @@ def job_graph(problem: Problem, skew_margin: float | None = DEFAULT_SKEW_MARGIN,
               with_links: bool = False) -> JobGraph:
     """The paper's job graph of ``problem``: O(E + streams × groups²) time (+ executor pairs with links)."""
     executors = problem.executors
-    task_ids = tuple(map(_ID, executors))  # C-level passes: this runs for every plan
+    task_ids = tuple(map(EXECUTOR_ID, executors))  # C-level passes: this runs for every plan
     index = dict(zip(task_ids, range(len(task_ids))))
-    task_loads = tuple(map(_LOAD, executors))
+    task_loads = tuple(map(EXECUTOR_LOAD, executors))
     task_group = [0] * len(task_ids)
 
-    by_component: dict[str, list[Executor]] = defaultdict(list)
-    for component, members in groupby(executors, _COMPONENT):  # runs: Storm lists them by component
-        by_component[component].extend(members)
+    by_component = executors_by_component(executors)
     groups: list[Group] = []
     for component in _component_order(problem, by_component):
         runs = near_uniform_runs(by_component[component], skew_margin)
         for part, run in enumerate(runs):
-            tasks = tuple(sorted(map(index.__getitem__, map(_ID, run))))  # keep Storm's executor order
+            tasks = tuple(sorted(map(index.__getitem__, map(EXECUTOR_ID, run))))  # keep Storm's executor order
             name = component if len(runs) == 1 else f"{component}#{part}"
             group = Group(len(groups), name, component, tasks,
                           sum(map(task_loads.__getitem__, tasks)) / len(tasks))
