@@ -32,3 +32,30 @@ def slots_for_nodes(problem: Problem, node_of: Mapping[str, str]) -> Mapping[str
         port_of[node_id] = usable[0] if usable else node.slots[0]
     slot_of = {node_id: Slot(node_id, port) for node_id, port in port_of.items()}  # one object per slot
     return MappingProxyType({e: slot_of[n] for e, n in node_of.items()})
+
+
+def workers_note(problem: Problem, assignments: Mapping[str, Slot]) -> str:
+    """How many workers a plan uses against ``topology.workers``, and why.
+
+    Storm's ResourceAwareScheduler treats ``topology.workers`` as a bound, not a count to fill: fewer
+    workers mean fewer tuples serialised between JVMs. The planners here do the same (one worker per
+    node they use, more only where a worker's heap limit splits one); only ``even`` and ``storm-default``
+    fill the count, as Storm's EvenScheduler and DefaultScheduler do.
+    """
+    slots = set(assignments.values())
+    nodes = {slot.node for slot in slots}
+    asked = problem.options.extra.get("workers")
+    try:
+        asked = int(asked) if asked is not None else None
+    except (TypeError, ValueError):
+        asked = None
+    used = f"{len(slots)} worker(s) on {len(nodes)} node(s)"
+    if asked is None:
+        return f"{used}: one per node used"
+    if len(slots) < asked:
+        return (f"{used}, fewer than topology.workers {asked} (an upper bound, as Storm's RAS reads it): "
+                f"executors on one node share a worker, so tuples between them are not serialised")
+    if len(slots) > asked:
+        return (f"{used}, more than topology.workers {asked}: the plan spreads over more nodes "
+                f"(capacity, or the worker heap limit) than that many workers can cover")
+    return f"{used} = topology.workers {asked}"

@@ -42,6 +42,7 @@ from storm_planner.core.errors import UnknownAlgorithmError
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
 from storm_planner.core.resources import fit_to_resources, without_full_nodes
+from storm_planner.core.slots import workers_note
 from storm_planner.core.problem import Problem
 from storm_planner.planners._parameters import Parameterised, parameters_from_options
 
@@ -118,9 +119,11 @@ def run(problem: Problem, algorithm: str, **params: Any) -> Plan:
         if notes:
             plan = plan.replace(assignments=assignments, notes=(*plan.notes, *notes))
     solve_ms = (time.perf_counter() - started) * 1000.0
-    figures = {**evaluate(problem, plan.assignments), **plan.figures}
+    figures = {**evaluate(problem, plan.assignments), **plan.figures,
+               "workers": float(len(set(plan.assignments.values())))}
     return plan.replace(
         algorithm=plan.algorithm or algorithm,
         solve_ms=solve_ms,
         figures=MappingProxyType(figures),
+        notes=(*plan.notes, workers_note(problem, plan.assignments)),
     )

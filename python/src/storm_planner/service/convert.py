@@ -5,9 +5,11 @@ slots a topology may use are the node's free ports plus the ports it already
 holds; slots promised to an earlier topology of the same request are taken out
 (``taken``), so two topologies never get the same slot in one round.
 
-Loads: when the metrics store has nothing for a topology, each executor gets an
-estimated cost (``planner.executor.cost``, default 10 % of a core) and each
-stream a unit rate, so that planners still see the graph's shape.
+Loads: when the metrics store has nothing for a topology, each executor gets its
+declared CPU (or ``planner.executor.cost``, default 10 % of a core) and each
+stream a prior rate (one tuple per spout output, selectivity 1), so that planners
+still see the graph's shape. The acker's streams (and metrics consumers') are
+added to the declared ones: :mod:`storm_planner.core.system_streams`.
 """
 from __future__ import annotations
 
@@ -30,10 +32,17 @@ from storm_planner.core.problem import (
     Slot,
     Stream,
 )
+from storm_planner.core.system_streams import (
+    ACK_PAYLOAD_BYTES,
+    DEFAULT_METRICS_BUCKET_S,
+    prior_rates,
+    with_system_streams,
+)
+from storm_planner.metrics.network_use import DEFAULT_TUPLE_OVERHEAD_BYTES
 from storm_planner.service.contract import planner_thrift as T
 
 DEFAULT_EXECUTOR_COST = 10.0
-DEFAULT_STREAM_RATE = 1.0
+DEFAULT_STREAM_RATE = 1.0   # before core.system_streams.prior_rates propagates it from the spouts
 # planner.* topology conf keys that map onto Options fields.
 _OPTION_KEYS = {
     "planner.max.migrations": ("max_migrations", int),
@@ -198,20 +207,7 @@ def problem_from_thrift(
     for executor in spec.executors:
         if executor.component not in known:
             raise ProblemError(f"executor {executor.id} belongs to unknown component {executor.component!r}")
-    sizes = (measured or {}).get("tuple_bytes") or {}
-    default_size = _non_negative_option(options, "planner.tuple.bytes", 0.0)
-    streams = tuple(
-        Stream(
-            source=s.from_component,
-            target=s.to_component,
-            grouping=s.grouping if s.grouping in GROUPINGS else "custom",
-            rate=DEFAULT_STREAM_RATE,
-            stream_id=s.stream_id or "default",
-            tuple_bytes=sizes.get((s.from_component, s.to_component), default_size),
-        )
-        for s in spec.streams
-        if s.from_component in known and s.to_component in known
-    )
+    streams = _streams(spec, components, options, (measured or {}).get("tuple_bytes") or {})
     if measured and measured.get("executors"):
         declared = {e.id: _declared(e) for e in spec.executors}
         executors = tuple(e._replace(**declared.get(e.id, {})) for e in measured["executors"])
@@ -250,6 +246,43 @@ def problem_from_thrift(
                         worker_max_heap_mb=float(spec.worker_max_heap_mb) if spec.worker_max_heap_mb else None),
         measured=bool(measured and measured.get("executors")),
     )
+
+
+def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str, str],
+             sizes: Mapping[tuple[str, str], float]) -> tuple[Stream, ...]:
+    """The topology's declared streams with prior rates, plus the traffic Storm adds by itself (the acker's,
+    the metrics consumers'), unless ``planner.system.streams`` is false (:mod:`storm_planner.core.system_streams`)."""
+    known = {c.id for c in components}
+    default_size = _non_negative_option(options, "planner.tuple.bytes", 0.0)
+    declared = tuple(
+        Stream(
+            source=s.from_component,
+            target=s.to_component,
+            grouping=s.grouping if s.grouping in GROUPINGS else "custom",
+            rate=DEFAULT_STREAM_RATE,
+            stream_id=s.stream_id or "default",
+            tuple_bytes=sizes.get((s.from_component, s.to_component), default_size),
+        )
+        for s in spec.streams
+        if s.from_component in known and s.to_component in known
+    )
+    declared = prior_rates(components, declared)
+    if not _flag(options, "planner.system.streams", True):
+        return declared
+    overhead = _non_negative_option(options, "planner.network.tuple.overhead.bytes", DEFAULT_TUPLE_OVERHEAD_BYTES)
+    bucket = _non_negative_option(options, "topology.builtin.metrics.bucket.size.secs", DEFAULT_METRICS_BUCKET_S)
+    return with_system_streams(components, declared, ack_bytes=ACK_PAYLOAD_BYTES + overhead, sizes=sizes,
+                               metrics_bucket_s=bucket)
+
+
+def _flag(options: Mapping[str, str], key: str, default: bool) -> bool:
+    raw = options.get(key)
+    if raw is None or str(raw).strip() == "":
+        return default
+    value = str(raw).strip().lower()
+    if value not in ("true", "false"):
+        raise ProblemError(f"topology option {key}={raw!r} is not true or false")
+    return value == "true"
 
 
 def _declared(executor: Any) -> dict[str, float]:

@@ -135,9 +135,12 @@ def build_model(
             cost[i, j] = times.per_tuple_ms / 10.0
             base[i, j] = times.base
 
+    # A system component's output (the acker's completions to the spouts) feeds no operator's input:
+    # left out, rates flow from the spouts down, and the acker's streams never close a cycle.
+    system = {c.id for c in components if c.system}
     flows = tuple(
         Flow(index[s.source], index[s.target], _kind(s.grouping), profile.alpha(s.source, s.target))
-        for s in problem.streams
+        for s in problem.streams if s.source not in system
     )
     rate = input_rate if input_rate is not None else (profile.input_rate or 1.0)
     if not rate > 0:

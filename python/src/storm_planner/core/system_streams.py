@@ -1,0 +1,218 @@
+"""The traffic Storm adds by itself: the acker's streams, and rate priors for the user streams.
+
+A topology's graph lists only the streams its author declared. With acking on
+(``topology.acker.executors`` > 0; Storm's default is one acker per worker) every
+tuple tree also costs messages between the topology's tasks and the ``__acker``
+system bolt (Storm 2.8: ``SpoutOutputCollectorImpl``, ``BoltOutputCollectorImpl``,
+``org.apache.storm.daemon.Acker``):
+
+* **init** (stream ``__ack_init``): a spout task sends one to an acker for every
+  tuple it emits with a message id (the root of a tree). The acker is chosen by
+  the root id (fields grouping), so every spout task talks to every acker.
+* **ack** (``__ack_ack``; ``__ack_fail`` on failure): a bolt task sends one for
+  every input tuple it acks (one per root the tuple belongs to; one root is
+  assumed here), again to the acker the root id names.
+* **complete** (``__ack_ack``, acker → spout): one per finished tree, sent
+  directly to the spout task that emitted the root.
+
+So in tuples per second, the acker's traffic is as large as the topology's own:
+a planner that leaves it out places ackers as if they talked to nobody, and
+every ack and init then crosses whatever link separates them from their
+spouts and bolts. Metrics consumers (``__metrics...`` system bolts, present
+only when ``topology.metrics.consumer.register`` names one) receive one batch of
+data points from every task once a bucket (``topology.builtin.metrics.bucket.size.secs``,
+60 s); those streams are added too, at that rate. Other system streams
+(``__system`` ticks, heartbeats) stay inside a worker and are left out.
+
+Before metrics exist the user streams have no measured rates either.
+:func:`prior_rates` propagates one: every spout emits one tuple (a unit of rate)
+on each of its output streams, and every bolt emits on each of its output
+streams as many tuples as it receives (selectivity 1). A bolt receives the sum
+of its input streams, an ``all``-grouped stream once per executor of the bolt
+(every executor gets a copy). Components in a cycle are resolved in one pass
+over what is known when the cycle is reached. Each rate is capped at
+``MAX_PRIOR_RATE`` so a deep cascade of joins cannot overflow.
+
+The acker's streams are rated from the user streams' rates, measured or prior:
+init and complete of a spout = the trees it starts (per output stream id, the
+tuples emitted on it: streams of one id to several consumers carry the same
+emits), ack of a bolt = the tuples it receives. Once the workers' metrics
+exist, the measured executor pairs (which count the acker's tuples: the metrics
+hook sees every emit) replace all of these as the problem's traffic; the acker
+streams then still carry the tuple size used for link use.
+
+Sizes: an acker message carries two 64-bit ids and, for init, a task id
+(``ACK_PAYLOAD_BYTES`` of payload, on the wire plus Storm's per-tuple
+envelope, ``planner.network.tuple.overhead.bytes``); measured sizes replace it.
+
+Complexity: O(components + streams).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable, Mapping
+
+from storm_planner.core.elements import SPOUT, Component, Stream
+
+ACKER = "__acker"
+ACK_INIT_STREAM = "__ack_init"
+ACK_ACK_STREAM = "__ack_ack"
+METRICS_PREFIX = "__metrics"
+METRICS_STREAM = "__metrics"
+# Payload of one acker message: root id and ack value (two longs) and, for init, the spout task id.
+ACK_PAYLOAD_BYTES = 20.0
+# A metrics batch: one task's data points of one bucket (a few hundred bytes of names and numbers).
+METRICS_PAYLOAD_BYTES = 400.0
+DEFAULT_METRICS_BUCKET_S = 60.0
+# Prior rates are relative weights; the cap keeps a cascade of joins finite.
+MAX_PRIOR_RATE = 1e6
+
+
+def prior_rates(components: Iterable[Component], streams: Iterable[Stream]) -> tuple[Stream, ...]:
+    """The user streams with rates propagated from one tuple per spout output stream (selectivity 1).
+
+    System streams (to or from a system component) keep their rates.
+    """
+    components = {c.id: c for c in components}
+    streams = tuple(streams)
+    user = [k for k, s in enumerate(streams) if _is_user(s, components)]
+    emitted = _emitted_by_prior(components, [streams[k] for k in user])
+    out = list(streams)
+    for k in user:
+        s = streams[k]
+        out[k] = _with_rate(s, emitted.get(s.source, 1.0))
+    return tuple(out)
+
+
+def acker_streams(components: Iterable[Component], streams: Iterable[Stream], *,
+                  tuple_bytes: float = ACK_PAYLOAD_BYTES,
+                  sizes: Mapping[tuple[str, str], float] | None = None) -> tuple[Stream, ...]:
+    """The acker's streams implied by the user ``streams`` (empty without an ``__acker`` component).
+
+    ``sizes`` (component pair → bytes per tuple, measured) overrides ``tuple_bytes`` where given.
+    """
+    components = {c.id: c for c in components}
+    if ACKER not in components:
+        return ()
+    sizes = sizes or {}
+    user = [s for s in streams if _is_user(s, components)]
+    received, roots_of = _received(components, user), _roots(user)
+    added = []
+    for c in components.values():
+        if c.system:
+            continue
+        if c.type == SPOUT:
+            roots = roots_of.get(c.id, 0.0)
+            if roots > 0:
+                added.append(Stream(c.id, ACKER, "fields", roots, ACK_INIT_STREAM,
+                                    sizes.get((c.id, ACKER), tuple_bytes)))
+                added.append(Stream(ACKER, c.id, "direct", roots, ACK_ACK_STREAM,
+                                    sizes.get((ACKER, c.id), tuple_bytes)))
+        elif received.get(c.id, 0.0) > 0:
+            added.append(Stream(c.id, ACKER, "fields", received[c.id], ACK_ACK_STREAM,
+                                sizes.get((c.id, ACKER), tuple_bytes)))
+    return tuple(added)
+
+
+def metrics_streams(components: Iterable[Component], *, bucket_s: float = DEFAULT_METRICS_BUCKET_S,
+                    tuple_bytes: float = METRICS_PAYLOAD_BYTES) -> tuple[Stream, ...]:
+    """One batch per task and bucket from every other component to each metrics consumer."""
+    components = list(components)
+    consumers = [c for c in components if c.system and c.id.startswith(METRICS_PREFIX)]
+    if not consumers or bucket_s <= 0:
+        return ()
+    senders = [c for c in components if not c.id.startswith(METRICS_PREFIX)]
+    return tuple(Stream(c.id, m.id, "shuffle", c.executors / bucket_s, METRICS_STREAM, tuple_bytes)
+                 for m in consumers for c in senders)
+
+
+def with_system_streams(components: Iterable[Component], streams: Iterable[Stream], *,
+                        ack_bytes: float = ACK_PAYLOAD_BYTES,
+                        sizes: Mapping[tuple[str, str], float] | None = None,
+                        metrics_bucket_s: float = DEFAULT_METRICS_BUCKET_S) -> tuple[Stream, ...]:
+    """``streams`` plus the acker's and the metrics consumers' (none added where some already name them)."""
+    components = tuple(components)
+    streams = tuple(streams)
+    named = {s.source for s in streams} | {s.target for s in streams}
+    system_ids = {c.id for c in components if c.system}
+    if named & system_ids:
+        return streams  # the caller's graph already carries its system streams (a problem file, say)
+    return (streams + acker_streams(components, streams, tuple_bytes=ack_bytes, sizes=sizes)
+            + tuple(_sized(s, sizes, METRICS_PAYLOAD_BYTES)
+                    for s in metrics_streams(components, bucket_s=metrics_bucket_s)))
+
+
+# -- helpers -------------------------------------------------------------------------------------
+def _is_user(stream: Stream, components: Mapping[str, Component]) -> bool:
+    source, target = components.get(stream.source), components.get(stream.target)
+    return source is not None and target is not None and not source.system and not target.system
+
+
+def _copies(stream: Stream, components: Mapping[str, Component]) -> int:
+    """How many tuples one emit on ``stream`` delivers to its target component."""
+    return components[stream.target].executors if stream.grouping == "all" else 1
+
+
+def _received(components: Mapping[str, Component], streams: Iterable[Stream]) -> dict[str, float]:
+    received: dict[str, float] = defaultdict(float)
+    for s in streams:
+        received[s.target] += s.rate * _copies(s, components)
+    return received
+
+
+def _roots(streams: Iterable[Stream]) -> dict[str, float]:
+    """Per component, tuples emitted per second: per output stream id, the largest rate of its
+    consumers' streams (streams of one id to several consumers carry the same emits)."""
+    per_id: dict[tuple[str, str], float] = {}
+    for s in streams:
+        key = (s.source, s.stream_id)
+        per_id[key] = max(per_id.get(key, 0.0), s.rate)
+    roots: dict[str, float] = defaultdict(float)
+    for (source, _), rate in per_id.items():
+        roots[source] += rate
+    return roots
+
+
+def _emitted_by_prior(components: Mapping[str, Component], streams: list[Stream]) -> dict[str, float]:
+    """Per component, tuples emitted on each of its output streams: spouts 1, bolts what they receive.
+
+    Kahn's order over the user graph; components left in cycles take what is known of their inputs.
+    """
+    inputs: dict[str, list[Stream]] = defaultdict(list)
+    outputs: dict[str, list[Stream]] = defaultdict(list)
+    waiting: dict[str, int] = defaultdict(int)
+    for s in streams:
+        if s.source != s.target:
+            inputs[s.target].append(s)
+            outputs[s.source].append(s)
+            waiting[s.target] += 1
+    emitted: dict[str, float] = {}
+    ready = [c for c in components if waiting[c] == 0 and not components[c].system]
+    while ready:
+        current = ready.pop()
+        emitted[current] = _emit_rate(components, current, inputs, emitted)
+        for s in outputs[current]:
+            waiting[s.target] -= 1
+            if waiting[s.target] == 0 and s.target not in emitted:
+                ready.append(s.target)
+    for c in components:  # in cycles: one pass over what is known
+        if c not in emitted and not components[c].system:
+            emitted[c] = _emit_rate(components, c, inputs, emitted)
+    return emitted
+
+
+def _emit_rate(components: Mapping[str, Component], component: str, inputs: Mapping[str, list[Stream]],
+               emitted: Mapping[str, float]) -> float:
+    if components[component].type == SPOUT or not inputs.get(component):
+        return 1.0
+    total = sum(emitted.get(s.source, 0.0) * _copies(s, components) for s in inputs[component])
+    return min(MAX_PRIOR_RATE, total) if total > 0 else 1.0
+
+
+def _with_rate(stream: Stream, rate: float) -> Stream:
+    return Stream(stream.source, stream.target, stream.grouping, rate, stream.stream_id, stream.tuple_bytes)
+
+
+def _sized(stream: Stream, sizes: Mapping[tuple[str, str], float] | None, default: float) -> Stream:
+    size = (sizes or {}).get((stream.source, stream.target), default)
+    return Stream(stream.source, stream.target, stream.grouping, stream.rate, stream.stream_id, size)

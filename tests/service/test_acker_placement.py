@@ -1,0 +1,77 @@
+"""Through the service's conversion, the planners that weigh traffic see the acker's streams.
+
+The setting of the report that found it: World Cup Top-K (spout 1, count 2, top 1) with 2 ackers, four
+supervisors of 100 % CPU behind 2 Mbit/s links, topology.workers 4, every executor declaring Storm's
+default 10 % CPU. Without the acker's streams topdown put spout, counts and top on one node and the
+ackers on others, so every init, ack and completion crossed a link.
+"""
+import pytest
+
+from storm_planner.planners.base import run
+from storm_planner.service.contract import planner_thrift as T
+from storm_planner.service.convert import problem_from_thrift
+
+TRAFFIC_PLANNERS = ("topdown", "topdown-ls", "tasklevel")
+
+
+def topk_spec(ackers=2, options=None):
+    components = [T.Component(id="requests", type="spout", parallelism=1),
+                  T.Component(id="count", type="bolt", parallelism=2),
+                  T.Component(id="top", type="bolt", parallelism=1),
+                  T.Component(id="__acker", type="bolt", parallelism=ackers, system=True)]
+    streams = [T.Stream(from_component="requests", to_component="count", grouping="fields"),
+               T.Stream(from_component="count", to_component="top", grouping="global")]
+    executors, task = [], 1
+    for component in components:
+        for _ in range(component.parallelism):
+            executors.append(T.Executor(id=f"[{task}-{task}]", component=component.id, cpu=10.0, memory_mb=128.0))
+            task += 1
+    return T.TopologySpec(id="topk-1-1", name="topk", components=components, streams=streams,
+                          executors=executors, num_workers=4, worker_max_heap_mb=768.0, options=options or {})
+
+
+def nodes():
+    return [T.Node(id=f"sup-{i}", host=f"h{i}", cpu_capacity=100.0, memory_mb=4096.0, free_ports=[6700, 6701],
+                   used_ports=[], meta={"network.bandwidth.mbit": "2"}) for i in range(4)]
+
+
+def placed_nodes(spec, plan):
+    component = {e.id: e.component for e in spec.executors}
+    where: dict[str, set[str]] = {}
+    for executor, slot in plan.assignments.items():
+        where.setdefault(component[executor], set()).add(slot.node)
+    return where
+
+
+@pytest.mark.parametrize("algorithm", TRAFFIC_PLANNERS)
+def test_ackers_sit_with_the_executors_they_serve(algorithm):
+    spec = topk_spec()
+    problem = problem_from_thrift(spec, nodes())
+    plan = run(problem, algorithm)
+    where = placed_nodes(spec, plan)
+    assert where["__acker"] == where["requests"] == where["count"] == where["top"]
+    assert plan.figures["imc_total"] > 0
+    assert plan.figures["imc_gain"] == pytest.approx(plan.figures["imc_total"])  # nothing crosses a node
+    assert plan.figures["workers"] == 1
+    assert any("fewer than topology.workers 4" in note for note in plan.notes)
+
+
+@pytest.mark.parametrize("algorithm", TRAFFIC_PLANNERS)
+def test_without_the_acker_streams_the_ackers_went_elsewhere(algorithm):
+    """The control: the same topology with the acker's streams switched off places them as before."""
+    spec = topk_spec(options={"planner.system.streams": "false"})
+    where = placed_nodes(spec, run(problem_from_thrift(spec, nodes()), algorithm))
+    assert where["__acker"] - where["requests"]
+
+
+def test_a_bad_switch_is_refused_naming_it():
+    from storm_planner.core.errors import ProblemError
+
+    with pytest.raises(ProblemError, match="planner.system.streams"):
+        problem_from_thrift(topk_spec(options={"planner.system.streams": "maybe"}), nodes())
+
+
+def test_acker_streams_are_sized_for_link_use():
+    problem = problem_from_thrift(topk_spec(options={"planner.network.tuple.overhead.bytes": "40"}), nodes())
+    acker = [s for s in problem.streams if "__acker" in (s.source, s.target)]
+    assert len(acker) == 4 and all(s.tuple_bytes == 60.0 for s in acker)
