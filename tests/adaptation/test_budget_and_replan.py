@@ -148,3 +148,22 @@ def test_a_replan_that_does_not_pay_keeps_the_current_placement():
     kept = r.plan(problem(together, traffic=HEAVY), "topdown")       # the planner answers the same
     assert runner.calls == 1 and kept.assignments == slots(together)
     assert "no move needed" in kept.notes[0]
+
+
+def test_a_replan_keeps_every_option_but_the_budget_it_narrows():
+    """Regression: the re-plan rebuilt Options field by field and lost the heap limit and GMA's limits."""
+    import dataclasses
+
+    r, _, runner = replanner()
+    seen = []
+    runner_call = runner.__call__
+    r.runner = lambda p, a: (seen.append(p.options), runner_call(p, a))[1]
+    base = problem(SPREAD, traffic=HEAVY, options={"max_migrations": 3})
+    options = dataclasses.replace(base.options, worker_max_heap_mb=768.0, max_cpu_utilisation=0.7,
+                                  max_bandwidth_utilisation=0.5, max_migration_cost=9.0, time_limit_s=2.0, seed=7)
+    r.plan(base.replace(options=options), "topdown")
+    (told,) = seen
+    assert told == dataclasses.replace(options, max_migrations=3)
+    for field in dataclasses.fields(options):
+        if field.name != "max_migrations":
+            assert getattr(told, field.name) == getattr(options, field.name), field.name

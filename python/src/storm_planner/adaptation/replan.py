@@ -29,6 +29,7 @@ moves executors is returned.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -38,7 +39,7 @@ from typing import Callable, Mapping
 
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
-from storm_planner.core.problem import Options, Problem
+from storm_planner.core.problem import Problem
 from storm_planner.adaptation.budget import limit_moves, moves_between
 from storm_planner.metrics.derive import change
 from storm_planner.planners import run as run_planner
@@ -162,13 +163,8 @@ class Replanner:
                               f"{why}, but the migration budget ({settings.budget} moves per "
                               f"{settings.period_s:g} s) is spent: current placement kept", quiet=True)
 
-        bounded = problem.replace(options=Options(
-            max_migrations=left,
-            max_migration_cost=problem.options.max_migration_cost,
-            time_limit_s=problem.options.time_limit_s,
-            seed=problem.options.seed,
-            extra=problem.options.extra,
-        ))
+        # Narrowed, never rebuilt: every other option (heap limit, GMA's D_CPU/D_BW, ...) must survive.
+        bounded = problem.replace(options=dataclasses.replace(problem.options, max_migrations=left))
         candidate = self.runner(bounded, algorithm)
         limited, moved = limit_moves(problem, candidate.assignments, left)
         self._remember(problem, now, planned=True)
