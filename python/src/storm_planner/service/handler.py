@@ -23,11 +23,12 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from storm_planner import __version__
-from storm_planner.core.errors import PlanningError
+from storm_planner.core.errors import PlanningError, ProblemError
 from storm_planner.adaptation.state import StatefulRunner
 from storm_planner.core.problem import Problem
 from storm_planner.planners import available, run
 from storm_planner.service.contract import planner_thrift as T
+from storm_planner.service.checks import check_deadline, finite
 from storm_planner.service.convert import RequestNodes, error_to_thrift, plan_to_thrift, problem_from_thrift
 from storm_planner.service.counters import ServiceCounters
 from storm_planner.service.ledger import RequestLedger
@@ -133,6 +134,10 @@ class PlannerHandler:
             raise T.PlannerError(kind=T.ErrorKind.BAD_REQUEST,
                                  message="this planner service requires its token: PlanRequest.token (the plugin's "
                                          "planner.service.token) is " + ("wrong" if request.token else "missing"))
+        try:
+            check_deadline(request.deadline_ms)
+        except ProblemError as error:
+            raise T.PlannerError(kind=T.ErrorKind.BAD_REQUEST, message=str(error)) from None
         executors = sum(len(spec.executors or ()) for spec in request.topologies or ())
         if executors > self.limits.max_executors:
             self.counters.add("requests_refused")
@@ -218,7 +223,7 @@ class PlannerHandler:
         # Planners with a solver time limit must stop well inside the deadline, whatever the
         # topology asks (planner.time.limit.secs, planner.<algorithm>.time_limit_s).
         limit = min(problem.options.time_limit_s, max(0.05, remaining * 0.9))
-        extra = {key: _capped(value, limit) if key.split(".")[-1] == "time_limit_s" else value
+        extra = {key: _capped(key, value, limit) if key.split(".")[-1] == "time_limit_s" else value
                  for key, value in problem.options.extra.items()}
         return problem.replace(options=dataclasses.replace(
             problem.options, time_limit_s=limit, extra=MappingProxyType(extra)))
@@ -231,9 +236,11 @@ def _bytes(value: Any) -> bytes:
     return value if isinstance(value, bytes) else str(value).encode()
 
 
-def _capped(value: Any, limit: float) -> Any:
-    """A time limit no longer than ``limit``; a value that is not a number is left for the planner to refuse."""
+def _capped(key: str, value: Any, limit: float) -> Any:
+    """A time limit no longer than ``limit``; a value that is not a number is left for the planner to refuse,
+    one that is not finite or negative is refused here (``min`` would keep a NaN)."""
     try:
-        return min(float(value), limit)
+        number = float(value)
     except (TypeError, ValueError):
         return value
+    return min(finite(number, f"topology option {key}", minimum=0.0), limit)
