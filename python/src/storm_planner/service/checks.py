@@ -19,20 +19,23 @@ from storm_planner.core.errors import ProblemError
 MAX_DEADLINE_MS = 3_600_000
 
 
-def finite(value: Any, what: str, *, minimum: float | None = None, positive: bool = False) -> float | None:
-    """``value`` as a float (None stays None): finite, at least ``minimum``, above zero when ``positive``."""
+def finite(value: Any, what: str, *, minimum: float | None = None, positive: bool = False,
+           given: Any = None) -> float | None:
+    """``value`` as a float (None stays None): finite, at least ``minimum``, above zero when ``positive``.
+    Messages show ``given`` (what the request said, when ``value`` was converted from it) or ``value``."""
     if value is None:
         return None
+    shown = f"{what}={given}" if given is not None else f"{what}={value!r}"
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise ProblemError(f"{what}={value!r} is not a number") from None
+        raise ProblemError(f"{shown} is not a number") from None
     if not math.isfinite(number):
-        raise ProblemError(f"{what}={value!r} is not a finite number")
+        raise ProblemError(f"{shown} is not a finite number")
     if positive and number <= 0:
-        raise ProblemError(f"{what}={value!r} must be positive")
+        raise ProblemError(f"{shown} must be positive")
     if minimum is not None and number < minimum:
-        raise ProblemError(f"{what}={value!r} must not be below {minimum:g}")
+        raise ProblemError(f"{shown} must not be below {minimum:g}")
     return number
 
 
@@ -83,7 +86,7 @@ def option(options: Mapping[str, Any], key: str, kind: Callable[[str], Any], def
         value = kind(str(raw).strip())
     except ValueError:
         raise ProblemError(f"{what}={raw!r} is not {'an integer' if kind is int else 'a number'}") from None
-    finite(value, what, minimum=0, positive=positive)
+    finite(value, what, minimum=0, positive=positive, given=repr(raw))
     return value
 
 

@@ -243,4 +243,4 @@ def _capped(key: str, value: Any, limit: float) -> Any:
         number = float(value)
     except (TypeError, ValueError):
         return value
-    return min(finite(number, f"topology option {key}", minimum=0.0), limit)
+    return min(finite(number, f"topology option {key}", minimum=0.0, given=repr(value)), limit)
