@@ -32,16 +32,21 @@ def test_plans_come_back_when_every_plan_log_write_fails():
     assert counters["plan_log_failures.ENOSPC"] == 2
 
 
-def test_an_id_that_is_not_text_is_logged_as_text_and_planned(tmp_path):
-    log = tmp_path / "plans.jsonl"
+def test_an_id_that_is_not_text_is_refused_naming_it_and_would_be_logged_as_text(tmp_path):
     spec = topology("t1")
     spec.id = b"t\xff1"                                       # not UTF-8: thriftpy2 hands it over as bytes
-    plans, _ = plans_of(PlannerHandler(plan_log=log), request(spec))
-    (plan,) = plans.values()
-    assert plan.error is None and plan.assignments
-    (record,) = read_plan_log(log)
+    handler = PlannerHandler(plan_log=tmp_path / "plans.jsonl")
+    with BackgroundServer(handler) as server, connect(server.host, server.port) as client:
+        with pytest.raises(T.PlannerError) as refused:
+            client.plan(request(spec))
+    assert refused.value.kind == T.ErrorKind.BAD_REQUEST
+    assert "topologies[0].id is b't\\xff1', not a name" in refused.value.message
+
+    log = PlanLog(tmp_path / "direct.jsonl")                  # the log itself copes with such an id
+    log.write("r1", T.TopologyPlan(topology_id=b"t\xff1", algorithm="even", assignments={}))
+    (record,) = read_plan_log(tmp_path / "direct.jsonl")
     assert record["topology"] == "t\\xff1"
-    assert any("topology" in change for change in record["sanitised"])
+    assert record["sanitised"] == [".topology: bytes written as text"]
 
 
 def test_a_figure_that_is_not_finite_is_written_as_null_with_a_note(tmp_path):

@@ -63,15 +63,66 @@ def check_executors(spec: Any) -> None:
                 finite(getattr(executor, field), f"executor {executor.id}: {field}", minimum=0.0)
 
 
+def check_request(request: Any) -> None:
+    """What the whole request needs before any topology is planned: the lists of nodes and topologies,
+    each node's id and ports, each topology's id and lists (a field the wire did not carry is None)."""
+    check_deadline(request.deadline_ms)
+    _list(request.nodes, "nodes")
+    _list(request.topologies, "topologies")
+    for k, node in enumerate(request.nodes):
+        node_id = _text(getattr(node, "id", None), f"nodes[{k}].id")
+        for field in ("free_ports", "used_ports"):
+            ports = _list(getattr(node, field), f"node {node_id}: {field}")
+            if not all(type(port) is int and 0 < port < 65536 for port in ports):
+                raise ProblemError(f"node {node_id}: {field} {ports!r} holds something that is not a TCP port")
+        if node.meta is not None and not isinstance(node.meta, dict):
+            raise ProblemError(f"node {node_id}: meta is not a map")
+    for k, spec in enumerate(request.topologies):
+        topology_id = _text(getattr(spec, "id", None), f"topologies[{k}].id")
+        for field in ("components", "streams", "executors"):
+            _list(getattr(spec, field), f"topology {topology_id}: {field}")
+
+
+def _list(value: Any, what: str) -> list:
+    if not isinstance(value, list):
+        raise ProblemError(f"{what} is {'missing' if value is None else 'not a list'}")
+    return value
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ProblemError(f"{what} is {'missing' if value is None else f'{value!r}, not a name'}")
+    return value
+
+
 def check_topology(spec: Any) -> None:
-    """The topology's own numbers: ``worker_max_heap_mb`` (positive or unset), ``num_workers`` and each
-    component's ``parallelism`` (not negative)."""
+    """The topology's own fields: ``worker_max_heap_mb`` (positive or unset), ``num_workers`` and each
+    component's ``parallelism`` (not negative), the ids of its components, streams, executors and current
+    slots, and its executors' numbers."""
     if spec.worker_max_heap_mb is not None and spec.worker_max_heap_mb != 0:
         finite(spec.worker_max_heap_mb, "worker_max_heap_mb", positive=True)
     finite(spec.num_workers, "num_workers", minimum=0)
-    for component in spec.components or ():
-        finite(component.parallelism, f"component {component.id}: parallelism", minimum=0)
+    for k, component in enumerate(spec.components):
+        name = _text(component.id, f"components[{k}].id")
+        if type(component.parallelism) is not int or component.parallelism < 0:
+            raise ProblemError(f"component {name}: parallelism={component.parallelism!r} is not a count")
+    for k, stream in enumerate(spec.streams):
+        _text(stream.from_component, f"streams[{k}].from_component")
+        _text(stream.to_component, f"streams[{k}].to_component")
+    _check_executor_ids(spec.executors)
+    for executor, slot in (spec.current or {}).items():
+        if not isinstance(executor, str) or not isinstance(getattr(slot, "node_id", None), str) \
+                or type(slot.port) is not int:
+            raise ProblemError(f"current: {executor!r} -> {slot!r} is not an executor and a slot")
     check_executors(spec)
+
+
+def _check_executor_ids(executors: list) -> None:
+    """Every executor has an id and a component (one pass in C over each; a loop only to name the culprit)."""
+    for field in ("id", "component"):
+        if not {type(value) for value in map(attrgetter(field), executors)} <= {str}:
+            for executor in executors:
+                _text(getattr(executor, field), f"executor {executor.id!r}: {field}")
 
 
 def option(options: Mapping[str, Any], key: str, kind: Callable[[str], Any], default: Any = None, *,

@@ -28,7 +28,7 @@ from storm_planner.adaptation.state import StatefulRunner
 from storm_planner.core.problem import Problem
 from storm_planner.planners import available, run
 from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.checks import check_deadline, finite
+from storm_planner.service.checks import check_request, finite
 from storm_planner.service.convert import RequestNodes, error_to_thrift, plan_to_thrift, problem_from_thrift
 from storm_planner.service.counters import ServiceCounters
 from storm_planner.service.ledger import RequestLedger
@@ -135,10 +135,10 @@ class PlannerHandler:
                                  message="this planner service requires its token: PlanRequest.token (the plugin's "
                                          "planner.service.token) is " + ("wrong" if request.token else "missing"))
         try:
-            check_deadline(request.deadline_ms)
+            check_request(request)
         except ProblemError as error:
             raise T.PlannerError(kind=T.ErrorKind.BAD_REQUEST, message=str(error)) from None
-        executors = sum(len(spec.executors or ()) for spec in request.topologies or ())
+        executors = sum(len(spec.executors) for spec in request.topologies)
         if executors > self.limits.max_executors:
             self.counters.add("requests_refused")
             raise T.PlannerError(kind=T.ErrorKind.BAD_REQUEST,
