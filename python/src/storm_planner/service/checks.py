@@ -120,7 +120,7 @@ def check_topology(spec: Any) -> None:
 def _check_executor_ids(executors: list) -> None:
     """Every executor has an id and a component (one pass in C over each; a loop only to name the culprit)."""
     for field in ("id", "component"):
-        if not {type(value) for value in map(attrgetter(field), executors)} <= {str}:
+        if not set(map(type, map(attrgetter(field), executors))) <= {str}:
             for executor in executors:
                 _text(getattr(executor, field), f"executor {executor.id!r}: {field}")
 

@@ -133,27 +133,29 @@ class RequestTooLarge(Exception):
     """A request over a limit, found while it was decoded; the message names the limit."""
 
 
+class _ActiveBudget(threading.local):
+    budget: "DecodeBudget | None" = None
+
+
 class DecodeBudget:
     """Structs one call may create while it is decoded (see :func:`count_request_structs`)."""
 
-    _active = threading.local()
+    _active = _ActiveBudget()
 
     def __init__(self, limits: ServiceLimits) -> None:
         self.limits = limits
         self.structs = 0
         self.executors = 0
+        self.max_structs = limits.max_structs
+        self.max_executors = limits.max_executors
 
-    def spend(self, struct_class: type) -> None:
-        self.structs += 1
-        if struct_class.__name__ == "Executor":
-            self.executors += 1
-            if self.executors > self.limits.max_executors:
-                raise RequestTooLarge(f"the request has more than {self.limits.max_executors} executors "
-                                      f"(serve --max-executors)")
-        if self.structs > self.limits.max_structs:
-            raise RequestTooLarge(f"the request has more than {self.limits.max_structs} structs (nodes, "
-                                  f"components, streams, executors, slots: {STRUCTS_PER_EXECUTOR} x "
-                                  f"serve --max-executors)")
+    def over(self) -> None:
+        """Raise for the limit just passed."""
+        if self.executors > self.max_executors:
+            raise RequestTooLarge(f"the request has more than {self.max_executors} executors "
+                                  f"(serve --max-executors)")
+        raise RequestTooLarge(f"the request has more than {self.max_structs} structs (nodes, components, "
+                              f"streams, executors, slots: {STRUCTS_PER_EXECUTOR} x serve --max-executors)")
 
     def __enter__(self) -> "DecodeBudget":
         DecodeBudget._active.budget = self
@@ -164,7 +166,7 @@ class DecodeBudget:
 
     @classmethod
     def current(cls) -> "DecodeBudget | None":
-        return getattr(cls._active, "budget", None)
+        return cls._active.budget
 
 
 def count_request_structs(service: Any, request_structs: tuple[type, ...]) -> None:
@@ -182,10 +184,21 @@ def count_request_structs(service: Any, request_structs: tuple[type, ...]) -> No
 
 
 def _counting_factory(cls: type):
+    """``cls()``, charged to the thread's budget first. Called once per struct decoded (52,000 times for
+    a 52,000-executor request): kept to a few attribute operations."""
+    active = DecodeBudget._active
+    is_executor = cls.__name__ == "Executor"
+
     def build():
-        budget = DecodeBudget.current()
+        budget = active.budget
         if budget is not None:
-            budget.spend(cls)
+            budget.structs += 1
+            if is_executor:
+                budget.executors += 1
+                if budget.executors > budget.max_executors:
+                    budget.over()
+            if budget.structs > budget.max_structs:
+                budget.over()
         return cls()
 
     build.__name__ = build.__qualname__ = f"counted_{cls.__name__}"
