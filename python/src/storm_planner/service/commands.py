@@ -115,6 +115,7 @@ def health_command(args: argparse.Namespace) -> int:
         status = health(args.host, args.port)
     except Exception as error:
         raise CommandError(f"no planner service at {args.host}:{args.port} ({error})") from None
+    counters = ",".join(f"{name}:{count}" for name, count in sorted((status.counters or {}).items()))
     print(f"{status.status} version={status.version} uptime={status.uptime_ms / 1000:.0f}s "
-          f"algorithms={','.join(status.algorithms)}")
+          f"algorithms={','.join(status.algorithms)}" + (f" counters={counters}" if counters else ""))
     return 0
