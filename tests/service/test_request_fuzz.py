@@ -3,6 +3,8 @@
 ``PlannerError(BAD_REQUEST)`` for the whole request. Bounded: a few seconds in all."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -83,10 +85,18 @@ FUZZ = settings(max_examples=50, deadline=None, database=None,
 
 
 @pytest.fixture(scope="module")
-def handler():
-    planner = PlannerHandler()
+def handler(tmp_path_factory):
+    log = tmp_path_factory.mktemp("fuzz") / "plans.jsonl"
+    planner = PlannerHandler(plan_log=log)
     yield planner
     planner.close()
+
+    def refuse(constant):
+        raise AssertionError(f"{constant} in the plan log")
+
+    lines = log.read_text().splitlines() if log.exists() else []
+    for line in lines:                      # every record the fuzzing left is strict JSON
+        json.loads(line, parse_constant=refuse)
 
 
 @FUZZ

@@ -58,7 +58,7 @@ def node_from_thrift(node: Any, ports: Iterable[int], held: tuple[float, float] 
         machine_type=meta.get("machine.type", "default"),
         speed=speed if speed and speed > 0 else 1.0,
         slots=tuple(sorted(set(ports))),
-        memory=float(node.memory_mb) if node.memory_mb else None,
+        memory=float(node.memory_mb) if node.memory_mb and node.memory_mb > 0 else None,
         host=node.host,
         used_cpu=float(node.used_cpu or 0.0) + held[0],
         used_memory=float(node.used_memory_mb or 0.0) + held[1],
