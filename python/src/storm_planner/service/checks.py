@@ -73,8 +73,9 @@ def check_request(request: Any) -> None:
         node_id = _text(getattr(node, "id", None), f"nodes[{k}].id")
         for field in ("free_ports", "used_ports"):
             ports = _list(getattr(node, field), f"node {node_id}: {field}")
-            if not all(type(port) is int and 0 < port < 65536 for port in ports):
-                raise ProblemError(f"node {node_id}: {field} {ports!r} holds something that is not a TCP port")
+            bad = next((port for port in ports if type(port) is not int or not 0 <= port < 65536), None)
+            if bad is not None or None in ports:
+                raise ProblemError(f"node {node_id}: {field} holds {bad!r}, not a port number (0 to 65535)")
         if node.meta is not None and not isinstance(node.meta, dict):
             raise ProblemError(f"node {node_id}: meta is not a map")
     for k, spec in enumerate(request.topologies):
