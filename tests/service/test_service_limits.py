@@ -7,9 +7,11 @@ import threading
 import time
 
 import pytest
+from thriftpy2.thrift import TApplicationException
 
 from storm_planner.service.client import connect, health
 from storm_planner.service.contract import planner_thrift as T
+from storm_planner.service.handler import PlannerHandler
 from storm_planner.service.limits import LimitError, ServiceLimits, limits_from
 from storm_planner.service.server import DEFAULT_HOST, BackgroundServer
 
@@ -143,3 +145,17 @@ def test_limits_come_from_options_then_the_environment_then_defaults(tmp_path):
     assert "from" not in repr(limits_from({}, environ))       # a token is never printed
     with pytest.raises(LimitError, match=r"--max-frame-mb \(\$STORM_PLANNER_MAX_FRAME_MB\) must be a positive"):
         limits_from({}, {"STORM_PLANNER_MAX_FRAME_MB": "nan"})
+
+
+class _FailingHandler(PlannerHandler):
+    def plan(self, request):
+        raise RuntimeError("a bug outside any topology")
+
+
+def test_a_handler_bug_is_answered_as_an_internal_error_and_the_connection_goes_on():
+    with BackgroundServer(_FailingHandler()) as server, connect(server.host, server.port) as client:
+        with pytest.raises(TApplicationException) as failed:
+            client.plan(request(topology("t1")))
+        assert failed.value.type == TApplicationException.INTERNAL_ERROR
+        assert "RuntimeError: a bug outside any topology" in failed.value.message
+        assert client.health().status == "ok"

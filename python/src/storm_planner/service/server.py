@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 
 from thriftpy2.thrift import TApplicationException, TProcessor
+from thriftpy2.transport import TTransportException
 
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.contract import wire_factories
@@ -53,6 +54,10 @@ class AnswerFirstProcessor(TProcessor):
                     super().process(_HeaderRead(iprot, header), oprot)
                 except RequestTooLarge as refused:
                     self._refuse(oprot, header, str(refused))
+                except (TTransportException, OSError):
+                    raise  # the connection is gone: nothing can be answered on it
+                except Exception as error:  # noqa: BLE001 - a bug answers this call, not the next ones
+                    self._failed(oprot, header, error)
         finally:
             after = getattr(self._handler, "after_answer", None)
             if after is not None:
@@ -76,6 +81,19 @@ class AnswerFirstProcessor(TProcessor):
             self.send_exception(oprot, api, TApplicationException(TApplicationException.PROTOCOL_ERROR, message),
                                 seqid)
 
+
+    def _failed(self, oprot, header, error: Exception) -> None:
+        """Answer a call the handler failed on with ``TApplicationException(INTERNAL_ERROR)`` (the plugin falls
+        back, naming it) instead of closing the connection without a word."""
+        api, _, seqid = header
+        log.exception("%s call failed", api)
+        message = f"{type(error).__name__}: {error}"
+        self.send_exception(oprot, api, TApplicationException(TApplicationException.INTERNAL_ERROR,
+                                                              message[:ERROR_MESSAGE_CHARS]), seqid)
+
+
+# An internal error's message sent to the plugin is cut to this many characters (the plugin cuts it again).
+ERROR_MESSAGE_CHARS = 1024
 
 # The decoders count the structs of every call they build (limits.DecodeBudget): the request side only.
 count_request_structs(T.PlannerService, (T.PlanRequest, T.Node, T.TopologySpec, T.Component, T.Stream,
