@@ -22,7 +22,9 @@ shared token               none         ``--token-file FILE``             ``STOR
 * **Structs.** Decoding turns bytes into objects: an empty struct is one byte on the wire and a hundred in
   memory. A request may hold at most ``max executors`` executors and four times as many structs of any kind
   (nodes, components, streams, executors, current slots); decoding stops at the first one over, and the
-  call is answered with ``BAD_REQUEST`` naming the limit.
+  call is answered with ``BAD_REQUEST`` naming the limit. (A 4 MB frame of empty executors, 476 MB of
+  objects when decoded whole, is refused at 20 MB. Counting costs about 0.5 us a struct: some 27 ms of
+  a 52,000-executor request's round trip.)
 * **Connections.** Each connection is served by one worker of a pool of ``max connections``; a connection
   beyond them is closed at once (logged, counted in ``Health.counters``). A connection that sends nothing
   for the read timeout, or takes longer than it to send one call, is closed, so a stalled client cannot

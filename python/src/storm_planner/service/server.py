@@ -66,7 +66,6 @@ class AnswerFirstProcessor(TProcessor):
                 except Exception:  # noqa: BLE001 - never cost the connection its next call
                     log.exception("after_answer failed")
 
-
     def _refuse(self, oprot, header, message: str) -> None:
         """Answer a call refused while decoding: ``PlannerError(BAD_REQUEST)`` where the call declares it."""
         api, _, seqid = header
