@@ -18,7 +18,8 @@ shared token               none         ``--token-file FILE``             ``STOR
   100,000 executors are 9.5 MB: the default leaves room six times that. Every string and container of a
   call is read from its frame alone (a call that runs past its frame is refused), so the frame bounds them.
   Frames being read or decoded share one budget of the same size, so connections together cannot buffer
-  more than one maximal frame (a frame waits, up to the read timeout, for room).
+  more than one maximal frame (a frame waits, up to the read timeout, for room). The price: a client that
+  announces a large frame and sends it slowly delays other large frames, up to the read timeout.
 * **Structs.** Decoding turns bytes into objects: an empty struct is one byte on the wire and a hundred in
   memory. A request may hold at most ``max executors`` executors and four times as many structs of any kind
   (nodes, components, streams, executors, current slots); decoding stops at the first one over, and the
