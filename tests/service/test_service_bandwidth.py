@@ -38,7 +38,7 @@ def test_bandwidth_used_bandwidth_and_the_limits_reach_the_problem():
 
 
 def test_a_bad_advertised_bandwidth_is_refused_naming_it():
-    with pytest.raises(ProblemError, match="network.bandwidth.mbit 'fast'"):
+    with pytest.raises(ProblemError, match="network.bandwidth.mbit='fast' is not a number"):
         problem_from_thrift(spec(), [node("a", meta={"network.bandwidth.mbit": "fast"})])
 
 

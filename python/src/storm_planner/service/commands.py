@@ -20,6 +20,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--nimbus", metavar="HOST:PORT", default=os.environ.get(NIMBUS_ENV),
                        help=f"Nimbus Thrift address, to rebalance topologies with planner.rebalance: true "
                             f"(default: ${NIMBUS_ENV}; none: never rebalance)")
+    _add_limit_arguments(serve)
     from storm_planner.service.metrics import add_serve_arguments
 
     add_serve_arguments(serve)
@@ -29,6 +30,55 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     health.add_argument("--host", default=DEFAULT_HOST)
     health.add_argument("--port", type=int, default=DEFAULT_PORT)
     health.set_defaults(handler=health_command)
+
+
+def _add_limit_arguments(serve: argparse.ArgumentParser) -> None:
+    from storm_planner.service import limits as L
+    from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, MAX_LINE_ENV  # light: no planner imported
+
+    group = serve.add_argument_group("limits and access (storm_planner.service.limits)")
+    group.add_argument("--max-frame-mb", type=float, metavar="MB",
+                       help=f"refuse a call larger than this (default {L.DEFAULT_MAX_FRAME_MB}; "
+                            f"${L.ENV['max_frame_mb']})")
+    group.add_argument("--max-executors", type=int, metavar="N",
+                       help=f"refuse a request with more executors (default {L.DEFAULT_MAX_EXECUTORS:,}; "
+                            f"${L.ENV['max_executors']})")
+    group.add_argument("--max-connections", type=int, metavar="N",
+                       help=f"connections served at once; more are closed at once (default "
+                            f"{L.DEFAULT_MAX_CONNECTIONS}; ${L.ENV['max_connections']})")
+    group.add_argument("--read-timeout-secs", dest="read_timeout_s", type=float, metavar="S",
+                       help=f"close a connection idle this long, or that takes longer to send one call "
+                            f"(default {L.DEFAULT_READ_TIMEOUT_S:g}; ${L.ENV['read_timeout_s']})")
+    group.add_argument("--token-file", metavar="FILE",
+                       help=f"plan calls must carry the token in FILE (the plugin's planner.service.token; "
+                            f"default: ${L.TOKEN_ENV}; none: every caller is trusted)")
+    group.add_argument("--plan-log-max-line-mb", type=float, metavar="MB",
+                       help=f"a longer plan-log line is written as a summary (default {DEFAULT_MAX_LINE_MB:g}; "
+                            f"${MAX_LINE_ENV})")
+
+
+def _plan_log_max_line_mb(args: argparse.Namespace) -> float:
+    from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, MAX_LINE_ENV
+
+    value, text = args.plan_log_max_line_mb, os.environ.get(MAX_LINE_ENV, "").strip()
+    if value is None and text:
+        try:
+            value = float(text)
+        except ValueError:
+            raise CommandError(f"${MAX_LINE_ENV}={text!r} is not a number") from None
+    value = DEFAULT_MAX_LINE_MB if value is None else value
+    if not 0 < value < float("inf"):
+        raise CommandError(f"--plan-log-max-line-mb (${MAX_LINE_ENV}) must be a positive number, not {value}")
+    return value
+
+
+def _limits(args: argparse.Namespace):
+    from storm_planner.service.limits import LimitError, limits_from
+
+    try:
+        return limits_from(vars(args))
+    except LimitError as error:
+        raise CommandError(str(error)) from None
 
 
 def serve_command(args: argparse.Namespace) -> int:
@@ -45,13 +95,16 @@ def serve_command(args: argparse.Namespace) -> int:
             parse_nimbus(args.nimbus)
         except SubmitError as error:
             raise CommandError(f"--nimbus: {error}") from None
+    limits = _limits(args)
+    max_line_mb = _plan_log_max_line_mb(args)
     from storm_planner.service.metrics import metrics_for_serve
     from storm_planner.service.server import hold_stop_signals
 
     hold_stop_signals()  # before the metrics store starts its threads
     with metrics_for_serve(args) as (metrics, replanner):
         serve(args.host, args.port, args.default_algorithm, plan_log=args.plan_log,
-              metrics=metrics, replanner=replanner, nimbus=args.nimbus)
+              metrics=metrics, replanner=replanner, nimbus=args.nimbus, limits=limits,
+              plan_log_max_line_mb=max_line_mb)
     return 0
 
 
@@ -62,6 +115,7 @@ def health_command(args: argparse.Namespace) -> int:
         status = health(args.host, args.port)
     except Exception as error:
         raise CommandError(f"no planner service at {args.host}:{args.port} ({error})") from None
+    counters = ",".join(f"{name}:{count}" for name, count in sorted((status.counters or {}).items()))
     print(f"{status.status} version={status.version} uptime={status.uptime_ms / 1000:.0f}s "
-          f"algorithms={','.join(status.algorithms)}")
+          f"algorithms={','.join(status.algorithms)}" + (f" counters={counters}" if counters else ""))
     return 0

@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from storm_planner.core.errors import ProblemError
+from storm_planner.service.checks import check_node, check_topology, meta_number, option
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import (
     BOLT,
@@ -44,48 +45,42 @@ from storm_planner.service.contract import planner_thrift as T
 DEFAULT_EXECUTOR_COST = 10.0
 DEFAULT_STREAM_RATE = 1.0   # before core.system_streams.prior_rates propagates it from the spouts
 # planner.* topology conf keys that map onto Options fields.
+# (field, type, must be above zero); every value is finite and not negative (service.checks.option).
 _OPTION_KEYS = {
-    "planner.max.migrations": ("max_migrations", int),
-    "planner.max.migration.cost": ("max_migration_cost", float),
-    "planner.time.limit.secs": ("time_limit_s", float),
-    "planner.seed": ("seed", int),
-    "planner.max.cpu.utilisation": ("max_cpu_utilisation", float),
-    "planner.max.bandwidth.utilisation": ("max_bandwidth_utilisation", float),
+    "planner.max.migrations": ("max_migrations", int, False),
+    "planner.max.migration.cost": ("max_migration_cost", float, False),
+    "planner.time.limit.secs": ("time_limit_s", float, True),
+    "planner.seed": ("seed", int, False),
+    "planner.max.cpu.utilisation": ("max_cpu_utilisation", float, True),
+    "planner.max.bandwidth.utilisation": ("max_bandwidth_utilisation", float, True),
 }
 
 
 def node_from_thrift(node: Any, ports: Iterable[int], held: tuple[float, float] = (0.0, 0.0)) -> Node:
     """A supervisor as a problem node; ``held`` is (CPU %, MB) that other topologies of the request hold."""
+    check_node(node)
     meta = dict(node.meta or {})
-    try:
-        speed = float(meta.get("speed", 1.0))
-    except ValueError:
-        raise ProblemError(f"node {node.id}: scheduler meta speed {meta['speed']!r} is not a number") from None
+    speed = meta_number(node, meta, "speed")
     return Node(
         id=node.id,
-        capacity=float(node.cpu_capacity) if node.cpu_capacity > 0 else 100.0,
+        capacity=float(node.cpu_capacity) if node.cpu_capacity and node.cpu_capacity > 0 else 100.0,
         machine_type=meta.get("machine.type", "default"),
-        speed=speed if speed > 0 else 1.0,
+        speed=speed if speed and speed > 0 else 1.0,
         slots=tuple(sorted(set(ports))),
-        memory=float(node.memory_mb) if node.memory_mb else None,
+        memory=float(node.memory_mb) if node.memory_mb and node.memory_mb > 0 else None,
         host=node.host,
         used_cpu=float(node.used_cpu or 0.0) + held[0],
         used_memory=float(node.used_memory_mb or 0.0) + held[1],
         bandwidth=_bandwidth(node, meta),
-        used_bandwidth=max(0.0, float(node.used_bandwidth_mbit or 0.0)),
+        used_bandwidth=float(node.used_bandwidth_mbit or 0.0),
     )
 
 
 def _bandwidth(node: Any, meta: Mapping[str, str]) -> float | None:
     """The node's link capacity in Mbit/s: the request's field, else scheduler meta ``network.bandwidth.mbit``."""
-    value = node.bandwidth_mbit if node.bandwidth_mbit is not None else meta.get("network.bandwidth.mbit")
-    if value is None:
-        return None
-    try:
-        bandwidth = float(value)
-    except ValueError:
-        raise ProblemError(f"node {node.id}: network.bandwidth.mbit {value!r} is not a number") from None
-    return bandwidth if bandwidth > 0 else None
+    bandwidth = node.bandwidth_mbit if node.bandwidth_mbit is not None else meta_number(
+        node, meta, "network.bandwidth.mbit")
+    return float(bandwidth) if bandwidth is not None and bandwidth > 0 else None
 
 
 class RequestNodes:
@@ -144,19 +139,6 @@ class RequestNodes:
         return last[1]
 
 
-def _non_negative_option(options: Mapping[str, str], key: str, default: float) -> float:
-    raw = options.get(key)
-    if raw is None or str(raw).strip() == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ProblemError(f"topology option {key}={raw!r} is not a number") from None
-    if value < 0:
-        raise ProblemError(f"topology option {key}={raw!r} must not be negative")
-    return value
-
-
 def _with_link_use(nodes: list[Node], link_use: Mapping[str, float]) -> list[Node]:
     """Add what is already used on each node's link besides this topology (measured: other topologies'
     flows, the host's traffic) to its ``used_bandwidth``; only nodes with such use are copied."""
@@ -178,6 +160,7 @@ def problem_from_thrift(
     """
     if not isinstance(nodes, RequestNodes):
         nodes = RequestNodes(nodes)
+    check_topology(spec)
     options = dict(spec.options or {})
     current = {
         executor: Slot(slot.node_id, slot.port) for executor, slot in (spec.current or {}).items()
@@ -192,7 +175,7 @@ def problem_from_thrift(
         problem_nodes = _with_link_use(problem_nodes, measured["node_bandwidth"])
     node_ids = {n.id for n in problem_nodes}
 
-    cost = float(options.get("planner.executor.cost", DEFAULT_EXECUTOR_COST))
+    cost = option(options, "planner.executor.cost", float, DEFAULT_EXECUTOR_COST)
     components = tuple(
         Component(
             id=c.id,
@@ -227,13 +210,9 @@ def problem_from_thrift(
         extra["workers"] = spec.num_workers
     if spec.name:
         extra["topology.name"] = spec.name  # as in Storm's conf; a rebalance names the topology by it
-    known_options: dict[str, Any] = {}
-    for key, (field, kind) in _OPTION_KEYS.items():
-        if key in options:
-            try:
-                known_options[field] = kind(options[key])
-            except ValueError:
-                raise ProblemError(f"topology option {key}={options[key]!r} is not a {kind.__name__}") from None
+    known_options = {field: option(options, key, kind, positive=positive)
+                     for key, (field, kind, positive) in _OPTION_KEYS.items() if key in options}
+    known_options = {field: value for field, value in known_options.items() if value is not None}
     return Problem(
         nodes=tuple(problem_nodes),
         topology_id=spec.id,
@@ -253,7 +232,7 @@ def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str,
     """The topology's declared streams with prior rates, plus the traffic Storm adds by itself (the acker's,
     the metrics consumers'), unless ``planner.system.streams`` is false (:mod:`storm_planner.core.system_streams`)."""
     known = {c.id for c in components}
-    default_size = _non_negative_option(options, "planner.tuple.bytes", 0.0)
+    default_size = option(options, "planner.tuple.bytes", float, 0.0)
     declared = tuple(
         Stream(
             source=s.from_component,
@@ -269,8 +248,8 @@ def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str,
     declared = prior_rates(components, declared)
     if not _flag(options, "planner.system.streams", True):
         return declared
-    overhead = _non_negative_option(options, "planner.network.tuple.overhead.bytes", DEFAULT_TUPLE_OVERHEAD_BYTES)
-    bucket = _non_negative_option(options, "topology.builtin.metrics.bucket.size.secs", DEFAULT_METRICS_BUCKET_S)
+    overhead = option(options, "planner.network.tuple.overhead.bytes", float, DEFAULT_TUPLE_OVERHEAD_BYTES)
+    bucket = option(options, "topology.builtin.metrics.bucket.size.secs", float, DEFAULT_METRICS_BUCKET_S)
     return with_system_streams(components, declared, ack_bytes=ACK_PAYLOAD_BYTES + overhead, sizes=sizes,
                                metrics_bucket_s=bucket)
 

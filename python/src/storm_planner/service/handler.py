@@ -15,23 +15,25 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import json
+import hmac
 import logging
-import threading
 import time
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from storm_planner import __version__
-from storm_planner.core.errors import PlanningError
+from storm_planner.core.errors import PlanningError, ProblemError
 from storm_planner.adaptation.state import StatefulRunner
-from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.core.problem import Problem
 from storm_planner.planners import available, run
 from storm_planner.service.contract import planner_thrift as T
+from storm_planner.service.checks import check_request, finite
 from storm_planner.service.convert import RequestNodes, error_to_thrift, plan_to_thrift, problem_from_thrift
+from storm_planner.service.counters import ServiceCounters
 from storm_planner.service.ledger import RequestLedger
+from storm_planner.service.limits import ServiceLimits
+from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, PlanLog, read_plan_log  # noqa: F401 - re-exported
 from storm_planner.service.rebalance import AutoRebalancer
 from storm_planner.service.worker import PlannerProcess, is_isolated
 
@@ -63,13 +65,16 @@ def topology_share(remaining_s: float, executors: int, executors_left: int) -> f
 class PlannerHandler:
     def __init__(self, default_algorithm: str = "even", metrics: MetricsSource | None = None,
                  plan_log: Path | None = None, replanner: Any | None = None,
-                 nimbus: str | None = None, isolate: bool = True) -> None:
+                 nimbus: str | None = None, isolate: bool = True, limits: ServiceLimits | None = None,
+                 plan_log_max_line_mb: float = DEFAULT_MAX_LINE_MB) -> None:
         self.default_algorithm = default_algorithm
+        self.limits = limits or ServiceLimits()
+        self.counters = ServiceCounters()
         self.isolate = isolate  # False: every planner runs in this process (tests that spy on planners)
         self.metrics = metrics
         # Decides keep-or-re-plan for running topologies (storm_planner.adaptation.replan.Replanner).
         self.replanner = replanner
-        self.plan_log = PlanLog(plan_log) if plan_log else None
+        self.plan_log = PlanLog(plan_log, self.counters, plan_log_max_line_mb) if plan_log else None
         # Applies parallelism advice through Nimbus for topologies that opt in (needs Nimbus' address).
         self.rebalancer = AutoRebalancer(nimbus, record=self.plan_log.event if self.plan_log else None)
         self.started = time.monotonic()
@@ -95,10 +100,12 @@ class PlannerHandler:
             version=__version__,
             algorithms=sorted(available()),
             uptime_ms=int((time.monotonic() - self.started) * 1000),
+            counters=self.counters.snapshot(),
         )
 
     def plan(self, request: Any) -> Any:
         received = time.monotonic()
+        self._admit(request)
         budget_s = max(0.05, (request.deadline_ms or 5000) / 1000.0 * DEADLINE_SHARE)
         nodes = RequestNodes(request.nodes)  # converted once; remembers the slots plans take
         ledger = RequestLedger(request.topologies)
@@ -116,6 +123,27 @@ class PlannerHandler:
                 nodes.take(slot.node_id, slot.port)
             ledger.planned(spec, result.assignments)
         return T.PlanResponse(request_id=request.request_id, plans=plans)
+
+    def _admit(self, request: Any) -> None:
+        """Refuse (``PlannerError``) a call without the service's token, or over its executor limit
+        (calls decoded from the wire were counted already; this covers calls made in process)."""
+        token = self.limits.token
+        if token and not hmac.compare_digest(_bytes(request.token), token.encode()):
+            self.counters.note("token_refused", log, "refused a plan call (request %r): %s token", request.request_id,
+                               "wrong" if request.token else "no")
+            raise T.PlannerError(kind=T.ErrorKind.BAD_REQUEST,
+                                 message="this planner service requires its token: PlanRequest.token (the plugin's "
+                                         "planner.service.token) is " + ("wrong" if request.token else "missing"))
+        try:
+            check_request(request)
+        except ProblemError as error:
+            raise T.PlannerError(kind=T.ErrorKind.BAD_REQUEST, message=str(error)) from None
+        executors = sum(len(spec.executors) for spec in request.topologies)
+        if executors > self.limits.max_executors:
+            self.counters.add("requests_refused")
+            raise T.PlannerError(kind=T.ErrorKind.BAD_REQUEST,
+                                 message=f"the request has {executors} executors, more than "
+                                         f"{self.limits.max_executors} (serve --max-executors)")
 
     def after_answer(self) -> None:
         """Work that must wait until the plugin has the answer (the server calls it after each reply):
@@ -195,65 +223,24 @@ class PlannerHandler:
         # Planners with a solver time limit must stop well inside the deadline, whatever the
         # topology asks (planner.time.limit.secs, planner.<algorithm>.time_limit_s).
         limit = min(problem.options.time_limit_s, max(0.05, remaining * 0.9))
-        extra = {key: _capped(value, limit) if key.split(".")[-1] == "time_limit_s" else value
+        extra = {key: _capped(key, value, limit) if key.split(".")[-1] == "time_limit_s" else value
                  for key, value in problem.options.extra.items()}
         return problem.replace(options=dataclasses.replace(
             problem.options, time_limit_s=limit, extra=MappingProxyType(extra)))
 
 
-def _capped(value: Any, limit: float) -> Any:
-    """A time limit no longer than ``limit``; a value that is not a number is left for the planner to refuse."""
+def _bytes(value: Any) -> bytes:
+    """A token as bytes for a constant-time comparison (a token that is not UTF-8 arrives as bytes)."""
+    if value is None:
+        return b""
+    return value if isinstance(value, bytes) else str(value).encode()
+
+
+def _capped(key: str, value: Any, limit: float) -> Any:
+    """A time limit no longer than ``limit``; a value that is not a number is left for the planner to refuse,
+    one that is not finite or negative is refused here (``min`` would keep a NaN)."""
     try:
-        return min(float(value), limit)
+        number = float(value)
     except (TypeError, ValueError):
         return value
-
-
-class PlanLog:
-    """Every plan the service answered, one JSON line each: what the operator (and the
-    end-to-end tests) compare with what Nimbus applied. Other events (``"event":
-    "rebalance"``: a rebalance the service asked Nimbus for, and its outcome) are
-    lines of the same file; plan records have ``"event": "plan"``."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-
-    def write(self, request_id: str, plan: Any, advice: ParallelismAdvice | None = None) -> None:
-        record = {
-            "time": time.time(),
-            "event": "plan",
-            "request_id": request_id,
-            "topology": plan.topology_id,
-            "algorithm": plan.algorithm,
-            "assignments": {e: f"{s.node_id}:{s.port}" for e, s in sorted(plan.assignments.items())},
-            "figures": dict(plan.figures or {}),
-            "solve_ms": plan.solve_ms,
-            "notes": list(plan.notes or []),
-            "error": None if plan.error is None else {
-                "kind": T.ErrorKind._VALUES_TO_NAMES.get(plan.error.kind, str(plan.error.kind)),
-                "message": plan.error.message,
-            },
-            **({"advice": advice.to_dict()} if advice else {}),
-        }
-        self._append(record)
-
-    def event(self, record: Mapping[str, Any]) -> None:
-        """Another kind of record (``record["event"]`` names it), stamped with the time."""
-        self._append({"time": time.time(), **record})
-
-    def _append(self, record: Mapping[str, Any]) -> None:
-        with self._lock, self.path.open("a") as out:
-            out.write(json.dumps(record) + "\n")
-
-
-def read_plan_log(path: Path, event: str | None = "plan") -> list[dict]:
-    """The records of a plan log, oldest first (missing file: none): the plans by default,
-    the records of another ``event`` (e.g. ``"rebalance"``), or every record (``event=None``)."""
-    try:
-        lines = Path(path).read_text().splitlines()
-    except FileNotFoundError:
-        return []
-    records = [json.loads(line) for line in lines if line.strip()]
-    return [r for r in records if event is None or r.get("event", "plan") == event]
+    return min(finite(number, f"topology option {key}", minimum=0.0, given=repr(value)), limit)

@@ -70,6 +70,7 @@ struct PlanRequest {
   3: required list<TopologySpec> topologies;
   4: required i64 deadline_ms;              // how long the plugin will wait for the answer
   5: optional string default_algorithm;
+  6: optional string token;                 // the service's shared token (serve --token-file), when it has one
 }
 
 enum ErrorKind {
@@ -108,6 +109,7 @@ struct Health {
   2: required string version;
   3: required list<string> algorithms;
   4: required i64 uptime_ms;
+  5: optional map<string, i64> counters;    // refused connections, frames, requests; plan-log failures...
 }
 
 /** The whole request is unusable (not one topology of it). */

@@ -1,8 +1,10 @@
 """``storm-planner serve``: the threaded Thrift server the Nimbus plugin calls.
 
 Framed transport and binary protocol, as Storm's own Thrift services use (Cython-built: see
-contract.wire_factories).
-Listens on loopback by default: the planner trusts its callers. After each
+contract.wire_factories), served under the limits of :mod:`storm_planner.service.limits` (frame size,
+executors and structs per request, connections, read timeout, an optional shared token) by
+:mod:`storm_planner.service.wire`.
+Listens on loopback by default: without a token the planner trusts every caller that reaches it. After each
 reply has been sent, the handler's ``after_answer()`` runs (work such as a
 rebalance request, which must not happen while Nimbus waits for the answer).
 """
@@ -14,15 +16,16 @@ import logging
 import signal
 import socket
 import threading
-import time
 from pathlib import Path
 
-from thriftpy2.rpc import make_server
-from thriftpy2.thrift import TProcessor
+from thriftpy2.thrift import TApplicationException, TProcessor
+from thriftpy2.transport import TTransportException
 
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.contract import wire_factories
 from storm_planner.service.handler import MetricsSource, PlannerHandler
+from storm_planner.service.limits import RequestTooLarge, ServiceLimits, count_request_structs
+from storm_planner.service.wire import LimitedThriftServer
 
 log = logging.getLogger("storm_planner.service")
 
@@ -47,7 +50,14 @@ class AnswerFirstProcessor(TProcessor):
         header = iprot.read_message_begin()  # waits for the next call on this connection
         try:
             with collector_paused():
-                super().process(_HeaderRead(iprot, header), oprot)
+                try:
+                    super().process(_HeaderRead(iprot, header), oprot)
+                except RequestTooLarge as refused:
+                    self._refuse(oprot, header, str(refused))
+                except (TTransportException, OSError):
+                    raise  # the connection is gone: nothing can be answered on it
+                except Exception as error:  # noqa: BLE001 - a bug answers this call, not the next ones
+                    self._failed(oprot, header, error)
         finally:
             after = getattr(self._handler, "after_answer", None)
             if after is not None:
@@ -55,6 +65,38 @@ class AnswerFirstProcessor(TProcessor):
                     after()
                 except Exception:  # noqa: BLE001 - never cost the connection its next call
                     log.exception("after_answer failed")
+
+    def _refuse(self, oprot, header, message: str) -> None:
+        """Answer a call refused while decoding: ``PlannerError(BAD_REQUEST)`` where the call declares it."""
+        api, _, seqid = header
+        counters = getattr(self._handler, "counters", None)
+        if counters is not None:
+            counters.note("requests_refused", log, "refused a %s call: %s", api, message)
+        result = getattr(self._service, f"{api}_result")()
+        if "error" in {spec[1] for spec in result.thrift_spec.values()}:
+            result.error = T.PlannerError(kind=T.ErrorKind.BAD_REQUEST, message=message)
+            self.send_result(oprot, api, result, seqid)
+        else:
+            self.send_exception(oprot, api, TApplicationException(TApplicationException.PROTOCOL_ERROR, message),
+                                seqid)
+
+
+    def _failed(self, oprot, header, error: Exception) -> None:
+        """Answer a call the handler failed on with ``TApplicationException(INTERNAL_ERROR)`` (the plugin falls
+        back, naming it) instead of closing the connection without a word."""
+        api, _, seqid = header
+        log.exception("%s call failed", api)
+        message = f"{type(error).__name__}: {error}"
+        self.send_exception(oprot, api, TApplicationException(TApplicationException.INTERNAL_ERROR,
+                                                              message[:ERROR_MESSAGE_CHARS]), seqid)
+
+
+# An internal error's message sent to the plugin is cut to this many characters (the plugin cuts it again).
+ERROR_MESSAGE_CHARS = 1024
+
+# The decoders count the structs of every call they build (limits.DecodeBudget): the request side only.
+count_request_structs(T.PlannerService, (T.PlanRequest, T.Node, T.TopologySpec, T.Component, T.Stream,
+                                         T.Executor, T.WorkerSlot))
 
 
 class _HeaderRead:
@@ -95,20 +137,17 @@ def collector_paused():
                 gc.enable()
 
 
-def build_server(handler: PlannerHandler, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT):
+def build_server(handler: PlannerHandler, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> LimitedThriftServer:
+    """The server, bound to ``host:port``, under the handler's limits."""
     proto_factory, trans_factory = wire_factories()
-    server = make_server(
-        T.PlannerService, handler, host=host, port=port,
-        proto_factory=proto_factory, trans_factory=trans_factory,
-        client_timeout=60_000,
-    )
-    server.processor = AnswerFirstProcessor(T.PlannerService, handler)
-    return server
+    return LimitedThriftServer(AnswerFirstProcessor(T.PlannerService, handler), host, port, handler.limits,
+                               handler.counters, proto_factory, trans_factory)
 
 
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm: str = "even",
           metrics: MetricsSource | None = None, plan_log: Path | None = None, replanner=None,
-          nimbus: str | None = None) -> None:
+          nimbus: str | None = None, limits: ServiceLimits | None = None,
+          plan_log_max_line_mb: float | None = None) -> None:
     """Serve until SIGTERM/SIGINT. ``nimbus`` (HOST:PORT) lets the service rebalance topologies.
 
     Call :func:`hold_stop_signals` before starting any thread (the metrics store's, say): the
@@ -117,7 +156,8 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
     to wakes it; the main thread blocked in ``accept()`` was never woken, and the service lived on.)
     """
     hold_stop_signals()
-    handler = PlannerHandler(default_algorithm, metrics, plan_log, replanner, nimbus=nimbus)
+    handler = PlannerHandler(default_algorithm, metrics, plan_log, replanner, nimbus=nimbus, limits=limits,
+                             **({"plan_log_max_line_mb": plan_log_max_line_mb} if plan_log_max_line_mb else {}))
     server = build_server(handler, host, port)
     # What start-up made (modules, the contract) is never garbage: the collector need not walk it again.
     # (Cyclic garbage among it would never be freed: a bounded, one-off amount.)
@@ -126,8 +166,8 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
     # started now, in the background, so that the first such plan does not spend its share on it.
     threading.Thread(target=handler.worker.start, name="worker-start", daemon=True).start()
     threading.Thread(target=server.serve, name="thrift-server", daemon=True).start()
-    log.info("planner service listening on %s:%d (default algorithm %s%s)", host, port, default_algorithm,
-             f"; rebalances through Nimbus {nimbus}" if nimbus else "")
+    log.info("planner service listening on %s:%d (default algorithm %s%s; %r)", host, port, default_algorithm,
+             f"; rebalances through Nimbus {nimbus}" if nimbus else "", handler.limits)
     try:
         received = signal.sigwait(STOP_SIGNALS)
         log.info("planner service stopping (%s)", signal.Signals(received).name)
@@ -153,11 +193,14 @@ def free_port(host: str = DEFAULT_HOST) -> int:
 class BackgroundServer:
     """A service in a daemon thread, for tests and notebooks: ``with BackgroundServer() as s: s.port``."""
 
-    def __init__(self, handler: PlannerHandler | None = None, host: str = DEFAULT_HOST, port: int = 0):
+    def __init__(self, handler: PlannerHandler | None = None, host: str = DEFAULT_HOST, port: int = 0,
+                 limits: ServiceLimits | None = None):
         self.handler = handler or PlannerHandler()
+        if limits is not None:
+            self.handler.limits = limits
         self.host = host
-        self.port = port or free_port(host)
-        self.server = build_server(self.handler, host, self.port)
+        self.server = build_server(self.handler, host, port)
+        self.port = self.server.port
         self._thread = threading.Thread(target=self._serve, daemon=True, name="planner-service")
 
     def _serve(self) -> None:
@@ -167,15 +210,8 @@ class BackgroundServer:
             pass
 
     def __enter__(self) -> "BackgroundServer":
-        self._thread.start()
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:  # serve() binds in the thread: wait for it
-            try:
-                socket.create_connection((self.host, self.port), timeout=0.2).close()
-                return self
-            except OSError:
-                time.sleep(0.02)
-        raise RuntimeError(f"planner service did not start on {self.host}:{self.port}")
+        self._thread.start()  # bound and listening already: connections wait in the backlog until it accepts
+        return self
 
     def __exit__(self, *exc) -> None:
         self.server.close()

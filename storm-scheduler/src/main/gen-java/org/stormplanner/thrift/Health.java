@@ -14,6 +14,7 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
   private static final org.apache.thrift.protocol.TField VERSION_FIELD_DESC = new org.apache.thrift.protocol.TField("version", org.apache.thrift.protocol.TType.STRING, (short)2);
   private static final org.apache.thrift.protocol.TField ALGORITHMS_FIELD_DESC = new org.apache.thrift.protocol.TField("algorithms", org.apache.thrift.protocol.TType.LIST, (short)3);
   private static final org.apache.thrift.protocol.TField UPTIME_MS_FIELD_DESC = new org.apache.thrift.protocol.TField("uptime_ms", org.apache.thrift.protocol.TType.I64, (short)4);
+  private static final org.apache.thrift.protocol.TField COUNTERS_FIELD_DESC = new org.apache.thrift.protocol.TField("counters", org.apache.thrift.protocol.TType.MAP, (short)5);
 
   private static final org.apache.thrift.scheme.SchemeFactory STANDARD_SCHEME_FACTORY = new HealthStandardSchemeFactory();
   private static final org.apache.thrift.scheme.SchemeFactory TUPLE_SCHEME_FACTORY = new HealthTupleSchemeFactory();
@@ -22,13 +23,15 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
   public @org.apache.thrift.annotation.Nullable java.lang.String version; // required
   public @org.apache.thrift.annotation.Nullable java.util.List<java.lang.String> algorithms; // required
   public long uptime_ms; // required
+  public @org.apache.thrift.annotation.Nullable java.util.Map<java.lang.String,java.lang.Long> counters; // optional
 
   /** The set of fields this struct contains, along with convenience methods for finding and manipulating them. */
   public enum _Fields implements org.apache.thrift.TFieldIdEnum {
     STATUS((short)1, "status"),
     VERSION((short)2, "version"),
     ALGORITHMS((short)3, "algorithms"),
-    UPTIME_MS((short)4, "uptime_ms");
+    UPTIME_MS((short)4, "uptime_ms"),
+    COUNTERS((short)5, "counters");
 
     private static final java.util.Map<java.lang.String, _Fields> byName = new java.util.HashMap<java.lang.String, _Fields>();
 
@@ -52,6 +55,8 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
           return ALGORITHMS;
         case 4: // UPTIME_MS
           return UPTIME_MS;
+        case 5: // COUNTERS
+          return COUNTERS;
         default:
           return null;
       }
@@ -97,6 +102,7 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
   // isset id assignments
   private static final int __UPTIME_MS_ISSET_ID = 0;
   private byte __isset_bitfield = 0;
+  private static final _Fields optionals[] = {_Fields.COUNTERS};
   public static final java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> metaDataMap;
   static {
     java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> tmpMap = new java.util.EnumMap<_Fields, org.apache.thrift.meta_data.FieldMetaData>(_Fields.class);
@@ -109,6 +115,10 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
             new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING))));
     tmpMap.put(_Fields.UPTIME_MS, new org.apache.thrift.meta_data.FieldMetaData("uptime_ms", org.apache.thrift.TFieldRequirementType.REQUIRED, 
         new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.I64)));
+    tmpMap.put(_Fields.COUNTERS, new org.apache.thrift.meta_data.FieldMetaData("counters", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.MapMetaData(org.apache.thrift.protocol.TType.MAP, 
+            new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING), 
+            new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.I64))));
     metaDataMap = java.util.Collections.unmodifiableMap(tmpMap);
     org.apache.thrift.meta_data.FieldMetaData.addStructMetaDataMap(Health.class, metaDataMap);
   }
@@ -146,6 +156,10 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
       this.algorithms = __this__algorithms;
     }
     this.uptime_ms = other.uptime_ms;
+    if (other.isSetCounters()) {
+      java.util.Map<java.lang.String,java.lang.Long> __this__counters = new java.util.HashMap<java.lang.String,java.lang.Long>(other.counters);
+      this.counters = __this__counters;
+    }
   }
 
   @Override
@@ -160,6 +174,7 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
     this.algorithms = null;
     setUptime_msIsSet(false);
     this.uptime_ms = 0;
+    this.counters = null;
   }
 
   @org.apache.thrift.annotation.Nullable
@@ -276,6 +291,42 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
     __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __UPTIME_MS_ISSET_ID, value);
   }
 
+  public int getCountersSize() {
+    return (this.counters == null) ? 0 : this.counters.size();
+  }
+
+  public void putToCounters(java.lang.String key, long val) {
+    if (this.counters == null) {
+      this.counters = new java.util.HashMap<java.lang.String,java.lang.Long>();
+    }
+    this.counters.put(key, val);
+  }
+
+  @org.apache.thrift.annotation.Nullable
+  public java.util.Map<java.lang.String,java.lang.Long> getCounters() {
+    return this.counters;
+  }
+
+  public Health setCounters(@org.apache.thrift.annotation.Nullable java.util.Map<java.lang.String,java.lang.Long> counters) {
+    this.counters = counters;
+    return this;
+  }
+
+  public void unsetCounters() {
+    this.counters = null;
+  }
+
+  /** Returns true if field counters is set (has been assigned a value) and false otherwise */
+  public boolean isSetCounters() {
+    return this.counters != null;
+  }
+
+  public void setCountersIsSet(boolean value) {
+    if (!value) {
+      this.counters = null;
+    }
+  }
+
   @Override
   public void setFieldValue(_Fields field, @org.apache.thrift.annotation.Nullable java.lang.Object value) {
     switch (field) {
@@ -311,6 +362,14 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
       }
       break;
 
+    case COUNTERS:
+      if (value == null) {
+        unsetCounters();
+      } else {
+        setCounters((java.util.Map<java.lang.String,java.lang.Long>)value);
+      }
+      break;
+
     }
   }
 
@@ -329,6 +388,9 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
 
     case UPTIME_MS:
       return getUptime_ms();
+
+    case COUNTERS:
+      return getCounters();
 
     }
     throw new java.lang.IllegalStateException();
@@ -350,6 +412,8 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
       return isSetAlgorithms();
     case UPTIME_MS:
       return isSetUptime_ms();
+    case COUNTERS:
+      return isSetCounters();
     }
     throw new java.lang.IllegalStateException();
   }
@@ -403,6 +467,15 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
         return false;
     }
 
+    boolean this_present_counters = true && this.isSetCounters();
+    boolean that_present_counters = true && that.isSetCounters();
+    if (this_present_counters || that_present_counters) {
+      if (!(this_present_counters && that_present_counters))
+        return false;
+      if (!this.counters.equals(that.counters))
+        return false;
+    }
+
     return true;
   }
 
@@ -423,6 +496,10 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
       hashCode = hashCode * 8191 + algorithms.hashCode();
 
     hashCode = hashCode * 8191 + org.apache.thrift.TBaseHelper.hashCode(uptime_ms);
+
+    hashCode = hashCode * 8191 + ((isSetCounters()) ? 131071 : 524287);
+    if (isSetCounters())
+      hashCode = hashCode * 8191 + counters.hashCode();
 
     return hashCode;
   }
@@ -471,6 +548,16 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
     }
     if (isSetUptime_ms()) {
       lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.uptime_ms, other.uptime_ms);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
+    lastComparison = java.lang.Boolean.compare(isSetCounters(), other.isSetCounters());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetCounters()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.counters, other.counters);
       if (lastComparison != 0) {
         return lastComparison;
       }
@@ -526,6 +613,16 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
     sb.append("uptime_ms:");
     sb.append(this.uptime_ms);
     first = false;
+    if (isSetCounters()) {
+      if (!first) sb.append(", ");
+      sb.append("counters:");
+      if (this.counters == null) {
+        sb.append("null");
+      } else {
+        sb.append(this.counters);
+      }
+      first = false;
+    }
     sb.append(")");
     return sb.toString();
   }
@@ -625,6 +722,26 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
               org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
             }
             break;
+          case 5: // COUNTERS
+            if (schemeField.type == org.apache.thrift.protocol.TType.MAP) {
+              {
+                org.apache.thrift.protocol.TMap _map143 = iprot.readMapBegin();
+                struct.counters = new java.util.HashMap<java.lang.String,java.lang.Long>(2*_map143.size);
+                @org.apache.thrift.annotation.Nullable java.lang.String _key144;
+                long _val145;
+                for (int _i146 = 0; _i146 < _map143.size; ++_i146)
+                {
+                  _key144 = iprot.readString();
+                  _val145 = iprot.readI64();
+                  struct.counters.put(_key144, _val145);
+                }
+                iprot.readMapEnd();
+              }
+              struct.setCountersIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
           default:
             org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
         }
@@ -658,9 +775,9 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
         oprot.writeFieldBegin(ALGORITHMS_FIELD_DESC);
         {
           oprot.writeListBegin(new org.apache.thrift.protocol.TList(org.apache.thrift.protocol.TType.STRING, struct.algorithms.size()));
-          for (java.lang.String _iter143 : struct.algorithms)
+          for (java.lang.String _iter147 : struct.algorithms)
           {
-            oprot.writeString(_iter143);
+            oprot.writeString(_iter147);
           }
           oprot.writeListEnd();
         }
@@ -669,6 +786,21 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
       oprot.writeFieldBegin(UPTIME_MS_FIELD_DESC);
       oprot.writeI64(struct.uptime_ms);
       oprot.writeFieldEnd();
+      if (struct.counters != null) {
+        if (struct.isSetCounters()) {
+          oprot.writeFieldBegin(COUNTERS_FIELD_DESC);
+          {
+            oprot.writeMapBegin(new org.apache.thrift.protocol.TMap(org.apache.thrift.protocol.TType.STRING, org.apache.thrift.protocol.TType.I64, struct.counters.size()));
+            for (java.util.Map.Entry<java.lang.String, java.lang.Long> _iter148 : struct.counters.entrySet())
+            {
+              oprot.writeString(_iter148.getKey());
+              oprot.writeI64(_iter148.getValue());
+            }
+            oprot.writeMapEnd();
+          }
+          oprot.writeFieldEnd();
+        }
+      }
       oprot.writeFieldStop();
       oprot.writeStructEnd();
     }
@@ -691,12 +823,27 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
       oprot.writeString(struct.version);
       {
         oprot.writeI32(struct.algorithms.size());
-        for (java.lang.String _iter144 : struct.algorithms)
+        for (java.lang.String _iter149 : struct.algorithms)
         {
-          oprot.writeString(_iter144);
+          oprot.writeString(_iter149);
         }
       }
       oprot.writeI64(struct.uptime_ms);
+      java.util.BitSet optionals = new java.util.BitSet();
+      if (struct.isSetCounters()) {
+        optionals.set(0);
+      }
+      oprot.writeBitSet(optionals, 1);
+      if (struct.isSetCounters()) {
+        {
+          oprot.writeI32(struct.counters.size());
+          for (java.util.Map.Entry<java.lang.String, java.lang.Long> _iter150 : struct.counters.entrySet())
+          {
+            oprot.writeString(_iter150.getKey());
+            oprot.writeI64(_iter150.getValue());
+          }
+        }
+      }
     }
 
     @Override
@@ -707,18 +854,34 @@ public class Health implements org.apache.thrift.TBase<Health, Health._Fields>, 
       struct.version = iprot.readString();
       struct.setVersionIsSet(true);
       {
-        org.apache.thrift.protocol.TList _list145 = iprot.readListBegin(org.apache.thrift.protocol.TType.STRING);
-        struct.algorithms = new java.util.ArrayList<java.lang.String>(_list145.size);
-        @org.apache.thrift.annotation.Nullable java.lang.String _elem146;
-        for (int _i147 = 0; _i147 < _list145.size; ++_i147)
+        org.apache.thrift.protocol.TList _list151 = iprot.readListBegin(org.apache.thrift.protocol.TType.STRING);
+        struct.algorithms = new java.util.ArrayList<java.lang.String>(_list151.size);
+        @org.apache.thrift.annotation.Nullable java.lang.String _elem152;
+        for (int _i153 = 0; _i153 < _list151.size; ++_i153)
         {
-          _elem146 = iprot.readString();
-          struct.algorithms.add(_elem146);
+          _elem152 = iprot.readString();
+          struct.algorithms.add(_elem152);
         }
       }
       struct.setAlgorithmsIsSet(true);
       struct.uptime_ms = iprot.readI64();
       struct.setUptime_msIsSet(true);
+      java.util.BitSet incoming = iprot.readBitSet(1);
+      if (incoming.get(0)) {
+        {
+          org.apache.thrift.protocol.TMap _map154 = iprot.readMapBegin(org.apache.thrift.protocol.TType.STRING, org.apache.thrift.protocol.TType.I64); 
+          struct.counters = new java.util.HashMap<java.lang.String,java.lang.Long>(2*_map154.size);
+          @org.apache.thrift.annotation.Nullable java.lang.String _key155;
+          long _val156;
+          for (int _i157 = 0; _i157 < _map154.size; ++_i157)
+          {
+            _key155 = iprot.readString();
+            _val156 = iprot.readI64();
+            struct.counters.put(_key155, _val156);
+          }
+        }
+        struct.setCountersIsSet(true);
+      }
     }
   }
 

@@ -15,6 +15,7 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
   private static final org.apache.thrift.protocol.TField TOPOLOGIES_FIELD_DESC = new org.apache.thrift.protocol.TField("topologies", org.apache.thrift.protocol.TType.LIST, (short)3);
   private static final org.apache.thrift.protocol.TField DEADLINE_MS_FIELD_DESC = new org.apache.thrift.protocol.TField("deadline_ms", org.apache.thrift.protocol.TType.I64, (short)4);
   private static final org.apache.thrift.protocol.TField DEFAULT_ALGORITHM_FIELD_DESC = new org.apache.thrift.protocol.TField("default_algorithm", org.apache.thrift.protocol.TType.STRING, (short)5);
+  private static final org.apache.thrift.protocol.TField TOKEN_FIELD_DESC = new org.apache.thrift.protocol.TField("token", org.apache.thrift.protocol.TType.STRING, (short)6);
 
   private static final org.apache.thrift.scheme.SchemeFactory STANDARD_SCHEME_FACTORY = new PlanRequestStandardSchemeFactory();
   private static final org.apache.thrift.scheme.SchemeFactory TUPLE_SCHEME_FACTORY = new PlanRequestTupleSchemeFactory();
@@ -24,6 +25,7 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
   public @org.apache.thrift.annotation.Nullable java.util.List<TopologySpec> topologies; // required
   public long deadline_ms; // required
   public @org.apache.thrift.annotation.Nullable java.lang.String default_algorithm; // optional
+  public @org.apache.thrift.annotation.Nullable java.lang.String token; // optional
 
   /** The set of fields this struct contains, along with convenience methods for finding and manipulating them. */
   public enum _Fields implements org.apache.thrift.TFieldIdEnum {
@@ -31,7 +33,8 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
     NODES((short)2, "nodes"),
     TOPOLOGIES((short)3, "topologies"),
     DEADLINE_MS((short)4, "deadline_ms"),
-    DEFAULT_ALGORITHM((short)5, "default_algorithm");
+    DEFAULT_ALGORITHM((short)5, "default_algorithm"),
+    TOKEN((short)6, "token");
 
     private static final java.util.Map<java.lang.String, _Fields> byName = new java.util.HashMap<java.lang.String, _Fields>();
 
@@ -57,6 +60,8 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
           return DEADLINE_MS;
         case 5: // DEFAULT_ALGORITHM
           return DEFAULT_ALGORITHM;
+        case 6: // TOKEN
+          return TOKEN;
         default:
           return null;
       }
@@ -102,7 +107,7 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
   // isset id assignments
   private static final int __DEADLINE_MS_ISSET_ID = 0;
   private byte __isset_bitfield = 0;
-  private static final _Fields optionals[] = {_Fields.DEFAULT_ALGORITHM};
+  private static final _Fields optionals[] = {_Fields.DEFAULT_ALGORITHM,_Fields.TOKEN};
   public static final java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> metaDataMap;
   static {
     java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> tmpMap = new java.util.EnumMap<_Fields, org.apache.thrift.meta_data.FieldMetaData>(_Fields.class);
@@ -117,6 +122,8 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
     tmpMap.put(_Fields.DEADLINE_MS, new org.apache.thrift.meta_data.FieldMetaData("deadline_ms", org.apache.thrift.TFieldRequirementType.REQUIRED, 
         new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.I64)));
     tmpMap.put(_Fields.DEFAULT_ALGORITHM, new org.apache.thrift.meta_data.FieldMetaData("default_algorithm", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING)));
+    tmpMap.put(_Fields.TOKEN, new org.apache.thrift.meta_data.FieldMetaData("token", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
         new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING)));
     metaDataMap = java.util.Collections.unmodifiableMap(tmpMap);
     org.apache.thrift.meta_data.FieldMetaData.addStructMetaDataMap(PlanRequest.class, metaDataMap);
@@ -165,6 +172,9 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
     if (other.isSetDefault_algorithm()) {
       this.default_algorithm = other.default_algorithm;
     }
+    if (other.isSetToken()) {
+      this.token = other.token;
+    }
   }
 
   @Override
@@ -180,6 +190,7 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
     setDeadline_msIsSet(false);
     this.deadline_ms = 0;
     this.default_algorithm = null;
+    this.token = null;
   }
 
   @org.apache.thrift.annotation.Nullable
@@ -337,6 +348,31 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
     }
   }
 
+  @org.apache.thrift.annotation.Nullable
+  public java.lang.String getToken() {
+    return this.token;
+  }
+
+  public PlanRequest setToken(@org.apache.thrift.annotation.Nullable java.lang.String token) {
+    this.token = token;
+    return this;
+  }
+
+  public void unsetToken() {
+    this.token = null;
+  }
+
+  /** Returns true if field token is set (has been assigned a value) and false otherwise */
+  public boolean isSetToken() {
+    return this.token != null;
+  }
+
+  public void setTokenIsSet(boolean value) {
+    if (!value) {
+      this.token = null;
+    }
+  }
+
   @Override
   public void setFieldValue(_Fields field, @org.apache.thrift.annotation.Nullable java.lang.Object value) {
     switch (field) {
@@ -380,6 +416,14 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
       }
       break;
 
+    case TOKEN:
+      if (value == null) {
+        unsetToken();
+      } else {
+        setToken((java.lang.String)value);
+      }
+      break;
+
     }
   }
 
@@ -401,6 +445,9 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
 
     case DEFAULT_ALGORITHM:
       return getDefault_algorithm();
+
+    case TOKEN:
+      return getToken();
 
     }
     throw new java.lang.IllegalStateException();
@@ -424,6 +471,8 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
       return isSetDeadline_ms();
     case DEFAULT_ALGORITHM:
       return isSetDefault_algorithm();
+    case TOKEN:
+      return isSetToken();
     }
     throw new java.lang.IllegalStateException();
   }
@@ -486,6 +535,15 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
         return false;
     }
 
+    boolean this_present_token = true && this.isSetToken();
+    boolean that_present_token = true && that.isSetToken();
+    if (this_present_token || that_present_token) {
+      if (!(this_present_token && that_present_token))
+        return false;
+      if (!this.token.equals(that.token))
+        return false;
+    }
+
     return true;
   }
 
@@ -510,6 +568,10 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
     hashCode = hashCode * 8191 + ((isSetDefault_algorithm()) ? 131071 : 524287);
     if (isSetDefault_algorithm())
       hashCode = hashCode * 8191 + default_algorithm.hashCode();
+
+    hashCode = hashCode * 8191 + ((isSetToken()) ? 131071 : 524287);
+    if (isSetToken())
+      hashCode = hashCode * 8191 + token.hashCode();
 
     return hashCode;
   }
@@ -572,6 +634,16 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
         return lastComparison;
       }
     }
+    lastComparison = java.lang.Boolean.compare(isSetToken(), other.isSetToken());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetToken()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.token, other.token);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
     return 0;
   }
 
@@ -630,6 +702,16 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
         sb.append("null");
       } else {
         sb.append(this.default_algorithm);
+      }
+      first = false;
+    }
+    if (isSetToken()) {
+      if (!first) sb.append(", ");
+      sb.append("token:");
+      if (this.token == null) {
+        sb.append("null");
+      } else {
+        sb.append(this.token);
       }
       first = false;
     }
@@ -752,6 +834,14 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
               org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
             }
             break;
+          case 6: // TOKEN
+            if (schemeField.type == org.apache.thrift.protocol.TType.STRING) {
+              struct.token = iprot.readString();
+              struct.setTokenIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
           default:
             org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
         }
@@ -810,6 +900,13 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
           oprot.writeFieldEnd();
         }
       }
+      if (struct.token != null) {
+        if (struct.isSetToken()) {
+          oprot.writeFieldBegin(TOKEN_FIELD_DESC);
+          oprot.writeString(struct.token);
+          oprot.writeFieldEnd();
+        }
+      }
       oprot.writeFieldStop();
       oprot.writeStructEnd();
     }
@@ -848,9 +945,15 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
       if (struct.isSetDefault_algorithm()) {
         optionals.set(0);
       }
-      oprot.writeBitSet(optionals, 1);
+      if (struct.isSetToken()) {
+        optionals.set(1);
+      }
+      oprot.writeBitSet(optionals, 2);
       if (struct.isSetDefault_algorithm()) {
         oprot.writeString(struct.default_algorithm);
+      }
+      if (struct.isSetToken()) {
+        oprot.writeString(struct.token);
       }
     }
 
@@ -885,10 +988,14 @@ public class PlanRequest implements org.apache.thrift.TBase<PlanRequest, PlanReq
       struct.setTopologiesIsSet(true);
       struct.deadline_ms = iprot.readI64();
       struct.setDeadline_msIsSet(true);
-      java.util.BitSet incoming = iprot.readBitSet(1);
+      java.util.BitSet incoming = iprot.readBitSet(2);
       if (incoming.get(0)) {
         struct.default_algorithm = iprot.readString();
         struct.setDefault_algorithmIsSet(true);
+      }
+      if (incoming.get(1)) {
+        struct.token = iprot.readString();
+        struct.setTokenIsSet(true);
       }
     }
   }

@@ -10,11 +10,15 @@ import java.util.Map;
  */
 final class OutcomeLog {
 
+    /** Outcomes are kept cut to this length: they hold the service's messages, which can be of any length. */
+    static final int MAX_OUTCOME_CHARS = PlannerConfig.DEFAULT_LOG_MAX_CHARS;
+
     private final Map<String, String> last = new HashMap<>();
 
     /** Records the outcome; true when it differs from the subject's previous one. */
     boolean changed(String subject, String outcome) {
-        return !outcome.equals(last.put(subject, outcome));
+        String kept = Texts.cap(outcome, MAX_OUTCOME_CHARS);
+        return !kept.equals(last.put(subject, kept));
     }
 
     /** The subject's previous outcome, or null. */

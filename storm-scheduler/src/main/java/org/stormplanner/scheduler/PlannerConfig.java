@@ -19,8 +19,18 @@ import org.apache.storm.shade.net.minidev.json.JSONValue;
  *   <tr><td>{@value #SERVICE_PORT}</td><td>storm.yaml</td><td>{@value #DEFAULT_SERVICE_PORT}</td>
  *       <td>port of the planner service (framed transport, binary protocol)</td></tr>
  *   <tr><td>{@value #SERVICE_TIMEOUT_MS}</td><td>storm.yaml</td><td>{@value #DEFAULT_SERVICE_TIMEOUT_MS}</td>
- *       <td>deadline of one planning call: connect timeout, read timeout, and the {@code deadline_ms}
- *       sent in the request. Nimbus holds its scheduling lock while it waits.</td></tr>
+ *       <td>deadline of one planning call, connecting, sending and reading the answer together (a service
+ *       that answers a byte at a time is cut off at it), and the {@code deadline_ms} sent in the request.
+ *       Nimbus holds its scheduling lock while it waits.</td></tr>
+ *   <tr><td>{@value #SERVICE_TOKEN}</td><td>storm.yaml</td><td>(none)</td>
+ *       <td>the planner service's shared token ({@code storm-planner serve --token-file} or
+ *       {@code STORM_PLANNER_TOKEN}), sent with every plan call; a service with a token refuses calls
+ *       without it</td></tr>
+ *   <tr><td>{@value #STATUS_MAX_CHARS}</td><td>storm.yaml</td><td>{@value #DEFAULT_STATUS_MAX_CHARS}</td>
+ *       <td>a topology status longer than this is cut, with an ellipsis and its length (the service's
+ *       messages can be of any length)</td></tr>
+ *   <tr><td>{@value #LOG_MAX_CHARS}</td><td>storm.yaml</td><td>{@value #DEFAULT_LOG_MAX_CHARS}</td>
+ *       <td>the same for text from the service in one line of Nimbus' log</td></tr>
  *   <tr><td>{@value #DEFAULT_ALGORITHM}</td><td>storm.yaml</td><td>{@value #DEFAULT_DEFAULT_ALGORITHM}</td>
  *       <td>algorithm for topologies that name none</td></tr>
  *   <tr><td>{@value #ALGORITHM}</td><td>topology conf</td><td>(empty: {@value #DEFAULT_ALGORITHM})</td>
@@ -53,6 +63,9 @@ public final class PlannerConfig {
     public static final String SERVICE_HOST = "planner.service.host";
     public static final String SERVICE_PORT = "planner.service.port";
     public static final String SERVICE_TIMEOUT_MS = "planner.service.timeout.ms";
+    public static final String SERVICE_TOKEN = "planner.service.token";
+    public static final String STATUS_MAX_CHARS = "planner.service.status.max.chars";
+    public static final String LOG_MAX_CHARS = "planner.service.log.max.chars";
     public static final String DEFAULT_ALGORITHM = "planner.default.algorithm";
     public static final String ALGORITHM = "planner.algorithm";
     public static final String ENABLED = "planner.enabled";
@@ -64,6 +77,8 @@ public final class PlannerConfig {
     public static final int DEFAULT_SERVICE_PORT = 7627;
     public static final int DEFAULT_SERVICE_TIMEOUT_MS = 5000;
     public static final String DEFAULT_DEFAULT_ALGORITHM = "even";
+    public static final int DEFAULT_STATUS_MAX_CHARS = 512;
+    public static final int DEFAULT_LOG_MAX_CHARS = 4096;
     public static final double DEFAULT_REPLAN_INTERVAL_SECS = 10.0;
 
     /** Prefix of every key the plugin knows; topology keys under it travel to the planner as options. */
@@ -75,8 +90,17 @@ public final class PlannerConfig {
     private final int servicePort;
     private final int timeoutMs;
     private final String defaultAlgorithm;
+    private final String token;
+    private final int statusMaxChars;
+    private final int logMaxChars;
 
     public PlannerConfig(String serviceHost, int servicePort, int timeoutMs, String defaultAlgorithm) {
+        this(serviceHost, servicePort, timeoutMs, defaultAlgorithm, null, DEFAULT_STATUS_MAX_CHARS,
+            DEFAULT_LOG_MAX_CHARS);
+    }
+
+    public PlannerConfig(String serviceHost, int servicePort, int timeoutMs, String defaultAlgorithm, String token,
+                         int statusMaxChars, int logMaxChars) {
         if (serviceHost == null || serviceHost.isBlank()) {
             throw new IllegalArgumentException(SERVICE_HOST + " must not be empty");
         }
@@ -89,10 +113,19 @@ public final class PlannerConfig {
         if (defaultAlgorithm == null || defaultAlgorithm.isBlank()) {
             throw new IllegalArgumentException(DEFAULT_ALGORITHM + " must not be empty");
         }
+        if (statusMaxChars < 1) {
+            throw new IllegalArgumentException(STATUS_MAX_CHARS + " must be positive, not " + statusMaxChars);
+        }
+        if (logMaxChars < 1) {
+            throw new IllegalArgumentException(LOG_MAX_CHARS + " must be positive, not " + logMaxChars);
+        }
         this.serviceHost = serviceHost.trim();
         this.servicePort = servicePort;
         this.timeoutMs = timeoutMs;
         this.defaultAlgorithm = defaultAlgorithm.trim();
+        this.token = token == null || token.isBlank() ? null : token.trim();
+        this.statusMaxChars = statusMaxChars;
+        this.logMaxChars = logMaxChars;
     }
 
     /** Reads the daemon keys; absent keys take their defaults. */
@@ -102,7 +135,10 @@ public final class PlannerConfig {
             stringOf(c, SERVICE_HOST, DEFAULT_SERVICE_HOST),
             intOf(c, SERVICE_PORT, DEFAULT_SERVICE_PORT),
             intOf(c, SERVICE_TIMEOUT_MS, DEFAULT_SERVICE_TIMEOUT_MS),
-            stringOf(c, DEFAULT_ALGORITHM, DEFAULT_DEFAULT_ALGORITHM));
+            stringOf(c, DEFAULT_ALGORITHM, DEFAULT_DEFAULT_ALGORITHM),
+            stringOf(c, SERVICE_TOKEN, null),
+            intOf(c, STATUS_MAX_CHARS, DEFAULT_STATUS_MAX_CHARS),
+            intOf(c, LOG_MAX_CHARS, DEFAULT_LOG_MAX_CHARS));
     }
 
     public String serviceHost() {
@@ -119,6 +155,21 @@ public final class PlannerConfig {
 
     public String defaultAlgorithm() {
         return defaultAlgorithm;
+    }
+
+    /** The service's shared token, or null when none is configured. */
+    public String token() {
+        return token;
+    }
+
+    /** A topology status cut to {@value #STATUS_MAX_CHARS}. */
+    public String status(String text) {
+        return Texts.cap(text, statusMaxChars);
+    }
+
+    /** Text from the service (a message, notes) cut to {@value #LOG_MAX_CHARS} for one log line. */
+    public String forLog(Object text) {
+        return Texts.cap(text, logMaxChars);
     }
 
     /** The topology's {@value #ALGORITHM}, or the cluster default when it names none. */
@@ -230,6 +281,6 @@ public final class PlannerConfig {
     @Override
     public String toString() {
         return "planner service " + serviceHost + ":" + servicePort + ", timeout " + timeoutMs
-            + " ms, default algorithm " + defaultAlgorithm;
+            + " ms, default algorithm " + defaultAlgorithm + (token == null ? ", no token" : ", token set");
     }
 }

@@ -65,7 +65,7 @@ public class PlannerScheduler implements IScheduler {
     public void prepare(Map<String, Object> conf, StormMetricsRegistry metricsRegistry) {
         config = PlannerConfig.fromStormConf(conf);
         requests = new PlanRequestBuilder(config);
-        client = new PlannerClient(config.serviceHost(), config.servicePort(), config.timeoutMs());
+        client = new PlannerClient(config.serviceHost(), config.servicePort(), config.timeoutMs(), config.token());
         metrics = new PlannerMetrics(metricsRegistry == null ? new StormMetricsRegistry() : metricsRegistry);
         LOG.info("storm-planner scheduler ready: {}", config);
     }
@@ -105,7 +105,7 @@ public class PlannerScheduler implements IScheduler {
         DefaultFallback.schedule(forDefault, cluster);
 
         for (TopologyDetails td : selection.plannerDisabled) {
-            cluster.setStatus(td.getId(),
+            setStatus(cluster, td.getId(),
                 "Scheduled by DefaultScheduler (" + PlannerConfig.ENABLED + " is false for this topology)");
         }
         fallbacks.forEach((td, fallback) -> recordFallback(td, fallback, cluster));
@@ -183,7 +183,8 @@ public class PlannerScheduler implements IScheduler {
         }
         if (problem != null) {
             if (outcomes.changed(subject, problem)) {
-                LOG.warn("storm-planner: re-planning {} failed, it keeps its placement: {}", td.getId(), problem);
+                LOG.warn("storm-planner: re-planning {} failed, it keeps its placement: {}", td.getId(),
+                    logText(problem));
             }
             return;
         }
@@ -195,9 +196,9 @@ public class PlannerScheduler implements IScheduler {
         String algorithm = plan.getAlgorithm() != null ? plan.getAlgorithm() : config.algorithmFor(td.getConf());
         String status = "Re-planned by storm-planner (algorithm " + algorithm + ", " + moved
             + " executors moved, now on " + slots.size() + " slots)";
-        cluster.setStatus(td.getId(), status);
+        setStatus(cluster, td.getId(), status);
         metrics.replanApplied();
-        LOG.info("storm-planner: {}: {}; notes: {}", td.getId(), status, plan.getNotes());
+        LOG.info("storm-planner: {}: {}; notes: {}", td.getId(), logText(status), logText(plan.getNotes()));
     }
 
     private static boolean isInfeasible(TopologyPlan plan) {
@@ -211,11 +212,11 @@ public class PlannerScheduler implements IScheduler {
      */
     private void leaveUnscheduled(TopologyDetails td, TopologyPlan plan, Cluster cluster) {
         String reason = plan.getError().getMessage();
-        cluster.setStatus(td.getId(), "Not scheduled (INFEASIBLE): " + reason + "; set "
+        setStatus(cluster, td.getId(), "Not scheduled (INFEASIBLE): " + reason + "; set "
             + PlannerConfig.INFEASIBLE_FALLBACK + ": true to let DefaultScheduler place it anyway");
         metrics.infeasible();
         if (outcomes.changed(td.getId(), "infeasible: " + reason)) {
-            LOG.warn("storm-planner: {} left unscheduled: {}", td.getId(), reason);
+            LOG.warn("storm-planner: {} left unscheduled: {}", td.getId(), logText(reason));
         }
     }
 
@@ -252,7 +253,7 @@ public class PlannerScheduler implements IScheduler {
         try {
             Fallback fallback = new Fallback(FallbackCause.INTERNAL, "internal error in storm-planner: " + fault);
             if (outcomes.changed(SERVICE, fallback.outcome())) {
-                LOG.error("storm-planner: {}; falling back to DefaultScheduler", fallback.reason, fault);
+                LOG.error("storm-planner: {}; falling back to DefaultScheduler", logText(fallback.reason), fault);
             }
             TopologySelection selection = TopologySelection.of(topologies, cluster);
             List<TopologyDetails> rest = new ArrayList<>(selection.plannerDisabled);
@@ -274,26 +275,26 @@ public class PlannerScheduler implements IScheduler {
         String solve = plan.isSetSolve_ms() ? ", solve " + Math.round(plan.getSolve_ms()) + " ms" : "";
         String status = "Planned by storm-planner (algorithm " + algorithm + ", " + executors + " executors on "
             + slots.size() + " slots" + solve + ")";
-        cluster.setStatus(td.getId(), status);
+        setStatus(cluster, td.getId(), status);
         metrics.planApplied();
         outcomes.changed(td.getId(), "planned");
-        LOG.info("storm-planner: {}: {}; {} executors changed slot", td.getId(), status, moved);
+        LOG.info("storm-planner: {}: {}; {} executors changed slot", td.getId(), logText(status), moved);
     }
 
     private void recordFallback(TopologyDetails td, Fallback fallback, Cluster cluster) {
-        cluster.setStatus(td.getId(), "Fell back to DefaultScheduler (" + fallback.cause.metricName() + "): "
+        setStatus(cluster, td.getId(), "Fell back to DefaultScheduler (" + fallback.cause.metricName() + "): "
             + fallback.reason);
         metrics.fallback(fallback.cause);
         if (outcomes.changed(td.getId(), fallback.outcome()) && fallback.logged) {
             LOG.warn("storm-planner: {} fell back to DefaultScheduler ({}): {}", td.getId(),
-                fallback.cause.metricName(), fallback.reason);
+                fallback.cause.metricName(), logText(fallback.reason));
         }
     }
 
     private void logServiceFailure(Fallback fallback, List<TopologyDetails> toPlan, Throwable failure) {
         if (outcomes.changed(SERVICE, fallback.outcome())) {
             String ids = toPlan.stream().map(TopologyDetails::getId).collect(Collectors.joining(", "));
-            LOG.warn("storm-planner: {}; {} (logged once until the cause changes)", fallback.reason,
+            LOG.warn("storm-planner: {}; {} (logged once until the cause changes)", logText(fallback.reason),
                 ids.isEmpty() ? "running topologies keep their placement" : "DefaultScheduler places " + ids);
             if (fallback.cause == FallbackCause.INTERNAL) {
                 LOG.warn("storm-planner: cause of the failed call", failure);
@@ -309,6 +310,17 @@ public class PlannerScheduler implements IScheduler {
         withReplans.addAll(subjects);
         withReplans.add(SERVICE);
         outcomes.retainOnly(withReplans);
+    }
+
+    /** Every status this plugin sets goes through here: cut to {@value PlannerConfig#STATUS_MAX_CHARS}. */
+    private void setStatus(Cluster cluster, String topologyId, String status) {
+        cluster.setStatus(topologyId, config != null ? config.status(status)
+            : Texts.cap(status, PlannerConfig.DEFAULT_STATUS_MAX_CHARS));
+    }
+
+    /** Text from the service for one log line: cut to {@value PlannerConfig#LOG_MAX_CHARS}. */
+    private String logText(Object text) {
+        return config != null ? config.forLog(text) : Texts.cap(text, PlannerConfig.DEFAULT_LOG_MAX_CHARS);
     }
 
     /** One call to the planner service. Protected so a test can watch the exchange; nothing else overrides it. */
