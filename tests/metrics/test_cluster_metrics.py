@@ -103,6 +103,7 @@ def test_windows_appear_and_their_traffic_matches_storms_own_counts(cluster, tmp
         # The acker streams agree too: the hook sees system streams as well.
         acks = flow_totals(latest_windows(a.zookeeper, row.id), stream="__ack_init")
         assert sum(acks.values()) == storm["emitted"][("numbers", "__ack_init")]
+        _assert_the_model_predicts_the_acker_streams(latest_windows(a.zookeeper, row.id), ours, count)
 
         # Each worker (a JVM of its own here) reports its whole process CPU; its executors' threads are part of it.
         workers = _worker_windows(latest_windows(a.zookeeper, row.id))
@@ -224,6 +225,28 @@ def test_a_corrupt_znode_or_a_deleted_root_does_not_stop_scheduling(cluster, tmp
         zk.stop()
         zk.close()
         kill_all(cluster)
+
+
+def _assert_the_model_predicts_the_acker_streams(windows, user_totals, count):
+    """The acker's streams as ``core.system_streams`` derives them from the user streams' measured totals
+    equal what the hook counted on ``__ack_init`` and ``__ack_ack`` (every tuple acked once, none failed)."""
+    from storm_planner.core.elements import Component, Stream
+    from storm_planner.core.system_streams import ACK_ACK_STREAM, ACK_INIT_STREAM, acker_streams
+
+    executors: dict[str, int] = {}
+    for w in windows.values():
+        executors[w.component] = executors.get(w.component, 0) + 1
+    components = [Component(c, "spout" if c == "numbers" else "bolt", n, system=c.startswith("__"))
+                  for c, n in executors.items()]
+    user = [Stream("numbers", "relay", "shuffle", user_totals[("numbers", "relay")]),
+            Stream("relay", "sink", "global", user_totals[("relay", "sink")])]
+    model = {(s.source, s.target, s.stream_id): s.rate for s in acker_streams(components, user)}
+    measured = {(src, dst, stream): total for stream in (ACK_INIT_STREAM, ACK_ACK_STREAM)
+                for (src, dst), total in flow_totals(windows, stream=stream).items()}
+    print(f"acker streams, model vs hook: { {k: (model.get(k), measured.get(k)) for k in sorted(model)} }")
+    assert set(model) == set(measured)
+    assert model == measured
+    assert model[("numbers", "__acker", ACK_INIT_STREAM)] == count
 
 
 def _worker_windows(windows) -> dict[tuple[int, int], tuple[float, float]]:
