@@ -7,8 +7,11 @@ everything after a reconnect (watches do not survive a lost session) and every
 ``resync_s`` as a safety net. Each task keeps its last ``history`` windows.
 
 What goes wrong is kept, not raised: a corrupt document (not JSON, unknown
-format version, bad fields) is skipped and named in :meth:`view`'s
-``problems`` while the task's earlier windows stay; a topology whose znodes are
+format version, beyond the bounds of :mod:`~storm_planner.metrics.windows`, a bad
+field, or anything else its parsing raises) is skipped, warned with its znode,
+named in :meth:`view`'s ``problems`` and counted (``corrupt_windows``, once per
+write of the znode) while the task's earlier windows stay; one task's or one
+topology's trouble never stops the others being read; a topology whose znodes are
 deleted while it still runs keeps its cached windows (``events`` says so, from the moment
 the deletion is seen, or, if the hook re-created the znodes before the store looked, from
 their new creation ids, and for ``event_hold_s`` after new windows arrive); with
