@@ -45,6 +45,11 @@ def test_plan_log_page_shows_topologies_algorithms_slots_and_fallbacks(dashboard
     # The graphs were drawn (Cytoscape and Chart.js render into canvases).
     assert len(browser.find_elements(By.CSS_SELECTOR, "#topologies canvas")) >= 4
     assert browser.find_element(By.ID, "history-chart").size["height"] > 50
+    # The garbled third line of the log is counted on the page.
+    assert browser.find_element(By.CSS_SELECTOR, "[data-testid=bad-lines]").text.startswith(
+        "1 bad plan-log line(s) skipped (last: line 3: not JSON")
+    # Everything above ran under the Content-Security-Policy (this server only, no inline styles):
+    # a violation would be a console error.
     assert console_errors(browser) == []
 
 

@@ -48,4 +48,31 @@ def test_serving_prints_nothing_on_standard_output(tmp_path):
         out, err = process.communicate(timeout=20)
     assert out == ""
     assert f"dashboard: http://127.0.0.1:{port}/" in err
-    assert "line 3 is not JSON" in err
+    assert "line 3 skipped: not JSON" in err
+
+
+def test_refresh_and_bounds_must_be_sane(tmp_path):
+    import argparse
+
+    import pytest
+
+    from storm_planner.cli import CommandError
+    from storm_planner.dashboard.commands import add_commands, check_bounds
+
+    result = run("--plan-log", str(tmp_path / "p.jsonl"), "--refresh", "nan")
+    assert result.returncode == 2 and "--refresh nan: expected seconds from 0.5 to 3600" in result.stderr
+    parser = argparse.ArgumentParser()
+    add_commands(parser.add_subparsers())
+
+    def check(*args: str) -> None:
+        check_bounds(parser.parse_args(["dashboard", "--plan-log", "p.jsonl", *args]))
+
+    check("--refresh", "0.5", "--allowed-host", "dash.example")
+    for value in ("inf", "0", "-1", "100000"):
+        with pytest.raises(CommandError, match=f"--refresh {float(value)}: expected seconds from 0.5 to 3600"):
+            check("--refresh", value)
+    for flag in ("--history", "--page-size", "--max-line-bytes", "--max-line-depth", "--max-int-digits"):
+        with pytest.raises(CommandError, match=f"{flag} 0: expected 1 or more"):
+            check(flag, "0")
+    with pytest.raises(CommandError, match="--allowed-host 'evil.example:80/x'"):
+        check("--allowed-host", "evil.example:80/x")

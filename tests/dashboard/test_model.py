@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from storm_planner.dashboard.model import PlanLogReader, component_of, snapshot, split_slot
+from storm_planner.dashboard.model import component_of, snapshot, split_slot
+from storm_planner.dashboard.planlog import PlanLogReader
 
 from .conftest import DATA
 
@@ -13,7 +14,7 @@ def test_garbled_line_is_skipped_with_a_warning_naming_it(caplog):
     with caplog.at_level(logging.WARNING):
         records = PlanLogReader(DATA / "plan-log.jsonl").records()
     assert [r["event"] for r in records] == ["plan", "plan", "plan", "rebalance", "plan"]
-    assert "plan-log.jsonl line 3 is not JSON" in caplog.text
+    assert "plan-log.jsonl line 3 skipped: not JSON" in caplog.text
 
 
 def test_reader_reads_only_complete_appended_lines(tmp_path):

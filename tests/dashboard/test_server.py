@@ -1,6 +1,7 @@
 """The dashboard's web app, without a socket (Starlette's test client)."""
 from __future__ import annotations
 
+import json
 import warnings
 
 with warnings.catch_warnings():
@@ -18,7 +19,7 @@ def test_page_static_files_and_api(tmp_path):
     reports = tmp_path / "reports"
     (reports / "albic").mkdir(parents=True)
     (reports / "albic" / "load.png").write_bytes(b"\x89PNG")
-    client = TestClient(create_app(DATA / "plan-log.jsonl", reports_dir=reports))
+    client = TestClient(create_app(DATA / "plan-log.jsonl", reports_dir=reports), base_url="http://127.0.0.1")
     page = client.get("/")
     assert page.status_code == 200 and "/static/app.js" in page.text
     for script in ("/static/app.js", "/static/vendor/chart-4.6.1.umd.min.js",
@@ -34,7 +35,54 @@ def test_page_static_files_and_api(tmp_path):
 
 def test_unreachable_cluster_is_reported_not_fatal():
     source = ClusterSource("127.0.0.1:1", None, timeout_ms=300)
-    client = TestClient(create_app(DATA / "plan-log.jsonl", source))
+    client = TestClient(create_app(DATA / "plan-log.jsonl", source), base_url="http://127.0.0.1")
     snap = client.get("/api/snapshot").json()
     assert "Nimbus 127.0.0.1:1" in snap["cluster"]["error"]
     assert len(snap["topologies"]) == 2
+
+
+def client_for(plan_log, **options) -> TestClient:
+    return TestClient(create_app(plan_log, **options), base_url="http://127.0.0.1")
+
+
+def test_a_wrong_typed_field_no_longer_breaks_the_page_and_is_counted(tmp_path):
+    log = tmp_path / "plans.jsonl"
+    good = (DATA / "plan-log.jsonl").read_text().splitlines()[0]
+    log.write_text(good + "\n" + '{"event": "plan", "topology": "x", "assignments": "sup-a:6700"}\n')
+    client = client_for(log)
+    response = client.get("/api/snapshot")
+    assert response.status_code == 200
+    snap = response.json()
+    assert len(snap["plans"]) == 1 and snap["plan_log"]["bad_lines"] == 1
+    assert snap["plan_log"]["last_bad_line"].startswith("line 2: field assignments: text")
+    assert client.get("/api/health").json()["plan_log"]["bad_lines"] == 1
+
+
+def test_other_host_names_are_refused_and_every_response_carries_the_security_headers():
+    client = client_for(DATA / "plan-log.jsonl", allowed_hosts=["127.0.0.1", "localhost", "dash.example"])
+    for host in ("127.0.0.1:8090", "localhost", "DASH.example:80"):
+        assert client.get("/api/health", headers={"host": host}).status_code == 200, host
+    refused = client.get("/api/snapshot", headers={"host": "attacker.example"})
+    assert refused.status_code == 421 and "--allowed-host attacker.example" in refused.text
+    for path in ("/", "/static/app.js", "/api/health", "/no-such-page"):
+        headers = client.get(path).headers
+        assert headers["content-security-policy"].startswith("default-src 'self'"), path
+        assert headers["x-content-type-options"] == "nosniff"
+        assert headers["x-frame-options"] == "DENY" and headers["referrer-policy"] == "no-referrer"
+    assert refused.headers["x-frame-options"] == "DENY"
+
+
+def test_plans_come_in_bounded_pages(tmp_path):
+    log = tmp_path / "plans.jsonl"
+    record = json.loads((DATA / "plan-log.jsonl").read_text().splitlines()[0])
+    log.write_text("".join(json.dumps({**record, "request_id": f"r{i}"}) + "\n" for i in range(50)))
+    client = client_for(log, page_size=10, history=30)
+    assert [p["index"] for p in client.get("/api/plans").json()] == list(range(40, 50))
+    assert [p["index"] for p in client.get("/api/plans", params={"limit": 5, "before": 40}).json()] == \
+        list(range(35, 40))
+    assert len(client.get("/api/plans", params={"limit": 30}).json()) == 30  # all the history kept
+    for bad in ({"limit": 0}, {"limit": 31}, {"limit": "nan"}, {"before": "-1"}):
+        response = client.get("/api/plans", params=bad)
+        assert response.status_code == 400 and "query parameter" in response.json()["error"], bad
+    snap = client.get("/api/snapshot").json()
+    assert len(snap["plans"]) == 10 and snap["plans_total"] == 50

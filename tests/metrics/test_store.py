@@ -159,3 +159,78 @@ def test_with_zookeeper_gone_the_last_metrics_are_used_and_it_recovers_by_itself
             writer.stop()
         until(lambda: store.view(TOPOLOGY).windows[1][-1].seq == 5, timeout_s=15, message="a window after recovery")
         assert not any("unreachable" in n for n in source.measure(spec(), [])["notes"])
+
+
+def _bad_windows(topology: str) -> dict[int, bytes]:
+    """Task -> a window that must be skipped, one of each kind a worker could write."""
+    def doc(task: int, **changes) -> dict:
+        base = window_doc(topology, "count", task)
+        for path, value in changes.items():
+            section, _, key = path.partition(".")
+            if key:
+                base[section] = {**base[section], key: value}
+            else:
+                base[section] = value
+        return base
+
+    def raw(task: int, field: str, literal: str, **changes) -> bytes:
+        marker = "__replace_me__"
+        text = encode(doc(task, **{field: marker}, **changes)).decode()
+        return text.replace(f'"{marker}"', literal).encode()
+
+    return {
+        11: raw(11, "emitted.tuples", "9" * 5000),                         # a 5000-digit integer
+        12: raw(12, "state_mb", "[" * 100_000 + "]" * 100_000),            # a 100,000-deep array
+        13: raw(13, "emitted.tuples", "Infinity"),
+        14: raw(14, "cpu.subprocess_ms", "1e999"),                         # infinite CPU
+        15: raw(15, "executed.latency_ms_sum", "NaN"),
+        16: encode(doc(16, **{"emitted.tuples": -5})),                     # a negative count
+        17: raw(17, "window.period_s", "NaN"),
+        18: encode(doc(18, **{"sent": [{"stream": "default", "to": 2, "tuples": "many"}]})),
+        19: encode({**doc(19), "padding": "x" * 300_000}),                  # over the byte limit below
+    }
+
+
+def test_bad_windows_are_skipped_counted_and_named_and_every_good_window_arrives(zookeeper, kazoo, zk_paths):
+    """One topology's bad windows (of every kind) cost neither its good windows nor another topology's."""
+    from storm_planner.metrics.windows import WindowLimits
+
+    root, storm_root = zk_paths
+    bad_topology, good_topology = "a-bad-1-1700000000", "b-good-2-1700000000"
+    write(kazoo, root, 1, window_doc(bad_topology, "words", 1), topology=bad_topology)
+    bad = _bad_windows(bad_topology)
+    for task, data in bad.items():
+        kazoo.create(f"{root}/{bad_topology}/{task}", data, makepath=True)
+    for task in (1, 2, 3):
+        write(kazoo, root, task, window_doc(good_topology, "words", task), topology=good_topology)
+    limits = WindowLimits(max_bytes=256 * 1024)  # the 100,000-deep array (200 kB) fits
+    with MetricsStore(zookeeper.hosts, root, storm_root=storm_root, resync_s=60.0, limits=limits) as store:
+        assert store.wait_synced(15)
+        until(lambda: len(store.view(bad_topology).problems) == len(bad), message="every bad window named")
+        assert sorted(store.view(good_topology).windows) == [1, 2, 3]
+        view = store.view(bad_topology)
+        assert list(view.windows) == [1] and view.corrupt_windows == len(bad)
+        problems = dict(p.split(": ", 1) for p in view.problems)
+        assert "integer of 5,000 digits" in problems["task 11"]
+        assert "nested more than 16 levels" in problems["task 12"]
+        assert "Infinity is not a finite number" in problems["task 13"]
+        assert "1e999 is out of range" in problems["task 14"]
+        assert "NaN is not a finite number" in problems["task 15"]
+        assert problems["task 16"] == "bad field emitted.tuples: -5 is negative"
+        assert "NaN is not a finite number" in problems["task 17"]
+        assert problems["task 18"] == "bad field sent[0].tuples: expected an integer, got 'many'"
+        assert "more than the limit of 262,144 (setting STORM_PLANNER_WINDOW_MAX_BYTES)" in problems["task 19"]
+        # A full resync reads the same bad znodes again: they are not counted twice.
+        assert store.refresh(10) and store.view(bad_topology).corrupt_windows == len(bad)
+        notes = StoreMetricsSource(store).measure(spec(bad_topology), [])["notes"]
+        assert f"{len(bad)} corrupt metrics windows skipped so far" in notes
+
+
+def test_the_warning_names_the_topology_and_the_znode(store, kazoo, root, caplog):
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="storm_planner.metrics"):
+        kazoo.create(f"{root}/{TOPOLOGY}/4", encode({**window_doc(TOPOLOGY, "count", 4), "task": -0.5}),
+                     makepath=True)
+        until(lambda: store.view(TOPOLOGY).problems, message="the problem")
+    assert f"topology {TOPOLOGY}, task 4, window skipped: znode {root}/{TOPOLOGY}/4: bad field task" in caplog.text

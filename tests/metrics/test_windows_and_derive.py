@@ -138,7 +138,7 @@ def test_worker_cpu_is_never_negative_and_idle_workers_share_it_evenly():
 def test_process_cpu_is_parsed_when_present_and_refused_when_negative():
     assert parsed(window_doc("t", "count", 2, process_ms=250.0)).process_ms == 250.0
     assert parsed(window_doc("t", "count", 2)).process_ms is None
-    with pytest.raises(CorruptWindow, match="process ms"):
+    with pytest.raises(CorruptWindow, match="cpu.process_ms: -1.0 is negative"):
         parsed(window_doc("t", "count", 2, process_ms=-1.0))
 
 

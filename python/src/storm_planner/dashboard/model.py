@@ -3,9 +3,11 @@
 
 The plan log is the one record every deployment has (the service writes it, the end-to-end tests
 read it), so the dashboard works from it alone: no cluster is needed to look at what a planner
-decided. A line that is not JSON, or not a JSON object, is skipped with a warning naming the file
-and line number: a half-written last line (the service is appending while we read) must not take
-the page down.
+decided. ``planlog`` reads it (bounded, line by line; a bad line is skipped and counted) into a
+:class:`~storm_planner.dashboard.planlog.PlanHistory`: the last records, and each topology's latest plan.
+
+With the cluster read (Nimbus connected), only the topologies it runs are shown, and what runs on each
+supervisor comes from Nimbus' current assignments, not from plans of topologies long gone.
 
 Fallbacks: when the service answers with an error, the Nimbus plugin falls back to Storm's
 DefaultScheduler for that round, so a plan record carrying ``error`` *is* a fallback and its
@@ -13,73 +15,19 @@ DefaultScheduler for that round, so a plan record carrying ``error`` *is* a fall
 """
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections import defaultdict
-from pathlib import Path
 from typing import Any, Iterable, Mapping
+
+from storm_planner.dashboard.planlog import PlanHistory
 
 log = logging.getLogger(__name__)
 
 # Executor names: Storm's "[start-end]" task ranges, or the problem file's derived "<component>/<i>".
 _DERIVED = re.compile(r"^(?P<component>.+)/(?P<index>\d+)$")
 
-
-class PlanLogReader:
-    """Reads a plan log incrementally: only the bytes appended since the last read are parsed,
-    so refreshing the page every few seconds stays cheap on a long-running cluster."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self._offset = 0
-        self._line_no = 0
-        self._records: list[dict] = []
-        self._warned_missing = False
-
-    def records(self) -> list[dict]:
-        """Every good record so far, oldest first (a missing file: none, with one warning)."""
-        try:
-            with self.path.open("rb") as handle:
-                size = handle.seek(0, 2)
-                if size < self._offset:  # truncated or replaced: start over
-                    self._offset, self._line_no, self._records = 0, 0, []
-                handle.seek(self._offset)
-                data = handle.read()
-        except FileNotFoundError:
-            if not self._warned_missing:
-                log.warning("plan log %s does not exist (yet): showing no plans", self.path)
-                self._warned_missing = True
-            return list(self._records)
-        self._warned_missing = False
-        # Keep an unfinished last line (no newline yet) for the next read.
-        complete, _, _rest = data.rpartition(b"\n")
-        if not complete and not data.endswith(b"\n"):
-            return list(self._records)
-        self._offset += len(complete) + 1
-        for raw in complete.split(b"\n"):
-            self._line_no += 1
-            record = parse_line(raw, self.path, self._line_no)
-            if record is not None:
-                self._records.append(record)
-        return list(self._records)
-
-
-def parse_line(raw: bytes | str, path: Path | str, line_no: int) -> dict | None:
-    """One plan-log line as a record, or None (blank; or garbled, with a warning naming the line)."""
-    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-    if not text.strip():
-        return None
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as error:
-        log.warning("%s line %d is not JSON (%s): skipped", path, line_no, error.msg)
-        return None
-    if not isinstance(record, dict):
-        log.warning("%s line %d is not a JSON object: skipped", path, line_no)
-        return None
-    record.setdefault("event", "plan")
-    return record
+DEFAULT_PAGE_SIZE = 200   # plans (and rebalances, events) a snapshot or one /api/plans page carries
 
 
 def component_of(executor: str, executor_components: Mapping[str, str] | None = None) -> str:
@@ -174,24 +122,45 @@ def topology_view(record: Mapping[str, Any], cluster: Mapping[str, Any] | None =
     }
 
 
-def supervisors_view(plans: Iterable[Mapping[str, Any]], cluster: Mapping[str, Any] | None = None) -> list[dict]:
+def current_assignments(history: PlanHistory, cluster: Mapping[str, Any] | None = None) -> dict[str, dict]:
+    """Topology -> executor -> slot ("supervisor:port") of what runs now. With Nimbus read: the topologies
+    it runs, placed as Nimbus reports (its host:port mapped to a supervisor's slot), else as their latest
+    plan; a topology Nimbus no longer runs counts nowhere. Without Nimbus: each topology's latest plan."""
+    cluster = cluster or {}
+    if not cluster.get("connected"):
+        return {topo: dict(record["assignments"]) for topo, record in history.latest_good.items()}
+    slot_at = _slots_by_address(cluster.get("supervisors") or [])
+    current = {}
+    for topo, info in (cluster.get("topologies") or {}).items():
+        live = {executor: slot_at.get(split_slot(address)) for executor, address in (info.get("placement") or {}).items()}
+        if live and None not in live.values():
+            current[topo] = live
+        elif topo in history.latest_good:
+            current[topo] = dict(history.latest_good[topo]["assignments"])
+    return current
+
+
+def _slots_by_address(supervisors: Iterable[Mapping[str, Any]]) -> dict[tuple[str, int | None], str]:
+    """(host, port) -> "supervisor:port", for the supervisors whose host and slots are known."""
+    return {(sup["host"], split_slot(slot)[1]): slot
+            for sup in supervisors if sup.get("host") for slot in sup.get("slots") or []}
+
+
+def supervisors_view(history: PlanHistory, cluster: Mapping[str, Any] | None = None) -> list[dict]:
     """Supervisors grouped by what is known: the cluster's own description (capacity, slots, meta,
-    declared use) when connected, else the nodes and slots the plans used. Measured load is
-    the sum of the executors' loads where the cluster reports it."""
+    declared use) when connected, else the nodes and slots the plans used; the executors on each are
+    those that run now (:func:`current_assignments`). Measured load is the sum of the executors' loads
+    where the cluster reports it."""
     cluster = cluster or {}
     used: dict[str, set[str]] = defaultdict(set)
     executors_on: dict[str, int] = defaultdict(int)
-    latest: dict[str, Mapping[str, Any]] = {}
-    for record in plans:
-        if record.get("topology") and record.get("assignments"):
-            latest[record["topology"]] = record
     measured_cpu: dict[str, float] = defaultdict(float)
     declared_cpu: dict[str, float] = defaultdict(float)
     topologies = cluster.get("topologies") or {}
-    for topo_id, record in latest.items():
+    for topo_id, assignments in current_assignments(history, cluster).items():
         cpu = (topologies.get(topo_id) or {}).get("executor_cpu") or {}
         declared = (topologies.get(topo_id) or {}).get("executor_declared_cpu") or {}
-        for executor, slot in record["assignments"].items():
+        for executor, slot in assignments.items():
             node, _port = split_slot(slot)
             used[node].add(slot)
             executors_on[node] += 1
@@ -215,42 +184,37 @@ def supervisors_view(plans: Iterable[Mapping[str, Any]], cluster: Mapping[str, A
     return result
 
 
-def snapshot(records: list[dict], cluster: Mapping[str, Any] | None = None,
-             reports: list[dict] | None = None) -> dict:
-    """Everything the page shows, in one JSON object (one request per refresh)."""
-    plans = [r for r in records if r.get("event") == "plan"]
-    summaries = [plan_summary(r, i) for i, r in enumerate(plans)]
-    latest: dict[str, dict] = {}
-    latest_good: dict[str, dict] = {}
-    for record in plans:
-        topo = record.get("topology")
-        if not topo:
-            continue
-        latest[topo] = record
-        if record.get("error") is None and record.get("assignments"):
-            latest_good[topo] = record
+def snapshot(records: PlanHistory | list[dict], cluster: Mapping[str, Any] | None = None,
+             reports: list[dict] | None = None, page_size: int = DEFAULT_PAGE_SIZE) -> dict:
+    """Everything the page shows, in one JSON object (one request per refresh): every topology's latest
+    placement, and the last ``page_size`` plans, rebalances and other events (``plans_total`` counts all)."""
+    history = records if isinstance(records, PlanHistory) else PlanHistory.of(records)
+    numbered = [(index, record) for index, record in history.entries if index is not None]
+    summaries = [plan_summary(record, index) for index, record in numbered[-page_size:]]
+    events = [record for index, record in history.entries if index is None]
     # With Nimbus read, a topology it no longer runs (killed, or from an earlier run of the same
     # cluster: the plan log outlives `cluster up`) leaves the page; its plans stay in the history.
     running = set((cluster or {}).get("topologies") or {}) if (cluster or {}).get("connected") else None
-    finished = sorted(t for t in latest if running is not None and t not in running)
+    finished = sorted(t for t in history.latest if running is not None and t not in running)
     # A topology whose last round fell back still shows its last good placement, flagged.
     topologies = []
-    for topo, record in sorted(latest.items()):
+    for topo, record in sorted(history.latest.items()):
         if topo in finished:
             continue
-        view = topology_view(latest_good.get(topo, record), cluster)
+        view = topology_view(history.latest_good.get(topo, record), cluster)
         view["last_round_fallback"] = record.get("error") is not None
         view["last_error"] = record.get("error")
-        view["rounds"] = sum(1 for r in plans if r.get("topology") == topo)
+        view["rounds"] = history.rounds.get(topo, 0)
         topologies.append(view)
     return {
         "cluster": {k: v for k, v in (cluster or {}).items() if k not in ("topologies", "supervisors")},
-        "supervisors": supervisors_view(plans, cluster),
+        "supervisors": supervisors_view(history, cluster),
         "topologies": topologies,
-        "finished_topologies": finished,
+        "finished_topologies": finished[-page_size:],
         "plans": summaries,
+        "plans_total": history.plans,
         "fallbacks": [s for s in summaries if s["fallback"]],
-        "rebalances": [r for r in records if r.get("event") == "rebalance"],
-        "other_events": [r for r in records if r.get("event") not in ("plan", "rebalance")],
+        "rebalances": [r for r in events if r.get("event") == "rebalance"][-page_size:],
+        "other_events": [r for r in events if r.get("event") != "rebalance"][-page_size:],
         "reports": reports or [],
     }

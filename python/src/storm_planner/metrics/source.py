@@ -126,6 +126,8 @@ class StoreMetricsSource:
         measurement = self.measurement(spec, nodes, view)
         notes = list(self._connection_notes(view, measurement))
         notes.extend(f"skipped corrupt metrics znode, {problem}" for problem in view.problems)
+        if view.corrupt_windows:
+            notes.append(f"{view.corrupt_windows} corrupt metrics windows skipped so far")
         notes.extend(f"metrics: {event}" for event in view.events)
         if measurement is None or not measurement.any_measured:
             if not view.windows and view.connected and not view.problems:

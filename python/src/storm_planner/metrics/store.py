@@ -7,8 +7,11 @@ everything after a reconnect (watches do not survive a lost session) and every
 ``resync_s`` as a safety net. Each task keeps its last ``history`` windows.
 
 What goes wrong is kept, not raised: a corrupt document (not JSON, unknown
-format version, bad fields) is skipped and named in :meth:`view`'s
-``problems`` while the task's earlier windows stay; a topology whose znodes are
+format version, beyond the bounds of :mod:`~storm_planner.metrics.windows`, a bad
+field, or anything else its parsing raises) is skipped, warned with its znode,
+named in :meth:`view`'s ``problems`` and counted (``corrupt_windows``, once per
+write of the znode) while the task's earlier windows stay; one task's or one
+topology's trouble never stops the others being read; a topology whose znodes are
 deleted while it still runs keeps its cached windows (``events`` says so, from the moment
 the deletion is seen, or, if the hook re-created the znodes before the store looked, from
 their new creation ids, and for ``event_hold_s`` after new windows arrive); with
@@ -28,13 +31,18 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import KazooException, NoNodeError, NotEmptyError
+from kazoo.exceptions import (
+    ConnectionClosedError, ConnectionLoss, KazooException, NoAuthError, NoNodeError, NotEmptyError,
+    SessionExpiredError,
+)
 from kazoo.retry import KazooRetry
 
 from storm_planner.metrics.windows import (
     DEFAULT_ROOT,
     CorruptWindow,
     TaskWindow,
+    WindowLimits,
+    default_limits,
     parse_window,
     task_path,
     topology_path,
@@ -55,6 +63,7 @@ class StoreView:
     topology_id: str
     windows: dict[int, list[TaskWindow]]       # task -> windows, oldest first
     problems: tuple[str, ...] = ()             # corrupt or unreadable znodes, skipped
+    corrupt_windows: int = 0                   # corrupt windows skipped since the store started
     events: tuple[str, ...] = ()               # e.g. the topology's znodes were deleted
     connected: bool = True
     disconnected_since: float | None = None    # wall clock, when ZooKeeper went away
@@ -66,6 +75,8 @@ class StoreView:
 class _Topology:
     windows: dict[int, deque] = field(default_factory=dict)
     problems: dict[int, str] = field(default_factory=dict)
+    corrupt: int = 0                                          # corrupt windows skipped so far
+    corrupt_seen: dict[int, int] = field(default_factory=dict)   # task -> mzxid of its last corrupt one
     created: dict[int, int] = field(default_factory=dict)   # task -> czxid of its znode
     event: str | None = None
     event_at: float = 0.0
@@ -105,6 +116,7 @@ class MetricsStore:
         clean_killed: bool = True,
         event_hold_s: float = DEFAULT_EVENT_HOLD_S,
         client: KazooClient | None = None,
+        limits: WindowLimits | None = None,
     ) -> None:
         if not root.startswith("/") or root.endswith("/") or len(root) < 2:
             raise ValueError(f"metrics root must be an absolute znode path like {DEFAULT_ROOT}, not {root!r}")
@@ -115,6 +127,7 @@ class MetricsStore:
         self.resync_s = resync_s
         self.clean_killed = clean_killed
         self.event_hold_s = event_hold_s
+        self.limits = limits or default_limits()
         self._client = client or KazooClient(
             hosts=hosts,
             timeout=timeout_s,
@@ -193,6 +206,7 @@ class MetricsStore:
             known = self._topologies.get(topology_id)
             windows = {task: list(ws) for task, ws in known.windows.items()} if known else {}
             problems = tuple(f"task {task}: {why}" for task, why in sorted(known.problems.items())) if known else ()
+            corrupt = known.corrupt if known else 0
             event = known.current_event(self.event_hold_s) if known else None
             events = (event,) if event else ()
         if self._root_missing and self._connected:
@@ -202,6 +216,7 @@ class MetricsStore:
             topology_id=topology_id,
             windows=windows,
             problems=problems,
+            corrupt_windows=corrupt,
             events=events,
             connected=self._connected,
             disconnected_since=None if self._connected else self._disconnected_since,
@@ -218,6 +233,11 @@ class MetricsStore:
             pass
         except NotEmptyError:  # a worker wrote while we deleted: the next sync tries again
             self._wake.set()
+        except NoAuthError:
+            # The hook created them with its topology's credentials (ZooKeeper authentication on):
+            # only that topology, or a ZooKeeper super user, may delete them.
+            log.warning("metrics store: not allowed to delete the metrics of %s (ZooKeeper ACL); "
+                        "they stay in ZooKeeper", topology_id)
         self.forget(topology_id)
 
     def forget(self, topology_id: str) -> None:
@@ -276,7 +296,7 @@ class MetricsStore:
             for path in sorted(dirty):
                 topology, _, task = path[len(self.root) + 1:].partition("/")
                 if topology and task:
-                    self._read_task(topology, task)
+                    self._read_topology(topology, [task])
         self._last_sync = time.time()
         self._synced_once.set()
 
@@ -307,8 +327,13 @@ class MetricsStore:
             except NoNodeError:
                 gone.add(topology)  # deleted while we looked
                 continue
-            for task in tasks:
-                self._read_task(topology, task)
+            except _CONNECTION_ERRORS:
+                raise
+            except Exception as error:  # noqa: BLE001 - one topology's trouble stops no other
+                log.warning("metrics store: the tasks of %s not readable: %s: %s", topology,
+                            type(error).__name__, error)
+                continue
+            self._read_topology(topology, tasks)
         present = set(topologies) - gone
         with self._lock:
             for topology, known in self._topologies.items():
@@ -328,23 +353,34 @@ class MetricsStore:
         except NoNodeError:
             return None
 
+    def _read_topology(self, topology: str, tasks: list[str]) -> None:
+        """Every task of one topology; trouble with one task or topology never stops the others."""
+        for task in tasks:
+            try:
+                self._read_task(topology, task)
+            except _CONNECTION_ERRORS:
+                raise  # ZooKeeper is away: the whole sync stops, the next one starts over
+            except Exception as error:  # noqa: BLE001 - e.g. a ZooKeeper ACL refusing one znode
+                path = task_path(self.root, topology, task)
+                log.warning("metrics store: znode %s not readable: %s: %s", path, type(error).__name__, error)
+                self._problem(topology, _task_number(task), f"znode {path} not readable ({type(error).__name__})")
+
     def _read_task(self, topology: str, task_name: str) -> None:
         path = task_path(self.root, topology, task_name)
         try:
             data, stat = self._client.get(path, watch=self._watch)
         except NoNodeError:
             return
-        try:
-            task = int(task_name)
-        except ValueError:
-            self._problem(topology, -1, f"znode {path}: not a task id")
+        task = _task_number(task_name)
+        if task is None:
+            self._problem(topology, -1, f"znode {path}: not a task id", stat.mzxid)
             return
         try:
-            window = parse_window(data, where=f"znode {path}", znode_version=stat.version)
+            window = parse_window(data, where=f"znode {path}", znode_version=stat.version, limits=self.limits)
             if window.task != task or window.topology != topology:
                 raise CorruptWindow(f"znode {path}: holds task {window.task} of {window.topology}")
         except CorruptWindow as error:
-            self._problem(topology, task, str(error).split(": ", 1)[-1])
+            self._problem(topology, task, str(error), stat.mzxid)
             return
         with self._lock:
             known = self._topologies.setdefault(topology, _Topology())
@@ -367,9 +403,27 @@ class MetricsStore:
             for known in self._topologies.values():
                 known.note(f"{event} at {time.strftime('%H:%M:%S')}")
 
-    def _problem(self, topology: str, task: int, why: str) -> None:
+    def _problem(self, topology: str, task: int | None, message: str, mzxid: int | None = None) -> None:
+        """A window skipped: named in the view's problems, counted once per znode write (``mzxid``), and
+        warned once per reason. ``message`` starts with the znode's path, which the view leaves out."""
+        task = -1 if task is None else task
+        why = message.split(": ", 1)[-1]
         with self._lock:
             known = self._topologies.setdefault(topology, _Topology())
+            if mzxid is None or known.corrupt_seen.get(task) != mzxid:
+                known.corrupt += 1
+                if mzxid is not None:
+                    known.corrupt_seen[task] = mzxid
             if known.problems.get(task) != why:
-                log.warning("metrics store: %s task %s skipped: %s", topology, task, why)
+                log.warning("metrics store: topology %s, task %s, window skipped: %s", topology, task, message)
             known.problems[task] = why
+
+
+_CONNECTION_ERRORS = (ConnectionLoss, SessionExpiredError, ConnectionClosedError)
+
+
+def _task_number(name: str) -> int | None:
+    try:
+        return int(name)
+    except ValueError:
+        return None

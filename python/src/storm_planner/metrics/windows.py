@@ -25,23 +25,79 @@ several workers share one JVM. ``host_net`` (optional) counts the bytes of the w
 since they came up: the node's whole link use, Storm's tuples and everything else.
 
 :func:`parse_window` turns bytes into a :class:`TaskWindow` or raises
-:class:`CorruptWindow` saying what is wrong; documents that parse but lack
+:class:`CorruptWindow` naming the window and the field that is wrong; documents that parse but lack
 optional parts are kept and list what they lack in ``TaskWindow.missing``.
+
+Windows come from workers, which run whatever code a topology ships, so nothing in them is trusted.
+A document is read within bounds (environment variable, default): at most
+``STORM_PLANNER_WINDOW_MAX_BYTES`` bytes (1,048,576, ZooKeeper's own znode limit), nested at most
+``STORM_PLANNER_WINDOW_MAX_DEPTH`` levels (16; the hook's nest 4), integers of at most
+``STORM_PLANNER_WINDOW_MAX_DIGITS`` digits (20; the hook's counters are Java longs). Every number
+must be finite (no NaN, Infinity or 1e999), counts (tuples, totals, bytes, seq, times, ports, pids)
+whole and >= 0, ``window.period_s`` > 0, CPU milliseconds, latencies and ``state_mb`` >= 0, and
+``worker.meta.speed`` a positive number. A null reads as absent (the hook writes null for a figure it
+could not compute).
 """
 from __future__ import annotations
 
-import json
+import functools
+import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from storm_planner.core.boundedjson import JSONLimitError, JSONLimits, loads_bounded
 from storm_planner.core.errors import StormPlannerError
 
 FORMAT_VERSION = 1
 DEFAULT_ROOT = "/storm-planner/metrics"
 
+# Bounds of one window document (see the module docstring); each has an environment variable.
+DEFAULT_MAX_WINDOW_BYTES = 1_048_576   # ZooKeeper's own default znode limit (jute.maxbuffer)
+DEFAULT_MAX_WINDOW_DEPTH = 16          # the hook's documents nest 4 deep
+DEFAULT_MAX_WINDOW_INT_DIGITS = 20     # the hook's counters are Java longs (19 digits)
+MAX_BYTES_ENV = "STORM_PLANNER_WINDOW_MAX_BYTES"
+MAX_DEPTH_ENV = "STORM_PLANNER_WINDOW_MAX_DEPTH"
+MAX_DIGITS_ENV = "STORM_PLANNER_WINDOW_MAX_DIGITS"
+
 
 class CorruptWindow(StormPlannerError, ValueError):
     """A znode that is not a usable window document; the message says why."""
+
+
+@dataclass(frozen=True)
+class WindowLimits:
+    """Bounds of one window document; :func:`default_limits` reads them from the environment."""
+
+    max_bytes: int = DEFAULT_MAX_WINDOW_BYTES
+    max_depth: int = DEFAULT_MAX_WINDOW_DEPTH
+    max_int_digits: int = DEFAULT_MAX_WINDOW_INT_DIGITS
+
+    @property
+    def json(self) -> JSONLimits:
+        return JSONLimits(self.max_bytes, self.max_depth, self.max_int_digits, bytes_setting=MAX_BYTES_ENV,
+                          depth_setting=MAX_DEPTH_ENV, digits_setting=MAX_DIGITS_ENV)
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] = os.environ) -> "WindowLimits":
+        return cls(_positive_setting(environ, MAX_BYTES_ENV, DEFAULT_MAX_WINDOW_BYTES),
+                   _positive_setting(environ, MAX_DEPTH_ENV, DEFAULT_MAX_WINDOW_DEPTH),
+                   _positive_setting(environ, MAX_DIGITS_ENV, DEFAULT_MAX_WINDOW_INT_DIGITS))
+
+
+@functools.cache
+def default_limits() -> WindowLimits:
+    """The limits of this process (read once from the environment)."""
+    return WindowLimits.from_environment()
+
+
+def _positive_setting(environ: Mapping[str, str], name: str, default: int) -> int:
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"${name}={raw!r}: expected a positive whole number (default {default})")
+    return int(raw)
 
 
 @dataclass(frozen=True)
@@ -117,120 +173,206 @@ class TaskWindow:
         return self.latency_ms_sum / self.latency_samples if self.latency_samples else None
 
 
-def parse_window(data: bytes | str | None, *, where: str = "window", znode_version: int = 0) -> TaskWindow:
-    """Parse one znode's data; raise :class:`CorruptWindow` with the reason when unusable."""
-    if data is None or (isinstance(data, (bytes, bytearray)) and not data.strip()):
+def parse_window(data: bytes | str | None, *, where: str = "window", znode_version: int = 0,
+                 limits: WindowLimits | None = None) -> TaskWindow:
+    """Parse one znode's data; raise :class:`CorruptWindow` naming ``where`` and the field when unusable.
+
+    Nothing else escapes: an unexpected error while reading one window makes it a corrupt window too,
+    so one bad document never stops the others from being read."""
+    try:
+        return _parse(data, where, znode_version, limits or default_limits())
+    except CorruptWindow:
+        raise
+    except Exception as error:  # noqa: BLE001 - a window that breaks the parser is a corrupt window
+        raise CorruptWindow(f"{where}: unreadable ({type(error).__name__}: {error})") from None
+
+
+def _parse(data: bytes | str | None, where: str, znode_version: int, limits: WindowLimits) -> TaskWindow:
+    if data is None or not (data.strip() if isinstance(data, (bytes, bytearray, str)) else True):
         raise CorruptWindow(f"{where}: empty znode")
     try:
-        doc = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CorruptWindow(f"{where}: not JSON ({error})") from None
+        doc = loads_bounded(data, limits.json)
+    except JSONLimitError as error:
+        raise CorruptWindow(f"{where}: {error}") from None
     if not isinstance(doc, dict):
         raise CorruptWindow(f"{where}: not a JSON object")
     version = doc.get("version")
-    if version != FORMAT_VERSION:
+    if version != FORMAT_VERSION or isinstance(version, bool):
         raise CorruptWindow(f"{where}: format version {version!r}, this service reads {FORMAT_VERSION}")
-    window = doc.get("window")
-    if not isinstance(window, dict):
+    if not isinstance(doc.get("window"), dict):
         raise CorruptWindow(f"{where}: no 'window' object")
-    try:
-        start, end = int(window["start_ms"]), int(window["end_ms"])
-        task = int(doc["task"])
-        topology, component = str(doc["topology"]), str(doc["component"])
-    except (KeyError, TypeError, ValueError) as error:
-        raise CorruptWindow(f"{where}: missing or bad field {error}") from None
+    fields = _Fields(where)
+    missing: list[str] = []
+    window = doc["window"]
+    start, end = fields.count(window, "start_ms", "window.start_ms"), fields.count(window, "end_ms", "window.end_ms")
     if end < start:
         raise CorruptWindow(f"{where}: window ends ({end}) before it starts ({start})")
-    missing: list[str] = []
-    worker = _section(doc, "worker", missing)
-    cpu = _section(doc, "cpu", missing)
-    emitted = _section(doc, "emitted", missing)
-    executed = _section(doc, "executed", missing)
-    try:
-        threads = tuple(
-            ThreadUse(int(t["id"]), str(t.get("name", "")), _non_negative(t.get("ms", 0.0), "cpu ms"))
-            for t in cpu.get("threads") or ()
-        )
-        sent = tuple(_flow(f, "to") for f in _list(doc, "sent", missing))
-        received = tuple(_flow(f, "from") for f in _list(doc, "received", missing))
-        state = doc.get("state_mb")
-        meta = worker.get("meta") or {}
-        host_net = doc.get("host_net") if isinstance(doc.get("host_net"), dict) else {}
-        return TaskWindow(
-            topology=topology,
-            component=component,
-            task=task,
-            seq=int(window.get("seq", 0)),
-            start_ms=start,
-            end_ms=end,
-            period_s=float(window.get("period_s", 0.0)),
-            host=worker.get("host"),
-            port=int(worker["port"]) if worker.get("port") is not None else None,
-            node=worker.get("node"),
-            pid=int(worker["pid"]) if worker.get("pid") is not None else None,
-            meta={str(k): str(v) for k, v in meta.items()} if isinstance(meta, dict) else {},
-            threads=threads,
-            subprocess_ms=_non_negative(cpu.get("subprocess_ms", 0.0), "subprocess ms"),
-            subprocesses=int(cpu.get("subprocesses", 0)),
-            process_ms=(_non_negative(cpu["process_ms"], "process ms")
-                        if cpu.get("process_ms") is not None else None),
-            cpu_known="cpu" not in missing and cpu.get("thread_cpu_supported", True) is not False,
-            emitted=int(emitted.get("tuples", 0)),
-            emitted_total=int(emitted.get("total", 0)),
-            executed=int(executed.get("tuples", 0)),
-            executed_total=int(executed.get("total", 0)),
-            latency_ms_sum=float(executed.get("latency_ms_sum", 0.0)),
-            latency_samples=int(executed.get("latency_samples", 0)),
-            acked=int((doc.get("acked") or {}).get("tuples", 0)),
-            failed=int((doc.get("failed") or {}).get("tuples", 0)),
-            sent=sent,
-            received=received,
-            state_mb=float(state) if isinstance(state, (int, float)) else None,
-            host_received_bytes=_counter(host_net.get("received_bytes")),
-            host_sent_bytes=_counter(host_net.get("sent_bytes")),
-            missing=tuple(missing),
-            version=znode_version,
-        )
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise CorruptWindow(f"{where}: bad field ({type(error).__name__}: {error})") from None
-
-
-def _section(doc: Mapping[str, Any], name: str, missing: list[str]) -> Mapping[str, Any]:
-    value = doc.get(name)
-    if isinstance(value, dict):
-        return value
-    missing.append(name)
-    return {}
-
-
-def _list(doc: Mapping[str, Any], name: str, missing: list[str]) -> list:
-    value = doc.get(name)
-    if isinstance(value, list):
-        return value
-    missing.append(name)
-    return []
-
-
-def _flow(raw: Mapping[str, Any], task_key: str) -> Flow:
-    return Flow(
-        stream=str(raw.get("stream", "default")),
-        task=int(raw[task_key]),
-        tuples=int(_non_negative(raw.get("tuples", 0), "tuples")),
-        total=int(raw.get("total", 0)),
-        bytes=int(raw.get("bytes", 0)),
-        bytes_total=int(raw.get("bytes_total", 0)),
+    worker = fields.section(doc, "worker", missing)
+    cpu = fields.section(doc, "cpu", missing)
+    emitted = fields.section(doc, "emitted", missing)
+    executed = fields.section(doc, "executed", missing)
+    host_net = fields.section(doc, "host_net", [])
+    return TaskWindow(
+        topology=fields.text(doc, "topology", "topology"),
+        component=fields.text(doc, "component", "component"),
+        task=fields.integer(doc, "task", "task"),
+        seq=fields.count(window, "seq", "window.seq", default=0),
+        start_ms=start,
+        end_ms=end,
+        period_s=fields.number(window, "period_s", "window.period_s", positive=True),
+        host=fields.text(worker, "host", "worker.host", default=None),
+        port=fields.count(worker, "port", "worker.port", default=None),
+        node=fields.text(worker, "node", "worker.node", default=None),
+        pid=fields.count(worker, "pid", "worker.pid", default=None),
+        meta=fields.meta(worker),
+        threads=tuple(ThreadUse(fields.integer(t, "id", f"{at}.id"), fields.text(t, "name", f"{at}.name", default=""),
+                                fields.number(t, "ms", f"{at}.ms", default=0.0))
+                      for at, t in fields.objects(cpu, "threads", "cpu.threads")),
+        subprocess_ms=fields.number(cpu, "subprocess_ms", "cpu.subprocess_ms", default=0.0),
+        subprocesses=fields.count(cpu, "subprocesses", "cpu.subprocesses", default=0),
+        process_ms=fields.number(cpu, "process_ms", "cpu.process_ms", default=None),
+        cpu_known="cpu" not in missing and fields.flag(cpu, "thread_cpu_supported", "cpu.thread_cpu_supported"),
+        emitted=fields.count(emitted, "tuples", "emitted.tuples", default=0),
+        emitted_total=fields.count(emitted, "total", "emitted.total", default=0),
+        executed=fields.count(executed, "tuples", "executed.tuples", default=0),
+        executed_total=fields.count(executed, "total", "executed.total", default=0),
+        latency_ms_sum=fields.number(executed, "latency_ms_sum", "executed.latency_ms_sum", default=0.0),
+        latency_samples=fields.count(executed, "latency_samples", "executed.latency_samples", default=0),
+        acked=fields.count(fields.section(doc, "acked", []), "tuples", "acked.tuples", default=0),
+        failed=fields.count(fields.section(doc, "failed", []), "tuples", "failed.tuples", default=0),
+        sent=tuple(_flow(fields, at, f, "to") for at, f in fields.objects(doc, "sent", "sent", missing)),
+        received=tuple(_flow(fields, at, f, "from") for at, f in fields.objects(doc, "received", "received", missing)),
+        state_mb=fields.number(doc, "state_mb", "state_mb", default=None),
+        host_received_bytes=fields.count(host_net, "received_bytes", "host_net.received_bytes", default=None),
+        host_sent_bytes=fields.count(host_net, "sent_bytes", "host_net.sent_bytes", default=None),
+        missing=tuple(missing),
+        version=znode_version,
     )
 
 
-def _counter(value: Any) -> int | None:
-    return None if value is None else int(_non_negative(value, "host_net bytes"))
+def _flow(fields: "_Fields", at: str, raw: Mapping[str, Any], task_key: str) -> Flow:
+    return Flow(
+        stream=fields.text(raw, "stream", f"{at}.stream", default="default"),
+        task=fields.integer(raw, task_key, f"{at}.{task_key}"),
+        tuples=fields.count(raw, "tuples", f"{at}.tuples", default=0),
+        total=fields.count(raw, "total", f"{at}.total", default=0),
+        bytes=fields.count(raw, "bytes", f"{at}.bytes", default=0),
+        bytes_total=fields.count(raw, "bytes_total", f"{at}.bytes_total", default=0),
+    )
 
 
-def _non_negative(value: Any, what: str) -> float:
-    number = float(value)
-    if number < 0 or number != number:
-        raise ValueError(f"{what} {value!r} is negative")
-    return number
+_REQUIRED = object()
+
+
+class _Fields:
+    """Typed reads of a window's fields; each failure is a :class:`CorruptWindow` naming the window and
+    the field (``sent[2].tuples``). A null reads as absent: the hook writes null for a figure it could
+    not compute (a NaN or infinite double)."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def fail(self, field: str, why: str) -> CorruptWindow:
+        return CorruptWindow(f"{self.where}: bad field {field}: {why}")
+
+    def _get(self, obj: Mapping[str, Any], key: str, field: str, default: Any) -> Any:
+        value = obj.get(key)
+        if value is None and default is _REQUIRED:
+            raise self.fail(field, "missing")
+        return value
+
+    def integer(self, obj: Mapping[str, Any], key: str, field: str, *, default: Any = _REQUIRED) -> Any:
+        value = self._get(obj, key, field, default)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(field, f"expected an integer, got {_shown(value)}")
+        return value
+
+    def count(self, obj: Mapping[str, Any], key: str, field: str, *, default: Any = _REQUIRED) -> Any:
+        value = self.integer(obj, key, field, default=default)
+        if value is not None and value < 0:
+            raise self.fail(field, f"{value} is negative")
+        return value
+
+    def number(self, obj: Mapping[str, Any], key: str, field: str, *, default: Any = _REQUIRED,
+               positive: bool = False) -> Any:
+        value = self._get(obj, key, field, default)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self.fail(field, f"expected a finite number, got {_shown(value)}")
+        if value < 0 or (positive and value == 0):
+            raise self.fail(field, f"{value} is {'negative' if value < 0 else 'not positive'}")
+        return float(value)
+
+    def text(self, obj: Mapping[str, Any], key: str, field: str, *, default: Any = _REQUIRED) -> Any:
+        value = self._get(obj, key, field, default)
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            raise self.fail(field, f"expected a string, got {_shown(value)}")
+        return value
+
+    def flag(self, obj: Mapping[str, Any], key: str, field: str) -> bool:
+        value = obj.get(key, True)
+        if not isinstance(value, bool) and value is not None:
+            raise self.fail(field, f"expected true or false, got {_shown(value)}")
+        return value is not False
+
+    def section(self, doc: Mapping[str, Any], name: str, missing: list[str]) -> Mapping[str, Any]:
+        value = doc.get(name)
+        if isinstance(value, dict):
+            return value
+        if value is not None:
+            raise self.fail(name, f"expected an object, got {_shown(value)}")
+        missing.append(name)
+        return {}
+
+    def objects(self, obj: Mapping[str, Any], key: str, field: str,
+                missing: list[str] | None = None) -> list[tuple[str, Mapping[str, Any]]]:
+        """(``field[i]``, object) for each item of the list ``obj[key]``."""
+        value = obj.get(key)
+        if value is None:
+            if missing is not None:
+                missing.append(key)
+            return []
+        if not isinstance(value, list):
+            raise self.fail(field, f"expected a list, got {_shown(value)}")
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise self.fail(f"{field}[{i}]", f"expected an object, got {_shown(item)}")
+        return [(f"{field}[{i}]", item) for i, item in enumerate(value)]
+
+    def meta(self, worker: Mapping[str, Any]) -> dict[str, str]:
+        """The supervisor's ``supervisor.scheduler.meta``: text values; a ``speed`` must be a positive number."""
+        value = worker.get("meta")
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail("worker.meta", f"expected an object, got {_shown(value)}")
+        meta = {}
+        for key, item in value.items():
+            if isinstance(item, (dict, list)):
+                raise self.fail(f"worker.meta.{key}", f"expected a value, got {_shown(item)}")
+            meta[key] = str(item)
+        if "speed" in meta and not _positive_number(meta["speed"]):
+            raise self.fail("worker.meta.speed", f"expected a positive number, got {meta['speed'][:40]!r}")
+        return meta
+
+
+def _positive_number(text: str) -> bool:
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    return math.isfinite(value) and value > 0
+
+
+def _shown(value: Any) -> str:
+    """A value for an error message, cut short (an oversized field must not flood the log)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def read_windows(zk, topology_id: str, root: str = DEFAULT_ROOT) -> list[TaskWindow]:

@@ -9,7 +9,9 @@ const when = (t) => t ? new Date(t * 1000).toLocaleTimeString() : "–";
 const el = (tag, attrs = {}, ...children) => {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") node.className = v; else node.setAttribute(k, v);
+    // A style through the DOM, not as an attribute: the Content-Security-Policy allows no inline styles.
+    if (k === "class") node.className = v; else if (k === "style") Object.assign(node.style, v);
+    else node.setAttribute(k, v);
   }
   for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
   return node;
@@ -39,12 +41,12 @@ function renderSupervisors(snap) {
       if (s.cpu && s.declared_cpu !== undefined && s.declared_cpu !== null) {
         const pct = Math.min(100, 100 * s.declared_cpu / s.cpu);
         card.append(el("div", {}, `declared CPU ${fmt(s.declared_cpu, 0)}%`),
-          el("div", {class: "bar"}, el("div", {style: `width:${pct}%`})));
+          el("div", {class: "bar"}, el("div", {style: {width: `${pct}%`}})));
       }
       if (s.cpu && s.measured_cpu !== undefined && s.measured_cpu !== null) {
         const pct = Math.min(100, 100 * s.measured_cpu / s.cpu);
         card.append(el("div", {}, `measured CPU ${fmt(s.measured_cpu, 0)}%`),
-          el("div", {class: "bar measured"}, el("div", {style: `width:${pct}%`})));
+          el("div", {class: "bar measured"}, el("div", {style: {width: `${pct}%`}})));
       }
       card.append(el("div", {class: "muted"}, s.used_slots.join(" ")));
       cards.append(card);
@@ -200,6 +202,11 @@ function render(snap) {
     .filter(Boolean).join(" · ");
   const clusterErr = snap.cluster && snap.cluster.error;
   $("status").textContent = clusterErr ? `cluster: ${clusterErr}` : `updated ${new Date().toLocaleTimeString()}`;
+  const log = snap.plan_log || {};
+  $("bad-lines").textContent = log.bad_lines ?
+    `${log.bad_lines} bad plan-log line(s) skipped (last: ${log.last_bad_line})` : "";
+  $("plans-shown").textContent = snap.plans_total > snap.plans.length ?
+    `the last ${snap.plans.length} of ${snap.plans_total} plans` : "";
   renderSupervisors(snap);
   renderTopologies(snap);
   renderPlans(snap);
