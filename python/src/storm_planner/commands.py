@@ -178,7 +178,10 @@ def scale_run_command(args: argparse.Namespace) -> int:
                                     enforce=enforce)
     except StormPlannerError as error:
         raise CommandError(str(error)) from None
-    write_answer({"topology": args.topology, "component": args.component, "decisions": decisions}, None)
+    answer = {"topology": args.topology, "component": args.component, "decisions": decisions}
+    if enforce is not None:
+        answer["refused_pids"] = enforce.groups.refusals.to_list()  # pids named in the logs but not its subprocesses
+    write_answer(answer, None)
     return 0
 
 
