@@ -2,7 +2,7 @@
 
 Every JSON file the command line reads from a user (problem files, scaling problems, profiles, cluster
 files) goes through :func:`storm_planner.core.jsonfile.read_json` under these limits, and every problem
-(from a file or from Nimbus) under the executor limit, so a hostile or broken file costs a clear error,
+read from its JSON (:meth:`~storm_planner.core.problem.Problem.from_dict`) under the executor limit, so a hostile or broken file costs a clear error,
 not a traceback, a hang or all the memory (scaling problems: under the epoch limit). Each limit has a default and an environment variable:
 
 =====================================  ===============  ======================================================
