@@ -124,7 +124,10 @@ class CgroupGroup:
     def _group_now(self, pid: int) -> Path:
         path = cgroup_of(pid, self.controller)
         root = hierarchy_root(self.path)
-        return root / path.lstrip("/") if path else root
+        # Outside this cgroup namespace the path climbs above its root ("/../x"): unreachable from here.
+        if not path or ".." in Path(path).parts:
+            return root
+        return root / path.lstrip("/")
 
     def _give_back(self, pid: int) -> None:
         """To the group it came from, or the nearest of that group's parents still there."""
