@@ -81,6 +81,14 @@ def test_load_description_from_file(tmp_path):
         (lambda d: d.update(ports={"offset": 60000}), r"outside 1\.\.65535"),
         (lambda d: d.update(ports={"nimbus": "6627"}), r"ports.nimbus must be an integer"),
         (lambda d: d.update(zookeper={}), r"unknown key zookeper"),
+        # Fields that become paths or are written into files: nothing but what they are.
+        (lambda d: d.update(storm_version="2.8.3/../../../../tmp/x"), r"storm_version: '2.8.3/\.\./.*' is not a Storm"),
+        (lambda d: d.update(storm_version="2.8.3-a..b"), r"storm_version: '2.8.3-a\.\.b' is not a Storm version"),
+        (lambda d: d.update(storm_version="2.8.3\n"), r"storm_version: '2.8.3\\n' is not a Storm version"),
+        (lambda d: d.update(storm_version="2.8.3</version><x>"), r"storm_version: .* is not a Storm version"),
+        (lambda d: d.update(host="127.0.0.1\nadmin.enableServer=true"), r"host: .* is neither an IP address nor"),
+        (lambda d: d["supervisors"][1].update(host="../b"), r"supervisors\[1\]\.host: '\.\./b' is neither"),
+        (lambda d: d.update(name="mine\n"), r"name: 'mine\\n' is not a valid name"),
     ],
 )
 def test_errors_name_the_key(mutate, message):
@@ -88,6 +96,27 @@ def test_errors_name_the_key(mutate, message):
     mutate(data)
     with pytest.raises(DescriptionError, match=message):
         parse_description(data, source="test.yaml")
+
+
+def test_versions_and_hosts_as_users_write_them_are_kept():
+    for version in ("2.8.3", "2.8.3-SNAPSHOT", "3.0.0-M1", "2.8.3.1"):
+        assert parse_description(minimal(storm_version=version)).storm_version == version
+    assert parse_description(yaml.safe_load("storm_version: 2.8\n" + yaml.safe_dump(minimal()))).storm_version == "2.8"
+    for host in ("127.0.0.1", "::1", "node-1.example.org", "supervisor_a"):
+        assert parse_description(minimal(host=host)).host == host
+
+
+def test_a_version_that_would_leave_the_storm_home_cache_builds_nothing(tmp_path, capsys):
+    from storm_planner.cli import main
+    from storm_planner.cluster.storm_home import StormHomeError, ensure_storm_home
+
+    cache = tmp_path / "cache"
+    with pytest.raises(StormHomeError, match=r"Storm version '2.8.3/\.\./\.\./x' is not a version"):
+        ensure_storm_home("2.8.3/../../x", cache_dir=cache, rebuild=True)
+    assert not cache.exists() and not (tmp_path / "x").exists()
+    assert main(["cluster", "home", "--version", "../../../../tmp/x"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "Storm version '../../../../tmp/x' is not a version" in err
 
 
 def test_error_names_the_file(tmp_path):

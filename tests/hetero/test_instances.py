@@ -15,8 +15,9 @@ import pytest
 
 from storm_planner.hetero.cgroups import detect_emulation
 from storm_planner.hetero.errors import ProfilingError
-from storm_planner.hetero.instances import (CGROUP_MEMORY, Instance, InstanceProvisions, Provision,
+from storm_planner.hetero.instances import (CGROUP_MEMORY, Instance, InstanceProvisions, Provision, Subprocess,
                                             provisions_in_order, resident_mb, running_instances)
+from storm_planner.hetero.processes import ProcessId
 
 writable = pytest.mark.skipif(not (detect_emulation().cgroup_quota and os.access(CGROUP_MEMORY, os.W_OK)),
                               reason="needs writable cgroup v1 cpu and memory hierarchies (root)")
@@ -39,23 +40,23 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def test_instances_are_read_from_the_workers_logs_one_subprocess_per_task_live_only(tmp_path):
-    processes = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) for _ in range(4)]
+def of_this_test(*pids: int) -> tuple[Subprocess, ...]:
+    """Processes this test started, as subprocesses of an executor whose worker is this test's process."""
+    return tuple(Subprocess(ProcessId.of(pid), ProcessId.of(os.getpid())) for pid in pids)
+
+
+def test_instances_are_read_from_the_workers_logs_one_subprocess_per_task_live_only(tmp_path, storm_worker):
+    worker = storm_worker(children=4)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    try:
-        log = tmp_path / "workers-artifacts" / "topo-1-1" / "6700" / "worker.log"
-        log.parent.mkdir(parents=True)
-        spout, relay, restarted, second = (p.pid for p in processes)
-        log.write_text(LOG_LINES.format(spout=spout, dead=dead.pid, relay=relay, restarted=restarted, second=second))
-        found = running_instances(tmp_path, "topo-1-1", "relay")
-        # Executor [3, 4] runs two tasks, each in its own subprocess; its first launch's pid is gone.
-        assert found == [Instance(3, 4, "relay", (restarted, second)), Instance(5, 5, "relay", (relay,))]
-        assert running_instances(tmp_path, "topo-1-1", "tweets") == [Instance(8, 8, "tweets", (spout,))]
-        assert running_instances(tmp_path, "other-2-2", "relay") == []
-    finally:
-        for p in processes:
-            p.kill()
+    spout, relay, restarted, second = worker.children
+    worker.write_log(LOG_LINES.format(spout=spout, dead=dead.pid, relay=relay, restarted=restarted, second=second))
+    found = running_instances(tmp_path, "topo-1-1", "relay")
+    # Executor [3, 4] runs two tasks, each in its own subprocess; its first launch's pid is gone.
+    assert [(i.first_task, i.last_task, i.pids) for i in found] == [(3, 4, (restarted, second)), (5, 5, (relay,))]
+    assert {s.worker for i in found for s in i.subprocesses} == {ProcessId.of(worker.pid)}
+    assert running_instances(tmp_path, "topo-1-1", "tweets")[0].pids == (spout,)
+    assert running_instances(tmp_path, "other-2-2", "relay") == []
 
 
 def test_a_decision_becomes_one_provision_per_instance_in_the_listed_order():
@@ -69,13 +70,13 @@ def test_a_decision_becomes_one_provision_per_instance_in_the_listed_order():
 def test_each_instance_runs_under_its_own_cpu_quota_and_memory_limit():
     fast, slow = busy_process(), busy_process()
     try:
-        instances = [Instance(1, 1, "work", (fast.pid,)), Instance(2, 2, "work", (slow.pid,))]
-        provisions = [Provision("r2", 0.6, 256, 1.0), Provision("r1", 0.15, 128, 0.5)]
+        instances = [Instance(1, 1, "work", of_this_test(fast.pid)), Instance(2, 2, "work", of_this_test(slow.pid))]
+        provisions = [Provision("r2", 0.6, 256, 1.0), Provision("r1", 0.05, 128, 0.5)]
         with InstanceProvisions(f"storm-planner-test-{os.getpid()}") as groups:
             applied = groups.apply(instances, provisions)
             assert [a["provision"] for a in applied] == ["r2", "r1"]
             assert groups.quota_of(instances[0]) == pytest.approx(0.6)
-            assert groups.quota_of(instances[1]) == pytest.approx(0.15)
+            assert groups.quota_of(instances[1]) == pytest.approx(0.05)
             memberships = Path(f"/proc/{slow.pid}/cgroup").read_text()
             assert f"{groups.cpu_parent.name}/2-2" in memberships
             limit = int((groups.memory_parent / "2-2" / "memory.limit_in_bytes").read_text())
@@ -83,8 +84,9 @@ def test_each_instance_runs_under_its_own_cpu_quota_and_memory_limit():
             before = {p.pid: cpu_seconds(p.pid) for p in (fast, slow)}
             time.sleep(3.0)
             used = {pid: (cpu_seconds(pid) - t) / 3.0 for pid, t in before.items()}
-            # Enforced: the throttled loop stays near its 0.15 cores; the other gets far more.
-            assert used[slow.pid] < 0.15 * 1.3, used
+            # Enforced: the throttled loop stays near its 0.05 cores; the other gets far more (a quota far
+            # below a fair share of 2 busy cores, so the gap holds on a loaded machine).
+            assert used[slow.pid] < 0.05 * 1.5, used
             assert used[fast.pid] > 2 * used[slow.pid], used
         assert not groups.cpu_parent.exists() and not groups.memory_parent.exists()
     finally:
@@ -101,7 +103,7 @@ def test_a_memory_limit_below_what_an_instance_holds_is_refused_naming_it():
             time.sleep(0.1)
         with InstanceProvisions(f"storm-planner-test-{os.getpid()}") as groups:
             with pytest.raises(ProfilingError, match=rf"provision r1 allows 33.2 MB but instance work\[7\] \(pid {process.pid}\)"):
-                groups.apply([Instance(7, 7, "work", (process.pid,))], [Provision("r1", 0.6, 33.2, 0.6)])
+                groups.apply([Instance(7, 7, "work", of_this_test(process.pid))], [Provision("r1", 0.6, 33.2, 0.6)])
             assert process.poll() is None  # nothing was applied: the instance lives on
     finally:
         process.kill()

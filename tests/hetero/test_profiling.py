@@ -3,6 +3,9 @@ accuracy, CPU quota bookkeeping, the built-in topology). The cluster run itself 
 (`storm-planner profile`), reported in benchmarks/reports/hetero.md, not a test."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from storm_planner.cluster.description import parse_description
@@ -105,15 +108,21 @@ def test_one_supervisor_per_machine_type_is_profiled():
 
 def test_a_cpu_quota_group_is_written_and_removed(tmp_path):
     (tmp_path / "cgroup.procs").write_text("")
-    with CpuQuota("profile-small", 60, root=tmp_path) as quota:
-        assert (tmp_path / "profile-small" / "cpu.cfs_quota_us").read_text() == "60000"
-        assert (tmp_path / "profile-small" / "cpu.cfs_period_us").read_text() == "100000"
-        quota.add(4242)
-        assert (tmp_path / "profile-small" / "cgroup.procs").read_text() == "4242"
-        (tmp_path / "profile-small" / "cpu.stat").write_text("nr_periods 10\nnr_throttled 3\n")
-        assert quota.throttled() == {"nr_periods": 10, "nr_throttled": 3}
-    # Leaving moves the group's processes back to the parent group (a plain directory here keeps its files).
-    assert (tmp_path / "cgroup.procs").read_text() == "4242"
+    daemon = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # one this process started
+    try:
+        with CpuQuota("profile-small", 60, root=tmp_path) as quota:
+            assert (tmp_path / "profile-small" / "cpu.cfs_quota_us").read_text() == "60000"
+            assert (tmp_path / "profile-small" / "cpu.cfs_period_us").read_text() == "100000"
+            quota.add(daemon.pid)
+            assert (tmp_path / "profile-small" / "cgroup.procs").read_text() == str(daemon.pid)
+            (tmp_path / "profile-small" / "cpu.stat").write_text("nr_periods 10\nnr_throttled 3\n")
+            assert quota.throttled() == {"nr_periods": 10, "nr_throttled": 3}
+        # Leaving moves the group's processes back where they came from: the root group of this stand-in
+        # hierarchy (a plain directory here keeps its files).
+        assert (tmp_path / "cgroup.procs").read_text() == str(daemon.pid)
+    finally:
+        daemon.kill()
+        daemon.wait()
 
 
 def test_emulation_support_is_detected_without_leaving_a_group(tmp_path):

@@ -4,13 +4,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from storm_planner.adaptation.state import run_with_state_file
 from storm_planner.cli import CommandError
-from storm_planner.core.errors import PlanningError, StormPlannerError
+from storm_planner.core.errors import PlanningError, ProblemError, StormPlannerError
+from storm_planner.core.jsonfile import read_json
 from storm_planner.core.problem import Problem
 from storm_planner.planners import available
 from storm_planner.planners.qescalor import run_scaler, scalers
@@ -97,17 +97,12 @@ def _algorithm_arguments(parser: argparse.ArgumentParser, default: str, what: st
 
 
 def read_json_file(path: str) -> Any:
-    """A JSON file (``-`` = standard input), or a one-line CommandError saying what is wrong."""
+    """A JSON file (``-`` = standard input) within the limits of :mod:`storm_planner.core.limits`, or a
+    one-line CommandError saying what is wrong."""
     try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text()
-    except OSError as error:
-        raise CommandError(f"cannot read {path}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise CommandError(f"{path} is not UTF-8 text (expected JSON)") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CommandError(f"{path} is not JSON: {error}") from None
+        return read_json(path)
+    except ProblemError as error:
+        raise CommandError(str(error)) from None
 
 
 def load_problem(path: str) -> Problem:
@@ -178,7 +173,10 @@ def scale_run_command(args: argparse.Namespace) -> int:
                                     enforce=enforce)
     except StormPlannerError as error:
         raise CommandError(str(error)) from None
-    write_answer({"topology": args.topology, "component": args.component, "decisions": decisions}, None)
+    answer = {"topology": args.topology, "component": args.component, "decisions": decisions}
+    if enforce is not None:
+        answer["refused_pids"] = enforce.groups.refusals.to_list()  # pids named in the logs but not its subprocesses
+    write_answer(answer, None)
     return 0
 
 

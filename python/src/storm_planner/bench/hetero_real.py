@@ -72,6 +72,7 @@ from storm_planner.bench._hetero_real_driver import (
 from storm_planner.bench._hetero_real_project import base_options, real_profile, reference_times, write_project
 from storm_planner.bench._hetero_real_report import jsonable, write_outputs
 from storm_planner.bench._hetero_real_search import BenchError, assignment_counts, parse_capacities, run_order
+from storm_planner.core.jsonfile import read_json
 from storm_planner.generators.nasiri import TOPOLOGIES
 from storm_planner.hetero.cgroups import CpuAccount
 from storm_planner.hetero.profiling import supervisor_pid
@@ -179,7 +180,7 @@ def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse
                               "settings": jsonable(dataclasses.asdict(settings)),
                               "host": {"cpus": os.cpu_count(), "load_avg_start": os.getloadavg()}}
     if args.profile:
-        saved = json.loads(Path(args.profile).read_text())
+        saved = read_json(args.profile)
         reference, report["profiling"] = saved["reference_times"], saved.get("profiling", {"reused": args.profile})
         _say(f"profile reused from {args.profile}")
     else:

@@ -24,8 +24,13 @@ import yaml
 
 from storm_planner.core.errors import StormPlannerError
 
+from .storm_home import is_storm_version
+
 DEFAULT_DESCRIPTION = "default-cluster.yaml"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+# A host name (RFC 1123 labels; '_' tolerated) when not an IP address: it is written into zoo.cfg and
+# command lines, so nothing else (no blank, newline, '=', '/').
+_HOST_LABEL = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$")
 _TOP_KEYS = {"name", "storm_version", "host", "ports", "planner", "heap_mb", "storm", "supervisors", "network"}
 _PORT_KEYS = {"offset", "zookeeper", "nimbus", "ui", "planner", "dashboard", "supervisor_thrift", "slots"}
 _PLANNER_KEYS = {"algorithm", "timeout_ms"}
@@ -182,8 +187,8 @@ def _parse(data: Any, source: str) -> ClusterDescription:
     _no_unknown(data, _TOP_KEYS, "")
     name = data.get("name", "storm-planner")
     _check_name(name, "name")
-    version = str(data.get("storm_version", "2.8.3"))
-    host = _string(data.get("host", "127.0.0.1"), "host")
+    version = _storm_version(data.get("storm_version", "2.8.3"))
+    host = _host(data.get("host", "127.0.0.1"), "host")
 
     raw_ports = _mapping(data.get("ports", {}), "ports")
     _no_unknown(raw_ports, _PORT_KEYS, "ports.")
@@ -248,7 +253,7 @@ def _parse(data: Any, source: str) -> ClusterDescription:
         supervisors.append(
             Supervisor(
                 name=sup_name,
-                host=_string(sup.get("host", host), f"{where}.host"),
+                host=_host(sup.get("host", host), f"{where}.host"),
                 cpu=_number(sup.get("cpu", 100), f"{where}.cpu"),
                 memory_mb=_number(sup.get("memory_mb", 2048), f"{where}.memory_mb"),
                 meta=_meta(sup.get("meta", {}), f"{where}.meta"),
@@ -331,10 +336,32 @@ def _check_ports(description: ClusterDescription) -> None:
 
 
 def _check_name(value: Any, where: str) -> None:
-    if not isinstance(value, str) or not _NAME.match(value):
+    if not isinstance(value, str) or not _NAME.fullmatch(value):
         raise DescriptionError(
             f"{where}: {value!r} is not a valid name (letters, digits, '.', '_', '-'; at most 63 characters)"
         )
+
+
+def _storm_version(value: Any) -> str:
+    # YAML reads 2.8 as a number: take its text; 2.8.3 is a string already.
+    version = str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+    if not is_storm_version(version):
+        raise DescriptionError(f"storm_version: {value!r} is not a Storm version (digits and dots, then maybe a "
+                               "qualifier of letters, digits, '.' and '-', e.g. 2.8.3 or 2.8.3-SNAPSHOT)")
+    return version
+
+
+def _host(value: Any, where: str) -> str:
+    host = _string(value, where)
+    try:
+        ipaddress.ip_address(host)
+        return host
+    except ValueError:
+        pass
+    if len(host) > 253 or not all(_HOST_LABEL.fullmatch(label) for label in host.split(".")):
+        raise DescriptionError(f"{where}: {host!r} is neither an IP address nor a host name (letters, digits, "
+                               "'-' and '_' in dot-separated labels of at most 63 characters)")
+    return host
 
 
 def _no_unknown(mapping: Mapping[str, Any], allowed: set[str], prefix: str) -> None:

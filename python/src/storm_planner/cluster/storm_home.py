@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -47,6 +48,10 @@ from storm_planner.progress import Progress, print_progress
 from . import log4j2_configs
 
 DEFAULT_STORM_VERSION = "2.8.3"
+# A Maven version of Storm: numbers and dots, then maybe a qualifier (2.8.3, 2.8.3-SNAPSHOT, 3.0.0-M1).
+# It becomes a directory name (storm-<version>) and is written into a POM: no slash, no "..", nothing
+# XML would read as markup.
+STORM_VERSION = re.compile(r"^\d{1,4}(?:\.\d{1,4}){0,3}(?:[.-][A-Za-z0-9][A-Za-z0-9.-]{0,39})?$")
 # Bump when the layout or the generated files change, so cached homes rebuild.
 LAYOUT_VERSION = 1
 MANIFEST = "storm-planner-home.json"
@@ -55,6 +60,17 @@ MANIFEST = "storm-planner-home.json"
 
 class StormHomeError(StormPlannerError, RuntimeError):
     """The Storm home could not be built or is unusable."""
+
+
+def is_storm_version(text: object) -> bool:
+    return isinstance(text, str) and STORM_VERSION.fullmatch(text) is not None and ".." not in text
+
+
+def check_storm_version(version: str) -> str:
+    if not is_storm_version(version):
+        raise StormHomeError(f"Storm version {str(version)[:80]!r} is not a version (digits and dots, then maybe "
+                             "a qualifier of letters, digits, '.' and '-', e.g. 2.8.3 or 2.8.3-SNAPSHOT)")
+    return version
 
 
 @dataclass(frozen=True)
@@ -134,6 +150,7 @@ def ensure_storm_home(
     ``storm_home`` uses an existing directory instead (e.g. an unpacked Apache
     Storm binary distribution); it is validated, never modified.
     """
+    check_storm_version(version)  # it becomes a directory name and goes into a POM
     if storm_home is not None:
         home = StormHome(Path(storm_home).expanduser().resolve(), version)
         # A binary distribution has everything; a hand-made home may not:

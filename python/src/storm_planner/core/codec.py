@@ -17,6 +17,7 @@ from storm_planner.core.derive import derive_executors
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.fields import non_negative as _non_negative
 from storm_planner.core.fields import positive as _positive
+from storm_planner.core.limits import MAX_EXECUTORS_ENV, current_limits
 from storm_planner.core.elements import (
     BOLT,
     GROUPINGS,
@@ -61,13 +62,16 @@ def parse_problem(data: Mapping[str, Any]) -> dict[str, Any]:
         for i, raw in enumerate(_optional_list(topology, "streams", "topology"))
     )
 
+    max_executors = current_limits().max_executors
     if _optional_list(data, "executors", ""):
+        _check_executor_count(len(data["executors"]), "executors", max_executors)
         executors = tuple(
             _executor(raw, f"executors[{i}]", component_ids)
             for i, raw in enumerate(_list(data, "executors", ""))
         )
         _unique((e.id for e in executors), "executors")
     else:
+        _check_component_executors(components, max_executors)
         executors = derive_executors(components)
     executor_ids = {e.id for e in executors}
 
@@ -91,6 +95,20 @@ def parse_problem(data: Mapping[str, Any]) -> dict[str, Any]:
         profiles=MappingProxyType(dict(_optional_mapping(data, "profiles"))),
         measured=bool(data.get("executors")),
     )
+
+
+def _check_component_executors(components: Iterable[Component], limit: int) -> None:
+    """Before the executors are derived: the components' executors in all, within ``limit``."""
+    total = 0
+    for index, component in enumerate(components):
+        total += component.executors
+        _check_executor_count(total, f"topology.components[{index}].executors", limit)
+
+
+def _check_executor_count(count: int, where: str, limit: int) -> None:
+    if count > limit:
+        raise ProblemError(f"{where}: {count} executors in the problem, more than the limit of {limit} "
+                           f"({MAX_EXECUTORS_ENV})")
 
 
 def problem_to_dict(problem: Problem) -> dict[str, Any]:

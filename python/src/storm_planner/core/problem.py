@@ -20,6 +20,7 @@ from typing import Any, Mapping
 
 from storm_planner.core.baseline import ClusterBaseline
 from storm_planner.core.codec import check_fits, parse_problem, problem_to_dict
+from storm_planner.core.jsonfile import loads_bounded
 from storm_planner.core.elements import (
     BOLT,
     EXECUTOR_ID,
@@ -118,6 +119,12 @@ class Problem:
         problem = cls(**parse_problem(data))
         check_fits(problem)
         return problem
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "problem") -> "Problem":
+        """A problem from problem-file text, read within the limits of :mod:`storm_planner.core.limits`;
+        anything wrong is a :class:`ProblemError` naming ``source`` or the field."""
+        return cls.from_dict(loads_bounded(text, source))
 
     def to_dict(self) -> dict[str, Any]:
         return problem_to_dict(self)

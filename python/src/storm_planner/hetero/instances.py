@@ -11,6 +11,16 @@ launch from the executor's thread, ``Thread-N-<component>-executor[<first>, <las
 worker's log (``<storm.log.dir>/workers-artifacts/<topology id>/<port>/worker.log``). After a
 rebalance the new executors log new pids; only live processes count.
 
+That pid is what the subprocess itself reported to Storm, and a component's log message can hold a
+newline and then anything, so the log is a hint, never trusted: only a whole log line of the
+ShellBolt/ShellSpout logger counts, and its pid only if that process descends from the worker JVM
+writing the log (the pid in ``worker.pid`` beside it, running Storm's worker main class for that
+topology and port) and started after it. It joins its groups only if it still is that process then
+(start time, ``/proc/<pid>/stat`` field 22: a reused pid is refused), and pid 1 never does. Each pid
+refused is warned about once, naming it and why, and kept in :attr:`InstanceProvisions.refusals`
+(``scale run --enforce-provisions`` lists them in its answer). On exit every process goes back to
+the cgroups it came from (:class:`~storm_planner.hetero.cgroups.CgroupGroup`).
+
 A memory limit below what an instance already holds would make the kernel kill it (and Storm restart
 its worker): such a provision is refused, naming the instance, its resident memory and the limit.
 Executors of Java components are threads sharing their worker's JVM: no per-instance provision can be
@@ -18,6 +28,7 @@ enforced on them, and :func:`running_instances` finds none.
 """
 from __future__ import annotations
 
+import logging
 import re
 import time
 from dataclasses import dataclass
@@ -26,12 +37,35 @@ from typing import Mapping, Sequence
 
 from storm_planner.planners.qescalor.problem import Resource as Provision
 
-from .cgroups import CGROUP_CPU, CpuQuota
+from .cgroups import CGROUP_CPU, CGROUP_MEMORY, CpuQuota, EnrolmentRefused, MemoryLimit
 from .errors import ProfilingError
+from .processes import ProcessId, command_line, refusal
 
-CGROUP_MEMORY = Path("/sys/fs/cgroup/memory")
-_LAUNCHED = re.compile(r"Thread-\d+-(?P<component>.+?)-executor\[(?P<first>\d+), (?P<last>\d+)\] "
-                       r"\[INFO\] Launched subprocess with pid (?P<pid>\d+)")
+_log = logging.getLogger(__name__)
+
+# One whole line of the worker's log4j layout (cluster/log4j2_configs.py: date, abbreviated logger,
+# thread, level, message) from ShellBolt's or ShellSpout's logger: text that merely contains the
+# message, or a message continued on a line of its own, does not match. A component id is one word here
+# (no blank: the thread name cannot then reach into the message).
+_LAUNCHED = re.compile(
+    r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} o\.a\.s\.(?:t\.ShellBolt|s\.ShellSpout) "
+    r"Thread-\d+-(?P<component>\S+?)-executor\[(?P<first>\d+), (?P<last>\d+)\] "
+    r"\[INFO\] Launched subprocess with pid (?P<pid>\d{1,9})$", re.MULTILINE)
+WORKER_MAIN = "org.apache.storm.daemon.worker.Worker"
+LOG_WRITER_MAIN = "org.apache.storm.LogWriter"
+WORKER_ARGUMENTS = 5  # topology id, assignment id, supervisor port, port, worker id
+
+
+@dataclass(frozen=True, order=True)
+class Subprocess:
+    """One subprocess of an executor as found: the process, and the worker JVM whose child it must be."""
+
+    process: ProcessId
+    worker: ProcessId
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
 
 
 @dataclass(frozen=True, order=True)
@@ -41,45 +75,90 @@ class Instance:
     first_task: int
     last_task: int
     component: str
-    pids: tuple[int, ...]
+    subprocesses: tuple[Subprocess, ...]
 
     @property
     def key(self) -> str:
         return f"{self.first_task}-{self.last_task}"
 
+    @property
+    def pids(self) -> tuple[int, ...]:
+        return tuple(s.pid for s in self.subprocesses)
 
-def running_instances(log_dir: Path, topology_id: str, component: str) -> list[Instance]:
+
+class Refusals:
+    """Processes refused a provision: each warned about once (the logs are read again and again), all kept."""
+
+    def __init__(self) -> None:
+        self.reasons: dict[ProcessId, str] = {}
+
+    def note(self, process: ProcessId, reason: str, where: str) -> None:
+        if process not in self.reasons:
+            _log.warning("pid %d (%s) gets no provision: %s", process.pid, where, reason)
+            self.reasons[process] = reason
+
+    @property
+    def count(self) -> int:
+        return len(self.reasons)
+
+    def to_list(self) -> list[dict]:
+        return [{"pid": p.pid, "reason": reason} for p, reason in self.reasons.items()]
+
+
+def storm_worker(port_dir: Path, topology_id: str) -> ProcessId | None:
+    """The worker JVM writing ``port_dir/worker.log``: the process its ``worker.pid`` names, if that runs
+    Storm's worker main class for this topology and port (not the LogWriter that wraps it)."""
+    try:
+        with open(port_dir / "worker.pid", encoding="ascii", errors="replace") as pid_file:
+            pid = int(pid_file.read(16).strip())
+    except (OSError, ValueError):
+        return None
+    worker, arguments = ProcessId.of(pid), command_line(pid)
+    if worker is None or WORKER_MAIN not in arguments or LOG_WRITER_MAIN in arguments:
+        return None
+    after_main = arguments[arguments.index(WORKER_MAIN) + 1:]
+    if len(after_main) != WORKER_ARGUMENTS or after_main[0] != topology_id or after_main[3] != port_dir.name:
+        return None
+    return worker
+
+
+def running_instances(log_dir: Path, topology_id: str, component: str,
+                      refusals: Refusals | None = None) -> list[Instance]:
     """The live subprocesses of ``component``'s executors, by task, from its workers' logs.
 
     Each task of an executor runs its own subprocess; an executor started again (its worker
-    restarted) logs new pids, and only live ones count."""
-    launched: dict[tuple[int, int], list[int]] = {}
+    restarted) logs new pids, and only live ones count. A pid counts only if its process descends
+    from the worker JVM writing that log and started after it: the pid in the log is the one the
+    subprocess itself reported to Storm, and any text can look like a log line. Others are noted in
+    ``refusals`` (and warned about)."""
+    refusals = Refusals() if refusals is None else refusals
+    launched: dict[tuple[int, int], list[Subprocess]] = {}
     for log in sorted((Path(log_dir) / "workers-artifacts" / topology_id).glob("*/worker.log")):
-        for match in _LAUNCHED.finditer(log.read_text(errors="replace")):
-            if match["component"] == component:
-                launched.setdefault((int(match["first"]), int(match["last"])), []).append(int(match["pid"]))
-    instances = [Instance(first, last, component, tuple(p for p in pids if _alive(p)))
-                 for (first, last), pids in launched.items()]
-    return sorted(i for i in instances if i.pids)
+        worker = storm_worker(log.parent, topology_id)
+        text = log.read_text(errors="replace")
+        for match in _LAUNCHED.finditer(text):
+            process = ProcessId.of(int(match["pid"]))
+            if match["component"] != component or process is None:
+                continue  # another component's, or exited
+            reason = refusal(process, worker) if worker else f"no running worker of {topology_id} writes this log"
+            if reason is not None:
+                refusals.note(process, reason, f"{log}:{text.count(chr(10), 0, match.start()) + 1}")
+                continue
+            launched.setdefault((int(match["first"]), int(match["last"])), []).append(Subprocess(process, worker))
+    return sorted(Instance(first, last, component, tuple(found)) for (first, last), found in launched.items())
 
 
 def wait_for_instances(log_dir: Path, topology_id: str, component: str, count: int, wait_s: float,
-                       poll_s: float = 1.0, sleep=time.sleep, clock=time.monotonic) -> list[Instance]:
+                       poll_s: float = 1.0, sleep=time.sleep, clock=time.monotonic,
+                       refusals: Refusals | None = None) -> list[Instance]:
     """The component's live instances once there are ``count`` of them, or what runs after ``wait_s``."""
+    refusals = Refusals() if refusals is None else refusals
     deadline = clock() + wait_s
-    found = running_instances(log_dir, topology_id, component)
+    found = running_instances(log_dir, topology_id, component, refusals)
     while len(found) != count and clock() < deadline:
         sleep(poll_s)
-        found = running_instances(log_dir, topology_id, component)
+        found = running_instances(log_dir, topology_id, component, refusals)
     return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
 
 
 def resident_mb(pid: int) -> float:
@@ -110,11 +189,16 @@ def provisions_from_template(template: Mapping) -> list[Provision]:
 
 
 class InstanceProvisions:
-    """Per-instance cgroups (cpu quota and memory limit) under one parent group each, removed on exit."""
+    """Per-instance cgroups (cpu quota and memory limit) under one parent group each, removed on exit.
+
+    A subprocess joins its instance's groups only if it still is the process found, in its worker's
+    tree (:func:`.processes.refusal`); one refused is left where it is and noted in ``refusals``. On
+    exit each process goes back to the groups it came from."""
 
     def __init__(self, name: str, cpu_root: Path = CGROUP_CPU, memory_root: Path = CGROUP_MEMORY) -> None:
         self.cpu_parent, self.memory_parent = cpu_root / name, memory_root / name
-        self.groups: dict[str, tuple[CpuQuota, Path]] = {}  # by instance key (its task range)
+        self.groups: dict[str, tuple[CpuQuota, MemoryLimit]] = {}  # by instance key (its task range)
+        self.refusals = Refusals()
 
     def __enter__(self) -> "InstanceProvisions":
         for parent in (self.cpu_parent, self.memory_parent):
@@ -143,28 +227,26 @@ class InstanceProvisions:
         for instance, provision in zip(ordered, provisions):
             quota, memory = self._groups_of(instance.key)
             quota.set_capacity(100.0 * provision.cpu)
-            (memory / "memory.limit_in_bytes").write_text(str(int(provision.memory_mb * 1024 * 1024)))
-            for pid in instance.pids:
-                quota.add(pid)
-                (memory / "cgroup.procs").write_text(str(pid))  # its pages move along (see _groups_of)
-            applied.append({"task": instance.first_task, "pids": list(instance.pids), "provision": provision.id,
+            memory.set_limit_mb(provision.memory_mb)
+            enrolled = [s.pid for s in instance.subprocesses if self._enrol(instance, s, (quota, memory))]
+            applied.append({"task": instance.first_task, "pids": enrolled, "provision": provision.id,
                             "cpu": provision.cpu, "memory_mb": provision.memory_mb})
         self._forget({i.key for i in ordered})
         return applied
 
-    def _groups_of(self, key: str) -> tuple[CpuQuota, Path]:
+    def _enrol(self, instance: Instance, subprocess: Subprocess, groups: Sequence[CpuQuota | MemoryLimit]) -> bool:
+        try:
+            for group in groups:
+                group.add(subprocess.process, tree=subprocess.worker)
+        except EnrolmentRefused as refused:
+            self.refusals.note(subprocess.process, refused.reason, f"{instance.component}[{instance.first_task}]")
+            return False
+        return True
+
+    def _groups_of(self, key: str) -> tuple[CpuQuota, MemoryLimit]:
         if key not in self.groups:
-            quota = CpuQuota(key, 100.0, root=self.cpu_parent).__enter__()
-            memory = self.memory_parent / key
-            memory.mkdir(exist_ok=True)
-            # Charge what the process already holds to its new group, so the limit covers all of it.
-            # Newer kernels refuse (the knob is deprecated): then the limit covers what it allocates
-            # from now on, and apply() has checked that it holds less than the limit already.
-            try:
-                (memory / "memory.move_charge_at_immigrate").write_text("1")
-            except OSError:
-                pass
-            self.groups[key] = (quota, memory)
+            self.groups[key] = (CpuQuota(key, 100.0, root=self.cpu_parent).__enter__(),
+                                MemoryLimit(key, root=self.memory_parent).__enter__())
         return self.groups[key]
 
     def quota_of(self, instance: Instance) -> float | None:
@@ -178,30 +260,16 @@ class InstanceProvisions:
 
     def _forget(self, keep: set[str]) -> None:
         for key in [k for k in self.groups if k not in keep]:
-            quota, memory = self.groups.pop(key)
-            _remove_group(quota.path)
-            _remove_group(memory)
+            for group in self.groups.pop(key):
+                group.__exit__(None, None, None)
 
     def __exit__(self, *exc) -> None:
         self._forget(set())
         for parent in (self.cpu_parent, self.memory_parent):
-            _remove_group(parent)
-
-
-def _remove_group(path: Path) -> None:
-    """Back to the root group whatever still runs in ``path``, then remove it (gone already: fine)."""
-    root = path
-    while root.parent.name and (root.parent / "cgroup.procs").exists() and root.parent != root:
-        root = root.parent
-    try:
-        for pid in (path / "cgroup.procs").read_text().split():
             try:
-                (root / "cgroup.procs").write_text(pid)
+                parent.rmdir()
             except OSError:
                 pass
-        path.rmdir()
-    except OSError:
-        pass
 
 
 class ProvisionEnforcer:
@@ -219,7 +287,8 @@ class ProvisionEnforcer:
         """``counts``: instances per provision; ``instances``: how many run (the counts' sum, or fewer when
         the component has fewer tasks: the first provisions in order are applied)."""
         wanted = provisions_in_order(counts, self.provisions)[:instances]
-        running = wait_for_instances(self.log_dir, topology_id, self.component, len(wanted), self.wait_s)
+        running = wait_for_instances(self.log_dir, topology_id, self.component, len(wanted), self.wait_s,
+                                     refusals=self.groups.refusals)
         if not running:
             raise ProfilingError(
                 f"no running subprocess of {self.component!r} in {self.log_dir}/workers-artifacts/{topology_id}: "

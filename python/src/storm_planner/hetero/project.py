@@ -15,7 +15,6 @@ object with ``nodes``) or an inline spec ``TYPE:COUNT[:CAPACITY],...``, e.g.
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 import uuid
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from storm_planner.core.errors import ProblemError
+from storm_planner.core.jsonfile import read_json
 
 GROUPING_FIELDS = ("shuffle", "all", "none", "direct", "local_or_shuffle", "custom_object", "custom_serialized")
 
@@ -70,10 +70,8 @@ def topology_files(project: Path) -> list[Path]:
     config = project / "config.json"
     specs = "topologies"
     if config.exists():
-        try:
-            specs = json.loads(config.read_text()).get("topology_specs", specs)
-        except json.JSONDecodeError as error:
-            raise ProblemError(f"{config}: not JSON: {error}") from None
+        data = read_json(config)
+        specs = data.get("topology_specs", specs) if isinstance(data, dict) else specs
     directory = project / specs
     files = sorted(p for p in directory.glob("*.py") if not p.name.startswith("_"))
     if not files:
@@ -188,16 +186,15 @@ def parse_cluster(spec: str) -> list[dict[str, Any]]:
 
 
 def _cluster_file(path: Path) -> list[dict[str, Any]]:
-    text = path.read_text()
-    try:
-        if path.suffix in (".yaml", ".yml"):
-            import yaml
+    if path.suffix not in (".yaml", ".yml"):
+        data = read_json(path)  # bounded (core.limits); its errors name the file
+    else:
+        import yaml
 
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
-    except Exception as error:
-        raise ProblemError(f"{path}: cannot parse: {error}") from None
+        try:
+            data = yaml.safe_load(path.read_text())
+        except Exception as error:
+            raise ProblemError(f"{path}: cannot parse: {error}") from None
     nodes = data.get("nodes") if isinstance(data, dict) else data
     if not isinstance(nodes, list) or not nodes:
         raise ProblemError(f"{path}: expected a list of nodes or an object with 'nodes'")

@@ -10,7 +10,6 @@ process can submit several projects.
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from storm_planner.core.errors import StormPlannerError
+from storm_planner.core.jsonfile import JsonFileError, read_json
 
 
 class ProjectError(StormPlannerError, ValueError):
@@ -46,9 +46,11 @@ def load_project(directory: str | Path, name: str | None = None, env: str | None
     config_path = directory / "config.json"
     if config_path.is_file():
         try:
-            config = json.loads(config_path.read_text())
-        except ValueError as error:
-            raise ProjectError(f"{config_path}: not valid JSON ({error})") from None
+            config = read_json(config_path)  # bounded (core.limits)
+        except JsonFileError as error:
+            raise ProjectError(str(error)) from None
+        if not isinstance(config, dict):
+            raise ProjectError(f"{config_path}: a JSON object, got {type(config).__name__}")
     else:
         config = {}
     specs = directory / str(config.get("topology_specs", "topologies")).rstrip("/")

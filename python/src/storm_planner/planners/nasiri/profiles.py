@@ -63,7 +63,6 @@ with R² and residuals). A profile records where it came from in ``source``.
 """
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +71,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from storm_planner.core import fields
 from storm_planner.core.errors import ProblemError
+from storm_planner.core.jsonfile import JsonFileError, loads_bounded, read_json
 from storm_planner.core.problem import Problem
 
 FORMAT = "storm-planner-profile/1"
@@ -271,19 +271,22 @@ def parse_profile(data: Any, where: str = "profiles") -> Profile:
 def load_profile(path: str | Path) -> Profile:
     """Read a profile file (``.json``, or ``.yaml``/``.yml``)."""
     path = Path(path)
+    if path.suffix not in (".yaml", ".yml"):
+        try:
+            data = read_json(path)  # bounded (core.limits)
+        except JsonFileError as error:
+            raise ProfileError(str(error)) from None  # names the file
+        return parse_profile(data, where=path.name)
     try:
         text = path.read_text()
     except OSError as error:
         raise ProfileError(f"cannot read profile {path}: {error.strerror}") from None
-    try:
-        if path.suffix in (".yaml", ".yml"):
-            import yaml
+    import yaml
 
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
-    except Exception as error:  # json.JSONDecodeError, yaml.YAMLError
-        raise ProfileError(f"profile {path} is not valid {path.suffix.lstrip('.') or 'JSON'}: {error}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ProfileError(f"profile {path} is not valid YAML: {error}") from None
     return parse_profile(data, where=path.name)
 
 
@@ -303,9 +306,9 @@ def profile_for_problem(problem: Problem) -> Profile:
         data, where = problem.options.get(OPTION_KEY), f"options.{OPTION_KEY}"
         if isinstance(data, str):
             try:
-                data = json.loads(data)
-            except json.JSONDecodeError as error:
-                raise ProfileError(f"{where}: not JSON: {error}") from None
+                data = loads_bounded(data, where)
+            except JsonFileError as error:
+                raise ProfileError(str(error)) from None
     if not data:
         raise ProfileError(
             "this planner needs profiles: add a 'profiles' object to the problem, or the topology "

@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from storm_planner.core.errors import ProblemError
+from storm_planner.core.limits import MAX_EPOCHS_ENV, current_limits
 
 TOP_KEYS = frozenset({"operator", "epoch_s", "resources", "performance", "samples", "startup_cost",
                       "shutdown_cost", "current", "workload", "history", "seed"})
@@ -105,7 +106,7 @@ def read_problem(data: Any) -> ScalingProblem:
         startup_cost=_number(data.get("startup_cost", 0.0), "startup_cost", minimum=0.0),
         shutdown_cost=_number(data.get("shutdown_cost", 0.0), "shutdown_cost", minimum=0.0),
         current=current,
-        workload=None if workload is None else _rates(workload, "workload"),
+        workload=None if workload is None else _workload(workload),
         history=None if history is None else _history(history),
         seed=_whole(data.get("seed", 0), "seed"),
     )
@@ -176,6 +177,18 @@ def _whole(value: Any, where: str) -> int:
     return value
 
 
+def _check_epochs(count: int, where: str) -> None:
+    limit = current_limits().max_epochs
+    if count > limit:
+        raise ProblemError(f"{where}: {count} epochs, more than the limit of {limit} ({MAX_EPOCHS_ENV})")
+
+
+def _workload(values: Any) -> tuple[float, ...]:
+    rates = _rates(values, "workload")
+    _check_epochs(len(rates), "workload")
+    return rates
+
+
 def _rates(values: Any, where: str) -> tuple[float, ...]:
     if not isinstance(values, Sequence) or isinstance(values, str) or not values:
         raise ProblemError(f"{where} must be a non-empty list of rates (tuples/s), got {values!r}")
@@ -223,6 +236,7 @@ def _history(value: Any) -> Mapping[str, Any]:
     horizon = _whole(value.get("horizon", 0), "history.horizon")
     if horizon < 1:
         raise ProblemError("history.horizon (epochs to forecast) must be >= 1")
+    _check_epochs(horizon, "history.horizon")
     rates = _rates(value.get("rates"), "history.rates")
     if season and len(rates) < 2 * season:
         raise ProblemError(f"history.rates holds {len(rates)} epochs; a season of {season} needs at least "
