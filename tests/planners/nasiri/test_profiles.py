@@ -121,7 +121,7 @@ def test_unreadable_profile_files_are_reported(tmp_path):
         load_profile(tmp_path / "absent.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    with pytest.raises(ProfileError, match="bad.json: not JSON: Expecting property name"):
+    with pytest.raises(ProfileError, match=r"bad.json: not JSON \(Expecting property name"):
         load_profile(bad)
 
 

@@ -44,7 +44,8 @@ class JSONLimits:
 
 
 def loads_bounded(data: bytes | str, limits: JSONLimits) -> Any:
-    """The JSON value in ``data`` (UTF-8), or :class:`JSONLimitError` naming the bound it crosses."""
+    """The JSON value in ``data`` (UTF-8), or :class:`JSONLimitError` naming the bound it crosses and,
+    for a number, where it stands (``nodes[0].capacity``)."""
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     if len(raw) > limits.max_bytes:
         raise JSONLimitError(f"{len(raw):,} bytes, more than the limit of {limits.max_bytes:,}"
@@ -56,13 +57,45 @@ def loads_bounded(data: bytes | str, limits: JSONLimits) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise JSONLimitError(f"not UTF-8 (byte {error.start})") from None
+    refused: list[_Refused] = []
     try:
-        return json.loads(text, parse_int=_int_parser(limits), parse_float=_float_parser(limits),
-                          parse_constant=_constant_parser(limits))
+        document = json.loads(text, parse_int=_int_parser(limits, refused),
+                              parse_float=_float_parser(limits, refused),
+                              parse_constant=_constant_parser(limits, refused))
     except json.JSONDecodeError as error:
         raise JSONLimitError(f"not JSON ({error.msg}: line {error.lineno} column {error.colno})") from None
     except RecursionError:  # cannot happen below the depth checked above; kept as a last resort
         raise JSONLimitError(f"nested too deep to parse{_setting(limits.depth_setting)}") from None
+    if refused:
+        first = _first_refused(document)
+        raise JSONLimitError(f"{_where(first[1])}: {first[0].reason}")
+    return document
+
+
+class _Refused:
+    """Stands for a number beyond the bounds until the walk finds where it is."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _first_refused(document: Any) -> tuple[_Refused, tuple]:
+    """The first refused number in document order, with its path; iterative (depth is already bounded)."""
+    stack: list[tuple[Any, tuple]] = [(document, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, _Refused):
+            return value, path
+        if isinstance(value, (dict, list)):
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend(reversed([(item, path + (key,)) for key, item in items]))
+    raise AssertionError("a refused number was parsed but not found")  # pragma: no cover
+
+
+def _where(path: tuple) -> str:
+    """``nodes[0].capacity`` (the document itself: ``top level``)."""
+    text = "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in path).lstrip(".")
+    return text or "top level"
 
 
 def nesting_depth(raw: bytes, stop_above: int) -> int:
@@ -81,33 +114,39 @@ def nesting_depth(raw: bytes, stop_above: int) -> int:
     return deepest
 
 
-def _int_parser(limits: JSONLimits):
-    def parse_int(text: str) -> int:
+def _int_parser(limits: JSONLimits, refused: list[_Refused]):
+    def parse_int(text: str) -> int | _Refused:
         digits = len(text) - (text[0] == "-")
         if digits > limits.max_int_digits:
-            raise JSONLimitError(f"an integer of {digits:,} digits, more than {limits.max_int_digits}"
-                                 f"{_setting(limits.digits_setting)}")
+            return _refuse(refused, f"an integer of {digits:,} digits, more than {limits.max_int_digits}"
+                                    f"{_setting(limits.digits_setting)}")
         return int(text)
     return parse_int
 
 
-def _float_parser(limits: JSONLimits):
-    def parse_float(text: str) -> float | None:
+def _float_parser(limits: JSONLimits, refused: list[_Refused]):
+    def parse_float(text: str) -> float | _Refused | None:
         value = float(text)
         if math.isfinite(value):
             return value
         if limits.non_finite_as_null:
             return None
-        raise JSONLimitError(f"the number {text[:40]} is out of range (not finite)")
+        return _refuse(refused, f"a finite number, got {value!r} (the number {text[:40]} is out of range)")
     return parse_float
 
 
-def _constant_parser(limits: JSONLimits):
-    def parse_constant(name: str) -> None:
+def _constant_parser(limits: JSONLimits, refused: list[_Refused]):
+    def parse_constant(name: str) -> _Refused | None:
         if limits.non_finite_as_null:
             return None
-        raise JSONLimitError(f"{name} is not a finite number")
+        return _refuse(refused, f"a finite number, got {float(name)!r} ({name} is not a finite number)")
     return parse_constant
+
+
+def _refuse(refused: list[_Refused], reason: str) -> _Refused:
+    marker = _Refused(reason)
+    refused.append(marker)
+    return marker
 
 
 def _setting(name: str) -> str:
