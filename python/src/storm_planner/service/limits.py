@@ -47,6 +47,8 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
+from storm_planner.core.errors import StormPlannerError
+
 MB = 1024 * 1024
 DEFAULT_MAX_FRAME_MB = 64
 DEFAULT_MAX_EXECUTORS = 100_000
@@ -67,7 +69,7 @@ OPTION = {"max_frame_mb": "--max-frame-mb", "max_executors": "--max-executors",
           "max_connections": "--max-connections", "read_timeout_s": "--read-timeout-secs"}
 
 
-class LimitError(ValueError):
+class LimitError(StormPlannerError, ValueError):
     """A limit setting that cannot be used; the message names the setting."""
 
 
@@ -132,7 +134,7 @@ def read_token(token_file: str | Path | None, environ: Mapping[str, str] = os.en
     return environ.get(TOKEN_ENV, "").strip() or None
 
 
-class RequestTooLarge(Exception):
+class RequestTooLarge(StormPlannerError):
     """A request over a limit, found while it was decoded; the message names the limit."""
 
 

@@ -23,6 +23,7 @@ import time
 
 from thriftpy2 import transport as thrift_transport
 
+from storm_planner.core.errors import StormPlannerError
 from storm_planner.service.counters import ServiceCounters
 from storm_planner.service.limits import DecodeBudget, FrameRoom, ServiceLimits
 
@@ -32,7 +33,7 @@ HEADER_BYTES = 4
 _FRAME_SOURCE = getattr(thrift_transport, "TCyBufferedTransport", None) or thrift_transport.TBufferedTransport
 
 
-class FrameRefused(Exception):
+class FrameRefused(StormPlannerError):
     """A frame the service does not read (the message says why); the connection is closed."""
 
 
