@@ -259,6 +259,9 @@ def test_down_removes_only_what_network_json_may_name(tmp_path):
         assert not (network.NAMESPACE_DIR / layout.links[0].namespace).exists()
         assert (network.NAMESPACE_DIR / layout.links[1].namespace).exists()   # its link was refused
         assert any(f"namespace '{victim}'" in line and "left alone" in line for line in said), said
+        if netfilter.iptables_available():   # the bridge's own chain went with it, as after a crashed `up`
+            assert subprocess.run(["iptables", "-w", "-S", netfilter.chain_for(layout.bridge)],
+                                  capture_output=True).returncode != 0
     finally:
         network.destroy(layout)
         subprocess.run(["ip", "netns", "del", victim], check=False)

@@ -17,12 +17,13 @@ executor runs in — gets its provision's CPU quota and memory limit, and a busy
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from storm_planner.adaptation.qescalor import ScalingController
-from storm_planner.adaptation.scale_run import run_scaling
+from storm_planner.adaptation.scale_run import processed_rate, run_scaling
 from storm_planner.cluster.launcher import running_cluster
 from storm_planner.cluster.locations import default_plugin_jar
 from storm_planner.generators.qescalor import paper_resources
@@ -63,12 +64,33 @@ def cluster(tmp_path_factory):
 
 
 def submit_pipeline(cluster, tmp_path: Path, name: str, **options):
+    """Submit the pipeline and return once relay processes tuples (see :func:`wait_flowing`)."""
     data = tmp_path / "data"
     data.mkdir()
-    submit_project(PIPELINE, nimbus=cluster.addresses.nimbus, name=name, wait_active=120, options={
+    row = submit_project(PIPELINE, nimbus=cluster.addresses.nimbus, name=name, wait_active=120, options={
         "pipeline.dir": str(data), "pipeline.rate": RATE,
         "pipeline.tasks.relay": TASKS, "topology.workers": 2, "planner.metrics.period.secs": 2,
         "planner.replan": False, "topology.message.timeout.secs": 20, "topology.max.spout.pending": 200, **options})
+    wait_flowing(cluster, row.id)
+
+
+# ACTIVE in Nimbus is not running: a loaded machine can take minutes to start the workers and their
+# Python components. The scaler's epochs are meant to measure a running pipeline, not the start.
+FLOWING_TIMEOUT_S = 300
+
+
+def wait_flowing(cluster, topology_id: str) -> None:
+    """Until relay's tasks have published windows and relay processed tuples in them."""
+    from storm_planner.metrics.windows import fetch_windows
+
+    deadline = time.monotonic() + FLOWING_TIMEOUT_S
+    while True:
+        relay = [w for w in fetch_windows(cluster.addresses.zookeeper, topology_id).values() if w.component == "relay"]
+        if relay and processed_rate(relay) > 0:
+            return
+        assert time.monotonic() < deadline, f"relay processed nothing {FLOWING_TIMEOUT_S} s after submission " \
+                                            f"(worker logs in {cluster.log_dir})"
+        time.sleep(2)
 
 
 def test_scale_run_rebalances_the_component_to_what_qcesa_decides(cluster, tmp_path, capsys):
