@@ -64,7 +64,7 @@ def cluster(tmp_path_factory):
 
 
 def submit_pipeline(cluster, tmp_path: Path, name: str, **options):
-    """Submit the pipeline and return once relay processes tuples (see :func:`wait_flowing`)."""
+    """Submit the pipeline and return its id once relay processes tuples (see :func:`wait_flowing`)."""
     data = tmp_path / "data"
     data.mkdir()
     row = submit_project(PIPELINE, nimbus=cluster.addresses.nimbus, name=name, wait_active=120, options={
@@ -72,6 +72,7 @@ def submit_pipeline(cluster, tmp_path: Path, name: str, **options):
         "pipeline.tasks.relay": TASKS, "topology.workers": 2, "planner.metrics.period.secs": 2,
         "planner.replan": False, "topology.message.timeout.secs": 20, "topology.max.spout.pending": 200, **options})
     wait_flowing(cluster, row.id)
+    return row.id
 
 
 # ACTIVE in Nimbus is not running: a loaded machine can take minutes to start the workers and their
@@ -79,13 +80,15 @@ def submit_pipeline(cluster, tmp_path: Path, name: str, **options):
 FLOWING_TIMEOUT_S = 300
 
 
-def wait_flowing(cluster, topology_id: str) -> None:
-    """Until relay's tasks have published windows and relay processed tuples in them."""
+def wait_flowing(cluster, topology_id: str, since_ms: int = 0) -> None:
+    """Until relay's tasks have published windows (begun at ``since_ms`` or later: after a rebalance) and
+    relay processed tuples in them."""
     from storm_planner.metrics.windows import fetch_windows
 
     deadline = time.monotonic() + FLOWING_TIMEOUT_S
     while True:
-        relay = [w for w in fetch_windows(cluster.addresses.zookeeper, topology_id).values() if w.component == "relay"]
+        relay = [w for w in fetch_windows(cluster.addresses.zookeeper, topology_id).values()
+                 if w.component == "relay" and w.start_ms >= since_ms]
         if relay and processed_rate(relay) > 0:
             return
         assert time.monotonic() < deadline, f"relay processed nothing {FLOWING_TIMEOUT_S} s after submission " \
@@ -96,7 +99,7 @@ def wait_flowing(cluster, topology_id: str) -> None:
 def test_scale_run_rebalances_the_component_to_what_qcesa_decides(cluster, tmp_path, capsys):
     log = tmp_path / "decisions.jsonl"
     a = cluster.addresses
-    submit_pipeline(cluster, tmp_path, "scaled")
+    topology_id = submit_pipeline(cluster, tmp_path, "scaled")
     try:
         assert relay_executors(cluster) == 2
 
@@ -118,6 +121,9 @@ def test_scale_run_rebalances_the_component_to_what_qcesa_decides(cluster, tmp_p
         assert all(d["rate"] < 3 * RATE for d in measured), measured
         assert relay_executors(cluster) == TASKS
 
+        # The rebalance restarted relay's executors: scale down once the new ones process tuples (an
+        # epoch that measures 0 tuples/s would plan no instance at all).
+        wait_flowing(cluster, topology_id, since_ms=int(time.time() * 1000))
         down = scale(performance=100 * RATE, epochs=3)
         rebalanced = [d for d in down if d["action"] == "rebalance"]
         assert rebalanced and rebalanced[0]["instances"] == 1 and rebalanced[0]["counts"] == {"r1": 1}, down
