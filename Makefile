@@ -28,7 +28,8 @@ setup: system-packages python-env plugin
 # Debian packages: the Thrift compiler checks the generated Java against the IDL; docker-compose
 # validates docker/compose.yaml offline (without recommends: no Docker engine is needed or installed);
 # headless Chromium and its driver run the dashboard's browser tests; iproute2 (ip, tc) makes the
-# emulated network (supervisors in network namespaces behind rate-limited links).
+# emulated network (supervisors in network namespaces behind rate-limited links) and iptables lets its
+# bridge forward where bridge netfilter and a FORWARD policy DROP (Docker) would drop it.
 system-packages:
 	@{ command -v chromium >/dev/null && command -v chromedriver >/dev/null; } || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null; \
@@ -39,6 +40,9 @@ system-packages:
 	@{ command -v ip >/dev/null && command -v tc >/dev/null; } || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends iproute2 >/dev/null; \
 	  else echo "note: iproute2 missing (sudo apt-get install iproute2); the emulated network's tests will be skipped"; fi; }
+	@command -v iptables >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends iptables >/dev/null; \
+	  else echo "note: iptables missing (sudo apt-get install iptables); on a host with Docker the emulated network cannot forward between supervisors"; fi; }
 	@command -v docker-compose >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends docker-compose >/dev/null; \
 	  else echo "note: docker-compose missing (sudo apt-get install --no-install-recommends docker-compose); the 'docker-compose config' check of docker/compose.yaml will be skipped"; fi; }

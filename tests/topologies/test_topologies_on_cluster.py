@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from storm_planner.cluster.launcher import running_cluster
+
 pytestmark = pytest.mark.cluster
 
 TOPOLOGIES = Path(__file__).resolve().parents[2] / "topologies"
@@ -28,10 +30,9 @@ SETTLE_TIMEOUT_S = 60
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    launcher = pytest.importorskip("storm_planner.cluster.launcher")
     # The default scheduler is enough here: these tests are about what the
     # topologies compute, not where the planner puts them.
-    with launcher.running_cluster(tmp_path_factory.mktemp("cluster"), plugin=False, planner=False, ui=False) as c:
+    with running_cluster(tmp_path_factory.mktemp("cluster"), plugin=False, planner=False, ui=False) as c:
         yield c
 
 

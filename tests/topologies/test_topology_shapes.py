@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from storm_planner.streaming import ConfError, configure_topology
+from storm_planner.submit.project import load_project
 from storm_planner.streaming.ticks import TICK_FREQ_KEY
 
 TOPOLOGIES = Path(__file__).resolve().parents[2] / "topologies"
@@ -44,7 +45,6 @@ def test_streamparse_loader_finds_each_topology(project, topology, cls, spouts, 
 
 @pytest.mark.parametrize("project, topology, cls", [p[:3] for p in PROJECTS])
 def test_submit_command_loads_each_project(project, topology, cls):
-    load_project = pytest.importorskip("storm_planner.submit.project").load_project
     loaded = load_project(TOPOLOGIES / project, topology)
     assert loaded.topology_class.__name__ == cls
     assert loaded.topology_class.conf_prefix == project

@@ -14,6 +14,7 @@ from .description import DescriptionError, load_description
 from .errors import ClusterError
 from .launcher import UI_UNAVAILABLE, ClusterOptions, LocalCluster
 from .locations import PLUGIN_JAR_ENV, default_state_root
+from .reachability import DEFAULT_TIMEOUT_S as DEFAULT_PROBE_TIMEOUT_S
 from .storm_home import StormHomeError, ensure_storm_home
 
 
@@ -44,6 +45,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                     help="Python that runs the planner service (default: this one)")
     up.add_argument("--timeout", type=float, default=150.0, metavar="SECS",
                     help="how long each daemon may take to become healthy")
+    up.add_argument("--network-probe-timeout", type=float, default=DEFAULT_PROBE_TIMEOUT_S, metavar="SECS",
+                    help="emulated network: how long each supervisor's TCP connect to another may take "
+                         f"before `up` fails (default {DEFAULT_PROBE_TIMEOUT_S:g})")
     up.set_defaults(handler=cmd_up)
 
     down = sub.add_parser("down", help="stop everything `up` started (workers included)")
@@ -104,6 +108,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         storm_home=args.storm_home,
         python=args.python,
         start_timeout_s=args.timeout,
+        network_probe_timeout_s=args.network_probe_timeout,
     )
     cluster = _cluster(args, options)
     try:

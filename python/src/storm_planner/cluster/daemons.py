@@ -106,7 +106,17 @@ def is_alive(record: DaemonRecord) -> bool:
         return _alive_without_proc(record.pid)
     if stat.rsplit(")", 1)[-1].split()[0] == "Z":
         return False
-    return cmdline.split(b"\0")[: len(record.command)] == [c.encode() for c in record.command]
+    running = cmdline.split(b"\0")
+    return any(running[: len(command)] == [c.encode() for c in command] for command in _command_forms(record.command))
+
+
+def _command_forms(command: list[str]) -> list[list[str]]:
+    """What the recorded command looks like in /proc once running: ``nsenter [options] -- PROGRAM ...``
+    (a supervisor inside its network namespace) execs PROGRAM, so the live command line is the part
+    after ``--``; until then it is the whole command."""
+    if command and os.path.basename(command[0]) == "nsenter" and "--" in command:
+        return [command, command[command.index("--") + 1:]]
+    return [command]
 
 
 def exit_status(record: DaemonRecord) -> str:
@@ -296,3 +306,17 @@ def _pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def log_files(log_dir: Path) -> dict[str, Path]:
+    """Daemon name → its main log in ``log_dir`` (log4j file, or stdout file for the planner), and each
+    worker's log as ``worker-<topology>-<port>``."""
+    files = {}
+    for path in sorted(log_dir.glob("*.log")):
+        files[path.stem] = path
+    for path in sorted(log_dir.glob("*.out")):
+        files.setdefault(path.stem, path)
+        files[f"{path.stem}.out"] = path
+    for path in sorted(log_dir.glob("workers-artifacts/*/*/worker.log")):
+        files[f"worker-{path.parent.parent.name}-{path.parent.name}"] = path
+    return files

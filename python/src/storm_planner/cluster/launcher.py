@@ -34,7 +34,7 @@ from typing import Callable, Iterator
 from storm_planner.progress import Progress, print_progress
 from storm_planner.submit import nimbus
 
-from . import daemons, network, storm_yaml
+from . import daemons, network, reachability, storm_yaml
 from .description import ClusterDescription, default_description
 from .errors import ClusterError
 from .locations import PLUGIN_JAR_ENV, default_plugin_jar, default_state_root
@@ -67,6 +67,7 @@ class ClusterOptions:
     python: str = sys.executable
     java: str = "java"
     start_timeout_s: float = 150.0
+    network_probe_timeout_s: float = reachability.DEFAULT_TIMEOUT_S   # each supervisor-to-supervisor connect
 
 
 @dataclass
@@ -178,11 +179,12 @@ class LocalCluster:
         return self.addresses
 
     def _network_up(self) -> None:
-        """Make the emulated network (if the description asks for one) and move the daemons onto it."""
+        """Make the emulated network (if the description asks for one), check that its supervisors reach
+        each other, and move the daemons onto it."""
         if not self.description.network.emulated:
             return
         network.check_available()
-        stale = network.load(self._network_file)   # an earlier `up` that died before `down`
+        stale = network.load(self._network_file, self.progress)   # an earlier `up` that died before `down`
         if stale is not None:
             network.destroy(stale)
         subnet = self.description.network.subnet or network.free_subnet(network.addresses_in_use())
@@ -194,6 +196,10 @@ class LocalCluster:
         self.description = network.apply_layout(self.description, layout)
         links = ", ".join(f"{link.supervisor} {link.address} {link.mbit:g} Mbit/s" for link in layout.links)
         self.progress(f"emulated network {subnet}: this machine {layout.master}; {links}")
+        started = time.monotonic()
+        reachability.check_reachable(layout, self.options.network_probe_timeout_s)
+        self.progress(f"  {'network':<22} healthy: supervisors reach each other over TCP "
+                      f"({time.monotonic() - started:.1f}s)")
 
     @property
     def _network_file(self) -> Path:
@@ -489,11 +495,11 @@ class LocalCluster:
             say(f"  stopping {len(strays)} leftover process(es) of this cluster: {strays}")
             daemons.kill_pids(strays)
             outcomes.append(("leftovers", f"killed {len(strays)}"))
-        layout = network.load(self._network_file)
+        layout = network.load(self._network_file, self.progress)   # refused names are always said
         if layout is not None:
             removed = network.destroy(layout)
             self._network_file.unlink(missing_ok=True)
-            say(f"  emulated network {layout.subnet} removed ({len(removed)} namespace(s) and bridge)")
+            say(f"  emulated network {layout.subnet} removed: {', '.join(removed) or 'nothing was left'}")
             outcomes.append(("network", f"removed {layout.subnet}"))
         if not recs and not strays and layout is None:
             say(f"cluster {self.description.name!r}: nothing running in {self.state_dir}")
@@ -516,7 +522,7 @@ class LocalCluster:
             return result
         result["nimbus"] = saved.nimbus
         result["zookeeper"] = saved.zookeeper
-        layout = network.load(self._network_file)
+        layout = network.load(self._network_file, self.progress)
         if layout is not None:
             result["network"] = network.link_status(layout)
         try:
@@ -546,15 +552,7 @@ class LocalCluster:
 
     def log_files(self) -> dict[str, Path]:
         """Daemon name → its main log (log4j file, or stdout file for the planner)."""
-        files = {}
-        for path in sorted(self.log_dir.glob("*.log")):
-            files[path.stem] = path
-        for path in sorted(self.log_dir.glob("*.out")):
-            files.setdefault(path.stem, path)
-            files[f"{path.stem}.out"] = path
-        for path in sorted(self.log_dir.glob("workers-artifacts/*/*/worker.log")):
-            files[f"worker-{path.parent.parent.name}-{path.parent.name}"] = path
-        return files
+        return daemons.log_files(self.log_dir)
 
 
 # -- helpers ------------------------------------------------------------------

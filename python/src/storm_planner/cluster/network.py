@@ -18,9 +18,17 @@ default route: supervisors reach the master and each other, nothing else. Addres
 network; without ``network.subnet`` the first /24 not already on one of this machine's interfaces
 is used, so several clusters can run side by side.
 
-Needs root and iproute2 (``ip``, ``tc``) and util-linux's ``nsenter``. :func:`create` and
-:func:`destroy` run the commands; everything else is pure. The layout is saved beside the cluster's
-state (``network.json``) so ``cluster down`` removes exactly what ``cluster up`` made.
+On a host with bridge netfilter and iptables' ``FORWARD`` policy ``DROP`` (any host running Docker)
+the bridge would drop what one supervisor sends another; :func:`create` adds one iptables chain of the
+cluster's own that lets the bridge forward between its ports (``netfilter.py``), and ``cluster up`` is
+healthy only once every supervisor opened a TCP connection to every other (``reachability.py``).
+
+Needs root and iproute2 (``ip``, ``tc``), util-linux's ``nsenter`` and, where bridge netfilter is on,
+``iptables``. :func:`create` and :func:`destroy` run the commands; everything else is pure. The layout
+is saved beside the cluster's state (``network.json``) so ``cluster down`` removes exactly what
+``cluster up`` made. That file is read back from disk, so :func:`load` keeps only names `cluster up`
+gives for that state directory (``spn`` and the directory's tag, as below) and checks every field;
+anything else is refused with a warning naming it and left alone.
 """
 from __future__ import annotations
 
@@ -28,16 +36,21 @@ import dataclasses
 import hashlib
 import ipaddress
 import json
+import math
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from storm_planner.progress import Progress, print_progress
+
+from . import netfilter
 from .description import EMULATED_RANGE, ClusterDescription
 from .errors import ClusterError
+from .syscmd import run as _run
 
+NAME_PREFIX = "spn"                         # every bridge, port and namespace name starts with it
 BANDWIDTH_META = "network.bandwidth.mbit"   # what the plugin reads as a node's link capacity
 NAMESPACE_DIR = Path("/var/run/netns")
 SYS_NET = Path("/sys/class/net")
@@ -84,15 +97,37 @@ class NetworkLayout:
 # -- pure ---------------------------------------------------------------------
 def plan_layout(description: ClusterDescription, state_dir: Path, subnet: str) -> NetworkLayout:
     """Names and addresses for the description's supervisors inside ``subnet``."""
-    tag = hashlib.sha1(str(Path(state_dir).resolve()).encode()).hexdigest()[:6]
+    names = Names(state_tag(state_dir))
     hosts = ipaddress.ip_network(subnet).hosts()
     master = str(next(hosts))
     links = tuple(
-        Link(supervisor=sup.name, namespace=f"spn-{tag}-{index}", port=f"spn{tag}v{index}",
+        Link(supervisor=sup.name, namespace=names.namespace(index), port=names.port(index),
              address=str(next(hosts)), mbit=sup.link_mbit or description.network.link_mbit)
         for index, sup in enumerate(description.supervisors)
     )
-    return NetworkLayout(subnet=subnet, bridge=f"spn{tag}br", master=master, links=links)
+    return NetworkLayout(subnet=subnet, bridge=names.bridge, master=master, links=links)
+
+
+def state_tag(state_dir: Path) -> str:
+    """Six hex digits naming one state directory's network (so two clusters never share a name)."""
+    return hashlib.sha1(str(Path(state_dir).resolve()).encode()).hexdigest()[:6]
+
+
+@dataclass(frozen=True)
+class Names:
+    """The only names `cluster up` gives: ``spn<tag>br``, ``spn-<tag>-<i>``, ``spn<tag>v<i>``."""
+
+    tag: str
+
+    @property
+    def bridge(self) -> str:
+        return f"{NAME_PREFIX}{self.tag}br"
+
+    def namespace(self, index: int) -> str:
+        return f"{NAME_PREFIX}-{self.tag}-{index}"
+
+    def port(self, index: int) -> str:
+        return f"{NAME_PREFIX}{self.tag}v{index}"
 
 
 def free_subnet(in_use: Iterable[str], prefix: int = 24) -> str:
@@ -169,18 +204,20 @@ def addresses_in_use() -> list[str]:
 
 
 def create(layout: NetworkLayout) -> None:
-    """Make the bridge, namespaces, links and queues; on any failure remove what was made."""
+    """Make the bridge, namespaces, links and queues, and let the bridge forward between its ports
+    (``netfilter.py``); on any failure remove what was made."""
     try:
         for command in creation_commands(layout):
             _run(command)
+        netfilter.allow_forwarding(layout.bridge)
     except ClusterError:
         destroy(layout)
         raise
 
 
 def destroy(layout: NetworkLayout) -> list[str]:
-    """Remove the namespaces (killing what still runs inside) and the bridge; returns what was removed.
-    Safe to run twice: what is already gone is skipped."""
+    """Remove the namespaces (killing what still runs inside), the bridge and its iptables chain; returns
+    what was removed. Safe to run twice: what is already gone is skipped."""
     removed = []
     for link in layout.links:
         if (NAMESPACE_DIR / link.namespace).exists():
@@ -192,6 +229,8 @@ def destroy(layout: NetworkLayout) -> list[str]:
     if (SYS_NET / layout.bridge).exists():
         _run(["ip", "link", "del", layout.bridge], check=False)
         removed.append(layout.bridge)
+    if netfilter.remove_forwarding(layout.bridge):
+        removed.append(netfilter.chain_for(layout.bridge))
     return removed
 
 
@@ -231,14 +270,95 @@ def save(layout: NetworkLayout, path: Path) -> None:
     path.write_text(json.dumps(layout.to_json(), indent=2) + "\n")
 
 
-def load(path: Path) -> NetworkLayout | None:
+def load(path: Path, warn: Progress = print_progress) -> NetworkLayout | None:
+    """The layout `cluster up` saved at ``path`` (None: there is none), keeping only what `cluster up`
+    could have made for the state directory ``path`` lies in.
+
+    The file is read back from disk and says what `cluster down` deletes, so every field is checked: a
+    name `cluster up` would not give here (another prefix, another state directory's tag, an index out of
+    place) or a value out of range is refused and ``warn`` names it. A refused link is left alone; a
+    refused subnet, master or bridge (or an unreadable file) refuses the whole file.
+    """
     try:
-        return NetworkLayout.from_json(json.loads(path.read_text()))
+        data = json.loads(path.read_text())
     except FileNotFoundError:
         return None
-    except (ValueError, KeyError, TypeError) as error:
-        raise ClusterError(f"{path}: not a network layout ({error}); remove the namespaces by hand "
-                           f"(ip netns list)") from None
+    except (OSError, ValueError) as error:
+        warn(f"{path}: not a network layout ({error}); nothing in it is removed (see `ip netns list`)")
+        return None
+    names = Names(state_tag(path.parent))
+    problems = _layout_problems(data, names)
+    if problems:
+        warn(f"{path}: {'; '.join(problems)}; nothing in it is removed (see `ip netns list`, `ip link`)")
+        return None
+    subnet = ipaddress.ip_network(data["subnet"])
+    links = []
+    for index, entry in enumerate(data["links"]):
+        problems = _link_problems(entry, index, names, subnet)
+        if problems:
+            warn(f"{path}: links[{index}]: {'; '.join(problems)}; that link is left alone")
+        else:
+            links.append(Link(**entry))
+    return NetworkLayout(subnet=data["subnet"], bridge=data["bridge"], master=data["master"], links=tuple(links))
+
+
+_LAYOUT_FIELDS = ("subnet", "bridge", "master", "links")
+_LINK_FIELDS = tuple(field.name for field in dataclasses.fields(Link))
+
+
+def _layout_problems(data: object, names: Names) -> list[str]:
+    problems = _field_problems(data, _LAYOUT_FIELDS)
+    if problems:
+        return problems
+    subnet = _subnet_in_range(data["subnet"])
+    if subnet is None:
+        problems.append(f"subnet {data['subnet']!r} is not a network inside {EMULATED_RANGE}")
+    elif not _address_in(data["master"], subnet):
+        problems.append(f"master {data['master']!r} is not an address of {subnet}")
+    if data["bridge"] != names.bridge:
+        problems.append(f"bridge {data['bridge']!r} is not the name `cluster up` gives here ({names.bridge})")
+    if not isinstance(data["links"], list):
+        problems.append("links is not a list")
+    return problems
+
+
+def _link_problems(entry: object, index: int, names: Names, subnet: ipaddress.IPv4Network) -> list[str]:
+    problems = _field_problems(entry, _LINK_FIELDS)
+    if problems:
+        return problems
+    expected = {"namespace": names.namespace(index), "port": names.port(index)}
+    problems = [f"{field} {entry[field]!r} is not the name `cluster up` gives here ({name})"
+                for field, name in expected.items() if entry[field] != name]
+    if not isinstance(entry["supervisor"], str) or not entry["supervisor"]:
+        problems.append(f"supervisor {entry['supervisor']!r} is not a name")
+    if not _address_in(entry["address"], subnet):
+        problems.append(f"address {entry['address']!r} is not an address of {subnet}")
+    mbit = entry["mbit"]
+    if isinstance(mbit, bool) or not isinstance(mbit, (int, float)) or not 0 < mbit < math.inf:
+        problems.append(f"mbit {mbit!r} is not a positive number")
+    return problems
+
+
+def _field_problems(data: object, fields: tuple[str, ...]) -> list[str]:
+    if not isinstance(data, dict):
+        return [f"not a JSON object: {data!r:.60}"]
+    return ([f"missing field {name!r}" for name in fields if name not in data]
+            + [f"unknown field {name!r}" for name in data if name not in fields])
+
+
+def _subnet_in_range(value: object) -> ipaddress.IPv4Network | None:
+    try:
+        subnet = ipaddress.ip_network(value)
+    except (TypeError, ValueError):
+        return None
+    return subnet if subnet.version == 4 and subnet.subnet_of(EMULATED_RANGE) else None
+
+
+def _address_in(value: object, subnet: ipaddress.IPv4Network) -> bool:
+    try:
+        return ipaddress.ip_address(value) in subnet
+    except (TypeError, ValueError):
+        return False
 
 
 def _kill_inside(namespace: str) -> None:
@@ -248,11 +368,3 @@ def _kill_inside(namespace: str) -> None:
             os.kill(int(pid), 9)
         except (ProcessLookupError, ValueError):
             pass
-
-
-def _run(command: list[str], *, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise ClusterError(f"emulated network: `{' '.join(command)}` failed: "
-                           f"{(result.stderr or result.stdout).strip()}")
-    return result
