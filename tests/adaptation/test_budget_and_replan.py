@@ -117,7 +117,7 @@ def test_a_running_topology_without_metrics_or_with_replan_off_keeps_its_place()
 def test_measured_metrics_trigger_a_replan_within_the_budget_then_small_changes_do_not():
     r, clock, runner = replanner()
     r.plan(problem({}, measured=False), "topdown")                     # placed on estimates
-    options = {"max_migrations": 2, "planner.replan.period.secs": "60"}
+    options = {"max_migrations": 2, "planner.replan.period.secs": "60", "planner.replan.settle.secs": "0"}
     first = r.plan(problem(SPREAD, traffic=HEAVY, options=options), "topdown")
     assert runner.budgets[-1] == 2, "the planner is told the budget left"
     assert len(moves_between(slots(SPREAD), first.assignments)) <= 2
@@ -167,3 +167,32 @@ def test_a_replan_keeps_every_option_but_the_budget_it_narrows():
     for field in dataclasses.fields(options):
         if field.name != "max_migrations":
             assert getattr(told, field.name) == getattr(options, field.name), field.name
+
+
+def test_after_moves_the_topology_settles_before_metrics_are_compared_again():
+    """A move restarts workers; their first windows must not trigger the next move (re-plan thrash)."""
+    r, clock, runner = replanner()
+    r.plan(problem({}, measured=False), "topdown")
+    options = {"planner.replan.settle.secs": "30", "planner.replan.period.secs": "600"}
+    first = r.plan(problem(SPREAD, traffic=HEAVY, options=options), "topdown")
+    assert first.assignments != slots(SPREAD)
+    now_placed = {e: str(s) for e, s in first.assignments.items()}
+    swapped = [("a1", "m2", 100.0), ("a2", "m1", 100.0), ("m1", "s1", 10.0), ("m2", "s1", 10.0)]
+    calls = runner.calls
+    for _ in range(5):  # the moved workers' windows differ wildly while they restart
+        clock.now += 5
+        settling = r.plan(problem(now_placed, traffic=swapped, options=options), "topdown")
+        assert settling.assignments == first.assignments and "settling" in settling.notes[0]
+    assert runner.calls == calls
+    clock.now += 10  # settled: what it measures now is the basis, so the same metrics do not trigger
+    same = r.plan(problem(now_placed, traffic=swapped, options=options), "topdown")
+    assert same.assignments == first.assignments and "threshold" in same.notes[0]
+
+
+def test_a_small_drop_in_overload_does_not_pay_for_moves():
+    from storm_planner.adaptation.replan import _improvement
+
+    figures = {"inter_worker": 10.0, "load_distance": 5.0}
+    assert _improvement({**figures, "over_capacity": 40.0}, {**figures, "over_capacity": 38.0}, 0.10) is None
+    assert _improvement({**figures, "over_capacity": 40.0}, {**figures, "over_capacity": 30.0}, 0.10)
+    assert _improvement({**figures, "over_capacity": 4.0}, {**figures, "over_capacity": 0.0}, 0.10) is None
