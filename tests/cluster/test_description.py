@@ -81,6 +81,7 @@ def test_load_description_from_file(tmp_path):
         (lambda d: d.update(ports={"offset": 60000}), r"outside 1\.\.65535"),
         (lambda d: d.update(ports={"nimbus": "6627"}), r"ports.nimbus must be an integer"),
         (lambda d: d.update(zookeper={}), r"unknown key zookeper"),
+        (lambda d: d.update(scheduler="ras"), r"scheduler: 'ras' is not one of planner, default, resource-aware"),
     ],
 )
 def test_errors_name_the_key(mutate, message):
@@ -88,6 +89,16 @@ def test_errors_name_the_key(mutate, message):
     mutate(data)
     with pytest.raises(DescriptionError, match=message):
         parse_description(data, source="test.yaml")
+
+
+def test_scheduler_defaults_to_the_plugin_and_can_be_switched():
+    described = parse_description(minimal())
+    assert described.scheduler == "planner"
+    assert parse_description(dict(minimal(), scheduler="resource-aware")).scheduler == "resource-aware"
+    switched = described.with_scheduler("default")
+    assert switched.scheduler == "default" and switched.supervisors == described.supervisors
+    with pytest.raises(DescriptionError, match="scheduler: 'fifo'"):
+        described.with_scheduler("fifo")
 
 
 def test_error_names_the_file(tmp_path):
