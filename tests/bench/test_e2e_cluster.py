@@ -56,6 +56,8 @@ def test_three_schedulers_side_by_side(tmp_path):
         assert float(cell["processed_tps"]) > 0, where
         assert int(cell["lost"]) == 0, where
         assert int(cell["supervisors_used"]) >= 1 and cell["placement"], where
+        # Nimbus ran the cell's scheduler: only the plugin asks the planner service for plans.
+        assert (int(cell["plans"]) > 0) == cell["scheduler"].startswith("planner:"), where
     report = (tmp_path / "e2e.md").read_text()
     assert all(f"| {s} |" in report for s in SCHEDULERS)
     assert (out / "topk-link-60.png").is_file()

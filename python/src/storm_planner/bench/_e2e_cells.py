@@ -28,20 +28,21 @@ from storm_planner.bench._e2e_workloads import Scheduler, Workload
 from storm_planner.progress import Progress
 from storm_planner.streaming.timelog import TupleTimes, read_times
 
-FIRST_ACK_TIMEOUT_S = 180.0   # from submission: Python workers start slowly on a loaded machine
-SUBMIT_TIMEOUT_S = 180.0      # until Nimbus reports the topology ACTIVE with workers
 POLL_S = 2.0
 LATENCY_QUANTILES = 101       # kept per cell (0 %, 1 %, ..., 100 %) for the CDF plot
 
 
 @dataclass
 class Timing:
-    """How long a cell waits: ``settle_s`` after the first ack, ``measure_s`` measured, up to ``drain_s``
-    after the spout stopped for the tuples in flight."""
+    """How long a cell waits: up to ``start_s`` from submission until Nimbus runs the topology and again
+    until its first tuple is acked (Python workers start slowly on a loaded machine), ``settle_s`` after
+    the first ack, ``measure_s`` measured, up to ``drain_s`` after the spout stopped for the tuples in
+    flight."""
 
     settle_s: float = 20.0
     measure_s: float = 40.0
     drain_s: float = 60.0
+    start_s: float = 180.0
 
 
 @dataclass
@@ -107,7 +108,7 @@ def _submit(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler,
     # streamparse prints its upload progress; the command's standard output is its JSON answer alone.
     with contextlib.redirect_stdout(sys.stderr):
         return submit_project(bench.repo / workload.project, nimbus=bench.nimbus, topology=workload.topology,
-                              name=job, options=options, wait_active=SUBMIT_TIMEOUT_S, progress=lambda message: None)
+                              name=job, options=options, wait_active=bench.timing.start_s, progress=lambda message: None)
 
 
 def cell_name(workload: str, rate: float | str, scheduler: str, repetition: int | str) -> str:
@@ -120,8 +121,8 @@ def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: f
     from storm_planner.cluster import network
 
     times_dir = scratch / "times"
-    if not _wait_first_ack(times_dir, submitted + FIRST_ACK_TIMEOUT_S):
-        status = f"no tuple acked within {FIRST_ACK_TIMEOUT_S:.0f} s of submission"
+    if not _wait_first_ack(times_dir, submitted + bench.timing.start_s):
+        status = f"no tuple acked within {bench.timing.start_s:.0f} s of submission"
     else:
         status = "ran"
     time.sleep(bench.timing.settle_s)

@@ -19,7 +19,8 @@ The report (``<out>.md``, default ``benchmarks/reports/e2e.md``, and a plot per 
 ``--out``) is written from ``cells.csv`` after every cell; ``--report-only`` rewrites it alone.
 
 Settings (defaults): ``--settle`` 20 s after the first acked tuple, ``--measure`` 40 s, ``--drain``
-60 s at most for the tuples in flight once the spout stops; ``--quick``: 10, 20 and 45 s, each workload's
+60 s at most for the tuples in flight once the spout stops, ``--start-timeout`` 180 s at most from submission
+until the topology runs and again until its first acked tuple; ``--quick``: 10, 20 and 45 s, each workload's
 quick rate and a 30,000-request feed. The synthetic World Cup feed (``--feed-records``, default
 120,000: 400 t/s for five minutes) is built once with PySpark and kept under the state directory
 (``$STORM_PLANNER_STATE``/e2e-feeds).
@@ -120,6 +121,7 @@ def report_path(out: Path) -> Path:
 
 def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, command: str) -> int:
     """Run the cells not yet in ``cells.csv`` on one cluster; returns how many ran."""
+    from storm_planner.bench._e2e_cells import run_cell
     from storm_planner.bench._e2e_report import write_report
     from storm_planner.cluster.description import load_description
 
@@ -135,8 +137,6 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
     with _bench(args, description.with_scheduler(schedulers[todo[0][2]].nimbus), out) as bench:
         for index, (workload, rate, label, repetition) in enumerate(todo, 1):
             _progress(f"cell {index}/{len(todo)}: {workload.name} at {rate:g} t/s, {label}, repetition {repetition}")
-            from storm_planner.bench._e2e_cells import run_cell
-
             append_cell(out / "cells.csv", header, run_cell(bench, workload, rate, schedulers[label], repetition))
             write_report(out, command)
     return len(todo)
@@ -151,7 +151,7 @@ def _bench(args: argparse.Namespace, description, out: Path):
 
     network.check_available()
     feed, catalogue = _feed(args)
-    timing = Timing(settle_s=args.settle, measure_s=args.measure, drain_s=args.drain)
+    timing = Timing(settle_s=args.settle, measure_s=args.measure, drain_s=args.drain, start_s=args.start_timeout)
     with tempfile.TemporaryDirectory(prefix="e2e-bench-") as work, contextlib.ExitStack() as stack:
         cluster = stack.enter_context(local_cluster(description, Path(work) / "cluster", free_ports=True, ui=False,
                                                     dashboard=False, progress=_progress))
@@ -197,6 +197,9 @@ def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--measure", type=float, default=None, help="seconds measured (default 40; --quick 20)")
     parser.add_argument("--drain", type=float, default=None, help="most seconds waited for the tuples in flight "
                                                                   "(default 60; --quick 45)")
+    parser.add_argument("--start-timeout", type=float, default=180.0,
+                        help="most seconds from submission until the topology runs, and again until its first "
+                             "acked tuple (default: %(default)s)")
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="cells.csv and plots (default: %(default)s); "
                                                                 "the report is <out>.md")
     parser.add_argument("--cluster", default=str(DEFAULT_CLUSTER), help="cluster description (default: %(default)s)")
