@@ -6,6 +6,10 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -18,8 +22,7 @@ def request(i: int) -> str:
     return json.dumps({"timestamp": 894000000 + i, "object_id": i, "size": 100 + i, "url": f"/english/a_{i}.html"})
 
 
-@pytest.fixture
-def spout(tmp_path):
+def make_spout(tmp_path):
     from worldcup.spouts import RequestSpout
 
     feed = tmp_path / "requests.jsonl"
@@ -34,6 +37,36 @@ def spout(tmp_path):
             "worldcup.replay_batch": 2}
     spout.initialize(conf, {"taskid": 3, "componentid": "requests", "task->component": {"3": "requests"}})
     return spout
+
+
+@pytest.fixture
+def spout(tmp_path):
+    return make_spout(tmp_path)
+
+
+INCARNATION = """
+import sys
+from pathlib import Path
+sys.path[:0] = [sys.argv[2], sys.argv[3]]
+from test_spout_times import make_spout
+spout = make_spout(Path(sys.argv[1]))
+spout.next_tuple()
+spout.ack(spout.sent[0])
+spout.times.flush()
+"""
+
+
+def test_a_spout_moved_to_another_worker_keeps_its_predecessors_times(tmp_path):
+    """A re-plan that moves the spout starts a new process whose message ids start over ("0:0:0" again):
+    both incarnations' tuples count, the first one's unacked tuple as lost, not as a replay."""
+    here = Path(__file__).resolve().parent
+    topology_src = here.parents[1] / "topologies" / "worldcup" / "src"
+    for _ in range(2):   # the same task, two worker processes one after the other
+        subprocess.run([sys.executable, "-c", INCARNATION, str(tmp_path), str(here), str(topology_src)],
+                       check=True, timeout=60)
+    times = read_times(tmp_path / "times")
+    assert (len(times.emitted), len(times.acked), times.replayed) == (4, 2, 0)
+    assert times.never_acked() == 2
 
 
 def test_every_emit_ack_and_fail_is_logged_and_a_stop_file_ends_new_emits(spout, tmp_path):
@@ -53,7 +86,7 @@ def test_every_emit_ack_and_fail_is_logged_and_a_stop_file_ends_new_emits(spout,
     assert times.never_acked() == 1      # the second is still in flight
     [latency] = times.latencies_s(0, float("inf"))
     assert 0 <= latency < 60
-    assert sorted(p.name for p in (tmp_path / "times").iterdir()) == ["requests-3.times"]
+    assert sorted(p.name for p in (tmp_path / "times").iterdir()) == [f"requests-3-{os.getpid()}.times"]
 
 
 def test_without_the_options_nothing_is_written(tmp_path):

@@ -159,8 +159,9 @@ class ReplaySpout(Spout):
         self.last_watermark: float | None = None
         self.started = time.time()
         times_dir = self.options.path("times_dir")
-        self.times = TimeLog(os.path.join(times_dir, f"{self.component_name}-{context.get('taskid')}{TIMES_SUFFIX}")
-                             if times_dir else None)
+        # One file per incarnation: a spout moved to another worker starts its message ids over.
+        self.times = TimeLog(os.path.join(times_dir, f"{self.component_name}-{context.get('taskid')}-{os.getpid()}"
+                                                     f"{TIMES_SUFFIX}") if times_dir else None)
         self.stop = StopSignal(self.options.path("stop_file"))
         self.logger.info("replaying %s (task %d of %d, %s) into %s", feed, self.task_index + 1,
                          self.task_count, self.pacer.mode, ", ".join(self.feed_spouts))

@@ -2,7 +2,9 @@
 
 Storm reports only a mean complete latency; a benchmark wants percentiles and the tuples lost, so a
 :class:`~storm_planner.streaming.spout.ReplaySpout` given ``P.times_dir`` writes one line per event
-to ``<times_dir>/<component>-<task>.times``::
+to ``<times_dir>/<component>-<task>-<pid>.times`` (one file per incarnation of the task: a spout that a
+re-plan moves to another worker starts its message ids over, and its predecessor's tuples in flight are
+lost)::
 
     e <message id> <unix time>     emitted (again on every replay)
     a <message id> <unix time>     acked
@@ -96,8 +98,8 @@ class TupleTimes:
 
 
 def read_times(directory: str | os.PathLike, prefix: str = "") -> TupleTimes:
-    """Every ``<prefix>*.times`` file under ``directory`` merged (ids are unique per spout task only, so
-    each is qualified by its file)."""
+    """Every ``<prefix>*.times`` file under ``directory`` merged (ids are unique within one incarnation of a
+    spout task only, so each is qualified by its file)."""
     times = TupleTimes()
     for path in sorted(Path(directory).glob(f"{prefix}*{SUFFIX}")):
         _read_one(path, times)
