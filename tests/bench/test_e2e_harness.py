@@ -72,6 +72,7 @@ def test_the_report_gives_medians_spreads_and_ratios(tmp_path):
         e2e.append_cell(out / "cells.csv", header, row)
     (out / "latency").mkdir()
     (out / "latency" / "topk-link-400-ras-1.json").write_text(json.dumps([1.0, 2.0, 30.0]))
+    (out / "notes.md").write_text("The machine was busy.\n")
     report = write_report(out, "storm-planner bench e2e --repeat 2").read_text()
     lines = {line.split(" | ")[0].strip("| "): line for line in report.splitlines() if line.startswith("| ")}
     # default: median of 200 and 300, spread; ras doubles it (400 / 250 = 1.60); p99 10 / 5000
@@ -79,6 +80,7 @@ def test_the_report_gives_medians_spreads_and_ratios(tmp_path):
     assert " | 1.60 | 1.00 | " in lines["ras"] and " | 0.00 | 1.00 | " in lines["ras"]
     assert "repetition 2: not scheduled: timeout" in report
     assert "flock /tmp/storm-cluster.lock" in report and "--repeat 2" in report
+    assert "## Notes\n\nThe machine was busy." in report
     assert (out / "topk-link-400.png").stat().st_size > 10_000
     with (out / "cells.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 5

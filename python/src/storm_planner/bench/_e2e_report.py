@@ -4,7 +4,8 @@ complete-latency CDF of every cell).
 
 Per scheduler: the median over repetitions and the spread (min–max) of throughput and latency; the
 ratios of the medians to DefaultScheduler's and to the ResourceAwareScheduler's (throughput: higher is
-better; p99: lower is better); tuples lost and failed summed over repetitions.
+better; p99: lower is better); tuples lost and failed summed over repetitions. ``<out>/notes.md``, if
+there, is copied in as the report's notes.
 """
 from __future__ import annotations
 
@@ -40,9 +41,15 @@ def write_report(out: Path, command: str) -> Path | None:
         "`python/src/storm_planner/bench/_e2e_cells.py`. Medians over repetitions, spread min–max in brackets. "
         "Throughput = tuples acked per second in the measured window; latency = the replay spout's first emit to "
         "ack of the tuples emitted in it; lost = emitted and never acked after the drain; ratios are of medians "
-        f"(× default and × ras).\n\n{''.join(sections)}"
+        f"(× default and × ras).\n\n{''.join(sections)}{_notes(out)}"
         f"Every cell: [{out.name}/cells.csv]({out.name}/cells.csv).\n")
     return report
+
+
+def _notes(out: Path) -> str:
+    """``<out>/notes.md``, what a person observed about the run, kept when the tables are rewritten."""
+    path = out / "notes.md"
+    return f"## Notes\n\n{path.read_text().strip()}\n\n" if path.exists() else ""
 
 
 def _section(out: Path, workload: str, rate: str, cells: list[dict[str, Any]]) -> str:

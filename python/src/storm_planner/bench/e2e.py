@@ -99,9 +99,9 @@ def run(args: argparse.Namespace) -> int:
     from storm_planner.bench._e2e_report import write_report
 
     out = Path(args.out)
-    command = _command(args)
+    saved = out / "command.txt"   # the run's command, for a report rewritten with --report-only
     if args.report_only:
-        write_report(out, command)
+        write_report(out, saved.read_text().strip() if saved.exists() else _command(args))
         print(json.dumps({"report": str(report_path(out))}))
         return 0
     workloads = parse_workloads(args.workloads)
@@ -109,6 +109,9 @@ def run(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         raise ValueError(f"--repeat must be at least 1, not {args.repeat}")
     cells = plan_cells(workloads, [s.label for s in schedulers], args.repeat, args.rate, args.quick)
+    command = _command(args)
+    out.mkdir(parents=True, exist_ok=True)
+    saved.write_text(command + "\n")
     ran = run_cells(args, out, cells, {s.label: s for s in schedulers}, command)
     write_report(out, command)
     print(json.dumps({"cells_run": ran, "cells": str(out / "cells.csv"), "report": str(report_path(out))}))
@@ -178,6 +181,10 @@ def _command(args: argparse.Namespace) -> str:
     parts += [f"--rate {args.rate:g}"] if args.rate else []
     parts += ["--quick"] if args.quick else []
     parts += [f"--settle {args.settle:g} --measure {args.measure:g} --drain {args.drain:g}"]
+    parts += [f"--start-timeout {args.start_timeout:g}"] if args.start_timeout != 180.0 else []
+    parts += [f"--cluster {args.cluster}"] if args.cluster != str(DEFAULT_CLUSTER) else []
+    parts += [f"--feed-records {args.feed_records}"] if args.feed_records else []
+    parts += [f"--seed {args.seed}"] if args.seed != 1 else []
     return " ".join(parts)
 
 
