@@ -40,8 +40,9 @@ def write_report(out: Path, command: str) -> Path | None:
         "The cluster is `benchmarks/e2e/cluster.yaml`; what each figure means is in "
         "`python/src/storm_planner/bench/_e2e_cells.py`. Medians over repetitions, spread min–max in brackets. "
         "Throughput = tuples acked per second in the measured window; latency = the replay spout's first emit to "
-        "ack of the tuples emitted in it; lost = emitted and never acked after the drain; ratios are of medians "
-        f"(× default and × ras).\n\n{''.join(sections)}{_notes(out)}"
+        "ack of the tuples emitted in it; lost = emitted and never acked after the drain; re-plans = plans the "
+        "service answered after the first (one may keep the placement), migrations = executors they moved, both "
+        f"summed over repetitions; ratios are of medians (× default and × ras).\n\n{''.join(sections)}{_notes(out)}"
         f"Every cell: [{out.name}/cells.csv]({out.name}/cells.csv).\n")
     return report
 
@@ -53,7 +54,10 @@ def _notes(out: Path) -> str:
 
 
 def _section(out: Path, workload: str, rate: str, cells: list[dict[str, Any]]) -> str:
-    schedulers = list(dict.fromkeys(c["scheduler"] for c in cells))
+    first_seen = list(dict.fromkeys(c["scheduler"] for c in cells))
+    # Storm's schedulers first, then the planners as the run met them (a cell measured again comes last).
+    schedulers = sorted(first_seen, key=lambda s: (s not in BASELINES, BASELINES.index(s) if s in BASELINES else 0,
+                                                   first_seen.index(s)))
     by = {s: [c for c in cells if c["scheduler"] == s] for s in schedulers}
     medians = {s: (_median(by[s], "processed_tps"), _median(by[s], "latency_p99_ms")) for s in schedulers}
     rows = [_summary_row(s, by[s], medians) for s in schedulers]
