@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -84,3 +85,14 @@ def test_the_report_gives_medians_spreads_and_ratios(tmp_path):
     assert (out / "topk-link-400.png").stat().st_size > 10_000
     with (out / "cells.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 5
+
+
+def test_link_mbit_overrides_every_link():
+    from storm_planner.cluster.description import load_description
+
+    described = load_description(Path(__file__).resolve().parents[2] / e2e.DEFAULT_CLUSTER)
+    narrow = e2e.with_links(described, 0.5)
+    assert narrow.network.link_mbit == 0.5 and all(s.link_mbit is None for s in narrow.supervisors)
+    assert e2e.with_links(described, None) is described
+    with pytest.raises(ValueError, match="--link-mbit must be positive"):
+        e2e.with_links(described, 0)

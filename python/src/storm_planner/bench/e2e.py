@@ -20,7 +20,8 @@ The report (``<out>.md``, default ``benchmarks/reports/e2e.md``, and a plot per 
 
 Settings (defaults): ``--settle`` 20 s after the first acked tuple, ``--measure`` 40 s, ``--drain``
 60 s at most for the tuples in flight once the spout stops, ``--start-timeout`` 180 s at most from submission
-until the topology runs and again until its first acked tuple; ``--quick``: 10, 20 and 45 s, each workload's
+until the topology runs and again until its first acked tuple, ``--link-mbit`` the description's
+link rate (2 Mbit/s) for every link; ``--quick``: 10, 20 and 45 s, each workload's
 quick rate and a 30,000-request feed. The synthetic World Cup feed (``--feed-records``, default
 120,000: 400 t/s for five minutes) is built once with PySpark and kept under the state directory
 (``$STORM_PLANNER_STATE``/e2e-feeds).
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import csv
 import json
 import signal
@@ -118,6 +120,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def with_links(description, link_mbit: float | None):
+    """The description with every emulated link at ``link_mbit`` (None: as described)."""
+    if link_mbit is None:
+        return description
+    if link_mbit <= 0:
+        raise ValueError(f"--link-mbit must be positive, not {link_mbit:g}")
+    supervisors = tuple(dataclasses.replace(s, link_mbit=None) for s in description.supervisors)
+    return dataclasses.replace(description, supervisors=supervisors,
+                               network=dataclasses.replace(description.network, link_mbit=link_mbit))
+
+
 def report_path(out: Path) -> Path:
     return out.parent / f"{out.name}.md"
 
@@ -128,7 +141,7 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
     from storm_planner.bench._e2e_report import write_report
     from storm_planner.cluster.description import load_description
 
-    description = load_description(args.cluster)
+    description = with_links(load_description(args.cluster), args.link_mbit)
     header = columns([s.name for s in description.supervisors])
     done = finished_cells(out / "cells.csv", header)
     todo = [c for c in cells if (c[0].name, f"{c[1]:g}", c[2], str(c[3])) not in done]
@@ -183,6 +196,7 @@ def _command(args: argparse.Namespace) -> str:
     parts += [f"--settle {args.settle:g} --measure {args.measure:g} --drain {args.drain:g}"]
     parts += [f"--start-timeout {args.start_timeout:g}"] if args.start_timeout != 180.0 else []
     parts += [f"--cluster {args.cluster}"] if args.cluster != str(DEFAULT_CLUSTER) else []
+    parts += [f"--link-mbit {args.link_mbit:g}"] if args.link_mbit else []
     parts += [f"--feed-records {args.feed_records}"] if args.feed_records else []
     parts += [f"--seed {args.seed}"] if args.seed != 1 else []
     return " ".join(parts)
@@ -210,6 +224,8 @@ def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="cells.csv and plots (default: %(default)s); "
                                                                 "the report is <out>.md")
     parser.add_argument("--cluster", default=str(DEFAULT_CLUSTER), help="cluster description (default: %(default)s)")
+    parser.add_argument("--link-mbit", type=float, default=None,
+                        help="every emulated link at this rate (default: the description's, 2 Mbit/s)")
     parser.add_argument("--feed-records", type=int, default=None, help=f"synthetic requests (default "
                                                                        f"{FEED_RECORDS:,}; --quick {QUICK_FEED_RECORDS:,})")
     parser.add_argument("--seed", type=int, default=1)
