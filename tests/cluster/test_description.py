@@ -89,6 +89,7 @@ def test_load_description_from_file(tmp_path):
         (lambda d: d.update(host="127.0.0.1\nadmin.enableServer=true"), r"host: .* is neither an IP address nor"),
         (lambda d: d["supervisors"][1].update(host="../b"), r"supervisors\[1\]\.host: '\.\./b' is neither"),
         (lambda d: d.update(name="mine\n"), r"name: 'mine\\n' is not a valid name"),
+        (lambda d: d.update(scheduler="ras"), r"scheduler: 'ras' is not one of planner, default, resource-aware"),
     ],
 )
 def test_errors_name_the_key(mutate, message):
@@ -117,6 +118,14 @@ def test_a_version_that_would_leave_the_storm_home_cache_builds_nothing(tmp_path
     assert main(["cluster", "home", "--version", "../../../../tmp/x"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and "Storm version '../../../../tmp/x' is not a version" in err
+def test_scheduler_defaults_to_the_plugin_and_can_be_switched():
+    described = parse_description(minimal())
+    assert described.scheduler == "planner"
+    assert parse_description(dict(minimal(), scheduler="resource-aware")).scheduler == "resource-aware"
+    switched = described.with_scheduler("default")
+    assert switched.scheduler == "default" and switched.supervisors == described.supervisors
+    with pytest.raises(DescriptionError, match="scheduler: 'fifo'"):
+        described.with_scheduler("fifo")
 
 
 def test_error_names_the_file(tmp_path):

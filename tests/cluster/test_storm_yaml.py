@@ -47,6 +47,19 @@ def test_nimbus_with_and_without_plugin():
     assert not any(k.startswith("planner.") for k in without)
 
 
+def test_nimbus_runs_the_described_scheduler():
+    d = default_description()
+    default = storm_yaml.nimbus_conf(d.with_scheduler("default"), local_dir="/n")
+    assert default["storm.scheduler"] == "org.apache.storm.scheduler.DefaultScheduler"
+    assert not any(k.startswith("planner.") for k in default)
+    ras = storm_yaml.nimbus_conf(d.with_scheduler("resource-aware"), local_dir="/n")
+    assert ras["storm.scheduler"] == "org.apache.storm.scheduler.resource.ResourceAwareScheduler"
+    assert not any(k.startswith("planner.") for k in ras)
+    # The supervisors declare what RAS schedules against, whatever Nimbus runs.
+    sup = d.supervisors[0]
+    assert storm_yaml.supervisor_conf(d, sup, local_dir="/x")["supervisor.cpu.capacity"] == sup.cpu
+
+
 def test_description_storm_keys_apply_but_cannot_break_identity():
     d = default_description()
     d = d.__class__(**{**d.__dict__, "storm": {"nimbus.monitor.freq.secs": 7, "supervisor.thrift.port": 1}})

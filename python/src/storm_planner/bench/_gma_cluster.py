@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from storm_planner.bench._cluster_common import build_feed, cpu_seconds, kill_and_wait, node_quotas
 from storm_planner.bench.report import plot_by_planner, stamped_progress, write_table
 from storm_planner.core.utilisation import utilisation_and_deviation
 
@@ -75,12 +76,12 @@ def bench_cluster(out: Path, seed: int, quick: bool, command: str,
     planners = planners or (("gma", "random", "even") if quick else PLANNERS)
     with tempfile.TemporaryDirectory(prefix="gma-cluster-") as work:
         work = Path(work)
-        feed, catalogue = _build_feed(work / "feeds", seed, 100_000 if quick else FEED_RECORDS)
+        feed, catalogue = build_feed(work / "feeds", seed, 100_000 if quick else FEED_RECORDS, _progress)
         with contextlib.ExitStack() as stack:
             cluster = stack.enter_context(local_cluster(_description(), work / "cluster", free_ports=True, ui=False,
                                                         dashboard=False, progress=_progress))
             run = _Run(cluster, work, feed, catalogue, settle_s=SETTLE_S / (2 if quick else 1),
-                       measure_s=MEASURE_S / (2 if quick else 1), accounts=_node_quotas(cluster, stack))
+                       measure_s=MEASURE_S / (2 if quick else 1), accounts=node_quotas(cluster, stack, "gma", _progress))
             costs = run.profile()
             run.start_background(costs)
             rows = []
@@ -96,19 +97,6 @@ def bench_cluster(out: Path, seed: int, quick: bool, command: str,
     return rows
 
 
-def _processes_of(topology_id: str) -> list[int]:
-    """Processes whose command line names the topology (its workers: ``-Dstorm.id=<id>``)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if topology_id.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 def _write_partial(out: Path, rows: list[dict[str, Any]]) -> None:
     """What was measured so far, in case a later run fails: ``cluster-partial.json``."""
     out.mkdir(parents=True, exist_ok=True)
@@ -116,23 +104,6 @@ def _write_partial(out: Path, rows: list[dict[str, Any]]) -> None:
 
 
 # -- the setting ---------------------------------------------------------------------------------
-def _node_quotas(cluster, stack: contextlib.ExitStack) -> dict[str, Any]:
-    """Each supervisor in a CPU quota of its declared capacity and a cpuacct group to read its CPU from;
-    the groups go when ``stack`` closes."""
-    from storm_planner.hetero.cgroups import CpuAccount, CpuQuota
-    from storm_planner.hetero.profiling import supervisor_pid
-
-    accounts = {}
-    for sup in cluster.description.supervisors:
-        pid = supervisor_pid(cluster, sup.name)
-        stack.enter_context(CpuQuota(f"storm-planner-gma-{sup.name}-{pid}", sup.cpu)).add(pid)
-        account = stack.enter_context(CpuAccount(f"storm-planner-gma-{sup.name}-{pid}"))
-        account.add(pid)
-        accounts[sup.name] = account
-    _progress(f"supervisors held to {SUPERVISOR_CPU:g} % CPU each (cgroup v1 quotas, inherited by their workers)")
-    return accounts
-
-
 def _description():
     from storm_planner.cluster.description import parse_description
 
@@ -145,20 +116,6 @@ def _description():
         "supervisors": [{"name": f"n{i}", "cpu": SUPERVISOR_CPU, "memory_mb": 4096, "slots": SLOTS,
                          "meta": {"machine.type": "vm", "speed": "1.0"}} for i in range(SUPERVISORS)],
     })
-
-
-def _build_feed(root: Path, seed: int, records: int) -> tuple[Path, Path]:
-    from storm_planner.feeds.build import build_feeds
-    from storm_planner.feeds.spark import spark_session
-
-    _progress(f"building a synthetic World Cup feed of {records:,} requests (PySpark)")
-    spark = spark_session(shuffle_partitions=2)
-    try:
-        build_feeds(spark, "worldcup", root, synthetic=True, records=records, seed=seed, partitions=2,
-                    progress=lambda message: None)
-    finally:
-        spark.stop()
-    return root / "requests", root / "catalogue.jsonl"
 
 
 @dataclasses.dataclass
@@ -193,14 +150,7 @@ class _Run:
                               wait_active=wait_active, progress=lambda message: None)
 
     def kill(self, job: str, topology_id: str | None = None) -> None:
-        """Kill ``job`` and wait until its workers are gone: a topology of the same name submitted while the
-        supervisors still tear the old one down may not start (seen once in 30 runs before this wait)."""
-        from storm_planner.submit.operations import kill_topology
-
-        kill_topology(self.nimbus, job, wait_secs=0, progress=lambda message: None)
-        deadline = time.monotonic() + 60
-        while topology_id and _processes_of(topology_id) and time.monotonic() < deadline:
-            time.sleep(1)
+        kill_and_wait(self.nimbus, job, topology_id)
 
     def spout_sent(self, topology_id: str, component: str = "requests") -> tuple[int, float]:
         """(tuples the spout has sent on its data stream so far, when: newest window end, s)."""
@@ -230,7 +180,7 @@ class _Run:
             return client.getTopologyInfo(topology_id).sched_status or "(no status)"
 
     def node_cpu_seconds(self) -> dict[str, float]:
-        return {name: account.usage_ns() / 1e9 for name, account in self.accounts.items()}
+        return cpu_seconds(self.accounts)
 
     def windows(self, topology_id: str) -> dict:
         from storm_planner.metrics.windows import fetch_windows

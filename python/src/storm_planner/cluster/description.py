@@ -31,7 +31,10 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 # A host name (RFC 1123 labels; '_' tolerated) when not an IP address: it is written into zoo.cfg and
 # command lines, so nothing else (no blank, newline, '=', '/').
 _HOST_LABEL = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$")
-_TOP_KEYS = {"name", "storm_version", "host", "ports", "planner", "heap_mb", "storm", "supervisors", "network"}
+_TOP_KEYS = {"name", "storm_version", "host", "ports", "planner", "heap_mb", "storm", "supervisors", "network",
+             "scheduler"}
+# Nimbus' scheduler: the kit's plugin (asking the planner service), or one of Storm's own.
+SCHEDULERS = ("planner", "default", "resource-aware")
 _PORT_KEYS = {"offset", "zookeeper", "nimbus", "ui", "planner", "dashboard", "supervisor_thrift", "slots"}
 _PLANNER_KEYS = {"algorithm", "timeout_ms"}
 _HEAP_KEYS = {"zookeeper", "nimbus", "supervisor", "ui", "worker"}
@@ -113,6 +116,7 @@ class ClusterDescription:
     offset: int = 0
     source: str = "<dict>"
     network: Network = field(default_factory=Network)
+    scheduler: str = "planner"   # one of SCHEDULERS
 
     def port_list(self) -> list[int]:
         """Every port, one entry per port (for free-port checks)."""
@@ -144,6 +148,10 @@ class ClusterDescription:
         result = dataclasses.replace(self, ports=ports, supervisors=sups, offset=self.offset + extra)
         _check_ports(result)
         return result
+
+    def with_scheduler(self, scheduler: str) -> "ClusterDescription":
+        """The same cluster with Nimbus running ``scheduler`` (one of :data:`SCHEDULERS`)."""
+        return dataclasses.replace(self, scheduler=_scheduler(scheduler))
 
     def with_name(self, name: str) -> "ClusterDescription":
         _check_name(name, "name")
@@ -282,6 +290,7 @@ def _parse(data: Any, source: str) -> ClusterDescription:
         offset=offset,
         source=source,
         network=network,
+        scheduler=_scheduler(data.get("scheduler", "planner")),
     )
     _check_ports(description)
     return description
@@ -306,6 +315,12 @@ def _network(value: Any) -> Network:
         subnet = str(parsed)
     return Network(emulated=emulated, subnet=subnet,
                    link_mbit=_number(raw.get("link_mbit", 100.0), "network.link_mbit"))
+
+
+def _scheduler(value: Any) -> str:
+    if value not in SCHEDULERS:
+        raise DescriptionError(f"scheduler: {value!r} is not one of {', '.join(SCHEDULERS)}")
+    return value
 
 
 def _check_subnet_size(subnet: str, supervisors: int) -> None:

@@ -19,6 +19,14 @@ import yaml
 from .description import ClusterDescription, Supervisor
 
 SCHEDULER_CLASS = "org.stormplanner.scheduler.PlannerScheduler"
+# Storm's own schedulers, by the description's ``scheduler`` key. The ResourceAwareScheduler needs no
+# other key: its strategy (DefaultResourceAwareStrategy), priority strategy and the executors' default
+# CPU (10 %) and memory (128 MB on heap) come from Storm's defaults.yaml; the supervisors' capacities
+# are the description's ``cpu`` and ``memory_mb``.
+STORM_SCHEDULER_CLASSES = {
+    "default": "org.apache.storm.scheduler.DefaultScheduler",
+    "resource-aware": "org.apache.storm.scheduler.resource.ResourceAwareScheduler",
+}
 
 
 def common_conf(description: ClusterDescription) -> dict[str, Any]:
@@ -64,9 +72,12 @@ def nimbus_conf(
     plugin: bool = True,
     zookeeper: tuple[str, int] | None = None,
 ) -> dict[str, Any]:
-    """Nimbus' storm.yaml; ``plugin=False`` keeps Storm's default scheduler."""
+    """Nimbus' storm.yaml with the description's ``scheduler``: the plugin (``planner``; ``plugin=False``
+    keeps Storm's default scheduler instead), Storm's ``default`` or its ``resource-aware`` scheduler."""
     conf = common_conf(description)
-    if plugin:
+    if description.scheduler in STORM_SCHEDULER_CLASSES:
+        conf["storm.scheduler"] = STORM_SCHEDULER_CLASSES[description.scheduler]
+    elif plugin:
         conf.update(planner_conf(description))
     conf["storm.local.dir"] = local_dir
     _set_zookeeper(conf, zookeeper)

@@ -38,6 +38,9 @@ with ``feed_key`` when a topology has several feeds):
 ``P.replay_speed``    × event time (overrides the rate when > 0), 0 = off
 ``P.replay_batch``    most records emitted per ``next`` call (default 50)
 ``P.max_replays``     re-emits of one failed tuple before giving up on it (default 0 = never give up)
+``P.times_dir``       absolute directory: log every emit, ack and fail with its time (default: off;
+                      see :mod:`.timelog`)
+``P.stop_file``       absolute path: once it exists, emit no new record (replays and acks go on)
 """
 from __future__ import annotations
 
@@ -53,6 +56,7 @@ from streamparse import Spout
 from storm_planner.streaming.conf import ConfReader
 from storm_planner.streaming.feedio import FeedStats, iter_feed_records
 from storm_planner.streaming.pacing import ReplayPacer
+from storm_planner.streaming.timelog import SUFFIX as TIMES_SUFFIX, StopSignal, TimeLog
 from storm_planner.streaming.watermarks import END
 
 # Component configuration key naming every replay spout component of the
@@ -154,13 +158,22 @@ class ReplaySpout(Spout):
         self.tuples_acked = 0
         self.last_watermark: float | None = None
         self.started = time.time()
+        times_dir = self.options.path("times_dir")
+        # One file per incarnation: a spout moved to another worker starts its message ids over.
+        self.times = TimeLog(os.path.join(times_dir, f"{self.component_name}-{context.get('taskid')}-{os.getpid()}"
+                                                     f"{TIMES_SUFFIX}") if times_dir else None)
+        self.stop = StopSignal(self.options.path("stop_file"))
         self.logger.info("replaying %s (task %d of %d, %s) into %s", feed, self.task_index + 1,
                          self.task_count, self.pacer.mode, ", ".join(self.feed_spouts))
 
     # -- Storm callbacks -----------------------------------------------------
     def next_tuple(self):
+        self.times.maybe_flush()
         if self.exhausted:
             self._maybe_report()
+            return
+        if self.stop.is_set():
+            time.sleep(0.005)   # told to stop: nothing new, replays and acks go on
             return
         for _ in range(self.batch):
             if not self._peek():
@@ -185,11 +198,13 @@ class ReplaySpout(Spout):
             for position, (values, stream) in enumerate(emissions):
                 tup_id = f"{self.task_index}:{seq}:{position}"
                 self.pending[tup_id] = (list(values), stream)
+                self.times.record("e", tup_id)
                 self.emit(list(values), tup_id=tup_id, stream=stream)
             self.tuples_emitted += len(emissions)
             self.pacer.emitted(len(emissions))
 
     def ack(self, tup_id):
+        self.times.record("a", tup_id)
         if self.pending.pop(tup_id, None) is not None:
             self.tuples_acked += 1
             self.replays.pop(tup_id, None)
@@ -197,6 +212,7 @@ class ReplaySpout(Spout):
             self._maybe_report()
 
     def fail(self, tup_id):
+        self.times.record("f", tup_id)
         saved = self.pending.get(tup_id)
         if saved is None:
             return  # already acked (a late duplicate) or given up
@@ -213,6 +229,7 @@ class ReplaySpout(Spout):
         if self.total_replays in (1, 10, 100) or self.total_replays % 1000 == 0:
             self.logger.warning("re-emitting failed tuples (%d so far)", self.total_replays)
         values, stream = saved
+        self.times.record("e", tup_id)
         self.emit(values, tup_id=tup_id, stream=stream)
 
     # -- internals -----------------------------------------------------------
@@ -255,6 +272,7 @@ class ReplaySpout(Spout):
         if self.reported or self.pending:
             return
         self.reported = True
+        self.times.flush()
         summary = self.summary()
         self.logger.info(
             "feed exhausted: %(records)d records (%(malformed)d malformed skipped), "

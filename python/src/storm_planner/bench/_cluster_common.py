@@ -1,0 +1,73 @@
+"""What the cluster benchmarks share (``_gma_cluster.py``, ``_e2e_cells.py``): the supervisors held to
+their declared CPU by cgroup quotas with a CPU account each, a synthetic World Cup feed, and killing a
+topology until its workers are gone."""
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+from typing import Any
+
+from storm_planner.progress import Progress
+
+
+def processes_of(topology_id: str) -> list[int]:
+    """Processes whose command line names the topology (its workers: ``-Dstorm.id=<id>``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if topology_id.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def kill_and_wait(nimbus: str, job: str, topology_id: str | None = None, timeout_s: float = 60.0) -> None:
+    """Kill ``job`` and wait until its workers are gone: a topology of the same name submitted while the
+    supervisors still tear the old one down may not start (seen once in 30 runs before this wait)."""
+    from storm_planner.submit.operations import kill_topology
+
+    kill_topology(nimbus, job, wait_secs=0, progress=lambda message: None)
+    deadline = time.monotonic() + timeout_s
+    while topology_id and processes_of(topology_id) and time.monotonic() < deadline:
+        time.sleep(1)
+
+
+def node_quotas(cluster, stack: contextlib.ExitStack, label: str, progress: Progress) -> dict[str, Any]:
+    """Each supervisor in a CPU quota of its declared capacity and a cpuacct group to read its CPU from
+    (its workers and their Python subprocesses inherit both); the groups go when ``stack`` closes."""
+    from storm_planner.hetero.cgroups import CpuAccount, CpuQuota
+    from storm_planner.hetero.profiling import supervisor_pid
+
+    accounts = {}
+    for sup in cluster.description.supervisors:
+        pid = supervisor_pid(cluster, sup.name)
+        stack.enter_context(CpuQuota(f"storm-planner-{label}-{sup.name}-{pid}", sup.cpu)).add(pid)
+        account = stack.enter_context(CpuAccount(f"storm-planner-{label}-{sup.name}-{pid}"))
+        account.add(pid)
+        accounts[sup.name] = account
+    progress("supervisors held to their declared CPU (cgroup v1 quotas, inherited by their workers): "
+             + ", ".join(f"{sup.name} {sup.cpu:g} %" for sup in cluster.description.supervisors))
+    return accounts
+
+
+def cpu_seconds(accounts: dict[str, Any]) -> dict[str, float]:
+    """CPU seconds each node's group has used so far."""
+    return {name: account.usage_ns() / 1e9 for name, account in accounts.items()}
+
+
+def build_feed(root: Path, seed: int, records: int, progress: Progress) -> tuple[Path, Path]:
+    """A synthetic World Cup 1998 feed of ``records`` requests (PySpark): (requests dir, catalogue)."""
+    from storm_planner.feeds.build import build_feeds
+    from storm_planner.feeds.spark import spark_session
+
+    progress(f"building a synthetic World Cup feed of {records:,} requests (PySpark)")
+    spark = spark_session(shuffle_partitions=2)
+    try:
+        build_feeds(spark, "worldcup", root, synthetic=True, records=records, seed=seed, partitions=2,
+                    progress=lambda message: None)
+    finally:
+        spark.stop()
+    return root / "requests", root / "catalogue.jsonl"

@@ -1,0 +1,242 @@
+"""One cell of ``storm-planner bench e2e``: a workload at a rate under one scheduler, once, measured.
+
+A cell switches Nimbus to the cell's scheduler (:func:`~storm_planner.cluster.nimbus_restart.switch_scheduler`),
+submits the workload with its replay spout logging every emit, ack and fail
+(:mod:`storm_planner.streaming.timelog`), waits for the first acked tuple, lets it run ``settle_s``,
+then measures for ``measure_s``: each supervisor's CPU (its cgroup's cpuacct) and its link's bytes
+both ways. Then it tells the spout to stop emitting (its stop file), waits up to ``drain_s`` for every
+emitted tuple to be acked, reads the placement Nimbus applied and the plans the service answered,
+and kills the topology. The figures come from the spout's own times (Storm reports only a mean
+complete latency).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from storm_planner.bench._cluster_common import cpu_seconds, kill_and_wait
+from storm_planner.bench._e2e_workloads import Scheduler, Workload
+from storm_planner.progress import Progress
+from storm_planner.streaming.timelog import TupleTimes, read_times
+
+POLL_S = 2.0
+LATENCY_QUANTILES = 101       # kept per cell (0 %, 1 %, ..., 100 %) for the CDF plot
+
+
+@dataclass
+class Timing:
+    """How long a cell waits: up to ``start_s`` from submission until Nimbus runs the topology and again
+    until its first tuple is acked (Python workers start slowly on a loaded machine), ``settle_s`` after
+    the first ack, ``measure_s`` measured, up to ``drain_s`` after the spout stopped for the tuples in
+    flight."""
+
+    settle_s: float = 20.0
+    measure_s: float = 40.0
+    drain_s: float = 60.0
+    start_s: float = 180.0
+
+
+@dataclass
+class Bench:
+    """The running cluster and what every cell needs."""
+
+    cluster: Any
+    accounts: dict[str, Any]          # supervisor -> CpuAccount
+    work: Path                        # cells' scratch (sinks, times)
+    feed: Path
+    catalogue: Path
+    repo: Path
+    latency_dir: Path                 # each cell's latency quantiles, for the CDF plot
+    progress: Progress
+    timing: Timing = field(default_factory=Timing)
+
+    @property
+    def nimbus(self) -> str:
+        return self.cluster.addresses.nimbus
+
+
+def run_cell(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler, repetition: int) -> dict[str, Any]:
+    """Run one cell; returns its row (figures NaN where the topology never ran)."""
+    from storm_planner.cluster.nimbus_restart import switch_scheduler
+    from storm_planner.submit.operations import SubmitError
+
+    switch_scheduler(bench.cluster, scheduler.nimbus)
+    name = cell_name(workload.name, rate, scheduler.label, repetition)
+    scratch = bench.work / name
+    scratch.mkdir(parents=True, exist_ok=True)
+    job = f"e2e-{workload.name}"
+    key = {"workload": workload.name, "rate": f"{rate:g}", "scheduler": scheduler.label, "repetition": repetition}
+    submitted = time.time()
+    try:
+        row = _submit(bench, workload, rate, scheduler, scratch, job)
+    except SubmitError as error:
+        bench.progress(f"{scheduler.label}: {workload.name} not running: {error}")
+        with contextlib.suppress(Exception):
+            kill_and_wait(bench.nimbus, job)
+        return {**key, "status": f"not scheduled: {error}"[:300]}
+    scheduled = time.time()
+    try:
+        return {**key, **_measure_running(bench, row.id, scratch, submitted, scheduled,
+                                          bench.latency_dir / f"{name}.json")}
+    finally:
+        kill_and_wait(bench.nimbus, job, row.id)
+
+
+def _submit(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler, scratch: Path, job: str):
+    from storm_planner.submit.operations import submit_project
+
+    prefix = workload.prefix
+    options = {
+        **workload.options(rate),
+        f"{prefix}.feed": str(bench.feed), f"{prefix}.catalogue": str(bench.catalogue),
+        f"{prefix}.sink": str(scratch / "sink.jsonl"), f"{prefix}.times_dir": str(scratch / "times"),
+        f"{prefix}.stop_file": str(scratch / "stop"),
+        # The workers' Python runs this checkout's kit (the spout's time log), whatever the venv holds.
+        "topology.environment": {"PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    }
+    if scheduler.algorithm:
+        options["planner.algorithm"] = scheduler.algorithm
+    # streamparse prints its upload progress; the command's standard output is its JSON answer alone.
+    with contextlib.redirect_stdout(sys.stderr):
+        return submit_project(bench.repo / workload.project, nimbus=bench.nimbus, topology=workload.topology,
+                              name=job, options=options, wait_active=bench.timing.start_s, progress=lambda message: None)
+
+
+def cell_name(workload: str, rate: float | str, scheduler: str, repetition: int | str) -> str:
+    """A cell's file name: ``topk-link-400-planner-topdown-1``."""
+    return f"{workload}-{float(rate):g}-{scheduler.replace(':', '-')}-{repetition}"
+
+
+def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: float, scheduled: float,
+                     quantiles_file: Path) -> dict[str, Any]:
+    from storm_planner.cluster import network
+
+    times_dir = scratch / "times"
+    if not _wait_first_ack(times_dir, submitted + bench.timing.start_s):
+        status = f"no tuple acked within {bench.timing.start_s:.0f} s of submission"
+    else:
+        status = "ran"
+    time.sleep(bench.timing.settle_s)
+    links = bench.cluster.network.links if bench.cluster.network else []
+    cpu_before, bytes_before = cpu_seconds(bench.accounts), {link.supervisor: network.link_bytes(link) for link in links}
+    begin = time.time()
+    time.sleep(bench.timing.measure_s)
+    end = time.time()
+    cpu_after, bytes_after = cpu_seconds(bench.accounts), {link.supervisor: network.link_bytes(link) for link in links}
+    placement = bench.cluster.assignment(topology_id)
+    (scratch / "stop").write_text("")
+    times = _drain(times_dir, bench.timing.drain_s)
+    seconds = end - begin
+    figures = _throughput_and_latency(times, begin, end, submitted)
+    processed = figures["acked_in_window"]
+    figures.update(_nodes(cpu_before, cpu_after, bytes_before, bytes_after, seconds, processed))
+    figures.update(_placement(placement))
+    figures.update(_plans(bench.cluster.plan_log, topology_id))
+    figures["submit_to_scheduled_s"] = round(scheduled - submitted, 1)
+    _save_latency_quantiles(quantiles_file, times, begin, end)
+    bench.progress(f"  {status}: processed {figures['processed_tps']:.0f} t/s of {figures['emitted_tps']:.0f} "
+                   f"emitted, p50 {figures['latency_p50_ms']:.0f} ms, p99 {figures['latency_p99_ms']:.0f} ms, "
+                   f"lost {figures['lost']}, on {figures['placement']}")
+    return {"status": status, "measure_s": round(seconds, 1), **figures}
+
+
+def _wait_first_ack(times_dir: Path, deadline: float) -> bool:
+    while time.time() < deadline:
+        if times_dir.is_dir() and read_times(times_dir).acked:
+            return True
+        time.sleep(POLL_S)
+    return False
+
+
+def _drain(times_dir: Path, drain_s: float) -> TupleTimes:
+    """The spout's times once every tuple it emitted was acked, or after ``drain_s``."""
+    deadline = time.monotonic() + drain_s
+    times = read_times(times_dir) if times_dir.is_dir() else TupleTimes()
+    while times.never_acked() and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+        times = read_times(times_dir)
+    time.sleep(1.5)   # the spout flushes its log every second: its last lines
+    return read_times(times_dir) if times_dir.is_dir() else times
+
+
+def _throughput_and_latency(times: TupleTimes, begin: float, end: float, submitted: float) -> dict[str, Any]:
+    seconds = end - begin
+    latencies = np.array(times.latencies_s(begin, end)) * 1000.0
+    first_emit = min(times.emitted.values(), default=math.nan)
+    first_ack = min(times.acked.values(), default=math.nan)
+    acked_in_window = times.acked_between(begin, end)
+    return {
+        "emitted_tps": round(times.emitted_between(begin, end) / seconds, 1),
+        "processed_tps": round(acked_in_window / seconds, 1),
+        "acked_in_window": acked_in_window,
+        "latency_mean_ms": _rounded(latencies.mean() if latencies.size else math.nan),
+        "latency_p50_ms": _rounded(np.percentile(latencies, 50) if latencies.size else math.nan),
+        "latency_p99_ms": _rounded(np.percentile(latencies, 99) if latencies.size else math.nan),
+        "emitted": len(times.emitted), "acked": len(times.acked),
+        "lost": times.never_acked(), "failed": times.failed, "replayed": times.replayed,
+        "submit_to_first_emit_s": _rounded(first_emit - submitted),
+        "submit_to_first_ack_s": _rounded(first_ack - submitted),
+    }
+
+
+def _nodes(cpu_before, cpu_after, bytes_before, bytes_after, seconds: float, processed: int) -> dict[str, Any]:
+    """Per supervisor: CPU % of a core, link Mbit/s both ways, link bytes per processed tuple out and in."""
+    row: dict[str, Any] = {}
+    total = 0
+    for name in sorted(cpu_after):
+        row[f"cpu_{name}_pct"] = round(100.0 * (cpu_after[name] - cpu_before[name]) / seconds, 1)
+    for name in sorted(bytes_after):
+        sent = bytes_after[name].sent - bytes_before[name].sent
+        received = bytes_after[name].received - bytes_before[name].received
+        total += sent + received
+        row[f"link_{name}_mbit"] = round((sent + received) * 8 / 1e6 / seconds, 3)
+        row[f"link_{name}_out_bytes_per_tuple"] = _rounded(sent / processed if processed else math.nan)
+        row[f"link_{name}_in_bytes_per_tuple"] = _rounded(received / processed if processed else math.nan)
+    row["link_bytes_per_tuple"] = _rounded(total / processed if processed else math.nan)
+    return row
+
+
+def _placement(assignment: list[dict]) -> dict[str, Any]:
+    """Executors per supervisor and per worker, as Nimbus reports them (``getTopologyInfo``)."""
+    per_worker: dict[tuple[str, int], Counter] = {}
+    for executor in assignment:
+        per_worker.setdefault((executor["node"], executor["port"]), Counter())[executor["component"]] += 1
+    per_node = Counter(executor["node"] for executor in assignment if not executor["component"].startswith("__system"))
+    ackers = Counter(executor["node"] for executor in assignment if executor["component"] == "__acker")
+    workers = " ".join(f"{node}:{port}[{','.join(f'{c}x{n}' for c, n in sorted(counts.items()) if c != '__system')}]"
+                       for (node, port), counts in sorted(per_worker.items()))
+    return {"supervisors_used": len(per_node), "workers_used": len(per_worker),
+            "placement": " ".join(f"{node}:{n}" for node, n in sorted(per_node.items())),
+            "ackers_on": " ".join(f"{node}:{n}" for node, n in sorted(ackers.items())),
+            "workers": workers}
+
+
+def _plans(plan_log: Path, topology_id: str) -> dict[str, Any]:
+    """Plans the service answered for the topology: re-plans after the first, executors they moved."""
+    from storm_planner.service.handler import read_plan_log
+
+    plans = [p for p in read_plan_log(plan_log) if p["topology"] == topology_id and not p.get("error")]
+    moved = sum(sum(1 for e, slot in later["assignments"].items() if earlier["assignments"].get(e) not in (None, slot))
+                for earlier, later in zip(plans, plans[1:]))
+    return {"plans": len(plans), "replans": max(0, len(plans) - 1), "migrations": moved}
+
+
+def _save_latency_quantiles(path: Path, times: TupleTimes, begin: float, end: float) -> None:
+    latencies = np.array(times.latencies_s(begin, end)) * 1000.0
+    quantiles = np.percentile(latencies, np.linspace(0, 100, LATENCY_QUANTILES)).round(2).tolist() \
+        if latencies.size else []
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(quantiles) + "\n")
+
+
+def _rounded(value: float, digits: int = 1) -> float:
+    return round(float(value), digits) if not math.isnan(value) else math.nan

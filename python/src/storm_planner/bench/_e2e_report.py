@@ -1,0 +1,171 @@
+"""The report of ``storm-planner bench e2e``, from ``cells.csv`` alone: ``<out>.md`` and a plot per
+workload and rate under ``<out>`` (throughput and p99 per scheduler, every repetition a point; the
+complete-latency CDF of every cell).
+
+Per scheduler: the median over repetitions and the spread (min–max) of throughput and latency; the
+ratios of the medians to DefaultScheduler's and to the ResourceAwareScheduler's (throughput: higher is
+better; p99: lower is better); tuples lost and failed summed over repetitions. ``<out>/notes.md``, if
+there, is copied in as the report's notes.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+from storm_planner.bench.report import markdown_table, pyplot
+
+BASELINES = ("default", "ras")
+
+
+def write_report(out: Path, command: str) -> Path | None:
+    """``<out>.md`` and the plots from ``<out>/cells.csv`` (nothing there yet: nothing written)."""
+    path = out / "cells.csv"
+    if not path.exists():
+        return None
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["workload"], row["rate"]), []).append(row)
+    sections = [_section(out, workload, rate, cells) for (workload, rate), cells in groups.items()]
+    report = out.parent / f"{out.name}.md"
+    report.write_text(
+        "# End to end on real Storm: the planners against Storm's own schedulers (issue #27)\n\n"
+        f"Reproduce (root, from the repository root, one cluster at a time):\n\n"
+        f"    flock /tmp/storm-cluster.lock .venv/bin/{command} --out {out}\n\n"
+        "The cluster is `benchmarks/e2e/cluster.yaml`; what each figure means is in "
+        "`python/src/storm_planner/bench/_e2e_cells.py`. Medians over repetitions, spread min–max in brackets. "
+        "Throughput = tuples acked per second in the measured window; latency = the replay spout's first emit to "
+        "ack of the tuples emitted in it; lost = emitted and never acked after the drain; re-plans = plans the "
+        "service answered after the first (one may keep the placement), migrations = executors they moved, both "
+        f"summed over repetitions; ratios are of medians (× default and × ras).\n\n{''.join(sections)}{_notes(out)}"
+        f"Every cell: [{out.name}/cells.csv]({out.name}/cells.csv).\n")
+    return report
+
+
+def _notes(out: Path) -> str:
+    """``<out>/notes.md``, what a person observed about the run, kept when the tables are rewritten."""
+    path = out / "notes.md"
+    return f"## Notes\n\n{path.read_text().strip()}\n\n" if path.exists() else ""
+
+
+def _section(out: Path, workload: str, rate: str, cells: list[dict[str, Any]]) -> str:
+    first_seen = list(dict.fromkeys(c["scheduler"] for c in cells))
+    # Storm's schedulers first, then the planners as the run met them (a cell measured again comes last).
+    schedulers = sorted(first_seen, key=lambda s: (s not in BASELINES, BASELINES.index(s) if s in BASELINES else 0,
+                                                   first_seen.index(s)))
+    by = {s: [c for c in cells if c["scheduler"] == s] for s in schedulers}
+    medians = {s: (_median(by[s], "processed_tps"), _median(by[s], "latency_p99_ms")) for s in schedulers}
+    rows = [_summary_row(s, by[s], medians) for s in schedulers]
+    header = ["scheduler", "cells", "processed t/s", "× default", "× ras", "p50 ms", "p99 ms", "p99 × default",
+              "p99 × ras", "mean ms", "lost", "failed", "first ack s", "link B/tuple", "supervisors", "workers",
+              "re-plans", "migrations", "placement (last cell)"]
+    plot = _plot(out, workload, rate, schedulers, by)
+    notes = [f"- {c['scheduler']} repetition {c['repetition']}: {c['status']}" for c in cells if c["status"] != "ran"]
+    return (f"## {workload} at {rate} tuples/s\n\n"
+            + markdown_table(header, rows, right=range(1, 18))
+            + ("\n" + "\n".join(notes) + "\n" if notes else "")
+            + f"\n![{workload} at {rate} t/s]({out.name}/{plot.name})\n\n")
+
+
+def _summary_row(scheduler: str, cells: list[dict[str, Any]], medians: dict[str, tuple[float, float]]) -> list:
+    processed, p99 = medians[scheduler]
+    return [scheduler, len(cells), _spread(cells, "processed_tps"),
+            *(_ratio(processed, medians[b][0]) if b in medians else "–" for b in BASELINES),
+            _spread(cells, "latency_p50_ms"), _spread(cells, "latency_p99_ms"),
+            *(_ratio(p99, medians[b][1]) if b in medians else "–" for b in BASELINES),
+            _spread(cells, "latency_mean_ms"), _sum(cells, "lost"), _sum(cells, "failed"),
+            _fmt(_median(cells, "submit_to_first_ack_s")), _fmt(_median(cells, "link_bytes_per_tuple")),
+            _fmt(_median(cells, "supervisors_used")), _fmt(_median(cells, "workers_used")),
+            _sum(cells, "replans"), _sum(cells, "migrations"), cells[-1].get("placement") or "–"]
+
+
+def _numbers(cells: list[dict[str, Any]], column: str) -> list[float]:
+    values = []
+    for cell in cells:
+        try:
+            value = float(cell.get(column) or "nan")
+        except ValueError:
+            continue
+        if not math.isnan(value):
+            values.append(value)
+    return values
+
+
+def _median(cells: list[dict[str, Any]], column: str) -> float:
+    values = _numbers(cells, column)
+    return statistics.median(values) if values else math.nan
+
+
+def _spread(cells: list[dict[str, Any]], column: str) -> str:
+    values = _numbers(cells, column)
+    if not values:
+        return "–"
+    if len(values) == 1:
+        return _fmt(values[0])
+    return f"{_fmt(statistics.median(values))} [{_fmt(min(values))}–{_fmt(max(values))}]"
+
+
+def _sum(cells: list[dict[str, Any]], column: str) -> str:
+    values = _numbers(cells, column)
+    return _fmt(sum(values)) if values else "–"
+
+
+def _ratio(value: float, baseline: float) -> str:
+    if math.isnan(value) or math.isnan(baseline) or baseline == 0:
+        return "–"
+    return f"{value / baseline:.2f}"
+
+
+def _fmt(value: float) -> str:
+    if math.isnan(value):
+        return "–"
+    return f"{value:,.0f}" if abs(value) >= 100 or value == int(value) else f"{value:.1f}"
+
+
+def _plot(out: Path, workload: str, rate: str, schedulers: list[str], by: dict[str, list[dict[str, Any]]]) -> Path:
+    plt = pyplot()
+    figure, (throughput, p99, cdf) = plt.subplots(1, 3, figsize=(14, 3.8))
+    for k, scheduler in enumerate(schedulers):
+        colour = f"C{k}"
+        for axis, column in ((throughput, "processed_tps"), (p99, "latency_p99_ms")):
+            values = _numbers(by[scheduler], column)
+            if values:
+                axis.bar(k, statistics.median(values), color=colour, alpha=0.5)
+                axis.plot([k] * len(values), values, "o", color=colour, markersize=4)
+        for n, cell in enumerate(by[scheduler]):
+            quantiles = _quantiles(out, cell)
+            if quantiles:
+                cdf.plot(quantiles, [i / (len(quantiles) - 1) for i in range(len(quantiles))], color=colour,
+                         alpha=0.8, label=scheduler if n == 0 else None)
+    for axis, title in ((throughput, f"processed tuples/s (offered {rate})"), (p99, "p99 complete latency (ms)")):
+        axis.set_xticks(range(len(schedulers)))
+        axis.set_xticklabels(schedulers, rotation=20, fontsize=8)
+        axis.set_title(title, fontsize=10)
+    p99.set_yscale("log")
+    cdf.set_xscale("log")
+    cdf.set_xlabel("complete latency (ms)")
+    cdf.set_title("latency CDF, every cell", fontsize=10)
+    cdf.legend(fontsize=8)
+    figure.suptitle(f"{workload} at {rate} tuples/s", fontsize=11)
+    figure.tight_layout()
+    path = out / f"{workload}-{rate}.png"
+    out.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
+
+
+def _quantiles(out: Path, cell: dict[str, Any]) -> list[float]:
+    from storm_planner.bench._e2e_cells import cell_name
+
+    path = out / "latency" / f"{cell_name(cell['workload'], cell['rate'], cell['scheduler'], cell['repetition'])}.json"
+    try:
+        values = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return []
+    return [max(v, 0.1) for v in values]   # a log axis: sub-0.1 ms latencies drawn at 0.1

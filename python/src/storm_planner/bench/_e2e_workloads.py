@@ -1,0 +1,89 @@
+"""The workloads and schedulers of ``storm-planner bench e2e``.
+
+A workload is a topology of ``topologies/`` with everything that decides how it runs made explicit:
+its offered rate (and a lower one for ``--quick``), each component's declared CPU per executor
+(Storm's ``topology.component.cpu.pcore.percent``, what the ResourceAwareScheduler and the planners
+account), ``topology.workers`` and ``topology.acker.executors``. A scheduler is ``default`` (Storm's
+DefaultScheduler), ``ras`` (Storm's ResourceAwareScheduler) or ``planner:NAME`` (the plugin asking the
+planner service for the registered planner NAME).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+WORLDCUP = Path("topologies/worldcup")
+STORM_DEFAULT_CPU = 10.0    # topology.component.cpu.pcore.percent in Storm's defaults.yaml
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    project: Path               # streamparse project, relative to the repository root
+    topology: str               # its topology file
+    prefix: str                 # the topology's conf prefix (the replay spout's options)
+    rate: float                 # tuples/s the spout offers
+    quick_rate: float
+    workers: int                # topology.workers (the ResourceAwareScheduler picks its own count)
+    ackers: int                 # topology.acker.executors
+    cpu: dict[str, float] = field(default_factory=dict)   # declared CPU % per executor, per component
+    about: str = ""
+
+    def options(self, rate: float) -> dict:
+        """Topology options that make the workload what it is (feeds and paths come from the cell)."""
+        return {"topology.workers": self.workers, "topology.acker.executors": self.ackers,
+                f"{self.prefix}.replay_rate": rate,
+                **{f"{self.prefix}.cpu.{component}": cpu for component, cpu in self.cpu.items()}}
+
+
+# Top-K at 400 t/s behind 2 Mbit/s links: the setting of issue #27, where where the tuples and the acker
+# traffic cross links decides whether the topology keeps up. Every executor declares Storm's default CPU;
+# four workers with one acker each (Storm's own default for four workers, made explicit).
+TOPK_LINK = Workload(
+    name="topk-link", project=WORLDCUP, topology="worldcup_topk", prefix="worldcup", rate=400.0, quick_rate=60.0,
+    workers=4, ackers=4, cpu={c: STORM_DEFAULT_CPU for c in ("requests", "count", "top")},
+    about="World Cup Top-K (requests -> count x2 -> top), acking on, link-bound: 2 Mbit/s links")
+WORDCOUNT_LINK = Workload(
+    name="wordcount-link", project=WORLDCUP, topology="worldcup_wordcount", prefix="worldcup", rate=200.0,
+    quick_rate=40.0, workers=4, ackers=4,
+    cpu={c: STORM_DEFAULT_CPU for c in ("requests", "tokenize", "words", "counts")},
+    about="World Cup Word Count (a URL's words, fields-grouped), acking on, 2 Mbit/s links")
+JOIN_LINK = Workload(
+    name="join-link", project=WORLDCUP, topology="worldcup_join", prefix="worldcup", rate=300.0, quick_rate=50.0,
+    workers=4, ackers=4, cpu={c: STORM_DEFAULT_CPU for c in ("requests", "join", "totals", "sections")},
+    about="World Cup Join (requests with the catalogue, totals per section), acking on, 2 Mbit/s links")
+WORKLOADS = {w.name: w for w in (TOPK_LINK, WORDCOUNT_LINK, JOIN_LINK)}
+
+
+@dataclass(frozen=True)
+class Scheduler:
+    label: str          # as given: default, ras, planner:topdown
+    nimbus: str         # the cluster description's scheduler: default, resource-aware, planner
+    algorithm: str | None = None
+
+
+def parse_scheduler(text: str) -> Scheduler:
+    """``default``, ``ras`` (or ``resource-aware``), ``planner:NAME``; a clear error for anything else."""
+    from storm_planner.planners import available
+
+    text = text.strip()
+    if text == "default":
+        return Scheduler("default", "default")
+    if text in ("ras", "resource-aware"):
+        return Scheduler("ras", "resource-aware")
+    kind, _, algorithm = text.partition(":")
+    if kind == "planner" and algorithm:
+        if algorithm not in available():
+            raise ValueError(f"--schedulers: {text!r}: no planner {algorithm!r} (registered: "
+                             f"{', '.join(sorted(available()))})")
+        return Scheduler(text, "planner", algorithm)
+    raise ValueError(f"--schedulers: {text!r} is not default, ras or planner:NAME")
+
+
+def parse_workloads(text: str) -> list[Workload]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown or not names:
+        raise ValueError(f"--workloads: unknown {', '.join(unknown) or '(none given)'} "
+                         f"(known: {', '.join(WORKLOADS)})")
+    return [WORKLOADS[n] for n in names]

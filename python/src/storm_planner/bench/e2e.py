@@ -1,0 +1,248 @@
+"""``storm-planner bench e2e``: every planner against Storm's own schedulers on real Storm (issue #27).
+
+Run as root (cgroups, network namespaces) from the repository root, one cluster at a time::
+
+    flock /tmp/storm-cluster.lock .venv/bin/storm-planner bench e2e \\
+        --workloads topk-link --schedulers default,ras,planner:topdown,planner:even --repeat 3
+
+One local multi-process cluster (``benchmarks/e2e/cluster.yaml``: four supervisors of two machine
+types under cgroup CPU quotas, each behind an emulated 2 Mbit/s link) runs every cell of the grid
+workload × rate × scheduler × repetition. Between cells of different schedulers only Nimbus restarts
+(:mod:`storm_planner.cluster.nimbus_restart`); ZooKeeper, the supervisors with their quotas and links
+and the planner service stay up, so the schedulers run on the same machines. Repetitions interleave:
+every scheduler once, then every scheduler again. What a cell measures is in
+:mod:`storm_planner.bench._e2e_cells`; the workloads are in :mod:`storm_planner.bench._e2e_workloads`.
+
+Each finished cell is appended to ``--out``/``cells.csv`` at once; a rerun with the same ``--out``
+skips the cells already there (key: workload, rate, scheduler, repetition), so a stopped run resumes.
+The report (``<out>.md``, default ``benchmarks/reports/e2e.md``, and a plot per workload under
+``--out``) is written from ``cells.csv`` after every cell; ``--report-only`` rewrites it alone.
+
+Settings (defaults): ``--settle`` 20 s after the first acked tuple, ``--measure`` 40 s, ``--drain``
+60 s at most for the tuples in flight once the spout stops, ``--start-timeout`` 180 s at most from submission
+until the topology runs and again until its first acked tuple, ``--link-mbit`` the description's
+link rate (2 Mbit/s) for every link; ``--quick``: 10, 20 and 45 s, each workload's
+quick rate and a 30,000-request feed. The synthetic World Cup feed (``--feed-records``, default
+120,000: 400 t/s for five minutes) is built once with PySpark and kept under the state directory
+(``$STORM_PLANNER_STATE``/e2e-feeds).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import csv
+import json
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from storm_planner.bench._e2e_workloads import WORKLOADS, Workload, parse_scheduler, parse_workloads
+from storm_planner.bench.report import stamped_progress
+
+DEFAULT_OUT = Path("benchmarks/reports/e2e")
+DEFAULT_CLUSTER = Path("benchmarks/e2e/cluster.yaml")
+DEFAULT_SCHEDULERS = "default,ras,planner:topdown"
+FEED_RECORDS, QUICK_FEED_RECORDS = 120_000, 30_000
+KEY = ("workload", "rate", "scheduler", "repetition")
+FIGURES = ("status", "measure_s", "emitted_tps", "processed_tps", "acked_in_window", "latency_mean_ms",
+           "latency_p50_ms", "latency_p99_ms", "emitted", "acked", "lost", "failed", "replayed",
+           "submit_to_scheduled_s", "submit_to_first_emit_s", "submit_to_first_ack_s", "link_bytes_per_tuple",
+           "supervisors_used", "workers_used", "placement", "ackers_on", "workers", "plans", "replans", "migrations")
+
+_progress = stamped_progress("e2e bench", sys.stderr)
+
+
+def columns(supervisors: list[str]) -> list[str]:
+    """cells.csv's columns: the key, the figures, then per supervisor CPU and link figures."""
+    per_node = [f"cpu_{n}_pct" for n in supervisors] + [f"link_{n}_mbit" for n in supervisors]
+    per_node += [f"link_{n}_{way}_bytes_per_tuple" for n in supervisors for way in ("out", "in")]
+    return [*KEY, *FIGURES, *per_node]
+
+
+def cell_key(row: dict[str, Any]) -> tuple[str, str, str, str]:
+    return (str(row["workload"]), f"{float(row['rate']):g}", str(row["scheduler"]), str(row["repetition"]))
+
+
+def finished_cells(path: Path, header: list[str]) -> set[tuple[str, str, str, str]]:
+    """Keys of the cells already in ``path``; an existing file with other columns is refused."""
+    if not path.exists():
+        return set()
+    with path.open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        if reader.fieldnames != header:
+            raise ValueError(f"{path}: its columns are not this cluster's ({', '.join(reader.fieldnames or [])}); "
+                             f"use another --out or move the file away")
+        return {cell_key(row) for row in reader}
+
+
+def append_cell(path: Path, header: list[str], row: dict[str, Any]) -> None:
+    """Append one finished cell (the header first when the file is new)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new = not path.exists()
+    with path.open("a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=header, restval="")
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
+
+
+def plan_cells(workloads: list[Workload], schedulers: list[str], repeat: int, rate: float | None,
+               quick: bool) -> list[tuple[Workload, float, str, int]]:
+    """Every cell in run order: repetitions interleaved (every scheduler once, then again)."""
+    return [(w, rate or (w.quick_rate if quick else w.rate), s, r)
+            for r in range(1, repeat + 1) for w in workloads for s in schedulers]
+
+
+def run(args: argparse.Namespace) -> int:
+    from storm_planner.bench._e2e_report import write_report
+
+    out = Path(args.out)
+    saved = out / "command.txt"   # the run's command, for a report rewritten with --report-only
+    if args.report_only:
+        write_report(out, saved.read_text().strip() if saved.exists() else _command(args))
+        print(json.dumps({"report": str(report_path(out))}))
+        return 0
+    workloads = parse_workloads(args.workloads)
+    schedulers = [parse_scheduler(s) for s in args.schedulers.split(",") if s.strip()]
+    if args.repeat < 1:
+        raise ValueError(f"--repeat must be at least 1, not {args.repeat}")
+    cells = plan_cells(workloads, [s.label for s in schedulers], args.repeat, args.rate, args.quick)
+    command = _command(args)
+    out.mkdir(parents=True, exist_ok=True)
+    saved.write_text(command + "\n")
+    ran = run_cells(args, out, cells, {s.label: s for s in schedulers}, command)
+    write_report(out, command)
+    print(json.dumps({"cells_run": ran, "cells": str(out / "cells.csv"), "report": str(report_path(out))}))
+    return 0
+
+
+def with_links(description, link_mbit: float | None):
+    """The description with every emulated link at ``link_mbit`` (None: as described)."""
+    if link_mbit is None:
+        return description
+    if link_mbit <= 0:
+        raise ValueError(f"--link-mbit must be positive, not {link_mbit:g}")
+    supervisors = tuple(dataclasses.replace(s, link_mbit=None) for s in description.supervisors)
+    return dataclasses.replace(description, supervisors=supervisors,
+                               network=dataclasses.replace(description.network, link_mbit=link_mbit))
+
+
+def report_path(out: Path) -> Path:
+    return out.parent / f"{out.name}.md"
+
+
+def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, command: str) -> int:
+    """Run the cells not yet in ``cells.csv`` on one cluster; returns how many ran."""
+    from storm_planner.bench._e2e_cells import run_cell
+    from storm_planner.bench._e2e_report import write_report
+    from storm_planner.cluster.description import load_description
+
+    description = with_links(load_description(args.cluster), args.link_mbit)
+    header = columns([s.name for s in description.supervisors])
+    done = finished_cells(out / "cells.csv", header)
+    todo = [c for c in cells if (c[0].name, f"{c[1]:g}", c[2], str(c[3])) not in done]
+    _progress(f"{len(cells)} cells, {len(cells) - len(todo)} already in {out / 'cells.csv'}, {len(todo)} to run")
+    if not todo:
+        return 0
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # leave through the context managers
+    # Nimbus starts with the first cell's scheduler: one restart fewer.
+    with _bench(args, description.with_scheduler(schedulers[todo[0][2]].nimbus), out) as bench:
+        for index, (workload, rate, label, repetition) in enumerate(todo, 1):
+            _progress(f"cell {index}/{len(todo)}: {workload.name} at {rate:g} t/s, {label}, repetition {repetition}")
+            append_cell(out / "cells.csv", header, run_cell(bench, workload, rate, schedulers[label], repetition))
+            write_report(out, command)
+    return len(todo)
+
+
+@contextlib.contextmanager
+def _bench(args: argparse.Namespace, description, out: Path):
+    """The cluster, its quotas and the feed, for the whole run."""
+    from storm_planner.bench._cluster_common import node_quotas
+    from storm_planner.bench._e2e_cells import Bench, Timing
+    from storm_planner.cluster import local_cluster, network
+
+    network.check_available()
+    feed, catalogue = _feed(args)
+    timing = Timing(settle_s=args.settle, measure_s=args.measure, drain_s=args.drain, start_s=args.start_timeout)
+    with tempfile.TemporaryDirectory(prefix="e2e-bench-") as work, contextlib.ExitStack() as stack:
+        cluster = stack.enter_context(local_cluster(description, Path(work) / "cluster", free_ports=True, ui=False,
+                                                    dashboard=False, progress=_progress))
+        accounts = node_quotas(cluster, stack, "e2e", _progress)
+        yield Bench(cluster=cluster, accounts=accounts, work=Path(work) / "cells", feed=feed, catalogue=catalogue,
+                    repo=Path.cwd(), latency_dir=out / "latency", progress=_progress, timing=timing)
+
+
+def _feed(args: argparse.Namespace) -> tuple[Path, Path]:
+    """The synthetic World Cup feed, built once per (records, seed) and kept for later runs."""
+    from storm_planner.bench._cluster_common import build_feed
+    from storm_planner.cluster.locations import default_state_root
+
+    records = args.feed_records or (QUICK_FEED_RECORDS if args.quick else FEED_RECORDS)
+    root = default_state_root() / "e2e-feeds" / f"worldcup-{records}-{args.seed}"
+    if (root / "catalogue.jsonl").exists() and (root / "requests").is_dir():
+        return root / "requests", root / "catalogue.jsonl"
+    return build_feed(root, args.seed, records, _progress)
+
+
+def _command(args: argparse.Namespace) -> str:
+    parts = ["storm-planner bench e2e", f"--workloads {args.workloads}", f"--schedulers {args.schedulers}",
+             f"--repeat {args.repeat}"]
+    parts += [f"--rate {args.rate:g}"] if args.rate else []
+    parts += ["--quick"] if args.quick else []
+    parts += [f"--settle {args.settle:g} --measure {args.measure:g} --drain {args.drain:g}"]
+    parts += [f"--start-timeout {args.start_timeout:g}"] if args.start_timeout != 180.0 else []
+    parts += [f"--cluster {args.cluster}"] if args.cluster != str(DEFAULT_CLUSTER) else []
+    parts += [f"--link-mbit {args.link_mbit:g}"] if args.link_mbit else []
+    parts += [f"--feed-records {args.feed_records}"] if args.feed_records else []
+    parts += [f"--seed {args.seed}"] if args.seed != 1 else []
+    return " ".join(parts)
+
+
+def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("e2e", help="Storm's DefaultScheduler and ResourceAwareScheduler against the "
+                                               "plugin's planners on a real local cluster (root)")
+    parser.add_argument("--workloads", default="topk-link", help=f"comma-separated, of {', '.join(WORKLOADS)} "
+                                                                 "(default: %(default)s)")
+    parser.add_argument("--schedulers", default=DEFAULT_SCHEDULERS,
+                        help="comma-separated: default, ras, planner:NAME (default: %(default)s)")
+    parser.add_argument("--rate", type=float, default=None, help="tuples/s for every workload (default: each "
+                                                                 "workload's own)")
+    parser.add_argument("--repeat", type=int, default=1, help="repetitions, interleaved (default: %(default)s)")
+    parser.add_argument("--quick", action="store_true", help="short cells at each workload's quick rate")
+    parser.add_argument("--settle", type=float, default=None, help="seconds after the first ack (default 20; "
+                                                                   "--quick 10)")
+    parser.add_argument("--measure", type=float, default=None, help="seconds measured (default 40; --quick 20)")
+    parser.add_argument("--drain", type=float, default=None, help="most seconds waited for the tuples in flight "
+                                                                  "(default 60; --quick 45)")
+    parser.add_argument("--start-timeout", type=float, default=180.0,
+                        help="most seconds from submission until the topology runs, and again until its first "
+                             "acked tuple (default: %(default)s)")
+    parser.add_argument("--out", default=str(DEFAULT_OUT), help="cells.csv and plots (default: %(default)s); "
+                                                                "the report is <out>.md")
+    parser.add_argument("--cluster", default=str(DEFAULT_CLUSTER), help="cluster description (default: %(default)s)")
+    parser.add_argument("--link-mbit", type=float, default=None,
+                        help="every emulated link at this rate (default: the description's, 2 Mbit/s)")
+    parser.add_argument("--feed-records", type=int, default=None, help=f"synthetic requests (default "
+                                                                       f"{FEED_RECORDS:,}; --quick {QUICK_FEED_RECORDS:,})")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--report-only", action="store_true", help="rewrite the report from cells.csv, run nothing")
+
+    def handler(args: argparse.Namespace) -> int:
+        quick = (10.0, 20.0, 45.0) if args.quick else (20.0, 40.0, 60.0)
+        args.settle = quick[0] if args.settle is None else args.settle
+        args.measure = quick[1] if args.measure is None else args.measure
+        args.drain = quick[2] if args.drain is None else args.drain
+        started = time.perf_counter()
+        try:
+            return run(args)
+        except ValueError as error:
+            print(f"storm-planner bench e2e: {error}", file=sys.stderr)
+            return 2
+        finally:
+            _progress(f"done in {time.perf_counter() - started:.0f} s")
+
+    parser.set_defaults(handler=handler)

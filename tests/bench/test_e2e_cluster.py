@@ -1,0 +1,68 @@
+"""``storm-planner bench e2e`` end to end on a real cluster (marked ``cluster``; root, cgroup v1, iproute2):
+Top-K at its quick rate under Storm's DefaultScheduler, its ResourceAwareScheduler and the plugin with
+``topdown``, one short cell each, through the command line. It checks the harness, never which scheduler
+did better: every cell recorded with finite figures, tuples processed, none lost, the report written,
+and standard output one JSON document."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from storm_planner.cluster.locations import default_plugin_jar
+from storm_planner.hetero.cgroups import detect_emulation
+from storm_planner.metrics.hookjar import default_hook_jar
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEDULERS = ("default", "ras", "planner:topdown")
+FINITE = ("processed_tps", "emitted_tps", "latency_p50_ms", "latency_p99_ms", "latency_mean_ms",
+          "submit_to_first_ack_s", "link_bytes_per_tuple", "cpu_i7-a_pct", "link_i5-b_mbit")
+
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.skipif(not (default_plugin_jar() and default_plugin_jar().is_file()
+                            and default_hook_jar() and default_hook_jar().is_file()),
+                       reason="plugin or metrics jar not built (mvn package)"),
+    pytest.mark.skipif(not (os.geteuid() == 0 and all(shutil.which(t) for t in ("ip", "tc", "nsenter"))),
+                       reason="the emulated network needs root, iproute2 and nsenter"),
+    pytest.mark.skipif(not detect_emulation().cgroup_quota, reason="needs a writable cgroup v1 CPU hierarchy"),
+]
+
+
+def test_three_schedulers_side_by_side(tmp_path):
+    out = tmp_path / "e2e"
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python" / "src"), STORM_PLANNER_STATE=str(tmp_path / "state"))
+    run = subprocess.run(
+        [sys.executable, "-m", "storm_planner", "bench", "e2e", "--quick", "--schedulers", ",".join(SCHEDULERS),
+         "--settle", "5", "--measure", "15", "--feed-records", "6000", "--out", str(out)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-4000:]
+    summary = json.loads(run.stdout)   # nothing but the answer on standard output
+    assert summary["cells_run"] == len(SCHEDULERS)
+    with (out / "cells.csv").open() as handle:
+        cells = list(csv.DictReader(handle))
+    assert [c["scheduler"] for c in cells] == list(SCHEDULERS)
+    for cell in cells:
+        where = f"{cell['scheduler']}: {cell}"
+        assert cell["status"] == "ran", where
+        assert all(math.isfinite(float(cell[column])) for column in FINITE), where
+        assert float(cell["processed_tps"]) > 0, where
+        assert int(cell["lost"]) == 0, where
+        assert int(cell["supervisors_used"]) >= 1 and cell["placement"], where
+        # Nimbus ran the cell's scheduler: only the plugin asks the planner service for plans.
+        assert (int(cell["plans"]) > 0) == cell["scheduler"].startswith("planner:"), where
+    report = (tmp_path / "e2e.md").read_text()
+    assert all(f"| {s} |" in report for s in SCHEDULERS)
+    assert (out / "topk-link-60.png").is_file()
+    # A rerun finds every cell done and starts no cluster.
+    again = subprocess.run([sys.executable, "-m", "storm_planner", "bench", "e2e", "--quick", "--schedulers",
+                            ",".join(SCHEDULERS), "--out", str(out)], cwd=REPO, env=env, capture_output=True,
+                           text=True, timeout=120)
+    assert again.returncode == 0 and json.loads(again.stdout)["cells_run"] == 0, again.stderr[-2000:]

@@ -1,0 +1,98 @@
+"""``storm-planner bench e2e`` without a cluster: the scheduler and workload options, the interleaved
+cell order, the resumable cells.csv and the report written from it."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from storm_planner.bench import e2e
+from storm_planner.bench._e2e_report import write_report
+from storm_planner.bench._e2e_workloads import TOPK_LINK, WORKLOADS, parse_scheduler, parse_workloads
+
+SUPERVISORS = ["i7-a", "i5-a"]
+
+
+def test_schedulers_parse_and_a_wrong_one_is_named():
+    assert parse_scheduler("default").nimbus == "default"
+    assert parse_scheduler("ras").nimbus == "resource-aware"
+    topdown = parse_scheduler("planner:topdown")
+    assert (topdown.nimbus, topdown.algorithm, topdown.label) == ("planner", "topdown", "planner:topdown")
+    with pytest.raises(ValueError, match="no planner 'topdwn'"):
+        parse_scheduler("planner:topdwn")
+    with pytest.raises(ValueError, match="'fifo' is not default, ras or planner:NAME"):
+        parse_scheduler("fifo")
+    with pytest.raises(ValueError, match="unknown nope"):
+        parse_workloads("topk-link,nope")
+
+
+def test_every_workload_makes_workers_ackers_and_declared_cpu_explicit():
+    for workload in WORKLOADS.values():
+        options = workload.options(workload.rate)
+        assert options["topology.workers"] >= 1 and options["topology.acker.executors"] >= 1
+        assert all(options[f"worldcup.cpu.{c}"] > 0 for c in workload.cpu)
+    assert TOPK_LINK.options(400.0)["worldcup.replay_rate"] == 400.0
+
+
+def test_repetitions_interleave():
+    order = [(w.name, rate, s, r) for w, rate, s, r in e2e.plan_cells([TOPK_LINK], ["default", "ras"], 2, None,
+                                                                     quick=False)]
+    assert order == [("topk-link", 400.0, "default", 1), ("topk-link", 400.0, "ras", 1),
+                     ("topk-link", 400.0, "default", 2), ("topk-link", 400.0, "ras", 2)]
+    assert e2e.plan_cells([TOPK_LINK], ["default"], 1, None, quick=True)[0][1] == TOPK_LINK.quick_rate
+
+
+def cell(scheduler: str, repetition: int, processed: float, p99: float, **extra) -> dict:
+    return {"workload": "topk-link", "rate": "400", "scheduler": scheduler, "repetition": repetition,
+            "status": "ran", "processed_tps": processed, "latency_p50_ms": p99 / 4, "latency_p99_ms": p99,
+            "latency_mean_ms": p99 / 3, "lost": 0, "failed": 0, "submit_to_first_ack_s": 12.5,
+            "link_bytes_per_tuple": 300, "supervisors_used": 2, "workers_used": 4, "replans": 0,
+            "migrations": 0, "placement": "i7-a:4 i5-a:4", **extra}
+
+
+def test_cells_csv_is_appended_and_a_rerun_skips_what_it_holds(tmp_path):
+    header = e2e.columns(SUPERVISORS)
+    path = tmp_path / "cells.csv"
+    assert e2e.finished_cells(path, header) == set()
+    e2e.append_cell(path, header, cell("default", 1, 244.0, 4700.0))
+    e2e.append_cell(path, header, cell("ras", 1, 400.0, 5.0))
+    assert e2e.finished_cells(path, header) == {("topk-link", "400", "default", "1"), ("topk-link", "400", "ras", "1")}
+    with pytest.raises(ValueError, match="cells.csv: its columns are not this cluster's"):
+        e2e.finished_cells(path, e2e.columns(["other"]))
+
+
+def test_the_report_gives_medians_spreads_and_ratios(tmp_path):
+    out = tmp_path / "e2e"
+    header = e2e.columns(SUPERVISORS)
+    for row in (cell("default", 1, 200.0, 4000.0), cell("default", 2, 300.0, 6000.0),
+                cell("ras", 1, 400.0, 10.0), cell("planner:topdown", 1, 400.0, 50.0),
+                cell("planner:topdown", 2, 0.0, math.nan, status="not scheduled: timeout")):
+        e2e.append_cell(out / "cells.csv", header, row)
+    (out / "latency").mkdir()
+    (out / "latency" / "topk-link-400-ras-1.json").write_text(json.dumps([1.0, 2.0, 30.0]))
+    (out / "notes.md").write_text("The machine was busy.\n")
+    report = write_report(out, "storm-planner bench e2e --repeat 2").read_text()
+    lines = {line.split(" | ")[0].strip("| "): line for line in report.splitlines() if line.startswith("| ")}
+    # default: median of 200 and 300, spread; ras doubles it (400 / 250 = 1.60); p99 10 / 5000
+    assert "250 [200–300]" in lines["default"]
+    assert " | 1.60 | 1.00 | " in lines["ras"] and " | 0.00 | 1.00 | " in lines["ras"]
+    assert "repetition 2: not scheduled: timeout" in report
+    assert "flock /tmp/storm-cluster.lock" in report and "--repeat 2" in report
+    assert "## Notes\n\nThe machine was busy." in report
+    assert (out / "topk-link-400.png").stat().st_size > 10_000
+    with (out / "cells.csv").open() as handle:
+        assert len(list(csv.DictReader(handle))) == 5
+
+
+def test_link_mbit_overrides_every_link():
+    from storm_planner.cluster.description import load_description
+
+    described = load_description(Path(__file__).resolve().parents[2] / e2e.DEFAULT_CLUSTER)
+    narrow = e2e.with_links(described, 0.5)
+    assert narrow.network.link_mbit == 0.5 and all(s.link_mbit is None for s in narrow.supervisors)
+    assert e2e.with_links(described, None) is described
+    with pytest.raises(ValueError, match="--link-mbit must be positive"):
+        e2e.with_links(described, 0)

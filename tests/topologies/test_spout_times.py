@@ -1,0 +1,99 @@
+"""The replay spout's time log and stop file (``worldcup.times_dir``, ``worldcup.stop_file``): what the
+end-to-end benchmark reads complete latencies and lost tuples from. The spout runs in this process
+(its code is this checkout's), its emits captured."""
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamparse")
+
+from storm_planner.streaming.timelog import read_times  # noqa: E402
+
+
+def request(i: int) -> str:
+    return json.dumps({"timestamp": 894000000 + i, "object_id": i, "size": 100 + i, "url": f"/english/a_{i}.html"})
+
+
+def make_spout(tmp_path):
+    from worldcup.spouts import RequestSpout
+
+    feed = tmp_path / "requests.jsonl"
+    feed.write_text("\n".join(request(i) for i in range(6)) + "\n")
+    spout = RequestSpout(input_stream=io.BytesIO(), output_stream=io.BytesIO())
+    spout.logger = logging.getLogger("test-spout")
+    spout.component_name = "requests"
+    spout.sent = []
+    spout.emit = lambda values, tup_id=None, stream=None: spout.sent.append(tup_id)
+    conf = {"worldcup.feed": str(feed), "worldcup.sink": str(tmp_path / "sink.jsonl"),
+            "worldcup.times_dir": str(tmp_path / "times"), "worldcup.stop_file": str(tmp_path / "stop"),
+            "worldcup.replay_batch": 2}
+    spout.initialize(conf, {"taskid": 3, "componentid": "requests", "task->component": {"3": "requests"}})
+    return spout
+
+
+@pytest.fixture
+def spout(tmp_path):
+    return make_spout(tmp_path)
+
+
+INCARNATION = """
+import sys
+from pathlib import Path
+sys.path[:0] = [sys.argv[2], sys.argv[3]]
+from test_spout_times import make_spout
+spout = make_spout(Path(sys.argv[1]))
+spout.next_tuple()
+spout.ack(spout.sent[0])
+spout.times.flush()
+"""
+
+
+def test_a_spout_moved_to_another_worker_keeps_its_predecessors_times(tmp_path):
+    """A re-plan that moves the spout starts a new process whose message ids start over ("0:0:0" again):
+    both incarnations' tuples count, the first one's unacked tuple as lost, not as a replay."""
+    here = Path(__file__).resolve().parent
+    topology_src = here.parents[1] / "topologies" / "worldcup" / "src"
+    for _ in range(2):   # the same task, two worker processes one after the other
+        subprocess.run([sys.executable, "-c", INCARNATION, str(tmp_path), str(here), str(topology_src)],
+                       check=True, timeout=60)
+    times = read_times(tmp_path / "times")
+    assert (len(times.emitted), len(times.acked), times.replayed) == (4, 2, 0)
+    assert times.never_acked() == 2
+
+
+def test_every_emit_ack_and_fail_is_logged_and_a_stop_file_ends_new_emits(spout, tmp_path):
+    spout.next_tuple()
+    assert len(spout.sent) == 2
+    (tmp_path / "stop").write_text("")
+    spout.stop._checked = 0.0   # look at the file now rather than a second later
+    spout.next_tuple()
+    assert len(spout.sent) == 2          # stopped: no new record
+    first, second = spout.sent
+    spout.fail(first)
+    assert spout.sent[-1] == first       # a failed tuple is still replayed after the stop
+    spout.ack(first)
+    spout.times.flush()
+    times = read_times(tmp_path / "times")
+    assert (len(times.emitted), len(times.acked), times.failed, times.replayed) == (2, 1, 1, 1)
+    assert times.never_acked() == 1      # the second is still in flight
+    [latency] = times.latencies_s(0, float("inf"))
+    assert 0 <= latency < 60
+    assert sorted(p.name for p in (tmp_path / "times").iterdir()) == [f"requests-3-{os.getpid()}.times"]
+
+
+def test_without_the_options_nothing_is_written(tmp_path):
+    from storm_planner.streaming.timelog import StopSignal, TimeLog
+
+    log = TimeLog(None)
+    log.record("e", "0:0:0")
+    log.flush()
+    assert not StopSignal(None).is_set()
+    assert list(tmp_path.iterdir()) == []
