@@ -139,3 +139,23 @@ def test_fitting_does_not_pass_over_the_executors_once_per_node(monkeypatch):
     plan = run(problem, "topdown")
     assert_within_limits(problem, plan.assignments)
     assert len(calls) <= 10  # a constant number of passes, not one per node
+
+
+def test_an_executor_moved_off_a_full_node_goes_where_its_stream_partners_are():
+    """Not to the roomiest node: the one that keeps its traffic inside (the acker's streams count too)."""
+    from storm_planner.core.problem import Problem, Slot
+    from storm_planner.core.resources import fit_to_resources
+
+    problem = Problem.from_dict({
+        "nodes": [{"id": "full", "capacity": 25, "slots": [6700]}, {"id": "partner", "capacity": 40, "slots": [6700]},
+                  {"id": "empty", "capacity": 100, "slots": [6700]}],
+        "topology": {"id": "t", "components": [{"id": "a", "type": "spout", "executors": 2},
+                                               {"id": "b", "executors": 2}],
+                     "streams": [{"from": "a", "to": "b", "rate": 10.0}]},
+        "executors": [{"id": f"{c}{i}", "component": c, "load": 10, "cpu": 10} for c in "ab" for i in range(2)],
+    })
+    assignments = {"b0": Slot("partner", 6700), "a0": Slot("full", 6700), "b1": Slot("full", 6700),
+                   "a1": Slot("full", 6700)}
+    fitted, notes = fit_to_resources(problem, assignments)
+    assert fitted["a1"] == Slot("partner", 6700)   # b0 is there; "empty" has more room
+    assert "1 executor(s) moved" in notes[0]

@@ -75,3 +75,18 @@ def test_acker_streams_are_sized_for_link_use():
     problem = problem_from_thrift(topk_spec(options={"planner.network.tuple.overhead.bytes": "40"}), nodes())
     acker = [s for s in problem.streams if "__acker" in (s.source, s.target)]
     assert len(acker) == 4 and all(s.tuple_bytes == 60.0 for s in acker)
+
+
+def test_on_quota_held_supervisors_topdown_packs_like_ras_with_the_ackers_beside_their_executors():
+    """The end-to-end bench's cluster: 2 x i7 (45 %, speed 1.5), 2 x i5 (35 %); 8 executors declaring 10 %.
+    topdown's plan on effective capacity overfills an i7 by declared CPU; the executors moved off it go to
+    the node holding their stream partners (not the emptiest i5), so two workers on the two i7s remain."""
+    supervisors = [("i7-a", 45.0, "1.5"), ("i7-b", 45.0, "1.5"), ("i5-a", 35.0, "1.0"), ("i5-b", 35.0, "1.0")]
+    quota_nodes = [T.Node(id=n, host=n, cpu_capacity=c, memory_mb=2048.0, free_ports=[6700, 6701, 6702],
+                          used_ports=[], meta={"speed": speed, "machine.type": n[:2]}) for n, c, speed in supervisors]
+    spec = topk_spec(ackers=4)
+    plan = run(problem_from_thrift(spec, quota_nodes), "topdown")
+    where = placed_nodes(spec, plan)
+    used = set().union(*where.values())
+    assert used == {"i7-a", "i7-b"} and plan.figures["workers"] == 2
+    assert where["__acker"] <= where["requests"] | where["count"] | where["top"]

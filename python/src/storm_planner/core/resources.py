@@ -10,7 +10,9 @@ A planner that balances measured load knows nothing of that, so
 
 1. **nodes**: while a node holds more than it has left (declared CPU, when the
    executors declare it; memory, when nodes state theirs), executors leave it,
-   last placed first, for the node with the most CPU left that takes them;
+   last placed first, for the node that takes them and holds most of what they
+   exchange tuples with (their streams' partners, the acker's included), else
+   the node with the most CPU left that takes them;
 2. **workers**: on each node whose workers would hold more than the heap
    limit, executors are packed first-fit by decreasing memory into as few
    workers as fit, on the ports the plan chose there first, then the
@@ -30,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
@@ -154,6 +156,7 @@ def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of,
     queue = [(-r.cpu_left, -r.memory_left, r.node.id) for r in rooms.values()
              if not r.node.draining and r.node.id not in over_ids]
     heapq.heapify(queue)
+    partners = _Partners(problem, rooms, executors)
     moved = 0
     for room in over:
         while room.cpu_left < -EPSILON or room.memory_left < -EPSILON:
@@ -161,15 +164,72 @@ def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of,
             cpu, memory = cpu_of[executor_id], executors[executor_id].memory
             room.cpu_left += cpu
             room.memory_left += memory
-            target = _take_room(queue, rooms, cpu, memory)
+            partners.left(executor_id, room.node.id)
+            target = (partners.best_room(executor_id, cpu, memory, exclude=over_ids)
+                      or _take_room(queue, rooms, cpu, memory))
             if target is None:
                 raise InfeasibleError(_shortfall(problem, rooms, executor_id, cpu, memory, declared))
             target.members.append(executor_id)
             target.cpu_left -= cpu
             target.memory_left -= memory
+            partners.arrived(executor_id, target.node.id)
             heapq.heappush(queue, (-target.cpu_left, -target.memory_left, target.node.id))
             moved += 1
     return moved
+
+
+class _Partners:
+    """Where an executor that must leave a full node goes: to the node holding most of what it talks to.
+
+    Affinity of a node = Σ over the components its stream partners (either direction, the acker's
+    streams included) of rate × (their executors on the node) / (their executors): the traffic that
+    would stay inside the node. Only nodes already holding a partner are looked at, at most
+    ``MAX_CANDIDATES`` of them (else, and when none takes it, the roomiest node, as before), so a move
+    costs O(partners' nodes), never a pass over the cluster.
+    """
+
+    MAX_CANDIDATES = 64
+
+    def __init__(self, problem: Problem, rooms: dict[str, _Room], executors: Mapping[str, Executor]) -> None:
+        self.rooms = rooms
+        self.component = {e: executors[e].component for room in rooms.values() for e in room.members
+                          if e in executors}
+        sizes = {c.id: max(1, c.executors) for c in problem.components}
+        self.rate: dict[str, dict[str, float]] = defaultdict(dict)
+        for s in problem.streams:
+            if s.source != s.target and s.rate > 0:
+                for a, b in ((s.source, s.target), (s.target, s.source)):
+                    self.rate[a][b] = self.rate[a].get(b, 0.0) + s.rate / sizes.get(b, 1)
+        self.count: dict[str, Counter] = defaultdict(Counter)   # component -> node -> executors there
+        for room in rooms.values():
+            for e in room.members:
+                if e in self.component:
+                    self.count[self.component[e]][room.node.id] += 1
+
+    def left(self, executor_id: str, node_id: str) -> None:
+        component = self.component.get(executor_id)
+        if component is not None:
+            self.count[component][node_id] -= 1
+
+    def arrived(self, executor_id: str, node_id: str) -> None:
+        component = self.component.get(executor_id)
+        if component is not None:
+            self.count[component][node_id] += 1
+
+    def best_room(self, executor_id: str, cpu: float, memory: float, exclude: set[str]) -> _Room | None:
+        partners = self.rate.get(self.component.get(executor_id, ""), {})
+        affinity: Counter = Counter()
+        for partner, rate in partners.items():
+            for node_id, count in self.count[partner].items():
+                if count > 0 and node_id not in exclude:
+                    affinity[node_id] += rate * count
+            if len(affinity) > self.MAX_CANDIDATES:
+                return None
+        for node_id, _ in sorted(affinity.items(), key=lambda item: (-item[1], item[0])):
+            room = self.rooms[node_id]
+            if not room.node.draining and room.takes(cpu, memory):
+                return room
+        return None
 
 
 def _take_room(queue: list, rooms: dict[str, _Room], cpu: float, memory: float) -> _Room | None:
