@@ -32,6 +32,7 @@ MISSPELLED = "no_such_parameter"
 # A non-default value for each parameter whose default says nothing about its type or range.
 EXAMPLE_VALUES: dict[str, Any] = {
     "priority": "imc",
+    "imc_unit": "bytes",
     "pair_order": "source",
     "solver": "highs",
     "scale_in": "drain_first",

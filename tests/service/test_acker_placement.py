@@ -90,3 +90,49 @@ def test_on_quota_held_supervisors_topdown_packs_like_ras_with_the_ackers_beside
     used = set().union(*where.values())
     assert used == {"i7-a", "i7-b"} and plan.figures["workers"] == 2
     assert where["__acker"] <= where["requests"] | where["count"] | where["top"]
+
+
+def test_with_measured_sizes_topdown_weighs_imc_in_bytes_and_keeps_the_spout_with_its_counts():
+    """Measured (as on the e2e bench's cluster at 400 t/s): the acker's streams carry twice the spout's
+    tuples (init and completion) but a sixth of its bytes. In tuples, keeping the spout with its ackers
+    looks better, and every request then crosses a link; in bytes (the paper's IMC is a data volume) the
+    spout stays with what it feeds."""
+    from storm_planner.core.problem import Problem
+
+    rate, request_bytes, ack_bytes = 400.0, 300.0, 60.0
+    executors = [("s", "requests", 30), ("c0", "count", 25), ("c1", "count", 25), ("t", "top", 5),
+                 ("a0", "__acker", 3), ("a1", "__acker", 3)]
+    traffic = [("s", "c0", rate / 2), ("s", "c1", rate / 2), ("c0", "t", 1.0), ("c1", "t", 1.0)]
+    for acker in ("a0", "a1"):
+        traffic += [("s", acker, rate / 2), (acker, "s", rate / 2), ("c0", acker, rate / 4),
+                    ("c1", acker, rate / 4)]
+    problem = Problem.from_dict({
+        "nodes": [{"id": n, "capacity": 60, "slots": [6700]} for n in ("n0", "n1")],
+        "topology": {"id": "topk", "components": [
+            {"id": "requests", "type": "spout", "executors": 1}, {"id": "count", "executors": 2},
+            {"id": "top", "executors": 1}, {"id": "__acker", "executors": 2, "system": True}],
+            "streams": [{"from": "requests", "to": "count", "grouping": "fields", "rate": rate,
+                         "tuple_bytes": request_bytes},
+                        {"from": "count", "to": "top", "grouping": "global", "rate": 2.0, "tuple_bytes": 80.0},
+                        {"from": "requests", "to": "__acker", "grouping": "fields", "rate": rate,
+                         "stream": "__ack_init", "tuple_bytes": ack_bytes},
+                        {"from": "__acker", "to": "requests", "grouping": "direct", "rate": rate,
+                         "stream": "__ack_ack", "tuple_bytes": ack_bytes},
+                        {"from": "count", "to": "__acker", "grouping": "fields", "rate": rate,
+                         "stream": "__ack_ack", "tuple_bytes": ack_bytes}]},
+        "executors": [{"id": e, "component": c, "load": load} for e, c, load in executors],
+        "traffic": [{"from": f, "to": t, "rate": r} for f, t, r in traffic],
+    })
+    by_bytes = run(problem, "topdown")
+    assert any("IMC weighed in bytes/s" in note for note in by_bytes.notes)
+    spout_node = by_bytes.assignments["s"].node
+    assert {by_bytes.assignments[c].node for c in ("c0", "c1")} & {spout_node}
+    in_tuples = run(problem, "topdown", imc_unit="tuples")
+    assert any("IMC weighed in tuples/s" in note for note in in_tuples.notes)
+
+    def crossing_bytes(plan):
+        node = {e: s.node for e, s in plan.assignments.items()}
+        return sum(r * (request_bytes if (f, t) in {("s", "c0"), ("s", "c1")} else ack_bytes)
+                   for f, t, r in traffic if node[f] != node[t] and "t" not in (f, t))
+
+    assert crossing_bytes(by_bytes) < crossing_bytes(in_tuples)

@@ -198,33 +198,50 @@ class TrafficModel:
     def measured_mbit(self) -> tuple[tuple[tuple[str, str], float], ...]:
         """Measured pairs as ((source, target), Mbit/s), the tuple size from their components' streams."""
         if self._measured_mbit is None:
-            component_of = {e: c for c, members in self.members.items() for e in members} if self.measured else {}
-            weighted: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
-            for stream in self._streams:
-                entry = weighted[(stream.source, stream.target)]
-                entry[0] += stream.rate * stream.tuple_bytes
-                entry[1] += stream.rate
-            size = {key: (b / r if r > 0 else 0.0) for key, (b, r) in weighted.items()}
+            size, component_of = self._pair_sizes(), self._component_of()
             self._measured_mbit = tuple(
                 ((t.source, t.target), t.rate * size.get((component_of[t.source], component_of[t.target]), 0.0) * 8e-6)
                 for t in self.measured if t.rate > 0 and t.source != t.target)
         return self._measured_mbit
 
+    def sizes_known(self) -> bool:
+        """Whether every flow or measured pair that carries tuples has a known tuple size (bytes > 0)."""
+        if not self.measured:
+            return bool(self.flows) and all(f.tuple_bytes > 0 for f in self.flows)
+        size, component_of = self._pair_sizes(), self._component_of()
+        return all(size.get((component_of[t.source], component_of[t.target]), 0.0) > 0
+                   for t in self.measured if t.rate > 0 and t.source != t.target)
+
+    def _pair_sizes(self) -> dict[tuple[str, str], float]:
+        """Bytes per tuple per (source component, target component): the rate-weighted mean of their streams."""
+        weighted: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+        for stream in self._streams:
+            entry = weighted[(stream.source, stream.target)]
+            entry[0] += stream.rate * stream.tuple_bytes
+            entry[1] += stream.rate
+        return {key: (b / r if r > 0 else 0.0) for key, (b, r) in weighted.items()}
+
+    def _component_of(self) -> dict[str, str]:
+        return {e: c for c, members in self.members.items() for e in members} if self.measured else {}
+
     # -- group level -----------------------------------------------------------------
-    def group_rates(self, group_of: Mapping[str, int]) -> dict[tuple[int, int], float]:
+    def group_rates(self, group_of: Mapping[str, int], by_bytes: bool = False) -> dict[tuple[int, int], float]:
         """Traffic between executor groups, per ordered (source group, target group).
 
         Pairs appear in the order the executor pairs would (stream by stream, then
         by the groups' first executors), so planners that break ties by that order
-        keep their choices. O(streams × groups²) for derived traffic.
+        keep their choices. O(streams × groups²) for derived traffic. ``by_bytes``:
+        bytes per second (each tuple weighted by its stream's size) instead of tuples.
         """
         rates: dict[tuple[int, int], float] = {}
         if not self.flows:
+            size, component_of = (self._pair_sizes(), self._component_of()) if by_bytes else ({}, {})
             for t in self.measured:
                 if t.rate <= 0 or t.source == t.target:
                     continue
                 key = (group_of[t.source], group_of[t.target])
-                rates[key] = rates.get(key, 0.0) + t.rate
+                weight = size.get((component_of[t.source], component_of[t.target]), 0.0) if by_bytes else 1.0
+                rates[key] = rates.get(key, 0.0) + t.rate * weight
             return rates
         sizes: dict[str, list[tuple[int, int]]] = {}
         for flow in self.flows:
@@ -232,6 +249,7 @@ class TrafficModel:
                 if component not in sizes:
                     sizes[component] = self._group_sizes(component, group_of)
             sources = sizes[flow.source]
+            share = flow.share * (flow.tuple_bytes if by_bytes else 1.0)
             if flow.grouping == "global":
                 first = self.members[flow.target][0]
                 target_group = group_of[first]
@@ -239,7 +257,7 @@ class TrafficModel:
                     own = 1 if flow.self_stream and group_of[first] == group else 0
                     if size - own:
                         key = (group, target_group)
-                        rates[key] = rates.get(key, 0.0) + flow.share * (size - own)
+                        rates[key] = rates.get(key, 0.0) + share * (size - own)
                 continue
             targets = sizes[flow.target]
             for source_group, source_size in sources:
@@ -249,7 +267,7 @@ class TrafficModel:
                         pairs -= source_size
                     if pairs:
                         key = (source_group, target_group)
-                        rates[key] = rates.get(key, 0.0) + flow.share * pairs
+                        rates[key] = rates.get(key, 0.0) + share * pairs
         return rates
 
     def _group_sizes(self, component: str, group_of: Mapping[str, int]) -> list[tuple[int, int]]:

@@ -154,9 +154,23 @@ def near_uniform_runs(executors: Sequence[Executor], margin: float | None) -> li
     return runs
 
 
+IMC_UNITS = ("auto", "bytes", "tuples")
+
+
+def imc_in_bytes(problem: Problem, imc_unit: str) -> bool:
+    """Whether group IMC is weighed in bytes/s: ``bytes``, or ``auto`` when every stream's tuple size is known.
+
+    The paper's IMC is a data volume (MB/s, §7.3). In tuples, one acker message (two ids, ~60 bytes on the
+    wire) weighs as much as a data tuple several times its size, and a spout kept with its ackers sends
+    every data tuple across a link.
+    """
+    return imc_unit == "bytes" or (imc_unit == "auto" and problem.traffic_model.sizes_known())
+
+
 def job_graph(problem: Problem, skew_margin: float | None = DEFAULT_SKEW_MARGIN,
-              with_links: bool = False) -> JobGraph:
-    """The paper's job graph of ``problem``: O(E + streams × groups²) time (+ executor pairs with links)."""
+              with_links: bool = False, by_bytes: bool = False) -> JobGraph:
+    """The paper's job graph of ``problem``: O(E + streams × groups²) time (+ executor pairs with links).
+    ``by_bytes``: group IMC in bytes/s (:func:`imc_in_bytes`); executor links stay in tuples."""
     executors = problem.executors
     task_ids = tuple(map(EXECUTOR_ID, executors))  # C-level passes: this runs for every plan
     index = dict(zip(task_ids, range(len(task_ids))))
@@ -176,7 +190,7 @@ def job_graph(problem: Problem, skew_margin: float | None = DEFAULT_SKEW_MARGIN,
                 task_group[t] = group.index
             groups.append(group)
 
-    group_imc, links = _aggregate_traffic(problem, index, task_group, len(groups), with_links)
+    group_imc, links = _aggregate_traffic(problem, index, task_group, len(groups), with_links, by_bytes)
     pairs = []
     for (gi, gj), imc in group_imc.items():
         if gi == gj:
@@ -189,7 +203,7 @@ def job_graph(problem: Problem, skew_margin: float | None = DEFAULT_SKEW_MARGIN,
 
 
 def _aggregate_traffic(problem: Problem, index: Mapping[str, int], task_group: Sequence[int],
-                       group_count: int, with_links: bool):
+                       group_count: int, with_links: bool, by_bytes: bool = False):
     """Sum traffic per unordered group pair (and, on request, per unordered executor pair).
 
     Group traffic comes from the traffic model per component (O(streams ×
@@ -201,7 +215,7 @@ def _aggregate_traffic(problem: Problem, index: Mapping[str, int], task_group: S
     model = problem.traffic_model
     group_of = {executor: task_group[i] for executor, i in index.items()}
     group_imc: dict[tuple[int, int], float] = {}
-    for (gi, gj), rate in model.group_rates(group_of).items():
+    for (gi, gj), rate in model.group_rates(group_of, by_bytes).items():
         key = (gi, gj) if gi <= gj else (gj, gi)
         group_imc[key] = group_imc.get(key, 0.0) + rate
     links = _executor_links(model.executor_pairs(), index, len(task_group)) if with_links else None

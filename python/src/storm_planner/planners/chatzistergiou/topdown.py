@@ -53,6 +53,7 @@ from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.planners.chatzistergiou._groups import (
     DEFAULT_SKEW_MARGIN,
+    IMC_UNITS,
     PRIORITIES,
     JobGraph,
     NodePool,
@@ -61,6 +62,7 @@ from storm_planner.planners.chatzistergiou._groups import (
     count_fitting,
     complete,
     finish_plan,
+    imc_in_bytes,
     job_graph,
     prioritised,
     require_capacity,
@@ -197,14 +199,16 @@ class TopDownPlanner(Planner):
     summary = "Chatzistergiou & Viglas topDown (Alg. 4-5): group pairs by relative significance"
 
     def __init__(self, *, priority: str = "significance",
-                 skew_margin: float | None = DEFAULT_SKEW_MARGIN) -> None:
+                 skew_margin: float | None = DEFAULT_SKEW_MARGIN, imc_unit: str = "auto") -> None:
         self.priority = checked(self.name, "priority", priority, to_text, choices=PRIORITIES)
         self.skew_margin = checked(self.name, "skew_margin", skew_margin, to_real, minimum=0, optional=True)
+        self.imc_unit = checked(self.name, "imc_unit", imc_unit, to_text, choices=IMC_UNITS)
 
     def plan(self, problem: Problem) -> Plan:
         nodes = usable_nodes(problem)
         require_capacity(problem, nodes)
-        graph = job_graph(problem, self.skew_margin)
-        notes: list[str] = []
+        by_bytes = imc_in_bytes(problem, self.imc_unit)
+        graph = job_graph(problem, self.skew_margin, by_bytes=by_bytes)
+        notes: list[str] = [f"IMC weighed in {'bytes' if by_bytes else 'tuples'}/s (imc_unit {self.imc_unit})"]
         node_of = complete(top_down(graph, nodes, self.priority), graph.task_loads, nodes, notes)
         return finish_plan(problem, self.name, graph, nodes, node_of, notes)
