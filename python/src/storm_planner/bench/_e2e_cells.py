@@ -28,6 +28,7 @@ from storm_planner.bench._e2e_workloads import Scheduler, Workload
 from storm_planner.progress import Progress
 from storm_planner.streaming.timelog import TupleTimes, read_times
 
+FLUSH_S = 1.5   # a little over the spout's one-second log flush
 POLL_S = 2.0
 LATENCY_QUANTILES = 101       # kept per cell (0 %, 1 %, ..., 100 %) for the CDF plot
 
@@ -158,14 +159,25 @@ def _wait_first_ack(times_dir: Path, deadline: float) -> bool:
 
 
 def _drain(times_dir: Path, drain_s: float) -> TupleTimes:
-    """The spout's times once every tuple it emitted was acked, or after ``drain_s``."""
+    """The spout's times once every tuple it emitted was acked, or after ``drain_s``.
+
+    The spout flushes its log every second, so "all acked" counts only when it still holds after a
+    further flush: a last emit (the stop file is seen a moment late) may be logged after its check, its
+    ack a flush later; reading once more without waiting again counted it as lost.
+    """
+    if not times_dir.is_dir():
+        return TupleTimes()
     deadline = time.monotonic() + drain_s
-    times = read_times(times_dir) if times_dir.is_dir() else TupleTimes()
-    while times.never_acked() and time.monotonic() < deadline:
-        time.sleep(POLL_S)
+    while True:
         times = read_times(times_dir)
-    time.sleep(1.5)   # the spout flushes its log every second: its last lines
-    return read_times(times_dir) if times_dir.is_dir() else times
+        if not times.never_acked():
+            time.sleep(FLUSH_S)
+            times = read_times(times_dir)
+            if not times.never_acked():
+                return times
+        if time.monotonic() >= deadline:
+            return times
+        time.sleep(POLL_S)
 
 
 def _throughput_and_latency(times: TupleTimes, begin: float, end: float, submitted: float) -> dict[str, Any]:
