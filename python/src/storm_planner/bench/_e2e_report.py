@@ -37,7 +37,7 @@ def write_report(out: Path, command: str) -> Path | None:
         "# End to end on real Storm: the planners against Storm's own schedulers (issue #27)\n\n"
         f"Reproduce (root, from the repository root, one cluster at a time):\n\n"
         f"    flock /tmp/storm-cluster.lock .venv/bin/{command} --out {out}\n\n"
-        "The cluster is `benchmarks/e2e/cluster.yaml`; what each figure means is in "
+        "The cluster is the command's `--cluster` (default `benchmarks/e2e/cluster.yaml`); what each figure means is in "
         "`python/src/storm_planner/bench/_e2e_cells.py`. Medians over repetitions, spread min–max in brackets. "
         "Throughput = tuples acked per second in the measured window; latency = the replay spout's first emit to "
         "ack of the tuples emitted in it; lost = emitted and never acked after the drain; re-plans = plans the "
