@@ -13,13 +13,21 @@ PIP_VERSION   := 26.3
 WHEEL_VERSION := 0.48.0
 UV_VERSION    := 0.13.9
 
-.PHONY: demo test setup lock python-env plugin system-packages thrift java-test python-test demo-down clean
+.PHONY: compose-demo compose-down demo test setup lock python-env plugin system-packages thrift java-test python-test demo-down clean
 
 demo: setup
 	$(VENV)/bin/storm-planner demo
 
 demo-down:
 	$(VENV)/bin/storm-planner cluster down
+
+# `make demo` in docker-compose containers: installs and starts Docker when missing (as root), builds the
+# images (cached after the first time), starts the cluster and runs the same demo. docker/README.md.
+compose-demo: python-env plugin
+	$(VENV)/bin/storm-planner compose demo
+
+compose-down:
+	$(VENV)/bin/storm-planner compose down
 
 test: setup java-test python-test
 

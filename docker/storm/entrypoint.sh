@@ -1,18 +1,19 @@
-#!/bin/bash
-# Entrypoint of the storm-planner Storm containers.
+#!/bin/sh
+# Entrypoint of the storm-planner Storm containers: `storm-planner-entrypoint zookeeper|nimbus|supervisor`.
 #
-# It stands in for the official image's /docker-entrypoint.sh, which chowns all of /conf: that fails
-# on the read-only storm.yaml docker/compose.yaml mounts there. What it keeps: as root, give the data
-# and log directories (and the shared results volume) to the `storm` user, then run the daemon as
-# that user. What it adds: a supervisor's id is seeded first (STORM_PLANNER_SUPERVISOR_ID), so Nimbus
-# and every plan call it by its name in the cluster description, as in the local cluster.
-set -euo pipefail
+# As root: seed a supervisor's id first (STORM_PLANNER_SUPERVISOR_ID), so Nimbus and every plan call it
+# by its name in the cluster description, as in the local cluster; give the data, log and results
+# directories (volumes) to the `storm` user. Then run the daemon as that user: the JVM command line the
+# local launcher builds (python -m storm_planner.cluster.container).
+set -eu
 
 if [ "$(id -u)" = 0 ]; then
     if [ -n "${STORM_PLANNER_SUPERVISOR_ID:-}" ]; then
         storm-planner-seed-supervisor-id
     fi
-    chown -R storm:storm "$STORM_DATA_DIR" "$STORM_LOG_DIR" /results
-    exec gosu storm "$@"
+    chown -R storm:storm /data /logs /results
+    export HOME=/home/storm
+    exec setpriv --reuid=storm --regid=storm --init-groups \
+        /opt/storm-planner/venv/bin/python -m storm_planner.cluster.container "$@"
 fi
-exec "$@"
+exec /opt/storm-planner/venv/bin/python -m storm_planner.cluster.container "$@"

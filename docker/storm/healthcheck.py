@@ -1,6 +1,7 @@
 #!/opt/storm-planner/venv/bin/python
 """Container health checks of the Storm daemons: what ``storm-planner cluster up`` waits for.
 
+    storm-planner-healthcheck zookeeper    ZooKeeper answers `ruok` on its client port (/conf/zoo.cfg)
     storm-planner-healthcheck nimbus       a Nimbus is the leader
     storm-planner-healthcheck supervisor   Nimbus lists this supervisor with its CPU capacity
     storm-planner-healthcheck ui           the UI answers /api/v1/cluster/summary
@@ -15,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from storm_planner.cluster.probes import http_ok
-from storm_planner.submit.nimbus import cluster_summary, supervisors_from_summary
+from storm_planner.submit.nimbus import cluster_summary, supervisors_from_summary, zookeeper_ok
 
 
 def _conf() -> dict:
@@ -25,6 +26,13 @@ def _conf() -> dict:
 
 def _summary(conf: dict, host: str):
     return cluster_summary(host, int(conf.get("nimbus.thrift.port", 6627)), 3000)
+
+
+def zookeeper(conf: dict) -> str | None:
+    zoo_cfg = Path(os.environ.get("STORM_CONF_DIR", "/conf")) / "zoo.cfg"
+    lines = dict(line.split("=", 1) for line in zoo_cfg.read_text().splitlines() if "=" in line)
+    port = int(lines.get("clientPort", "2181"))
+    return None if zookeeper_ok("127.0.0.1", port) else f"ZooKeeper does not answer on port {port}"
 
 
 def nimbus(conf: dict) -> str | None:
@@ -45,7 +53,7 @@ def ui(conf: dict) -> str | None:
     return None if http_ok(url) else f"{url} does not answer"
 
 
-CHECKS = {"nimbus": nimbus, "supervisor": supervisor, "ui": ui}
+CHECKS = {"zookeeper": zookeeper, "nimbus": nimbus, "supervisor": supervisor, "ui": ui}
 
 
 def main(argv: list[str]) -> int:
@@ -53,7 +61,7 @@ def main(argv: list[str]) -> int:
         print(f"usage: storm-planner-healthcheck {'|'.join(CHECKS)}", file=sys.stderr)
         return 2
     try:
-        problem = CHECKS[argv[0]](_conf())
+        problem = CHECKS[argv[0]]({} if argv[0] == "zookeeper" else _conf())
     except Exception as error:  # noqa: BLE001 - any failure means "not healthy yet"
         problem = f"{type(error).__name__}: {error}"
     if problem:

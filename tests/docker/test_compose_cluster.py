@@ -1,6 +1,6 @@
 """The docker-compose cluster (docker/): valid, rendered, and the same cluster as the local one.
 
-No Docker engine is needed. What is checked:
+No Docker engine is needed (``test_compose_on_docker.py`` runs the cluster for real). What is checked:
 
 - the committed ``docker/compose.yaml`` validates against the Compose Specification's JSON Schema
   (vendored beside this file) and, when Debian's ``docker-compose`` is installed, ``docker-compose
@@ -11,11 +11,15 @@ No Docker engine is needed. What is checked:
   the same daemon, except exactly the keys of ``compose.CONTAINER_KEYS`` (host names, container
   paths, the UI's bind address, and the added ``storm.log.dir``);
 - each supervisor container's CPU limit is its ``supervisor.cpu.capacity`` / 100 and its memory
-  limit its ``supervisor.memory.capacity.mb``.
+  limit its ``supervisor.memory.capacity.mb``;
+- Docker's addresses stay inside 198.18.0.0/15, out of the private networks;
+- the build context holds everything ``docker/Dockerfile`` copies, and the containers run the local
+  launcher's JVM command lines.
 """
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import re
 import shutil
@@ -29,7 +33,7 @@ import pytest
 import yaml
 
 from storm_planner.cli import main
-from storm_planner.cluster import compose
+from storm_planner.cluster import compose, container, docker_engine, images, storm_home
 from storm_planner.cluster.description import default_description
 from storm_planner.cluster.launcher import ClusterOptions, LocalCluster
 from storm_planner.cluster.supervisor_id import read_supervisor_id
@@ -52,7 +56,6 @@ HOST_AND_PATH_KEYS = {
 }
 DIFFERING_KEYS = {
     "nimbus": HOST_AND_PATH_KEYS | {"planner.service.host"},  # host name of the planner service
-    "ui": HOST_AND_PATH_KEYS,
     "supervisor": HOST_AND_PATH_KEYS,
 }
 # Keys only the container files have: the local launcher gives the log directory on the command line.
@@ -65,8 +68,9 @@ def load_compose(path: Path = DOCKER / "compose.yaml") -> dict:
 
 
 def storm_services(document: dict) -> dict[str, dict]:
-    """The services that run a Storm daemon (they mount a storm.yaml)."""
-    return {name: s for name, s in document["services"].items() if s.get("command", [None])[0] == "storm"}
+    """The services that run a Storm daemon with a storm.yaml (Nimbus, the supervisors)."""
+    return {name: s for name, s in document["services"].items()
+            if s.get("command", [None])[0] in ("nimbus", "supervisor")}
 
 
 def mounted_storm_yaml(service: dict) -> str:
@@ -92,7 +96,7 @@ def zoo_lines(text: str) -> dict[str, str]:
 
 # -- the committed files are the rendered ones -----------------------------------------------
 def test_committed_files_equal_the_rendered_ones():
-    rendered = compose.render(default_description(), project_root="..")
+    rendered = compose.render(default_description())
     for relative, text in rendered.items():
         path = DOCKER / relative
         assert path.is_file(), f"docker/{relative} is missing: run `storm-planner cluster compose > docker/compose.yaml`"
@@ -105,14 +109,11 @@ def test_committed_files_equal_the_rendered_ones():
 
 
 def test_command_writes_the_files_and_prints_the_compose_file(tmp_path, monkeypatch, capsys):
-    # --out DIR: everything in DIR, the build context pointing back at this checkout.
+    # --out DIR: everything in DIR.
     assert main(["cluster", "compose", "--out", str(tmp_path / "out")]) == 0
     rendered = compose.render(default_description())
     written = {str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*") if p.is_file()}
     assert written == set(rendered)
-    document = load_compose(tmp_path / "out" / "compose.yaml")
-    context = tmp_path / "out" / document["services"]["nimbus"]["build"]["context"]
-    assert context.resolve() == REPO
     assert (tmp_path / "out" / "conf" / "nimbus.yaml").read_text() == rendered["conf/nimbus.yaml"]
 
     # No --out: the compose file on stdout, the rest beside the checkout's docker/compose.yaml.
@@ -122,7 +123,7 @@ def test_command_writes_the_files_and_prints_the_compose_file(tmp_path, monkeypa
     capsys.readouterr()
     assert main(["cluster", "compose"]) == 0
     assert capsys.readouterr().out == (DOCKER / "compose.yaml").read_text()
-    for name in ("nimbus.yaml", "ui.yaml", "zoo.cfg"):
+    for name in ("nimbus.yaml", "supervisor-sup-fast.yaml", "zoo.cfg"):
         assert (fake_checkout / "docker" / "conf" / name).read_text() == (DOCKER / "conf" / name).read_text()
     assert not (fake_checkout / "docker" / "compose.yaml").exists()
 
@@ -143,7 +144,7 @@ def test_rendering_another_description_replaces_the_supervisors(tmp_path):
     confs = sorted(p.name for p in (out / "conf").iterdir())
     # The default's supervisors are gone, files the renderer did not write are kept.
     assert confs == ["keep-me.yaml", "nimbus.yaml", "supervisor-atom-a.yaml", "supervisor-i5-a.yaml",
-                     "supervisor-i7-a.yaml", "ui.yaml", "zoo.cfg"]
+                     "supervisor-i7-a.yaml", "zoo.cfg"]
     document = load_compose(out / "compose.yaml")
     assert document["services"]["supervisor-atom-a"]["cpus"] == 0.5
     meta = yaml.safe_load((out / "conf" / "supervisor-atom-a.yaml").read_text())["supervisor.scheduler.meta"]
@@ -179,25 +180,50 @@ def test_docker_compose_config_accepts_the_compose_file():
 def test_services_are_the_launchers_daemons_on_one_network():
     document = load_compose()
     description = default_description()
-    expected = {"zookeeper", "planner", "nimbus", "ui"} | {f"supervisor-{s.name}" for s in description.supervisors}
+    expected = {"zookeeper", "planner", "nimbus", "dashboard"} | {f"supervisor-{s.name}" for s in description.supervisors}
     assert set(document["services"]) == expected
     assert all(s["networks"] == [compose.NETWORK] for s in document["services"].values())
     assert list(document["networks"]) == [compose.NETWORK]
-    for service in storm_services(document).values():
-        assert service["image"] == f"{compose.STORM_IMAGE}:{description.storm_version}"
-        assert service["build"]["args"]["STORM_VERSION"] == description.storm_version
+    # The images the compose command builds; none is pulled from a registry.
+    for name, service in document["services"].items():
+        assert service["image"] in (images.PLANNER_IMAGE, images.storm_image(description.storm_version)), name
+        assert "build" not in service, name
+    for name in ("zookeeper", *storm_services(document)):
+        assert document["services"][name]["image"] == f"storm-planner-storm:{description.storm_version}"
+        assert document["services"][name]["command"] == [name.split("-")[0]]
     nimbus = yaml.safe_load((DOCKER / "conf" / "nimbus.yaml").read_text())
     planner = document["services"]["planner"]
     assert nimbus["planner.service.host"] == "planner"
     assert ["--port", str(nimbus["planner.service.port"])] == planner["command"][4:6]
     assert planner["environment"]["STORM_PLANNER_NIMBUS"] == f"nimbus:{nimbus['nimbus.thrift.port']}"
+    # The planner reads the workers' metrics from ZooKeeper, as the launcher's does; the dashboard reads
+    # the planner's plan log from the volume they share.
+    assert planner["command"][planner["command"].index("--zookeeper") + 1] == "zookeeper:2181"
+    dashboard = document["services"]["dashboard"]
+    assert dashboard["command"][dashboard["command"].index("--plan-log") + 1] == compose.PLAN_LOG
+    assert f"{compose.PLANS_VOLUME}:/logs" in planner["volumes"]
+    assert f"{compose.PLANS_VOLUME}:/logs:ro" in dashboard["volumes"]
+
+
+def test_docker_stays_inside_the_benchmarking_block():
+    block = ipaddress.ip_network("198.18.0.0/15")
+    private = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")]
+    subnet = load_compose()["networks"][compose.NETWORK]["ipam"]["config"][0]["subnet"]
+    arguments = docker_engine.dockerd_arguments()
+    bridge = ipaddress.ip_interface(arguments[arguments.index("--bip") + 1]).network
+    pool = ipaddress.ip_network(arguments[arguments.index("--default-address-pool") + 1].split(",")[0][5:])
+    networks = [ipaddress.ip_network(subnet), bridge, pool]
+    for network in networks:
+        assert network.subnet_of(block) and not any(network.overlaps(p) for p in private), network
+    # And apart from each other: the compose network is not handed out by the pool, nor the bridge.
+    assert not networks[0].overlaps(pool) and not bridge.overlaps(pool) and not networks[0].overlaps(bridge)
 
 
 def test_every_mounted_storm_yaml_is_the_launchers_apart_from_container_keys(tmp_path):
     local = launcher_confs(tmp_path)
     services = storm_services(load_compose())
-    # One mounted storm.yaml per launcher storm.yaml, named alike.
-    assert {name for name in local if name != "zoo.cfg"} == set(services)
+    # One mounted storm.yaml per launcher storm.yaml, named alike (no UI: the Maven home has none).
+    assert {name for name in local if name not in ("zoo.cfg", "ui")} == set(services)
     for name, service in services.items():
         source = mounted_storm_yaml(service)
         assert source == f"./{compose.CONF_DIR}/{name}.yaml"
@@ -256,44 +282,82 @@ def test_supervisor_containers_have_what_they_advertise():
 
 # -- images ---------------------------------------------------------------------------------------
 def dockerfile_copies(dockerfile: Path) -> list[str]:
+    """The build-context sources of every COPY (COPY --from=<stage> copies from a stage, not the context)."""
     sources = []
     for line in dockerfile.read_text().splitlines():
-        if line.startswith("COPY "):
+        if line.startswith("COPY ") and "--from=" not in line:
             parts = [p for p in line.split()[1:] if not p.startswith("--")]
             sources.extend(parts[:-1])
     return sources
 
 
-@pytest.mark.parametrize("image", ["storm", "planner"])
-def test_dockerfiles_copy_only_what_exists_or_maven_builds(image):
-    dockerfile = DOCKER / image / "Dockerfile"
-    allowed = [line[1:] for line in (DOCKER / image / "Dockerfile.dockerignore").read_text().splitlines()
-               if line.startswith("!")]
-    maven_outputs = {
-        "storm-scheduler/target/storm-planner-scheduler.jar": REPO / "storm-scheduler" / "pom.xml",
-        "storm-metrics/target/storm-planner-metrics.jar": REPO / "storm-metrics" / "pom.xml",
-    }
-    for source in dockerfile_copies(dockerfile):
-        assert any(source == a or source.startswith(a + "/") for a in allowed), \
-            f"{image}: COPY {source} is excluded by Dockerfile.dockerignore"
-        if source in maven_outputs:
-            final_name = Path(source).stem
-            assert f"<finalName>{final_name}</finalName>" in maven_outputs[source].read_text()
-        else:
-            assert (REPO / source).exists(), f"{image}: COPY {source}: no such file in the checkout"
+def test_the_staged_context_holds_everything_the_dockerfile_copies(tmp_path, monkeypatch):
+    # A stand-in Storm home (the real one is built from Maven by the same function the launcher calls);
+    # the jars exist once Maven built them, as `make test` does first.
+    fake_home = tmp_path / "home"
+    (fake_home / "lib").mkdir(parents=True)
+    (fake_home / "lib" / "storm-server-2.8.3.jar").write_text("jar")
+    calls = []
+    monkeypatch.setattr(images, "ensure_storm_home", lambda version, progress: calls.append(version)
+                        or storm_home.StormHome(fake_home, version))
+    monkeypatch.setattr(images, "ensure_jars", lambda root, progress: None)
+    for jar in (images.PLUGIN_JAR, images.METRICS_JAR):
+        if not (REPO / jar).is_file():
+            pytest.skip(f"{jar} is not built (mvn -DskipTests package)")
+    context = images.stage_context(REPO, "2.8.3", lambda message: None, context=tmp_path / "context")
+    assert calls == ["2.8.3"]
+    for source in dockerfile_copies(REPO / images.DOCKERFILE):
+        assert (context / source).exists(), f"COPY {source}: not in the staged context"
+    assert (context / "storm-home" / "lib" / "storm-server-2.8.3.jar").is_file()
+    assert (context / "python" / "requirements.lock").read_text() == (REPO / "python/requirements.lock").read_text()
+    assert not list(context.rglob("__pycache__"))
 
 
 def test_storm_image_version_is_the_plugins():
     pom = re.search(r"<storm.version>([^<]+)</storm.version>", (REPO / "pom.xml").read_text()).group(1)
-    dockerfile = re.search(r"^ARG STORM_VERSION=(\S+)$", (DOCKER / "storm" / "Dockerfile").read_text(), re.M).group(1)
-    assert pom == dockerfile == default_description().storm_version
-    assert "FROM storm:${STORM_VERSION}" in (DOCKER / "storm" / "Dockerfile").read_text()
+    assert pom == default_description().storm_version == storm_home.DEFAULT_STORM_VERSION
+    assert images.storm_image(pom) == f"storm-planner-storm:{pom}"
 
 
-def test_streamparse_run_is_at_the_same_path_in_both_images():
+def test_runtime_images_share_the_build_stages_venv():
     # `storm-planner submit` in the planner container names its streamparse_run; supervisors run it.
-    for image in ("storm", "planner"):
-        assert f"-m venv {compose.VENV}" in (DOCKER / image / "Dockerfile").read_text(), image
+    dockerfile = (REPO / images.DOCKERFILE).read_text()
+    assert dockerfile.count(f"python3 -m venv {compose.VENV}") == 1
+    assert dockerfile.count(f"COPY --from=deps {compose.VENV} {compose.VENV}") == 2
+    # No build tool reaches a runtime stage: the venv module and pip's downloads stay in `deps`.
+    stages = re.split(r"^FROM ", dockerfile, flags=re.M)[1:]
+    runtime = [stage for stage in stages if not stage.startswith("runtime AS deps")]
+    assert not any("python3-venv" in stage or "host-ca.crt" in stage for stage in runtime)
+
+
+@pytest.mark.parametrize("daemon, main_class", [("zookeeper", storm_home.ZOOKEEPER_MAIN),
+                                                 ("nimbus", storm_home.NIMBUS_MAIN),
+                                                 ("supervisor", storm_home.SUPERVISOR_MAIN)])
+def test_containers_run_the_launchers_command_lines(tmp_path, daemon, main_class):
+    home = storm_home.StormHome(tmp_path / "home", "2.8.3")
+    cluster = LocalCluster(default_description(), tmp_path / "state", ClusterOptions(), progress=lambda m: None)
+    cluster.home = home
+    command = container.daemon_command(daemon, home, heap=384, conf_dir=Path("/conf"), log_dir=cluster.log_dir)
+    conf = Path("/conf/storm.yaml") if daemon != "zookeeper" else home.path / "conf" / "storm.yaml"
+    classpath = [home.lib / "*"] if daemon == "zookeeper" else [home.lib / "*", home.path / "extlib-daemon" / "*",
+                                                                Path("/conf")]
+    expected = cluster._java(daemon, main_class, conf, 384, classpath)
+    if daemon == "zookeeper":
+        expected += ["/conf/zoo.cfg"]
+    assert command == expected
+    assert f"-Dstorm.home={home.path}" in command and "-Xmx384m" in command
+
+
+def test_container_refuses_an_unknown_daemon_or_heap(tmp_path):
+    home = storm_home.StormHome(tmp_path, "2.8.3")
+    with pytest.raises(container.ContainerError, match="unknown daemon"):
+        container.daemon_command("ui", home, heap=256)
+    for bad in ("12g", "0", "-5", "999999999"):
+        with pytest.raises(container.ContainerError, match=container.HEAP_ENV):
+            container.heap_mb({container.HEAP_ENV: bad})
+    assert container.heap_mb({}) == container.DEFAULT_HEAP_MB
+    with pytest.raises(container.ContainerError, match="not a Storm home"):
+        container.storm_home({"STORM_HOME": str(tmp_path)})
 
 
 # -- the container scripts ------------------------------------------------------------------------
@@ -318,9 +382,10 @@ def test_healthcheck_script_reports_an_absent_daemon(tmp_path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     (tmp_path / "storm.yaml").write_text(yaml.safe_dump({"nimbus.thrift.port": port, "ui.port": port}))
+    (tmp_path / "zoo.cfg").write_text(f"clientPort={port}\n")
     script = DOCKER / "storm" / "healthcheck.py"
     env = {"STORM_CONF_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    for check in ("nimbus", "ui"):
+    for check in ("zookeeper", "nimbus", "ui"):
         result = subprocess.run([sys.executable, str(script), check], env=env, capture_output=True, text=True,
                                 timeout=60)
         assert result.returncode == 1, result.stderr

@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "storm_planner.commands",
     "storm_planner.service.commands",
     "storm_planner.cluster.commands",
+    "storm_planner.compose_commands",
     "storm_planner.submit.commands",
     "storm_planner.metrics.commands",
     "storm_planner.feeds.commands",

@@ -103,9 +103,14 @@ def print_plan(cluster, topology_id: str) -> None:
 
     plans = _wait(lambda: [r for r in read_plan_log(cluster.plan_log) if r["topology"] == topology_id],
                   30) or []
-    planned = plans[-1] if plans else None
-    applied = cluster.assignment(topology_id)
-    supervisors = {s.name: s for s in cluster.description.supervisors}
+    print_plan_table(cluster.description, topology_id, plans[-1] if plans else None,
+                     cluster.assignment(topology_id))
+
+
+def print_plan_table(description, topology_id: str, planned: dict | None, applied: list[dict]) -> None:
+    """The plan as Nimbus applied it (``applied``: rows of ``LocalCluster.assignment``), next to ``planned``,
+    the planner's last answer for the topology (a plan-log record), when there is one."""
+    supervisors = {s.name: s for s in description.supervisors}
     title = f"plan for {topology_id}"
     if planned:
         title += f" by {planned['algorithm']} (solve {planned['solve_ms'] or 0:.1f} ms)"
@@ -130,11 +135,20 @@ def print_plan(cluster, topology_id: str) -> None:
 
 def print_top_k(sink: Path, project: Path, k: int, timeout_s: float) -> None:
     say(f"waiting for the replay feed to drain (sink {sink}) ...")
-    done = _wait(lambda: Path(f"{sink}.feed-done").exists(), timeout_s, progress="feed still replaying")
+    print_top_k_from(lambda: sink.read_text() if sink.exists() else "",
+                     lambda: Path(f"{sink}.feed-done").exists(), project, k, timeout_s,
+                     hint="see `storm-planner cluster logs`", where=str(sink))
+
+
+def print_top_k_from(read_sink, feed_done, project: Path, k: int, timeout_s: float, *, hint: str,
+                     where: str) -> None:
+    """Wait for ``feed_done()``, then print the last ranking of ``read_sink()`` and check it against a
+    direct count over the replay feed (the topology's oracle)."""
+    done = _wait(feed_done, timeout_s, progress="feed still replaying")
     time.sleep(4)  # the last counts reach the total ranker on the next emit interval
-    lines = sink.read_text().splitlines() if sink.exists() else []
+    lines = read_sink().splitlines()
     if not lines:
-        raise CommandError(f"no ranking written to {sink} (see `storm-planner cluster logs`)")
+        raise CommandError(f"no ranking written to {where} ({hint})")
     rankings = json.loads(lines[-1])["rankings"]
     print(f"\ntop-{k} trending topics{'' if done else ' so far (feed not drained yet)'}:")
     for rank, (topic, count) in enumerate(rankings, start=1):

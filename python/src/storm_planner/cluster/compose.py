@@ -3,9 +3,10 @@
 ``storm-planner cluster compose`` turns a :class:`ClusterDescription` into
 
 - ``compose.yaml``: ZooKeeper, the planner service, Nimbus with the plugin, one
-  container per supervisor and the UI, on one compose network;
+  container per supervisor and the dashboard, on one compose network whose
+  subnet is inside 198.18.0.0/15 (``docker_engine.COMPOSE_SUBNET``);
 - ``conf/<daemon>.yaml``: each Storm daemon's storm.yaml, mounted read-only at
-  ``/conf/storm.yaml`` (the official image's ``STORM_CONF_DIR``);
+  ``/conf/storm.yaml``;
 - ``conf/zoo.cfg``: ZooKeeper's configuration.
 
 Every storm.yaml comes from :mod:`.storm_yaml`, the functions the local
@@ -13,7 +14,10 @@ launcher uses, so both clusters have the same keys and values. Only the keys in
 :data:`CONTAINER_KEYS` differ, and only because a container has other host
 names, paths and bind addresses than a local process; ports are the
 description's in both. Services carry the launcher's daemon names
-(``zookeeper``, ``planner``, ``nimbus``, ``supervisor-<name>``, ``ui``).
+(``zookeeper``, ``planner``, ``nimbus``, ``supervisor-<name>``, ``dashboard``), and
+the Storm containers run the launcher's JVM command lines (``container.py``) from
+the same Storm home. Storm's UI is not among them: its webapp is not on Maven
+Central, so the home assembled from there has none (as in ``cluster up``).
 
 Supervisor containers really differ: ``cpus`` is ``supervisor.cpu.capacity``
 / 100 (100 = one core) and ``mem_limit`` is ``supervisor.memory.capacity.mb``,
@@ -31,25 +35,21 @@ from typing import Any, Sequence
 import yaml
 
 from storm_planner.core.errors import StormPlannerError
-from . import storm_yaml
+from . import images, storm_yaml
+from .docker_engine import COMPOSE_SUBNET
 from .description import ClusterDescription, DescriptionError, Supervisor, load_description
 
 # -- names on the compose network (the local launcher's daemon names) --------
 ZOOKEEPER = "zookeeper"
 NIMBUS = "nimbus"
 PLANNER = "planner"
-UI = "ui"
 NETWORK = "storm"
 RESULTS_VOLUME = "results"
 
-# -- images ------------------------------------------------------------------
-# The Storm image is built FROM the official storm:<storm_version> image.
-STORM_IMAGE = "storm-planner-storm"
-STORM_DOCKERFILE = "docker/storm/Dockerfile"
-PLANNER_IMAGE = "storm-planner-planner:latest"
-PLANNER_DOCKERFILE = "docker/planner/Dockerfile"
-# Storm 2.8's ZooKeeper client is 3.9.
-ZOOKEEPER_IMAGE = "zookeeper:3.9"
+# -- images (built by `storm-planner compose build|up`: images.py, docker/Dockerfile) ----------
+PLANNER_IMAGE = images.PLANNER_IMAGE
+DASHBOARD = "dashboard"
+PLANS_VOLUME = "plans"
 
 # -- paths inside the containers (the official images' conventions) ---------
 CONF_FILE = "/conf/storm.yaml"
@@ -57,8 +57,13 @@ ZOO_CFG_FILE = "/conf/zoo.cfg"
 DATA_DIR = "/data"
 LOG_DIR = "/logs"
 RESULTS_DIR = "/results"
+PLAN_LOG = "/logs/plans.jsonl"
+# The dashboard's health: its /api/health answers (the launcher waits for the same URL).
+DASHBOARD_PROBE = ("import urllib.request; "
+                   "urllib.request.urlopen('http://127.0.0.1:{port}/api/health', timeout=5)")
 VENV = "/opt/storm-planner/venv"
 HEALTHCHECK = "storm-planner-healthcheck"  # docker/storm/healthcheck.py, on the Storm image's PATH
+HEAP_ENV = "STORM_PLANNER_HEAP_MB"  # read by the image's entrypoint (container.py)
 
 # -- addresses -------------------------------------------------------------------
 ANY_ADDRESS = "0.0.0.0"
@@ -118,7 +123,6 @@ def daemon_confs(description: ClusterDescription) -> dict[str, dict[str, Any]]:
         confs[supervisor_service(sup)] = storm_yaml.supervisor_conf(
             d, sup, local_dir=DATA_DIR, zookeeper=zookeeper
         )
-    confs[UI] = storm_yaml.ui_conf(d, local_dir=DATA_DIR, zookeeper=zookeeper)
     return {service: _in_container(conf, service) for service, conf in confs.items()}
 
 
@@ -143,15 +147,18 @@ def zoo_cfg(description: ClusterDescription) -> str:
 
 
 # -- compose.yaml --------------------------------------------------------------------
-def compose_document(description: ClusterDescription, *, project_root: str = "..") -> dict[str, Any]:
-    """The compose file as a dict; ``project_root``: the checkout, relative to the compose file."""
+def compose_document(description: ClusterDescription) -> dict[str, Any]:
+    """The compose file as a dict."""
     d = description
     _check_renderable(d)
     services: dict[str, Any] = {
-        ZOOKEEPER: _zookeeper_service(d),
-        PLANNER: _planner_service(d, project_root),
+        ZOOKEEPER: _storm_service(
+            d, ZOOKEEPER, "zookeeper", heap_mb=d.heap_mb.zookeeper, conf=f"./{CONF_DIR}/zoo.cfg:{ZOO_CFG_FILE}:ro",
+            ports=[d.ports.zookeeper], depends_on={}, healthcheck=[HEALTHCHECK, "zookeeper"],
+        ),
+        PLANNER: _planner_service(d),
         NIMBUS: _storm_service(
-            d, NIMBUS, "nimbus", project_root,
+            d, NIMBUS, "nimbus", heap_mb=d.heap_mb.nimbus,
             ports=[d.ports.nimbus],
             depends_on={ZOOKEEPER: "service_healthy", PLANNER: "service_healthy"},
             healthcheck=[HEALTHCHECK, "nimbus"],
@@ -160,7 +167,7 @@ def compose_document(description: ClusterDescription, *, project_root: str = "..
     for sup in d.supervisors:
         name = supervisor_service(sup)
         services[name] = _storm_service(
-            d, name, "supervisor", project_root,
+            d, name, "supervisor", heap_mb=d.heap_mb.supervisor,
             # The entrypoint seeds the supervisor's id, as the launcher does.
             environment={SUPERVISOR_ID_ENV: sup.name},
             limits={"cpus": cpus(sup), "mem_limit": mem_limit(sup)},
@@ -170,16 +177,12 @@ def compose_document(description: ClusterDescription, *, project_root: str = "..
             depends_on={NIMBUS: "service_healthy"},
             healthcheck=[HEALTHCHECK, "supervisor"],
         )
-    services[UI] = _storm_service(
-        d, UI, "ui", project_root,
-        ports=[d.ports.ui],
-        depends_on={NIMBUS: "service_healthy"},
-        healthcheck=[HEALTHCHECK, "ui"],
-    )
+    services[DASHBOARD] = _dashboard_service(d)
     return {
         "services": services,
-        "networks": {NETWORK: {"name": d.name}},
-        "volumes": {RESULTS_VOLUME: {"name": f"{d.name}-{RESULTS_VOLUME}"}},
+        "networks": {NETWORK: {"name": d.name, "ipam": {"config": [{"subnet": COMPOSE_SUBNET}]}}},
+        "volumes": {RESULTS_VOLUME: {"name": f"{d.name}-{RESULTS_VOLUME}"},
+                    PLANS_VOLUME: {"name": f"{d.name}-{PLANS_VOLUME}"}},
     }
 
 
@@ -196,41 +199,28 @@ def _check_renderable(description: ClusterDescription) -> None:
                                f"may be (63 characters); shorten the supervisor's name")
 
 
-def _zookeeper_service(d: ClusterDescription) -> dict[str, Any]:
-    return {
-        "image": ZOOKEEPER_IMAGE,
-        "hostname": ZOOKEEPER,
-        "environment": {"JVMFLAGS": f"-Xmx{d.heap_mb.zookeeper}m"},
-        "volumes": [f"./{CONF_DIR}/zoo.cfg:{ZOO_CFG_FILE}:ro"],
-        "ports": [_publish(d.ports.zookeeper)],
-        "networks": [NETWORK],
-        # `status` asks the server with the whitelisted four-letter word `srvr`.
-        "healthcheck": _healthcheck(["zkServer.sh", "status"]),
-    }
-
-
-def _planner_service(d: ClusterDescription, project_root: str) -> dict[str, Any]:
-    # The same command line as the launcher's planner, listening on the network.
+def _planner_service(d: ClusterDescription) -> dict[str, Any]:
+    # The launcher's planner command line, listening on the compose network.
     command = [
         "storm-planner", "serve",
         "--host", ANY_ADDRESS, "--port", str(d.ports.planner),
         "--default-algorithm", d.planner_algorithm,
-        "--plan-log", f"{LOG_DIR}/plans.jsonl",
+        "--plan-log", PLAN_LOG,
+        # The metrics the workers' hooks publish live in the cluster's ZooKeeper.
+        "--zookeeper", f"{ZOOKEEPER}:{d.ports.zookeeper}",
+        # Topologies with planner.rebalance: true are rebalanced through this Nimbus.
+        "--nimbus", f"{NIMBUS}:{d.ports.nimbus}",
     ]
     return {
         "image": PLANNER_IMAGE,
-        "build": {"context": project_root, "dockerfile": PLANNER_DOCKERFILE},
         "hostname": PLANNER,
         "command": command,
         "environment": {
-            # Where `storm-planner submit|list|kill|rebalance` and the service's
-            # automatic rebalance find Nimbus, and where the service reads the
-            # metrics the workers' hooks publish.
+            # Where `storm-planner submit|list|kill|rebalance` run in this container find Nimbus.
             "STORM_PLANNER_NIMBUS": f"{NIMBUS}:{d.ports.nimbus}",
             "STORM_PLANNER_ZOOKEEPER": f"{ZOOKEEPER}:{d.ports.zookeeper}",
-            "PYTHONUNBUFFERED": "1",
         },
-        "volumes": [f"{RESULTS_VOLUME}:{RESULTS_DIR}"],
+        "volumes": [f"{RESULTS_VOLUME}:{RESULTS_DIR}", f"{PLANS_VOLUME}:{LOG_DIR}"],
         "ports": [_publish(d.ports.planner)],
         "networks": [NETWORK],
         "depends_on": {ZOOKEEPER: {"condition": "service_healthy"}},
@@ -239,40 +229,53 @@ def _planner_service(d: ClusterDescription, project_root: str) -> dict[str, Any]
     }
 
 
+def _dashboard_service(d: ClusterDescription) -> dict[str, Any]:
+    """``storm-planner dashboard`` on the planner's plan log (a shared volume), Nimbus and ZooKeeper."""
+    return {
+        "image": PLANNER_IMAGE,
+        "hostname": DASHBOARD,
+        "command": ["storm-planner", "dashboard", "--plan-log", PLAN_LOG,
+                    "--nimbus", f"{NIMBUS}:{d.ports.nimbus}",
+                    "--zookeeper", f"{ZOOKEEPER}:{d.ports.zookeeper}",
+                    "--host", ANY_ADDRESS, "--port", str(d.ports.dashboard)],
+        "volumes": [f"{PLANS_VOLUME}:{LOG_DIR}:ro"],
+        "ports": [_publish(d.ports.dashboard)],
+        "networks": [NETWORK],
+        "depends_on": {NIMBUS: {"condition": "service_healthy"}},
+        "healthcheck": _healthcheck(["python3", "-c", DASHBOARD_PROBE.format(port=d.ports.dashboard)]),
+    }
+
+
 def _storm_service(
     d: ClusterDescription,
     service: str,
     daemon: str,
-    project_root: str,
     *,
+    heap_mb: int,
     depends_on: dict[str, str],
     healthcheck: list[str],
+    conf: str | None = None,
     ports: Sequence[int] = (),
     environment: dict[str, str] | None = None,
     limits: dict[str, Any] | None = None,
     volumes: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """A Storm daemon's service: the Storm image running ``storm <daemon>`` with its storm.yaml."""
+    """A Storm daemon's service: the Storm image running the launcher's command line for ``daemon``."""
     result: dict[str, Any] = {
-        "image": f"{STORM_IMAGE}:{d.storm_version}",
-        "build": {
-            "context": project_root,
-            "dockerfile": STORM_DOCKERFILE,
-            "args": {"STORM_VERSION": d.storm_version},
-        },
+        "image": images.storm_image(d.storm_version),
         "hostname": service,
         # Workers' Python subprocesses outlive crashed workers; an init reaps them.
         "init": True,
-        "command": ["storm", daemon],
+        "command": [daemon],
+        "environment": {HEAP_ENV: str(heap_mb), **(environment or {})},
     }
-    if environment:
-        result["environment"] = dict(environment)
     result.update(limits or {})
-    result["volumes"] = [f"./{CONF_DIR}/{service}.yaml:{CONF_FILE}:ro", *volumes]
+    result["volumes"] = [conf or f"./{CONF_DIR}/{service}.yaml:{CONF_FILE}:ro", *volumes]
     if ports:
         result["ports"] = [_publish(p) for p in ports]
     result["networks"] = [NETWORK]
-    result["depends_on"] = {name: {"condition": condition} for name, condition in depends_on.items()}
+    if depends_on:
+        result["depends_on"] = {name: {"condition": condition} for name, condition in depends_on.items()}
     result["healthcheck"] = _healthcheck(healthcheck)
     return result
 
@@ -295,21 +298,21 @@ class _NoAliases(yaml.SafeDumper):
         return True
 
 
-def compose_yaml(description: ClusterDescription, *, project_root: str = "..") -> str:
+def compose_yaml(description: ClusterDescription) -> str:
     header = (
         "# The storm-planner docker-compose cluster, written by `storm-planner cluster compose`\n"
         f"# from the cluster description {description.source}: edits are overwritten.\n"
         "# Change the description and render again (docker/README.md). Each Storm daemon's\n"
         f"# storm.yaml is in {CONF_DIR}/, rendered from the same description.\n"
     )
-    body = yaml.dump(compose_document(description, project_root=project_root), Dumper=_NoAliases,
+    body = yaml.dump(compose_document(description), Dumper=_NoAliases,
                      sort_keys=False, default_flow_style=False, width=100)
     return header + body
 
 
-def render(description: ClusterDescription, *, project_root: str = "..") -> dict[str, str]:
+def render(description: ClusterDescription) -> dict[str, str]:
     """Every file of the compose cluster: path relative to the compose directory → text."""
-    files = {COMPOSE_FILE: compose_yaml(description, project_root=project_root)}
+    files = {COMPOSE_FILE: compose_yaml(description)}
     for service, conf in daemon_confs(description).items():
         files[f"{CONF_DIR}/{service}.yaml"] = storm_yaml.to_yaml(conf)
     files[f"{CONF_DIR}/zoo.cfg"] = zoo_cfg(description)
@@ -365,7 +368,7 @@ def cmd_compose(args: argparse.Namespace) -> int:
     out_dir = (args.out or root / "docker").resolve()
     try:
         description = load_description(args.cluster)
-        files = render(description, project_root=Path(os.path.relpath(root, out_dir)).as_posix())
+        files = render(description)
     except (DescriptionError, ComposeError) as error:
         raise CommandError(str(error)) from None
     if args.out is None:

@@ -34,7 +34,7 @@ from typing import Callable, Iterator
 from storm_planner.progress import Progress, print_progress
 from storm_planner.submit import nimbus
 
-from . import daemons, network, reachability, storm_yaml
+from . import daemons, network, reachability, storm_home, storm_yaml
 from .description import ClusterDescription, default_description
 from .errors import ClusterError
 from .locations import PLUGIN_JAR_ENV, default_plugin_jar, default_state_root
@@ -335,7 +335,7 @@ class LocalCluster:
                 "zookeeper",
                 self._java(
                     "zookeeper",
-                    "org.apache.storm.shade.org.apache.zookeeper.server.ZooKeeperServerMain",
+                    storm_home.ZOOKEEPER_MAIN,
                     self.conf_dir / "nimbus.yaml",
                     d.heap_mb.zookeeper,
                     [home.lib / "*"],
@@ -349,7 +349,7 @@ class LocalCluster:
 
         nimbus_record = self._start(
             "nimbus",
-            self._java("nimbus", "org.apache.storm.daemon.nimbus.Nimbus",
+            self._java("nimbus", storm_home.NIMBUS_MAIN,
                        self.conf_dir / "nimbus.yaml", d.heap_mb.nimbus, daemon_cp),
             d.ports.nimbus,
         )
@@ -359,7 +359,7 @@ class LocalCluster:
             inside = network.enter_command(self.network.link(sup.name)) if self.network else []
             sup_records[sup.name] = self._start(
                 name,
-                inside + self._java(name, "org.apache.storm.daemon.supervisor.Supervisor",
+                inside + self._java(name, storm_home.SUPERVISOR_MAIN,
                                     self.conf_dir / f"{name}.yaml", d.heap_mb.supervisor, daemon_cp),
                 sup.thrift_port,
             )
@@ -367,7 +367,7 @@ class LocalCluster:
         if self._ui_enabled():
             ui = self._start(
                 "ui",
-                self._java("ui", "org.apache.storm.daemon.ui.UIServer", self.conf_dir / "ui.yaml",
+                self._java("ui", storm_home.UI_MAIN, self.conf_dir / "ui.yaml",
                            d.heap_mb.ui, [home.lib_webapp / "*", home.lib / "*", self.conf_dir]),
                 d.ports.ui,
             )
@@ -446,26 +446,9 @@ class LocalCluster:
         return outcome
 
     def assignment(self, topology_id: str) -> list[dict]:
-        """Where Nimbus placed each executor: ``{"executor": "[1-1]", "component", "node", "port"}``.
-
-        Nimbus' ``getTopologyInfo`` reports host and port; on one machine every
-        supervisor has the same host, so the node comes from the slot port,
-        which the description gives to exactly one supervisor.
-        """
+        """Where Nimbus placed each executor (:func:`applied_assignment`)."""
         d = self.description
-        owner = {port: sup.name for sup in d.supervisors for port in sup.slot_ports}
-        with nimbus.nimbus_client(d.host, d.ports.nimbus) as client:
-            info = client.getTopologyInfo(topology_id)
-        rows = [
-            {
-                "executor": f"[{e.executor_info.task_start}-{e.executor_info.task_end}]",
-                "component": e.component_id,
-                "node": owner.get(e.port, e.host),
-                "port": e.port,
-            }
-            for e in info.executors or []
-        ]
-        return sorted(rows, key=lambda r: _task_start(r["executor"]))
+        return applied_assignment(d, d.host, d.ports.nimbus, topology_id)
 
     def _nimbus_leader(self) -> bool:
         return nimbus_leader(self.description.host, self.description.ports.nimbus)
@@ -556,6 +539,29 @@ class LocalCluster:
 
 
 # -- helpers ------------------------------------------------------------------
+def applied_assignment(description: ClusterDescription, nimbus_host: str, nimbus_port: int,
+                       topology_id: str) -> list[dict]:
+    """Where Nimbus placed each executor: ``{"executor": "[1-1]", "component", "node", "port"}``.
+
+    Nimbus' ``getTopologyInfo`` reports host and port; on one machine every supervisor has the same
+    host, so the node comes from the slot port, which the description gives to exactly one supervisor
+    (in containers the host is the supervisor's service name; the port says the same).
+    """
+    owner = {port: sup.name for sup in description.supervisors for port in sup.slot_ports}
+    with nimbus.nimbus_client(nimbus_host, nimbus_port) as client:
+        info = client.getTopologyInfo(topology_id)
+    rows = [
+        {
+            "executor": f"[{e.executor_info.task_start}-{e.executor_info.task_end}]",
+            "component": e.component_id,
+            "node": owner.get(e.port, e.host),
+            "port": e.port,
+        }
+        for e in info.executors or []
+    ]
+    return sorted(rows, key=lambda r: _task_start(r["executor"]))
+
+
 def _task_start(executor: str) -> int:
     return int(executor.strip("[]").split("-")[0])
 

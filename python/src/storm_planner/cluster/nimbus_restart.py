@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import storm_yaml
 from .launcher import LocalCluster
+from .storm_home import NIMBUS_MAIN
 
 
 def switch_scheduler(cluster: LocalCluster, scheduler: str) -> bool:
@@ -29,7 +30,7 @@ def switch_scheduler(cluster: LocalCluster, scheduler: str) -> bool:
     d = cluster.description
     record = cluster._start(
         "nimbus",
-        cluster._java("nimbus", "org.apache.storm.daemon.nimbus.Nimbus", conf_file, d.heap_mb.nimbus,
+        cluster._java("nimbus", NIMBUS_MAIN, conf_file, d.heap_mb.nimbus,
                       [home.lib / "*", cluster.extlib_daemon / "*", cluster.conf_dir]),
         d.ports.nimbus,
     )

@@ -56,7 +56,12 @@ STORM_VERSION = re.compile(r"^\d{1,4}(?:\.\d{1,4}){0,3}(?:[.-][A-Za-z0-9][A-Za-z
 LAYOUT_VERSION = 1
 MANIFEST = "storm-planner-home.json"
 
-
+# The main class of each daemon a Storm home runs: the local launcher and the
+# containers of the docker-compose cluster start the same classes from the same home.
+ZOOKEEPER_MAIN = "org.apache.storm.shade.org.apache.zookeeper.server.ZooKeeperServerMain"
+NIMBUS_MAIN = "org.apache.storm.daemon.nimbus.Nimbus"
+SUPERVISOR_MAIN = "org.apache.storm.daemon.supervisor.Supervisor"
+UI_MAIN = "org.apache.storm.daemon.ui.UIServer"
 
 class StormHomeError(StormPlannerError, RuntimeError):
     """The Storm home could not be built or is unusable."""

@@ -1,0 +1,175 @@
+"""A running docker-compose cluster: rendered, built, started, waited for, inspected and stopped.
+
+:class:`ComposeCluster` drives the compose CLI (``docker compose`` or Debian's ``docker-compose`` 1.29)
+on the files :mod:`.compose` renders from a cluster description into ``build/compose/<name>/``. It
+waits on the health checks the services declare itself, because ``docker-compose`` 1.29 has no
+``up --wait``. Everything the CLIs print is captured: the caller decides what reaches a terminal.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from storm_planner.progress import Progress, print_progress
+from . import compose, images
+from .description import ClusterDescription
+from .docker_engine import Engine, EngineError, ensure_engine
+
+COMPOSE_ROOT = "build/compose"
+HEALTH_TIMEOUT_S = 300.0
+# Bounds on what is read back from the containers (plan log, sinks): they are untrusted input.
+MAX_READ_BYTES = 64 * 1024 * 1024
+
+
+class ComposeClusterError(EngineError):
+    """The compose cluster did not start, answer or stop; the message says which service and why."""
+
+
+@dataclass(frozen=True)
+class ServiceState:
+    service: str
+    container: str   # id, "" when it has none
+    state: str       # running, exited, ... ("absent" without a container)
+    health: str      # healthy, starting, unhealthy, "" without a health check
+
+    @property
+    def healthy(self) -> bool:
+        return self.state == "running" and self.health in ("healthy", "")
+
+
+class ComposeCluster:
+    def __init__(self, description: ClusterDescription, root: Path, *, engine: Engine | None = None,
+                 progress: Progress = print_progress):
+        self.description = description
+        self.root = root
+        self.directory = root / COMPOSE_ROOT / description.name
+        self.progress = progress
+        self._engine = engine
+
+    # -- the engine and the files -------------------------------------------------------
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = ensure_engine(self.progress)
+        return self._engine
+
+    @property
+    def services(self) -> list[str]:
+        return list(compose.compose_document(self.description)["services"])
+
+    def render(self) -> Path:
+        compose.write(compose.render(self.description), self.directory)
+        return self.directory / compose.COMPOSE_FILE
+
+    def build(self) -> dict[str, float]:
+        return images.build_images(self.root, self.engine, self.description.storm_version, self.progress)
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def up(self, *, build: bool = True, timeout_s: float = HEALTH_TIMEOUT_S) -> list[ServiceState]:
+        """Build (cached), start every service, wait until all are healthy."""
+        if build:
+            self.build()
+        self.render()
+        self.progress(f"starting the compose cluster {self.description.name!r} ({self.directory}) ...")
+        self._compose("up", "-d", "--remove-orphans")
+        return self.wait_healthy(timeout_s)
+
+    def down(self) -> None:
+        """Stop and remove the containers, the network and the volumes (results, plan log)."""
+        if not (self.directory / compose.COMPOSE_FILE).exists():
+            self.render()
+        self._compose("down", "--volumes", "--remove-orphans", "--timeout", "20")
+
+    def wait_healthy(self, timeout_s: float = HEALTH_TIMEOUT_S,
+                     services: list[str] | None = None) -> list[ServiceState]:
+        wanted = services or self.services
+        started = time.monotonic()
+        reported: set[str] = set()
+        while True:
+            states = self.status(wanted)
+            for s in states:
+                if s.healthy and s.service not in reported:
+                    reported.add(s.service)
+                    self.progress(f"  {s.service:<22} healthy ({time.monotonic() - started:.0f}s)")
+            if all(s.healthy for s in states):
+                return states
+            failed = [s for s in states if s.state in ("exited", "dead", "absent") or s.health == "unhealthy"]
+            if failed or time.monotonic() - started > timeout_s:
+                culprit = (failed or [s for s in states if not s.healthy])[0]
+                raise ComposeClusterError(
+                    f"service {culprit.service} is {culprit.state}"
+                    f"{f' ({culprit.health})' if culprit.health else ''} after {time.monotonic() - started:.0f}s; "
+                    f"its last health check and log:\n{self.diagnose(culprit)}")
+            time.sleep(2)
+
+    def status(self, services: list[str] | None = None) -> list[ServiceState]:
+        return [self._state(service) for service in services or self.services]
+
+    def _state(self, service: str) -> ServiceState:
+        container = self.container(service)
+        if not container:
+            return ServiceState(service, "", "absent", "")
+        result = self._docker("inspect", "--format", "{{json .State}}", container, check=False)
+        try:
+            state = json.loads(result.stdout)
+        except ValueError:
+            return ServiceState(service, container, "absent", "")
+        return ServiceState(service, container, str(state.get("Status", "")),
+                            str((state.get("Health") or {}).get("Status", "")))
+
+    def diagnose(self, state: ServiceState) -> str:
+        parts = []
+        if state.container:
+            health = self._docker("inspect", "--format", "{{json .State.Health}}", state.container, check=False)
+            try:
+                checks = (json.loads(health.stdout) or {}).get("Log") or []
+                if checks:
+                    parts.append("health: " + str(checks[-1].get("Output", "")).strip()[-500:])
+            except ValueError:
+                pass
+            logs = self._docker("logs", "--tail", "15", state.container, check=False)
+            parts.append((logs.stdout + logs.stderr).strip())
+        return "\n".join(parts) or "(no container)"
+
+    # -- inside the containers -----------------------------------------------------------------
+    def container(self, service: str) -> str:
+        result = self._compose("ps", "-q", service, check=False)
+        return result.stdout.strip().splitlines()[0] if result.stdout.strip() else ""
+
+    def exec(self, service: str, *command: str, check: bool = True,
+             timeout: float | None = None) -> subprocess.CompletedProcess:
+        return self._compose("exec", "-T", service, *command, check=check, timeout=timeout)
+
+    def read_file(self, service: str, path: str) -> str:
+        """A file in a service's container ("" when absent), at most :data:`MAX_READ_BYTES`."""
+        result = self.exec(service, "head", "-c", str(MAX_READ_BYTES), path, check=False)
+        return result.stdout if result.returncode == 0 else ""
+
+    def file_exists(self, service: str, path: str) -> bool:
+        return self.exec(service, "test", "-e", path, check=False).returncode == 0
+
+    def kill(self, service: str) -> None:
+        self._compose("kill", service)
+
+    def start(self, service: str) -> None:
+        self._compose("start", service)
+
+    # -- the CLIs ------------------------------------------------------------------------------
+    def _compose(self, *args: str, check: bool = True, timeout: float | None = None) -> subprocess.CompletedProcess:
+        command = [*self.engine.compose, "-p", self.description.name,
+                   "-f", str(self.directory / compose.COMPOSE_FILE), *args]
+        return _run(command, check=check, timeout=timeout)
+
+    def _docker(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return _run([self.engine.docker, *args], check=check)
+
+
+def _run(command: list[str], *, check: bool, timeout: float | None = None) -> subprocess.CompletedProcess:
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    if check and result.returncode != 0:
+        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-15:])
+        raise ComposeClusterError(f"{' '.join(command[:6])} ... failed:\n{tail}")
+    return result

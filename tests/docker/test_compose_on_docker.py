@@ -1,0 +1,220 @@
+"""The docker-compose cluster, built and run for real (select with ``-m compose``).
+
+One compose cluster serves the module: the images ``storm-planner compose up`` builds (Docker's layer
+cache makes a second build take seconds), ZooKeeper, the planner, Nimbus with the plugin, two
+supervisor containers with different CPU limits, the dashboard. In order:
+
+1. trends on a Spark-built feed: Nimbus applies the planner's plan; the top-k equals the Spark oracle;
+2. a supervisor container is killed while a topology runs: Nimbus reschedules its executors onto the
+   other one, the planner plans that round on the windows the workers' metrics hooks published, and
+   with acking every tuple of the feed is still processed (the spout's marker: all acked, none given up);
+3. the planner container is killed: the next topology falls back to Storm's DefaultScheduler with a
+   status that says so; the planner container is started again and plans the next one.
+
+Needs Docker (installed and started when missing, as root) and the jars (``mvn package``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from storm_planner.cluster.compose import DASHBOARD, NIMBUS, PLANNER, RESULTS_DIR, supervisor_service
+from storm_planner.compose_commands import TRENDS_IN_IMAGE, plans_for
+from storm_planner.cluster.description import default_description
+from storm_planner.cluster.launcher import applied_assignment
+from storm_planner.submit import nimbus
+
+pytestmark = [pytest.mark.cluster, pytest.mark.compose]
+
+REPO = Path(__file__).resolve().parents[2]
+FEED_RECORDS = 2000
+
+
+def wait_for(condition, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(2)
+    raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from storm_planner.cluster.compose_cluster import ComposeCluster
+    from storm_planner.cluster.docker_engine import EngineError
+
+    if os.geteuid() != 0 and subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
+        pytest.skip("no Docker engine answers and only root may install or start one")
+    for jar in ("storm-scheduler/target/storm-planner-scheduler.jar", "storm-metrics/target/storm-planner-metrics.jar"):
+        if not (REPO / jar).is_file():
+            pytest.skip(f"{jar} is not built (make plugin)")
+    compose_cluster = ComposeCluster(default_description(), REPO, progress=lambda message: None)
+    try:
+        compose_cluster.up()
+    except EngineError:
+        compose_cluster.down()
+        raise
+    try:
+        yield compose_cluster
+    finally:
+        compose_cluster.down()
+
+
+@pytest.fixture(scope="module")
+def spark():
+    pytest.importorskip("pyspark")
+    from storm_planner.feeds.spark import spark_session
+
+    session = spark_session("local[2]", app="storm-planner-compose-tests", shuffle_partitions=2)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def feed(cluster, spark, tmp_path_factory):
+    """A synthetic tweet feed built with Spark, copied into the results volume every supervisor mounts."""
+    from storm_planner.feeds.build import build_feeds
+
+    root = tmp_path_factory.mktemp("feeds")
+    build_feeds(spark, "tweets", root / "tweets", synthetic=True, records=FEED_RECORDS, partitions=2,
+                progress=lambda message: None)
+    inside = f"{RESULTS_DIR}/feeds"
+    cluster.exec(PLANNER, "mkdir", "-p", inside)
+    subprocess.run([cluster.engine.docker, "cp", str(root / "tweets"), f"{cluster.container(PLANNER)}:{inside}/"],
+                   check=True, capture_output=True)
+    return root / "tweets", f"{inside}/tweets"
+
+
+def submit(cluster, name: str, options: dict, *, via: str = PLANNER) -> str:
+    """Submit trends from a container of the planner image (``via``: the dashboard's while the planner is down)."""
+    command = ["storm-planner", "submit", TRENDS_IN_IMAGE, "--name", name, "--wait-active", "240",
+               "--nimbus", f"{NIMBUS}:{cluster.description.ports.nimbus}"]
+    for key, value in options.items():
+        command += ["-o", f"{key}={value}"]
+    cluster.exec(via, *command, timeout=400)
+    with nimbus.nimbus_client("127.0.0.1", cluster.description.ports.nimbus) as client:
+        return next(t.id for t in client.getClusterInfo().topologies if t.name == name)
+
+
+def kill(cluster, name: str) -> None:
+    cluster.exec(DASHBOARD, "storm-planner", "kill", name, "--wait", "0",
+                 "--nimbus", f"{NIMBUS}:{cluster.description.ports.nimbus}", check=False)
+
+
+def applied(cluster, topology: str) -> dict[str, str]:
+    d = cluster.description
+    rows = applied_assignment(d, "127.0.0.1", d.ports.nimbus, topology)
+    return {row["executor"]: f"{row['node']}:{row['port']}" for row in rows}
+
+
+def scheduler_status(cluster, topology: str) -> str:
+    with nimbus.nimbus_client("127.0.0.1", cluster.description.ports.nimbus) as client:
+        return client.getTopologyInfo(topology).sched_status or ""
+
+
+def marker(cluster, sink: str) -> dict | None:
+    text = cluster.read_file(PLANNER, f"{sink}.feed-done")
+    return json.loads(text) if text.strip() else None
+
+
+def last_rankings(cluster, sink: str):
+    lines = cluster.read_file(PLANNER, sink).splitlines()
+    return json.loads(lines[-1])["rankings"] if lines else None
+
+
+def test_trends_is_planned_applied_and_equals_the_spark_oracle(cluster, spark, feed):
+    from storm_planner.feeds.oracles import trends_top_k
+
+    host_feed, container_feed = feed
+    expected = trends_top_k(spark, host_feed, 10)
+    sink = f"{RESULTS_DIR}/oracle.jsonl"
+    trends = submit(cluster, "trends-oracle", {
+        "trends.sink": sink, "trends.feed": container_feed, "trends.emit_interval_s": 1,
+        "planner.algorithm": "topdown", "topology.workers": 2})
+    try:
+        plans = wait_for(lambda: plans_for(cluster, trends), 60, "the planner's plan for trends")
+        assert plans[-1]["error"] is None, plans[-1]["error"]
+        assert applied(cluster, trends) == plans[-1]["assignments"]
+        assert scheduler_status(cluster, trends).startswith("Planned by storm-planner (algorithm topdown")
+        # Every slot is a supervisor container of the description.
+        names = {s.name for s in cluster.description.supervisors}
+        assert {slot.split(":")[0] for slot in plans[-1]["assignments"].values()} <= names
+
+        done = wait_for(lambda: marker(cluster, sink), 300, "the feed to drain")
+        assert done["records"] == FEED_RECORDS and done["given_up"] == 0
+        wait_for(lambda: last_rankings(cluster, sink) == expected, 60,
+                 f"the Spark oracle's top-10 {expected} (last: {last_rankings(cluster, sink)})")
+    finally:
+        kill(cluster, "trends-oracle")
+
+
+def test_a_killed_supervisor_is_rescheduled_and_acking_loses_nothing(cluster):
+    sink = f"{RESULTS_DIR}/kill.jsonl"
+    # `even` spreads the executors over both supervisors; a slow replay keeps tuples in flight.
+    trends = submit(cluster, "trends-kill", {
+        "trends.sink": sink, "trends.replay_rate": 40, "planner.algorithm": "even", "topology.workers": 2})
+    try:
+        before = applied(cluster, trends)
+        spout_nodes = {slot.split(":")[0] for executor, slot in before.items()
+                       if executor in _spout_executors(cluster, trends)}
+        victims = {slot.split(":")[0] for slot in before.values()} - spout_nodes
+        assert victims, f"the plan put every executor beside the spout: {before}"
+        victim = sorted(victims)[0]
+        time.sleep(5)  # tuples flow through the victim's executors
+        cluster.kill(supervisor_service(next(s for s in cluster.description.supervisors if s.name == victim)))
+        killed_at = time.time()
+
+        after = wait_for(lambda: (lambda a: a if a and victim not in {s.split(":")[0] for s in a.values()}
+                                  else None)(applied(cluster, trends)), 240,
+                         f"Nimbus to move the executors off {victim}")
+        assert set(after) == set(before)
+        # The planner planned the rescheduling round, on the windows the workers' metrics hooks published.
+        replans = [p for p in plans_for(cluster, trends) if p["time"] >= killed_at]
+        assert replans, "the planner was not asked to reschedule"
+        assert replans[-1]["error"] is None and replans[-1]["assignments"] == after
+        assert any("measured for" in note for note in replans[-1]["notes"]), replans[-1]["notes"]
+
+        done = wait_for(lambda: marker(cluster, sink), 400, "every tuple of the feed to be acked")
+        assert done["given_up"] == 0 and done["records"] > 0
+    finally:
+        kill(cluster, "trends-kill")
+        cluster.start(supervisor_service(next(s for s in cluster.description.supervisors if s.name == victim)))
+        cluster.wait_healthy(240)
+
+
+def _spout_executors(cluster, topology: str) -> set[str]:
+    d = cluster.description
+    return {row["executor"] for row in applied_assignment(d, "127.0.0.1", d.ports.nimbus, topology)
+            if row["component"] == "tweets"}
+
+
+def test_planner_container_killed_then_fallback_then_planned_again(cluster):
+    cluster.kill(PLANNER)
+    try:
+        fallback = submit(cluster, "trends-fallback", {"trends.sink": f"{RESULTS_DIR}/fallback.jsonl",
+                                                        "topology.workers": 1}, via=DASHBOARD)
+        status = scheduler_status(cluster, fallback)
+        assert status.startswith("Fell back to DefaultScheduler (unreachable)"), status
+        assert len(applied(cluster, fallback)) > 0
+        assert nimbus.cluster_summary("127.0.0.1", cluster.description.ports.nimbus, 5000).nimbuses
+    finally:
+        kill(cluster, "trends-fallback")
+        cluster.start(PLANNER)
+        cluster.wait_healthy(120, [PLANNER])
+    assert not plans_for(cluster, fallback)
+
+    again = submit(cluster, "trends-again", {"trends.sink": f"{RESULTS_DIR}/again.jsonl", "topology.workers": 1})
+    try:
+        plans = wait_for(lambda: plans_for(cluster, again), 60, "the planner's plan after its return")
+        assert plans[-1]["error"] is None
+        assert applied(cluster, again) == plans[-1]["assignments"]
+        assert scheduler_status(cluster, again).startswith("Planned by storm-planner")
+    finally:
+        kill(cluster, "trends-again")
