@@ -311,6 +311,10 @@ def test_the_staged_context_holds_everything_the_dockerfile_copies(tmp_path, mon
     assert (context / "storm-home" / "lib" / "storm-server-2.8.3.jar").is_file()
     assert (context / "python" / "requirements.lock").read_text() == (REPO / "python/requirements.lock").read_text()
     assert not list(context.rglob("__pycache__"))
+    # The images get the runtime dependencies (pinned by the lock), not the extras: no Spark, no pytest.
+    dependencies = (context / "dependencies.txt").read_text().splitlines()
+    assert "streamparse==5.0.1" in dependencies and "kazoo>=2.9" in dependencies
+    assert not any(d.startswith(("pyspark", "pytest", "selenium")) for d in dependencies)
 
 
 def test_storm_image_version_is_the_plugins():

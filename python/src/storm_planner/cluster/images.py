@@ -73,6 +73,7 @@ def stage_context(root: Path, storm_version: str, progress: Progress = print_pro
     python.mkdir()
     for name in ("pyproject.toml", "requirements.lock"):
         _link_or_copy(root / "python" / name, python / name)
+    (context / "dependencies.txt").write_text(runtime_dependencies(root / "python" / "pyproject.toml"))
     _copy_tree(root / "python" / "src", python / "src")
     _copy_tree(root / "topologies", context / "topologies")
     shutil.copyfile(host_ca_bundle(), context / "host-ca.crt")
@@ -100,6 +101,17 @@ def build_images(root: Path, engine: Engine, storm_version: str,
         seconds[target] = time.monotonic() - started
         progress(f"  {tag} ready ({seconds[target]:.0f}s)")
     return seconds
+
+
+def runtime_dependencies(pyproject: Path) -> str:
+    """The package's runtime requirements (pyproject's ``dependencies``), one a line: the dependency layer
+    keys on these and the lock only, so an edit elsewhere in pyproject.toml reinstalls nothing."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    requirements = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    return "".join(f"{requirement}\n" for requirement in requirements)
 
 
 def host_ca_bundle() -> Path:
