@@ -1,9 +1,11 @@
 """A running docker-compose cluster: rendered, built, started, waited for, inspected and stopped.
 
-:class:`ComposeCluster` drives the compose CLI (``docker compose`` or Debian's ``docker-compose`` 1.29)
-on the files :mod:`.compose` renders from a cluster description into ``build/compose/<name>/``. It
-waits on the health checks the services declare itself, because ``docker-compose`` 1.29 has no
-``up --wait``. Everything the CLIs print is captured: the caller decides what reaches a terminal.
+:class:`ComposeCluster` renders a cluster description into ``build/compose/<name>/`` (:mod:`.compose`),
+starts and stops it with the compose CLI (``docker compose``, or Debian's ``docker-compose`` 1.29,
+which has no ``up --wait``: it waits on the services' health checks itself), and inspects and enters
+the containers with the docker CLI (one call for all services: the Python compose CLI takes seconds
+per call on a loaded machine). Everything the CLIs print is
+captured: the caller decides what reaches a terminal.
 """
 from __future__ import annotations
 
@@ -106,19 +108,34 @@ class ComposeCluster:
             time.sleep(2)
 
     def status(self, services: list[str] | None = None) -> list[ServiceState]:
-        return [self._state(service) for service in services or self.services]
+        """Each service's container state and health: one ``docker ps`` and one ``docker inspect``
+        (the compose CLI takes seconds per call on a loaded machine)."""
+        containers = self.containers()
+        states: dict[str, dict] = {}
+        if containers:
+            result = self._docker("inspect", "--format", "{{json .State}}", *containers.values(), check=False)
+            for service, line in zip(containers, result.stdout.splitlines()):
+                try:
+                    states[service] = json.loads(line)
+                except ValueError:
+                    pass
+        rows = []
+        for service in services or self.services:
+            state = states.get(service)
+            if state is None:
+                rows.append(ServiceState(service, containers.get(service, ""), "absent", ""))
+            else:
+                rows.append(ServiceState(service, containers[service], str(state.get("Status", "")),
+                                         str((state.get("Health") or {}).get("Status", ""))))
+        return rows
 
-    def _state(self, service: str) -> ServiceState:
-        container = self.container(service)
-        if not container:
-            return ServiceState(service, "", "absent", "")
-        result = self._docker("inspect", "--format", "{{json .State}}", container, check=False)
-        try:
-            state = json.loads(result.stdout)
-        except ValueError:
-            return ServiceState(service, container, "absent", "")
-        return ServiceState(service, container, str(state.get("Status", "")),
-                            str((state.get("Health") or {}).get("Status", "")))
+    def containers(self) -> dict[str, str]:
+        """Service name -> container id, from the labels both compose CLIs put on their containers."""
+        result = self._docker("ps", "-a", "--no-trunc", "--filter",
+                              f"label=com.docker.compose.project={self.description.name}",
+                              "--format", '{{.ID}} {{.Label "com.docker.compose.service"}}', check=False)
+        pairs = (line.split(" ", 1) for line in result.stdout.splitlines() if " " in line)
+        return {service: container for container, service in pairs}
 
     def diagnose(self, state: ServiceState) -> str:
         parts = []
@@ -136,12 +153,14 @@ class ComposeCluster:
 
     # -- inside the containers -----------------------------------------------------------------
     def container(self, service: str) -> str:
-        result = self._compose("ps", "-q", service, check=False)
-        return result.stdout.strip().splitlines()[0] if result.stdout.strip() else ""
+        return self.containers().get(service, "")
 
     def exec(self, service: str, *command: str, check: bool = True,
              timeout: float | None = None) -> subprocess.CompletedProcess:
-        return self._compose("exec", "-T", service, *command, check=check, timeout=timeout)
+        container = self.container(service)
+        if not container:
+            raise ComposeClusterError(f"service {service} has no container (is the compose cluster up?)")
+        return _run([self.engine.docker, "exec", container, *command], check=check, timeout=timeout)
 
     def read_file(self, service: str, path: str) -> str:
         """A file in a service's container ("" when absent), at most :data:`MAX_READ_BYTES`."""
@@ -152,10 +171,11 @@ class ComposeCluster:
         return self.exec(service, "test", "-e", path, check=False).returncode == 0
 
     def kill(self, service: str) -> None:
-        self._compose("kill", service)
+        """SIGKILL the service's container (its daemon and every process in it, workers included)."""
+        self._docker("kill", self.container(service))
 
     def start(self, service: str) -> None:
-        self._compose("start", service)
+        self._docker("start", self.container(service))
 
     # -- the CLIs ------------------------------------------------------------------------------
     def _compose(self, *args: str, check: bool = True, timeout: float | None = None) -> subprocess.CompletedProcess:

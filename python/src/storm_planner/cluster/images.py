@@ -33,8 +33,9 @@ STORM_IMAGE_NAME = "storm-planner-storm"
 PLUGIN_JAR = "storm-scheduler/target/storm-planner-scheduler.jar"
 METRICS_JAR = "storm-metrics/target/storm-planner-metrics.jar"
 DOCKER_FILES = ("docker/storm/entrypoint.sh", "docker/storm/seed_supervisor_id.py", "docker/storm/healthcheck.py")
-# Never staged: caches and build leftovers in the copied source trees.
-IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".pytest_cache", "target")
+# Never staged: caches and build leftovers in the copied source trees, and what running daemons write into
+# the shared Storm home (Nimbus' RocksDB metrics store, storm.metricstore.rocksdb.location = storm_rocks).
+IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".pytest_cache", "target", "storm_rocks")
 
 
 def storm_image(storm_version: str) -> str:
