@@ -34,7 +34,8 @@ test: setup java-test python-test
 setup: system-packages python-env plugin
 
 # Debian packages: the Thrift compiler checks the generated Java against the IDL; docker-compose
-# validates docker/compose.yaml offline (without recommends: no Docker engine is needed or installed);
+# validates docker/compose.yaml offline and runs the compose cluster (the engine, docker.io, and
+# mmdebstrap for its base image are installed by `storm-planner compose` when it first needs them);
 # headless Chromium and its driver run the dashboard's browser tests; iproute2 (ip, tc) makes the
 # emulated network (supervisors in network namespaces behind rate-limited links) and iptables lets its
 # bridge forward where bridge netfilter and a FORWARD policy DROP (Docker) would drop it.

@@ -2,7 +2,8 @@
 
 What this machine class offers, and what this module does with it:
 
-- Debian's ``docker.io`` package: installed with apt-get when ``dockerd`` is missing (as root).
+- Debian's ``docker.io`` package: installed with apt-get when ``dockerd`` is missing (as root), and
+  ``docker-compose`` (1.29) when no compose CLI is there.
 - ``dockerd`` with no service manager: started in the background when the socket does not answer, with its
   default bridge and address pools inside 198.18.0.0/15 (RFC 2544's benchmarking block, which the local
   cluster's emulated network also uses, from its bottom up; Docker's pools are at its top). No bridge or
@@ -75,7 +76,8 @@ def ensure_engine(progress: Progress = print_progress, *, install: bool = True) 
     docker = _docker_cli(progress, install=install)
     if not _answers(docker):
         _start_dockerd(docker, progress)
-    return Engine(docker=docker, compose=_compose_cli(docker), base_image=ensure_base_image(docker, progress))
+    return Engine(docker=docker, compose=_compose_cli(docker, progress, install=install),
+                  base_image=ensure_base_image(docker, progress))
 
 
 def _docker_cli(progress: Progress, *, install: bool) -> str:
@@ -90,9 +92,11 @@ def _docker_cli(progress: Progress, *, install: bool) -> str:
     raise EngineError("docker.io is installed but no docker CLI is on PATH")
 
 
-def _compose_cli(docker: str) -> list[str]:
+def _compose_cli(docker: str, progress: Progress, *, install: bool) -> list[str]:
     if _run([docker, "compose", "version"], check=False).returncode == 0:
         return [docker, "compose"]
+    if shutil.which("docker-compose") is None and install:
+        _apt_install(["docker-compose"], progress, why="the compose CLI")
     if shutil.which("docker-compose"):
         return ["docker-compose"]
     raise EngineError("neither `docker compose` nor `docker-compose` is available "
