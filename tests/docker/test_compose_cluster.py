@@ -397,3 +397,17 @@ def test_healthcheck_script_reports_an_absent_daemon(tmp_path):
     usage = subprocess.run([sys.executable, str(script), "bogus"], env=env, capture_output=True, text=True,
                            timeout=60)
     assert usage.returncode == 2
+
+
+def test_compose_command_refuses_a_description_compose_cannot_run_before_touching_docker(tmp_path, capsys,
+                                                                                         monkeypatch):
+    data = yaml.safe_load((REPO / "python/src/storm_planner/cluster/default-cluster.yaml").read_text())
+    data["network"] = {"emulated": True}
+    description = tmp_path / "emulated.yaml"
+    description.write_text(yaml.safe_dump(data))
+    # Nothing may reach for the engine: no Docker call, no install, no dockerd.
+    monkeypatch.setattr(docker_engine, "ensure_engine", lambda *a, **k: pytest.fail("touched the engine"))
+    assert main(["compose", "up", "--cluster", str(description)]) == 2
+    captured = capsys.readouterr()
+    assert "network.emulated is for local process clusters" in captured.err
+    assert captured.out == ""

@@ -4,7 +4,8 @@ One compose cluster serves the module: the images ``storm-planner compose up`` b
 cache makes a second build take seconds), ZooKeeper, the planner, Nimbus with the plugin, two
 supervisor containers with different CPU limits, the dashboard. In order:
 
-1. trends on a Spark-built feed: Nimbus applies the planner's plan; the top-k equals the Spark oracle;
+1. trends on a Spark-built feed: Nimbus applies the planner's plan; the planner re-plans the running
+   topology on the windows the workers' metrics hooks publish; the top-k equals the Spark oracle;
 2. a supervisor container is killed while a topology runs: Nimbus reschedules its executors onto the
    other one, the planner plans that round on the windows the workers' metrics hooks published, and
    with acking every tuple of the feed is still processed (the spout's marker: all acked, none given up);
@@ -129,6 +130,10 @@ def last_rankings(cluster, sink: str):
     return json.loads(lines[-1])["rankings"] if lines else None
 
 
+def measured_plans(cluster, topology: str) -> list[dict]:
+    return [p for p in plans_for(cluster, topology) if any("measured for" in note for note in p["notes"])]
+
+
 def test_trends_is_planned_applied_and_equals_the_spark_oracle(cluster, spark, feed):
     from storm_planner.feeds.oracles import trends_top_k
 
@@ -137,7 +142,7 @@ def test_trends_is_planned_applied_and_equals_the_spark_oracle(cluster, spark, f
     sink = f"{RESULTS_DIR}/oracle.jsonl"
     trends = submit(cluster, "trends-oracle", {
         "trends.sink": sink, "trends.feed": container_feed, "trends.emit_interval_s": 1,
-        "planner.algorithm": "topdown", "topology.workers": 2})
+        "planner.algorithm": "topdown", "topology.workers": 2, "planner.metrics.period.secs": 2})
     try:
         plans = wait_for(lambda: plans_for(cluster, trends), 60, "the planner's plan for trends")
         assert plans[-1]["error"] is None, plans[-1]["error"]
@@ -146,6 +151,10 @@ def test_trends_is_planned_applied_and_equals_the_spark_oracle(cluster, spark, f
         # Every slot is a supervisor container of the description.
         names = {s.name for s in cluster.description.supervisors}
         assert {slot.split(":")[0] for slot in plans[-1]["assignments"].values()} <= names
+
+        # The workers' metrics hooks publish windows to ZooKeeper; the planner reads them when it
+        # re-plans the running topology (its notes say how many executors were measured).
+        wait_for(lambda: measured_plans(cluster, trends), 120, "a plan made on the metrics hooks' windows")
 
         done = wait_for(lambda: marker(cluster, sink), 300, "the feed to drain")
         assert done["records"] == FEED_RECORDS and done["given_up"] == 0
@@ -159,7 +168,8 @@ def test_a_killed_supervisor_is_rescheduled_and_acking_loses_nothing(cluster):
     sink = f"{RESULTS_DIR}/kill.jsonl"
     # `even` spreads the executors over both supervisors; a slow replay keeps tuples in flight.
     trends = submit(cluster, "trends-kill", {
-        "trends.sink": sink, "trends.replay_rate": 40, "planner.algorithm": "even", "topology.workers": 2})
+        "trends.sink": sink, "trends.replay_rate": 40, "planner.algorithm": "even", "topology.workers": 2,
+        "planner.metrics.period.secs": 2})
     victim = None
     try:
         before = applied(cluster, trends)
@@ -168,7 +178,8 @@ def test_a_killed_supervisor_is_rescheduled_and_acking_loses_nothing(cluster):
         victims = {slot.split(":")[0] for slot in before.values()} - spout_nodes
         assert victims, f"the plan put every executor beside the spout: {before}"
         victim = sorted(victims)[0]
-        time.sleep(5)  # tuples flow through the victim's executors
+        # Tuples flow through the victim's executors, and their hooks publish a few windows.
+        wait_for(lambda: measured_plans(cluster, trends), 120, "a plan made on the metrics hooks' windows")
         cluster.kill(f"supervisor-{victim}")
         killed_at = time.time()
 

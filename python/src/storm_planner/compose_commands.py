@@ -52,7 +52,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cluster(args: argparse.Namespace):
-    from storm_planner.cluster.compose import ComposeError
+    from storm_planner.cluster.compose import ComposeError, compose_document
     from storm_planner.cluster.compose_cluster import ComposeCluster
     from storm_planner.cluster.locations import repo_root
 
@@ -61,11 +61,10 @@ def _cluster(args: argparse.Namespace):
         raise CommandError("the compose cluster builds its images from a storm-planner checkout; run this there")
     try:
         description = load_description(args.cluster)
-        cluster = ComposeCluster(description, root, progress=say)
-        cluster.services  # renders the document: refuses what compose cannot run
+        compose_document(description)  # refuses what compose cannot run, before anything starts
     except (DescriptionError, ComposeError) as error:
         raise CommandError(str(error)) from None
-    return cluster
+    return ComposeCluster(description, root, progress=say)
 
 
 def _guarded(action):
