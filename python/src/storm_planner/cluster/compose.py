@@ -285,8 +285,9 @@ def _publish(port: int) -> str:
 
 
 def _healthcheck(command: list[str]) -> dict[str, Any]:
-    # Storm daemons on a small machine take up to a minute to start; 5 s × 36 = 3 min.
-    return {"test": ["CMD", *command], "interval": "5s", "timeout": "10s", "retries": 36,
+    # Storm daemons on a small machine take up to a minute to start; 5 s × 36 = 3 min. A check is a
+    # Python process importing storm_planner: on a loaded host that alone has taken 20 s.
+    return {"test": ["CMD", *command], "interval": "5s", "timeout": "60s", "retries": 36,
             "start_period": "10s"}
 
 
