@@ -29,6 +29,7 @@ from .storm_home import ensure_storm_home
 DOCKERFILE = "docker/Dockerfile"
 CONTEXT_DIR = "build/docker-context"
 PLANNER_IMAGE = "storm-planner-planner:latest"
+IMAGE_LABEL = "org.stormplanner.image"  # on both images (docker/Dockerfile): what a rebuild may prune
 STORM_IMAGE_NAME = "storm-planner-storm"
 PLUGIN_JAR = "storm-scheduler/target/storm-planner-scheduler.jar"
 METRICS_JAR = "storm-metrics/target/storm-planner-metrics.jar"
@@ -101,6 +102,9 @@ def build_images(root: Path, engine: Engine, storm_version: str,
             raise EngineError(f"building {tag} failed:\n{tail}")
         seconds[target] = time.monotonic() - started
         progress(f"  {tag} ready ({seconds[target]:.0f}s)")
+    # The images these builds replaced, now untagged: only ours (the label), never anyone else's.
+    subprocess.run([engine.docker, "image", "prune", "-f", "--filter", f"label={IMAGE_LABEL}"],
+                   capture_output=True, text=True)
     return seconds
 
 
