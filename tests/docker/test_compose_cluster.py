@@ -52,7 +52,7 @@ HOST_AND_PATH_KEYS = {
     "nimbus.seeds",             # host name of the nimbus service
     "storm.local.hostname",     # the daemon's own service name
     "ui.host",                  # 0.0.0.0: the published port must reach the UI in its container
-    "storm.local.dir",          # /data, the official image's data directory
+    "storm.local.dir",          # /data, the Storm image's data directory
 }
 DIFFERING_KEYS = {
     "nimbus": HOST_AND_PATH_KEYS | {"planner.service.host"},  # host name of the planner service

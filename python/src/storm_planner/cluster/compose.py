@@ -51,7 +51,7 @@ PLANNER_IMAGE = images.PLANNER_IMAGE
 DASHBOARD = "dashboard"
 PLANS_VOLUME = "plans"
 
-# -- paths inside the containers (the official images' conventions) ---------
+# -- paths inside the containers (docker/Dockerfile makes them, owned by the storm user) ----
 CONF_FILE = "/conf/storm.yaml"
 ZOO_CFG_FILE = "/conf/zoo.cfg"
 DATA_DIR = "/data"
@@ -83,13 +83,13 @@ CONTAINER_KEYS: dict[str, str] = {
     "storm.local.hostname": "host name: the daemon's own service name, which the other containers resolve",
     "planner.service.host": "host name: the planner service (Nimbus only)",
     "ui.host": "bind address: 0.0.0.0, or the port published to the host cannot reach the UI",
-    "storm.local.dir": "container path: /data, the official image's data directory",
-    "storm.log.dir": "container path: /logs, the official image's log directory; the only key the local "
+    "storm.local.dir": "container path: /data, the Storm image's data directory",
+    "storm.log.dir": "container path: /logs, the Storm image's log directory; the only key the local "
                      "files lack (the launcher passes its log directory as -Dstorm.log.dir instead)",
 }
 # zoo.cfg lines that differ, and why.
 ZOO_CFG_CONTAINER_KEYS: dict[str, str] = {
-    "dataDir": "container path: /data, the official zookeeper image's data directory",
+    "dataDir": "container path: /data, the Storm image's data directory (ZooKeeper runs in it too)",
     "clientPortAddress": "bind address: 0.0.0.0, so the other containers reach ZooKeeper",
 }
 
