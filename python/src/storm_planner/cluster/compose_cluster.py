@@ -140,6 +140,9 @@ class ComposeCluster:
     def diagnose(self, state: ServiceState) -> str:
         parts = []
         if state.container:
+            exited = self._docker("inspect", "--format", "exit code {{.State.ExitCode}}, OOM-killed {{.State.OOMKilled}}",
+                                  state.container, check=False)
+            parts.append(exited.stdout.strip())
             health = self._docker("inspect", "--format", "{{json .State.Health}}", state.container, check=False)
             try:
                 checks = (json.loads(health.stdout) or {}).get("Log") or []
