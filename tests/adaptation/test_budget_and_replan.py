@@ -196,3 +196,19 @@ def test_a_small_drop_in_overload_does_not_pay_for_moves():
     assert _improvement({**figures, "over_capacity": 40.0}, {**figures, "over_capacity": 38.0}, 0.10) is None
     assert _improvement({**figures, "over_capacity": 40.0}, {**figures, "over_capacity": 30.0}, 0.10)
     assert _improvement({**figures, "over_capacity": 4.0}, {**figures, "over_capacity": 0.0}, 0.10) is None
+
+
+def test_with_sizes_known_the_gate_weighs_bytes_between_nodes_before_tuples():
+    """Fewer tuples between workers but more bytes between nodes (small acks kept off the wire, the
+    large requests put on it) is a worse placement once sizes are measured, and was taken without them."""
+    from storm_planner.adaptation.replan import _improvement
+
+    calm = {"over_capacity": 0.0, "load_distance": 5.0}
+    before = {**calm, "inter_worker": 718.0, "network": 0.30}
+    parted = {**calm, "inter_worker": 530.0, "network": 0.45}
+    assert _improvement(before, parted, 0.10) == "inter-worker traffic 718.0 -> 530.0"
+    assert _improvement(before, parted, 0.10, by_bytes=True) is None
+    lighter = {**calm, "inter_worker": 800.0, "network": 0.20}
+    assert _improvement(before, lighter, 0.10, by_bytes=True) == "inter-node traffic (Mbit/s) 0.300 -> 0.200"
+    same_bytes = {**calm, "inter_worker": 500.0, "network": 0.30}
+    assert _improvement(before, same_bytes, 0.10, by_bytes=True) == "inter-worker traffic 718.0 -> 500.0"

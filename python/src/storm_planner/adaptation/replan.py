@@ -19,8 +19,10 @@ or a new one:
    planner did with it.
 5. The new placement is applied only if it beats the current one on the same
    measured problem: overload lower by ``planner.replan.min.gain`` (relative)
-   and at least 5 % of a core, or the same overload and inter-worker traffic /
-   load distance lower by at least ``planner.replan.min.gain``. Otherwise keep;
+   and at least 5 % of a core, or the same overload and traffic / load distance
+   lower by at least ``planner.replan.min.gain``. Traffic is the bytes between
+   nodes once every tuple size is measured, then the tuples between workers;
+   worse on either by ``min_gain`` refuses the move. Otherwise keep;
    the basis is updated either way, so the same metrics do not trigger again.
 6. After a re-plan that moved executors, their workers restart and lose what
    was in flight; their first windows measure the move, not the placement.
@@ -191,7 +193,7 @@ class Replanner:
         self._remember(problem, now, planned=True)
         before = evaluate(problem, problem.current)
         after = evaluate(problem, limited)
-        verdict = _improvement(before, after, settings.min_gain)
+        verdict = _improvement(before, after, settings.min_gain, by_bytes=problem.traffic_model.sizes_known())
         cut = len(moves_between(problem.current, candidate.assignments))
         budget_note = ("" if left is None else f" (budget {settings.budget} per {settings.period_s:g} s, "
                        f"{left} left{'; ' + str(cut) + ' wanted' if cut > len(moved) else ''})")
@@ -256,8 +258,16 @@ class Replanner:
         )
 
 
-def _improvement(before: Mapping[str, float], after: Mapping[str, float], min_gain: float) -> str | None:
-    """Why ``after`` is better than ``before`` (a readable sentence), or None when it is not enough."""
+def _improvement(before: Mapping[str, float], after: Mapping[str, float], min_gain: float,
+                 by_bytes: bool = False) -> str | None:
+    """Why ``after`` is better than ``before`` (a readable sentence), or None when it is not enough.
+
+    Overload first; then traffic: with every tuple size known (``by_bytes``), the bytes between nodes
+    (``network``, Mbit/s) and only then the tuples between workers; without sizes, the tuples between
+    workers alone (an ack counts as much as a request there, so a tuple-weighted gate parted a spout
+    from its counts to keep small acks off the wire). A placement worse by ``min_gain`` on a traffic
+    measure earlier in that order is refused whatever it gains later; last, load distance.
+    """
     over_before, over_after = before["over_capacity"], after["over_capacity"]
     if over_before - over_after >= max(MIN_OVERLOAD_DROP, min_gain * over_before):
         return f"overload {over_before:.1f} -> {over_after:.1f}"
@@ -265,12 +275,15 @@ def _improvement(before: Mapping[str, float], after: Mapping[str, float], min_ga
         return None  # less overload, but not by enough to pay for the moves
     if over_after > over_before + EPSILON:
         return None
-    traffic_before, traffic_after = before["inter_worker"], after["inter_worker"]
-    if traffic_before > EPSILON and (traffic_before - traffic_after) / traffic_before >= min_gain:
-        return f"inter-worker traffic {traffic_before:.1f} -> {traffic_after:.1f}"
+    measures = ((("network", "inter-node traffic (Mbit/s)", 3),) if by_bytes else ()) + \
+        (("inter_worker", "inter-worker traffic", 1),)
+    for key, label, digits in measures:
+        traffic_before, traffic_after = before[key], after[key]
+        if traffic_after > traffic_before * (1 + min_gain) + EPSILON:
+            return None
+        if traffic_before > EPSILON and (traffic_before - traffic_after) / traffic_before >= min_gain:
+            return f"{label} {traffic_before:.{digits}f} -> {traffic_after:.{digits}f}"
     distance_before, distance_after = before["load_distance"], after["load_distance"]
-    traffic_worse = traffic_after > traffic_before * (1 + min_gain) + EPSILON
-    if distance_before > EPSILON and not traffic_worse and \
-            (distance_before - distance_after) / distance_before >= min_gain:
+    if distance_before > EPSILON and (distance_before - distance_after) / distance_before >= min_gain:
         return f"load distance {distance_before:.1f} -> {distance_after:.1f}"
     return None
