@@ -25,6 +25,10 @@ def test_schedulers_parse_and_a_wrong_one_is_named():
         parse_scheduler("planner:topdwn")
     with pytest.raises(ValueError, match="'fifo' is not default, ras or planner:NAME"):
         parse_scheduler("fifo")
+    bare = parse_scheduler("resource-aware+nohook")
+    assert (bare.nimbus, bare.hook, bare.label, bare.with_hook) == ("resource-aware", False, "ras+nohook", "ras")
+    assert parse_scheduler("planner:topdown+nohook").algorithm == "topdown"
+    assert parse_scheduler("ras").hook and parse_scheduler("ras").with_hook == "ras"
     with pytest.raises(ValueError, match="unknown nope"):
         parse_workloads("topk-link,nope")
 
@@ -85,6 +89,18 @@ def test_the_report_gives_medians_spreads_and_ratios(tmp_path):
     assert (out / "topk-link-400.png").stat().st_size > 10_000
     with (out / "cells.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 5
+
+
+def test_the_report_sets_each_scheduler_beside_itself_without_the_hook(tmp_path):
+    out = tmp_path / "e2e"
+    header = e2e.columns(SUPERVISORS)
+    for row in (cell("ras", 1, 380.0, 110.0), cell("ras+nohook", 1, 400.0, 100.0), cell("default", 1, 300.0, 900.0)):
+        e2e.append_cell(out / "cells.csv", header, row)
+    report = write_report(out, "storm-planner bench e2e").read_text()
+    assert "The metrics hook's cost" in report
+    (row,) = [line for line in report.splitlines() if line.startswith("| ras | 380")]
+    assert "-5.0 %" in row and "+10.0 %" in row
+    assert "| default | 300" not in report.split("The metrics hook's cost")[1]
 
 
 def test_link_mbit_overrides_every_link():

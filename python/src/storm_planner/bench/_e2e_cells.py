@@ -106,6 +106,8 @@ def _submit(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler,
     }
     if scheduler.algorithm:
         options["planner.algorithm"] = scheduler.algorithm
+    if not scheduler.hook:
+        options["planner.metrics.enabled"] = False
     # streamparse prints its upload progress; the command's standard output is its JSON answer alone.
     with contextlib.redirect_stdout(sys.stderr):
         return submit_project(bench.repo / workload.project, nimbus=bench.nimbus, topology=workload.topology,
@@ -114,7 +116,7 @@ def _submit(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler,
 
 def cell_name(workload: str, rate: float | str, scheduler: str, repetition: int | str) -> str:
     """A cell's file name: ``topk-link-400-planner-topdown-1``."""
-    return f"{workload}-{float(rate):g}-{scheduler.replace(':', '-')}-{repetition}"
+    return f"{workload}-{float(rate):g}-{scheduler.replace(':', '-').replace('+', '-')}-{repetition}"
 
 
 def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: float, scheduled: float,

@@ -69,7 +69,33 @@ def _section(out: Path, workload: str, rate: str, cells: list[dict[str, Any]]) -
     return (f"## {workload} at {rate} tuples/s\n\n"
             + markdown_table(header, rows, right=range(1, 18))
             + ("\n" + "\n".join(notes) + "\n" if notes else "")
+            + _hook_overhead(medians)
             + f"\n![{workload} at {rate} t/s]({out.name}/{plot.name})\n\n")
+
+
+def _hook_overhead(medians: dict[str, tuple[float, float]]) -> str:
+    """The metrics hook's cost: each scheduler with the hook against itself without (``+nohook``)."""
+    from storm_planner.bench._e2e_workloads import NO_HOOK
+
+    rows = []
+    for without in (s for s in medians if s.endswith(NO_HOOK)):
+        with_hook = without.removesuffix(NO_HOOK)
+        if with_hook in medians:
+            (t_on, p_on), (t_off, p_off) = medians[with_hook], medians[without]
+            rows.append([with_hook, _fmt(t_on), _fmt(t_off), _change(t_on, t_off), _fmt(p_on), _fmt(p_off),
+                         _change(p_on, p_off)])
+    if not rows:
+        return ""
+    header = ["scheduler", "t/s hook on", "t/s hook off", "throughput change", "p99 ms on", "p99 ms off",
+              "p99 change"]
+    return "\nThe metrics hook's cost (medians, hook on against off):\n\n" + markdown_table(header, rows,
+                                                                                             right=range(1, 7))
+
+
+def _change(on: float, off: float) -> str:
+    if math.isnan(on) or math.isnan(off) or off == 0:
+        return "–"
+    return f"{100.0 * (on - off) / off:+.1f} %"
 
 
 def _summary_row(scheduler: str, cells: list[dict[str, Any]], medians: dict[str, tuple[float, float]]) -> list:

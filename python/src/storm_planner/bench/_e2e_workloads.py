@@ -5,7 +5,9 @@ its offered rate (and a lower one for ``--quick``), each component's declared CP
 (Storm's ``topology.component.cpu.pcore.percent``, what the ResourceAwareScheduler and the planners
 account), ``topology.workers`` and ``topology.acker.executors``. A scheduler is ``default`` (Storm's
 DefaultScheduler), ``ras`` (Storm's ResourceAwareScheduler) or ``planner:NAME`` (the plugin asking the
-planner service for the registered planner NAME).
+planner service for the registered planner NAME). Any of them with ``+nohook`` runs the topology without
+the kit's metrics hook (``planner.metrics.enabled: false``): set beside the same scheduler with the hook,
+it measures what the hook costs a running topology.
 """
 from __future__ import annotations
 
@@ -57,27 +59,38 @@ WORKLOADS = {w.name: w for w in (TOPK_LINK, WORDCOUNT_LINK, JOIN_LINK)}
 
 @dataclass(frozen=True)
 class Scheduler:
-    label: str          # as given: default, ras, planner:topdown
+    label: str          # as given: default, ras, planner:topdown, ras+nohook
     nimbus: str         # the cluster description's scheduler: default, resource-aware, planner
     algorithm: str | None = None
+    hook: bool = True   # the kit's metrics hook in the topology
+
+    @property
+    def with_hook(self) -> str:
+        """The label of the same scheduler with the hook on (itself when the hook is on)."""
+        return self.label.removesuffix(NO_HOOK)
+
+
+NO_HOOK = "+nohook"
 
 
 def parse_scheduler(text: str) -> Scheduler:
-    """``default``, ``ras`` (or ``resource-aware``), ``planner:NAME``; a clear error for anything else."""
+    """``default``, ``ras`` (or ``resource-aware``), ``planner:NAME``, each optionally with ``+nohook``;
+    a clear error for anything else."""
     from storm_planner.planners import available
 
     text = text.strip()
-    if text == "default":
-        return Scheduler("default", "default")
-    if text in ("ras", "resource-aware"):
-        return Scheduler("ras", "resource-aware")
-    kind, _, algorithm = text.partition(":")
+    base, hook = (text.removesuffix(NO_HOOK), False) if text.endswith(NO_HOOK) else (text, True)
+    if base == "default":
+        return Scheduler(text, "default", hook=hook)
+    if base in ("ras", "resource-aware"):
+        return Scheduler("ras" + ("" if hook else NO_HOOK), "resource-aware", hook=hook)
+    kind, _, algorithm = base.partition(":")
     if kind == "planner" and algorithm:
         if algorithm not in available():
             raise ValueError(f"--schedulers: {text!r}: no planner {algorithm!r} (registered: "
                              f"{', '.join(sorted(available()))})")
-        return Scheduler(text, "planner", algorithm)
-    raise ValueError(f"--schedulers: {text!r} is not default, ras or planner:NAME")
+        return Scheduler(text, "planner", algorithm, hook=hook)
+    raise ValueError(f"--schedulers: {text!r} is not default, ras or planner:NAME (each may end in {NO_HOOK})")
 
 
 def parse_workloads(text: str) -> list[Workload]:
