@@ -37,8 +37,27 @@ def test_every_workload_makes_workers_ackers_and_declared_cpu_explicit():
     for workload in WORKLOADS.values():
         options = workload.options(workload.rate)
         assert options["topology.workers"] >= 1 and options["topology.acker.executors"] >= 1
-        assert all(options[f"worldcup.cpu.{c}"] > 0 for c in workload.cpu)
+        assert all(options[f"{workload.prefix}.cpu.{c}"] > 0 for c in workload.cpu)
     assert TOPK_LINK.options(400.0)["worldcup.replay_rate"] == 400.0
+
+
+def test_every_workload_names_its_topology_components_and_feeds(tmp_path):
+    """Declared CPU keys must name real components, and the feed options real spout keys: a typo would
+    leave a component at Storm's default or a spout without its feed, silently."""
+    import ast
+
+    repo = Path(__file__).resolve().parents[2]
+    for workload in WORKLOADS.values():
+        source = "\n".join(p.read_text() for p in (repo / workload.project / "src").rglob("*.py"))
+        names = {node.value for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Constant)
+                 and isinstance(node.value, str)}
+        assert set(workload.cpu) <= names, workload.name
+        assert {key for key in workload.feed_paths if key.endswith("feed")} <= names | {"feed"}, workload.name
+        options = workload.feed_options(tmp_path)
+        assert all(value.startswith(str(tmp_path)) for value in options.values())
+    assert WORKLOADS["bargains-link"].feed_options(tmp_path) == {
+        "bargains.trades_feed": str(tmp_path / "trades"), "bargains.quotes_feed": str(tmp_path / "quotes")}
+    assert WORKLOADS["trends-link"].feed_options(tmp_path) == {"trends.feed": str(tmp_path)}
 
 
 def test_repetitions_interleave():

@@ -53,8 +53,7 @@ class Bench:
     cluster: Any
     accounts: dict[str, Any]          # supervisor -> CpuAccount
     work: Path                        # cells' scratch (sinks, times)
-    feed: Path
-    catalogue: Path
+    feeds: dict[str, Path]            # feed kind -> the root its synthetic feeds were built under
     repo: Path
     latency_dir: Path                 # each cell's latency quantiles, for the CDF plot
     progress: Progress
@@ -98,7 +97,7 @@ def _submit(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler,
     prefix = workload.prefix
     options = {
         **workload.options(rate),
-        f"{prefix}.feed": str(bench.feed), f"{prefix}.catalogue": str(bench.catalogue),
+        **workload.feed_options(bench.feeds[workload.feed_kind]),
         f"{prefix}.sink": str(scratch / "sink.jsonl"), f"{prefix}.times_dir": str(scratch / "times"),
         f"{prefix}.stop_file": str(scratch / "stop"),
         # The workers' Python runs this checkout's kit (the spout's time log), whatever the venv holds.

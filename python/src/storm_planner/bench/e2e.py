@@ -22,9 +22,9 @@ Settings (defaults): ``--settle`` 20 s after the first acked tuple, ``--measure`
 60 s at most for the tuples in flight once the spout stops, ``--start-timeout`` 180 s at most from submission
 until the topology runs and again until its first acked tuple, ``--link-mbit`` the description's
 link rate (2 Mbit/s) for every link; ``--quick``: 10, 20 and 45 s, each workload's
-quick rate and a 30,000-request feed. The synthetic World Cup feed (``--feed-records``, default
-120,000: 400 t/s for five minutes) is built once with PySpark and kept under the state directory
-(``$STORM_PLANNER_STATE``/e2e-feeds).
+quick rate and a 30,000-record feed. Each workload's synthetic feeds (World Cup requests, tweets, or
+trades and quotes; ``--feed-records``, default 120,000: 400 t/s for five minutes) are built once per
+kind with PySpark and kept under the state directory (``$STORM_PLANNER_STATE``/e2e-feeds).
 """
 from __future__ import annotations
 
@@ -166,26 +166,31 @@ def _bench(args: argparse.Namespace, description, out: Path):
     from storm_planner.cluster import local_cluster, network
 
     network.check_available()
-    feed, catalogue = _feed(args)
+    feeds = _feeds(args, {workload.feed_kind for workload in parse_workloads(args.workloads)})
     timing = Timing(settle_s=args.settle, measure_s=args.measure, drain_s=args.drain, start_s=args.start_timeout)
     with tempfile.TemporaryDirectory(prefix="e2e-bench-") as work, contextlib.ExitStack() as stack:
         cluster = stack.enter_context(local_cluster(description, Path(work) / "cluster", free_ports=True, ui=False,
                                                     dashboard=False, progress=_progress))
         accounts = node_quotas(cluster, stack, "e2e", _progress)
-        yield Bench(cluster=cluster, accounts=accounts, work=Path(work) / "cells", feed=feed, catalogue=catalogue,
+        yield Bench(cluster=cluster, accounts=accounts, work=Path(work) / "cells", feeds=feeds,
                     repo=Path.cwd(), latency_dir=out / "latency", progress=_progress, timing=timing)
 
 
-def _feed(args: argparse.Namespace) -> tuple[Path, Path]:
-    """The synthetic World Cup feed, built once per (records, seed) and kept for later runs."""
-    from storm_planner.bench._cluster_common import build_feed
+def _feeds(args: argparse.Namespace, kinds: set[str]) -> dict[str, Path]:
+    """The synthetic feeds of each kind the workloads replay, built once per (kind, records, seed) and kept
+    for later runs."""
+    from storm_planner.bench._cluster_common import build_synthetic_feeds
     from storm_planner.cluster.locations import default_state_root
 
     records = args.feed_records or (QUICK_FEED_RECORDS if args.quick else FEED_RECORDS)
-    root = default_state_root() / "e2e-feeds" / f"worldcup-{records}-{args.seed}"
-    if (root / "catalogue.jsonl").exists() and (root / "requests").is_dir():
-        return root / "requests", root / "catalogue.jsonl"
-    return build_feed(root, args.seed, records, _progress)
+    feeds = {}
+    for kind in sorted(kinds):
+        root = default_state_root() / "e2e-feeds" / f"{kind}-{records}-{args.seed}"
+        legacy = kind == "worldcup" and (root / "catalogue.jsonl").exists() and (root / "requests").is_dir()
+        if not ((root / ".complete").exists() or legacy):
+            build_synthetic_feeds(root, kind, args.seed, records, _progress)
+        feeds[kind] = root
+    return feeds
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -226,7 +231,7 @@ def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--cluster", default=str(DEFAULT_CLUSTER), help="cluster description (default: %(default)s)")
     parser.add_argument("--link-mbit", type=float, default=None,
                         help="every emulated link at this rate (default: the description's, 2 Mbit/s)")
-    parser.add_argument("--feed-records", type=int, default=None, help=f"synthetic requests (default "
+    parser.add_argument("--feed-records", type=int, default=None, help=f"synthetic records per feed (default "
                                                                        f"{FEED_RECORDS:,}; --quick {QUICK_FEED_RECORDS:,})")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--report-only", action="store_true", help="rewrite the report from cells.csv, run nothing")
