@@ -82,6 +82,13 @@ def test_an_executor_number_is_refused_naming_the_executor(served, field, value)
     ("planner.max.migrations", "-3", "must not be below 0"),
     ("planner.max.cpu.utilisation", "nan", "is not a finite number"),
     ("planner.topdown.time_limit_s", "nan", "is not a finite number"),
+    # read by the metrics source, the re-planner and the rebalancer: the same policy (core.settings)
+    ("planner.metrics.windows", "0", "must be positive"),
+    ("planner.metrics.traffic.unit", "bits", "is not one of tuples, bytes"),
+    ("planner.replan.threshold", "-0.5", "must not be below 0"),
+    ("planner.replan", "maybe", "is not true or false"),
+    ("planner.rebalance.cooldown.secs", "soon", "is not a number"),
+    ("planner.system.streams", "sometimes", "is not true or false"),
 ])
 def test_a_bad_option_gets_bad_request_not_internal(served, key, value, says):
     client, _ = served

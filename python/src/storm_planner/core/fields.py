@@ -49,3 +49,23 @@ def positive(value: Any, where: str, error: type[ProblemError] = ProblemError) -
     if result <= 0:
         raise error(f"{where}: must be positive, got {value!r}")
     return result
+
+
+def finite(value: Any, what: str, *, minimum: float | None = None, positive: bool = False,
+           given: Any = None, error: type[ProblemError] = ProblemError) -> float | None:
+    """``value`` as a float (None stays None): finite, at least ``minimum``, above zero when ``positive``.
+    Messages show ``given`` (what the request said, when ``value`` was converted from it) or ``value``."""
+    if value is None:
+        return None
+    shown = f"{what}={given}" if given is not None else f"{what}={value!r}"
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise error(f"{shown} is not a number") from None
+    if not math.isfinite(number):
+        raise error(f"{shown} is not a finite number")
+    if positive and number <= 0:
+        raise error(f"{shown} must be positive")
+    if minimum is not None and number < minimum:
+        raise error(f"{shown} must not be below {minimum:g}")
+    return number

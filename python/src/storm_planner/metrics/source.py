@@ -7,15 +7,12 @@
 empty (the service then uses its estimates) and the notes say why: no windows
 yet, all stale, corrupt znodes, ZooKeeper unreachable.
 
-Topology options (``planner.*`` keys of the topology conf; defaults in brackets):
-``planner.metrics.enabled`` [true], ``planner.metrics.windows`` [3],
-``planner.metrics.stale.secs`` [3 periods, at least 30], ``planner.metrics.traffic.unit``
-[tuples; or bytes], ``planner.metrics.min.coverage`` [0.5: the share of executors that must have
-a usable window before measured figures replace the estimates; fewer means workers are still
-starting], ``planner.executor.cost`` [10: load of an executor nothing is known about],
-``planner.network.tuple.overhead.bytes`` [40: wire bytes per tuple beyond the hook's payload estimate],
-``planner.metrics.worker.cpu`` [true: a worker's CPU beyond its executors' threads counts in their loads;
-false: executor threads and subprocesses only].
+Topology options read here (types, defaults and ranges: :mod:`storm_planner.core.settings`, the table
+in ``docs/settings.md``): ``planner.metrics.enabled``, ``planner.metrics.windows``,
+``planner.metrics.stale.secs``, ``planner.metrics.traffic.unit``, ``planner.metrics.min.coverage`` (the
+share of executors that must have a usable window before measured figures replace the estimates; fewer
+means workers are still starting), ``planner.executor.cost`` (load of an executor nothing is known about),
+``planner.network.tuple.overhead.bytes`` and ``planner.metrics.worker.cpu``.
 
 ``tuple_bytes`` gives, per measured component pair, the bytes one tuple costs on the wire (the hook's
 payload estimate plus that overhead): the streams' ``tuple_bytes``, from which planners and the
@@ -33,9 +30,10 @@ import logging
 import time
 from typing import Any, Iterable, Mapping
 
+from storm_planner.core import settings
 from storm_planner.core.problem import Executor, Traffic
 from storm_planner.metrics.derive import (
-    DEFAULT_STALE_PERIODS, DEFAULT_STATE_MB, DEFAULT_WINDOWS, MIN_STALE_S, Measurement, measure,
+    DEFAULT_STALE_PERIODS, DEFAULT_STATE_MB, MIN_STALE_S, Measurement, measure,
 )
 from storm_planner.metrics.network_use import (
     DEFAULT_TUPLE_OVERHEAD_BYTES, NodeTraffic, host_link_use, link_use_besides, summed, topology_network_use,
@@ -44,19 +42,8 @@ from storm_planner.metrics.store import MetricsStore, StoreView
 
 log = logging.getLogger("storm_planner.metrics")
 
-DEFAULT_MIN_COVERAGE = 0.5
+DEFAULT_MIN_COVERAGE = settings.METRICS_MIN_COVERAGE.default
 NETWORK_USE_TTL_S = 1.0   # one scheduling round plans many topologies: sum the links once per round
-
-
-def _option(options: Mapping[str, str], key: str, kind, default):
-    raw = options.get(key)
-    if raw is None or str(raw).strip() == "":
-        return default
-    try:
-        return kind(str(raw).strip())
-    except ValueError:
-        log.warning("topology option %s=%r is not a %s; using %r", key, raw, kind.__name__, default)
-        return default
 
 
 def node_speeds(nodes: Iterable[Any]) -> dict[str, float]:
@@ -91,7 +78,7 @@ class StoreMetricsSource:
         answer = self._own_figures(spec, nodes)
         if answer is not None:
             options = dict(spec.options or {})
-            overhead = _option(options, "planner.network.tuple.overhead.bytes", float, DEFAULT_TUPLE_OVERHEAD_BYTES)
+            overhead = settings.TUPLE_OVERHEAD_BYTES.read(options)
             answer["node_bandwidth"] = self.others_network_use(spec.id, overhead)
             if answer.get("tuple_bytes"):   # on the wire: the payload and Storm's envelope
                 answer["tuple_bytes"] = {pair: size + overhead for pair, size in answer["tuple_bytes"].items()}
@@ -120,7 +107,7 @@ class StoreMetricsSource:
 
     def _own_figures(self, spec: Any, nodes: Iterable[Any]) -> dict[str, Any] | None:
         options = dict(spec.options or {})
-        if str(options.get("planner.metrics.enabled", "true")).strip().lower() == "false":
+        if not settings.METRICS_ENABLED.read(options):
             return {"executors": [], "traffic": [], "notes": ["metrics off for this topology (planner.metrics.enabled: false)"]}
         view = self.store.view(spec.id)
         measurement = self.measurement(spec, nodes, view)
@@ -136,7 +123,7 @@ class StoreMetricsSource:
                 notes.extend(measurement.notes)
             return {"executors": [], "traffic": [], "notes": notes}
         coverage = measurement.measured_count / max(1, len(spec.executors))
-        min_coverage = _option(options, "planner.metrics.min.coverage", float, DEFAULT_MIN_COVERAGE)
+        min_coverage = settings.METRICS_MIN_COVERAGE.read(options)
         if coverage < min_coverage:
             notes.append(f"metrics for only {measurement.measured_count} of {len(spec.executors)} executors "
                          f"(below planner.metrics.min.coverage {min_coverage:g}): not used yet")
@@ -160,19 +147,18 @@ class StoreMetricsSource:
         if not view.windows:
             return None
         options = dict(spec.options or {})
-        unit = str(options.get("planner.metrics.traffic.unit", "tuples")).strip().lower()
         return measure(
             spec.id,
             view.windows,
             [(e.id, e.component) for e in spec.executors],
             node_speed=node_speeds(nodes),
-            last=_option(options, "planner.metrics.windows", int, DEFAULT_WINDOWS),
-            stale_after_s=_option(options, "planner.metrics.stale.secs", float, None),
+            last=settings.METRICS_WINDOWS.read(options),
+            stale_after_s=settings.METRICS_STALE_SECS.read(options),
             use_stale=not view.connected,
-            unit="bytes" if unit == "bytes" else "tuples",
-            fallback_load=_option(options, "planner.executor.cost", float, 10.0),
+            unit=settings.METRICS_TRAFFIC_UNIT.read(options),
+            fallback_load=settings.EXECUTOR_COST.read(options),
             now_ms=self.clock() * 1000,
-            worker_cpu=str(options.get("planner.metrics.worker.cpu", "true")).strip().lower() != "false",
+            worker_cpu=settings.METRICS_WORKER_CPU.read(options),
         )
 
     def _connection_notes(self, view: StoreView, measurement: Measurement | None) -> list[str]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 
 from storm_planner.cli import CommandError
@@ -25,6 +26,11 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
     add_serve_arguments(serve)
     serve.set_defaults(handler=serve_command)
+
+    listing = subparsers.add_parser("settings", help="every planner.* key: type, default, range, who reads it "
+                                                     "(the page docs/settings.md is)")
+    listing.add_argument("--json", action="store_true", help="as a JSON list instead of the Markdown page")
+    listing.set_defaults(handler=settings_command)
 
     health = subparsers.add_parser("health", help="ask a running planner service how it is")
     health.add_argument("--host", default=DEFAULT_HOST)
@@ -105,6 +111,14 @@ def serve_command(args: argparse.Namespace) -> int:
         serve(args.host, args.port, args.default_algorithm, plan_log=args.plan_log,
               metrics=metrics, replanner=replanner, nimbus=args.nimbus, limits=limits,
               plan_log_max_line_mb=max_line_mb)
+    return 0
+
+
+def settings_command(args: argparse.Namespace) -> int:
+    from storm_planner.core import settings
+
+    print(json.dumps(settings.as_json(), indent=2) if args.json else settings.settings_page(), end="" if not args.json
+          else "\n")
     return 0
 
 

@@ -19,6 +19,7 @@ from itertools import repeat
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
+from storm_planner.core import settings
 from storm_planner.core.errors import ProblemError
 from storm_planner.service.checks import check_node, check_topology, meta_number, option
 from storm_planner.core.plan import Plan
@@ -39,21 +40,10 @@ from storm_planner.core.system_streams import (
     prior_rates,
     with_system_streams,
 )
-from storm_planner.metrics.network_use import DEFAULT_TUPLE_OVERHEAD_BYTES
 from storm_planner.service.contract import planner_thrift as T
 
-DEFAULT_EXECUTOR_COST = 10.0
+DEFAULT_EXECUTOR_COST = settings.EXECUTOR_COST.default
 DEFAULT_STREAM_RATE = 1.0   # before core.system_streams.prior_rates propagates it from the spouts
-# planner.* topology conf keys that map onto Options fields.
-# (field, type, must be above zero); every value is finite and not negative (service.checks.option).
-_OPTION_KEYS = {
-    "planner.max.migrations": ("max_migrations", int, False),
-    "planner.max.migration.cost": ("max_migration_cost", float, False),
-    "planner.time.limit.secs": ("time_limit_s", float, True),
-    "planner.seed": ("seed", int, False),
-    "planner.max.cpu.utilisation": ("max_cpu_utilisation", float, True),
-    "planner.max.bandwidth.utilisation": ("max_bandwidth_utilisation", float, True),
-}
 
 
 def node_from_thrift(node: Any, ports: Iterable[int], held: tuple[float, float] = (0.0, 0.0)) -> Node:
@@ -162,6 +152,7 @@ def problem_from_thrift(
         nodes = RequestNodes(nodes)
     check_topology(spec)
     options = dict(spec.options or {})
+    settings.check_service_options(options)  # a bad value refuses the topology before anything is built
     current = {
         executor: Slot(slot.node_id, slot.port) for executor, slot in (spec.current or {}).items()
     }
@@ -175,7 +166,7 @@ def problem_from_thrift(
         problem_nodes = _with_link_use(problem_nodes, measured["node_bandwidth"])
     node_ids = {n.id for n in problem_nodes}
 
-    cost = option(options, "planner.executor.cost", float, DEFAULT_EXECUTOR_COST)
+    cost = settings.EXECUTOR_COST.read(options)
     components = tuple(
         Component(
             id=c.id,
@@ -198,21 +189,19 @@ def problem_from_thrift(
     else:
         # Without metrics an executor's load is what it declares (Storm's RAS accounting), unless
         # the topology sets planner.executor.cost.
-        fixed_cost = "planner.executor.cost" in options
+        fixed_cost = settings.EXECUTOR_COST.is_set(options)
         # Positional tuples made in C (tuple.__new__): tens of thousands of executors per request.
         executors = tuple(map(tuple.__new__, repeat(Executor), (
             (e.id, e.component, cost if fixed_cost or e.cpu is None else float(e.cpu), 1.0,
              0.0 if e.memory_mb is None else float(e.memory_mb), None if e.cpu is None else float(e.cpu))
             for e in spec.executors)))
         traffic = ()  # the streams carry it, at component level (core.traffic)
-    extra = {k: v for k, v in options.items() if k not in _OPTION_KEYS}
+    extra = settings.without_fields(options)
     if spec.num_workers:
         extra["workers"] = spec.num_workers
     if spec.name:
         extra["topology.name"] = spec.name  # as in Storm's conf; a rebalance names the topology by it
-    known_options = {field: option(options, key, kind, positive=positive)
-                     for key, (field, kind, positive) in _OPTION_KEYS.items() if key in options}
-    known_options = {field: value for field, value in known_options.items() if value is not None}
+    known_options = settings.options_fields(options)
     return Problem(
         nodes=tuple(problem_nodes),
         topology_id=spec.id,
@@ -232,7 +221,7 @@ def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str,
     """The topology's declared streams with prior rates, plus the traffic Storm adds by itself (the acker's,
     the metrics consumers'), unless ``planner.system.streams`` is false (:mod:`storm_planner.core.system_streams`)."""
     known = {c.id for c in components}
-    default_size = option(options, "planner.tuple.bytes", float, 0.0)
+    default_size = settings.TUPLE_BYTES.read(options)
     declared = tuple(
         Stream(
             source=s.from_component,
@@ -246,22 +235,12 @@ def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str,
         if s.from_component in known and s.to_component in known
     )
     declared = prior_rates(components, declared)
-    if not _flag(options, "planner.system.streams", True):
+    if not settings.SYSTEM_STREAMS.read(options):
         return declared
-    overhead = option(options, "planner.network.tuple.overhead.bytes", float, DEFAULT_TUPLE_OVERHEAD_BYTES)
+    overhead = settings.TUPLE_OVERHEAD_BYTES.read(options)
     bucket = option(options, "topology.builtin.metrics.bucket.size.secs", float, DEFAULT_METRICS_BUCKET_S)
     return with_system_streams(components, declared, ack_bytes=ACK_PAYLOAD_BYTES + overhead, sizes=sizes,
                                metrics_bucket_s=bucket)
-
-
-def _flag(options: Mapping[str, str], key: str, default: bool) -> bool:
-    raw = options.get(key)
-    if raw is None or str(raw).strip() == "":
-        return default
-    value = str(raw).strip().lower()
-    if value not in ("true", "false"):
-        raise ProblemError(f"topology option {key}={raw!r} is not true or false")
-    return value == "true"
 
 
 def _declared(executor: Any) -> dict[str, float]:

@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from storm_planner import __version__
+from storm_planner.core import settings
 from storm_planner.core.errors import PlanningError, ProblemError
 from storm_planner.adaptation.state import StatefulRunner
 from storm_planner.core.problem import Problem
@@ -159,6 +160,7 @@ class PlannerHandler:
         try:
             if remaining <= 0:
                 raise TimeoutError
+            settings.check_service_options(spec.options or {})  # refused before metrics are read for it
             measured = self._measure(spec, request.nodes)
             problem = self._problem(spec, nodes, remaining, measured, held)
             future = self._pool.submit(self.replanner.plan if self.replanner else self._run, problem, algorithm)
