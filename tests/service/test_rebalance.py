@@ -18,7 +18,8 @@ from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.generators.nasiri import micro_profile
 from storm_planner.service.client import connect
 from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.handler import PlannerHandler, read_plan_log
+from storm_planner.service.handler import PlannerHandler
+from storm_planner.service.planlog import read_plan_log
 from storm_planner.service.rebalance import (
     AutoRebalancer,
     RebalanceSettings,

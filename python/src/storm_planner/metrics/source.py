@@ -2,10 +2,10 @@
 
 :class:`StoreMetricsSource` answers ``measure(spec, nodes)`` for
 :class:`~storm_planner.service.handler.PlannerHandler` from a
-:class:`~storm_planner.metrics.store.MetricsStore`: ``{"executors": [Executor...],
-"traffic": [Traffic...], "notes": [...]}``. With nothing usable the lists are
-empty (the service then uses its estimates) and the notes say why: no windows
-yet, all stale, corrupt znodes, ZooKeeper unreachable.
+:class:`~storm_planner.metrics.store.MetricsStore`: a
+:class:`~storm_planner.metrics.measured.MeasuredTopology`. With nothing usable it has no executors
+(the service then uses its estimates) and its notes say why: no windows yet, all stale, corrupt
+znodes, ZooKeeper unreachable.
 
 Topology options read here (types, defaults and ranges: :mod:`storm_planner.core.settings`, the table
 in ``docs/settings.md``): ``planner.metrics.enabled``, ``planner.metrics.windows``,
@@ -26,12 +26,15 @@ The flows of every topology the store knows are summed at most once a second (on
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
+from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from storm_planner.core import settings
 from storm_planner.core.problem import Executor, Traffic
+from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.metrics.derive import (
     DEFAULT_STALE_PERIODS, DEFAULT_STATE_MB, MIN_STALE_S, Measurement, measure,
 )
@@ -66,23 +69,21 @@ class StoreMetricsSource:
         self.clock = clock
         self._network: tuple | None = None   # (when, overhead, flows per topology, all flows, host links)
 
-    def measure(self, spec: Any, nodes: Iterable[Any] = ()) -> dict[str, Any] | None:
+    def measure(self, spec: Any, nodes: Iterable[Any] = ()) -> MeasuredTopology:
         try:
             return self._measure(spec, nodes)
         except Exception as error:  # noqa: BLE001 - metrics trouble must never cost a plan
             log.exception("metrics for %s failed", spec.id)
-            return {"executors": [], "traffic": [],
-                    "notes": [f"metrics unavailable ({type(error).__name__}: {error}): loads and rates are estimates"]}
+            return MeasuredTopology.estimates(
+                f"metrics unavailable ({type(error).__name__}: {error}): loads and rates are estimates")
 
-    def _measure(self, spec: Any, nodes: Iterable[Any]) -> dict[str, Any] | None:
+    def _measure(self, spec: Any, nodes: Iterable[Any]) -> MeasuredTopology:
         answer = self._own_figures(spec, nodes)
-        if answer is not None:
-            options = dict(spec.options or {})
-            overhead = settings.TUPLE_OVERHEAD_BYTES.read(options)
-            answer["node_bandwidth"] = self.others_network_use(spec.id, overhead)
-            if answer.get("tuple_bytes"):   # on the wire: the payload and Storm's envelope
-                answer["tuple_bytes"] = {pair: size + overhead for pair, size in answer["tuple_bytes"].items()}
-        return answer
+        overhead = settings.TUPLE_OVERHEAD_BYTES.read(dict(spec.options or {}))
+        # On the wire a tuple costs its payload and Storm's envelope.
+        return dataclasses.replace(
+            answer, node_bandwidth=MappingProxyType(self.others_network_use(spec.id, overhead)),
+            tuple_bytes=MappingProxyType({pair: size + overhead for pair, size in answer.tuple_bytes.items()}))
 
     def others_network_use(self, topology_id: str,
                            tuple_overhead_bytes: float = DEFAULT_TUPLE_OVERHEAD_BYTES) -> dict[str, float]:
@@ -105,10 +106,10 @@ class StoreMetricsSource:
                   for node, total in everyone.items()}
         return link_use_besides(own, others, hosts)
 
-    def _own_figures(self, spec: Any, nodes: Iterable[Any]) -> dict[str, Any] | None:
+    def _own_figures(self, spec: Any, nodes: Iterable[Any]) -> MeasuredTopology:
         options = dict(spec.options or {})
         if not settings.METRICS_ENABLED.read(options):
-            return {"executors": [], "traffic": [], "notes": ["metrics off for this topology (planner.metrics.enabled: false)"]}
+            return MeasuredTopology.estimates("metrics off for this topology (planner.metrics.enabled: false)")
         view = self.store.view(spec.id)
         measurement = self.measurement(spec, nodes, view)
         notes = list(self._connection_notes(view, measurement))
@@ -121,26 +122,25 @@ class StoreMetricsSource:
                 notes.append("no metrics in ZooKeeper for this topology yet (is the metrics hook on?)")
             elif measurement is not None:
                 notes.extend(measurement.notes)
-            return {"executors": [], "traffic": [], "notes": notes}
+            return MeasuredTopology.estimates(*notes)
         coverage = measurement.measured_count / max(1, len(spec.executors))
         min_coverage = settings.METRICS_MIN_COVERAGE.read(options)
         if coverage < min_coverage:
             notes.append(f"metrics for only {measurement.measured_count} of {len(spec.executors)} executors "
                          f"(below planner.metrics.min.coverage {min_coverage:g}): not used yet")
-            return {"executors": [], "traffic": [], "notes": notes}
+            return MeasuredTopology.estimates(*notes)
         notes.extend(measurement.notes)
-        return {
-            "executors": [
+        return MeasuredTopology(
+            executors=tuple(
                 Executor(id=f.executor, component=f.component, load=round(f.load, 3),
                          state_size=f.state_mb if f.state_mb is not None else DEFAULT_STATE_MB)
-                for f in (measurement.executors[e.id] for e in spec.executors)
-            ],
-            "traffic": [Traffic(a, b, round(rate, 6)) for (a, b), rate in sorted(measurement.traffic.items())
-                        if rate > 0],
-            "tuple_bytes": measurement.tuple_bytes,
-            "notes": notes,
-            "measurement": measurement,
-        }
+                for f in (measurement.executors[e.id] for e in spec.executors)),
+            traffic=tuple(Traffic(a, b, round(rate, 6)) for (a, b), rate in sorted(measurement.traffic.items())
+                          if rate > 0),
+            tuple_bytes=MappingProxyType(dict(measurement.tuple_bytes)),
+            notes=tuple(notes),
+            measurement=measurement,
+        )
 
     def measurement(self, spec: Any, nodes: Iterable[Any], view: StoreView | None = None) -> Measurement | None:
         view = view or self.store.view(spec.id)

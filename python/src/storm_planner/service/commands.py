@@ -104,13 +104,15 @@ def serve_command(args: argparse.Namespace) -> int:
     limits = _limits(args)
     max_line_mb = _plan_log_max_line_mb(args)
     from storm_planner.service.metrics import metrics_for_serve
+    from storm_planner.service.runner import PlannerRunner
     from storm_planner.service.server import hold_stop_signals
 
     hold_stop_signals()  # before the metrics store starts its threads
-    with metrics_for_serve(args) as (metrics, replanner):
+    runner = PlannerRunner()  # built first: the handler and the re-planner plan through it
+    with metrics_for_serve(args, runner) as (metrics, replanner):
         serve(args.host, args.port, args.default_algorithm, plan_log=args.plan_log,
               metrics=metrics, replanner=replanner, nimbus=args.nimbus, limits=limits,
-              plan_log_max_line_mb=max_line_mb)
+              plan_log_max_line_mb=max_line_mb, runner=runner)
     return 0
 
 

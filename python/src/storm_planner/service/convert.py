@@ -1,9 +1,8 @@
 """Thrift structs <-> planner core objects.
 
 A request carries several topologies; each becomes one :class:`Problem`. The
-slots a topology may use are the node's free ports plus the ports it already
-holds; slots promised to an earlier topology of the same request are taken out
-(``taken``), so two topologies never get the same slot in one round.
+nodes a topology sees (its free slots, what the request's other topologies hold)
+come from :class:`~storm_planner.service.request_state.RequestState`.
 
 Loads: when the metrics store has nothing for a topology, each executor gets its
 declared CPU (or ``planner.executor.cost``, default 10 % of a core) and each
@@ -17,11 +16,13 @@ import dataclasses
 
 from itertools import repeat
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from storm_planner.core import settings
 from storm_planner.core.errors import ProblemError
-from storm_planner.service.checks import check_node, check_topology, meta_number, option
+from storm_planner.metrics.measured import MeasuredTopology
+from storm_planner.service.checks import check_topology, option
+from storm_planner.service.request_state import RequestState
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import (
     BOLT,
@@ -46,89 +47,6 @@ DEFAULT_EXECUTOR_COST = settings.EXECUTOR_COST.default
 DEFAULT_STREAM_RATE = 1.0   # before core.system_streams.prior_rates propagates it from the spouts
 
 
-def node_from_thrift(node: Any, ports: Iterable[int], held: tuple[float, float] = (0.0, 0.0)) -> Node:
-    """A supervisor as a problem node; ``held`` is (CPU %, MB) that other topologies of the request hold."""
-    check_node(node)
-    meta = dict(node.meta or {})
-    speed = meta_number(node, meta, "speed")
-    return Node(
-        id=node.id,
-        capacity=float(node.cpu_capacity) if node.cpu_capacity and node.cpu_capacity > 0 else 100.0,
-        machine_type=meta.get("machine.type", "default"),
-        speed=speed if speed and speed > 0 else 1.0,
-        slots=tuple(sorted(set(ports))),
-        memory=float(node.memory_mb) if node.memory_mb and node.memory_mb > 0 else None,
-        host=node.host,
-        used_cpu=float(node.used_cpu or 0.0) + held[0],
-        used_memory=float(node.used_memory_mb or 0.0) + held[1],
-        bandwidth=_bandwidth(node, meta),
-        used_bandwidth=float(node.used_bandwidth_mbit or 0.0),
-    )
-
-
-def _bandwidth(node: Any, meta: Mapping[str, str]) -> float | None:
-    """The node's link capacity in Mbit/s: the request's field, else scheduler meta ``network.bandwidth.mbit``."""
-    bandwidth = node.bandwidth_mbit if node.bandwidth_mbit is not None else meta_number(
-        node, meta, "network.bandwidth.mbit")
-    return float(bandwidth) if bandwidth is not None and bandwidth > 0 else None
-
-
-class RequestNodes:
-    """A request's supervisors as problem nodes, converted once for all its topologies.
-
-    Per topology only the nodes that differ from the request's view are built again: those where
-    earlier plans of the request took slots, where the topology runs now, or where the request's
-    other topologies hold resources. O(nodes) a topology, mostly dictionary look-ups, instead of
-    converting every node and filtering every port each time.
-    """
-
-    def __init__(self, nodes: Iterable[Any]) -> None:
-        self.nodes = list(nodes)
-        self._position = {n.id: k for k, n in enumerate(self.nodes)}
-        self._free = {n.id: frozenset(n.free_ports) for n in self.nodes}
-        self._taken: dict[str, set[int]] = {}
-        # Per node, the last view built and what it was built from: consecutive topologies of a
-        # request see most nodes alike (a plan changes only the nodes it lands on).
-        self._last: dict[str, tuple[tuple, Node | None]] = {}
-        self._view: list[Node | None] | None = None   # the last answer, by node position
-        self._taken_since: set[str] = set()           # nodes whose taken ports changed since it
-        self._previous_own: set[str] = set()
-
-    def take(self, node_id: str, port: int) -> None:
-        """A plan of this request uses the slot: later topologies must not."""
-        self._taken.setdefault(node_id, set()).add(port)
-        self._taken_since.add(node_id)
-
-    def for_topology(self, own_ports: Mapping[str, set[int]],
-                     held: Mapping[str, tuple[float, float]]) -> list[Node]:
-        """The nodes as this topology sees them (those with no slot for it left out), in request order.
-
-        When ``held`` says which nodes changed since the previous call (``held.changed``, as the
-        service's ledger does), only those, the nodes whose ports were taken since and the nodes of
-        this and the previous topology's own slots are looked at: O(changed) instead of O(nodes).
-        """
-        changed = getattr(held, "changed", None)
-        if self._view is None or changed is None:
-            self._view = [self._node_view(node, own_ports, held) for node in self.nodes]
-        else:
-            for node_id in changed | self._taken_since | self._previous_own | set(own_ports):
-                position = self._position.get(node_id)
-                if position is not None:
-                    self._view[position] = self._node_view(self.nodes[position], own_ports, held)
-        self._taken_since, self._previous_own = set(), set(own_ports)
-        return list(filter(None, self._view))
-
-    def _node_view(self, node: Any, own_ports: Mapping[str, set[int]],
-                   held: Mapping[str, tuple[float, float]]) -> Node | None:
-        taken, own, extra = self._taken.get(node.id), own_ports.get(node.id), held.get(node.id)
-        key = (len(taken) if taken else 0, frozenset(own) if own else None, extra or (0.0, 0.0))
-        last = self._last.get(node.id)
-        if last is None or last[0] != key:  # ports only ever get taken: their count tells
-            ports = (self._free[node.id] - taken if taken else self._free[node.id]) | (own or set())
-            last = self._last[node.id] = (key, node_from_thrift(node, ports, key[2]) if ports else None)
-        return last[1]
-
-
 def _with_link_use(nodes: list[Node], link_use: Mapping[str, float]) -> list[Node]:
     """Add what is already used on each node's link besides this topology (measured: other topologies'
     flows, the host's traffic) to its ``used_bandwidth``; only nodes with such use are copied."""
@@ -138,32 +56,27 @@ def _with_link_use(nodes: list[Node], link_use: Mapping[str, float]) -> list[Nod
 
 def problem_from_thrift(
     spec: Any,
-    nodes: RequestNodes | list[Any],
-    measured: Mapping[str, Any] | None = None,
-    held: Mapping[str, tuple[float, float]] | None = None,
+    nodes: RequestState | list[Any],
+    measured: MeasuredTopology | None = None,
 ) -> Problem:
     """One TopologySpec of a request -> Problem.
 
-    ``nodes`` knows which slots earlier plans of the request took; ``measured`` may carry
-    executors/traffic; ``held`` is, per node, the declared (CPU %, MB) that the request's other
-    topologies hold there (on top of the node's ``used_*``: topologies outside the request).
+    ``nodes`` is the request's state (:class:`RequestState`: which slots earlier plans of the request took,
+    what its other topologies hold on each node), or the request's nodes alone; ``measured`` may carry
+    measured executors and traffic (:class:`~storm_planner.metrics.measured.MeasuredTopology`).
     """
-    if not isinstance(nodes, RequestNodes):
-        nodes = RequestNodes(nodes)
+    state = nodes if isinstance(nodes, RequestState) else RequestState(nodes)
     check_topology(spec)
     options = dict(spec.options or {})
     settings.check_service_options(options)  # a bad value refuses the topology before anything is built
     current = {
         executor: Slot(slot.node_id, slot.port) for executor, slot in (spec.current or {}).items()
     }
-    own_ports: dict[str, set[int]] = {}
-    for slot in current.values():
-        own_ports.setdefault(slot.node, set()).add(slot.port)
-    problem_nodes = nodes.for_topology(own_ports, held or {})
+    problem_nodes = state.view_for(spec)
     if not problem_nodes:
         raise ProblemError("no free slot on any live supervisor")
-    if measured and measured.get("node_bandwidth"):
-        problem_nodes = _with_link_use(problem_nodes, measured["node_bandwidth"])
+    if measured is not None and measured.node_bandwidth:
+        problem_nodes = _with_link_use(problem_nodes, measured.node_bandwidth)
     node_ids = {n.id for n in problem_nodes}
 
     cost = settings.EXECUTOR_COST.read(options)
@@ -181,11 +94,12 @@ def problem_from_thrift(
     for executor in spec.executors:
         if executor.component not in known:
             raise ProblemError(f"executor {executor.id} belongs to unknown component {executor.component!r}")
-    streams = _streams(spec, components, options, (measured or {}).get("tuple_bytes") or {})
-    if measured and measured.get("executors"):
+    measured = measured if measured is not None and measured.measured else None
+    streams = _streams(spec, components, options, measured.tuple_bytes if measured else {})
+    if measured:
         declared = {e.id: _declared(e) for e in spec.executors}
-        executors = tuple(e._replace(**declared.get(e.id, {})) for e in measured["executors"])
-        traffic = tuple(measured.get("traffic") or ())
+        executors = tuple(e._replace(**declared.get(e.id, {})) for e in measured.executors)
+        traffic = measured.traffic
     else:
         # Without metrics an executor's load is what it declares (Storm's RAS accounting), unless
         # the topology sets planner.executor.cost.
@@ -212,7 +126,7 @@ def problem_from_thrift(
         current=MappingProxyType({e: s for e, s in current.items() if s.node in node_ids}),
         options=Options(extra=MappingProxyType(extra), **known_options,
                         worker_max_heap_mb=float(spec.worker_max_heap_mb) if spec.worker_max_heap_mb else None),
-        measured=bool(measured and measured.get("executors")),
+        measured=measured is not None,
     )
 
 
@@ -251,19 +165,6 @@ def _declared(executor: Any) -> dict[str, float]:
     if executor.memory_mb is not None:
         out["memory"] = float(executor.memory_mb)
     return out
-
-
-def declared_use(spec: Any, assignments: Mapping[str, Any]) -> dict[str, list[float]]:
-    """Per node, the declared [CPU %, MB] of ``spec``'s executors placed by ``assignments`` (id → Thrift slot)."""
-    per_node: dict[str, list[float]] = {}
-    for executor in spec.executors:
-        slot = assignments.get(executor.id)
-        if slot is None:
-            continue
-        use = per_node.setdefault(slot.node_id, [0.0, 0.0])
-        use[0] += float(executor.cpu or 0.0)
-        use[1] += float(executor.memory_mb or 0.0)
-    return per_node
 
 
 def plan_to_thrift(topology_id: str, plan: Plan) -> Any:
