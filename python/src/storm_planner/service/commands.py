@@ -66,13 +66,11 @@ def _add_limit_arguments(serve: argparse.ArgumentParser) -> None:
 def _plan_log_max_line_mb(args: argparse.Namespace) -> float:
     from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, MAX_LINE_ENV
 
-    value, text = args.plan_log_max_line_mb, os.environ.get(MAX_LINE_ENV, "").strip()
-    if value is None and text:
-        try:
-            value = float(text)
-        except ValueError:
-            raise CommandError(f"${MAX_LINE_ENV}={text!r} is not a number") from None
-    value = DEFAULT_MAX_LINE_MB if value is None else value
+    from storm_planner.core.fields import env_number
+
+    value = args.plan_log_max_line_mb
+    if value is None:
+        value = env_number(os.environ, MAX_LINE_ENV, float, DEFAULT_MAX_LINE_MB, error=CommandError)
     if not 0 < value < float("inf"):
         raise CommandError(f"--plan-log-max-line-mb (${MAX_LINE_ENV}) must be a positive number, not {value}")
     return value
