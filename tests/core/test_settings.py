@@ -68,6 +68,17 @@ def test_the_service_checks_every_key_it_reads_and_nothing_else():
             settings.check_service_options({entry.key: bad})
 
 
+def test_a_key_nothing_reads_is_noted_with_the_closest_setting():
+    options = {"planner.replan.treshold": "0.3", "planner.topdown.imc_unit": "bytes", "planner.seed": "2",
+               "topology.workers": "2", "planner.zzz": "1"}
+    assert settings.unknown_keys(options, ["topdown", "even"]) == [
+        "topology option planner.replan.treshold is not a storm-planner setting: ignored "
+        "(did you mean planner.replan.threshold?)",
+        "topology option planner.zzz is not a storm-planner setting: ignored"]
+    many = {f"planner.x{k}": "1" for k in range(15)}
+    assert len(settings.unknown_keys(many, [])) == 11 and "5 more" in settings.unknown_keys(many, [])[-1]
+
+
 def test_options_fields_fill_the_options_dataclass_and_leave_the_rest_in_extra():
     from storm_planner.core.problem import Options
 

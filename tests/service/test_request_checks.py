@@ -99,6 +99,17 @@ def test_a_bad_option_gets_bad_request_not_internal(served, key, value, says):
     assert f"topology option {key}={value!r} {says}" in plan.error.message
 
 
+def test_a_misspelt_setting_is_planned_without_and_noted(served):
+    client, _ = served
+    spec = topology("t1", algorithm="topdown")
+    spec.options = {"planner.max.migration": "3", "planner.topdown.imc_unit": "bytes"}
+    plan = only_plan(client, request(spec))
+    assert plan.error is None and plan.assignments
+    assert [note for note in plan.notes if "not a storm-planner setting" in note] == [
+        "topology option planner.max.migration is not a storm-planner setting: ignored (did you mean "
+        "planner.max.migrations?)"], "a planner's own parameters are its to check"
+
+
 @pytest.mark.parametrize("deadline", [-1, 3_600_001])
 def test_a_deadline_out_of_range_refuses_the_request(served, deadline):
     client, _ = served

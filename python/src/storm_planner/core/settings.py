@@ -27,10 +27,12 @@ Two keys with close names are different settings:
   (``planner.max.migrations`` moves per period).
 
 Besides these keys, ``planner.<algorithm>.<parameter>`` sets a planner's parameter
-(:mod:`storm_planner.planners._parameters` resolves and checks those).
+(:mod:`storm_planner.planners._parameters` resolves and checks those). Any other ``planner.*`` key is
+ignored, and the plan's notes say so (:func:`unknown_keys`).
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
@@ -283,6 +285,24 @@ def check_service_options(options: Mapping[str, Any]) -> None:
         entry.read(options)
 
 
+def unknown_keys(options: Mapping[str, Any], algorithms: Iterable[str], most: int = 10) -> list[str]:
+    """Notes on the ``planner.*`` keys of ``options`` nothing reads: neither in the catalogue nor under
+    ``planner.<algorithm>.`` of one of ``algorithms`` (a misspelling, most likely: the key is ignored).
+    At most ``most`` notes, the closest catalogue key suggested."""
+    namespaces = tuple(f"{PREFIX}{name}." for name in algorithms)
+    unknown = sorted(key for key in options if isinstance(key, str) and key.startswith(PREFIX)
+                     and key not in CATALOGUE and not key.startswith(namespaces))
+    notes = []
+    for key in unknown[:most]:
+        # Compared without the common prefix, which would make every key look alike.
+        close = difflib.get_close_matches(key[len(PREFIX):], [k[len(PREFIX):] for k in CATALOGUE], n=1, cutoff=0.75)
+        notes.append(f"topology option {key[:200]} is not a storm-planner setting: ignored"
+                     + (f" (did you mean {PREFIX}{close[0]}?)" if close else ""))
+    if len(unknown) > most:
+        notes.append(f"{len(unknown) - most} more unknown planner.* options ignored")
+    return notes
+
+
 def options_fields(options: Mapping[str, Any]) -> dict[str, Any]:
     """The :class:`~storm_planner.core.elements.Options` fields the topology's options set (unset ones left
     out, so the dataclass' defaults stand)."""
@@ -319,6 +339,7 @@ a default the catalogue does not.
 A topology's `planner.*` keys reach the service as its options (text). Storm merges `storm.yaml` into every
 topology's conf, so a topology key may also be set cluster-wide there. `planner.<algorithm>.<parameter>`
 sets one planner's parameter (`storm-planner algorithms --params` lists them); a misspelled one is refused.
+Any other `planner.*` key is ignored, and the plan's notes say so, naming the closest key of the table.
 
 ## What a bad value does
 

@@ -30,7 +30,7 @@ import dataclasses
 import logging
 import time
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable
 
 from storm_planner.core import settings
 from storm_planner.core.problem import Executor, Traffic

@@ -25,8 +25,7 @@ from typing import Any, Callable, Protocol, Union
 from storm_planner import __version__
 from storm_planner.core import settings
 from storm_planner.core.errors import PlanningError
-from storm_planner.core.plan import Plan
-from storm_planner.core.problem import Problem
+from storm_planner.adaptation.replan import Replanner
 from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.planners import available
 from storm_planner.service.admission import admit
@@ -50,8 +49,6 @@ class Measures(Protocol):
 # Metrics source: an object whose measure(spec, nodes) answers (storm_planner.metrics.source), or a
 # function of the topology id.
 MetricsSource = Union[Measures, Callable[[str], "MeasuredTopology | None"]]
-# Decides keep-or-re-plan for running topologies (storm_planner.adaptation.replan.Replanner).
-Planning = Callable[[Problem, str], Plan]
 
 
 class PlannerHandler:
@@ -63,7 +60,7 @@ class PlannerHandler:
     """
 
     def __init__(self, default_algorithm: str = "even", metrics: MetricsSource | None = None,
-                 plan_log: Path | None = None, replanner: Any | None = None,
+                 plan_log: Path | None = None, replanner: Replanner | None = None,
                  nimbus: str | None = None, isolate: bool = True, limits: ServiceLimits | None = None,
                  plan_log_max_line_mb: float = DEFAULT_MAX_LINE_MB, runner: PlannerRunner | None = None) -> None:
         self.default_algorithm = default_algorithm
@@ -158,6 +155,7 @@ class PlannerHandler:
             self.runner.abandon(algorithm)
             raise
         notes = list(plan.notes)
+        notes.extend(settings.unknown_keys(spec.options or {}, available()))
         notes.extend(measured.notes if measured is not None else ())
         if not problem.measured:
             notes.append("no metrics for this topology: loads and rates are estimates")
