@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import ast
+import functools
+import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from storm_planner.cli import main
 from storm_planner.core import settings
 from storm_planner.core.settings import CATALOGUE, HOOK, PLUGIN, SettingError
 
@@ -126,10 +127,11 @@ def _hand_reads(tree: ast.AST) -> list[tuple[int, str]]:
     return found
 
 
-def _modules():
-    for path in sorted(SOURCE.rglob("*.py")):
-        if path != SOURCE / "core" / "settings.py":
-            yield path, ast.parse(path.read_text(), str(path))
+@functools.lru_cache(maxsize=1)
+def _modules() -> tuple[tuple[Path, ast.AST], ...]:
+    """Every module of the package but the catalogue, parsed once for the tests below."""
+    return tuple((path, ast.parse(path.read_text(), str(path))) for path in sorted(SOURCE.rglob("*.py"))
+                 if path != SOURCE / "core" / "settings.py")
 
 
 def test_no_module_reads_a_planner_key_by_hand():
@@ -211,11 +213,20 @@ def test_the_metrics_hook_and_the_catalogue_declare_the_same_keys_and_defaults()
 
 # -- the table -----------------------------------------------------------------------------------------
 
-def test_the_committed_settings_page_is_what_the_command_writes():
-    out = subprocess.run([sys.executable, "-m", "storm_planner", "settings"], capture_output=True, text=True,
-                         timeout=60, cwd=ROOT)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout == settings.settings_page()
+def test_the_committed_settings_page_is_what_the_command_writes(capsys):
+    assert main(["settings"]) == 0
+    written = capsys.readouterr().out
+    assert written == settings.settings_page()
     committed = (ROOT / "docs" / "settings.md").read_text()
-    assert committed == out.stdout, "docs/settings.md is stale: storm-planner settings > docs/settings.md"
+    assert committed == written, "docs/settings.md is stale: storm-planner settings > docs/settings.md"
+    assert main(["settings", "--json"]) == 0
+    assert [row["key"] for row in json.loads(capsys.readouterr().out)] == list(CATALOGUE)
     assert all(f"`{key}`" in committed for key in CATALOGUE)
+
+
+def test_options_are_built_where_they_are_read_and_otherwise_only_narrowed():
+    """``Options`` is made from a problem file (core/codec.py) or a request (service/convert.py); anything
+    that changes one uses ``dataclasses.replace``, so no field is lost on the way (the re-plan regression)."""
+    builders = sorted(str(path.relative_to(SOURCE)) for path, tree in _modules() for node in ast.walk(tree)
+                      if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Options")
+    assert builders == ["core/codec.py", "service/convert.py"]
