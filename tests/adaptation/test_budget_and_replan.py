@@ -154,10 +154,8 @@ def test_a_replan_keeps_every_option_but_the_budget_it_narrows():
     """Regression: the re-plan rebuilt Options field by field and lost the heap limit and GMA's limits."""
     import dataclasses
 
-    r, _, runner = replanner()
-    seen = []
-    runner_call = runner.__call__
-    r.runner = lambda p, a: (seen.append(p.options), runner_call(p, a))[1]
+    runner, seen = CountingRunner(), []
+    r = Replanner(clock=FakeClock(), runner=lambda p, a: (seen.append(p.options), runner(p, a))[1])
     base = problem(SPREAD, traffic=HEAVY, options={"max_migrations": 3})
     options = dataclasses.replace(base.options, worker_max_heap_mb=768.0, max_cpu_utilisation=0.7,
                                   max_bandwidth_utilisation=0.5, max_migration_cost=9.0, time_limit_s=2.0, seed=7)

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Callable, Mapping
 
+from storm_planner.core import settings
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
@@ -81,23 +82,17 @@ class ReplanSettings:
 
     @classmethod
     def of(cls, problem: Problem) -> "ReplanSettings":
+        """From the problem's options through the settings catalogue (an unusable value raises
+        :class:`~storm_planner.core.settings.SettingError` naming the key; the service checks them all
+        before it plans)."""
         extra = problem.options.extra
-
-        def number(key: str, default: float) -> float:
-            try:
-                value = float(extra.get(key, default))
-            except (TypeError, ValueError):
-                return default
-            return value if value >= 0 else default
-
-        enabled = str(extra.get("planner.replan", "true")).strip().lower() != "false"
         return cls(
-            enabled=enabled,
-            threshold=number("planner.replan.threshold", DEFAULT_THRESHOLD),
-            period_s=number("planner.replan.period.secs", DEFAULT_PERIOD_S),
-            min_gain=number("planner.replan.min.gain", DEFAULT_MIN_GAIN),
+            enabled=settings.REPLAN.read(extra),
+            threshold=settings.REPLAN_THRESHOLD.read(extra),
+            period_s=settings.REPLAN_PERIOD_SECS.read(extra),
+            min_gain=settings.REPLAN_MIN_GAIN.read(extra),
             budget=problem.options.max_migrations,
-            settle_s=number("planner.replan.settle.secs", DEFAULT_SETTLE_S),
+            settle_s=settings.REPLAN_SETTLE_SECS.read(extra),
         )
 
 

@@ -235,7 +235,7 @@ def _placement(assignment: list[dict]) -> dict[str, Any]:
 
 def _plans(plan_log: Path, topology_id: str) -> dict[str, Any]:
     """Plans the service answered for the topology: re-plans after the first, executors they moved."""
-    from storm_planner.service.handler import read_plan_log
+    from storm_planner.service.planlog import read_plan_log
 
     plans = [p for p in read_plan_log(plan_log) if p["topology"] == topology_id and not p.get("error")]
     moved = sum(sum(1 for e, slot in later["assignments"].items() if earlier["assignments"].get(e) not in (None, slot))

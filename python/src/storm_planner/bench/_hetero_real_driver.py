@@ -281,7 +281,7 @@ class Bench:
 
     def _check_placement(self, run: Run) -> None:
         """What Nimbus applied must be what the planner service answered for this topology."""
-        from storm_planner.service.handler import read_plan_log
+        from storm_planner.service.planlog import read_plan_log
 
         deadline = time.monotonic() + 60
         plans: list = []

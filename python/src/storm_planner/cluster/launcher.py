@@ -432,7 +432,7 @@ class LocalCluster:
 
     @property
     def plan_log(self) -> Path:
-        """Every plan the planner service answered (JSON lines; see ``service.handler.PlanLog``)."""
+        """Every plan the planner service answered (JSON lines; see ``service.planlog.PlanLog``)."""
         return self.log_dir / "plans.jsonl"
 
     def stop_daemon(self, name: str, *, grace_s: float = 10.0) -> str:
