@@ -45,7 +45,7 @@ from storm_planner.planners.chatzistergiou._counts import (  # noqa: F401  (re-e
 )
 from storm_planner.planners.chatzistergiou._groups import finish_plan, job_graph, usable_nodes
 from storm_planner.planners._parameters import checked, to_whole
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 
 MAX_TASKS = 400
 
@@ -136,7 +136,6 @@ def _partition(items: list[int], key) -> list[list[int]]:
     return list(parts.values())
 
 
-@register
 class OptimalPlanner(Planner):
     name = "optimal"
     summary = "exact maximum IMC gain by dynamic programming over per-node counts (small problems)"

@@ -52,7 +52,7 @@ from storm_planner.planners.chatzistergiou._groups import (
     usable_nodes,
 )
 from storm_planner.planners._parameters import checked, to_real, to_text
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 
 
 PAIR_ORDERS = ("shuffled", "source")
@@ -126,7 +126,6 @@ def _pick_node(pool: NodePool, node_m, node_n, groups, last_groups, pair_load, l
     return last_node
 
 
-@register
 class TaskLevelPlanner(Planner):
     name = "tasklevel"
     summary = "Chatzistergiou & Viglas taskLevel (Alg. 1-3): task pairs by relative significance"

@@ -69,7 +69,7 @@ from storm_planner.planners.chatzistergiou._groups import (
     usable_nodes,
 )
 from storm_planner.planners._parameters import checked, to_real, to_text
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 
 
 class _TopDown:
@@ -193,7 +193,6 @@ def top_down(graph: JobGraph, nodes, priority: str = "significance") -> list[int
     return _TopDown(graph, NodePool(nodes)).run(priority)
 
 
-@register
 class TopDownPlanner(Planner):
     name = "topdown"
     summary = "Chatzistergiou & Viglas topDown (Alg. 4-5): group pairs by relative significance"

@@ -47,7 +47,7 @@ from storm_planner.planners.chatzistergiou._groups import (
     usable_nodes,
 )
 from storm_planner.planners._parameters import checked, to_real, to_whole
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 from storm_planner.planners.chatzistergiou.tasklevel import task_level
 from storm_planner.planners.chatzistergiou.topdown import top_down
 
@@ -229,7 +229,6 @@ def starting_points(graph: JobGraph, nodes, seed: int) -> list[list[int]]:
     return starts
 
 
-@register
 class TopDownLocalSearchPlanner(Planner):
     name = "topdown-ls"
     summary = "topDown (and taskLevel) starts refined by a bounded local search of moves and swaps"

@@ -61,7 +61,7 @@ from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners._parameters import checked, to_real
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 from storm_planner.planners.gma._model import HEAVY, LEVEL_NAMES, LIGHT, MODERATE, GmaState
 
 DEFAULT_LIGHT, DEFAULT_HEAVY = 40.0, 80.0
@@ -130,7 +130,6 @@ def level_parameters(planner: Planner, light, heavy, bandwidth_weight, time_limi
     planner.time_limit_s = checked(planner.name, "time_limit_s", time_limit_s, to_real, above=0, optional=True)
 
 
-@register
 class GmaPlanner(Planner):
     name = "gma"
     summary = "Elastic Allocator's greedy matching (CPU and bandwidth, light/moderate/heavy nodes), as published"

@@ -32,7 +32,7 @@ from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.core.utilisation import resource_figures
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 from storm_planner.planners.gma._exact import exact_placement
 from storm_planner.planners.gma.greedy import DEFAULT_HEAVY, DEFAULT_LIGHT, greedy_matching, level_parameters
 
@@ -45,7 +45,6 @@ def violations(problem: Problem, node_of: dict[str, str]) -> int:
     return int(resource_figures(problem, node_of, loads)["constraint_violations"])
 
 
-@register
 class GmaRepairPlanner(Planner):
     name = "gma-repair"
     summary = "gma, then an exact MILP step (HiGHS) whenever gma breaks D_CPU or D_BW: within the limits when possible"

@@ -73,7 +73,7 @@ from storm_planner.planners.madsen import _milp_model as model
 from storm_planner.planners.madsen._units import start_placement
 from storm_planner.planners.madsen._partition import edge_weights, split_until
 from storm_planner.planners._parameters import checked, to_flag, to_real, to_whole
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 from storm_planner.planners.madsen.milp import budgets, set_solver_parameters
 
 DEFAULTS = {"sigma": 2.0, "max_ld": 10.0, "max_pl": 25.0, "delta": 5.0, "max_resolves": 5}
@@ -222,7 +222,6 @@ def _utilisations(problem: Problem, node_of: Mapping[str, str]) -> dict[str, flo
 
 # -- Step 4: solve, shrink max_pl, re-solve -------------------------------------------
 
-@register
 class AlbicPlanner(Planner):
     name = "albic"
     isolated = True

@@ -33,7 +33,7 @@ from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners.madsen._units import start_placement
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 from storm_planner.planners._parameters import checked, to_real, to_whole
 from storm_planner.planners.madsen.milp import budgets
 
@@ -94,7 +94,6 @@ def biggest_suitable(problem, node_of, moved, sender, receiver, load, capacity, 
     return None if best is None else best.id
 
 
-@register
 class FluxPlanner(Planner):
     name = "flux"
     summary = "Flux (Shah et al.; Madsen et al. §2.2): move the biggest suitable executor, most to least loaded node"

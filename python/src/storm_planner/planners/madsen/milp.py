@@ -51,7 +51,7 @@ from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners.madsen import _milp_model as model
 from storm_planner.planners.madsen._units import start_placement
 from storm_planner.planners._parameters import checked, to_real, to_text, to_whole, to_word
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 
 SCALE_IN_MODES = ("integrated", "drain_first")
 
@@ -104,7 +104,6 @@ def set_solver_parameters(planner: Planner, solver: str, time_limit_s: float | N
                                          minimum=0, optional=True)
 
 
-@register
 class MilpPlanner(Planner):
     name = "milp"
     isolated = True

@@ -143,7 +143,7 @@ from storm_planner.planners.nasiri.plans import plan_from_placement, starting_pa
 from storm_planner.planners.nasiri.rates import ComponentRates, propagate
 from storm_planner.planners.nasiri.simulate import Placement, max_input_rate
 from storm_planner.planners._parameters import checked, to_flag, to_real, to_text, to_whole
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 
 EPSILON = 1e-9
 MODES = ("auto", "search", "fixed")
@@ -447,7 +447,6 @@ def place_fixed_graph(model: HeteroModel, parallelism: list[int]) -> Placement:
 
 # -- the planner -----------------------------------------------------------------------------
 
-@register
 class HeteroPlanner(Planner):
     name = "hetero"
     summary = "Nasiri et al.: instances per component and heterogeneity-aware placement for max input rate"

@@ -52,7 +52,7 @@ from storm_planner.planners.nasiri.plans import plan_from_placement, starting_pa
 from storm_planner.planners.nasiri.rates import propagate
 from storm_planner.planners.nasiri.simulate import Placement, max_input_rate
 from storm_planner.planners._parameters import checked, to_real, to_whole
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 
 MAX_MACHINES = 12
 DEFAULT_MAX_NODES = 2_000_000
@@ -287,7 +287,6 @@ def optimal_placement(model: HeteroModel, smallest: list[int], largest: int,
     return _placement(model, chosen), search.nodes
 
 
-@register
 class HeteroOptimalPlanner(Planner):
     name = "hetero-optimal"
     summary = "exhaustive optimum of hetero's problem: instances and placement for max input rate (small)"

@@ -31,6 +31,7 @@ _SCALERS: dict[str, type[Scaler]] = {}
 
 
 def register_scaler(cls: type[Scaler]) -> type[Scaler]:
+    """Enter ``cls`` under its name (:mod:`storm_planner.planners.registry` lists the in-tree scalers)."""
     if not cls.name or cls.name in _SCALERS and _SCALERS[cls.name] is not cls:
         raise TypeError(f"{cls.__name__}: a scaler needs a name of its own, got {cls.name!r}")
     cls.param_defaults()  # a scaler whose __init__ breaks the contract fails at import
@@ -39,7 +40,7 @@ def register_scaler(cls: type[Scaler]) -> type[Scaler]:
 
 
 def scalers() -> dict[str, type[Scaler]]:
-    """Registered scalers by name (importing :mod:`storm_planner.planners` registers them all)."""
+    """Registered scalers by name (importing :mod:`storm_planner.planners` registers the listed ones)."""
     return dict(sorted(_SCALERS.items()))
 
 

@@ -21,14 +21,13 @@ from storm_planner.core.errors import InfeasibleError
 from storm_planner.core.quiet import native_output_to_log
 from storm_planner.planners._parameters import checked, to_real
 from storm_planner.planners.qescalor._grid import box_caps
-from storm_planner.planners.qescalor.base import Scaler, register_scaler
+from storm_planner.planners.qescalor.base import Scaler
 from storm_planner.planners.qescalor.problem import ScalingInstance
 from storm_planner.planners.qescalor.schedule import TOLERANCE, Schedule
 
 _log = logging.getLogger(__name__)
 
 
-@register_scaler
 class IntegerProgram(Scaler):
     name = "scaling-ip"
     summary = "the QEScalor cost model as an integer program (PuLP + HiGHS): the exact reference"

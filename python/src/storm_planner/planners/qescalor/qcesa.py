@@ -24,7 +24,7 @@ import numpy as np
 
 from storm_planner.planners._parameters import checked, to_whole
 from storm_planner.planners.qescalor import _grid
-from storm_planner.planners.qescalor.base import Scaler, register_scaler
+from storm_planner.planners.qescalor.base import Scaler
 from storm_planner.planners.qescalor.problem import ScalingInstance
 from storm_planner.planners.qescalor.schedule import TOLERANCE, Schedule
 
@@ -56,14 +56,12 @@ class _GridScaler(Scaler):
         return _grid.solve(instance, self.candidates, self.max_states)
 
 
-@register_scaler
 class QCESA(_GridScaler):
     name = "qcesa"
     summary = "QEScalor's QCESA (Mu et al. 2020): candidates in [W_t, W_max], dynamic programming"
     candidates = staticmethod(paper_candidates)
 
 
-@register_scaler
 class ExactQCESA(_GridScaler):
     name = "qcesa-exact"
     summary = "QCESA's DP over every covering count vector: the cost model's exact optimum (not in the paper)"
