@@ -158,7 +158,7 @@ def scale_plan_command(args: argparse.Namespace) -> int:
 
 def scale_run_command(args: argparse.Namespace) -> int:
     from storm_planner.adaptation.qescalor import ScalingController
-    from storm_planner.adaptation.scale_run import run_scaling
+    from storm_planner.adaptation.qescalor.scale_run import run_scaling
 
     template = read_json_file(args.problem)
     try:
@@ -185,7 +185,7 @@ def _enforcer(args: argparse.Namespace, controller):
     """Per-instance provisions for ``scale run``; the instances' cgroups are removed when the run ends."""
     import os
 
-    from storm_planner.hetero.instances import InstanceProvisions, ProvisionEnforcer, provisions_from_template
+    from storm_planner.profiling.qescalor.instances import InstanceProvisions, ProvisionEnforcer, provisions_from_template
 
     with InstanceProvisions(f"storm-planner-scale-{os.getpid()}") as groups:
         yield ProvisionEnforcer(groups, _worker_logs(args), args.component,
@@ -221,7 +221,7 @@ def _rate_reader(path: Path):
 
 def scale_sample_command(args: argparse.Namespace) -> int:
     from storm_planner.cluster import default_description
-    from storm_planner.hetero.oopser import SamplerSettings, parse_levels, sample_on_cluster
+    from storm_planner.profiling.qescalor.oopser import SamplerSettings, parse_levels, sample_on_cluster
 
     try:
         settings = SamplerSettings(levels=parse_levels(args.cpu, args.memory_mb), method=args.method, step=args.step,
@@ -238,7 +238,7 @@ def scale_sample_command(args: argparse.Namespace) -> int:
 
 
 def _sample_live(args: argparse.Namespace, settings) -> int:
-    from storm_planner.hetero.live_sampler import sample_live
+    from storm_planner.profiling.qescalor.live_sampler import sample_live
 
     if not args.component:
         raise CommandError("--live needs --component: the operator to sample")

@@ -5,7 +5,7 @@ Maximize Storm Throughput in Heterogeneous Cluster*, §5: choose how many
 instances each component gets and on which machine each runs, so that the
 cluster sustains the highest topology input rate with no machine
 over-utilised. CPU use is predicted with eq. 7 from per-machine-type profiles
-and rates are propagated with eq. 8 (:mod:`storm_planner.hetero`).
+and rates are propagated with eq. 8 (:mod:`.model`, :mod:`.rates`).
 
 * **FirstAssignment** (§5.3, Alg. 1): the starting execution graph — the
   problem's executors; one per component for a new topology, as in the paper —
