@@ -32,7 +32,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     scale_commands = scale.add_subparsers(dest="scale_command", metavar="ACTION")
     scale_commands.required = True
     scale_plan = scale_commands.add_parser("plan", help="schedule a scaling problem file and print it as JSON")
-    scale_plan.add_argument("problem", help="scaling problem (JSON, DESIGN.md: Scaling advisors), or -")
+    scale_plan.add_argument("problem", help="scaling problem (JSON, docs/formats.md: Scaling problem), or -")
     _algorithm_arguments(scale_plan, "qcesa", "scaling algorithm", "`scale algorithms`")
     scale_plan.set_defaults(handler=scale_plan_command)
     scale_list = scale_commands.add_parser("algorithms", help="list the scaling algorithms and their parameters")

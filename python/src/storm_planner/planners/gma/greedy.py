@@ -1,7 +1,7 @@
 """``gma``: Elastic Allocator's Greedy Matching Algorithm (Algorithm 1).
 
 *Elastic Allocator: An Adaptive Task Scheduler for Streaming Query in the Cloud*
-(SOSE 2014; ``elastic-allocator-gma.txt``), §IV.D–E. A Storm operator instance is an
+(SOSE 2014), §IV.D–E. A Storm operator instance is an
 executor; a node is a supervisor. The resource model (node load with other work's CPU,
 each node's link use after placement with other work's traffic, D_CPU and D_BW, R_utl and
 R_dev) is :mod:`storm_planner.core.utilisation`, kept incrementally by

@@ -1,6 +1,6 @@
 """``gma-repair``: ``gma``, then an exact step whenever its plan breaks D_CPU or D_BW.
 
-Beyond the paper (``elastic-allocator-gma.txt``): Algorithm 1 deals the operators no node takes
+Beyond the paper (*Elastic Allocator*, SOSE 2014): Algorithm 1 deals the operators no node takes
 within the limits "evenly on the light sub-cluster" without checking them, so a greedy order
 can end over a limit although a placement within both limits exists. ``gma-repair``:
 

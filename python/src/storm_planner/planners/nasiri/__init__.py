@@ -1,7 +1,7 @@
 """The heterogeneity-aware model and planners of Nasiri et al.
 
 H. Nasiri, S. Nasehi, A. Divband, M. Goudarzi, *A Scheduling Algorithm to Maximize Storm
-Throughput in Heterogeneous Cluster* (``shared/papers/heterogeneity-aware-scheduler.txt``).
+Throughput in Heterogeneous Cluster*.
 
 The model:
 

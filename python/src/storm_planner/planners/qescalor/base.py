@@ -4,7 +4,7 @@ A scaler is a class with a ``name`` and ``schedule(instance) -> Schedule``, its 
 keywords with defaults (the planners' contract, :class:`~storm_planner.planners._parameters.Parameterised`:
 ``get_params``, unknown names refused naming them). :func:`run_scaler` is what callers use
 (``storm_planner.scale``, ``storm-planner scale plan``): it reads and resolves the problem, runs the
-scaler, checks that every epoch is covered and returns the answer of DESIGN.md as a dict.
+scaler, checks that every epoch is covered and returns the answer (docs/formats.md, *Scaling problem*) as a dict.
 """
 from __future__ import annotations
 
