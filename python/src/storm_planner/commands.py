@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from storm_planner.cli import CommandError
 from storm_planner.core.errors import PlanningError, ProblemError, StormPlannerError
 from storm_planner.core.jsonfile import read_json
 from storm_planner.core.problem import Problem
-from storm_planner.planners import available
+from storm_planner.planners import available, documented_parameters
 from storm_planner.planners.qescalor import run_scaler, scalers
 
 
@@ -252,8 +253,7 @@ def scale_algorithms_command(args: argparse.Namespace) -> int:
     for name, cls in scalers().items():
         tag = " (baseline)" if cls.baseline else ""
         print(f"{name:<12} {cls.summary}{tag}")
-        for parameter, default in cls.param_defaults().items():
-            print(f"{'':<14}{parameter} = {json.dumps(default)}")
+        _print_parameters(cls)
     return 0
 
 
@@ -262,6 +262,16 @@ def algorithms_command(args: argparse.Namespace) -> int:
         tag = " (baseline)" if cls.baseline else ""
         print(f"{name:<12} {cls.summary}{tag}")
         if getattr(args, "params", False):
-            for parameter, default in cls.param_defaults().items():
-                print(f"{'':<14}{parameter} = {json.dumps(default)}")
+            _print_parameters(cls)
     return 0
+
+
+def _print_parameters(cls) -> None:
+    """Each parameter with its default (as JSON, the spelling of ``-p``), its kind and its description,
+    from the ``Parameters`` section of the class docstring."""
+    documented = documented_parameters(cls)
+    for parameter, default in cls.param_defaults().items():
+        doc = documented.get(parameter)
+        print(f"{'':<14}{parameter} = {json.dumps(default)}" + (f"  ({doc.kind})" if doc else ""))
+        if doc:
+            print(textwrap.fill(doc.description, width=100, initial_indent=" " * 18, subsequent_indent=" " * 18))

@@ -80,6 +80,12 @@ def executor_order(executor_id: str) -> tuple:
 
 
 class EvenPlanner(Planner):
+    """Storm's EvenScheduler placing one topology: executors round-robin over new slots interleaved
+    across nodes, running executors left where they are.
+
+    Takes no parameters; ``options.workers`` is ``topology.workers``.
+    """
+
     name = "even"
     summary = "Storm's EvenScheduler: executors round-robin over slots interleaved across nodes"
     baseline = True

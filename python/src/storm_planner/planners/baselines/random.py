@@ -19,6 +19,11 @@ from storm_planner.planners.base import Planner
 
 
 class RandomPlanner(Planner):
+    """Every executor on a node drawn uniformly at random, seeded by ``options.seed``.
+
+    Takes no parameters.
+    """
+
     name = "random"
     summary = "every executor on a node drawn at random (seeded): Elastic Allocator's Random baseline"
     baseline = True

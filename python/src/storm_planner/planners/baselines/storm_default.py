@@ -65,6 +65,16 @@ def task_order(graph: Mapping[str, list[str]]) -> list[str]:
 
 
 class StormDefaultPlanner(Planner):
+    """Storm's DefaultScheduler placing a whole execution graph afresh, in task order over the slots.
+
+    Parameters
+    ----------
+    parallelism : dict of str to int or None, default=None
+        Executors per component to grow the problem's graph to, with new executors
+        ``<component>/<i>`` (each count at least the component's current executors). None places the
+        problem's graph as it is.
+    """
+
     name = "storm-default"
     summary = "Storm's default scheduler placing a whole execution graph afresh (optionally grown)"
     baseline = True

@@ -230,6 +230,22 @@ def starting_points(graph: JobGraph, nodes, seed: int) -> list[list[int]]:
 
 
 class TopDownLocalSearchPlanner(Planner):
+    """topDown and taskLevel starts refined by a bounded iterated local search of moves and swaps
+    that raise the IMC gain within every node's capacity (not in the paper).
+
+    Parameters
+    ----------
+    kicks : int, default=200
+        Most random perturbations ("kicks"), each followed by a descent and kept only if it improves
+        the result; 0 is a plain descent from the best start.
+    max_evaluations : int, default=500000
+        Most moves and swaps evaluated in all, the same bound for every problem size; the search stops
+        there with the best placement so far.
+    skew_margin : float or None, default=0.25
+        Relative load spread within a component beyond which it is split into near-uniform sub-groups
+        for the topDown and taskLevel starts; None keeps every component whole.
+    """
+
     name = "topdown-ls"
     summary = "topDown (and taskLevel) starts refined by a bounded local search of moves and swaps"
 

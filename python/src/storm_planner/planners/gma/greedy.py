@@ -131,6 +131,22 @@ def level_parameters(planner: Planner, light, heavy, bandwidth_weight, time_limi
 
 
 class GmaPlanner(Planner):
+    """Elastic Allocator's Greedy Matching Algorithm (Algorithm 1) as published: each executor to the
+    best node of the lightest level that keeps D_CPU and D_BW, the rest dealt over the light nodes.
+
+    Parameters
+    ----------
+    light : float, default=40.0
+        Use, in percent of the busier of a node's CPU and link, below which the node is light.
+    heavy : float, default=80.0
+        Use at or above which a node is heavy (must exceed ``light``); between the two it is moderate.
+    bandwidth_weight : float, default=1.0
+        Weight of the bandwidth deviation next to the CPU deviation in the objective.
+    time_limit_s : float or None, default=None
+        The paper's t_max: executors still unplaced then are dealt over the light nodes; None takes the
+        problem's ``options.time_limit_s``.
+    """
+
     name = "gma"
     summary = "Elastic Allocator's greedy matching (CPU and bandwidth, light/moderate/heavy nodes), as published"
 

@@ -46,6 +46,22 @@ def violations(problem: Problem, node_of: dict[str, str]) -> int:
 
 
 class GmaRepairPlanner(Planner):
+    """``gma``, then an exact placement (a MILP solved by HiGHS) whenever its plan breaks D_CPU or
+    D_BW, so the plan keeps both limits whenever a placement within them exists.
+
+    Parameters
+    ----------
+    light : float, default=40.0
+        Use, in percent of the busier of a node's CPU and link, below which the node is light.
+    heavy : float, default=80.0
+        Use at or above which a node is heavy (must exceed ``light``); between the two it is moderate.
+    bandwidth_weight : float, default=1.0
+        Weight of the bandwidth deviation next to the CPU deviation in the objective.
+    time_limit_s : float or None, default=None
+        Seconds for the greedy pass and the exact step together; None takes the problem's
+        ``options.time_limit_s``.
+    """
+
     name = "gma-repair"
     summary = "gma, then an exact MILP step (HiGHS) whenever gma breaks D_CPU or D_BW: within the limits when possible"
     isolated = True  # a solver planner: the service runs it in the worker process it can kill at the deadline

@@ -86,6 +86,16 @@ def cola_partitions(problem: Problem, max_ld: float, seed: int) -> tuple[dict[st
 
 
 class ColaPlanner(Planner):
+    """COLA (Khandekar et al., Middleware 2009; Madsen et al. §2.1): split the executor graph by
+    balanced METIS bisections until the partitions pack within a load distance, ignoring the current
+    placement.
+
+    Parameters
+    ----------
+    max_ld : float, default=10.0
+        Load distance, in percent points, at which splitting stops.
+    """
+
     name = "cola"
     summary = "COLA (Khandekar et al.; Madsen et al. §2.1): recursive METIS partitioning from scratch"
     baseline = True

@@ -95,6 +95,19 @@ def biggest_suitable(problem, node_of, moved, sender, receiver, load, capacity, 
 
 
 class FluxPlanner(Planner):
+    """Flux (Shah et al., ICDE 2003; Madsen et al. §2.2): move the biggest suitable executor from the
+    most to the least utilised node, pair by pair, until the migration budget is spent.
+
+    Parameters
+    ----------
+    max_migrations : int or None, default=None
+        Most executors with a current place that may move this round; None takes the problem's
+        ``options.max_migrations`` (absent there: no limit).
+    max_migration_cost : float or None, default=None
+        Most summed ``state_size`` of the executors that move; None takes the problem's
+        ``options.max_migration_cost`` (absent there: no limit).
+    """
+
     name = "flux"
     summary = "Flux (Shah et al.; Madsen et al. §2.2): move the biggest suitable executor, most to least loaded node"
     baseline = True

@@ -288,6 +288,19 @@ def optimal_placement(model: HeteroModel, smallest: list[int], largest: int,
 
 
 class HeteroOptimalPlanner(Planner):
+    """The exhaustive optimum of ``hetero``'s problem: every instance count and spread over the machines,
+    searched by branch and bound for the highest sustainable input rate (small clusters).
+
+    Parameters
+    ----------
+    mac : float, default=100.0
+        Percent of each machine's capacity the tasks may use (the paper's MAC).
+    max_instances : int or None, default=None
+        Most instances per component; None is twice the number of usable machines.
+    max_nodes : int, default=2000000
+        Most search nodes; a search that needs more is refused as too large.
+    """
+
     name = "hetero-optimal"
     summary = "exhaustive optimum of hetero's problem: instances and placement for max input rate (small)"
     baseline = True

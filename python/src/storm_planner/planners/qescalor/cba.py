@@ -23,6 +23,17 @@ from storm_planner.planners.qescalor.schedule import Schedule
 
 
 class CBA(Scaler):
+    """CBA, QEScalor's baseline: every instance with the same provision, the count per epoch by dynamic
+    programming.
+
+    Parameters
+    ----------
+    resource : str or None, default=None
+        The provision's id; None takes the cheapest of the single-provision schedules.
+    max_states : int, default=50000000
+        Most count vectors times epochs the dynamic programme may hold; a larger problem is refused.
+    """
+
     name = "cba"
     summary = "cost-balance baseline (BGElasor): one provision for every instance, DP over its count"
     baseline = True

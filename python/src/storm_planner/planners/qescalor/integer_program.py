@@ -29,6 +29,15 @@ _log = logging.getLogger(__name__)
 
 
 class IntegerProgram(Scaler):
+    """The QEScalor cost model as an integer program solved by HiGHS: the exact reference the other
+    scalers are checked against (not in the paper).
+
+    Parameters
+    ----------
+    time_limit_s : float, default=60.0
+        Seconds HiGHS may take; past them the incumbent is returned and ``optimal`` is False.
+    """
+
     name = "scaling-ip"
     summary = "the QEScalor cost model as an integer program (PuLP + HiGHS): the exact reference"
     baseline = True

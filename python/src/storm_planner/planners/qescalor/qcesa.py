@@ -57,12 +57,30 @@ class _GridScaler(Scaler):
 
 
 class QCESA(_GridScaler):
+    """QEScalor's QCESA (Mu et al., ICCS 2020, Alg. 2): per epoch, the candidates whose performance lies
+    in [W_t, W_max], chosen by dynamic programming over running, startup and shutdown costs.
+
+    Parameters
+    ----------
+    max_states : int, default=50000000
+        Most count vectors times epochs the dynamic programme may hold; a larger problem is refused.
+    """
+
     name = "qcesa"
     summary = "QEScalor's QCESA (Mu et al. 2020): candidates in [W_t, W_max], dynamic programming"
     candidates = staticmethod(paper_candidates)
 
 
 class ExactQCESA(_GridScaler):
+    """QCESA's dynamic programme over every count vector that covers the epoch: the exact optimum of the
+    cost model (not in the paper).
+
+    Parameters
+    ----------
+    max_states : int, default=50000000
+        Most count vectors times epochs the dynamic programme may hold; a larger problem is refused.
+    """
+
     name = "qcesa-exact"
     summary = "QCESA's DP over every covering count vector: the cost model's exact optimum (not in the paper)"
     candidates = staticmethod(covering)
