@@ -55,7 +55,8 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
     from storm_planner.adaptation.qescalor import ScalingController
     from storm_planner.adaptation.qescalor.scale_run import run_scaling
     from storm_planner.cluster.launcher import running_cluster
-    from storm_planner.profiling.qescalor.instances import InstanceProvisions, ProvisionEnforcer, provisions_from_template
+    from storm_planner.profiling.qescalor.instances import (InstanceProvisions, ProvisionEnforcer,
+                                                             provisions_from_template)
     from storm_planner.profiling.qescalor.live_sampler import LIVE_SAMPLING_OPTIONS, sample_live
     from storm_planner.profiling.qescalor.oopser import SamplerSettings
 
