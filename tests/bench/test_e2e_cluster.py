@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from storm_planner.cluster.locations import default_plugin_jar
-from storm_planner.hetero.cgroups import detect_emulation
+from storm_planner.profiling.cgroups import detect_emulation
 from storm_planner.metrics.hookjar import default_hook_jar
 
 REPO = Path(__file__).resolve().parents[2]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from storm_planner.cli import CommandError
 from storm_planner.core.errors import PlanningError, ProblemError, StormPlannerError
 from storm_planner.core.jsonfile import read_json
 from storm_planner.core.problem import Problem
-from storm_planner.planners import available
+from storm_planner.planners import available, documented_parameters
 from storm_planner.planners.qescalor import run_scaler, scalers
 
 
@@ -32,7 +33,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     scale_commands = scale.add_subparsers(dest="scale_command", metavar="ACTION")
     scale_commands.required = True
     scale_plan = scale_commands.add_parser("plan", help="schedule a scaling problem file and print it as JSON")
-    scale_plan.add_argument("problem", help="scaling problem (JSON, DESIGN.md: Scaling advisors), or -")
+    scale_plan.add_argument("problem", help="scaling problem (JSON, docs/formats.md: Scaling problem), or -")
     _algorithm_arguments(scale_plan, "qcesa", "scaling algorithm", "`scale algorithms`")
     scale_plan.set_defaults(handler=scale_plan_command)
     scale_list = scale_commands.add_parser("algorithms", help="list the scaling algorithms and their parameters")
@@ -158,7 +159,7 @@ def scale_plan_command(args: argparse.Namespace) -> int:
 
 def scale_run_command(args: argparse.Namespace) -> int:
     from storm_planner.adaptation.qescalor import ScalingController
-    from storm_planner.adaptation.scale_run import run_scaling
+    from storm_planner.adaptation.qescalor.scale_run import run_scaling
 
     template = read_json_file(args.problem)
     try:
@@ -185,7 +186,8 @@ def _enforcer(args: argparse.Namespace, controller):
     """Per-instance provisions for ``scale run``; the instances' cgroups are removed when the run ends."""
     import os
 
-    from storm_planner.hetero.instances import InstanceProvisions, ProvisionEnforcer, provisions_from_template
+    from storm_planner.profiling.qescalor.instances import (InstanceProvisions, ProvisionEnforcer,
+                                                             provisions_from_template)
 
     with InstanceProvisions(f"storm-planner-scale-{os.getpid()}") as groups:
         yield ProvisionEnforcer(groups, _worker_logs(args), args.component,
@@ -221,7 +223,7 @@ def _rate_reader(path: Path):
 
 def scale_sample_command(args: argparse.Namespace) -> int:
     from storm_planner.cluster import default_description
-    from storm_planner.hetero.oopser import SamplerSettings, parse_levels, sample_on_cluster
+    from storm_planner.profiling.qescalor.oopser import SamplerSettings, parse_levels, sample_on_cluster
 
     try:
         settings = SamplerSettings(levels=parse_levels(args.cpu, args.memory_mb), method=args.method, step=args.step,
@@ -238,7 +240,7 @@ def scale_sample_command(args: argparse.Namespace) -> int:
 
 
 def _sample_live(args: argparse.Namespace, settings) -> int:
-    from storm_planner.hetero.live_sampler import sample_live
+    from storm_planner.profiling.qescalor.live_sampler import sample_live
 
     if not args.component:
         raise CommandError("--live needs --component: the operator to sample")
@@ -252,8 +254,7 @@ def scale_algorithms_command(args: argparse.Namespace) -> int:
     for name, cls in scalers().items():
         tag = " (baseline)" if cls.baseline else ""
         print(f"{name:<12} {cls.summary}{tag}")
-        for parameter, default in cls.param_defaults().items():
-            print(f"{'':<14}{parameter} = {json.dumps(default)}")
+        _print_parameters(cls)
     return 0
 
 
@@ -262,6 +263,16 @@ def algorithms_command(args: argparse.Namespace) -> int:
         tag = " (baseline)" if cls.baseline else ""
         print(f"{name:<12} {cls.summary}{tag}")
         if getattr(args, "params", False):
-            for parameter, default in cls.param_defaults().items():
-                print(f"{'':<14}{parameter} = {json.dumps(default)}")
+            _print_parameters(cls)
     return 0
+
+
+def _print_parameters(cls) -> None:
+    """Each parameter with its default (as JSON, the spelling of ``-p``), its kind and its description,
+    from the ``Parameters`` section of the class docstring."""
+    documented = documented_parameters(cls)
+    for parameter, default in cls.param_defaults().items():
+        doc = documented.get(parameter)
+        print(f"{'':<14}{parameter} = {json.dumps(default)}" + (f"  ({doc.kind})" if doc else ""))
+        if doc:
+            print(textwrap.fill(doc.description, width=100, initial_indent=" " * 18, subsequent_indent=" " * 18))

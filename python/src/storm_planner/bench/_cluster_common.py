@@ -38,8 +38,8 @@ def kill_and_wait(nimbus: str, job: str, topology_id: str | None = None, timeout
 def node_quotas(cluster, stack: contextlib.ExitStack, label: str, progress: Progress) -> dict[str, Any]:
     """Each supervisor in a CPU quota of its declared capacity and a cpuacct group to read its CPU from
     (its workers and their Python subprocesses inherit both); the groups go when ``stack`` closes."""
-    from storm_planner.hetero.cgroups import CpuAccount, CpuQuota
-    from storm_planner.hetero.profiling import supervisor_pid
+    from storm_planner.profiling.cgroups import CpuAccount, CpuQuota
+    from storm_planner.profiling.profiles import supervisor_pid
 
     accounts = {}
     for sup in cluster.description.supervisors:

@@ -8,12 +8,12 @@ benchmark does the same on the local multi-process cluster
 daemons:
 
 1. **Profile** (§5.2) the benchmark topology once on one unthrottled
-   supervisor with :func:`~storm_planner.hetero.profiling.run_profiling` (or
+   supervisor with :func:`~storm_planner.profiling.profiles.run_profiling` (or
    read a saved profile, ``--profile``). A CPU quota does not change what one
    tuple costs, so the same ET/MET is used for every machine type.
 2. **One cluster** of three supervisors with the planner plugin and service.
    Each supervisor is put into a cgroup v1 group whose CFS quota is its
-   ``cpu`` (:class:`~storm_planner.hetero.cgroups.CpuQuota`) *before* any
+   ``cpu`` (:class:`~storm_planner.profiling.cgroups.CpuQuota`) *before* any
    topology is submitted, so every worker JVM and its Python subprocesses
    inherit the quota. The machines differ in capacity only.
 3. **Plan**: ``hetero`` in search mode (the planner API) chooses the
@@ -74,8 +74,8 @@ from storm_planner.bench._hetero_real_report import jsonable, write_outputs
 from storm_planner.bench._hetero_real_search import BenchError, assignment_counts, parse_capacities, run_order
 from storm_planner.core.jsonfile import read_json
 from storm_planner.generators.nasiri import TOPOLOGIES
-from storm_planner.hetero.cgroups import CpuAccount
-from storm_planner.hetero.profiling import supervisor_pid
+from storm_planner.profiling.cgroups import CpuAccount
+from storm_planner.profiling.profiles import supervisor_pid
 from storm_planner.progress import Progress
 
 
@@ -87,7 +87,7 @@ def profile_reference(settings: BenchSettings, rates: Sequence[float], work_dir:
                       progress: Progress) -> tuple[dict[str, Any], dict[str, Any]]:
     """Profile Linear once on one unthrottled supervisor (no quota): (reference times, profiling report)."""
     from storm_planner.cluster.description import parse_description
-    from storm_planner.hetero.profiling import Settings, run_profiling
+    from storm_planner.profiling.profiles import Settings, run_profiling
 
     description = parse_description({
         "name": "hetero-real-profile", "storm_version": "2.8.3", "host": "127.0.0.1",
@@ -169,7 +169,7 @@ def _say(message: str) -> None:
 
 def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
     from storm_planner.cluster.launcher import local_cluster
-    from storm_planner.hetero.cgroups import CpuQuota, detect_emulation
+    from storm_planner.profiling.cgroups import CpuQuota, detect_emulation
 
     started = time.monotonic()
     support = detect_emulation()

@@ -4,8 +4,8 @@ Shared by :mod:`~storm_planner.planners.madsen.milp` (every unit is one executor
 :mod:`~storm_planner.planners.madsen.albic` (a unit is a partition of collocated
 executors that migrates as one). Pure: a model in, a node per unit out.
 
-Reconstruction (the extracted paper lost every symbol; DESIGN.md agreed on this
-reading). With binaries ``y[u,n]`` (unit u on node n), capacity weights
+Reconstruction (the extracted paper lost every symbol; docs/design.md, *Reading the
+papers*, records this reading). With binaries ``y[u,n]`` (unit u on node n), capacity weights
 ``cap(n)`` (``Node.effective_capacity``), nodes R not marked for removal,
 nodes D marked for removal, and ``L = 100·Σ load / Σ_{n∈R} cap(n)`` the average
 utilisation the remaining nodes would have::

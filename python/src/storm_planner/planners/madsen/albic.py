@@ -73,7 +73,7 @@ from storm_planner.planners.madsen import _milp_model as model
 from storm_planner.planners.madsen._units import start_placement
 from storm_planner.planners.madsen._partition import edge_weights, split_until
 from storm_planner.planners._parameters import checked, to_flag, to_real, to_whole
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 from storm_planner.planners.madsen.milp import budgets, set_solver_parameters
 
 DEFAULTS = {"sigma": 2.0, "max_ld": 10.0, "max_pl": 25.0, "delta": 5.0, "max_resolves": 5}
@@ -222,8 +222,45 @@ def _utilisations(problem: Problem, node_of: Mapping[str, str]) -> dict[str, flo
 
 # -- Step 4: solve, shrink max_pl, re-solve -------------------------------------------
 
-@register
 class AlbicPlanner(Planner):
+    """ALBIC (Madsen et al., §4.3.2): the §4.3.1 MILP with collocation, one more hot executor pair
+    collocated per round, collocated sets kept between rounds.
+
+    Parameters
+    ----------
+    sigma : float, default=2.0
+        A pair is hot when the rate from one executor to the other exceeds ``sigma`` times the sender's
+        average rate per downstream executor.
+    max_ld : float, default=10.0
+        Target load distance in percent points: while a solve ends above it, ``max_pl`` is lowered and
+        the MILP re-solved.
+    max_pl : float, default=25.0
+        Most load of one collocated partition, in percent of the mean capacity of the nodes not marked
+        for removal; larger collocated sets are split by balanced graph partitioning (METIS).
+    delta : float, default=5.0
+        How far ``max_pl`` drops, in percent points, before each re-solve.
+    max_resolves : int, default=5
+        Most re-solves after the first solve in one call.
+    state : dict or None, default=None
+        The collocated sets of the previous round, as returned in ``Plan.state``
+        (``{"version": 1, "sets": [[executor, ...], ...]}``; also read from the option ``albic_state``);
+        None starts without sets.
+    adopt : bool, default=True
+        Adopt every hot pair found already collocated as a collocated set each round, so the sets
+        survive a lost state as long as the placement does.
+    solver : {"cbc", "highs"}, default="cbc"
+        The MILP solver: CBC (the binary PuLP ships) or HiGHS.
+    time_limit_s : float or None, default=None
+        Seconds for the whole call (the first solve gets 40 %, the re-solves share the rest); None takes
+        the problem's ``options.time_limit_s``.
+    max_migrations : int or None, default=None
+        Most executors with a current place that may move this round; None takes the problem's
+        ``options.max_migrations`` (absent there: no limit).
+    max_migration_cost : float or None, default=None
+        Most summed ``state_size`` of the executors that move; None takes the problem's
+        ``options.max_migration_cost`` (absent there: no limit).
+    """
+
     name = "albic"
     isolated = True
     summary = "Madsen et al. §4.3.2: MILP load balancing that collocates one hot executor pair per round"

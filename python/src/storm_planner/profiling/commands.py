@@ -30,7 +30,7 @@ from storm_planner.core.problem import Problem
 from storm_planner.planners.nasiri.model import build_model
 from storm_planner.planners.nasiri.plans import placement_from_assignments
 from storm_planner.planners.nasiri.profiles import load_profile
-from storm_planner.hetero.project import load_project_topology, parse_cluster
+from storm_planner.profiling.project import load_project_topology, parse_cluster
 from storm_planner.planners.nasiri.simulate import Simulation, gain, simulate
 
 
@@ -64,7 +64,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     sim.add_argument("--json", action="store_true", help="print the results as JSON")
     sim.set_defaults(handler=simulate_command)
 
-    from storm_planner.hetero.profiling import add_profile_command
+    from storm_planner.profiling.profiles import add_profile_command
     add_profile_command(subparsers)  # storm-planner profile: ET/MET on the real cluster
 
 

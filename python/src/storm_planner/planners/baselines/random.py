@@ -1,12 +1,10 @@
-"""``random``: Elastic Allocator's *Random* baseline (``elastic-allocator-gma.txt``, §V).
+"""``random``: the *Random* baseline of *Elastic Allocator: An Adaptive Task Scheduler for
+Streaming Query in the Cloud* (SOSE 2014), §V.
 
 "Random ... assign[s] the task in a shuffle manner without any resource constraint": every
 executor goes to a node drawn uniformly at random (nodes marked for removal excepted), seeded
 by ``options.seed`` so a problem always gets the same plan. One slot per used node, as the
 other node-level planners.
-
-It belongs with Storm's own schedulers in a baselines family package; it lives beside ``gma``
-until the planners' regrouping (branch ``layout``) lands, then moves there.
 
 Complexity: O(E + N) for E executors and N nodes.
 """
@@ -17,11 +15,15 @@ import random
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 
 
-@register
 class RandomPlanner(Planner):
+    """Every executor on a node drawn uniformly at random, seeded by ``options.seed``.
+
+    Takes no parameters.
+    """
+
     name = "random"
     summary = "every executor on a node drawn at random (seeded): Elastic Allocator's Random baseline"
     baseline = True

@@ -36,10 +36,10 @@ from pathlib import Path
 from storm_planner.planners.qescalor.sampling import dsa, fssa
 from storm_planner.progress import Progress, print_progress
 
-from .cgroups import throttled_share
-from .errors import ProfilingError
-from .instances import Instance, InstanceProvisions, Provision, wait_for_instances
-from .oopser import SamplerSettings
+from storm_planner.profiling.cgroups import throttled_share
+from storm_planner.profiling.errors import ProfilingError
+from storm_planner.profiling.qescalor.instances import Instance, InstanceProvisions, Provision, wait_for_instances
+from storm_planner.profiling.qescalor.oopser import SamplerSettings
 
 
 # Topology options under which every executor of a shuffle-grouped component gets an equal share.
@@ -149,7 +149,7 @@ class _LiveInstance:
 def _processed_rate(zookeeper: str, topology_id: str, instance: Instance, windows: int, period_s: float) -> float:
     """Tuples/s the instance's tasks processed (acked; executed if it acks none) over their next ``windows``
     metrics windows."""
-    from storm_planner.adaptation.scale_run import EpochRates, processed_rate
+    from storm_planner.adaptation.qescalor.scale_run import EpochRates, processed_rate
 
     rates = EpochRates(zookeeper, topology_id, instance.component)
     try:

@@ -15,7 +15,7 @@ executed less than 90 % of what was offered while running at 80 % or more of wha
 believed to sustain calibrates the performance of its instances to what they did (:meth:`~storm_planner.adaptation.qescalor.ScalingController.calibrate`).
 
 An instance is an executor. Given ``enforce`` (``--enforce-provisions``:
-:class:`storm_planner.hetero.instances.ProvisionEnforcer`), each decision's provisions are enforced
+:class:`storm_planner.profiling.qescalor.instances.ProvisionEnforcer`), each decision's provisions are enforced
 per instance — the CPU quota and memory limit of the subprocess a multilang executor runs in — and
 logged under ``provisions``; without it they are logged only (``counts``).
 """
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from storm_planner.adaptation.qescalor import ScalingController
+from storm_planner.adaptation.qescalor.controller import ScalingController
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.progress import Progress, print_progress
 

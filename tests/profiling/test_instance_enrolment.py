@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from storm_planner.hetero.cgroups import CGROUP_CPU, CGROUP_MEMORY, CpuQuota, EnrolmentRefused, detect_emulation
-from storm_planner.hetero.instances import (Instance, InstanceProvisions, Provision, Refusals, Subprocess,
+from storm_planner.profiling.cgroups import CGROUP_CPU, CGROUP_MEMORY, CpuQuota, EnrolmentRefused, detect_emulation
+from storm_planner.profiling.qescalor.instances import (Instance, InstanceProvisions, Provision, Refusals, Subprocess,
                                             running_instances)
-from storm_planner.hetero.processes import ProcessId, cgroup_of
+from storm_planner.profiling.processes import ProcessId, cgroup_of
 
 writable = pytest.mark.skipif(not (detect_emulation().cgroup_quota and os.access(CGROUP_MEMORY, os.W_OK)),
                               reason="needs writable cgroup v1 cpu and memory hierarchies (root)")

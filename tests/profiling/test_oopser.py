@@ -6,9 +6,9 @@ import pytest
 
 import storm_planner
 from storm_planner.cluster.locations import default_plugin_jar
-from storm_planner.hetero.cgroups import detect_emulation
-from storm_planner.hetero.errors import ProfilingError
-from storm_planner.hetero.oopser import SamplerSettings, parse_levels, sample_on_cluster
+from storm_planner.profiling.cgroups import detect_emulation
+from storm_planner.profiling.errors import ProfilingError
+from storm_planner.profiling.qescalor.oopser import SamplerSettings, parse_levels, sample_on_cluster
 from storm_planner.metrics.hookjar import default_hook_jar
 
 

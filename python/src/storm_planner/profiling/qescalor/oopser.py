@@ -2,7 +2,7 @@
 2020, §2.2), for QEScalor's performance model.
 
 One supervisor runs the built-in profiling topology (a rate spout → a ``work`` bolt of fixed SHA-256
-rounds per tuple, :mod:`.builtin_project`) inside a cgroup v1 CPU group, so the supervisor, its worker
+rounds per tuple, :mod:`storm_planner.profiling.builtin_project`) inside a cgroup v1 CPU group, so the supervisor, its worker
 JVM and the Python subprocesses share the provision. The spout offers far more than the bolt can
 take (the stress test); for each provision the sampler visits — DSA or FSSA
 (:mod:`storm_planner.planners.qescalor.sampling`) choose which — the group's CFS quota is set, the
@@ -24,11 +24,11 @@ from typing import Sequence
 from storm_planner.planners.qescalor.sampling import dsa, fssa
 from storm_planner.progress import Progress, print_progress
 
-from .builtin_project import RATE_FILE_OPTION, WORK_OPTION, write_builtin_project
-from .cgroups import CpuQuota, detect_emulation
-from .errors import ProfilingError
-from .measurements import measure_component
-from .profiling import collect_windows, supervisor_pid
+from storm_planner.profiling.builtin_project import RATE_FILE_OPTION, WORK_OPTION, write_builtin_project
+from storm_planner.profiling.cgroups import CpuQuota, detect_emulation
+from storm_planner.profiling.errors import ProfilingError
+from storm_planner.profiling.measurements import measure_component
+from storm_planner.profiling.profiles import collect_windows, supervisor_pid
 
 Level = tuple[float, float]   # (cpu cores, memory MB)
 

@@ -10,17 +10,17 @@ import pytest
 
 from storm_planner.cluster.description import parse_description
 from storm_planner.planners.nasiri.profiles import Measurement, profile_from_measurements
-from storm_planner.hetero.builtin_project import write_builtin_project
-from storm_planner.hetero.cgroups import CpuQuota, detect_emulation, quota_us
-from storm_planner.hetero.errors import ProfilingError
-from storm_planner.hetero.measurements import (
+from storm_planner.profiling.builtin_project import write_builtin_project
+from storm_planner.profiling.cgroups import CpuQuota, detect_emulation, quota_us
+from storm_planner.profiling.errors import ProfilingError
+from storm_planner.profiling.measurements import (
     WindowFigures,
     accuracy_percent,
     compare,
     measure_component,
     predict_cpu_percent,
 )
-from storm_planner.hetero.profiling import enough_windows, machine_types, parse_rates
+from storm_planner.profiling.profiles import enough_windows, machine_types, parse_rates
 
 
 def window(component, task, seq, *, cpu_ms, executed=0, emitted=0, latency_sum=0.0, samples=0, ms=3000):
@@ -132,7 +132,7 @@ def test_emulation_support_is_detected_without_leaving_a_group(tmp_path):
 
 
 def test_the_builtin_project_is_a_streamparse_project_the_planner_can_read(tmp_path):
-    from storm_planner.hetero.project import load_project_topology
+    from storm_planner.profiling.project import load_project_topology
 
     project = write_builtin_project(tmp_path / "project")
     topology = load_project_topology(project)
@@ -140,7 +140,7 @@ def test_the_builtin_project_is_a_streamparse_project_the_planner_can_read(tmp_p
 
 
 def test_extra_topology_options_are_read_as_json_when_they_are():
-    from storm_planner.hetero.profiling import parse_options
+    from storm_planner.profiling.profiles import parse_options
 
     assert parse_options(["topology.bolt.wait.park.microsec=100", "a.b=org.X", "c=true"]) == {
         "topology.bolt.wait.park.microsec": 100, "a.b": "org.X", "c": True}
@@ -149,13 +149,13 @@ def test_extra_topology_options_are_read_as_json_when_they_are():
 
 
 def step(machine_type, rate, throttled, cpu, *, check=False):
-    from storm_planner.hetero.measurements import Step
+    from storm_planner.profiling.measurements import Step
 
     return Step(machine_type, rate, check, throttled, [Measurement("work", machine_type, rate, cpu, 0.2)])
 
 
 def test_throttled_steps_are_left_out_of_the_fit_but_one_step_per_type_stays():
-    from storm_planner.hetero.measurements import fit_samples
+    from storm_planner.profiling.measurements import fit_samples
 
     steps = [step("big", 50, 0.0, 10), step("big", 100, 0.0, 20), step("small", 50, 0.01, 10),
              step("small", 100, 0.3, 15), step("small", 75, 0.0, 15, check=True), step("tiny", 50, 0.6, 30),
@@ -166,14 +166,14 @@ def test_throttled_steps_are_left_out_of_the_fit_but_one_step_per_type_stays():
 
 
 def test_the_throttled_share_is_taken_between_two_reads_of_cpu_stat():
-    from storm_planner.hetero.cgroups import throttled_share
+    from storm_planner.profiling.cgroups import throttled_share
 
     assert throttled_share({"nr_periods": 100, "nr_throttled": 10}, {"nr_periods": 200, "nr_throttled": 35}) == 0.25
     assert throttled_share({}, {}) == 0.0
 
 
 def test_a_result_fits_on_unthrottled_steps_and_reports_them(tmp_path):
-    from storm_planner.hetero.measurements import Result, format_checks, format_steps
+    from storm_planner.profiling.measurements import Result, format_checks, format_steps
 
     result = Result(steps=[step("small", 50, 0.0, 10), step("small", 100, 0.5, 12),
                            step("small", 75, 0.0, 15, check=True)])
@@ -188,7 +188,7 @@ def test_a_result_fits_on_unthrottled_steps_and_reports_them(tmp_path):
 
 
 def test_the_affine_fit_recovers_the_idle_base_and_predicts_with_it():
-    from storm_planner.hetero.measurements import Result, format_fits
+    from storm_planner.profiling.measurements import Result, format_fits
 
     rising = [step("big", r, 0.0, 20 + r * 1.5 / 10) for r in (25, 50, 100, 200)]
     result = Result(steps=[*rising, step("big", 150, 0.0, 42.5, check=True)])

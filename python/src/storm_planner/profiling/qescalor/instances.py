@@ -19,7 +19,7 @@ topology and port) and started after it. It joins its groups only if it still is
 (start time, ``/proc/<pid>/stat`` field 22: a reused pid is refused), and pid 1 never does. Each pid
 refused is warned about once, naming it and why, and kept in :attr:`InstanceProvisions.refusals`
 (``scale run --enforce-provisions`` lists them in its answer). On exit every process goes back to
-the cgroups it came from (:class:`~storm_planner.hetero.cgroups.CgroupGroup`).
+the cgroups it came from (:class:`~storm_planner.profiling.cgroups.CgroupGroup`).
 
 A memory limit below what an instance already holds would make the kernel kill it (and Storm restart
 its worker): such a provision is refused, naming the instance, its resident memory and the limit.
@@ -37,9 +37,9 @@ from typing import Mapping, Sequence
 
 from storm_planner.planners.qescalor.problem import Resource as Provision
 
-from .cgroups import CGROUP_CPU, CGROUP_MEMORY, CpuQuota, EnrolmentRefused, MemoryLimit
-from .errors import ProfilingError
-from .processes import ProcessId, command_line, refusal
+from storm_planner.profiling.cgroups import CGROUP_CPU, CGROUP_MEMORY, CpuQuota, EnrolmentRefused, MemoryLimit
+from storm_planner.profiling.errors import ProfilingError
+from storm_planner.profiling.processes import ProcessId, command_line, refusal
 
 _log = logging.getLogger(__name__)
 

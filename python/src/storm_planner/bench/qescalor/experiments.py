@@ -23,12 +23,12 @@ root; each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` (and a plot) 
 * ``step``: scaling actions until the operator keeps up after a step change of its input rate, with
   the model's performance (the paper) and calibrated by what running instances sustain (ours).
 * ``cluster`` (Table 2 on the local cluster; root and cgroup v1 CPU quotas): DSA and FSSA sampling the
-  built-in work bolt's throughput under CPU quotas of 0.2-2.0 cores (:mod:`storm_planner.hetero.oopser`).
+  built-in work bolt's throughput under CPU quotas of 0.2-2.0 cores (:mod:`storm_planner.profiling.qescalor.oopser`).
 * ``replay`` (local cluster): a compressed day scaled live by ``scale run`` with one provision.
 * ``live`` (local cluster, root): the whole loop — a sampling instance inside the running topology,
   the random forest on its samples, ``scale run`` with three provisions enforced per instance and the
   Holt-Winters forecast from the third compressed day (Figure 3 on the cluster;
-  :mod:`storm_planner.bench._qescalor_live`).
+  :mod:`storm_planner.bench.qescalor.live`).
 
 The simulated operators' curves are synthetic (:func:`~storm_planner.generators.qescalor.operator_curve`):
 the paper's measurements (DataDock on Kubernetes) are not published; ``cluster``, ``replay`` and ``live``
@@ -54,8 +54,8 @@ from storm_planner.generators.qescalor import (
     paper_resources,
     random_problem,
 )
-from storm_planner.bench._qescalor_cluster import bench_cluster, bench_replay
-from storm_planner.bench._qescalor_live import bench_live
+from storm_planner.bench.qescalor.cluster import bench_cluster, bench_replay
+from storm_planner.bench.qescalor.live import bench_live
 from storm_planner.planners.qescalor.forecast import forecast
 from storm_planner.planners.qescalor.performance import PerformanceModel, compare_models
 from storm_planner.planners.qescalor.problem import ScalingInstance, read_problem, resolve

@@ -1,7 +1,7 @@
 """The cluster experiments of ``storm-planner bench qescalor`` (root, cgroup v1 CPU quotas, a local cluster).
 
 * ``cluster`` (Table 2 on the local cluster): DSA and FSSA sampling the built-in work bolt's throughput
-  under CPU quotas of 0.2-2.0 cores (:mod:`storm_planner.hetero.oopser`).
+  under CPU quotas of 0.2-2.0 cores (:mod:`storm_planner.profiling.qescalor.oopser`).
 * ``replay``: a day's diurnal input compressed into minutes, fed to the reliable pipeline of the metrics
   tests (acking on, replays, every tuple's emit and ack time) while ``scale run``'s controller scales its
   ``relay`` (SHA-256 work per tuple) within its task count: instances per epoch, end-to-end latency and
@@ -40,7 +40,7 @@ def bench_cluster(out: Path, seed: int, quick: bool, command: str) -> list[dict[
     every k-th measurement; DSA runs on its own. Each sample set is fitted by the random forest and
     judged against the baseline, as in Table 2."""
     from storm_planner.cluster import default_description
-    from storm_planner.hetero.oopser import SamplerSettings, sample_on_cluster
+    from storm_planner.profiling.qescalor.oopser import SamplerSettings, sample_on_cluster
 
     levels = CLUSTER_LEVELS[::3] if quick else CLUSTER_LEVELS
     runs = {}
@@ -100,7 +100,7 @@ PRICE, STARTUP, SHUTDOWN = 1.0, 0.5, 0.2
 
 def bench_replay(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
     from storm_planner.adaptation.qescalor import ScalingController
-    from storm_planner.adaptation.scale_run import run_scaling
+    from storm_planner.adaptation.qescalor.scale_run import run_scaling
     from storm_planner.cluster.launcher import running_cluster
 
     epochs, epoch_s = (8, 15) if quick else (16, 20)

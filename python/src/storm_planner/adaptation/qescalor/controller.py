@@ -7,7 +7,7 @@ the last three rates held flat — schedules them with a scaler (``qcesa-exact``
 running instances, and applies the first epoch: the instances per provision, their total capped at
 the component's task count (Storm cannot run more executors than tasks; a capped decision says so).
 
-The runner that measures and applies is :mod:`storm_planner.adaptation.scale_run`.
+The runner that measures and applies is :mod:`storm_planner.adaptation.qescalor.scale_run`.
 """
 from __future__ import annotations
 

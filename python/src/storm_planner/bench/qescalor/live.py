@@ -2,14 +2,14 @@
 
 1. **OOPSer** inside the running topology: the reliable pipeline's ``relay`` (SHA-256 work per tuple)
    gets one sampling instance under a stressing feed, held to each CPU provision DSA visits
-   (:mod:`storm_planner.hetero.live_sampler`);
+   (:mod:`storm_planner.profiling.qescalor.live_sampler`);
 2. **OPRPMer**: the random forest fitted to those samples predicts what one instance sustains under
    each provision r1..r3 of the run;
 3. **QECer**: ``scale run``'s controller (told the feed's offered rate, which a saturated relay hides)
    scales ``relay`` over a day's diurnal feed repeated
    ``days`` times, compressed into minutes — from the third day on, with the Holt-Winters forecast of
    the next epochs (season = one day) instead of the recent peak — and every instance runs under
-   its provision's CPU quota and memory limit (:mod:`storm_planner.hetero.instances`).
+   its provision's CPU quota and memory limit (:mod:`storm_planner.profiling.qescalor.instances`).
 
 Reported per epoch (Figure 3 on the cluster): offered and measured rate, the instances per provision
 and their predicted capacity, end-to-end latency (p50/p95) and backlog from the pipeline's emit and
@@ -26,7 +26,7 @@ from typing import Any
 
 
 from storm_planner.api import scale
-from storm_planner.bench._qescalor_cluster import (_feed, _scheduled, _wait_for, epoch_latency, plot_latency,
+from storm_planner.bench.qescalor.cluster import (_feed, _scheduled, _wait_for, epoch_latency, plot_latency,
                                                   read_times, submit_pipeline)
 from storm_planner.bench.report import pyplot, stamped_progress, write_table
 from storm_planner.generators.qescalor import diurnal_rates
@@ -53,11 +53,12 @@ PEAK = 18.0           # tuples/s at the day's peak: about 3 instances of r3 (~6 
 
 def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
     from storm_planner.adaptation.qescalor import ScalingController
-    from storm_planner.adaptation.scale_run import run_scaling
+    from storm_planner.adaptation.qescalor.scale_run import run_scaling
     from storm_planner.cluster.launcher import running_cluster
-    from storm_planner.hetero.instances import InstanceProvisions, ProvisionEnforcer, provisions_from_template
-    from storm_planner.hetero.live_sampler import LIVE_SAMPLING_OPTIONS, sample_live
-    from storm_planner.hetero.oopser import SamplerSettings
+    from storm_planner.profiling.qescalor.instances import (InstanceProvisions, ProvisionEnforcer,
+                                                             provisions_from_template)
+    from storm_planner.profiling.qescalor.live_sampler import LIVE_SAMPLING_OPTIONS, sample_live
+    from storm_planner.profiling.qescalor.oopser import SamplerSettings
 
     season, days, epoch_s = (6, 3, 10) if quick else (8, 3, 15)
     rates = [max(0.1 * PEAK, r) for r in diurnal_rates(season, PEAK, seed=seed, noise=0.05, bursts=0)] * days
