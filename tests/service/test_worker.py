@@ -103,7 +103,9 @@ def test_milp_keeps_its_time_limit_on_a_production_sized_topology():
     })
     started = time.perf_counter()
     plan = run(problem, "milp")
-    assert time.perf_counter() - started < 6  # the limit, plus checking and fitting the plan; was 158 s
+    # The limit, plus building, checking and fitting the plan: about 4 s on an idle machine, and a wide
+    # margin for a loaded one (CI beside a cluster bench took 6+ s); the defect it guards took 158 s.
+    assert time.perf_counter() - started < 30
     assert len(plan.assignments) == 9_400
 
 
