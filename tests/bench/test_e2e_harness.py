@@ -122,6 +122,28 @@ def test_the_report_sets_each_scheduler_beside_itself_without_the_hook(tmp_path)
     assert "| default | 300" not in report.split("The metrics hook's cost")[1]
 
 
+def test_a_ramp_runs_every_rate_and_the_report_names_the_highest_sustained(tmp_path):
+    assert e2e.parse_rates("400,200, 300") == [200.0, 300.0, 400.0] and e2e.parse_rates(None) is None
+    for bad, message in (("fast", "'fast' is not a number"), ("-5", "positive"), ("nan", "positive")):
+        with pytest.raises(ValueError, match=message):
+            e2e.parse_rates(bad)
+    order = [(rate, s) for _, rate, s, _ in e2e.plan_cells([TOPK_LINK], ["default", "ras"], 1, [200.0, 400.0], False)]
+    assert order == [(200.0, "default"), (200.0, "ras"), (400.0, "default"), (400.0, "ras")]
+    out = tmp_path / "e2e"
+    header = e2e.columns(SUPERVISORS)
+    for row in (cell("default", 1, 199.0, 300.0, rate="200"), cell("default", 1, 300.0, 9000.0, rate="400"),
+                cell("ras", 1, 200.0, 100.0, rate="200"), cell("ras", 1, 399.0, 400.0, rate="400"),
+                cell("planner:topdown", 1, 200.0, 80.0, rate="200"),
+                cell("planner:topdown", 1, 400.0, 90.0, rate="400", lost=3)):
+        e2e.append_cell(out / "cells.csv", header, row)
+    report = write_report(out, "storm-planner bench e2e --rate 200,400").read_text()
+    ramp = report.split("highest sustainable rate")[1]
+    rows = {line.split(" | ")[0].strip("| "): line for line in ramp.splitlines() if line.startswith("| ")}
+    assert rows["default"].startswith("| default | 200 |")        # 199 of 200 is 99.5 %: sustained
+    assert rows["ras"].startswith("| ras | 400 | 2.00 | 1.00 |")
+    assert rows["planner:topdown"].startswith("| planner:topdown | 200 |")   # lost tuples at 400
+
+
 def test_link_mbit_overrides_every_link():
     from storm_planner.cluster.description import load_description
 
