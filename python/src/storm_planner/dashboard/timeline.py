@@ -1,0 +1,228 @@
+"""Each topology's trend over time, kept by the dashboard: the task hook's windows turned into fixed
+time steps (:func:`~storm_planner.dashboard.aggregate.step`) as they arrive, and the plan log's plans,
+re-plans, rebalances and fallbacks as markers on the same time axis, each with its before/after.
+
+ZooKeeper holds only each task's latest window, so a trend starts when the dashboard does and is kept
+in memory: the last ``history`` steps per topology (``--metrics-history``), for at most
+:data:`MAX_TOPOLOGIES` topologies (the one updated longest ago is forgotten first).
+
+A step is computed once every task still publishing has a window reaching past its end; a task that
+published nothing for :data:`GRACE_STEPS` steps while others did (its worker restarting, or gone) is
+not waited for. The steps only move on with new windows, so while ZooKeeper is unreachable nothing is
+computed from missing data: the trend stops, and the window the hook writes when ZooKeeper is back
+(covering the outage) fills the steps it spans.
+"""
+from __future__ import annotations
+
+import logging
+import statistics
+import threading
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+from storm_planner.dashboard.aggregate import before_after, step
+from storm_planner.metrics.derive import executor_tasks
+from storm_planner.metrics.windows import TaskWindow
+
+log = logging.getLogger(__name__)
+
+DEFAULT_METRICS_HISTORY = 360     # steps per topology: an hour of 10 s windows
+DEFAULT_SETTLE_S = 30.0           # as planner.replan.settle.secs: a moved executor's first windows measure the move
+GRACE_STEPS = 3
+MAX_TOPOLOGIES = 100
+MAX_PENDING_PER_TASK = 64         # windows waiting for their steps, per task
+MAX_TASKS = 20_000
+MIN_STEP_MS = 1000
+
+
+@dataclass
+class TopologyTimeline:
+    """One topology's steps (dicts, oldest first) and the windows not yet used up."""
+
+    history: int = DEFAULT_METRICS_HISTORY
+    step_ms: int | None = None
+    next_start_ms: int | None = None
+    latest: Any = None            # the newest Step (with per-component figures)
+
+    def __post_init__(self) -> None:
+        self.steps: deque[dict] = deque(maxlen=max(1, self.history))
+        self.pending: dict[int, dict[tuple, TaskWindow]] = {}
+        self.latest_windows: dict[int, TaskWindow] = {}
+
+    def feed(self, windows: Mapping[int, Iterable[TaskWindow]], *, executor_of: Mapping[int, str] | None = None,
+             spouts: Iterable[str] | None = None) -> int:
+        """Take the windows seen (any already taken are ignored); compute every step now complete.
+        Returns the number of new steps."""
+        for task, task_windows in windows.items():
+            if task not in self.pending and len(self.pending) >= MAX_TASKS:
+                continue
+            kept = self.pending.setdefault(task, {})
+            for w in task_windows:
+                if self.next_start_ms is not None and w.end_ms <= self.next_start_ms:
+                    continue   # used up already
+                kept[(w.pid, w.seq, w.start_ms, w.end_ms)] = w
+                newest = self.latest_windows.get(task)
+                if newest is None or w.end_ms > newest.end_ms:
+                    self.latest_windows[task] = w
+            if len(kept) > MAX_PENDING_PER_TASK:
+                for key in sorted(kept, key=lambda k: kept[k].end_ms)[:len(kept) - MAX_PENDING_PER_TASK]:
+                    del kept[key]
+        if not any(self.pending.values()):
+            return 0
+        if self.step_ms is None:
+            periods = [w.period_s for ws in self.pending.values() for w in ws.values()]
+            self.step_ms = max(MIN_STEP_MS, int(round(statistics.median(periods) * 1000)))
+        if self.next_start_ms is None:
+            # From where every task has a window: earlier steps would miss the tasks not seen yet.
+            first = max(min(w.start_ms for w in ws.values()) for ws in self.pending.values() if ws)
+            self.next_start_ms = -(-first // self.step_ms) * self.step_ms
+        return self._advance(executor_of, set(spouts) if spouts is not None else None)
+
+    def _horizon(self) -> int:
+        """Where every task still publishing has windows up to."""
+        ends = [w.end_ms for w in self.latest_windows.values()]
+        newest = max(ends)
+        active = [end for end in ends if end >= newest - GRACE_STEPS * self.step_ms]
+        return min(active)
+
+    def _advance(self, executor_of: Mapping[int, str] | None, spouts: set[str] | None) -> int:
+        horizon, added = self._horizon(), 0
+        while self.next_start_ms + self.step_ms <= horizon:
+            start, end = self.next_start_ms, self.next_start_ms + self.step_ms
+            windows = {task: list(ws.values()) for task, ws in self.pending.items()}
+            computed = step(windows, start, end, executor_of=executor_of, spouts=spouts)
+            if computed.tasks:
+                self.steps.append(computed.to_dict())
+                self.latest = computed
+                added += 1
+            self.next_start_ms = end
+            for ws in self.pending.values():
+                for key in [k for k, w in ws.items() if w.end_ms <= end]:
+                    del ws[key]
+        return added
+
+
+def task_executors(executor_components: Mapping[str, str]) -> dict[int, str]:
+    """Task -> executor (``"[3-4]"``) from Nimbus' executors; names not of that form are left out."""
+    result = {}
+    for executor in executor_components:
+        try:
+            tasks = executor_tasks(executor)
+        except ValueError:
+            continue
+        if len(tasks) <= MAX_TASKS:
+            result.update({task: executor for task in tasks})
+    return result
+
+
+class Trends:
+    """The timelines of every topology the metrics store knows, fed by a background thread every
+    ``poll_s`` (so no window is missed while nobody has the page open)."""
+
+    def __init__(self, store_of: Callable[[], Any], topology_info: Callable[[str], Mapping[str, Any]],
+                 *, history: int = DEFAULT_METRICS_HISTORY, poll_s: float = 1.0) -> None:
+        self.store_of = store_of               # the MetricsStore (None: no ZooKeeper given)
+        self.topology_info = topology_info     # Nimbus' view of a topology: executor_components, spouts
+        self.history = history
+        self.poll_s = poll_s
+        self._timelines: OrderedDict[str, TopologyTimeline] = OrderedDict()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> "Trends":
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="dashboard-trends", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.poll_s):
+            try:
+                self.poll()
+            except Exception:  # noqa: BLE001 - the thread must outlive anything one poll meets
+                log.exception("dashboard trends: poll failed")
+
+    def poll(self) -> None:
+        store = self.store_of()
+        if store is None:
+            return
+        for topology in store.topologies():
+            view = store.view(topology)
+            if not view.windows:
+                continue
+            info = self.topology_info(topology) or {}
+            with self._lock:
+                timeline = self._timelines.get(topology)
+                if timeline is None:
+                    timeline = self._timelines[topology] = TopologyTimeline(self.history)
+                    while len(self._timelines) > MAX_TOPOLOGIES:
+                        self._timelines.popitem(last=False)
+                if timeline.feed(view.windows, executor_of=task_executors(info.get("executor_components") or {}),
+                                 spouts=info.get("spouts")):
+                    self._timelines.move_to_end(topology)
+
+    def timeline(self, topology: str) -> TopologyTimeline | None:
+        with self._lock:
+            return self._timelines.get(topology)
+
+    def topologies(self) -> list[str]:
+        with self._lock:
+            return list(self._timelines)
+
+
+# --- plans on the time axis -------------------------------------------------------------------------
+
+KEPT_NOTE = "current placement kept"   # the re-planner's note when it leaves a running topology as it is
+
+
+def plan_markers(records: Iterable[Mapping[str, Any]], topology: str, limit: int) -> list[dict]:
+    """The plan log's changes of ``topology``, oldest first, at most ``limit`` (the newest): its first
+    plan, each re-plan (a new placement, or executors moved), each rebalance and each fallback to Storm's
+    DefaultScheduler, with the reason to show on hover. Rounds the re-planner answered with the current
+    placement change nothing and are counted on the next marker (``kept_rounds``) instead."""
+    markers: list[dict] = []
+    planned = False
+    kept = 0
+    for record in records:
+        if record.get("topology") != topology or not isinstance(record.get("time"), (int, float)):
+            continue
+        event = record.get("event", "plan")
+        notes = [n for n in record.get("notes") or [] if isinstance(n, str)]
+        if event == "rebalance":
+            kind = "rebalance"
+            reason = f"{record.get('executors') or {}} -> {record.get('outcome')}: {record.get('message') or ''}"
+        elif event != "plan":
+            continue
+        elif record.get("error") is not None:
+            error = record["error"]
+            kind, reason = "fallback", f"{error.get('kind')}: {error.get('message')}"
+        elif any(KEPT_NOTE in n for n in notes) and not (record.get("figures") or {}).get("moves"):
+            kept += 1
+            continue
+        else:
+            kind = "re-plan" if planned else "plan"
+            planned = True
+            reason = "; ".join(notes) or "(no notes)"
+        markers.append({"time": record["time"], "kind": kind, "algorithm": record.get("algorithm"),
+                        "reason": reason[:2000], "kept_rounds": kept,
+                        "moves": (record.get("figures") or {}).get("moves")})
+        kept = 0
+    return markers[-limit:]
+
+
+def with_before_after(markers: list[dict], steps: list[dict], settle_s: float) -> list[dict]:
+    """Each marker with the mean figures of the steps before it and after it settled."""
+    result = []
+    for i, marker in enumerate(markers):
+        previous = markers[i - 1]["time"] * 1000 if i > 0 else None
+        following = markers[i + 1]["time"] * 1000 if i + 1 < len(markers) else None
+        result.append({**marker, **before_after(steps, marker["time"] * 1000, settle_ms=settle_s * 1000,
+                                                previous_ms=previous, next_ms=following)})
+    return result
