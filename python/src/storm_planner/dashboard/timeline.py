@@ -49,6 +49,7 @@ class TopologyTimeline:
         self.steps: deque[dict] = deque(maxlen=max(1, self.history))
         self.pending: dict[int, dict[tuple, TaskWindow]] = {}
         self.latest_windows: dict[int, TaskWindow] = {}
+        self.previous_windows: dict[int, TaskWindow] = {}   # the one before: two give a host link's rate
 
     def feed(self, windows: Mapping[int, Iterable[TaskWindow]], *, executor_of: Mapping[int, str] | None = None,
              spouts: Iterable[str] | None = None) -> int:
@@ -65,6 +66,8 @@ class TopologyTimeline:
                 newest = self.latest_windows.get(task)
                 if newest is None or w.end_ms > newest.end_ms:
                     self.latest_windows[task] = w
+                    if newest is not None:
+                        self.previous_windows[task] = newest
             if len(kept) > MAX_PENDING_PER_TASK:
                 for key in sorted(kept, key=lambda k: kept[k].end_ms)[:len(kept) - MAX_PENDING_PER_TASK]:
                     del kept[key]

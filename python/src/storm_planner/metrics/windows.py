@@ -144,6 +144,8 @@ class TaskWindow:
     latency_samples: int = 0
     acked: int = 0
     failed: int = 0
+    acked_total: int = 0
+    failed_total: int = 0
     complete_latency_ms_sum: float = 0.0     # spouts: tuple trees completed this window (sampled)
     complete_latency_samples: int = 0
     # Spouts: this window's sampled complete latencies by bucket, ((upper bound ms, count), ...), the last
@@ -218,6 +220,7 @@ def _parse(data: bytes | str | None, where: str, znode_version: int, limits: Win
     executed = fields.section(doc, "executed", missing)
     host_net = fields.section(doc, "host_net", [])
     acked = fields.section(doc, "acked", [])
+    failed = fields.section(doc, "failed", [])
     return TaskWindow(
         topology=fields.text(doc, "topology", "topology"),
         component=fields.text(doc, "component", "component"),
@@ -251,7 +254,9 @@ def _parse(data: bytes | str | None, where: str, znode_version: int, limits: Win
                                               default=0),
         complete_latency_buckets=_buckets(fields, acked.get("complete_latency_buckets"),
                                           "acked.complete_latency_buckets"),
-        failed=fields.count(fields.section(doc, "failed", []), "tuples", "failed.tuples", default=0),
+        failed=fields.count(failed, "tuples", "failed.tuples", default=0),
+        acked_total=fields.count(acked, "total", "acked.total", default=0),
+        failed_total=fields.count(failed, "total", "failed.total", default=0),
         sent=tuple(_flow(fields, at, f, "to") for at, f in fields.objects(doc, "sent", "sent", missing)),
         received=tuple(_flow(fields, at, f, "from") for at, f in fields.objects(doc, "received", "received", missing)),
         state_mb=fields.number(doc, "state_mb", "state_mb", default=None),
