@@ -7,13 +7,14 @@ in memory: the last ``history`` steps per topology (``--metrics-history``), for 
 :data:`MAX_TOPOLOGIES` topologies (the one updated longest ago is forgotten first).
 
 A step is computed once every task still publishing has a window reaching past its end; a task that
-published nothing for :data:`GRACE_STEPS` steps while others did (its worker restarting, or gone) is
-not waited for. The steps only move on with new windows, so while ZooKeeper is unreachable nothing is
+published nothing while others published :data:`GRACE_STEPS` steps' windows (its worker restarting, or
+gone) is not waited for. The steps only move on with new windows, so while ZooKeeper is unreachable nothing is
 computed from missing data: the trend stops, and the window the hook writes when ZooKeeper is back
 (covering the outage) fills the steps it spans.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import statistics
 import threading
@@ -50,6 +51,7 @@ class TopologyTimeline:
         self.pending: dict[int, dict[tuple, TaskWindow]] = {}
         self.latest_windows: dict[int, TaskWindow] = {}
         self.previous_windows: dict[int, TaskWindow] = {}   # the one before: two give a host link's rate
+        self.first_start_ms: int | None = None              # the earliest window start ever fed
 
     def feed(self, windows: Mapping[int, Iterable[TaskWindow]], *, executor_of: Mapping[int, str] | None = None,
              spouts: Iterable[str] | None = None) -> int:
@@ -62,7 +64,13 @@ class TopologyTimeline:
             for w in task_windows:
                 if self.next_start_ms is not None and w.end_ms <= self.next_start_ms:
                     continue   # used up already
+                newest = self.latest_windows.get(task)
+                lost = lost_window(newest, w) if newest is not None else None
+                if lost is not None and (self.next_start_ms is None or lost.end_ms > self.next_start_ms):
+                    kept[(lost.pid, -lost.seq, lost.start_ms, lost.end_ms)] = lost
                 kept[(w.pid, w.seq, w.start_ms, w.end_ms)] = w
+                if self.first_start_ms is None or w.start_ms < self.first_start_ms:
+                    self.first_start_ms = w.start_ms
                 newest = self.latest_windows.get(task)
                 if newest is None or w.end_ms > newest.end_ms:
                     self.latest_windows[task] = w
@@ -83,11 +91,14 @@ class TopologyTimeline:
         return self._advance(executor_of, set(spouts) if spouts is not None else None)
 
     def _horizon(self) -> int:
-        """Where every task still publishing has windows up to."""
-        ends = [w.end_ms for w in self.latest_windows.values()]
-        newest = max(ends)
-        active = [end for end in ends if end >= newest - GRACE_STEPS * self.step_ms]
-        return min(active)
+        """Where every task still publishing has windows up to. A task counts as stopped once another
+        task published windows for GRACE_STEPS steps after its last one ended (its worker restarting, or
+        gone); not merely when its last window is old: after a ZooKeeper outage every task's first window
+        is a long one reaching back to before the outage, and they arrive one after another."""
+        latest = self.latest_windows.values()
+        newest_start = max(w.start_ms for w in latest)
+        active = [w.end_ms for w in latest if newest_start < w.end_ms + (GRACE_STEPS - 1) * self.step_ms]
+        return min(active) if active else max(w.end_ms for w in latest)
 
     def _advance(self, executor_of: Mapping[int, str] | None, spouts: set[str] | None) -> int:
         horizon, added = self._horizon(), 0
@@ -104,6 +115,35 @@ class TopologyTimeline:
                 for key in [k for k, w in ws.items() if w.end_ms <= end]:
                     del ws[key]
         return added
+
+
+def lost_window(before: TaskWindow, after: TaskWindow) -> TaskWindow | None:
+    """The window(s) read too late to be seen between ``before`` and ``after`` of one task (ZooKeeper
+    holds only a task's latest window: a reader late by a period misses one), rebuilt from the counters'
+    totals since the worker started: what ``after`` counts in total beyond ``before``'s total and its own
+    tuples. Latencies are taken as ``after``'s; CPU is not known. None when nothing is missing, or the
+    worker restarted in between (its totals started again: the gap is downtime)."""
+    if after.start_ms <= before.end_ms or after.pid != before.pid or after.pid is None:
+        return None
+    emitted = after.emitted_total - after.emitted - before.emitted_total
+    executed = after.executed_total - after.executed - before.executed_total
+    acked = after.acked_total - after.acked - before.acked_total
+    failed = after.failed_total - after.failed - before.failed_total
+    if min(emitted, executed, acked, failed) < 0:
+        return None
+    earlier = {(f.stream, f.task): f.total for f in before.sent}
+    sent = tuple(dataclasses.replace(f, tuples=f.total - f.tuples - earlier.get((f.stream, f.task), 0), bytes=0)
+                 for f in after.sent if f.total - f.tuples - earlier.get((f.stream, f.task), 0) > 0)
+    ratio = executed / after.executed if after.executed else 0.0
+    complete = acked / after.acked if after.acked else 0.0
+    return dataclasses.replace(
+        after, seq=after.seq - 1, start_ms=before.end_ms, end_ms=after.start_ms, threads=(), subprocess_ms=0.0,
+        emitted=emitted, executed=executed, acked=acked, failed=failed, sent=sent, received=(),
+        latency_ms_sum=after.latency_ms_sum * ratio, latency_samples=round(after.latency_samples * ratio),
+        complete_latency_ms_sum=after.complete_latency_ms_sum * complete,
+        complete_latency_samples=round(after.complete_latency_samples * complete),
+        complete_latency_buckets=tuple((b, round(n * complete)) for b, n in after.complete_latency_buckets),
+        missing=(*after.missing, "cpu"))
 
 
 def task_executors(executor_components: Mapping[str, str]) -> dict[int, str]:

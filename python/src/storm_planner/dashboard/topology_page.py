@@ -35,7 +35,7 @@ def topology_page(topology_id: str, *, timeline: TopologyTimeline | None, info: 
         "id": topology_id,
         "name": info.get("name") or topology_id,
         "status": info.get("status"),
-        "summary": _summary(info, windows, latest, now),
+        "summary": _summary(info, windows, latest, now, timeline.first_start_ms if timeline else None),
         "components": _components(info, latest),
         "supervisors": _supervisors(supervisors, windows, timeline),
         "steps": steps,
@@ -46,14 +46,14 @@ def topology_page(topology_id: str, *, timeline: TopologyTimeline | None, info: 
     }
 
 
-def _summary(info: Mapping[str, Any], windows: Mapping[int, TaskWindow], latest, now: float) -> dict:
-    started = min((w.start_ms for w in windows.values()), default=None)
+def _summary(info: Mapping[str, Any], windows: Mapping[int, TaskWindow], latest, now: float,
+             started: int | None) -> dict:
     workers = {(w.node, w.worker, w.pid) for w in windows.values()}
     spouts = set(info.get("spouts") or []) or ({c.component for c in latest.components if c.spout} if latest else set())
     return {
         "uptime_s": info.get("uptime_secs") if info.get("uptime_secs") is not None
         else (round(now - started / 1000.0) if started else None),
-        "uptime_source": "Nimbus" if info.get("uptime_secs") is not None else "first window seen",
+        "uptime_source": "Nimbus" if info.get("uptime_secs") is not None else "since the first window read",
         "workers": info.get("num_workers") if info.get("num_workers") is not None else len(workers) or None,
         "executors": info.get("num_executors") if info.get("num_executors") is not None
         else len(windows) or None,
