@@ -181,9 +181,12 @@ def test_a_task_that_stopped_publishing_is_not_waited_for_and_history_is_bounded
 
 def test_markers_classify_the_plan_log_and_carry_before_after():
     records = [
-        {"event": "plan", "time": 10.0, "topology": "t", "algorithm": "even", "notes": ["first"]},
+        {"event": "plan", "time": 10.0, "topology": "t", "algorithm": "even", "notes": ["first"],
+         "assignments": {"[1-1]": "a:6700"}},
         {"event": "plan", "time": 20.0, "topology": "t", "algorithm": "topdown", "figures": {"moves": 0.0},
-         "notes": ["metrics changed 3% (threshold 25%); current placement kept"]},
+         "notes": ["metrics changed 3% (threshold 25%); current placement kept"], "assignments": {"[1-1]": "a:6700"}},
+        {"event": "plan", "time": 22.0, "topology": "t", "algorithm": "topdown", "figures": {"moves": 0.0},
+         "notes": ["re-planning off for this topology (planner.replan: false)"], "assignments": {"[1-1]": "a:6700"}},
         {"event": "plan", "time": 25.0, "topology": "other", "algorithm": "even"},
         {"event": "plan", "time": 30.0, "topology": "t", "algorithm": "topdown", "figures": {"moves": 2.0},
          "notes": ["re-planned (60 s since the last re-plan): 2 executor(s) move"]},
@@ -192,7 +195,7 @@ def test_markers_classify_the_plan_log_and_carry_before_after():
     ]
     markers = plan_markers(records, "t", limit=10)
     assert [m["kind"] for m in markers] == ["plan", "re-plan", "rebalance", "fallback"]
-    assert markers[1]["kept_rounds"] == 1 and "2 executor(s) move" in markers[1]["reason"]
+    assert markers[1]["kept_rounds"] == 2 and "2 executor(s) move" in markers[1]["reason"]
     assert markers[3]["reason"] == "TIMEOUT: too slow"
     assert [m["kind"] for m in plan_markers(records, "t", limit=2)] == ["rebalance", "fallback"]
     steps = [{"start_ms": t * 1000, "end_ms": (t + 5) * 1000, "acked_per_s": float(t), "executed_per_s": 1.0,

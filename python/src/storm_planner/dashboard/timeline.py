@@ -228,16 +228,18 @@ KEPT_NOTE = "current placement kept"   # the re-planner's note when it leaves a 
 def plan_markers(records: Iterable[Mapping[str, Any]], topology: str, limit: int) -> list[dict]:
     """The plan log's changes of ``topology``, oldest first, at most ``limit`` (the newest): its first
     plan, each re-plan (a new placement, or executors moved), each rebalance and each fallback to Storm's
-    DefaultScheduler, with the reason to show on hover. Rounds the re-planner answered with the current
-    placement change nothing and are counted on the next marker (``kept_rounds``) instead."""
+    DefaultScheduler, with the reason to show on hover. Rounds that left the placement as it was (the
+    re-planner's answers to Nimbus' periodic offers: the same assignments, no moves) change nothing and
+    are counted on the next marker (``kept_rounds``) instead."""
     markers: list[dict] = []
-    planned = False
+    placed: dict | None = None   # the topology's placement as the last plan left it
     kept = 0
     for record in records:
         if record.get("topology") != topology or not isinstance(record.get("time"), (int, float)):
             continue
         event = record.get("event", "plan")
         notes = [n for n in record.get("notes") or [] if isinstance(n, str)]
+        moves = (record.get("figures") or {}).get("moves")
         if event == "rebalance":
             kind = "rebalance"
             reason = f"{record.get('executors') or {}} -> {record.get('outcome')}: {record.get('message') or ''}"
@@ -246,18 +248,27 @@ def plan_markers(records: Iterable[Mapping[str, Any]], topology: str, limit: int
         elif record.get("error") is not None:
             error = record["error"]
             kind, reason = "fallback", f"{error.get('kind')}: {error.get('message')}"
-        elif any(KEPT_NOTE in n for n in notes) and not (record.get("figures") or {}).get("moves"):
+        elif not moves and _unchanged(record, placed, notes):
             kept += 1
             continue
         else:
-            kind = "re-plan" if planned else "plan"
-            planned = True
+            kind = "re-plan" if placed is not None else "plan"
+            placed = dict(record.get("assignments") or {})
             reason = "; ".join(notes) or "(no notes)"
         markers.append({"time": record["time"], "kind": kind, "algorithm": record.get("algorithm"),
-                        "reason": reason[:2000], "kept_rounds": kept,
-                        "moves": (record.get("figures") or {}).get("moves")})
+                        "reason": reason[:2000], "kept_rounds": kept, "moves": moves})
         kept = 0
     return markers[-limit:]
+
+
+def _unchanged(record: Mapping[str, Any], placed: dict | None, notes: list[str]) -> bool:
+    """The plan leaves the placement as it was: the same assignments as the last plan, or (a record
+    written without its assignments, too long for the log) the re-planner's note saying so."""
+    if placed is None:
+        return False
+    if record.get("assignments"):
+        return dict(record["assignments"]) == placed
+    return any(KEPT_NOTE in n for n in notes)
 
 
 def with_before_after(markers: list[dict], steps: list[dict], settle_s: float) -> list[dict]:
