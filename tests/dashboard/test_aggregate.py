@@ -70,6 +70,7 @@ def test_capacity_is_storm_uis_busy_fraction_and_the_busiest_leaves_out_storms_o
     assert count.capacity == pytest.approx(0.5) and count.executors == 2
     assert count.execute_latency_ms == pytest.approx((1000 + 50) / 25)
     assert s.busiest.component == "count"
+    assert s.executed_per_s == pytest.approx(20.0)   # the user bolts': __acker's executions left out
     assert s.to_dict()["busiest_capacity"] == pytest.approx(0.5)
 
 

@@ -81,9 +81,11 @@ class Step:
 
     start_ms: int
     end_ms: int
+    # Emitted and transferred count every stream, Storm's acker streams included (Storm UI with its system
+    # stats shown): they are real tuples between real tasks, and cross the network like the others.
     emitted_per_s: float = 0.0
     transferred_per_s: float = 0.0     # tuples sent to a task (one emit to two tasks counts twice)
-    executed_per_s: float = 0.0        # every bolt's processed tuples
+    executed_per_s: float = 0.0        # the user bolts' processed tuples (not __acker's)
     acked_per_s: float = 0.0           # at the spouts: tuple trees completed (the throughput)
     failed_per_s: float = 0.0
     complete_latency_ms: float | None = None
@@ -189,7 +191,7 @@ def step(windows: Mapping[int, Iterable[TaskWindow]], start_ms: int, end_ms: int
         start_ms=start_ms, end_ms=end_ms,
         emitted_per_s=totals.emitted / seconds,
         transferred_per_s=transferred / seconds,
-        executed_per_s=sum(c.executed_per_s for c in component_steps if not c.spout),
+        executed_per_s=sum(c.executed_per_s for c in component_steps if not c.spout and not c.system),
         acked_per_s=sum(c.acked_per_s for c in spout_steps),
         failed_per_s=sum(c.failed_per_s for c in spout_steps),
         complete_latency_ms=complete_sum / complete_samples if complete_samples > 0 else None,
