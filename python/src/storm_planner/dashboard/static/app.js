@@ -69,7 +69,7 @@ function placementElements(topo) {
 
 function componentElements(topo) {
   const elements = topo.components.map((c, i) => ({data: {id: `c:${c.id}`,
-    label: `${c.id} ×${c.executors.length}`, colour: colour(i)}}));
+    label: `${c.id} ×${c.executors.length}`, colour: colour(i)}, classes: "component"}));
   const known = new Set(topo.components.map((c) => c.id));
   for (const s of topo.streams) {
     if (known.has(s.from) && known.has(s.to)) {
@@ -93,7 +93,15 @@ const graphStyle = [
     "target-arrow-shape": "triangle", width: 1.5, "line-color": "#999", "target-arrow-color": "#999",
     "text-background-color": "#fff", "text-background-opacity": 0.8}},
   {selector: ".traffic", style: {"line-color": "#e08a2c", "target-arrow-color": "#e08a2c", width: 3}},
+  {selector: ".component", style: {"font-size": 16, "text-valign": "top", width: 30, height: 30}},
 ];
+// Fitting a wide graph into its box can zoom out until its labels are unreadable: not below this.
+const MIN_FIT_ZOOM = 0.8;
+
+function readable(cy) {
+  if (cy.zoom() < MIN_FIT_ZOOM) { cy.zoom(MIN_FIT_ZOOM); cy.center(); }
+  return cy;
+}
 
 function renderTopologies(snap) {
   const box = $("topologies");
@@ -133,10 +141,10 @@ function renderTopologies(snap) {
     section.append(el("h4", {}, "component graph"), cg,
       el("h4", {}, `placement (supervisor › slot › executor; ${traffic})`), pg, table);
     box.append(section);
-    graphs[`cg-${i}`] = cytoscape({container: cg, elements: componentElements(topo), style: graphStyle,
-      layout: {name: "breadthfirst", directed: true, padding: 20}, maxZoom: 2});
-    graphs[`pg-${i}`] = cytoscape({container: pg, elements: placementElements(topo), style: graphStyle,
-      layout: {name: "preset", fit: true, padding: 20}, maxZoom: 2});
+    graphs[`cg-${i}`] = readable(cytoscape({container: cg, elements: componentElements(topo), style: graphStyle,
+      layout: {name: "breadthfirst", directed: true, padding: 30, spacingFactor: 0.8}, maxZoom: 2}));
+    graphs[`pg-${i}`] = readable(cytoscape({container: pg, elements: placementElements(topo), style: graphStyle,
+      layout: {name: "preset", fit: true, padding: 20}, maxZoom: 2}));
   });
 }
 
