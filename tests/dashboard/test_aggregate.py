@@ -167,6 +167,18 @@ def test_a_window_read_too_late_is_rebuilt_from_the_totals():
     assert [(s["start_ms"], s["executed_per_s"]) for s in timeline.steps][3:] == [(40_000, pytest.approx(10.0))]
 
 
+def test_windows_from_the_future_are_ignored_and_a_huge_gap_computes_only_the_history():
+    timeline = TopologyTimeline(history=5)
+    year_3000 = 32_503_680_000_000
+    assert timeline.feed({1: [window("count", 1, year_3000 - 10_000, year_3000, executed=10)]}, now_ms=50_000) == 0
+    assert timeline.ignored == 1 and not timeline.steps
+    timeline.feed({1: [window("count", 1, 0, 10_000, executed=100)]}, now_ms=50_000)
+    # A window covering a year: only the last 5 steps are computed, not millions.
+    year = 365 * 24 * 3600 * 1000
+    assert timeline.feed({1: [window("count", 1, 10_000, year, executed=10, seq=2)]}, now_ms=year) == 5
+    assert timeline.steps[-1]["end_ms"] == year // 10_000 * 10_000
+
+
 def test_a_task_that_stopped_publishing_is_not_waited_for_and_history_is_bounded():
     timeline = TopologyTimeline(history=3)
     timeline.feed({1: [window("count", 1, 0, 10_000, executed=10)],

@@ -18,6 +18,7 @@ import dataclasses
 import logging
 import statistics
 import threading
+import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
@@ -35,6 +36,8 @@ MAX_TOPOLOGIES = 100
 MAX_PENDING_PER_TASK = 64         # windows waiting for their steps, per task
 MAX_TASKS = 20_000
 MIN_STEP_MS = 1000
+MAX_STEP_MS = 3_600_000           # a step is one metrics period (the median of the windows'), within these
+FUTURE_TOLERANCE_MS = 60_000      # clocks differ a little; a window ending later than this is ignored
 
 
 @dataclass
@@ -52,11 +55,14 @@ class TopologyTimeline:
         self.latest_windows: dict[int, TaskWindow] = {}
         self.previous_windows: dict[int, TaskWindow] = {}   # the one before: two give a host link's rate
         self.first_start_ms: int | None = None              # the earliest window start ever fed
+        self.ignored = 0                                    # windows from the future, left out
 
     def feed(self, windows: Mapping[int, Iterable[TaskWindow]], *, executor_of: Mapping[int, str] | None = None,
-             spouts: Iterable[str] | None = None) -> int:
+             spouts: Iterable[str] | None = None, now_ms: float | None = None) -> int:
         """Take the windows seen (any already taken are ignored); compute every step now complete.
-        Returns the number of new steps."""
+        Returns the number of new steps. A window ending more than a minute after ``now_ms`` (a
+        worker's clock far off, or a forged document) is ignored and counted (``ignored``)."""
+        latest_allowed = (time.time() * 1000 if now_ms is None else now_ms) + FUTURE_TOLERANCE_MS
         for task, task_windows in windows.items():
             if task not in self.pending and len(self.pending) >= MAX_TASKS:
                 continue
@@ -64,6 +70,9 @@ class TopologyTimeline:
             for w in task_windows:
                 if self.next_start_ms is not None and w.end_ms <= self.next_start_ms:
                     continue   # used up already
+                if w.end_ms > latest_allowed:
+                    self.ignored += 1
+                    continue
                 newest = self.latest_windows.get(task)
                 lost = lost_window(newest, w) if newest is not None else None
                 if lost is not None and (self.next_start_ms is None or lost.end_ms > self.next_start_ms):
@@ -83,7 +92,7 @@ class TopologyTimeline:
             return 0
         if self.step_ms is None:
             periods = [w.period_s for ws in self.pending.values() for w in ws.values()]
-            self.step_ms = max(MIN_STEP_MS, int(round(statistics.median(periods) * 1000)))
+            self.step_ms = min(MAX_STEP_MS, max(MIN_STEP_MS, int(round(statistics.median(periods) * 1000))))
         if self.next_start_ms is None:
             # From where every task has a window: earlier steps would miss the tasks not seen yet.
             first = max(min(w.start_ms for w in ws.values()) for ws in self.pending.values() if ws)
@@ -102,6 +111,9 @@ class TopologyTimeline:
 
     def _advance(self, executor_of: Mapping[int, str] | None, spouts: set[str] | None) -> int:
         horizon, added = self._horizon(), 0
+        if horizon - self.next_start_ms > self.history * self.step_ms:
+            # More than the history holds (a long outage, a window covering days): only the last steps.
+            self.next_start_ms = (horizon - self.history * self.step_ms) // self.step_ms * self.step_ms
         while self.next_start_ms + self.step_ms <= horizon:
             start, end = self.next_start_ms, self.next_start_ms + self.step_ms
             windows = {task: list(ws.values()) for task, ws in self.pending.items()}
