@@ -102,7 +102,7 @@ def test_topology_api_from_the_plan_log_alone_and_its_bounds():
     assert client.get("/topology", params={"id": "x"}).status_code == 200
     page = client.get("/api/topology", params={"id": "trends-1-1763949990"}).json()
     assert [m["kind"] for m in page["markers"]] == ["plan", "rebalance", "re-plan"]   # as the log has them
-    assert page["steps"] == [] and page["summary"]["now"] is None and page["metrics"] == {"available": False}
+    assert page["steps"] == [] and page["summary"]["now"] is None and page["metrics"] == {"available": False, "future_windows_ignored": 0}
     assert client.get("/api/topology").status_code == 400
     assert client.get("/api/topology", params={"id": "x" * 257}).status_code == 400
     assert client.get("/api/topology", params={"id": "gone-9-1"}).status_code == 404

@@ -42,7 +42,7 @@ def topology_page(topology_id: str, *, timeline: TopologyTimeline | None, info: 
         "step_s": (timeline.step_ms / 1000.0) if timeline and timeline.step_ms else None,
         "markers": markers,
         "settle_s": settle_s,
-        "metrics": dict(metrics),
+        "metrics": {**metrics, "future_windows_ignored": timeline.ignored if timeline else 0},
     }
 
 

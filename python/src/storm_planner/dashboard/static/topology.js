@@ -158,7 +158,8 @@ function renderStatus(page) {
   else if (!m.connected) text = `metrics: ZooKeeper unreachable since ${when(m.disconnected_since)}; ` +
     "showing what was read until then";
   else text = `metrics: ${m.corrupt_windows ? `${m.corrupt_windows} bad window(s) skipped` : "ZooKeeper connected"}` +
-    (m.problems && m.problems.length ? ` (${m.problems[0]})` : "");
+    (m.problems && m.problems.length ? ` (${m.problems[0]})` : "") +
+    (m.future_windows_ignored ? `; ${m.future_windows_ignored} window(s) ending in the future ignored` : "");
   $("metrics-status").textContent = text;
   $("metrics-status").className = m.available && !m.connected ? "fallback" : "";
   $("status").textContent = page.cluster_error ? `cluster: ${page.cluster_error}` : `updated ${new Date().toLocaleTimeString()}`;
