@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.request
 
 import pytest
 
@@ -57,7 +58,9 @@ class HookLikeWriter:
         half = n // 2
         total = self.emitted(self.since_ms, end_ms)   # cumulative, as the hook's totals
         total_half = total // 2
+        seconds = (end_ms - self.since_ms) / 1000   # each host's interfaces: 5,000 B/s in, 7,500 B/s out
         common = {"version": 1, "topology": TOPOLOGY, "task": task,
+                  "host_net": {"received_bytes": int(5000 * seconds), "sent_bytes": int(7500 * seconds)},
                   "window": {"seq": self.seq, "start_ms": start_ms, "end_ms": end_ms, "period_s": self.period_s},
                   "failed": {"tuples": 0, "total": 0}, "received": []}
         cpu = {"thread_cpu_supported": True, "subprocess_ms": 0, "subprocesses": 0}
@@ -178,6 +181,11 @@ def test_topology_page_follows_the_windows_a_replan_and_a_zookeeper_outage(
         assert set(browser.execute_script(
             "return Array.from(document.querySelectorAll('[data-testid=component-row]')).map((r) => r.dataset.component)"
         )) == {"words", "count"}
+
+        # The hosts' links as their interfaces counted: 12,500 B/s = 0.1 Mbit/s, on the overview too.
+        with urllib.request.urlopen(f"{url}/api/snapshot") as response:
+            links = {s["id"]: s["host_mbit"] for s in json.load(response)["supervisors"]}
+        assert links == {"sup-a": pytest.approx(0.1, rel=0.05), "sup-b": pytest.approx(0.1, rel=0.05)}
 
         # A re-plan: the rate doubles from then on; it shows at its time, with before and after.
         time.sleep(3)

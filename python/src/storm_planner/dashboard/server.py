@@ -46,7 +46,7 @@ from storm_planner.dashboard.live import ClusterSource
 from storm_planner.dashboard.model import DEFAULT_PAGE_SIZE, plan_summary, snapshot, supervisors_view
 from storm_planner.dashboard.planlog import DEFAULT_HISTORY, DEFAULT_LIMITS, PlanHistory, PlanLogReader
 from storm_planner.dashboard.timeline import DEFAULT_METRICS_HISTORY, DEFAULT_SETTLE_S, Trends
-from storm_planner.dashboard.topology_page import metrics_state, topology_page
+from storm_planner.dashboard.topology_page import link_rate, metrics_state, topology_page
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +118,10 @@ def create_app(plan_log: Path | None = None, cluster: ClusterSource | None = Non
         state["plan_log"] = reader.progress() if reader else None
         state["refresh_s"] = refresh_s
         state["trends"] = trends.topologies()
+        links = trends.host_links()
+        for sup in state["supervisors"]:
+            sup["host_mbit"] = round(links[sup["id"]], 4) if sup["id"] in links else None
+            sup["link_mbit"] = link_rate(sup)
         state["benchmark_tables"] = tables
         return state
 

@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from storm_planner.dashboard.aggregate import before_after, step
 from storm_planner.metrics.derive import executor_tasks
+from storm_planner.metrics.network_use import host_link_use
 from storm_planner.metrics.windows import TaskWindow
 
 log = logging.getLogger(__name__)
@@ -222,6 +223,14 @@ class Trends:
                 if timeline.feed(view.windows, executor_of=task_executors(info.get("executor_components") or {}),
                                  spouts=info.get("spouts")):
                     self._timelines.move_to_end(topology)
+
+    def host_links(self) -> dict[str, float]:
+        """Supervisor -> Mbit/s its host's interfaces carried (both directions), from the newest two
+        windows of a task there (any topology's): the link's whole use, Storm's tuples and the rest."""
+        with self._lock:
+            histories = [{task: [t.previous_windows[task], w] if task in t.previous_windows else [w]
+                          for task, w in t.latest_windows.items()} for t in self._timelines.values()]
+        return {node: traffic.total_mbit for node, traffic in host_link_use(histories).items()}
 
     def timeline(self, topology: str) -> TopologyTimeline | None:
         with self._lock:

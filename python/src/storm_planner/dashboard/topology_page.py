@@ -114,17 +114,21 @@ def _supervisors(supervisors: list[dict], windows: Mapping[int, TaskWindow],
     for node_id, node in sorted(nodes.items()):
         sup = known.get(node_id, {})
         cpu_ms = sum(node["threads"].values()) + node["other_ms"]
-        bandwidth = (sup.get("meta") or {}).get(BANDWIDTH_META)
         rows.append({
             "id": node_id, "host": sup.get("host"), "machine_type": sup.get("machine_type"),
             "cpu": sup.get("cpu"), "declared_cpu": sup.get("declared_cpu"), "measured_cpu": sup.get("measured_cpu"),
             "topology_cpu": round(100.0 * cpu_ms / node["ms"], 2) if node["ms"] > 0 else None,
             "tasks": node["tasks"], "workers": len(node["workers"]),
-            "link_mbit": _number(bandwidth),
+            "link_mbit": link_rate(sup),
             "host_mbit": round(host[node_id].total_mbit, 4) if node_id in host else None,
             "topology_mbit": round(crossing[node_id].total_mbit, 4) if node_id in crossing else 0.0,
         })
     return rows
+
+
+def link_rate(supervisor: Mapping[str, Any]) -> float | None:
+    """A supervisor's link rate in Mbit/s where the network is emulated (its ``network.bandwidth.mbit``)."""
+    return _number((supervisor.get("meta") or {}).get(BANDWIDTH_META))
 
 
 def _number(text: Any) -> float | None:

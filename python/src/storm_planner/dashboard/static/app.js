@@ -31,6 +31,14 @@ function renderSupervisors(snap) {
         card.append(el("div", {}, `measured CPU ${fmt(s.measured_cpu, 0)}%`),
           el("div", {class: "bar measured"}, el("div", {style: {width: `${pct}%`}})));
       }
+      if (s.host_mbit !== undefined && s.host_mbit !== null) {
+        const rate = s.link_mbit ? ` of ${fmt(s.link_mbit, 1)} (emulated)` : "";
+        card.append(el("div", {"data-testid": "link-use"}, `link ${fmt(s.host_mbit, 3)}${rate} Mbit/s`));
+        if (s.link_mbit) card.append(el("div", {class: "bar measured"},
+          el("div", {style: {width: `${Math.min(100, 100 * s.host_mbit / s.link_mbit)}%`}})));
+      } else if (s.link_mbit) {
+        card.append(el("div", {class: "muted"}, `link ${fmt(s.link_mbit, 1)} Mbit/s (emulated)`));
+      }
       card.append(el("div", {class: "muted"}, s.used_slots.join(" ")));
       cards.append(card);
     }
