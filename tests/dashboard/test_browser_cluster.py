@@ -156,6 +156,12 @@ def test_topology_page_matches_the_windows_and_shows_a_replan(cluster, tmp_path,
             assert now["acked_per_s"] > 0 and now["complete_p99_ms"] is not None
             assert 0 <= relay["capacity"] < 1
 
+        # Steady: the shell components have started and the spout's catch-up is over.
+        def steady():
+            steps = browser.execute_script("return window.topologyPage.data.steps")[-3:]
+            return len(steps) == 3 and all(0.5 * RATE <= s["acked_per_s"] <= 1.5 * RATE for s in steps)
+        until(steady, 120, "three steps at the spout's rate", every_s=1)
+
         # A re-plan: Nimbus hands the rebalanced topology to the planner, which places it anew.
         asked = time.time()
         placed = [r for r in read_plan_log(cluster.plan_log) if r["topology"] == row.id and not r.get("error")]
@@ -173,11 +179,25 @@ def test_topology_page_matches_the_windows_and_shows_a_replan(cluster, tmp_path,
         assert any(abs(x - replan["time"] * 1000) < 1 for x in drawn)
 
         def settled():
-            m = [m for m in markers(browser) if m["kind"] == "re-plan"][0]
-            return m["before"] and m["after"] and (float(m["before"]), float(m["after"]))
-        before, after = until(settled, 120, "the re-plan's before/after figures")
-        print(f"re-plan at {replan['time']:.1f}: acked/s {before} before, {after} after")
-        assert 0.5 * RATE <= before <= 2 * RATE and 0 < after <= 2 * RATE
+            page = browser.execute_script("return window.topologyPage.data")
+            m = next(m for m in page["markers"] if m["kind"] == "re-plan")
+            return m["settled"] and (page, m)
+        page, m = until(settled, 120, "the re-plan's before/after figures", every_s=1)
+        at_ms, settle_ms = m["time"] * 1000, page["settle_s"] * 1000
+        previous = max(x["time"] for x in page["markers"] if x["time"] < m["time"]) * 1000
+        steps = page["steps"]
+        before = [s["acked_per_s"] for s in steps if s["start_ms"] >= previous + settle_ms and s["end_ms"] <= at_ms][-6:]
+        after = [s["acked_per_s"] for s in steps if s["start_ms"] >= at_ms + settle_ms][:m["after_steps"]]
+        print(f"re-plan at {replan['time']:.1f}: acked/s {m['before']['acked_per_s']} before "
+              f"({len(before)} steps), {m['after']['acked_per_s']} after ({len(after)} steps)")
+        # The means of the steps drawn on the same page, before it and once it settled.
+        assert m["before"]["acked_per_s"] == pytest.approx(sum(before) / len(before), abs=1e-3)
+        assert m["after"]["acked_per_s"] == pytest.approx(sum(after) / len(after), abs=1e-3)
+        assert 0.5 * RATE <= m["before"]["acked_per_s"] <= 1.5 * RATE
+        # The page follows the new placement: relay, now one executor, processes again.
+        until(lambda: (page := browser.execute_script("return window.topologyPage.data")) and any(
+            c["component"] == "relay" and c["executors"] == 1 and c["executed_per_s"] > 0
+            for c in page["components"]), 120, "relay processing again after the re-plan", every_s=1)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         browser.save_screenshot(str(ARTIFACTS / "live-topology-page.png"))
         assert console_errors(browser) == []
