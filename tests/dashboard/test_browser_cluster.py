@@ -193,7 +193,8 @@ def test_topology_page_matches_the_windows_and_shows_a_replan(cluster, tmp_path,
         # The means of the steps drawn on the same page, before it and once it settled.
         assert m["before"]["acked_per_s"] == pytest.approx(sum(before) / len(before), abs=1e-3)
         assert m["after"]["acked_per_s"] == pytest.approx(sum(after) / len(after), abs=1e-3)
-        assert 0.5 * RATE <= m["before"]["acked_per_s"] <= 1.5 * RATE
+        # Measured before it (up to six steps: the pipeline's start may be among them, so no lower bound).
+        assert 0 < m["before"]["acked_per_s"] <= 1.5 * RATE
         # The page follows the new placement: relay, now one executor, processes again.
         until(lambda: (page := browser.execute_script("return window.topologyPage.data")) and any(
             c["component"] == "relay" and c["executors"] == 1 and c["executed_per_s"] > 0
