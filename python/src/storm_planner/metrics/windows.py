@@ -144,6 +144,13 @@ class TaskWindow:
     latency_samples: int = 0
     acked: int = 0
     failed: int = 0
+    acked_total: int = 0
+    failed_total: int = 0
+    complete_latency_ms_sum: float = 0.0     # spouts: tuple trees completed this window (sampled)
+    complete_latency_samples: int = 0
+    # Spouts: this window's sampled complete latencies by bucket, ((upper bound ms, count), ...), the last
+    # bound None (longer than every other); empty when the hook sent none (an older hook, no samples).
+    complete_latency_buckets: tuple[tuple[float | None, int], ...] = ()
     sent: tuple[Flow, ...] = ()
     received: tuple[Flow, ...] = ()
     state_mb: float | None = None
@@ -212,6 +219,8 @@ def _parse(data: bytes | str | None, where: str, znode_version: int, limits: Win
     emitted = fields.section(doc, "emitted", missing)
     executed = fields.section(doc, "executed", missing)
     host_net = fields.section(doc, "host_net", [])
+    acked = fields.section(doc, "acked", [])
+    failed = fields.section(doc, "failed", [])
     return TaskWindow(
         topology=fields.text(doc, "topology", "topology"),
         component=fields.text(doc, "component", "component"),
@@ -238,8 +247,16 @@ def _parse(data: bytes | str | None, where: str, znode_version: int, limits: Win
         executed_total=fields.count(executed, "total", "executed.total", default=0),
         latency_ms_sum=fields.number(executed, "latency_ms_sum", "executed.latency_ms_sum", default=0.0),
         latency_samples=fields.count(executed, "latency_samples", "executed.latency_samples", default=0),
-        acked=fields.count(fields.section(doc, "acked", []), "tuples", "acked.tuples", default=0),
-        failed=fields.count(fields.section(doc, "failed", []), "tuples", "failed.tuples", default=0),
+        acked=fields.count(acked, "tuples", "acked.tuples", default=0),
+        complete_latency_ms_sum=fields.number(acked, "complete_latency_ms_sum", "acked.complete_latency_ms_sum",
+                                              default=0.0),
+        complete_latency_samples=fields.count(acked, "complete_latency_samples", "acked.complete_latency_samples",
+                                              default=0),
+        complete_latency_buckets=_buckets(fields, acked.get("complete_latency_buckets"),
+                                          "acked.complete_latency_buckets"),
+        failed=fields.count(failed, "tuples", "failed.tuples", default=0),
+        acked_total=fields.count(acked, "total", "acked.total", default=0),
+        failed_total=fields.count(failed, "total", "failed.total", default=0),
         sent=tuple(_flow(fields, at, f, "to") for at, f in fields.objects(doc, "sent", "sent", missing)),
         received=tuple(_flow(fields, at, f, "from") for at, f in fields.objects(doc, "received", "received", missing)),
         state_mb=fields.number(doc, "state_mb", "state_mb", default=None),
@@ -259,6 +276,34 @@ def _flow(fields: "_Fields", at: str, raw: Mapping[str, Any], task_key: str) -> 
         bytes=fields.count(raw, "bytes", f"{at}.bytes", default=0),
         bytes_total=fields.count(raw, "bytes_total", f"{at}.bytes_total", default=0),
     )
+
+
+MAX_LATENCY_BUCKETS = 64   # the hook sends 29
+
+
+def _buckets(fields: "_Fields", raw: Any, field: str) -> tuple[tuple[float | None, int], ...]:
+    """``{"le_ms": [b1, b2, ...], "counts": [c1, c2, ..., c_longer]}`` as ((b1, c1), ..., (None, c_longer)):
+    bounds positive, finite, increasing; one count more than bounds, each whole and >= 0."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise fields.fail(field, f"expected an object, got {_shown(raw)}")
+    bounds, counts = raw.get("le_ms"), raw.get("counts")
+    if not isinstance(bounds, list) or not isinstance(counts, list):
+        raise fields.fail(field, "expected lists le_ms and counts")
+    if len(counts) != len(bounds) + 1 or len(counts) > MAX_LATENCY_BUCKETS:
+        raise fields.fail(field, f"{len(bounds)} bounds and {len(counts)} counts (expected one count more than "
+                                 f"bounds, at most {MAX_LATENCY_BUCKETS})")
+    previous = 0.0
+    for i, bound in enumerate(bounds):
+        if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not math.isfinite(bound) \
+                or bound <= previous:
+            raise fields.fail(f"{field}.le_ms[{i}]", f"expected a finite bound above {previous:g}, got {_shown(bound)}")
+        previous = float(bound)
+    for i, count in enumerate(counts):
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise fields.fail(f"{field}.counts[{i}]", f"expected a whole number >= 0, got {_shown(count)}")
+    return tuple(zip([float(b) for b in bounds] + [None], counts))
 
 
 _REQUIRED = object()
