@@ -201,15 +201,15 @@ def _parse(data: bytes | str | None, where: str, znode_version: int, limits: Win
     executed = fields.section(doc, "executed", missing)
     host_net = fields.section(doc, "host_net", [])
     # Read in the document's order: the first bad field is the one an error names.
-    identity = dict(
-        topology=fields.text(doc, "topology", "topology"),
-        component=fields.text(doc, "component", "component"),
-        task=fields.integer(doc, "task", "task"),
-        seq=fields.count(window, "seq", "window.seq", default=0),
-        start_ms=start,
-        end_ms=end,
-        period_s=fields.number(window, "period_s", "window.period_s", positive=True),
-    )
+    identity = {
+        "topology": fields.text(doc, "topology", "topology"),
+        "component": fields.text(doc, "component", "component"),
+        "task": fields.integer(doc, "task", "task"),
+        "seq": fields.count(window, "seq", "window.seq", default=0),
+        "start_ms": start,
+        "end_ms": end,
+        "period_s": fields.number(window, "period_s", "window.period_s", positive=True),
+    }
     placement = _worker_fields(fields, worker)
     cpu_use = _cpu_fields(fields, cpu, cpu_known="cpu" not in missing)
     tuples = _tuple_fields(fields, doc, emitted, executed)
@@ -243,43 +243,43 @@ def _document(data: bytes | str | None, where: str, limits: WindowLimits) -> dic
     return doc
 
 
-def _worker_fields(fields: "_Fields", worker: Mapping[str, Any]) -> dict[str, Any]:
+def _worker_fields(fields: _Fields, worker: Mapping[str, Any]) -> dict[str, Any]:
     """Where the task ran: the worker's host, port, node, pid and scheduler meta."""
-    return dict(
-        host=fields.text(worker, "host", "worker.host", default=None),
-        port=fields.count(worker, "port", "worker.port", default=None),
-        node=fields.text(worker, "node", "worker.node", default=None),
-        pid=fields.count(worker, "pid", "worker.pid", default=None),
-        meta=fields.meta(worker),
-    )
+    return {
+        "host": fields.text(worker, "host", "worker.host", default=None),
+        "port": fields.count(worker, "port", "worker.port", default=None),
+        "node": fields.text(worker, "node", "worker.node", default=None),
+        "pid": fields.count(worker, "pid", "worker.pid", default=None),
+        "meta": fields.meta(worker),
+    }
 
 
-def _cpu_fields(fields: "_Fields", cpu: Mapping[str, Any], *, cpu_known: bool) -> dict[str, Any]:
+def _cpu_fields(fields: _Fields, cpu: Mapping[str, Any], *, cpu_known: bool) -> dict[str, Any]:
     """The task's threads' CPU, its subprocesses' and its worker process's; ``cpu_known``: the section is there."""
-    return dict(
-        threads=tuple(ThreadUse(fields.integer(t, "id", f"{at}.id"), fields.text(t, "name", f"{at}.name", default=""),
+    return {
+        "threads": tuple(ThreadUse(fields.integer(t, "id", f"{at}.id"), fields.text(t, "name", f"{at}.name", default=""),
                                 fields.number(t, "ms", f"{at}.ms", default=0.0))
                       for at, t in fields.objects(cpu, "threads", "cpu.threads")),
-        subprocess_ms=fields.number(cpu, "subprocess_ms", "cpu.subprocess_ms", default=0.0),
-        subprocesses=fields.count(cpu, "subprocesses", "cpu.subprocesses", default=0),
-        process_ms=fields.number(cpu, "process_ms", "cpu.process_ms", default=None),
-        cpu_known=cpu_known and fields.flag(cpu, "thread_cpu_supported", "cpu.thread_cpu_supported"),
-    )
+        "subprocess_ms": fields.number(cpu, "subprocess_ms", "cpu.subprocess_ms", default=0.0),
+        "subprocesses": fields.count(cpu, "subprocesses", "cpu.subprocesses", default=0),
+        "process_ms": fields.number(cpu, "process_ms", "cpu.process_ms", default=None),
+        "cpu_known": cpu_known and fields.flag(cpu, "thread_cpu_supported", "cpu.thread_cpu_supported"),
+    }
 
 
-def _tuple_fields(fields: "_Fields", doc: Mapping[str, Any], emitted: Mapping[str, Any],
+def _tuple_fields(fields: _Fields, doc: Mapping[str, Any], emitted: Mapping[str, Any],
                   executed: Mapping[str, Any]) -> dict[str, Any]:
     """Tuples emitted, executed (with their latency), acked and failed."""
-    return dict(
-        emitted=fields.count(emitted, "tuples", "emitted.tuples", default=0),
-        emitted_total=fields.count(emitted, "total", "emitted.total", default=0),
-        executed=fields.count(executed, "tuples", "executed.tuples", default=0),
-        executed_total=fields.count(executed, "total", "executed.total", default=0),
-        latency_ms_sum=fields.number(executed, "latency_ms_sum", "executed.latency_ms_sum", default=0.0),
-        latency_samples=fields.count(executed, "latency_samples", "executed.latency_samples", default=0),
-        acked=fields.count(fields.section(doc, "acked", []), "tuples", "acked.tuples", default=0),
-        failed=fields.count(fields.section(doc, "failed", []), "tuples", "failed.tuples", default=0),
-    )
+    return {
+        "emitted": fields.count(emitted, "tuples", "emitted.tuples", default=0),
+        "emitted_total": fields.count(emitted, "total", "emitted.total", default=0),
+        "executed": fields.count(executed, "tuples", "executed.tuples", default=0),
+        "executed_total": fields.count(executed, "total", "executed.total", default=0),
+        "latency_ms_sum": fields.number(executed, "latency_ms_sum", "executed.latency_ms_sum", default=0.0),
+        "latency_samples": fields.count(executed, "latency_samples", "executed.latency_samples", default=0),
+        "acked": fields.count(fields.section(doc, "acked", []), "tuples", "acked.tuples", default=0),
+        "failed": fields.count(fields.section(doc, "failed", []), "tuples", "failed.tuples", default=0),
+    }
 
 
 def _flow(fields: "_Fields", at: str, raw: Mapping[str, Any], task_key: str) -> Flow:
