@@ -14,6 +14,8 @@ import math
 import statistics
 from pathlib import Path
 
+from storm_planner.core.errors import StormPlannerError
+
 MAX_CSV_BYTES = 5_000_000
 MAX_ROWS = 100_000
 MAX_TABLES = 200
@@ -21,7 +23,7 @@ MAX_CELL_CHARS = 200
 KEY_COLUMNS = ("workload", "rate", "scheduler", "repetition", "status")
 
 
-class BenchmarkTableError(ValueError):
+class BenchmarkTableError(StormPlannerError, ValueError):
     """A table the comparison view cannot read; the message names it and why."""
 
 
