@@ -196,12 +196,9 @@ class _Partners:
         self.rooms = rooms
         self.component = {e: executors[e].component for room in rooms.values() for e in room.members
                           if e in executors}
-        sizes = {c.id: max(1, c.executors) for c in problem.components}
-        self.rate: dict[str, dict[str, float]] = defaultdict(dict)
-        for s in problem.streams:
-            if s.source != s.target and s.rate > 0:
-                for a, b in ((s.source, s.target), (s.target, s.source)):
-                    self.rate[a][b] = self.rate[a].get(b, 0.0) + s.rate / sizes.get(b, 1)
+        # Per executor pair; for one moving executor that is its component's rate to each partner
+        # executor scaled by a constant, so the nodes rank the same.
+        self.rate = pair_rates(problem)
         self.count: dict[str, Counter] = defaultdict(Counter)   # component -> node -> executors there
         for room in rooms.values():
             for e in room.members:
