@@ -25,7 +25,7 @@ def repo() -> Path:
 
 @pytest.fixture
 def small_problem() -> dict:
-    """The problem file of DESIGN.md, as a dict."""
+    """The small problem file (docs/formats.md), as a dict."""
     return json.loads((REPO / "tests" / "data" / "small-problem.json").read_text())
 
 

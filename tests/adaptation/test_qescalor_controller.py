@@ -66,7 +66,7 @@ def test_calibration_replaces_the_models_figure_for_later_decisions():
 
 
 def test_saturation_needs_a_shortfall_while_working_near_the_believed_capacity():
-    from storm_planner.adaptation.scale_run import _saturated
+    from storm_planner.adaptation.qescalor.scale_run import _saturated
 
     assert _saturated(executed=400, offered=520, believed_capacity=500)       # short and busy: saturated
     assert not _saturated(executed=44, offered=54, believed_capacity=150)     # short at low load: lag, noise

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from storm_planner.cluster.locations import default_plugin_jar
-from storm_planner.hetero.cgroups import detect_emulation
+from storm_planner.profiling.cgroups import detect_emulation
 from storm_planner.metrics.hookjar import default_hook_jar
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,6 +34,21 @@ pytestmark = [
                        reason="the emulated network needs root, iproute2 and nsenter"),
     pytest.mark.skipif(not detect_emulation().cgroup_quota, reason="needs a writable cgroup v1 CPU hierarchy"),
 ]
+
+
+def workers_by_node(text: str) -> dict[str, set[str]]:
+    """cells.csv's ``workers``, ``i7-a:6700[__ackerx2,countx1] i7-b:6701[topx1]``, as node -> components."""
+    holding: dict[str, set[str]] = {}
+    for worker in text.split():
+        slot, _, inside = worker.partition("[")
+        holding.setdefault(slot.split(":")[0], set()).update(
+            part.rpartition("x")[0] for part in inside.rstrip("]").split(",") if part)
+    return holding
+
+
+def test_workers_by_node_reads_the_cells_column():
+    assert workers_by_node("i7-a:6700[__ackerx2,countx1] i7-a:6701[topx1] i5-b:6702[__ackerx1]") == {
+        "i7-a": {"__acker", "count", "top"}, "i5-b": {"__acker"}}
 
 
 def test_three_schedulers_side_by_side(tmp_path):
@@ -58,6 +73,11 @@ def test_three_schedulers_side_by_side(tmp_path):
         assert int(cell["supervisors_used"]) >= 1 and cell["placement"], where
         # Nimbus ran the cell's scheduler: only the plugin asks the planner service for plans.
         assert (int(cell["plans"]) > 0) == cell["scheduler"].startswith("planner:"), where
+    # Issue #33: the plugin's topdown puts every acker on a node that runs executors it serves.
+    (topdown,) = [c for c in cells if c["scheduler"] == "planner:topdown"]
+    holding = workers_by_node(topdown["workers"])
+    with_ackers = {node for node, components in holding.items() if "__acker" in components}
+    assert with_ackers and all(holding[node] - {"__acker"} for node in with_ackers), topdown["workers"]
     report = (tmp_path / "e2e.md").read_text()
     assert all(f"| {s} |" in report for s in SCHEDULERS)
     assert (out / "topk-link-60.png").is_file()

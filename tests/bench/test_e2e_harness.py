@@ -25,6 +25,10 @@ def test_schedulers_parse_and_a_wrong_one_is_named():
         parse_scheduler("planner:topdwn")
     with pytest.raises(ValueError, match="'fifo' is not default, ras or planner:NAME"):
         parse_scheduler("fifo")
+    bare = parse_scheduler("resource-aware+nohook")
+    assert (bare.nimbus, bare.hook, bare.label, bare.with_hook) == ("resource-aware", False, "ras+nohook", "ras")
+    assert parse_scheduler("planner:topdown+nohook").algorithm == "topdown"
+    assert parse_scheduler("ras").hook and parse_scheduler("ras").with_hook == "ras"
     with pytest.raises(ValueError, match="unknown nope"):
         parse_workloads("topk-link,nope")
 
@@ -33,8 +37,27 @@ def test_every_workload_makes_workers_ackers_and_declared_cpu_explicit():
     for workload in WORKLOADS.values():
         options = workload.options(workload.rate)
         assert options["topology.workers"] >= 1 and options["topology.acker.executors"] >= 1
-        assert all(options[f"worldcup.cpu.{c}"] > 0 for c in workload.cpu)
+        assert all(options[f"{workload.prefix}.cpu.{c}"] > 0 for c in workload.cpu)
     assert TOPK_LINK.options(400.0)["worldcup.replay_rate"] == 400.0
+
+
+def test_every_workload_names_its_topology_components_and_feeds(tmp_path):
+    """Declared CPU keys must name real components, and the feed options real spout keys: a typo would
+    leave a component at Storm's default or a spout without its feed, silently."""
+    import ast
+
+    repo = Path(__file__).resolve().parents[2]
+    for workload in WORKLOADS.values():
+        source = "\n".join(p.read_text() for p in (repo / workload.project / "src").rglob("*.py"))
+        names = {node.value for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Constant)
+                 and isinstance(node.value, str)}
+        assert set(workload.cpu) <= names, workload.name
+        assert {key for key in workload.feed_paths if key.endswith("feed")} <= names | {"feed"}, workload.name
+        options = workload.feed_options(tmp_path)
+        assert all(value.startswith(str(tmp_path)) for value in options.values())
+    assert WORKLOADS["bargains-link"].feed_options(tmp_path) == {
+        "bargains.trades_feed": str(tmp_path / "trades"), "bargains.quotes_feed": str(tmp_path / "quotes")}
+    assert WORKLOADS["trends-link"].feed_options(tmp_path) == {"trends.feed": str(tmp_path)}
 
 
 def test_repetitions_interleave():
@@ -87,6 +110,40 @@ def test_the_report_gives_medians_spreads_and_ratios(tmp_path):
         assert len(list(csv.DictReader(handle))) == 5
 
 
+def test_the_report_sets_each_scheduler_beside_itself_without_the_hook(tmp_path):
+    out = tmp_path / "e2e"
+    header = e2e.columns(SUPERVISORS)
+    for row in (cell("ras", 1, 380.0, 110.0), cell("ras+nohook", 1, 400.0, 100.0), cell("default", 1, 300.0, 900.0)):
+        e2e.append_cell(out / "cells.csv", header, row)
+    report = write_report(out, "storm-planner bench e2e").read_text()
+    assert "The metrics hook's cost" in report
+    (row,) = [line for line in report.splitlines() if line.startswith("| ras | 380")]
+    assert "-5.0 %" in row and "+10.0 %" in row
+    assert "| default | 300" not in report.split("The metrics hook's cost")[1]
+
+
+def test_a_ramp_runs_every_rate_and_the_report_names_the_highest_sustained(tmp_path):
+    assert e2e.parse_rates("400,200, 300") == [200.0, 300.0, 400.0] and e2e.parse_rates(None) is None
+    for bad, message in (("fast", "'fast' is not a number"), ("-5", "positive"), ("nan", "positive")):
+        with pytest.raises(ValueError, match=message):
+            e2e.parse_rates(bad)
+    order = [(rate, s) for _, rate, s, _ in e2e.plan_cells([TOPK_LINK], ["default", "ras"], 1, [200.0, 400.0], False)]
+    assert order == [(200.0, "default"), (200.0, "ras"), (400.0, "default"), (400.0, "ras")]
+    out = tmp_path / "e2e"
+    header = e2e.columns(SUPERVISORS)
+    for row in (cell("default", 1, 199.0, 300.0, rate="200"), cell("default", 1, 300.0, 9000.0, rate="400"),
+                cell("ras", 1, 200.0, 100.0, rate="200"), cell("ras", 1, 399.0, 400.0, rate="400"),
+                cell("planner:topdown", 1, 200.0, 80.0, rate="200"),
+                cell("planner:topdown", 1, 400.0, 90.0, rate="400", lost=3)):
+        e2e.append_cell(out / "cells.csv", header, row)
+    report = write_report(out, "storm-planner bench e2e --rate 200,400").read_text()
+    ramp = report.split("highest sustainable rate")[1]
+    rows = {line.split(" | ")[0].strip("| "): line for line in ramp.splitlines() if line.startswith("| ")}
+    assert rows["default"].startswith("| default | 200 |")        # 199 of 200 is 99.5 %: sustained
+    assert rows["ras"].startswith("| ras | 400 | 2.00 | 1.00 |")
+    assert rows["planner:topdown"].startswith("| planner:topdown | 200 |")   # lost tuples at 400
+
+
 def test_link_mbit_overrides_every_link():
     from storm_planner.cluster.description import load_description
 
@@ -96,3 +153,20 @@ def test_link_mbit_overrides_every_link():
     assert e2e.with_links(described, None) is described
     with pytest.raises(ValueError, match="--link-mbit must be positive"):
         e2e.with_links(described, 0)
+
+
+def test_a_cell_counts_the_plans_and_moves_of_its_topology_and_names_a_refusal(tmp_path):
+    from storm_planner.bench._e2e_cells import _plans
+
+    log = tmp_path / "plans.jsonl"
+    slot = {"node_id": "i7-a", "port": 6700}
+    other = {"node_id": "i7-b", "port": 6700}
+    records = [
+        {"event": "plan", "topology": "t-1", "assignments": {"e1": slot, "e2": slot}, "error": None},
+        {"event": "plan", "topology": "t-1", "assignments": {"e1": other, "e2": slot}, "error": None},
+        {"event": "plan", "topology": "t-2", "assignments": {}, "error": "BAD_REQUEST: no profiles"},
+    ]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert _plans(log, "t-1") == {"plans": 2, "replans": 1, "migrations": 1, "plan_error": ""}
+    assert _plans(log, "t-2") == {"plans": 0, "replans": 0, "migrations": 0,
+                                  "plan_error": "BAD_REQUEST: no profiles"}

@@ -144,7 +144,7 @@ def test_the_service_sees_the_links_other_topologies_use(zookeeper, zk_paths, ka
             time.sleep(0.05)
         measured = StoreMetricsSource(store).measure(spec, nodes)
     expected = mbit(50_000, overhead=40)
-    assert measured["node_bandwidth"] == pytest.approx({"sup-a": expected, "sup-b": expected})
+    assert measured.node_bandwidth == pytest.approx({"sup-a": expected, "sup-b": expected})
     problem = problem_from_thrift(spec, nodes, measured)
     used = {node.id: node.used_bandwidth for node in problem.nodes}
     assert used == pytest.approx({"sup-a": expected, "sup-b": expected, "sup-c": 0.0})

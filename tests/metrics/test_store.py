@@ -73,7 +73,7 @@ def test_a_corrupt_znode_is_skipped_and_named_while_the_earlier_windows_stay(sto
     assert "task 1: not JSON" in view.problems[0]
     assert "task 2: format version 99" in view.problems[1]
     assert [w.seq for w in view.windows[1]] == [1]
-    notes = StoreMetricsSource(store).measure(spec(), [])["notes"]
+    notes = StoreMetricsSource(store).measure(spec(), []).notes
     assert any("skipped corrupt metrics znode, task 1: not JSON" in n for n in notes)
     write(kazoo, root, 1, window_doc(TOPOLOGY, "words", 1, seq=2))
     until(lambda: len(store.view(TOPOLOGY).problems) == 1, message="the repaired task to clear its problem")
@@ -87,8 +87,8 @@ def test_a_deleted_root_keeps_the_last_windows_and_says_so_until_workers_write_a
     assert any("deleted" in e for e in view.events)
     assert view.windows[1][-1].seq == 1
     result = StoreMetricsSource(store).measure(spec(), [])
-    assert result["executors"], "the cached windows still measure the topology"
-    assert any("does not exist in ZooKeeper" in n or "were deleted" in n for n in result["notes"])
+    assert result.executors, "the cached windows still measure the topology"
+    assert any("does not exist in ZooKeeper" in n or "were deleted" in n for n in result.notes)
     write(kazoo, root, 1, window_doc(TOPOLOGY, "words", 1, seq=2))
     until(lambda: store.view(TOPOLOGY).windows[1][-1].seq == 2, message="the new window")
     assert store.view(TOPOLOGY).events, "the event stays in the notes a while after new windows"
@@ -144,10 +144,10 @@ def test_with_zookeeper_gone_the_last_metrics_are_used_and_it_recovers_by_itself
         zookeeper.stop()
         until(lambda: not store.connected, timeout_s=15, message="the store to notice the outage")
         result = source.measure(spec(), [])
-        assert len(result["executors"]) == 2, "planning goes on with the cached windows"
-        assert any("unreachable since" in n and "planning on the last metrics" in n for n in result["notes"])
+        assert len(result.executors) == 2, "planning goes on with the cached windows"
+        assert any("unreachable since" in n and "planning on the last metrics" in n for n in result.notes)
         unknown = source.measure(spec("other-1-1"), [])
-        assert unknown["executors"] == [] and any("no metrics cached" in n for n in unknown["notes"])
+        assert unknown.executors == () and any("no metrics cached" in n for n in unknown.notes)
 
         zookeeper.start()
         until(lambda: store.connected, timeout_s=30, message="the store to reconnect")
@@ -158,7 +158,7 @@ def test_with_zookeeper_gone_the_last_metrics_are_used_and_it_recovers_by_itself
         finally:
             writer.stop()
         until(lambda: store.view(TOPOLOGY).windows[1][-1].seq == 5, timeout_s=15, message="a window after recovery")
-        assert not any("unreachable" in n for n in source.measure(spec(), [])["notes"])
+        assert not any("unreachable" in n for n in source.measure(spec(), []).notes)
 
 
 def _bad_windows(topology: str) -> dict[int, bytes]:
@@ -222,7 +222,7 @@ def test_bad_windows_are_skipped_counted_and_named_and_every_good_window_arrives
         assert "more than the limit of 262,144 (setting STORM_PLANNER_WINDOW_MAX_BYTES)" in problems["task 19"]
         # A full resync reads the same bad znodes again: they are not counted twice.
         assert store.refresh(10) and store.view(bad_topology).corrupt_windows == len(bad)
-        notes = StoreMetricsSource(store).measure(spec(bad_topology), [])["notes"]
+        notes = StoreMetricsSource(store).measure(spec(bad_topology), []).notes
         assert f"{len(bad)} corrupt metrics windows skipped so far" in notes
 
 

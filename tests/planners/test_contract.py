@@ -20,7 +20,9 @@ from storm_planner.core.errors import InvalidParameterError, UnknownParameterErr
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.problem import Problem
 from storm_planner.generators.nasiri import micro_problem
-from storm_planner.planners import available, run
+from storm_planner.planners import available, documented_parameters, run
+from storm_planner.planners._parameters import documentation_gaps
+from storm_planner.planners.base import Planner
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.handler import PlannerHandler
 
@@ -289,9 +291,49 @@ def test_out_of_range_values_are_refused_naming_the_parameter():
         storm_planner.plan(problem_dict("milp"), algorithm="milp", w1=0.01)
 
 
-def test_algorithms_params_lists_every_parameter_with_its_default(capsys):
+def test_algorithms_params_lists_every_parameter_with_its_default_and_description(capsys):
     assert main(["algorithms", "--params"]) == 0
     listing = capsys.readouterr().out
+    flat = " ".join(listing.split())
     for cls in available().values():
+        documented = documented_parameters(cls)
         for name, default in cls.param_defaults().items():
-            assert f"{name} = {json.dumps(default)}" in listing
+            assert f"{name} = {json.dumps(default)}  ({documented[name].kind})" in listing
+            assert documented[name].description in flat
+
+
+@pytest.mark.parametrize("algorithm", PLANNERS)
+def test_every_parameter_is_documented_in_the_class_docstring(algorithm):
+    cls = available()[algorithm]
+    assert cls.__dict__.get("__doc__"), f"{cls.__name__} has no class docstring"
+    assert documentation_gaps(cls) == []
+
+
+class _HalfDocumented(Planner):
+    """A planner whose docstring misses one parameter, misstates a default and names a stale one.
+
+    Parameters
+    ----------
+    depth : int, default=4
+        How deep.
+    breadth : int, default=2
+        A parameter it no longer has.
+
+    Notes
+    -----
+    width : float, default=0.5
+        Not a parameter entry: another section.
+    """
+
+    name = "half-documented"
+
+    def __init__(self, *, depth: int = 3, width: float = 0.5) -> None:
+        self.depth, self.width = depth, width
+
+
+def test_an_undocumented_parameter_or_a_misstated_default_is_a_documentation_gap():
+    assert documentation_gaps(_HalfDocumented) == [
+        "width: not documented",
+        "breadth: documented but not a parameter",
+        "depth: documented default=4, the signature's is 3",
+    ]

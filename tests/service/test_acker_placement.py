@@ -5,6 +5,8 @@ supervisors of 100 % CPU behind 2 Mbit/s links, topology.workers 4, every execut
 default 10 % CPU. Without the acker's streams topdown put spout, counts and top on one node and the
 ackers on others, so every init, ack and completion crossed a link.
 """
+import itertools
+
 import pytest
 
 from storm_planner.planners.base import run
@@ -136,3 +138,33 @@ def test_with_measured_sizes_topdown_weighs_imc_in_bytes_and_keeps_the_spout_wit
                    for f, t, r in traffic if node[f] != node[t] and "t" not in (f, t))
 
     assert crossing_bytes(by_bytes) < crossing_bytes(in_tuples)
+
+
+def inter_worker_tuples(problem, assignments):
+    from storm_planner.core.evaluate import evaluate
+
+    return evaluate(problem, assignments)["inter_worker"]
+
+
+@pytest.mark.parametrize("algorithm", TRAFFIC_PLANNERS)
+def test_when_the_heap_limit_splits_a_node_the_data_path_shares_one_worker(algorithm):
+    """Eight executors of 128 MB need two 768 MB workers on the node. Split by memory alone, the four
+    ackers and both counts shared one worker and spout and top the other: every request, init and
+    completion was serialised (the e2e bench's topdown cells, behind RAS on a CPU-bound node)."""
+    spec = topk_spec(ackers=4)
+    problem = problem_from_thrift(spec, nodes())
+    plan = run(problem, algorithm)
+    component = {e.id: e.component for e in spec.executors}
+    workers: dict = {}
+    for executor, slot in plan.assignments.items():
+        workers.setdefault(slot, []).append(component[executor])
+    assert len({slot.node for slot in workers}) == 1 and len(workers) == 2
+    (data_worker,) = [w for w in workers.values() if "requests" in w]
+    assert data_worker.count("count") == 2 and data_worker.count("__acker") >= 2
+    assert all(len(w) * 128.0 <= 768.0 for w in workers.values())
+    # Every split of the node's eight executors into two workers within the heap limit: none is better.
+    slots = sorted(workers)
+    members = sorted(plan.assignments)
+    best = min(inter_worker_tuples(problem, {e: slots[e in first] for e in members})
+               for size in range(2, 7) for first in map(set, itertools.combinations(members, size)))
+    assert inter_worker_tuples(problem, plan.assignments) == pytest.approx(best)

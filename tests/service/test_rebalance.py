@@ -13,11 +13,13 @@ from dataclasses import replace
 import pytest
 
 from storm_planner.cli import main
+from storm_planner.core.settings import SettingError
 from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.generators.nasiri import micro_profile
 from storm_planner.service.client import connect
 from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.handler import PlannerHandler, read_plan_log
+from storm_planner.service.handler import PlannerHandler
+from storm_planner.service.planlog import read_plan_log
 from storm_planner.service.rebalance import (
     AutoRebalancer,
     RebalanceSettings,
@@ -69,9 +71,20 @@ def test_settings_come_from_topology_options_as_strings():
     settings = RebalanceSettings.of({"planner.rebalance": "true", "planner.rebalance.min.gain": "0.25",
                                      "planner.rebalance.cooldown.secs": "30", "planner.rebalance.wait.secs": "5"})
     assert settings == RebalanceSettings(enabled=True, min_gain=0.25, cooldown_s=30.0, wait_secs=5)
-    broken = RebalanceSettings.of({"planner.rebalance": "yes", "planner.rebalance.min.gain": "lots",
-                                   "planner.rebalance.cooldown.secs": "-1"})
-    assert broken == RebalanceSettings(enabled=True)  # unusable values: the defaults
+    assert RebalanceSettings.of({"planner.rebalance": "yes"}) == RebalanceSettings(enabled=True)
+
+
+@pytest.mark.parametrize("key,value,says", [
+    ("planner.rebalance", "maybe", "is not true or false"),
+    ("planner.rebalance.min.gain", "lots", "is not a number"),
+    ("planner.rebalance.cooldown.secs", "-1", "must not be below 0"),
+    ("planner.rebalance.wait.secs", "2.5", "is not an integer"),
+])
+def test_an_unusable_setting_is_refused_naming_the_key(key, value, says):
+    """One error policy for every planner.* key (core.settings): refused, not silently the default."""
+    with pytest.raises(SettingError) as refused:
+        RebalanceSettings.of({"planner.rebalance": "true", key: value})
+    assert refused.value.key == key and f"topology option {key}={value!r} {says}" in str(refused.value)
 
 
 def test_only_an_opted_in_changing_advice_that_gains_enough_is_rebalanced():

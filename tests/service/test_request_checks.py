@@ -82,6 +82,13 @@ def test_an_executor_number_is_refused_naming_the_executor(served, field, value)
     ("planner.max.migrations", "-3", "must not be below 0"),
     ("planner.max.cpu.utilisation", "nan", "is not a finite number"),
     ("planner.topdown.time_limit_s", "nan", "is not a finite number"),
+    # read by the metrics source, the re-planner and the rebalancer: the same policy (core.settings)
+    ("planner.metrics.windows", "0", "must be positive"),
+    ("planner.metrics.traffic.unit", "bits", "is not one of tuples, bytes"),
+    ("planner.replan.threshold", "-0.5", "must not be below 0"),
+    ("planner.replan", "maybe", "is not true or false"),
+    ("planner.rebalance.cooldown.secs", "soon", "is not a number"),
+    ("planner.system.streams", "sometimes", "is not true or false"),
 ])
 def test_a_bad_option_gets_bad_request_not_internal(served, key, value, says):
     client, _ = served
@@ -90,6 +97,17 @@ def test_a_bad_option_gets_bad_request_not_internal(served, key, value, says):
     plan = only_plan(client, request(spec))
     assert plan.error.kind == T.ErrorKind.BAD_REQUEST, plan.error.message
     assert f"topology option {key}={value!r} {says}" in plan.error.message
+
+
+def test_a_misspelt_setting_is_planned_without_and_noted(served):
+    client, _ = served
+    spec = topology("t1", algorithm="topdown")
+    spec.options = {"planner.max.migration": "3", "planner.topdown.imc_unit": "bytes"}
+    plan = only_plan(client, request(spec))
+    assert plan.error is None and plan.assignments
+    assert [note for note in plan.notes if "not a storm-planner setting" in note] == [
+        "topology option planner.max.migration is not a storm-planner setting: ignored (did you mean "
+        "planner.max.migrations?)"], "a planner's own parameters are its to check"
 
 
 @pytest.mark.parametrize("deadline", [-1, 3_600_001])

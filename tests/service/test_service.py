@@ -9,7 +9,7 @@ from storm_planner.core.plan import Plan
 from storm_planner.planners.base import Planner, _REGISTRY
 from storm_planner.service.client import connect, health
 from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.convert import RequestNodes
+from storm_planner.service.request_state import RequestState
 from storm_planner.service.handler import PlannerHandler
 from storm_planner.service.server import BackgroundServer
 
@@ -136,14 +136,14 @@ def test_a_slow_planner_uses_only_its_share_of_the_deadline():
 def test_a_topology_left_without_time_gets_a_timeout_that_says_why():
     handler = PlannerHandler()
     spec = topology("t2")
-    result = handler._plan_topology(request(spec, deadline_ms=300), spec, "even", RequestNodes([]), remaining=-0.01)
+    result = handler._plan_topology(request(spec, deadline_ms=300), spec, "even", RequestState([]), remaining=-0.01)
     assert result.error.kind == T.ErrorKind.TIMEOUT
     assert result.error.message == ("not planned: the topologies before it in this request used up the "
                                     "deadline (300 ms)")
 
 
 def test_shares_follow_size_and_keep_a_floor():
-    from storm_planner.service.handler import MIN_TOPOLOGY_S, topology_share
+    from storm_planner.service.deadline import MIN_TOPOLOGY_S, topology_share
 
     assert topology_share(4.0, 100, 400) == pytest.approx(1.0)
     assert topology_share(4.0, 1, 10_000) == MIN_TOPOLOGY_S
@@ -153,11 +153,13 @@ def test_shares_follow_size_and_keep_a_floor():
 
 def test_metrics_source_replaces_estimates():
     from storm_planner.core.problem import Executor, Traffic
+    from storm_planner.metrics.measured import MeasuredTopology
 
-    measured = {"executors": [Executor(id=f"[{i}-{i}]", component=c, load=load) for i, (c, load) in
-                              enumerate([("words", 5.0), ("words", 5.0), ("count", 30.0), ("count", 30.0),
-                                         ("count", 30.0), ("__acker", 1.0)], start=1)],
-                "traffic": [Traffic("[1-1]", "[3-3]", 7.0)]}
+    measured = MeasuredTopology(
+        executors=tuple(Executor(id=f"[{i}-{i}]", component=c, load=load) for i, (c, load) in
+                        enumerate([("words", 5.0), ("words", 5.0), ("count", 30.0), ("count", 30.0),
+                                   ("count", 30.0), ("__acker", 1.0)], start=1)),
+        traffic=(Traffic("[1-1]", "[3-3]", 7.0),))
     with BackgroundServer(PlannerHandler(metrics=lambda topology_id: measured)) as server, \
             connect(server.host, server.port) as client:
         (plan,) = client.plan(request(topology("t1"))).plans
@@ -168,10 +170,12 @@ def test_metrics_source_replaces_estimates():
 def test_a_planners_own_time_limit_stays_within_the_topologys_share():
     from storm_planner.planners.base import planner_for
 
-    handler = PlannerHandler()
+    from storm_planner.service.convert import problem_from_thrift
+    from storm_planner.service.deadline import within_share
+
     spec = topology("t1", algorithm="milp")
     spec.options = {"planner.milp.time_limit_s": "60", "planner.time.limit.secs": "60"}
-    problem = handler._problem(spec, request(spec).nodes, remaining=2.0)
+    problem = within_share(problem_from_thrift(spec, request(spec).nodes), remaining_s=2.0)
     assert problem.options.time_limit_s == pytest.approx(1.8)
     assert float(problem.options.extra["planner.milp.time_limit_s"]) == pytest.approx(1.8)
     assert planner_for(problem, "milp").get_params()["time_limit_s"] == pytest.approx(1.8)

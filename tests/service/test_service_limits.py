@@ -144,7 +144,20 @@ def test_limits_come_from_options_then_the_environment_then_defaults(tmp_path):
     assert limits_from({}, environ).token == "from-env"
     assert "from" not in repr(limits_from({}, environ))       # a token is never printed
     with pytest.raises(LimitError, match=r"--max-frame-mb \(\$STORM_PLANNER_MAX_FRAME_MB\) must be a positive"):
-        limits_from({}, {"STORM_PLANNER_MAX_FRAME_MB": "nan"})
+        limits_from({"max_frame_mb": float("nan")}, {})
+
+
+@pytest.mark.parametrize("variable,text,says", [
+    ("STORM_PLANNER_MAX_FRAME_MB", "nan", "a positive number (default 64)"),
+    ("STORM_PLANNER_MAX_FRAME_MB", "-1", "a positive number (default 64)"),
+    ("STORM_PLANNER_MAX_CONNECTIONS", "2.5", "a whole number >= 1 (default 8)"),
+    ("STORM_PLANNER_READ_TIMEOUT_SECS", "soon", "a positive number (default 60.0)"),
+])
+def test_an_unusable_environment_limit_is_refused_naming_the_variable(variable, text, says):
+    """Every numeric environment setting goes through one reader (core.fields.env_number)."""
+    with pytest.raises(LimitError) as refused:
+        limits_from({}, {variable: text})
+    assert str(refused.value) == f"{variable}={text!r}: {says}"
 
 
 class _FailingHandler(PlannerHandler):

@@ -14,6 +14,7 @@ from storm_planner.planners import run
 from storm_planner.planners.base import _REGISTRY
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.handler import PlannerHandler
+from storm_planner.service.runner import PlannerRunner
 from storm_planner.service.worker import PlannerProcess, is_isolated
 
 from isolated_sleeper import IsolatedSleeper
@@ -70,20 +71,19 @@ def test_a_planners_error_crosses_the_process_with_its_kind_and_message():
 
 
 def test_an_overrunning_planner_is_killed_at_the_deadline_and_the_next_plan_gets_a_fresh_process():
-    handler = PlannerHandler()
-    handler.worker = PlannerProcess(imports=("isolated_sleeper",))
+    handler = PlannerHandler(runner=PlannerRunner(worker=PlannerProcess(imports=("isolated_sleeper",))))
     _REGISTRY[IsolatedSleeper.name] = IsolatedSleeper
     try:
         started = time.monotonic()
         (plan,) = handler.plan(plan_request(40, 4, 2, IsolatedSleeper.name, deadline_ms=1_500)).plans
         assert time.monotonic() - started < 1.5  # within the plugin's deadline, not the planner's 600 s
         assert plan.error is not None and plan.error.kind == T.ErrorKind.TIMEOUT
-        assert handler.worker.stops == 1
-        assert handler.worker.pid is None
+        assert handler.runner.worker.stops == 1
+        assert handler.runner.worker.pid is None
 
         (plan,) = handler.plan(plan_request(40, 4, 2, "milp", deadline_ms=20_000)).plans
         assert plan.error is None and len(plan.assignments) == 40
-        pid = handler.worker.pid
+        pid = handler.runner.worker.pid
         assert pid is not None and alive(pid)
     finally:
         del _REGISTRY[IsolatedSleeper.name]
@@ -103,16 +103,19 @@ def test_milp_keeps_its_time_limit_on_a_production_sized_topology():
     })
     started = time.perf_counter()
     plan = run(problem, "milp")
-    assert time.perf_counter() - started < 6  # the limit, plus checking and fitting the plan; was 158 s
+    # The limit, plus building, checking and fitting the plan: about 4 s on an idle machine, and a wide
+    # margin for a loaded one (CI beside a cluster bench took 6+ s); the defect it guards took 158 s.
+    assert time.perf_counter() - started < 30
     assert len(plan.assignments) == 9_400
 
 
 def test_plans_that_keep_planner_state_run_solver_planners_in_the_worker_too(tmp_path):
-    replanner = Replanner(runner=stateful_runner(FileStateStore(str(tmp_path / "state.json"))))
-    handler = PlannerHandler(replanner=replanner)
+    runner = PlannerRunner()   # the re-planner is built with the service's runner, as serve does
+    replanner = Replanner(runner=stateful_runner(FileStateStore(str(tmp_path / "state.json")), run=runner))
+    handler = PlannerHandler(replanner=replanner, runner=runner)
     try:
         (plan,) = handler.plan(plan_request(40, 4, 2, "milp", deadline_ms=20_000)).plans
         assert plan.error is None and len(plan.assignments) == 40
-        assert handler.worker.pid is not None  # planned in the worker process, not in this one
+        assert handler.runner.worker.pid is not None  # planned in the worker process, not in this one
     finally:
         handler.close()

@@ -1,4 +1,4 @@
-"""One-call API for scripts and notebooks, on the JSON shapes of DESIGN.md.
+"""One-call API for scripts and notebooks, on the JSON shapes of docs/formats.md.
 
 >>> import storm_planner
 >>> plan = storm_planner.plan(problem_dict, algorithm="topdown")
@@ -27,7 +27,7 @@ def algorithms() -> dict[str, str]:
 
 
 def scale(problem: Mapping[str, Any], algorithm: str = "qcesa", **params: Any) -> dict[str, Any]:
-    """A scaling schedule (QEScalor; DESIGN.md, *Scaling advisors*): instances per provision and
+    """A scaling schedule (QEScalor; docs/formats.md, *Scaling problem*): instances per provision and
     epoch, covering the workload at the lowest cost the algorithm finds."""
     return run_scaler(problem, algorithm, **params)
 

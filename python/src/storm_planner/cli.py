@@ -26,7 +26,7 @@ COMMAND_MODULES = (
     "storm_planner.submit.commands",
     "storm_planner.metrics.commands",
     "storm_planner.feeds.commands",
-    "storm_planner.hetero.commands",
+    "storm_planner.profiling.commands",
     "storm_planner.bench.commands",
     "storm_planner.dashboard.commands",
     "storm_planner.demo",

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -12,31 +13,48 @@ from storm_planner.cli import CommandError
 from storm_planner.core.errors import PlanningError, ProblemError, StormPlannerError
 from storm_planner.core.jsonfile import read_json
 from storm_planner.core.problem import Problem
-from storm_planner.planners import available
+from storm_planner.planners import available, documented_parameters
 from storm_planner.planners.qescalor import run_scaler, scalers
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    """The planning commands: plan, algorithms, scale (plan, algorithms, run, sample)."""
+    _add_plan(subparsers)
+    _add_algorithms(subparsers)
+    _add_scale(subparsers)
+
+
+def _add_plan(subparsers: argparse._SubParsersAction) -> None:
     plan = subparsers.add_parser("plan", help="plan a problem file and print the plan as JSON")
     plan.add_argument("problem", help="problem file (JSON), or - for standard input")
     _algorithm_arguments(plan, "even", "planner", "`algorithms`")
     plan.set_defaults(handler=plan_command)
 
+
+def _add_algorithms(subparsers: argparse._SubParsersAction) -> None:
     algorithms = subparsers.add_parser("algorithms", help="list the registered planners")
     algorithms.add_argument("--params", action="store_true",
                             help="also list each planner's parameters and defaults (set with -p KEY=VALUE "
                                  "or the topology option planner.<algorithm>.<key>)")
     algorithms.set_defaults(handler=algorithms_command)
 
+
+def _add_scale(subparsers: argparse._SubParsersAction) -> None:
+    """``scale`` and its actions: plan, algorithms, run, sample."""
     scale = subparsers.add_parser("scale", help="scaling advice (QEScalor): instances and provisions per epoch")
     scale_commands = scale.add_subparsers(dest="scale_command", metavar="ACTION")
     scale_commands.required = True
     scale_plan = scale_commands.add_parser("plan", help="schedule a scaling problem file and print it as JSON")
-    scale_plan.add_argument("problem", help="scaling problem (JSON, DESIGN.md: Scaling advisors), or -")
+    scale_plan.add_argument("problem", help="scaling problem (JSON, docs/formats.md: Scaling problem), or -")
     _algorithm_arguments(scale_plan, "qcesa", "scaling algorithm", "`scale algorithms`")
     scale_plan.set_defaults(handler=scale_plan_command)
     scale_list = scale_commands.add_parser("algorithms", help="list the scaling algorithms and their parameters")
     scale_list.set_defaults(handler=scale_algorithms_command)
+    _add_scale_run(scale_commands)
+    _add_scale_sample(scale_commands)
+
+
+def _add_scale_run(scale_commands: argparse._SubParsersAction) -> None:
     scale_run = scale_commands.add_parser(
         "run", help="scale a running topology's component epoch by epoch (QEScalor's controller, via rebalance)")
     scale_run.add_argument("topology", help="the running topology's name")
@@ -64,6 +82,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     scale_run.add_argument("--nimbus", metavar="HOST:PORT", help="default: $STORM_PLANNER_NIMBUS, else 127.0.0.1:6627")
     scale_run.add_argument("--zookeeper", metavar="HOST:PORT", help="default: $STORM_PLANNER_ZOOKEEPER, else 127.0.0.1:2181")
     scale_run.set_defaults(handler=scale_run_command)
+
+
+def _add_scale_sample(scale_commands: argparse._SubParsersAction) -> None:
     sample = scale_commands.add_parser(
         "sample", help="measure an operator instance's throughput under CPU provisions on a local cluster (OOPSer)")
     sample.add_argument("--cpu", default="0.25:2.0:0.25",
@@ -158,7 +179,7 @@ def scale_plan_command(args: argparse.Namespace) -> int:
 
 def scale_run_command(args: argparse.Namespace) -> int:
     from storm_planner.adaptation.qescalor import ScalingController
-    from storm_planner.adaptation.scale_run import run_scaling
+    from storm_planner.adaptation.qescalor.scale_run import run_scaling
 
     template = read_json_file(args.problem)
     try:
@@ -185,7 +206,8 @@ def _enforcer(args: argparse.Namespace, controller):
     """Per-instance provisions for ``scale run``; the instances' cgroups are removed when the run ends."""
     import os
 
-    from storm_planner.hetero.instances import InstanceProvisions, ProvisionEnforcer, provisions_from_template
+    from storm_planner.profiling.qescalor.instances import (InstanceProvisions, ProvisionEnforcer,
+                                                             provisions_from_template)
 
     with InstanceProvisions(f"storm-planner-scale-{os.getpid()}") as groups:
         yield ProvisionEnforcer(groups, _worker_logs(args), args.component,
@@ -221,7 +243,7 @@ def _rate_reader(path: Path):
 
 def scale_sample_command(args: argparse.Namespace) -> int:
     from storm_planner.cluster import default_description
-    from storm_planner.hetero.oopser import SamplerSettings, parse_levels, sample_on_cluster
+    from storm_planner.profiling.qescalor.oopser import SamplerSettings, parse_levels, sample_on_cluster
 
     try:
         settings = SamplerSettings(levels=parse_levels(args.cpu, args.memory_mb), method=args.method, step=args.step,
@@ -238,7 +260,7 @@ def scale_sample_command(args: argparse.Namespace) -> int:
 
 
 def _sample_live(args: argparse.Namespace, settings) -> int:
-    from storm_planner.hetero.live_sampler import sample_live
+    from storm_planner.profiling.qescalor.live_sampler import sample_live
 
     if not args.component:
         raise CommandError("--live needs --component: the operator to sample")
@@ -252,8 +274,7 @@ def scale_algorithms_command(args: argparse.Namespace) -> int:
     for name, cls in scalers().items():
         tag = " (baseline)" if cls.baseline else ""
         print(f"{name:<12} {cls.summary}{tag}")
-        for parameter, default in cls.param_defaults().items():
-            print(f"{'':<14}{parameter} = {json.dumps(default)}")
+        _print_parameters(cls)
     return 0
 
 
@@ -262,6 +283,16 @@ def algorithms_command(args: argparse.Namespace) -> int:
         tag = " (baseline)" if cls.baseline else ""
         print(f"{name:<12} {cls.summary}{tag}")
         if getattr(args, "params", False):
-            for parameter, default in cls.param_defaults().items():
-                print(f"{'':<14}{parameter} = {json.dumps(default)}")
+            _print_parameters(cls)
     return 0
+
+
+def _print_parameters(cls) -> None:
+    """Each parameter with its default (as JSON, the spelling of ``-p``), its kind and its description,
+    from the ``Parameters`` section of the class docstring."""
+    documented = documented_parameters(cls)
+    for parameter, default in cls.param_defaults().items():
+        doc = documented.get(parameter)
+        print(f"{'':<14}{parameter} = {json.dumps(default)}" + (f"  ({doc.kind})" if doc else ""))
+        if doc:
+            print(textwrap.fill(doc.description, width=100, initial_indent=" " * 18, subsequent_indent=" " * 18))

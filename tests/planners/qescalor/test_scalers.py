@@ -9,6 +9,7 @@ import pytest
 import storm_planner
 from storm_planner.core.errors import InvalidParameterError, TooLargeError, UnknownParameterError
 from storm_planner.generators.qescalor import paper_resources, random_problem
+from storm_planner.planners._parameters import documentation_gaps
 from storm_planner.planners.qescalor import scaler_class, scalers
 from storm_planner.planners.qescalor._grid import box_caps
 from storm_planner.planners.qescalor.problem import read_problem, resolve
@@ -128,6 +129,22 @@ def test_every_scaler_keeps_the_parameter_contract(name):
     data = random_problem(11, epochs=6, provisions=2)
     first, again = storm_planner.scale(data, name), storm_planner.scale(data, name)
     assert first["epochs"] == again["epochs"]
+
+
+@pytest.mark.parametrize("name", sorted(scalers()))
+def test_every_scaler_parameter_is_documented_in_the_class_docstring(name):
+    cls = scaler_class(name)
+    assert cls.__dict__.get("__doc__"), f"{cls.__name__} has no class docstring"
+    assert documentation_gaps(cls) == []
+
+
+def test_scale_algorithms_prints_each_parameter_with_its_description(capsys):
+    from storm_planner.cli import main
+
+    assert main(["scale", "algorithms"]) == 0
+    listing = " ".join(capsys.readouterr().out.split())
+    assert "resource = null (str or None)" in listing
+    assert "The provision's id; None takes the cheapest of the single-provision schedules." in listing
 
 
 def test_bad_parameters_are_refused_naming_them():

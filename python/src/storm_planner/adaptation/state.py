@@ -246,8 +246,8 @@ def run_with_state_file(problem: Any, algorithm: str, params: dict[str, Any]):
 class StatefulRunner:
     """A ``runner(problem, algorithm)`` for the service that keeps planner state in ``store``.
 
-    ``run`` plans (``planners.run`` unless set): the service points it at its own runner, which
-    runs the solver planners in a worker process it can stop.
+    ``run`` plans (``planners.run`` unless given): the service gives its own runner, which runs the
+    solver planners in a worker process it can stop.
     """
 
     def __init__(self, store: StateStore, run=None) -> None:
@@ -257,5 +257,6 @@ class StatefulRunner:
         return run_with_state(problem, algorithm, {}, self.store, self.run)
 
 
-def stateful_runner(store: StateStore) -> StatefulRunner:
-    return StatefulRunner(store)
+def stateful_runner(store: StateStore, run=None) -> StatefulRunner:
+    """A runner keeping planner state in ``store``; it plans with ``run`` (default ``planners.run``)."""
+    return StatefulRunner(store, run)

@@ -38,8 +38,8 @@ def kill_and_wait(nimbus: str, job: str, topology_id: str | None = None, timeout
 def node_quotas(cluster, stack: contextlib.ExitStack, label: str, progress: Progress) -> dict[str, Any]:
     """Each supervisor in a CPU quota of its declared capacity and a cpuacct group to read its CPU from
     (its workers and their Python subprocesses inherit both); the groups go when ``stack`` closes."""
-    from storm_planner.hetero.cgroups import CpuAccount, CpuQuota
-    from storm_planner.hetero.profiling import supervisor_pid
+    from storm_planner.profiling.cgroups import CpuAccount, CpuQuota
+    from storm_planner.profiling.profiles import supervisor_pid
 
     accounts = {}
     for sup in cluster.description.supervisors:
@@ -60,14 +60,21 @@ def cpu_seconds(accounts: dict[str, Any]) -> dict[str, float]:
 
 def build_feed(root: Path, seed: int, records: int, progress: Progress) -> tuple[Path, Path]:
     """A synthetic World Cup 1998 feed of ``records`` requests (PySpark): (requests dir, catalogue)."""
+    build_synthetic_feeds(root, "worldcup", seed, records, progress)
+    return root / "requests", root / "catalogue.jsonl"
+
+
+def build_synthetic_feeds(root: Path, kind: str, seed: int, records: int, progress: Progress) -> Path:
+    """The synthetic feeds of ``kind`` (see :mod:`storm_planner.feeds.build`) under ``root``, by PySpark."""
     from storm_planner.feeds.build import build_feeds
     from storm_planner.feeds.spark import spark_session
 
-    progress(f"building a synthetic World Cup feed of {records:,} requests (PySpark)")
+    progress(f"building a synthetic {kind} feed of {records:,} records (PySpark)")
     spark = spark_session(shuffle_partitions=2)
     try:
-        build_feeds(spark, "worldcup", root, synthetic=True, records=records, seed=seed, partitions=2,
+        build_feeds(spark, kind, root, synthetic=True, records=records, seed=seed, partitions=2,
                     progress=lambda message: None)
     finally:
         spark.stop()
-    return root / "requests", root / "catalogue.jsonl"
+    (root / ".complete").write_text("")   # a build cut short is not taken for a feed next time
+    return root

@@ -32,6 +32,8 @@ def write_report(out: Path, command: str) -> Path | None:
     for row in rows:
         groups.setdefault((row["workload"], row["rate"]), []).append(row)
     sections = [_section(out, workload, rate, cells) for (workload, rate), cells in groups.items()]
+    sections += [_ramp(workload, rows) for workload in dict.fromkeys(r["workload"] for r in rows)
+                 if len({r["rate"] for r in rows if r["workload"] == workload}) > 1]
     report = out.parent / f"{out.name}.md"
     report.write_text(
         "# End to end on real Storm: the planners against Storm's own schedulers (issue #27)\n\n"
@@ -69,7 +71,65 @@ def _section(out: Path, workload: str, rate: str, cells: list[dict[str, Any]]) -
     return (f"## {workload} at {rate} tuples/s\n\n"
             + markdown_table(header, rows, right=range(1, 18))
             + ("\n" + "\n".join(notes) + "\n" if notes else "")
+            + _hook_overhead(medians)
             + f"\n![{workload} at {rate} t/s]({out.name}/{plot.name})\n\n")
+
+
+# A rate is sustained when the median cell processes 99 % of it, loses nothing, and keeps its p99
+# complete latency within this bound (a backlog grows the latency without bound).
+SUSTAINED_SHARE, SUSTAINED_P99_MS = 0.99, 1_000.0
+
+
+def sustained(cells: list[dict[str, Any]], rate: float) -> bool:
+    """Whether a scheduler's cells at ``rate`` kept up (see SUSTAINED_SHARE and SUSTAINED_P99_MS)."""
+    processed, p99, lost = _median(cells, "processed_tps"), _median(cells, "latency_p99_ms"), _median(cells, "lost")
+    return processed >= SUSTAINED_SHARE * rate and p99 <= SUSTAINED_P99_MS and lost == 0
+
+
+def _ramp(workload: str, rows: list[dict[str, Any]]) -> str:
+    """The highest rate each scheduler sustained, of the rates the run offered."""
+    cells = [r for r in rows if r["workload"] == workload]
+    rates = sorted({float(r["rate"]) for r in cells})
+    schedulers = list(dict.fromkeys(r["scheduler"] for r in cells))
+    best: dict[str, float] = {}
+    table = []
+    for scheduler in schedulers:
+        kept = [rate for rate in rates if (at := [c for c in cells if c["scheduler"] == scheduler
+                                                  and float(c["rate"]) == rate]) and sustained(at, rate)]
+        best[scheduler] = max(kept, default=math.nan)
+        table.append([scheduler, _fmt(best[scheduler]), " ".join(_fmt(r) for r in kept) or "–"])
+    for row, scheduler in zip(table, schedulers):
+        row[2:2] = [_ratio(best[scheduler], best.get(b, math.nan)) for b in BASELINES]
+    header = ["scheduler", "highest sustained t/s", "× default", "× ras", "rates sustained"]
+    return (f"## {workload}: highest sustainable rate of {', '.join(_fmt(r) for r in rates)} t/s\n\n"
+            f"Sustained: the median cell processed at least {SUSTAINED_SHARE:.0%} of the offered rate, lost "
+            f"nothing, and kept p99 complete latency within {SUSTAINED_P99_MS:,.0f} ms.\n\n"
+            + markdown_table(header, table, right=range(1, 4)) + "\n")
+
+
+def _hook_overhead(medians: dict[str, tuple[float, float]]) -> str:
+    """The metrics hook's cost: each scheduler with the hook against itself without (``+nohook``)."""
+    from storm_planner.bench._e2e_workloads import NO_HOOK
+
+    rows = []
+    for without in (s for s in medians if s.endswith(NO_HOOK)):
+        with_hook = without.removesuffix(NO_HOOK)
+        if with_hook in medians:
+            (t_on, p_on), (t_off, p_off) = medians[with_hook], medians[without]
+            rows.append([with_hook, _fmt(t_on), _fmt(t_off), _change(t_on, t_off), _fmt(p_on), _fmt(p_off),
+                         _change(p_on, p_off)])
+    if not rows:
+        return ""
+    header = ["scheduler", "t/s hook on", "t/s hook off", "throughput change", "p99 ms on", "p99 ms off",
+              "p99 change"]
+    return "\nThe metrics hook's cost (medians, hook on against off):\n\n" + markdown_table(header, rows,
+                                                                                             right=range(1, 7))
+
+
+def _change(on: float, off: float) -> str:
+    if math.isnan(on) or math.isnan(off) or off == 0:
+        return "–"
+    return f"{100.0 * (on - off) / off:+.1f} %"
 
 
 def _summary_row(scheduler: str, cells: list[dict[str, Any]], medians: dict[str, tuple[float, float]]) -> list:
@@ -150,7 +210,8 @@ def _plot(out: Path, workload: str, rate: str, schedulers: list[str], by: dict[s
     cdf.set_xscale("log")
     cdf.set_xlabel("complete latency (ms)")
     cdf.set_title("latency CDF, every cell", fontsize=10)
-    cdf.legend(fontsize=8)
+    if cdf.get_legend_handles_labels()[0]:
+        cdf.legend(fontsize=8)
     figure.suptitle(f"{workload} at {rate} tuples/s", fontsize=11)
     figure.tight_layout()
     path = out / f"{workload}-{rate}.png"

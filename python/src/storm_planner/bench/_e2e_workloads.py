@@ -5,7 +5,9 @@ its offered rate (and a lower one for ``--quick``), each component's declared CP
 (Storm's ``topology.component.cpu.pcore.percent``, what the ResourceAwareScheduler and the planners
 account), ``topology.workers`` and ``topology.acker.executors``. A scheduler is ``default`` (Storm's
 DefaultScheduler), ``ras`` (Storm's ResourceAwareScheduler) or ``planner:NAME`` (the plugin asking the
-planner service for the registered planner NAME).
+planner service for the registered planner NAME). Any of them with ``+nohook`` runs the topology without
+the kit's metrics hook (``planner.metrics.enabled: false``): set beside the same scheduler with the hook,
+it measures what the hook costs a running topology.
 """
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 WORLDCUP = Path("topologies/worldcup")
+TRENDS = Path("topologies/trends")
+BARGAINS = Path("topologies/bargains")
 STORM_DEFAULT_CPU = 10.0    # topology.component.cpu.pcore.percent in Storm's defaults.yaml
 
 
@@ -28,6 +32,13 @@ class Workload:
     ackers: int                 # topology.acker.executors
     cpu: dict[str, float] = field(default_factory=dict)   # declared CPU % per executor, per component
     about: str = ""
+    feed_kind: str = "worldcup"  # the synthetic feeds it replays (storm_planner.feeds.build's kinds)
+    # Option (after the prefix) -> path inside the built feeds ("" is the feeds' root itself).
+    feed_paths: dict[str, str] = field(default_factory=lambda: {"feed": "requests", "catalogue": "catalogue.jsonl"})
+
+    def feed_options(self, root: Path) -> dict[str, str]:
+        """The options that point the topology's spouts (and lookups) at the feeds built under ``root``."""
+        return {f"{self.prefix}.{key}": str(root / path if path else root) for key, path in self.feed_paths.items()}
 
     def options(self, rate: float) -> dict:
         """Topology options that make the workload what it is (feeds and paths come from the cell)."""
@@ -52,32 +63,55 @@ JOIN_LINK = Workload(
     name="join-link", project=WORLDCUP, topology="worldcup_join", prefix="worldcup", rate=300.0, quick_rate=50.0,
     workers=4, ackers=4, cpu={c: STORM_DEFAULT_CPU for c in ("requests", "join", "totals", "sections")},
     about="World Cup Join (requests with the catalogue, totals per section), acking on, 2 Mbit/s links")
-WORKLOADS = {w.name: w for w in (TOPK_LINK, WORDCOUNT_LINK, JOIN_LINK)}
+# topDown's two jobs (§7.4): Twitter trending topics (tweets -> count x2 -> rank x2 -> total) and the
+# stock bargains join (trades, quotes -> vwap x2, join x2 -> filter -> sink), at rates where the placement
+# decides whether a 2 Mbit/s link saturates.
+TRENDS_LINK = Workload(
+    name="trends-link", project=TRENDS, topology="trends", prefix="trends", rate=400.0, quick_rate=60.0,
+    workers=4, ackers=4, cpu={c: STORM_DEFAULT_CPU for c in ("tweets", "count", "rank", "total")},
+    about="Twitter trends (topDown §7.4), acking on, 2 Mbit/s links", feed_kind="tweets", feed_paths={"feed": ""})
+BARGAINS_LINK = Workload(
+    name="bargains-link", project=BARGAINS, topology="bargains", prefix="bargains", rate=200.0, quick_rate=40.0,
+    workers=4, ackers=4, cpu={c: STORM_DEFAULT_CPU for c in ("trades", "quotes", "vwap", "join", "filter", "sink")},
+    about="stock bargains (topDown §7.4): trades and quotes at this rate each, acking on, 2 Mbit/s links",
+    feed_kind="stocks", feed_paths={"trades_feed": "trades", "quotes_feed": "quotes"})
+WORKLOADS = {w.name: w for w in (TOPK_LINK, WORDCOUNT_LINK, JOIN_LINK, TRENDS_LINK, BARGAINS_LINK)}
 
 
 @dataclass(frozen=True)
 class Scheduler:
-    label: str          # as given: default, ras, planner:topdown
+    label: str          # as given: default, ras, planner:topdown, ras+nohook
     nimbus: str         # the cluster description's scheduler: default, resource-aware, planner
     algorithm: str | None = None
+    hook: bool = True   # the kit's metrics hook in the topology
+
+    @property
+    def with_hook(self) -> str:
+        """The label of the same scheduler with the hook on (itself when the hook is on)."""
+        return self.label.removesuffix(NO_HOOK)
+
+
+NO_HOOK = "+nohook"
 
 
 def parse_scheduler(text: str) -> Scheduler:
-    """``default``, ``ras`` (or ``resource-aware``), ``planner:NAME``; a clear error for anything else."""
+    """``default``, ``ras`` (or ``resource-aware``), ``planner:NAME``, each optionally with ``+nohook``;
+    a clear error for anything else."""
     from storm_planner.planners import available
 
     text = text.strip()
-    if text == "default":
-        return Scheduler("default", "default")
-    if text in ("ras", "resource-aware"):
-        return Scheduler("ras", "resource-aware")
-    kind, _, algorithm = text.partition(":")
+    base, hook = (text.removesuffix(NO_HOOK), False) if text.endswith(NO_HOOK) else (text, True)
+    if base == "default":
+        return Scheduler(text, "default", hook=hook)
+    if base in ("ras", "resource-aware"):
+        return Scheduler("ras" + ("" if hook else NO_HOOK), "resource-aware", hook=hook)
+    kind, _, algorithm = base.partition(":")
     if kind == "planner" and algorithm:
         if algorithm not in available():
             raise ValueError(f"--schedulers: {text!r}: no planner {algorithm!r} (registered: "
                              f"{', '.join(sorted(available()))})")
-        return Scheduler(text, "planner", algorithm)
-    raise ValueError(f"--schedulers: {text!r} is not default, ras or planner:NAME")
+        return Scheduler(text, "planner", algorithm, hook=hook)
+    raise ValueError(f"--schedulers: {text!r} is not default, ras or planner:NAME (each may end in {NO_HOOK})")
 
 
 def parse_workloads(text: str) -> list[Workload]:

@@ -25,9 +25,9 @@ from storm_planner.bench._hetero_real_search import (
     spouts_of,
 )
 from storm_planner.generators.nasiri import TOPOLOGIES
-from storm_planner.hetero.builtin_project import RATE_FILE_OPTION
-from storm_planner.hetero.cgroups import CpuAccount, throttled_share
-from storm_planner.hetero.measurements import WindowFigures, figures_from_window
+from storm_planner.profiling.builtin_project import RATE_FILE_OPTION
+from storm_planner.profiling.cgroups import CpuAccount, throttled_share
+from storm_planner.profiling.measurements import WindowFigures, figures_from_window
 from storm_planner.progress import Progress
 
 
@@ -281,7 +281,7 @@ class Bench:
 
     def _check_placement(self, run: Run) -> None:
         """What Nimbus applied must be what the planner service answered for this topology."""
-        from storm_planner.service.handler import read_plan_log
+        from storm_planner.service.planlog import read_plan_log
 
         deadline = time.monotonic() + 60
         plans: list = []

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from storm_planner.generators.nasiri import TOPOLOGIES
-from storm_planner.hetero.builtin_project import write_generated_project
+from storm_planner.profiling.builtin_project import write_generated_project
 
 WORK_PREFIX = "realbench.work."            # realbench.work.<component> = SHA-256 rounds per tuple
 CONF_PREFIX = "realbench"                  # realbench.parallelism.<component> at submission

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.generators.nasiri import TOPOLOGIES
-from storm_planner.hetero.measurements import WindowFigures
+from storm_planner.profiling.measurements import WindowFigures
 
 GRID_BASE, GRID_FACTOR = 10.0, 1.1         # offered rates: GRID_BASE · GRID_FACTOR^k tuples/s
 PLACEMENTS = ("hetero", "storm-default")

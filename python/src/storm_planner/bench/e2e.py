@@ -18,13 +18,15 @@ skips the cells already there (key: workload, rate, scheduler, repetition), so a
 The report (``<out>.md``, default ``benchmarks/reports/e2e.md``, and a plot per workload under
 ``--out``) is written from ``cells.csv`` after every cell; ``--report-only`` rewrites it alone.
 
+``--rate 200,400,600`` runs every rate (a ramp) and the report adds each scheduler's highest sustained rate.
+
 Settings (defaults): ``--settle`` 20 s after the first acked tuple, ``--measure`` 40 s, ``--drain``
 60 s at most for the tuples in flight once the spout stops, ``--start-timeout`` 180 s at most from submission
 until the topology runs and again until its first acked tuple, ``--link-mbit`` the description's
 link rate (2 Mbit/s) for every link; ``--quick``: 10, 20 and 45 s, each workload's
-quick rate and a 30,000-request feed. The synthetic World Cup feed (``--feed-records``, default
-120,000: 400 t/s for five minutes) is built once with PySpark and kept under the state directory
-(``$STORM_PLANNER_STATE``/e2e-feeds).
+quick rate and a 30,000-record feed. Each workload's synthetic feeds (World Cup requests, tweets, or
+trades and quotes; ``--feed-records``, default 120,000: 400 t/s for five minutes) are built once per
+kind with PySpark and kept under the state directory (``$STORM_PLANNER_STATE``/e2e-feeds).
 """
 from __future__ import annotations
 
@@ -90,11 +92,27 @@ def append_cell(path: Path, header: list[str], row: dict[str, Any]) -> None:
         writer.writerow(row)
 
 
-def plan_cells(workloads: list[Workload], schedulers: list[str], repeat: int, rate: float | None,
+def plan_cells(workloads: list[Workload], schedulers: list[str], repeat: int, rates: list[float] | None,
                quick: bool) -> list[tuple[Workload, float, str, int]]:
-    """Every cell in run order: repetitions interleaved (every scheduler once, then again)."""
-    return [(w, rate or (w.quick_rate if quick else w.rate), s, r)
-            for r in range(1, repeat + 1) for w in workloads for s in schedulers]
+    """Every cell in run order: repetitions interleaved (every scheduler once at every rate, then again)."""
+    return [(w, rate, s, r) for r in range(1, repeat + 1) for w in workloads
+            for rate in (rates or [w.quick_rate if quick else w.rate]) for s in schedulers]
+
+
+def parse_rates(text: str | None) -> list[float] | None:
+    """``--rate``: one rate, or several (a ramp: ``200,400,600``), each positive and finite."""
+    if text is None or not str(text).strip():
+        return None
+    rates = []
+    for part in str(text).split(","):
+        try:
+            rate = float(part)
+        except ValueError:
+            raise ValueError(f"--rate: {part.strip()!r} is not a number") from None
+        if not (0 < rate < 1e6):
+            raise ValueError(f"--rate: {part.strip()} must be a positive rate below 1,000,000 tuples/s")
+        rates.append(rate)
+    return sorted(set(rates))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -110,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     schedulers = [parse_scheduler(s) for s in args.schedulers.split(",") if s.strip()]
     if args.repeat < 1:
         raise ValueError(f"--repeat must be at least 1, not {args.repeat}")
-    cells = plan_cells(workloads, [s.label for s in schedulers], args.repeat, args.rate, args.quick)
+    cells = plan_cells(workloads, [s.label for s in schedulers], args.repeat, parse_rates(args.rate), args.quick)
     command = _command(args)
     out.mkdir(parents=True, exist_ok=True)
     saved.write_text(command + "\n")
@@ -166,32 +184,37 @@ def _bench(args: argparse.Namespace, description, out: Path):
     from storm_planner.cluster import local_cluster, network
 
     network.check_available()
-    feed, catalogue = _feed(args)
+    feeds = _feeds(args, {workload.feed_kind for workload in parse_workloads(args.workloads)})
     timing = Timing(settle_s=args.settle, measure_s=args.measure, drain_s=args.drain, start_s=args.start_timeout)
     with tempfile.TemporaryDirectory(prefix="e2e-bench-") as work, contextlib.ExitStack() as stack:
         cluster = stack.enter_context(local_cluster(description, Path(work) / "cluster", free_ports=True, ui=False,
                                                     dashboard=False, progress=_progress))
         accounts = node_quotas(cluster, stack, "e2e", _progress)
-        yield Bench(cluster=cluster, accounts=accounts, work=Path(work) / "cells", feed=feed, catalogue=catalogue,
+        yield Bench(cluster=cluster, accounts=accounts, work=Path(work) / "cells", feeds=feeds,
                     repo=Path.cwd(), latency_dir=out / "latency", progress=_progress, timing=timing)
 
 
-def _feed(args: argparse.Namespace) -> tuple[Path, Path]:
-    """The synthetic World Cup feed, built once per (records, seed) and kept for later runs."""
-    from storm_planner.bench._cluster_common import build_feed
+def _feeds(args: argparse.Namespace, kinds: set[str]) -> dict[str, Path]:
+    """The synthetic feeds of each kind the workloads replay, built once per (kind, records, seed) and kept
+    for later runs."""
+    from storm_planner.bench._cluster_common import build_synthetic_feeds
     from storm_planner.cluster.locations import default_state_root
 
     records = args.feed_records or (QUICK_FEED_RECORDS if args.quick else FEED_RECORDS)
-    root = default_state_root() / "e2e-feeds" / f"worldcup-{records}-{args.seed}"
-    if (root / "catalogue.jsonl").exists() and (root / "requests").is_dir():
-        return root / "requests", root / "catalogue.jsonl"
-    return build_feed(root, args.seed, records, _progress)
+    feeds = {}
+    for kind in sorted(kinds):
+        root = default_state_root() / "e2e-feeds" / f"{kind}-{records}-{args.seed}"
+        legacy = kind == "worldcup" and (root / "catalogue.jsonl").exists() and (root / "requests").is_dir()
+        if not ((root / ".complete").exists() or legacy):
+            build_synthetic_feeds(root, kind, args.seed, records, _progress)
+        feeds[kind] = root
+    return feeds
 
 
 def _command(args: argparse.Namespace) -> str:
     parts = ["storm-planner bench e2e", f"--workloads {args.workloads}", f"--schedulers {args.schedulers}",
              f"--repeat {args.repeat}"]
-    parts += [f"--rate {args.rate:g}"] if args.rate else []
+    parts += [f"--rate {args.rate}"] if args.rate else []
     parts += ["--quick"] if args.quick else []
     parts += [f"--settle {args.settle:g} --measure {args.measure:g} --drain {args.drain:g}"]
     parts += [f"--start-timeout {args.start_timeout:g}"] if args.start_timeout != 180.0 else []
@@ -209,8 +232,9 @@ def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
                                                                  "(default: %(default)s)")
     parser.add_argument("--schedulers", default=DEFAULT_SCHEDULERS,
                         help="comma-separated: default, ras, planner:NAME (default: %(default)s)")
-    parser.add_argument("--rate", type=float, default=None, help="tuples/s for every workload (default: each "
-                                                                 "workload's own)")
+    parser.add_argument("--rate", default=None, help="tuples/s for every workload (default: each workload's own); "
+                                                     "several, comma-separated, make a ramp: the report then gives "
+                                                     "each scheduler's highest sustainable rate")
     parser.add_argument("--repeat", type=int, default=1, help="repetitions, interleaved (default: %(default)s)")
     parser.add_argument("--quick", action="store_true", help="short cells at each workload's quick rate")
     parser.add_argument("--settle", type=float, default=None, help="seconds after the first ack (default 20; "
@@ -226,7 +250,7 @@ def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--cluster", default=str(DEFAULT_CLUSTER), help="cluster description (default: %(default)s)")
     parser.add_argument("--link-mbit", type=float, default=None,
                         help="every emulated link at this rate (default: the description's, 2 Mbit/s)")
-    parser.add_argument("--feed-records", type=int, default=None, help=f"synthetic requests (default "
+    parser.add_argument("--feed-records", type=int, default=None, help=f"synthetic records per feed (default "
                                                                        f"{FEED_RECORDS:,}; --quick {QUICK_FEED_RECORDS:,})")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--report-only", action="store_true", help="rewrite the report from cells.csv, run nothing")

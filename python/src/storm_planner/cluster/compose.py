@@ -34,6 +34,7 @@ from typing import Any, Sequence
 
 import yaml
 
+from storm_planner.core import settings
 from storm_planner.core.errors import StormPlannerError
 from . import images, storm_yaml
 from .docker_engine import COMPOSE_SUBNET
@@ -132,8 +133,8 @@ def _in_container(conf: dict[str, Any], service: str) -> dict[str, Any]:
     conf["nimbus.seeds"] = [NIMBUS]
     conf["storm.local.hostname"] = service
     conf["ui.host"] = ANY_ADDRESS
-    if "planner.service.host" in conf:
-        conf["planner.service.host"] = PLANNER
+    if settings.SERVICE_HOST.is_set(conf):   # Nimbus' conf only
+        conf[settings.SERVICE_HOST.key] = PLANNER
     conf["storm.log.dir"] = LOG_DIR
     return conf
 

@@ -16,6 +16,8 @@ import os
 import sys
 from pathlib import Path
 
+from storm_planner.core.errors import StormPlannerError
+
 from .storm_home import (
     MANIFEST, NIMBUS_MAIN, SUPERVISOR_MAIN, ZOOKEEPER_MAIN, StormHome,
 )
@@ -29,7 +31,7 @@ MAX_HEAP_MB = 64 * 1024
 DAEMONS = ("zookeeper", "nimbus", "supervisor")
 
 
-class ContainerError(ValueError):
+class ContainerError(StormPlannerError, ValueError):
     """The container's environment cannot start the daemon; the message names what is wrong."""
 
 

@@ -7,7 +7,7 @@ exception class the caller's format raises (a :class:`ProblemError` or a subclas
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Mapping
 
 from storm_planner.core.errors import ProblemError
 
@@ -49,3 +49,52 @@ def positive(value: Any, where: str, error: type[ProblemError] = ProblemError) -
     if result <= 0:
         raise error(f"{where}: must be positive, got {value!r}")
     return result
+
+
+def finite(value: Any, what: str, *, minimum: float | None = None, positive: bool = False,
+           given: Any = None, error: type[ProblemError] = ProblemError) -> float | None:
+    """``value`` as a float (None stays None): finite, at least ``minimum``, above zero when ``positive``.
+    Messages show ``given`` (what the request said, when ``value`` was converted from it) or ``value``."""
+    if value is None:
+        return None
+    shown = f"{what}={given}" if given is not None else f"{what}={value!r}"
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise error(f"{shown} is not a number") from None
+    if not math.isfinite(number):
+        raise error(f"{shown} is not a finite number")
+    if positive and number <= 0:
+        raise error(f"{shown} must be positive")
+    if minimum is not None and number < minimum:
+        raise error(f"{shown} must not be below {minimum:g}")
+    return number
+
+
+# Longest environment value shown in a message (a variable may hold anything).
+SHOWN_CHARS = 40
+
+
+def env_number(environ: Mapping[str, str], name: str, kind: type, default: Any = None, *,
+               error: type[Exception] = ProblemError) -> Any:
+    """The environment variable ``name`` as a positive ``kind`` (``int``: digits only; ``float``: finite),
+    ``default`` when it is unset or blank; ``error`` naming the variable and its default otherwise.
+
+    The one reader of the package's numeric environment settings (file limits, service limits, the plan
+    log's line limit)."""
+    text = environ.get(name, "").strip()
+    if not text:
+        return default
+    wanted = "a whole number >= 1" if kind is int else "a positive number"
+    problem = f"{name}={text[:SHOWN_CHARS]!r}: {wanted}" + ("" if default is None else f" (default {default})")
+    if kind is int:
+        if not (text.isascii() and text.isdigit()) or len(text) > 18 or int(text) < 1:
+            raise error(problem)
+        return int(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise error(problem) from None
+    if not (math.isfinite(value) and value > 0):
+        raise error(problem)
+    return value

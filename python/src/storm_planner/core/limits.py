@@ -21,6 +21,7 @@ import os
 from dataclasses import dataclass
 
 from storm_planner.core.errors import ProblemError
+from storm_planner.core.fields import env_number
 
 MAX_JSON_BYTES_ENV = "STORM_PLANNER_MAX_JSON_BYTES"
 MAX_JSON_DEPTH_ENV = "STORM_PLANNER_MAX_JSON_DEPTH"
@@ -60,9 +61,4 @@ def current_limits() -> Limits:
 
 
 def _setting(name: str, default: int) -> int:
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    if not (text.isascii() and text.isdigit()) or len(text) > 18 or int(text) < 1:
-        raise LimitSettingError(f"{name}={text[:40]!r}: a whole number >= 1 (default {default})")
-    return int(text)
+    return env_number(os.environ, name, int, default, error=LimitSettingError)

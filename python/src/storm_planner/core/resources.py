@@ -14,10 +14,11 @@ A planner that balances measured load knows nothing of that, so
    exchange tuples with (their streams' partners, the acker's included), else
    the node with the most CPU left that takes them;
 2. **workers**: on each node whose workers would hold more than the heap
-   limit, executors are packed first-fit by decreasing memory into as few
-   workers as fit, on the ports the plan chose there first, then the
-   topology's current ports, then the node's others; a node short of ports
-   passes what does not fit to step 1's mover.
+   limit, executors are split into workers so that the tuples they exchange
+   stay inside one (:mod:`~storm_planner.core.worker_split`), or first-fit by
+   decreasing memory when that needs fewer workers, on the ports the plan
+   chose there first, then the topology's current ports, then the node's
+   others; a node short of ports is infeasible.
 
 When no node takes an executor, the topology gets :class:`InfeasibleError`
 (the plugin's INFEASIBLE status, as RAS reports it) rather than an
@@ -39,6 +40,7 @@ from typing import Mapping
 
 from storm_planner.core.errors import InfeasibleError
 from storm_planner.core.problem import Executor, Node, Problem, Slot
+from storm_planner.core.worker_split import pair_rates, split_by_traffic
 
 EPSILON = 1e-9
 
@@ -194,12 +196,9 @@ class _Partners:
         self.rooms = rooms
         self.component = {e: executors[e].component for room in rooms.values() for e in room.members
                           if e in executors}
-        sizes = {c.id: max(1, c.executors) for c in problem.components}
-        self.rate: dict[str, dict[str, float]] = defaultdict(dict)
-        for s in problem.streams:
-            if s.source != s.target and s.rate > 0:
-                for a, b in ((s.source, s.target), (s.target, s.source)):
-                    self.rate[a][b] = self.rate[a].get(b, 0.0) + s.rate / sizes.get(b, 1)
+        # Per executor pair; for one moving executor that is its component's rate to each partner
+        # executor scaled by a constant, so the nodes rank the same.
+        self.rate = pair_rates(problem)
         self.count: dict[str, Counter] = defaultdict(Counter)   # component -> node -> executors there
         for room in rooms.values():
             for e in room.members:
@@ -274,6 +273,7 @@ def _pack_workers(problem: Problem, rooms: dict[str, _Room], executors, assignme
     # Most rooms keep the plan's slots: start from them and rewrite only the rooms that change.
     slots: dict[str, Slot] = dict(assignments)
     split = 0
+    rates = None
     for room in rooms.values():
         if not room.members:
             continue
@@ -286,7 +286,9 @@ def _pack_workers(problem: Problem, rooms: dict[str, _Room], executors, assignme
             for executor_id, port in zip(room.members, chosen + [default] * (len(room.members) - len(chosen))):
                 slots[executor_id] = Slot(room.node.id, port)
             continue
-        workers = _first_fit(room.members, executors, heap)
+        if rates is None:
+            rates = pair_rates(problem)  # once, and only when some node must split
+        workers = _split(room.members, executors, heap, rates)
         ports = _ports_by_preference(room.node, chosen, current_ports)
         if len(workers) > len(ports):
             raise InfeasibleError(
@@ -297,6 +299,15 @@ def _pack_workers(problem: Problem, rooms: dict[str, _Room], executors, assignme
             for executor_id in worker:
                 slots[executor_id] = Slot(room.node.id, port)
     return slots, split
+
+
+def _split(members: list[str], executors, heap: float, rates) -> list[list[str]]:
+    """Workers by traffic (:mod:`~storm_planner.core.worker_split`) unless that needs more than first fit."""
+    by_memory = _first_fit(members, executors, heap)
+    if len(by_memory) <= 1:
+        return by_memory
+    by_traffic = split_by_traffic(members, executors, heap, rates)
+    return by_traffic if len(by_traffic) <= len(by_memory) else by_memory
 
 
 def _within_heap(members: list[str], ports: list[int], executors, heap: float) -> bool:

@@ -1,6 +1,7 @@
 """CPU and network use per node after placement, against Elastic Allocator's limits.
 
-Elastic Allocator (``elastic-allocator-gma.txt``, §IV.A–C) scores a placement on
+Elastic Allocator (*Elastic Allocator: An Adaptive Task Scheduler for Streaming Query in the
+Cloud*, SOSE 2014, §IV.A–C) scores a placement on
 both resources a stream query uses, on a cluster where other work already runs:
 
 * **load** of node i: the operators' CPU plus what other work holds,

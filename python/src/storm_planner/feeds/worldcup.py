@@ -1,6 +1,7 @@
 """The 1998 World Cup web site access logs (Internet Traffic Archive): reader, writer, synthetic generator.
 
-Elastic Allocator's workload (``elastic-allocator-gma.txt``, §V.A): "HTTP requests sent to the
+Elastic Allocator's workload (*Elastic Allocator: An Adaptive Task Scheduler for Streaming
+Query in the Cloud*, SOSE 2014, §V.A): "HTTP requests sent to the
 servers hosting the World Cup 1998 web site (totaling approximately 1.35 billion requests over a
 three-month period)", M. Arlitt and T. Jin, *1998 World Cup Web Site Access Logs*, August 1998,
 http://ita.ee.lbl.gov/html/contrib/WorldCup.html (files ``wc_dayX_Y.gz``).

@@ -20,7 +20,7 @@ one Core i3, one Core i5; the paper's fourth machine ran Nimbus);
 ``small``/``medium``/``large`` are the scenarios of Table IV (2/2/2, 10/10/10
 and 20/70/90 machines of types 1/2/3). Every machine has the paper's budget
 MAC = 100 and one worker slot. The profile is Table III
-(``examples/micro-benchmark.json``).
+(``planners/nasiri/examples/micro-benchmark.json``).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "hetero" / "examples"
+EXAMPLES = Path(__file__).resolve().parent.parent / "planners" / "nasiri" / "examples"
 MACHINE_TYPES = ("pentium", "i3", "i5")   # Machines 1, 2, 3 of Table II
 
 TOPOLOGIES: dict[str, dict[str, Any]] = {

@@ -3,7 +3,7 @@
 * :func:`paper_resources` — the provisions r1..r4 of §3.2 (0.6/1.2/1.8/2.4 cores, 33.2–33.8 MB);
 * :func:`diurnal_rates` — a day's workload with a night trough, a working-day plateau and bursts
   (the shape of the paper's OriWL-1day, whose data is not public), compressed into any number of epochs;
-* :func:`random_problem` — a scaling problem in the JSON shape of DESIGN.md with random provisions,
+* :func:`random_problem` — a scaling problem in the JSON shape of docs/formats.md with random provisions,
   concave performance (more CPU gains less per core), prices, switching costs and a diurnal workload;
 * :func:`operator_curve` — a synthetic operator's throughput as a function of its provision, for the
   sampler's benchmark (compute-bound ``CO``: saturates with CPU; compute-and-memory ``CMO``: also

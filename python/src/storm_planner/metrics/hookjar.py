@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from storm_planner.core import settings
+
 HOOK_CLASS = "org.stormplanner.metrics.MetricsTaskHook"
 HOOKS_KEY = "topology.auto.task.hooks"
 JAR_ENV = "STORM_PLANNER_METRICS_JAR"
@@ -58,7 +60,7 @@ def hook_entries(jar: Path) -> tuple[tuple[str, bytes], ...]:
 
 def bundle_metrics_hook(options: dict[str, Any], jar: Path | None = None) -> HookBundle:
     """Switch the hook on in ``options`` (in place) and return the classes to bundle, or say why not."""
-    if str(options.get("planner.metrics.enabled", True)).strip().lower() == "false":
+    if not settings.METRICS_ENABLED.read(options):
         return HookBundle((), "metrics hook off (planner.metrics.enabled: false)")
     jar = jar or default_hook_jar()
     if jar is None or not Path(jar).is_file():

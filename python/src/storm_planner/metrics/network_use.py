@@ -25,11 +25,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+from storm_planner.core import settings
 from storm_planner.metrics.windows import TaskWindow
 
 # Bytes a tuple costs on the wire beyond its payload estimate (Storm's envelope and TCP/IP framing
 # shared over the tuples of a batch, heartbeats): 34-47 B measured on the emulated network (docstring).
-DEFAULT_TUPLE_OVERHEAD_BYTES = 40
+DEFAULT_TUPLE_OVERHEAD_BYTES = settings.TUPLE_OVERHEAD_BYTES.default  # 40
 
 
 @dataclass(frozen=True)

@@ -2,20 +2,17 @@
 
 :class:`StoreMetricsSource` answers ``measure(spec, nodes)`` for
 :class:`~storm_planner.service.handler.PlannerHandler` from a
-:class:`~storm_planner.metrics.store.MetricsStore`: ``{"executors": [Executor...],
-"traffic": [Traffic...], "notes": [...]}``. With nothing usable the lists are
-empty (the service then uses its estimates) and the notes say why: no windows
-yet, all stale, corrupt znodes, ZooKeeper unreachable.
+:class:`~storm_planner.metrics.store.MetricsStore`: a
+:class:`~storm_planner.metrics.measured.MeasuredTopology`. With nothing usable it has no executors
+(the service then uses its estimates) and its notes say why: no windows yet, all stale, corrupt
+znodes, ZooKeeper unreachable.
 
-Topology options (``planner.*`` keys of the topology conf; defaults in brackets):
-``planner.metrics.enabled`` [true], ``planner.metrics.windows`` [3],
-``planner.metrics.stale.secs`` [3 periods, at least 30], ``planner.metrics.traffic.unit``
-[tuples; or bytes], ``planner.metrics.min.coverage`` [0.5: the share of executors that must have
-a usable window before measured figures replace the estimates; fewer means workers are still
-starting], ``planner.executor.cost`` [10: load of an executor nothing is known about],
-``planner.network.tuple.overhead.bytes`` [40: wire bytes per tuple beyond the hook's payload estimate],
-``planner.metrics.worker.cpu`` [true: a worker's CPU beyond its executors' threads counts in their loads;
-false: executor threads and subprocesses only].
+Topology options read here (types, defaults and ranges: :mod:`storm_planner.core.settings`, the table
+in ``docs/settings.md``): ``planner.metrics.enabled``, ``planner.metrics.windows``,
+``planner.metrics.stale.secs``, ``planner.metrics.traffic.unit``, ``planner.metrics.min.coverage`` (the
+share of executors that must have a usable window before measured figures replace the estimates; fewer
+means workers are still starting), ``planner.executor.cost`` (load of an executor nothing is known about),
+``planner.network.tuple.overhead.bytes`` and ``planner.metrics.worker.cpu``.
 
 ``tuple_bytes`` gives, per measured component pair, the bytes one tuple costs on the wire (the hook's
 payload estimate plus that overhead): the streams' ``tuple_bytes``, from which planners and the
@@ -29,13 +26,17 @@ The flows of every topology the store knows are summed at most once a second (on
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
-from typing import Any, Iterable, Mapping
+from types import MappingProxyType
+from typing import Any, Iterable
 
+from storm_planner.core import settings
 from storm_planner.core.problem import Executor, Traffic
+from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.metrics.derive import (
-    DEFAULT_STALE_PERIODS, DEFAULT_STATE_MB, DEFAULT_WINDOWS, MIN_STALE_S, Measurement, measure,
+    DEFAULT_STALE_PERIODS, DEFAULT_STATE_MB, MIN_STALE_S, Measurement, measure,
 )
 from storm_planner.metrics.network_use import (
     DEFAULT_TUPLE_OVERHEAD_BYTES, NodeTraffic, host_link_use, link_use_besides, summed, topology_network_use,
@@ -44,19 +45,8 @@ from storm_planner.metrics.store import MetricsStore, StoreView
 
 log = logging.getLogger("storm_planner.metrics")
 
-DEFAULT_MIN_COVERAGE = 0.5
+DEFAULT_MIN_COVERAGE = settings.METRICS_MIN_COVERAGE.default
 NETWORK_USE_TTL_S = 1.0   # one scheduling round plans many topologies: sum the links once per round
-
-
-def _option(options: Mapping[str, str], key: str, kind, default):
-    raw = options.get(key)
-    if raw is None or str(raw).strip() == "":
-        return default
-    try:
-        return kind(str(raw).strip())
-    except ValueError:
-        log.warning("topology option %s=%r is not a %s; using %r", key, raw, kind.__name__, default)
-        return default
 
 
 def node_speeds(nodes: Iterable[Any]) -> dict[str, float]:
@@ -79,23 +69,21 @@ class StoreMetricsSource:
         self.clock = clock
         self._network: tuple | None = None   # (when, overhead, flows per topology, all flows, host links)
 
-    def measure(self, spec: Any, nodes: Iterable[Any] = ()) -> dict[str, Any] | None:
+    def measure(self, spec: Any, nodes: Iterable[Any] = ()) -> MeasuredTopology:
         try:
             return self._measure(spec, nodes)
         except Exception as error:  # noqa: BLE001 - metrics trouble must never cost a plan
             log.exception("metrics for %s failed", spec.id)
-            return {"executors": [], "traffic": [],
-                    "notes": [f"metrics unavailable ({type(error).__name__}: {error}): loads and rates are estimates"]}
+            return MeasuredTopology.estimates(
+                f"metrics unavailable ({type(error).__name__}: {error}): loads and rates are estimates")
 
-    def _measure(self, spec: Any, nodes: Iterable[Any]) -> dict[str, Any] | None:
+    def _measure(self, spec: Any, nodes: Iterable[Any]) -> MeasuredTopology:
         answer = self._own_figures(spec, nodes)
-        if answer is not None:
-            options = dict(spec.options or {})
-            overhead = _option(options, "planner.network.tuple.overhead.bytes", float, DEFAULT_TUPLE_OVERHEAD_BYTES)
-            answer["node_bandwidth"] = self.others_network_use(spec.id, overhead)
-            if answer.get("tuple_bytes"):   # on the wire: the payload and Storm's envelope
-                answer["tuple_bytes"] = {pair: size + overhead for pair, size in answer["tuple_bytes"].items()}
-        return answer
+        overhead = settings.TUPLE_OVERHEAD_BYTES.read(dict(spec.options or {}))
+        # On the wire a tuple costs its payload and Storm's envelope.
+        return dataclasses.replace(
+            answer, node_bandwidth=MappingProxyType(self.others_network_use(spec.id, overhead)),
+            tuple_bytes=MappingProxyType({pair: size + overhead for pair, size in answer.tuple_bytes.items()}))
 
     def others_network_use(self, topology_id: str,
                            tuple_overhead_bytes: float = DEFAULT_TUPLE_OVERHEAD_BYTES) -> dict[str, float]:
@@ -118,10 +106,10 @@ class StoreMetricsSource:
                   for node, total in everyone.items()}
         return link_use_besides(own, others, hosts)
 
-    def _own_figures(self, spec: Any, nodes: Iterable[Any]) -> dict[str, Any] | None:
+    def _own_figures(self, spec: Any, nodes: Iterable[Any]) -> MeasuredTopology:
         options = dict(spec.options or {})
-        if str(options.get("planner.metrics.enabled", "true")).strip().lower() == "false":
-            return {"executors": [], "traffic": [], "notes": ["metrics off for this topology (planner.metrics.enabled: false)"]}
+        if not settings.METRICS_ENABLED.read(options):
+            return MeasuredTopology.estimates("metrics off for this topology (planner.metrics.enabled: false)")
         view = self.store.view(spec.id)
         measurement = self.measurement(spec, nodes, view)
         notes = list(self._connection_notes(view, measurement))
@@ -134,45 +122,43 @@ class StoreMetricsSource:
                 notes.append("no metrics in ZooKeeper for this topology yet (is the metrics hook on?)")
             elif measurement is not None:
                 notes.extend(measurement.notes)
-            return {"executors": [], "traffic": [], "notes": notes}
+            return MeasuredTopology.estimates(*notes)
         coverage = measurement.measured_count / max(1, len(spec.executors))
-        min_coverage = _option(options, "planner.metrics.min.coverage", float, DEFAULT_MIN_COVERAGE)
+        min_coverage = settings.METRICS_MIN_COVERAGE.read(options)
         if coverage < min_coverage:
             notes.append(f"metrics for only {measurement.measured_count} of {len(spec.executors)} executors "
                          f"(below planner.metrics.min.coverage {min_coverage:g}): not used yet")
-            return {"executors": [], "traffic": [], "notes": notes}
+            return MeasuredTopology.estimates(*notes)
         notes.extend(measurement.notes)
-        return {
-            "executors": [
+        return MeasuredTopology(
+            executors=tuple(
                 Executor(id=f.executor, component=f.component, load=round(f.load, 3),
                          state_size=f.state_mb if f.state_mb is not None else DEFAULT_STATE_MB)
-                for f in (measurement.executors[e.id] for e in spec.executors)
-            ],
-            "traffic": [Traffic(a, b, round(rate, 6)) for (a, b), rate in sorted(measurement.traffic.items())
-                        if rate > 0],
-            "tuple_bytes": measurement.tuple_bytes,
-            "notes": notes,
-            "measurement": measurement,
-        }
+                for f in (measurement.executors[e.id] for e in spec.executors)),
+            traffic=tuple(Traffic(a, b, round(rate, 6)) for (a, b), rate in sorted(measurement.traffic.items())
+                          if rate > 0),
+            tuple_bytes=MappingProxyType(dict(measurement.tuple_bytes)),
+            notes=tuple(notes),
+            measurement=measurement,
+        )
 
     def measurement(self, spec: Any, nodes: Iterable[Any], view: StoreView | None = None) -> Measurement | None:
         view = view or self.store.view(spec.id)
         if not view.windows:
             return None
         options = dict(spec.options or {})
-        unit = str(options.get("planner.metrics.traffic.unit", "tuples")).strip().lower()
         return measure(
             spec.id,
             view.windows,
             [(e.id, e.component) for e in spec.executors],
             node_speed=node_speeds(nodes),
-            last=_option(options, "planner.metrics.windows", int, DEFAULT_WINDOWS),
-            stale_after_s=_option(options, "planner.metrics.stale.secs", float, None),
+            last=settings.METRICS_WINDOWS.read(options),
+            stale_after_s=settings.METRICS_STALE_SECS.read(options),
             use_stale=not view.connected,
-            unit="bytes" if unit == "bytes" else "tuples",
-            fallback_load=_option(options, "planner.executor.cost", float, 10.0),
+            unit=settings.METRICS_TRAFFIC_UNIT.read(options),
+            fallback_load=settings.EXECUTOR_COST.read(options),
             now_ms=self.clock() * 1000,
-            worker_cpu=str(options.get("planner.metrics.worker.cpu", "true")).strip().lower() != "false",
+            worker_cpu=settings.METRICS_WORKER_CPU.read(options),
         )
 
     def _connection_notes(self, view: StoreView, measurement: Measurement | None) -> list[str]:

@@ -1,25 +1,22 @@
 """Placement planners, found by name, grouped by the paper they come from.
 
-* :mod:`.baselines` — Storm's own schedulers as planners (``even``, ``storm-default``);
+* :mod:`.baselines` — Storm's own schedulers as planners (``even``, ``storm-default``) and
+  Elastic Allocator's ``random``;
 * :mod:`.chatzistergiou` — Chatzistergiou & Viglas (CIKM 2014): ``tasklevel``, ``topdown``,
   ``topdown-ls`` and the exact ``optimal``;
 * :mod:`.madsen` — Madsen et al.: ``milp``, ``albic`` and their comparison baselines ``flux``
   and ``cola``;
 * :mod:`.nasiri` — Nasiri et al.: the heterogeneity-aware CPU model, ``hetero`` and
-  ``hetero-optimal``.
+  ``hetero-optimal``;
+* :mod:`.gma` — Elastic Allocator (SOSE 2014): ``gma`` and ``gma-repair``;
+* :mod:`.qescalor` — QEScalor (ICCS 2020): the *scalers* ``qcesa``, ``qcesa-exact``, ``cba`` and
+  ``scaling-ip``, with the performance model, the samplers and the forecaster they use.
 
-Importing this package imports every public module in it and in its family packages,
-and each planner module registers its planner with
-:func:`storm_planner.planners.base.register`, so adding a planner is adding a module.
+:mod:`.registry` lists every planner and scaler explicitly; importing this package enters them
+into the look-up tables, so :func:`available` and :func:`run` find them by name.
 """
-import importlib
-import pkgutil
-
+from storm_planner.planners._parameters import documented_parameters
 from storm_planner.planners.base import Planner, available, get_planner, register, run
+from storm_planner.planners import registry  # noqa: F401  (enters the listed planners and scalers)
 
-for _module in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
-    _leaf = _module.name.rsplit(".", 1)[-1]
-    if _leaf != "base" and not _leaf.startswith("_"):
-        importlib.import_module(_module.name)
-
-__all__ = ["Planner", "available", "get_planner", "register", "run"]
+__all__ = ["Planner", "available", "documented_parameters", "get_planner", "register", "run"]

@@ -12,6 +12,11 @@ Two halves of the contract described in :mod:`storm_planner.planners.base`:
   problem-file spelling, still read), each converted to the type of the
   parameter's default. An unknown key under ``planner.<algorithm>.`` is refused
   with :class:`UnknownParameterError`, as a misspelled constructor argument is.
+
+And where each parameter is described: :func:`documented_parameters` reads the
+``Parameters`` section of a planner's (or scaler's) class docstring, in the
+numpydoc form scikit-learn's estimators use; :func:`documentation_gaps` says
+which parameters it misses, names it has no more, and defaults it misstates.
 """
 from __future__ import annotations
 
@@ -19,6 +24,8 @@ import difflib
 import inspect
 import json
 import math
+import re
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping
 
@@ -243,3 +250,79 @@ def _converted(planner: str, key: str, value: Any, default: Any) -> Any:
         return converter_like(default)(value)
     except ValueError as error:
         raise InvalidParameterError(f"{planner}: option {key} must be {error}, got {value!r}") from None
+
+
+# -- documentation: the Parameters section of a class docstring ------------------------------------
+
+_SECTION_RULE = re.compile(r"^-{3,}$")
+_ENTRY = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*) : (?P<kind>.+?), default=(?P<default>.+)$")
+
+
+@dataclass(frozen=True)
+class ParameterDoc:
+    """One entry of a ``Parameters`` section: ``name : kind, default=DEFAULT`` and an indented description."""
+
+    name: str
+    kind: str
+    default: str
+    description: str
+
+
+def documented_parameters(cls: type) -> dict[str, ParameterDoc]:
+    """The entries of the ``Parameters`` section of ``cls``'s own docstring, in order.
+
+    The numpydoc form of scikit-learn's estimators::
+
+        Parameters
+        ----------
+        skew_margin : float or None, default=0.25
+            Relative load spread above which a component is split into sub-groups.
+
+    A class without a docstring or without the section documents nothing. A line in the section that
+    is neither an entry nor indented under one raises ValueError naming the class and the line.
+    """
+    lines = inspect.cleandoc(cls.__dict__.get("__doc__") or "").splitlines()
+    start = next((i + 2 for i in range(len(lines) - 1)
+                  if lines[i].strip() == "Parameters" and _SECTION_RULE.match(lines[i + 1].strip())), None)
+    if start is None:
+        return {}
+    entries: dict[str, ParameterDoc] = {}
+    current: dict[str, Any] | None = None
+    for number, line in enumerate(lines[start:], start):
+        if number + 1 < len(lines) and _SECTION_RULE.match(lines[number + 1].strip()):
+            break  # the next section's title
+        if not line.strip() or line.startswith(" "):
+            if current is not None and line.strip():
+                current["description"].append(line.strip())
+            continue
+        match = _ENTRY.match(line)
+        if not match:
+            raise ValueError(f"{cls.__name__}: not a parameter entry (name : kind, default=VALUE): {line!r}")
+        current = {**match.groupdict(), "description": []}
+        entries[current["name"]] = current  # type: ignore[assignment]
+    return {name: ParameterDoc(e["name"], e["kind"], e["default"], " ".join(e["description"]))
+            for name, e in entries.items()}
+
+
+def documented_default(value: Any) -> str:
+    """How a default is written after ``default=``: Python's spelling, strings in double quotes."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    return repr(value)
+
+
+def documentation_gaps(cls: type[Parameterised]) -> list[str]:
+    """What the ``Parameters`` section of ``cls`` gets wrong, one line each; empty when it is complete."""
+    documented = documented_parameters(cls)
+    defaults = cls.param_defaults()
+    gaps = [f"{name}: not documented" for name in defaults if name not in documented]
+    gaps += [f"{name}: documented but not a parameter" for name in documented if name not in defaults]
+    for name, doc in documented.items():
+        if name not in defaults:
+            continue
+        if not doc.description:
+            gaps.append(f"{name}: no description")
+        if doc.default != documented_default(defaults[name]):
+            gaps.append(f"{name}: documented default={doc.default}, "
+                        f"the signature's is {documented_default(defaults[name])}")
+    return gaps

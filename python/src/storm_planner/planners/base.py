@@ -1,8 +1,9 @@
 """The one interface every planner has, and the registry that finds them by name.
 
 A planner is a class with a ``name`` and ``plan(problem) -> Plan``. Planners do
-no I/O and are deterministic for a given ``problem.options.seed``. Register one
-with ``@register``; :func:`run` is what callers use: it looks the planner up,
+no I/O and are deterministic for a given ``problem.options.seed``. The in-tree
+planners are listed in :mod:`storm_planner.planners.registry`; :func:`register`
+adds one from outside the tree (a test's). :func:`run` is what callers use: it looks the planner up,
 builds it with its parameters, times it, checks the plan's structure and adds
 the evaluator's figures.
 
@@ -28,8 +29,11 @@ The parameter contract (scikit-learn's estimator contract, ``sklearn/base.py``):
   problem files. An unknown key under ``planner.<algorithm>.`` is refused like
   an unknown argument. Arguments given to :func:`run` (``-p KEY=VALUE``,
   ``storm_planner.plan(..., **params)``) win over options.
+* Each parameter is described in the ``Parameters`` section of the planner's
+  class docstring (numpydoc, as scikit-learn's estimators);
+  ``storm-planner algorithms --params`` prints it.
 * ``tests/planners/test_contract.py`` checks all of this for every registered
-  planner, so a new planner is covered by adding its module.
+  planner, so a new planner is covered by listing it in the registry.
 """
 from __future__ import annotations
 
@@ -74,6 +78,7 @@ _REGISTRY: dict[str, type[Planner]] = {}
 
 
 def register(cls: type[Planner]) -> type[Planner]:
+    """Enter ``cls`` under its name: the registry's planners, or one from outside the tree."""
     if not cls.name:
         raise TypeError(f"{cls.__name__} has no name")
     if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
@@ -84,7 +89,7 @@ def register(cls: type[Planner]) -> type[Planner]:
 
 
 def available() -> dict[str, type[Planner]]:
-    """Registered planners by name (importing the package registers them all)."""
+    """Registered planners by name (importing :mod:`storm_planner.planners` registers the listed ones)."""
     return dict(sorted(_REGISTRY.items()))
 
 

@@ -14,29 +14,10 @@ from operator import attrgetter
 from typing import Any, Callable, Iterable, Mapping
 
 from storm_planner.core.errors import ProblemError
+from storm_planner.core.fields import finite  # noqa: F401 - the request's numbers are checked with it
 
 # The longest deadline a request may give (the plugin's planner.service.timeout.ms); Nimbus waits that long.
 MAX_DEADLINE_MS = 3_600_000
-
-
-def finite(value: Any, what: str, *, minimum: float | None = None, positive: bool = False,
-           given: Any = None) -> float | None:
-    """``value`` as a float (None stays None): finite, at least ``minimum``, above zero when ``positive``.
-    Messages show ``given`` (what the request said, when ``value`` was converted from it) or ``value``."""
-    if value is None:
-        return None
-    shown = f"{what}={given}" if given is not None else f"{what}={value!r}"
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ProblemError(f"{shown} is not a number") from None
-    if not math.isfinite(number):
-        raise ProblemError(f"{shown} is not a finite number")
-    if positive and number <= 0:
-        raise ProblemError(f"{shown} must be positive")
-    if minimum is not None and number < minimum:
-        raise ProblemError(f"{shown} must not be below {minimum:g}")
-    return number
 
 
 def check_node(node: Any) -> None:

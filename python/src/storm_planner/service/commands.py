@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 
 from storm_planner.cli import CommandError
@@ -25,6 +26,11 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
     add_serve_arguments(serve)
     serve.set_defaults(handler=serve_command)
+
+    listing = subparsers.add_parser("settings", help="every planner.* key: type, default, range, who reads it "
+                                                     "(the page docs/settings.md is)")
+    listing.add_argument("--json", action="store_true", help="as a JSON list instead of the Markdown page")
+    listing.set_defaults(handler=settings_command)
 
     health = subparsers.add_parser("health", help="ask a running planner service how it is")
     health.add_argument("--host", default=DEFAULT_HOST)
@@ -60,13 +66,11 @@ def _add_limit_arguments(serve: argparse.ArgumentParser) -> None:
 def _plan_log_max_line_mb(args: argparse.Namespace) -> float:
     from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, MAX_LINE_ENV
 
-    value, text = args.plan_log_max_line_mb, os.environ.get(MAX_LINE_ENV, "").strip()
-    if value is None and text:
-        try:
-            value = float(text)
-        except ValueError:
-            raise CommandError(f"${MAX_LINE_ENV}={text!r} is not a number") from None
-    value = DEFAULT_MAX_LINE_MB if value is None else value
+    from storm_planner.core.fields import env_number
+
+    value = args.plan_log_max_line_mb
+    if value is None:
+        value = env_number(os.environ, MAX_LINE_ENV, float, DEFAULT_MAX_LINE_MB, error=CommandError)
     if not 0 < value < float("inf"):
         raise CommandError(f"--plan-log-max-line-mb (${MAX_LINE_ENV}) must be a positive number, not {value}")
     return value
@@ -98,13 +102,23 @@ def serve_command(args: argparse.Namespace) -> int:
     limits = _limits(args)
     max_line_mb = _plan_log_max_line_mb(args)
     from storm_planner.service.metrics import metrics_for_serve
+    from storm_planner.service.runner import PlannerRunner
     from storm_planner.service.server import hold_stop_signals
 
     hold_stop_signals()  # before the metrics store starts its threads
-    with metrics_for_serve(args) as (metrics, replanner):
+    runner = PlannerRunner()  # built first: the handler and the re-planner plan through it
+    with metrics_for_serve(args, runner) as (metrics, replanner):
         serve(args.host, args.port, args.default_algorithm, plan_log=args.plan_log,
               metrics=metrics, replanner=replanner, nimbus=args.nimbus, limits=limits,
-              plan_log_max_line_mb=max_line_mb)
+              plan_log_max_line_mb=max_line_mb, runner=runner)
+    return 0
+
+
+def settings_command(args: argparse.Namespace) -> int:
+    from storm_planner.core import settings
+
+    print(json.dumps(settings.as_json(), indent=2) if args.json else settings.settings_page(), end="" if not args.json
+          else "\n")
     return 0
 
 

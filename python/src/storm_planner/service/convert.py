@@ -1,9 +1,8 @@
 """Thrift structs <-> planner core objects.
 
 A request carries several topologies; each becomes one :class:`Problem`. The
-slots a topology may use are the node's free ports plus the ports it already
-holds; slots promised to an earlier topology of the same request are taken out
-(``taken``), so two topologies never get the same slot in one round.
+nodes a topology sees (its free slots, what the request's other topologies hold)
+come from :class:`~storm_planner.service.request_state.RequestState`.
 
 Loads: when the metrics store has nothing for a topology, each executor gets its
 declared CPU (or ``planner.executor.cost``, default 10 % of a core) and each
@@ -17,10 +16,13 @@ import dataclasses
 
 from itertools import repeat
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
+from storm_planner.core import settings
 from storm_planner.core.errors import ProblemError
-from storm_planner.service.checks import check_node, check_topology, meta_number, option
+from storm_planner.metrics.measured import MeasuredTopology
+from storm_planner.service.checks import check_topology, option
+from storm_planner.service.request_state import RequestState
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import (
     BOLT,
@@ -39,104 +41,10 @@ from storm_planner.core.system_streams import (
     prior_rates,
     with_system_streams,
 )
-from storm_planner.metrics.network_use import DEFAULT_TUPLE_OVERHEAD_BYTES
 from storm_planner.service.contract import planner_thrift as T
 
-DEFAULT_EXECUTOR_COST = 10.0
+DEFAULT_EXECUTOR_COST = settings.EXECUTOR_COST.default
 DEFAULT_STREAM_RATE = 1.0   # before core.system_streams.prior_rates propagates it from the spouts
-# planner.* topology conf keys that map onto Options fields.
-# (field, type, must be above zero); every value is finite and not negative (service.checks.option).
-_OPTION_KEYS = {
-    "planner.max.migrations": ("max_migrations", int, False),
-    "planner.max.migration.cost": ("max_migration_cost", float, False),
-    "planner.time.limit.secs": ("time_limit_s", float, True),
-    "planner.seed": ("seed", int, False),
-    "planner.max.cpu.utilisation": ("max_cpu_utilisation", float, True),
-    "planner.max.bandwidth.utilisation": ("max_bandwidth_utilisation", float, True),
-}
-
-
-def node_from_thrift(node: Any, ports: Iterable[int], held: tuple[float, float] = (0.0, 0.0)) -> Node:
-    """A supervisor as a problem node; ``held`` is (CPU %, MB) that other topologies of the request hold."""
-    check_node(node)
-    meta = dict(node.meta or {})
-    speed = meta_number(node, meta, "speed")
-    return Node(
-        id=node.id,
-        capacity=float(node.cpu_capacity) if node.cpu_capacity and node.cpu_capacity > 0 else 100.0,
-        machine_type=meta.get("machine.type", "default"),
-        speed=speed if speed and speed > 0 else 1.0,
-        slots=tuple(sorted(set(ports))),
-        memory=float(node.memory_mb) if node.memory_mb and node.memory_mb > 0 else None,
-        host=node.host,
-        used_cpu=float(node.used_cpu or 0.0) + held[0],
-        used_memory=float(node.used_memory_mb or 0.0) + held[1],
-        bandwidth=_bandwidth(node, meta),
-        used_bandwidth=float(node.used_bandwidth_mbit or 0.0),
-    )
-
-
-def _bandwidth(node: Any, meta: Mapping[str, str]) -> float | None:
-    """The node's link capacity in Mbit/s: the request's field, else scheduler meta ``network.bandwidth.mbit``."""
-    bandwidth = node.bandwidth_mbit if node.bandwidth_mbit is not None else meta_number(
-        node, meta, "network.bandwidth.mbit")
-    return float(bandwidth) if bandwidth is not None and bandwidth > 0 else None
-
-
-class RequestNodes:
-    """A request's supervisors as problem nodes, converted once for all its topologies.
-
-    Per topology only the nodes that differ from the request's view are built again: those where
-    earlier plans of the request took slots, where the topology runs now, or where the request's
-    other topologies hold resources. O(nodes) a topology, mostly dictionary look-ups, instead of
-    converting every node and filtering every port each time.
-    """
-
-    def __init__(self, nodes: Iterable[Any]) -> None:
-        self.nodes = list(nodes)
-        self._position = {n.id: k for k, n in enumerate(self.nodes)}
-        self._free = {n.id: frozenset(n.free_ports) for n in self.nodes}
-        self._taken: dict[str, set[int]] = {}
-        # Per node, the last view built and what it was built from: consecutive topologies of a
-        # request see most nodes alike (a plan changes only the nodes it lands on).
-        self._last: dict[str, tuple[tuple, Node | None]] = {}
-        self._view: list[Node | None] | None = None   # the last answer, by node position
-        self._taken_since: set[str] = set()           # nodes whose taken ports changed since it
-        self._previous_own: set[str] = set()
-
-    def take(self, node_id: str, port: int) -> None:
-        """A plan of this request uses the slot: later topologies must not."""
-        self._taken.setdefault(node_id, set()).add(port)
-        self._taken_since.add(node_id)
-
-    def for_topology(self, own_ports: Mapping[str, set[int]],
-                     held: Mapping[str, tuple[float, float]]) -> list[Node]:
-        """The nodes as this topology sees them (those with no slot for it left out), in request order.
-
-        When ``held`` says which nodes changed since the previous call (``held.changed``, as the
-        service's ledger does), only those, the nodes whose ports were taken since and the nodes of
-        this and the previous topology's own slots are looked at: O(changed) instead of O(nodes).
-        """
-        changed = getattr(held, "changed", None)
-        if self._view is None or changed is None:
-            self._view = [self._node_view(node, own_ports, held) for node in self.nodes]
-        else:
-            for node_id in changed | self._taken_since | self._previous_own | set(own_ports):
-                position = self._position.get(node_id)
-                if position is not None:
-                    self._view[position] = self._node_view(self.nodes[position], own_ports, held)
-        self._taken_since, self._previous_own = set(), set(own_ports)
-        return list(filter(None, self._view))
-
-    def _node_view(self, node: Any, own_ports: Mapping[str, set[int]],
-                   held: Mapping[str, tuple[float, float]]) -> Node | None:
-        taken, own, extra = self._taken.get(node.id), own_ports.get(node.id), held.get(node.id)
-        key = (len(taken) if taken else 0, frozenset(own) if own else None, extra or (0.0, 0.0))
-        last = self._last.get(node.id)
-        if last is None or last[0] != key:  # ports only ever get taken: their count tells
-            ports = (self._free[node.id] - taken if taken else self._free[node.id]) | (own or set())
-            last = self._last[node.id] = (key, node_from_thrift(node, ports, key[2]) if ports else None)
-        return last[1]
 
 
 def _with_link_use(nodes: list[Node], link_use: Mapping[str, float]) -> list[Node]:
@@ -148,34 +56,54 @@ def _with_link_use(nodes: list[Node], link_use: Mapping[str, float]) -> list[Nod
 
 def problem_from_thrift(
     spec: Any,
-    nodes: RequestNodes | list[Any],
-    measured: Mapping[str, Any] | None = None,
-    held: Mapping[str, tuple[float, float]] | None = None,
+    nodes: RequestState | list[Any],
+    measured: MeasuredTopology | None = None,
 ) -> Problem:
     """One TopologySpec of a request -> Problem.
 
-    ``nodes`` knows which slots earlier plans of the request took; ``measured`` may carry
-    executors/traffic; ``held`` is, per node, the declared (CPU %, MB) that the request's other
-    topologies hold there (on top of the node's ``used_*``: topologies outside the request).
+    ``nodes`` is the request's state (:class:`RequestState`: which slots earlier plans of the request took,
+    what its other topologies hold on each node), or the request's nodes alone; ``measured`` may carry
+    measured executors and traffic (:class:`~storm_planner.metrics.measured.MeasuredTopology`).
     """
-    if not isinstance(nodes, RequestNodes):
-        nodes = RequestNodes(nodes)
+    state = nodes if isinstance(nodes, RequestState) else RequestState(nodes)
     check_topology(spec)
     options = dict(spec.options or {})
+    settings.check_service_options(options)  # a bad value refuses the topology before anything is built
     current = {
         executor: Slot(slot.node_id, slot.port) for executor, slot in (spec.current or {}).items()
     }
-    own_ports: dict[str, set[int]] = {}
-    for slot in current.values():
-        own_ports.setdefault(slot.node, set()).add(slot.port)
-    problem_nodes = nodes.for_topology(own_ports, held or {})
+    problem_nodes = _problem_nodes(state, spec, measured)
+    node_ids = {n.id for n in problem_nodes}
+    cost = settings.EXECUTOR_COST.read(options)
+    components = _components(spec, cost)
+    measured = measured if measured is not None and measured.measured else None
+    streams = _streams(spec, components, options, measured.tuple_bytes if measured else {})
+    executors, traffic = _executors_and_traffic(spec, measured, options, cost)
+    return Problem(
+        nodes=tuple(problem_nodes),
+        topology_id=spec.id,
+        components=components,
+        streams=streams,
+        executors=executors,
+        traffic=traffic,
+        current=MappingProxyType({e: s for e, s in current.items() if s.node in node_ids}),
+        options=_options(spec, options),
+        measured=measured is not None,
+    )
+
+
+def _problem_nodes(state: RequestState, spec: Any, measured: MeasuredTopology | None) -> list[Node]:
+    """The nodes this topology may use (what the request's earlier topologies left), with measured link use."""
+    problem_nodes = state.view_for(spec)
     if not problem_nodes:
         raise ProblemError("no free slot on any live supervisor")
-    if measured and measured.get("node_bandwidth"):
-        problem_nodes = _with_link_use(problem_nodes, measured["node_bandwidth"])
-    node_ids = {n.id for n in problem_nodes}
+    if measured is not None and measured.node_bandwidth:
+        problem_nodes = _with_link_use(problem_nodes, measured.node_bandwidth)
+    return problem_nodes
 
-    cost = option(options, "planner.executor.cost", float, DEFAULT_EXECUTOR_COST)
+
+def _components(spec: Any, cost: float) -> tuple[Component, ...]:
+    """The spec's components; every executor must belong to one of them."""
     components = tuple(
         Component(
             id=c.id,
@@ -190,41 +118,37 @@ def problem_from_thrift(
     for executor in spec.executors:
         if executor.component not in known:
             raise ProblemError(f"executor {executor.id} belongs to unknown component {executor.component!r}")
-    streams = _streams(spec, components, options, (measured or {}).get("tuple_bytes") or {})
-    if measured and measured.get("executors"):
+    return components
+
+
+def _executors_and_traffic(spec: Any, measured: MeasuredTopology | None, options: Mapping[str, str],
+                           cost: float) -> tuple[tuple[Executor, ...], Any]:
+    """Executors with their loads, and executor-pair traffic: measured where metrics are, else declared."""
+    if measured:
         declared = {e.id: _declared(e) for e in spec.executors}
-        executors = tuple(e._replace(**declared.get(e.id, {})) for e in measured["executors"])
-        traffic = tuple(measured.get("traffic") or ())
-    else:
-        # Without metrics an executor's load is what it declares (Storm's RAS accounting), unless
-        # the topology sets planner.executor.cost.
-        fixed_cost = "planner.executor.cost" in options
-        # Positional tuples made in C (tuple.__new__): tens of thousands of executors per request.
-        executors = tuple(map(tuple.__new__, repeat(Executor), (
-            (e.id, e.component, cost if fixed_cost or e.cpu is None else float(e.cpu), 1.0,
-             0.0 if e.memory_mb is None else float(e.memory_mb), None if e.cpu is None else float(e.cpu))
-            for e in spec.executors)))
-        traffic = ()  # the streams carry it, at component level (core.traffic)
-    extra = {k: v for k, v in options.items() if k not in _OPTION_KEYS}
+        executors = tuple(e._replace(**declared.get(e.id, {})) for e in measured.executors)
+        return executors, measured.traffic
+    # Without metrics an executor's load is what it declares (Storm's RAS accounting), unless
+    # the topology sets planner.executor.cost.
+    fixed_cost = settings.EXECUTOR_COST.is_set(options)
+    # Positional tuples made in C (tuple.__new__): tens of thousands of executors per request.
+    executors = tuple(map(tuple.__new__, repeat(Executor), (
+        (e.id, e.component, cost if fixed_cost or e.cpu is None else float(e.cpu), 1.0,
+         0.0 if e.memory_mb is None else float(e.memory_mb), None if e.cpu is None else float(e.cpu))
+        for e in spec.executors)))
+    return executors, ()  # the streams carry the traffic, at component level (core.traffic)
+
+
+def _options(spec: Any, options: Mapping[str, str]) -> Options:
+    """The planner's options: the known settings typed, the rest kept as text in ``extra``."""
+    extra = settings.without_fields(options)
     if spec.num_workers:
         extra["workers"] = spec.num_workers
     if spec.name:
         extra["topology.name"] = spec.name  # as in Storm's conf; a rebalance names the topology by it
-    known_options = {field: option(options, key, kind, positive=positive)
-                     for key, (field, kind, positive) in _OPTION_KEYS.items() if key in options}
-    known_options = {field: value for field, value in known_options.items() if value is not None}
-    return Problem(
-        nodes=tuple(problem_nodes),
-        topology_id=spec.id,
-        components=components,
-        streams=streams,
-        executors=executors,
-        traffic=traffic,
-        current=MappingProxyType({e: s for e, s in current.items() if s.node in node_ids}),
-        options=Options(extra=MappingProxyType(extra), **known_options,
-                        worker_max_heap_mb=float(spec.worker_max_heap_mb) if spec.worker_max_heap_mb else None),
-        measured=bool(measured and measured.get("executors")),
-    )
+    known_options = settings.options_fields(options)
+    return Options(extra=MappingProxyType(extra), **known_options,
+                   worker_max_heap_mb=float(spec.worker_max_heap_mb) if spec.worker_max_heap_mb else None)
 
 
 def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str, str],
@@ -232,7 +156,7 @@ def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str,
     """The topology's declared streams with prior rates, plus the traffic Storm adds by itself (the acker's,
     the metrics consumers'), unless ``planner.system.streams`` is false (:mod:`storm_planner.core.system_streams`)."""
     known = {c.id for c in components}
-    default_size = option(options, "planner.tuple.bytes", float, 0.0)
+    default_size = settings.TUPLE_BYTES.read(options)
     declared = tuple(
         Stream(
             source=s.from_component,
@@ -246,22 +170,12 @@ def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str,
         if s.from_component in known and s.to_component in known
     )
     declared = prior_rates(components, declared)
-    if not _flag(options, "planner.system.streams", True):
+    if not settings.SYSTEM_STREAMS.read(options):
         return declared
-    overhead = option(options, "planner.network.tuple.overhead.bytes", float, DEFAULT_TUPLE_OVERHEAD_BYTES)
+    overhead = settings.TUPLE_OVERHEAD_BYTES.read(options)
     bucket = option(options, "topology.builtin.metrics.bucket.size.secs", float, DEFAULT_METRICS_BUCKET_S)
     return with_system_streams(components, declared, ack_bytes=ACK_PAYLOAD_BYTES + overhead, sizes=sizes,
                                metrics_bucket_s=bucket)
-
-
-def _flag(options: Mapping[str, str], key: str, default: bool) -> bool:
-    raw = options.get(key)
-    if raw is None or str(raw).strip() == "":
-        return default
-    value = str(raw).strip().lower()
-    if value not in ("true", "false"):
-        raise ProblemError(f"topology option {key}={raw!r} is not true or false")
-    return value == "true"
 
 
 def _declared(executor: Any) -> dict[str, float]:
@@ -272,19 +186,6 @@ def _declared(executor: Any) -> dict[str, float]:
     if executor.memory_mb is not None:
         out["memory"] = float(executor.memory_mb)
     return out
-
-
-def declared_use(spec: Any, assignments: Mapping[str, Any]) -> dict[str, list[float]]:
-    """Per node, the declared [CPU %, MB] of ``spec``'s executors placed by ``assignments`` (id → Thrift slot)."""
-    per_node: dict[str, list[float]] = {}
-    for executor in spec.executors:
-        slot = assignments.get(executor.id)
-        if slot is None:
-            continue
-        use = per_node.setdefault(slot.node_id, [0.0, 0.0])
-        use[0] += float(executor.cpu or 0.0)
-        use[1] += float(executor.memory_mb or 0.0)
-    return per_node
 
 
 def plan_to_thrift(topology_id: str, plan: Plan) -> Any:

@@ -1,97 +1,85 @@
 """The planning side of ``PlannerService``: one request in, one plan per topology out.
 
-Each topology is planned on its own, in request order, with the slots already
-promised to earlier topologies taken out. A topology's failure (bad spec,
-unknown algorithm, infeasible, over the deadline, a planner bug) becomes a
-typed ``PlanError`` for that topology alone; the plugin falls back to Storm's
-default scheduler for it and applies the others.
+Each topology is planned on its own, in request order, on the nodes as the request's state shows them
+(:class:`~storm_planner.service.request_state.RequestState`: slots and resources earlier plans of the
+request took). A topology's failure (bad spec or option, unknown algorithm, infeasible, over its share of
+the deadline, a planner bug) becomes a typed ``PlanError`` for that topology alone; the plugin falls back
+to Storm's default scheduler for it and applies the others.
 
-A plan may advise a running topology's parallelism (``Plan.advice``); for a
-topology with ``planner.rebalance: true`` the service then asks Nimbus to
-rebalance it — after the answer has gone back to the plugin
-(:meth:`PlannerHandler.after_answer`, :mod:`storm_planner.service.rebalance`).
+The handler only sequences the steps; each lives in its own module: admission (token, shape, size:
+:mod:`~storm_planner.service.admission`), the deadline's shares (:mod:`~storm_planner.service.deadline`),
+conversion (:mod:`~storm_planner.service.convert`), running a planner in a process it can stop
+(:mod:`~storm_planner.service.runner`), the plan log (:mod:`~storm_planner.service.planlog`) and
+rebalances (:mod:`~storm_planner.service.rebalance`): a plan may advise a running topology's parallelism
+(``Plan.advice``), and for a topology with ``planner.rebalance: true`` the service asks Nimbus for it after
+the answer has gone back to the plugin (:meth:`PlannerHandler.after_answer`).
 """
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
-import hmac
 import logging
 import time
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Protocol, Union
 
 from storm_planner import __version__
-from storm_planner.core.errors import PlanningError, ProblemError
-from storm_planner.adaptation.state import StatefulRunner
-from storm_planner.core.problem import Problem
-from storm_planner.planners import available, run
+from storm_planner.core import settings
+from storm_planner.core.errors import PlanningError
+from storm_planner.adaptation.replan import Replanner
+from storm_planner.metrics.measured import MeasuredTopology
+from storm_planner.planners import available
+from storm_planner.service.admission import admit
 from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.checks import check_request, finite
-from storm_planner.service.convert import RequestNodes, error_to_thrift, plan_to_thrift, problem_from_thrift
+from storm_planner.service.convert import error_to_thrift, plan_to_thrift, problem_from_thrift
 from storm_planner.service.counters import ServiceCounters
-from storm_planner.service.ledger import RequestLedger
+from storm_planner.service.deadline import request_budget_s, topology_share, within_share
 from storm_planner.service.limits import ServiceLimits
-from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, PlanLog, read_plan_log  # noqa: F401 - re-exported
+from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, PlanLog
 from storm_planner.service.rebalance import AutoRebalancer
-from storm_planner.service.worker import PlannerProcess, is_isolated
+from storm_planner.service.request_state import RequestState
+from storm_planner.service.runner import PlannerRunner
 
 log = logging.getLogger("storm_planner.service")
 
-# Share of the plugin's deadline the service allows itself: the rest is transport.
-DEADLINE_SHARE = 0.8
-# Least time a topology is given when the deadline allows it, however small its share by size.
-MIN_TOPOLOGY_S = 0.2
 
-# Metrics source: topology id -> {"executors": [...], "traffic": [...], "notes": [...]} or None;
-# or an object whose measure(spec, nodes) answers the same (storm_planner.metrics.source).
-MetricsSource = Callable[[str], Mapping[str, Any] | None]
+class Measures(Protocol):
+    def measure(self, spec: Any, nodes: list) -> MeasuredTopology | None: ...
 
 
-def topology_share(remaining_s: float, executors: int, executors_left: int) -> float:
-    """A topology's time: what is left of the deadline in proportion to its size among those left.
-
-    The handler sizes a topology as its executors plus the cluster's nodes.
-
-    Time a topology does not use passes to the next ones; a slow planner cannot starve them. Every
-    topology gets at least ``MIN_TOPOLOGY_S`` while that much is left.
-    """
-    if remaining_s <= 0:
-        return remaining_s
-    return min(remaining_s, max(remaining_s * executors / max(1, executors_left), MIN_TOPOLOGY_S))
+# Metrics source: an object whose measure(spec, nodes) answers (storm_planner.metrics.source), or a
+# function of the topology id.
+MetricsSource = Union[Measures, Callable[[str], "MeasuredTopology | None"]]
 
 
 class PlannerHandler:
+    """``PlannerService``'s ``plan`` and ``health``.
+
+    ``runner`` runs the planners (default: a :class:`PlannerRunner`, isolating the solver planners in a
+    worker process unless ``isolate`` is False); a ``replanner`` must have been built with the same runner
+    for its plans to be stoppable too (``storm-planner serve`` does so).
+    """
+
     def __init__(self, default_algorithm: str = "even", metrics: MetricsSource | None = None,
-                 plan_log: Path | None = None, replanner: Any | None = None,
+                 plan_log: Path | None = None, replanner: Replanner | None = None,
                  nimbus: str | None = None, isolate: bool = True, limits: ServiceLimits | None = None,
-                 plan_log_max_line_mb: float = DEFAULT_MAX_LINE_MB) -> None:
+                 plan_log_max_line_mb: float = DEFAULT_MAX_LINE_MB, runner: PlannerRunner | None = None) -> None:
         self.default_algorithm = default_algorithm
         self.limits = limits or ServiceLimits()
         self.counters = ServiceCounters()
-        self.isolate = isolate  # False: every planner runs in this process (tests that spy on planners)
         self.metrics = metrics
-        # Decides keep-or-re-plan for running topologies (storm_planner.adaptation.replan.Replanner).
+        self.runner = runner or PlannerRunner(isolate=isolate)
         self.replanner = replanner
         self.plan_log = PlanLog(plan_log, self.counters, plan_log_max_line_mb) if plan_log else None
         # Applies parallelism advice through Nimbus for topologies that opt in (needs Nimbus' address).
         self.rebalancer = AutoRebalancer(nimbus, record=self.plan_log.event if self.plan_log else None)
         self.started = time.monotonic()
         # Planners run one at a time in these threads. A planner that overruns its share of the
-        # deadline is abandoned (its answer ignored); an isolated one (Planner.isolated) runs in
-        # the worker process, which is killed then.
+        # deadline is abandoned (its answer ignored); an isolated one is stopped (PlannerRunner.abandon).
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="planner")
-        self.worker = PlannerProcess()
-        # Re-plans (and plans with kept planner state) of solver planners are stoppable too.
-        if replanner is not None and replanner.runner is run:
-            replanner.runner = self._run
-        elif replanner is not None and isinstance(replanner.runner, StatefulRunner):
-            replanner.runner.run = self._run
 
     def close(self) -> None:
         """Stop the worker process (the server calls it on shutdown)."""
-        self.worker.close()
+        self.runner.close()
 
     # -- PlannerService --------------------------------------------------------
     def health(self) -> Any:
@@ -105,10 +93,9 @@ class PlannerHandler:
 
     def plan(self, request: Any) -> Any:
         received = time.monotonic()
-        self._admit(request)
-        budget_s = max(0.05, (request.deadline_ms or 5000) / 1000.0 * DEADLINE_SHARE)
-        nodes = RequestNodes(request.nodes)  # converted once; remembers the slots plans take
-        ledger = RequestLedger(request.topologies)
+        admit(request, self.limits, self.counters)
+        budget_s = request_budget_s(request.deadline_ms)
+        state = RequestState(request.nodes, request.topologies)
         # Planning costs time with the executors and with the nodes (slots to sort, loads to sum).
         sizes = [len(spec.executors) + len(request.nodes) for spec in request.topologies]
         plans = []
@@ -116,34 +103,10 @@ class PlannerHandler:
             remaining = budget_s - (time.monotonic() - received)
             share = topology_share(remaining, sizes[k], sum(sizes[k:]))
             algorithm = spec.algorithm or request.default_algorithm or self.default_algorithm
-            result = self._plan_topology(request, spec, algorithm, nodes, share,
-                                         ledger.held_by_others(spec.id))
+            result = self._plan_topology(request, spec, algorithm, state, share)
             plans.append(result)
-            for slot in result.assignments.values():
-                nodes.take(slot.node_id, slot.port)
-            ledger.planned(spec, result.assignments)
+            state.commit(spec, result.assignments)
         return T.PlanResponse(request_id=request.request_id, plans=plans)
-
-    def _admit(self, request: Any) -> None:
-        """Refuse (``PlannerError``) a call without the service's token, or over its executor limit
-        (calls decoded from the wire were counted already; this covers calls made in process)."""
-        token = self.limits.token
-        if token and not hmac.compare_digest(_bytes(request.token), token.encode()):
-            self.counters.note("token_refused", log, "refused a plan call (request %r): %s token", request.request_id,
-                               "wrong" if request.token else "no")
-            raise T.PlannerError(kind=T.ErrorKind.BAD_REQUEST,
-                                 message="this planner service requires its token: PlanRequest.token (the plugin's "
-                                         "planner.service.token) is " + ("wrong" if request.token else "missing"))
-        try:
-            check_request(request)
-        except ProblemError as error:
-            raise T.PlannerError(kind=T.ErrorKind.BAD_REQUEST, message=str(error)) from None
-        executors = sum(len(spec.executors) for spec in request.topologies)
-        if executors > self.limits.max_executors:
-            self.counters.add("requests_refused")
-            raise T.PlannerError(kind=T.ErrorKind.BAD_REQUEST,
-                                 message=f"the request has {executors} executors, more than "
-                                         f"{self.limits.max_executors} (serve --max-executors)")
 
     def after_answer(self) -> None:
         """Work that must wait until the plugin has the answer (the server calls it after each reply):
@@ -151,41 +114,15 @@ class PlannerHandler:
         self.rebalancer.after_answer()
 
     # -- one topology ----------------------------------------------------------
-    def _plan_topology(self, request: Any, spec: Any, algorithm: str, nodes: RequestNodes, remaining: float,
-                       held: Mapping[str, tuple[float, float]] | None = None) -> Any:
+    def _plan_topology(self, request: Any, spec: Any, algorithm: str, state: RequestState,
+                       remaining: float) -> Any:
         started = time.monotonic()
-        outcome, executors = "ok", len(spec.executors)
-        advice = None
+        outcome, advice = "ok", None
         try:
-            if remaining <= 0:
-                raise TimeoutError
-            measured = self._measure(spec, request.nodes)
-            problem = self._problem(spec, nodes, remaining, measured, held)
-            future = self._pool.submit(self.replanner.plan if self.replanner else self._run, problem, algorithm)
-            try:
-                plan = future.result(timeout=remaining)
-            except concurrent.futures.TimeoutError:
-                if self.isolate and is_isolated(algorithm):
-                    self.worker.stop()  # frees the core for the next topologies at once
-                raise
-            notes = list(plan.notes)
-            notes.extend((measured or {}).get("notes") or ())
-            if not problem.measured:
-                notes.append("no metrics for this topology: loads and rates are estimates")
-            advice = plan.advice
-            rebalance = self.rebalancer.consider(spec.id, spec.name or spec.id, problem.options.extra, advice)
-            if rebalance:
-                notes.append(rebalance)
-            result = plan_to_thrift(spec.id, plan.replace(notes=tuple(notes)))
+            result, advice = self._planned(request, spec, algorithm, state, remaining)
         except (TimeoutError, concurrent.futures.TimeoutError):
             outcome = "timeout"
-            message = (f"{algorithm} did not finish within its {remaining * 1000:.0f} ms share of the deadline "
-                       f"({request.deadline_ms} ms for {len(request.topologies)} topologies, shared by size: "
-                       f"executors + nodes)"
-                       if remaining > 0 else
-                       f"not planned: the topologies before it in this request used up the deadline "
-                       f"({request.deadline_ms} ms)")
-            result = error_to_thrift(spec.id, algorithm, "TIMEOUT", message)
+            result = error_to_thrift(spec.id, algorithm, "TIMEOUT", _timeout_message(request, algorithm, remaining))
         except PlanningError as error:
             outcome = error.kind.lower()
             result = error_to_thrift(spec.id, algorithm, error.kind, str(error))
@@ -195,7 +132,7 @@ class PlannerHandler:
             result = error_to_thrift(spec.id, algorithm, "INTERNAL", f"{type(error).__name__}: {error}")
         log.info(
             "plan request=%s topology=%s algorithm=%s executors=%d slots=%d solve_ms=%.1f total_ms=%.1f outcome=%s%s",
-            request.request_id, spec.id, algorithm, executors,
+            request.request_id, spec.id, algorithm, len(spec.executors),
             len({(s.node_id, s.port) for s in result.assignments.values()}),
             result.solve_ms or 0.0, (time.monotonic() - started) * 1000, outcome,
             f" error={result.error.message!r}" if result.error else "",
@@ -204,43 +141,40 @@ class PlannerHandler:
             self.plan_log.write(request.request_id, result, advice)
         return result
 
-    def _run(self, problem: Problem, algorithm: str, **params: Any):
-        """``planners.run``, in the worker process for isolated planners."""
-        if self.isolate and is_isolated(algorithm):
-            return self.worker.run(problem, algorithm, **params)
-        return run(problem, algorithm, **params)
+    def _planned(self, request: Any, spec: Any, algorithm: str, state: RequestState, remaining: float):
+        """(the topology's Thrift plan, its parallelism advice); raises what refuses it."""
+        if remaining <= 0:
+            raise TimeoutError
+        settings.check_service_options(spec.options or {})  # refused before metrics are read for it
+        measured = self._measure(spec, request.nodes)
+        problem = within_share(problem_from_thrift(spec, state, measured), remaining)
+        future = self._pool.submit(self.replanner.plan if self.replanner else self.runner, problem, algorithm)
+        try:
+            plan = future.result(timeout=remaining)
+        except concurrent.futures.TimeoutError:
+            self.runner.abandon(algorithm)
+            raise
+        notes = list(plan.notes)
+        notes.extend(settings.unknown_keys(spec.options or {}, available()))
+        notes.extend(measured.notes if measured is not None else ())
+        if not problem.measured:
+            notes.append("no metrics for this topology: loads and rates are estimates")
+        rebalance = self.rebalancer.consider(spec.id, spec.name or spec.id, problem.options.extra, plan.advice)
+        if rebalance:
+            notes.append(rebalance)
+        return plan_to_thrift(spec.id, plan.replace(notes=tuple(notes))), plan.advice
 
-    def _measure(self, spec: Any, nodes: list) -> Mapping[str, Any] | None:
+    def _measure(self, spec: Any, nodes: list) -> MeasuredTopology | None:
         if self.metrics is None:
             return None
         measure = getattr(self.metrics, "measure", None)
         return measure(spec, nodes) if measure else self.metrics(spec.id)
 
-    def _problem(self, spec: Any, nodes: RequestNodes | list, remaining: float,
-                 measured: Mapping[str, Any] | None = None,
-                 held: Mapping[str, tuple[float, float]] | None = None) -> Problem:
-        problem = problem_from_thrift(spec, nodes, measured, held)
-        # Planners with a solver time limit must stop well inside the deadline, whatever the
-        # topology asks (planner.time.limit.secs, planner.<algorithm>.time_limit_s).
-        limit = min(problem.options.time_limit_s, max(0.05, remaining * 0.9))
-        extra = {key: _capped(key, value, limit) if key.split(".")[-1] == "time_limit_s" else value
-                 for key, value in problem.options.extra.items()}
-        return problem.replace(options=dataclasses.replace(
-            problem.options, time_limit_s=limit, extra=MappingProxyType(extra)))
 
-
-def _bytes(value: Any) -> bytes:
-    """A token as bytes for a constant-time comparison (a token that is not UTF-8 arrives as bytes)."""
-    if value is None:
-        return b""
-    return value if isinstance(value, bytes) else str(value).encode()
-
-
-def _capped(key: str, value: Any, limit: float) -> Any:
-    """A time limit no longer than ``limit``; a value that is not a number is left for the planner to refuse,
-    one that is not finite or negative is refused here (``min`` would keep a NaN)."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return value
-    return min(finite(number, f"topology option {key}", minimum=0.0, given=repr(value)), limit)
+def _timeout_message(request: Any, algorithm: str, remaining: float) -> str:
+    if remaining <= 0:
+        return (f"not planned: the topologies before it in this request used up the deadline "
+                f"({request.deadline_ms} ms)")
+    return (f"{algorithm} did not finish within its {remaining * 1000:.0f} ms share of the deadline "
+            f"({request.deadline_ms} ms for {len(request.topologies)} topologies, shared by size: "
+            f"executors + nodes)")

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from storm_planner.core.errors import StormPlannerError
+from storm_planner.core.fields import env_number
 
 MB = 1024 * 1024
 DEFAULT_MAX_FRAME_MB = 64
@@ -106,19 +107,12 @@ def limits_from(options: Mapping[str, Any], environ: Mapping[str, str] = os.envi
     values: dict[str, Any] = {}
     for name, variable in ENV.items():
         given = options.get(name)
-        if given is None and environ.get(variable, "").strip():
-            given = _number(environ[variable], variable, int if name in ("max_executors", "max_connections")
-                            else float)
+        if given is None:
+            given = env_number(environ, variable, int if name in ("max_executors", "max_connections") else float,
+                               ServiceLimits.__dataclass_fields__[name].default, error=LimitError)
         if given is not None:
             values[name] = given
     return ServiceLimits(**values, token=read_token(options.get("token_file"), environ))
-
-
-def _number(text: str, variable: str, kind: type) -> int | float:
-    try:
-        return kind(text.strip())
-    except ValueError:
-        raise LimitError(f"${variable}={text!r} is not {'an integer' if kind is int else 'a number'}") from None
 
 
 def read_token(token_file: str | Path | None, environ: Mapping[str, str] = os.environ) -> str | None:

@@ -16,10 +16,11 @@ import os
 from typing import Iterator
 
 from storm_planner.adaptation.state import StateStoreError, ZooKeeperStateStore, stateful_runner
-from storm_planner.adaptation.replan import Replanner
+from storm_planner.adaptation.replan import Replanner, Runner
 from storm_planner.metrics.source import StoreMetricsSource
 from storm_planner.metrics.store import DEFAULT_STORM_ROOT, MetricsStore
 from storm_planner.metrics.windows import DEFAULT_ROOT
+from storm_planner.planners import run as run_planner
 
 ZOOKEEPER_ENV = "STORM_PLANNER_ZOOKEEPER"
 
@@ -42,19 +43,22 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @contextlib.contextmanager
-def metrics_for_serve(args: argparse.Namespace) -> Iterator[tuple[StoreMetricsSource | None, Replanner]]:
-    """(metrics source or None, re-planner) for the service; stops the store on exit."""
-    replanner = Replanner(enabled=not getattr(args, "no_replan", False))
+def metrics_for_serve(args: argparse.Namespace, runner: Runner = run_planner
+                      ) -> Iterator[tuple[StoreMetricsSource | None, Replanner]]:
+    """(metrics source or None, re-planner) for the service; stops the store on exit. The re-planner plans
+    with ``runner`` (the service's :class:`~storm_planner.service.runner.PlannerRunner`), through a
+    :class:`~storm_planner.adaptation.state.StatefulRunner` when ZooKeeper can keep planner state."""
+    enabled = not getattr(args, "no_replan", False)
     hosts = getattr(args, "zookeeper", None) or os.environ.get(ZOOKEEPER_ENV)
     if not hosts:
         log.info("no --zookeeper: planning on estimated loads and rates")
-        yield None, replanner
+        yield None, Replanner(enabled=enabled, runner=runner)
         return
     store = MetricsStore(hosts, args.metrics_root, storm_root=args.storm_root or None).start()
     log.info("metrics: reading %s%s from ZooKeeper %s", args.metrics_root, "/<topology>/<task>", hosts)
     state_store = _planner_state_store(hosts)
-    if state_store is not None:
-        replanner.runner = stateful_runner(state_store)
+    replanner = Replanner(enabled=enabled,
+                          runner=runner if state_store is None else stateful_runner(state_store, run=runner))
     try:
         yield StoreMetricsSource(store), replanner
     finally:

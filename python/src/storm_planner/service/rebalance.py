@@ -8,7 +8,8 @@ has the service ask Nimbus for that rebalance itself; Storm then redistributes
 the component's tasks over the new executors and offers the topology to the
 plugin again, and the planner places the new executors.
 
-Topology options (``planner.*`` keys of the topology conf; defaults in brackets):
+Topology options (``planner.*`` keys of the topology conf; types, defaults and ranges in
+:mod:`storm_planner.core.settings` and ``docs/settings.md``):
 
 * ``planner.rebalance`` [false] — opt in;
 * ``planner.rebalance.min.gain`` [0.10] — the least relative gain of the
@@ -44,14 +45,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from storm_planner.core.fields import parse_flag
+from storm_planner.core import settings
 from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.submit.operations import SubmitError, rebalance_topology
 
 log = logging.getLogger("storm_planner.rebalance")
 
-DEFAULT_MIN_GAIN = 0.10
-DEFAULT_COOLDOWN_S = 120.0
+DEFAULT_MIN_GAIN = settings.REBALANCE_MIN_GAIN.default
+DEFAULT_COOLDOWN_S = settings.REBALANCE_COOLDOWN_SECS.default
 STORM_DEFAULT_WAIT_S = 30       # topology.message.timeout.secs' default: Storm's wait when none is given
 CONFIRM_S = 60.0                # after the wait, how long a rebalance may take to show in Nimbus
 
@@ -71,29 +72,15 @@ class RebalanceSettings:
 
     @classmethod
     def of(cls, options: Mapping[str, Any]) -> "RebalanceSettings":
-        """From topology options (they arrive as strings); unusable values fall back to the default."""
-        enabled = parse_flag(options.get("planner.rebalance", "false")) is True
-        wait = _number(options, "planner.rebalance.wait.secs", None)
+        """From topology options (they arrive as strings); an unusable value raises
+        :class:`~storm_planner.core.settings.SettingError` naming the key (the service checks them all
+        before it plans)."""
         return cls(
-            enabled=enabled,
-            min_gain=_number(options, "planner.rebalance.min.gain", DEFAULT_MIN_GAIN),
-            cooldown_s=_number(options, "planner.rebalance.cooldown.secs", DEFAULT_COOLDOWN_S),
-            wait_secs=None if wait is None else int(wait),
+            enabled=settings.REBALANCE.read(options),
+            min_gain=settings.REBALANCE_MIN_GAIN.read(options),
+            cooldown_s=settings.REBALANCE_COOLDOWN_SECS.read(options),
+            wait_secs=settings.REBALANCE_WAIT_SECS.read(options),
         )
-
-
-def _number(options: Mapping[str, Any], key: str, default: float | None) -> float | None:
-    raw = options.get(key)
-    if raw is None or str(raw).strip() == "":
-        return default
-    try:
-        value = float(str(raw).strip())
-    except ValueError:
-        value = float("nan")
-    if not math.isfinite(value) or value < 0:
-        log.warning("topology option %s=%r is not a non-negative number; using %r", key, raw, default)
-        return default
-    return value
 
 
 @dataclass

@@ -26,6 +26,7 @@ from storm_planner.service.contract import wire_factories
 from storm_planner.service.handler import MetricsSource, PlannerHandler
 from storm_planner.service.limits import RequestTooLarge, ServiceLimits, count_request_structs
 from storm_planner.service.wire import LimitedThriftServer
+from storm_planner.service.runner import PlannerRunner
 
 log = logging.getLogger("storm_planner.service")
 
@@ -147,7 +148,7 @@ def build_server(handler: PlannerHandler, host: str = DEFAULT_HOST, port: int = 
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm: str = "even",
           metrics: MetricsSource | None = None, plan_log: Path | None = None, replanner=None,
           nimbus: str | None = None, limits: ServiceLimits | None = None,
-          plan_log_max_line_mb: float | None = None) -> None:
+          plan_log_max_line_mb: float | None = None, runner: PlannerRunner | None = None) -> None:
     """Serve until SIGTERM/SIGINT. ``nimbus`` (HOST:PORT) lets the service rebalance topologies.
 
     Call :func:`hold_stop_signals` before starting any thread (the metrics store's, say): the
@@ -157,6 +158,7 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
     """
     hold_stop_signals()
     handler = PlannerHandler(default_algorithm, metrics, plan_log, replanner, nimbus=nimbus, limits=limits,
+                             runner=runner,
                              **({"plan_log_max_line_mb": plan_log_max_line_mb} if plan_log_max_line_mb else {}))
     server = build_server(handler, host, port)
     # What start-up made (modules, the contract) is never garbage: the collector need not walk it again.
@@ -164,7 +166,7 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
     gc.freeze()
     # The solver planners' worker process takes a second or two to start (it imports the solvers):
     # started now, in the background, so that the first such plan does not spend its share on it.
-    threading.Thread(target=handler.worker.start, name="worker-start", daemon=True).start()
+    threading.Thread(target=handler.runner.worker.start, name="worker-start", daemon=True).start()
     threading.Thread(target=server.serve, name="thrift-server", daemon=True).start()
     log.info("planner service listening on %s:%d (default algorithm %s%s; %r)", host, port, default_algorithm,
              f"; rebalances through Nimbus {nimbus}" if nimbus else "", handler.limits)

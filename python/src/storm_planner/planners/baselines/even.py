@@ -26,7 +26,7 @@ from typing import Iterable
 
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 
 
 def interleaved_slots(problem: Problem) -> list[Slot]:
@@ -79,8 +79,13 @@ def executor_order(executor_id: str) -> tuple:
     return (1, 0, executor_id)
 
 
-@register
 class EvenPlanner(Planner):
+    """Storm's EvenScheduler placing one topology: executors round-robin over new slots interleaved
+    across nodes, running executors left where they are.
+
+    Takes no parameters; ``options.workers`` is ``topology.workers``.
+    """
+
     name = "even"
     summary = "Storm's EvenScheduler: executors round-robin over slots interleaved across nodes"
     baseline = True

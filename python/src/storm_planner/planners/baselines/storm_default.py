@@ -24,7 +24,7 @@ from storm_planner.core.derive import executor_name
 from storm_planner.core.errors import InvalidParameterError, ProblemError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 from storm_planner.planners.baselines.even import interleaved_slots
 
 _TASK_RANGE = re.compile(r"^\[(\d+)-(\d+)\]$")
@@ -64,8 +64,17 @@ def task_order(graph: Mapping[str, list[str]]) -> list[str]:
     return [e for _, _, e in sorted(items, key=key)]
 
 
-@register
 class StormDefaultPlanner(Planner):
+    """Storm's DefaultScheduler placing a whole execution graph afresh, in task order over the slots.
+
+    Parameters
+    ----------
+    parallelism : dict of str to int or None, default=None
+        Executors per component to grow the problem's graph to, with new executors
+        ``<component>/<i>`` (each count at least the component's current executors). None places the
+        problem's graph as it is.
+    """
+
     name = "storm-default"
     summary = "Storm's default scheduler placing a whole execution graph afresh (optionally grown)"
     baseline = True

@@ -1,7 +1,7 @@
 """The planners of Chatzistergiou & Viglas.
 
 A. Chatzistergiou, S. D. Viglas, *Fast Heuristics for Near-Optimal Task Allocation in
-Data Stream Processing over Clusters*, CIKM 2014 (``shared/papers/topdown-tasklevel-allocation.txt``).
+Data Stream Processing over Clusters*, CIKM 2014.
 
 * :mod:`.tasklevel` — ``tasklevel``: taskLevel (Alg. 1–3);
 * :mod:`.topdown` — ``topdown``: topDown (Alg. 4–5) with the §5 relaxations;

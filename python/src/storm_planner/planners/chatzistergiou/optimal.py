@@ -45,7 +45,7 @@ from storm_planner.planners.chatzistergiou._counts import (  # noqa: F401  (re-e
 )
 from storm_planner.planners.chatzistergiou._groups import finish_plan, job_graph, usable_nodes
 from storm_planner.planners._parameters import checked, to_whole
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 
 MAX_TASKS = 400
 
@@ -136,8 +136,21 @@ def _partition(items: list[int], key) -> list[list[int]]:
     return list(parts.values())
 
 
-@register
 class OptimalPlanner(Planner):
+    """The exact maximum IMC gain under the nodes' capacities, by dynamic programming over how many
+    executors of each interchangeable class each node holds (small problems; the §7.3 comparison point).
+
+    Parameters
+    ----------
+    max_states : int, default=2000000
+        Most count states the dynamic programme may keep; a larger problem is refused as too large.
+    max_work : int, default=1000000000
+        Most state-by-vector steps the dynamic programme may take; a larger problem is refused as too
+        large.
+    max_tasks : int, default=400
+        Most executors accepted; a problem with more is refused before any work.
+    """
+
     name = "optimal"
     summary = "exact maximum IMC gain by dynamic programming over per-node counts (small problems)"
     baseline = True

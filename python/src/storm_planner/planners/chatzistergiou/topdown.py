@@ -69,7 +69,7 @@ from storm_planner.planners.chatzistergiou._groups import (
     usable_nodes,
 )
 from storm_planner.planners._parameters import checked, to_real, to_text
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 
 
 class _TopDown:
@@ -193,8 +193,23 @@ def top_down(graph: JobGraph, nodes, priority: str = "significance") -> list[int
     return _TopDown(graph, NodePool(nodes)).run(priority)
 
 
-@register
 class TopDownPlanner(Planner):
+    """topDown (Chatzistergiou & Viglas, CIKM 2014, §4, Alg. 4–5): group pairs in decreasing priority,
+    split into balanced slices where a whole pair does not fit one node.
+
+    Parameters
+    ----------
+    priority : {"significance", "imc"}, default="significance"
+        Order of the group pairs: relative significance IMC / (PC_i + PC_j) (Eq. 2), or IMC alone
+        (the TD-IMC variant of the paper's Figure 8).
+    skew_margin : float or None, default=0.25
+        Relative load spread within a component beyond which it is split into near-uniform sub-groups
+        (§5's skew relaxation); None keeps every component whole.
+    imc_unit : {"auto", "bytes", "tuples"}, default="auto"
+        What IMC counts: bytes per second (the paper's data volume) or tuples per second; ``auto``
+        takes bytes when every stream's tuple size is known (measured), else tuples.
+    """
+
     name = "topdown"
     summary = "Chatzistergiou & Viglas topDown (Alg. 4-5): group pairs by relative significance"
 

@@ -47,7 +47,7 @@ from storm_planner.planners.chatzistergiou._groups import (
     usable_nodes,
 )
 from storm_planner.planners._parameters import checked, to_real, to_whole
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 from storm_planner.planners.chatzistergiou.tasklevel import task_level
 from storm_planner.planners.chatzistergiou.topdown import top_down
 
@@ -229,8 +229,23 @@ def starting_points(graph: JobGraph, nodes, seed: int) -> list[list[int]]:
     return starts
 
 
-@register
 class TopDownLocalSearchPlanner(Planner):
+    """topDown and taskLevel starts refined by a bounded iterated local search of moves and swaps
+    that raise the IMC gain within every node's capacity (not in the paper).
+
+    Parameters
+    ----------
+    kicks : int, default=200
+        Most random perturbations ("kicks"), each followed by a descent and kept only if it improves
+        the result; 0 is a plain descent from the best start.
+    max_evaluations : int, default=500000
+        Most moves and swaps evaluated in all, the same bound for every problem size; the search stops
+        there with the best placement so far.
+    skew_margin : float or None, default=0.25
+        Relative load spread within a component beyond which it is split into near-uniform sub-groups
+        for the topDown and taskLevel starts; None keeps every component whole.
+    """
+
     name = "topdown-ls"
     summary = "topDown (and taskLevel) starts refined by a bounded local search of moves and swaps"
 

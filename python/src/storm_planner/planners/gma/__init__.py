@@ -1,13 +1,12 @@
-"""Elastic Allocator (SOSE 2014, ``elastic-allocator-gma.txt``): placement by CPU *and* bandwidth
-on a cluster where other work already runs.
+"""*Elastic Allocator: An Adaptive Task Scheduler for Streaming Query in the Cloud* (SOSE 2014):
+placement by CPU *and* bandwidth on a cluster where other work already runs.
 
 * :mod:`.greedy` — ``gma``: the Greedy Matching Algorithm (Algorithm 1) as published;
 * :mod:`.repair` — ``gma-repair``: ``gma``, then an exact step (a MILP solved by HiGHS) whenever
-  ``gma`` breaks D_CPU or D_BW, so it never violates a limit when a placement within them exists;
-* :mod:`.random_baseline` — ``random``: the paper's Random baseline (a Storm-like baseline; it
-  moves to the baselines family package when the planners are regrouped).
+  ``gma`` breaks D_CPU or D_BW, so it never violates a limit when a placement within them exists.
+
+The paper's Random baseline is ``random`` in :mod:`storm_planner.planners.baselines`.
 
 The resource model both planners use is :mod:`storm_planner.core.utilisation` (the shared
 evaluator's), kept incrementally by :mod:`._model`.
 """
-from storm_planner.planners.gma import greedy, random_baseline, repair  # noqa: F401  (registers them)

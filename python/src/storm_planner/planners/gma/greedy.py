@@ -1,7 +1,7 @@
 """``gma``: Elastic Allocator's Greedy Matching Algorithm (Algorithm 1).
 
 *Elastic Allocator: An Adaptive Task Scheduler for Streaming Query in the Cloud*
-(SOSE 2014; ``elastic-allocator-gma.txt``), §IV.D–E. A Storm operator instance is an
+(SOSE 2014), §IV.D–E. A Storm operator instance is an
 executor; a node is a supervisor. The resource model (node load with other work's CPU,
 each node's link use after placement with other work's traffic, D_CPU and D_BW, R_utl and
 R_dev) is :mod:`storm_planner.core.utilisation`, kept incrementally by
@@ -61,7 +61,7 @@ from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners._parameters import checked, to_real
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 from storm_planner.planners.gma._model import HEAVY, LEVEL_NAMES, LIGHT, MODERATE, GmaState
 
 DEFAULT_LIGHT, DEFAULT_HEAVY = 40.0, 80.0
@@ -130,8 +130,23 @@ def level_parameters(planner: Planner, light, heavy, bandwidth_weight, time_limi
     planner.time_limit_s = checked(planner.name, "time_limit_s", time_limit_s, to_real, above=0, optional=True)
 
 
-@register
 class GmaPlanner(Planner):
+    """Elastic Allocator's Greedy Matching Algorithm (Algorithm 1) as published: each executor to the
+    best node of the lightest level that keeps D_CPU and D_BW, the rest dealt over the light nodes.
+
+    Parameters
+    ----------
+    light : float, default=40.0
+        Use, in percent of the busier of a node's CPU and link, below which the node is light.
+    heavy : float, default=80.0
+        Use at or above which a node is heavy (must exceed ``light``); between the two it is moderate.
+    bandwidth_weight : float, default=1.0
+        Weight of the bandwidth deviation next to the CPU deviation in the objective.
+    time_limit_s : float or None, default=None
+        The paper's t_max: executors still unplaced then are dealt over the light nodes; None takes the
+        problem's ``options.time_limit_s``.
+    """
+
     name = "gma"
     summary = "Elastic Allocator's greedy matching (CPU and bandwidth, light/moderate/heavy nodes), as published"
 

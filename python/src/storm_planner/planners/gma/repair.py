@@ -1,6 +1,6 @@
 """``gma-repair``: ``gma``, then an exact step whenever its plan breaks D_CPU or D_BW.
 
-Beyond the paper (``elastic-allocator-gma.txt``): Algorithm 1 deals the operators no node takes
+Beyond the paper (*Elastic Allocator*, SOSE 2014): Algorithm 1 deals the operators no node takes
 within the limits "evenly on the light sub-cluster" without checking them, so a greedy order
 can end over a limit although a placement within both limits exists. ``gma-repair``:
 
@@ -32,7 +32,7 @@ from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.core.utilisation import resource_figures
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 from storm_planner.planners.gma._exact import exact_placement
 from storm_planner.planners.gma.greedy import DEFAULT_HEAVY, DEFAULT_LIGHT, greedy_matching, level_parameters
 
@@ -45,8 +45,23 @@ def violations(problem: Problem, node_of: dict[str, str]) -> int:
     return int(resource_figures(problem, node_of, loads)["constraint_violations"])
 
 
-@register
 class GmaRepairPlanner(Planner):
+    """``gma``, then an exact placement (a MILP solved by HiGHS) whenever its plan breaks D_CPU or
+    D_BW, so the plan keeps both limits whenever a placement within them exists.
+
+    Parameters
+    ----------
+    light : float, default=40.0
+        Use, in percent of the busier of a node's CPU and link, below which the node is light.
+    heavy : float, default=80.0
+        Use at or above which a node is heavy (must exceed ``light``); between the two it is moderate.
+    bandwidth_weight : float, default=1.0
+        Weight of the bandwidth deviation next to the CPU deviation in the objective.
+    time_limit_s : float or None, default=None
+        Seconds for the greedy pass and the exact step together; None takes the problem's
+        ``options.time_limit_s``.
+    """
+
     name = "gma-repair"
     summary = "gma, then an exact MILP step (HiGHS) whenever gma breaks D_CPU or D_BW: within the limits when possible"
     isolated = True  # a solver planner: the service runs it in the worker process it can kill at the deadline

@@ -1,7 +1,7 @@
 """The planners of Madsen et al., and the baselines they compare with.
 
 K. G. S. Madsen, Y. Zhou, J. Cao, *Integrative Dynamic Reconfiguration in a Parallel
-Stream Processing Engine* (``shared/papers/albic-milp-integrative-reconfiguration.txt``).
+Stream Processing Engine*.
 
 * :mod:`.milp` — ``milp``: the load-balancing MILP with integrated scale-in (§4.3.1);
 * :mod:`.albic` — ``albic``: ALBIC's collocation rounds on top of the MILP (§4.3.2);

@@ -73,7 +73,7 @@ from storm_planner.planners.madsen import _milp_model as model
 from storm_planner.planners.madsen._units import start_placement
 from storm_planner.planners.madsen._partition import edge_weights, split_until
 from storm_planner.planners._parameters import checked, to_flag, to_real, to_whole
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 from storm_planner.planners.madsen.milp import budgets, set_solver_parameters
 
 DEFAULTS = {"sigma": 2.0, "max_ld": 10.0, "max_pl": 25.0, "delta": 5.0, "max_resolves": 5}
@@ -222,8 +222,45 @@ def _utilisations(problem: Problem, node_of: Mapping[str, str]) -> dict[str, flo
 
 # -- Step 4: solve, shrink max_pl, re-solve -------------------------------------------
 
-@register
 class AlbicPlanner(Planner):
+    """ALBIC (Madsen et al., §4.3.2): the §4.3.1 MILP with collocation, one more hot executor pair
+    collocated per round, collocated sets kept between rounds.
+
+    Parameters
+    ----------
+    sigma : float, default=2.0
+        A pair is hot when the rate from one executor to the other exceeds ``sigma`` times the sender's
+        average rate per downstream executor.
+    max_ld : float, default=10.0
+        Target load distance in percent points: while a solve ends above it, ``max_pl`` is lowered and
+        the MILP re-solved.
+    max_pl : float, default=25.0
+        Most load of one collocated partition, in percent of the mean capacity of the nodes not marked
+        for removal; larger collocated sets are split by balanced graph partitioning (METIS).
+    delta : float, default=5.0
+        How far ``max_pl`` drops, in percent points, before each re-solve.
+    max_resolves : int, default=5
+        Most re-solves after the first solve in one call.
+    state : dict or None, default=None
+        The collocated sets of the previous round, as returned in ``Plan.state``
+        (``{"version": 1, "sets": [[executor, ...], ...]}``; also read from the option ``albic_state``);
+        None starts without sets.
+    adopt : bool, default=True
+        Adopt every hot pair found already collocated as a collocated set each round, so the sets
+        survive a lost state as long as the placement does.
+    solver : {"cbc", "highs"}, default="cbc"
+        The MILP solver: CBC (the binary PuLP ships) or HiGHS.
+    time_limit_s : float or None, default=None
+        Seconds for the whole call (the first solve gets 40 %, the re-solves share the rest); None takes
+        the problem's ``options.time_limit_s``.
+    max_migrations : int or None, default=None
+        Most executors with a current place that may move this round; None takes the problem's
+        ``options.max_migrations`` (absent there: no limit).
+    max_migration_cost : float or None, default=None
+        Most summed ``state_size`` of the executors that move; None takes the problem's
+        ``options.max_migration_cost`` (absent there: no limit).
+    """
+
     name = "albic"
     isolated = True
     summary = "Madsen et al. §4.3.2: MILP load balancing that collocates one hot executor pair per round"
@@ -246,40 +283,11 @@ class AlbicPlanner(Planner):
     def plan(self, problem: Problem) -> Plan:
         started = time.perf_counter()
         config = {k: float(getattr(self, k)) for k in DEFAULTS}
-        solver = self.solver
-        time_limit = problem.options.time_limit_s if self.time_limit_s is None else self.time_limit_s
-        count, cost = budgets(problem, self.max_migrations, self.max_migration_cost)
-        rng = random.Random(problem.options.seed)
-        state = self.state
-
-        executor_ids = [e.id for e in problem.executors]
         scores = pair_scores(problem, config["sigma"])
         start = start_placement(problem)
-        kept = sets_from_state(state, executor_ids)
-        if self.adopt:
-            kept += [set(pair) for pair in scores if start[pair[0]] == start[pair[1]]]
-        sets = still_tied(merge_sets(kept), scores)
-        set_of = {m: k for k, members in enumerate(sets) for m in members}
-        edges = edge_weights({(t.source, t.target): t.rate for t in executor_pairs(problem)})
-        mean_capacity = _mean_active_capacity(problem)
-
-        max_pl, resolves, best = config["max_pl"], 0, None
-        while True:
-            seconds = self._attempt_seconds(config, max_pl, resolves, time_limit, started)
-            outcome = self._solve_once(problem, sets, set_of, scores, edges, start, max_pl * mean_capacity / 100,
-                                       count, cost, solver, seconds, rng)
-            outcome["max_pl"] = max_pl
-            # Keep the most balanced attempt: a last re-solve squeezed by the time limit may do worse.
-            if best is None or outcome["distance"] < best["distance"] - 1e-9:
-                best = outcome
-            if outcome["distance"] <= config["max_ld"] or max_pl <= 0 or resolves >= config["max_resolves"]:
-                break
-            max_pl = max(0.0, max_pl - config["delta"])
-            resolves += 1
-        if outcome["distance"] > config["max_ld"]:
-            outcome = best
+        sets = self._collocated_sets(problem, scores, start)
+        outcome, resolves = self._solve_with_resolves(problem, config, sets, scores, start, started)
         chosen, max_pl = outcome["constraint"], outcome["max_pl"]
-
         node_of = outcome["node_of"]
         pair = chosen[0] if chosen else None
         new_sets = self._next_sets(sets, pair, node_of)
@@ -304,6 +312,41 @@ class AlbicPlanner(Planner):
             notes=tuple(notes),
             state=MappingProxyType({"version": STATE_VERSION, "sets": [sorted(s) for s in new_sets]}),
         )
+
+    def _collocated_sets(self, problem: Problem, scores: Mapping[tuple[str, str], float],
+                         start: Mapping[str, str]) -> list[set[str]]:
+        """The sets kept collocated from earlier rounds (and, with ``adopt``, pairs already together),
+        merged, and split where a pair no longer ties."""
+        kept = sets_from_state(self.state, [e.id for e in problem.executors])
+        if self.adopt:
+            kept += [set(pair) for pair in scores if start[pair[0]] == start[pair[1]]]
+        return still_tied(merge_sets(kept), scores)
+
+    def _solve_with_resolves(self, problem: Problem, config: Mapping[str, float], sets: list[set[str]],
+                             scores: Mapping[tuple[str, str], float], start: Mapping[str, str],
+                             started: float) -> tuple[dict, int]:
+        """Solve, lowering max_pl by delta and solving again while the load distance is above max_ld;
+        returns (the attempt taken, re-solves made)."""
+        time_limit = problem.options.time_limit_s if self.time_limit_s is None else self.time_limit_s
+        count, cost = budgets(problem, self.max_migrations, self.max_migration_cost)
+        rng = random.Random(problem.options.seed)
+        set_of = {m: k for k, members in enumerate(sets) for m in members}
+        edges = edge_weights({(t.source, t.target): t.rate for t in executor_pairs(problem)})
+        mean_capacity = _mean_active_capacity(problem)
+        max_pl, resolves, best = config["max_pl"], 0, None
+        while True:
+            seconds = self._attempt_seconds(config, max_pl, resolves, time_limit, started)
+            outcome = self._solve_once(problem, sets, set_of, scores, edges, start, max_pl * mean_capacity / 100,
+                                       count, cost, self.solver, seconds, rng)
+            outcome["max_pl"] = max_pl
+            # Keep the most balanced attempt: a last re-solve squeezed by the time limit may do worse.
+            if best is None or outcome["distance"] < best["distance"] - 1e-9:
+                best = outcome
+            if outcome["distance"] <= config["max_ld"] or max_pl <= 0 or resolves >= config["max_resolves"]:
+                break
+            max_pl = max(0.0, max_pl - config["delta"])
+            resolves += 1
+        return (best if outcome["distance"] > config["max_ld"] else outcome), resolves
 
     @staticmethod
     def _attempt_seconds(config, max_pl: float, resolves: int, time_limit: float, started: float) -> float:

@@ -36,7 +36,7 @@ from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners.madsen._partition import bisect_graph, edge_weights
 from storm_planner.planners._parameters import checked, to_real
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 
 
 def pack(problem: Problem, partitions: list[list[str]], load: dict[str, float]) -> dict[str, str]:
@@ -85,8 +85,17 @@ def cola_partitions(problem: Problem, max_ld: float, seed: int) -> tuple[dict[st
             counter += 1
 
 
-@register
 class ColaPlanner(Planner):
+    """COLA (Khandekar et al., Middleware 2009; Madsen et al. §2.1): split the executor graph by
+    balanced METIS bisections until the partitions pack within a load distance, ignoring the current
+    placement.
+
+    Parameters
+    ----------
+    max_ld : float, default=10.0
+        Load distance, in percent points, at which splitting stops.
+    """
+
     name = "cola"
     summary = "COLA (Khandekar et al.; Madsen et al. §2.1): recursive METIS partitioning from scratch"
     baseline = True

@@ -33,7 +33,7 @@ from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners.madsen._units import start_placement
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 from storm_planner.planners._parameters import checked, to_real, to_whole
 from storm_planner.planners.madsen.milp import budgets
 
@@ -94,8 +94,20 @@ def biggest_suitable(problem, node_of, moved, sender, receiver, load, capacity, 
     return None if best is None else best.id
 
 
-@register
 class FluxPlanner(Planner):
+    """Flux (Shah et al., ICDE 2003; Madsen et al. §2.2): move the biggest suitable executor from the
+    most to the least utilised node, pair by pair, until the migration budget is spent.
+
+    Parameters
+    ----------
+    max_migrations : int or None, default=None
+        Most executors with a current place that may move this round; None takes the problem's
+        ``options.max_migrations`` (absent there: no limit).
+    max_migration_cost : float or None, default=None
+        Most summed ``state_size`` of the executors that move; None takes the problem's
+        ``options.max_migration_cost`` (absent there: no limit).
+    """
+
     name = "flux"
     summary = "Flux (Shah et al.; Madsen et al. §2.2): move the biggest suitable executor, most to least loaded node"
     baseline = True

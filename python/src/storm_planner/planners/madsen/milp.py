@@ -51,7 +51,7 @@ from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners.madsen import _milp_model as model
 from storm_planner.planners.madsen._units import start_placement
 from storm_planner.planners._parameters import checked, to_real, to_text, to_whole, to_word
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 
 SCALE_IN_MODES = ("integrated", "drain_first")
 
@@ -104,8 +104,34 @@ def set_solver_parameters(planner: Planner, solver: str, time_limit_s: float | N
                                          minimum=0, optional=True)
 
 
-@register
 class MilpPlanner(Planner):
+    """The load-balancing MILP of Madsen et al., §4.3.1: minimise the load distance under a migration
+    budget, nodes marked for removal emptied as the budget allows (integrated scale-in).
+
+    Parameters
+    ----------
+    solver : {"cbc", "highs"}, default="cbc"
+        The MILP solver: CBC (the binary PuLP ships) or HiGHS.
+    time_limit_s : float or None, default=None
+        Seconds for the whole call, building the model included; None takes the problem's
+        ``options.time_limit_s``.
+    max_migrations : int or None, default=None
+        Most executors with a current place that may move this round; None takes the problem's
+        ``options.max_migrations`` (absent there: no limit).
+    max_migration_cost : float or None, default=None
+        Most summed ``state_size`` of the executors that move; None takes the problem's
+        ``options.max_migration_cost`` (absent there: no limit).
+    w1 : float, default=1.0
+        Weight of the load distance d in the objective w1·d − w2·(du + dl); must exceed 2·w2 so that
+        the load distance comes first.
+    w2 : float, default=0.01
+        Weight of the slack terms du and dl, which tighten the looser of the two load bounds.
+    scale_in : {"integrated", "drain_first"}, default="integrated"
+        How nodes marked for removal are emptied: inside the one MILP (the paper's integrated scale-in),
+        or first by moving their executors to the least utilised nodes and balancing with the budget left
+        (the non-integrated comparison of §5.1).
+    """
+
     name = "milp"
     isolated = True
     summary = "Madsen et al. §4.3.1: MILP minimising load distance under a migration budget, with scale-in"

@@ -1,7 +1,7 @@
 """The heterogeneity-aware model and planners of Nasiri et al.
 
 H. Nasiri, S. Nasehi, A. Divband, M. Goudarzi, *A Scheduling Algorithm to Maximize Storm
-Throughput in Heterogeneous Cluster* (``shared/papers/heterogeneity-aware-scheduler.txt``).
+Throughput in Heterogeneous Cluster*.
 
 The model:
 
@@ -11,7 +11,8 @@ The model:
 * :mod:`.rates` — eq. 8, the input rate of every task;
 * :mod:`.simulate` — per-machine utilisation, throughput, eq. 9–10;
 * :mod:`.bounds` — the fluid upper bound on the input rate;
-* :mod:`.plans` — between placements and plans.
+* :mod:`.plans` — between placements and plans;
+* ``examples/`` — profile files: Table III of the paper, a word count.
 
 The planners:
 
@@ -21,5 +22,5 @@ The planners:
 
 Their baseline ``storm-default`` is in :mod:`storm_planner.planners.baselines`; the paper's
 topologies, clusters and profile in :mod:`storm_planner.generators.nasiri`; measuring profiles
-on a real cluster in :mod:`storm_planner.hetero`.
+on a real cluster in :mod:`storm_planner.profiling`.
 """

@@ -5,7 +5,7 @@ Maximize Storm Throughput in Heterogeneous Cluster*, §5: choose how many
 instances each component gets and on which machine each runs, so that the
 cluster sustains the highest topology input rate with no machine
 over-utilised. CPU use is predicted with eq. 7 from per-machine-type profiles
-and rates are propagated with eq. 8 (:mod:`storm_planner.hetero`).
+and rates are propagated with eq. 8 (:mod:`.model`, :mod:`.rates`).
 
 * **FirstAssignment** (§5.3, Alg. 1): the starting execution graph — the
   problem's executors; one per component for a new topology, as in the paper —
@@ -143,7 +143,7 @@ from storm_planner.planners.nasiri.plans import plan_from_placement, starting_pa
 from storm_planner.planners.nasiri.rates import ComponentRates, propagate
 from storm_planner.planners.nasiri.simulate import Placement, max_input_rate
 from storm_planner.planners._parameters import checked, to_flag, to_real, to_text, to_whole
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 
 EPSILON = 1e-9
 MODES = ("auto", "search", "fixed")
@@ -447,8 +447,41 @@ def place_fixed_graph(model: HeteroModel, parallelism: list[int]) -> Placement:
 
 # -- the planner -----------------------------------------------------------------------------
 
-@register
 class HeteroPlanner(Planner):
+    """Nasiri et al.'s FirstAssignment and MaximizeThroughput (§5.3–5.4): instances per component and
+    their machines for the highest input rate no machine is over-utilised at, from per-machine-type
+    profiles (``planner.hetero.profiles`` or the problem's ``profiles``).
+
+    Parameters
+    ----------
+    input_rate : float or None, default=None
+        The initial input rate IR0 in tuples/s; None takes the profile's, else 1.
+    threshold : float, default=1.0
+        The search stops when its rate increment falls to this many tuples/s and no instance can be
+        added (the paper's stopping rule).
+    mac : float, default=100.0
+        Percent of each machine's capacity the tasks may use (the paper's MAC).
+    max_instances : int or None, default=None
+        Most instances per component; None is twice the number of usable machines (on a running
+        topology also at most each component's task count).
+    max_batch : int, default=64
+        Most instances added to a component at once when a single one fits nowhere.
+    max_iterations : int, default=100000
+        Most iterations of MaximizeThroughput.
+    mode : {"auto", "search", "fixed"}, default="auto"
+        ``search`` may return new executors (the paper); ``fixed`` places exactly the problem's
+        executors and advises a parallelism; ``auto`` is ``fixed`` for a topology Storm already runs,
+        else ``search``.
+    descent : bool, default=True
+        Refine the result with the re-placement descent (not in the paper).
+    polish_nodes : int, default=5000
+        Search nodes of the exact polish run after the descent on small clusters with bases; 0 turns it
+        off.
+    literal : bool, default=False
+        Follow the paper's rules as written, without the refinements (next-hottest task, batches,
+        descent, polish), for comparison.
+    """
+
     name = "hetero"
     summary = "Nasiri et al.: instances per component and heterogeneity-aware placement for max input rate"
     changes_parallelism = True

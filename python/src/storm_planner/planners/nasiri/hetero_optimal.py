@@ -52,7 +52,7 @@ from storm_planner.planners.nasiri.plans import plan_from_placement, starting_pa
 from storm_planner.planners.nasiri.rates import propagate
 from storm_planner.planners.nasiri.simulate import Placement, max_input_rate
 from storm_planner.planners._parameters import checked, to_real, to_whole
-from storm_planner.planners.base import Planner, register
+from storm_planner.planners.base import Planner
 
 MAX_MACHINES = 12
 DEFAULT_MAX_NODES = 2_000_000
@@ -287,8 +287,20 @@ def optimal_placement(model: HeteroModel, smallest: list[int], largest: int,
     return _placement(model, chosen), search.nodes
 
 
-@register
 class HeteroOptimalPlanner(Planner):
+    """The exhaustive optimum of ``hetero``'s problem: every instance count and spread over the machines,
+    searched by branch and bound for the highest sustainable input rate (small clusters).
+
+    Parameters
+    ----------
+    mac : float, default=100.0
+        Percent of each machine's capacity the tasks may use (the paper's MAC).
+    max_instances : int or None, default=None
+        Most instances per component; None is twice the number of usable machines.
+    max_nodes : int, default=2000000
+        Most search nodes; a search that needs more is refused as too large.
+    """
+
     name = "hetero-optimal"
     summary = "exhaustive optimum of hetero's problem: instances and placement for max input rate (small)"
     baseline = True

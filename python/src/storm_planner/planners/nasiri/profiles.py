@@ -69,7 +69,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
-from storm_planner.core import fields
+from storm_planner.core import fields, settings
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.jsonfile import JsonFileError, loads_bounded, read_json
 from storm_planner.core.problem import Problem
@@ -290,7 +290,7 @@ def load_profile(path: str | Path) -> Profile:
     return parse_profile(data, where=path.name)
 
 
-OPTION_KEY = "planner.hetero.profiles"
+OPTION_KEY = settings.HETERO_PROFILES.key
 
 
 def profile_for_problem(problem: Problem) -> Profile:
@@ -302,8 +302,8 @@ def profile_for_problem(problem: Problem) -> Profile:
     """
     data: Any = problem.profiles
     where = "profiles"
-    if not data and problem.options.get(OPTION_KEY):
-        data, where = problem.options.get(OPTION_KEY), f"options.{OPTION_KEY}"
+    if not data and settings.HETERO_PROFILES.read(problem.options.extra):
+        data, where = settings.HETERO_PROFILES.read(problem.options.extra), f"options.{OPTION_KEY}"
         if isinstance(data, str):
             try:
                 data = loads_bounded(data, where)

@@ -4,7 +4,7 @@ A scaler is a class with a ``name`` and ``schedule(instance) -> Schedule``, its 
 keywords with defaults (the planners' contract, :class:`~storm_planner.planners._parameters.Parameterised`:
 ``get_params``, unknown names refused naming them). :func:`run_scaler` is what callers use
 (``storm_planner.scale``, ``storm-planner scale plan``): it reads and resolves the problem, runs the
-scaler, checks that every epoch is covered and returns the answer of DESIGN.md as a dict.
+scaler, checks that every epoch is covered and returns the answer (docs/formats.md, *Scaling problem*) as a dict.
 """
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ _SCALERS: dict[str, type[Scaler]] = {}
 
 
 def register_scaler(cls: type[Scaler]) -> type[Scaler]:
+    """Enter ``cls`` under its name (:mod:`storm_planner.planners.registry` lists the in-tree scalers)."""
     if not cls.name or cls.name in _SCALERS and _SCALERS[cls.name] is not cls:
         raise TypeError(f"{cls.__name__}: a scaler needs a name of its own, got {cls.name!r}")
     cls.param_defaults()  # a scaler whose __init__ breaks the contract fails at import
@@ -39,7 +40,7 @@ def register_scaler(cls: type[Scaler]) -> type[Scaler]:
 
 
 def scalers() -> dict[str, type[Scaler]]:
-    """Registered scalers by name (importing :mod:`storm_planner.planners` registers them all)."""
+    """Registered scalers by name (importing :mod:`storm_planner.planners` registers the listed ones)."""
     return dict(sorted(_SCALERS.items()))
 
 

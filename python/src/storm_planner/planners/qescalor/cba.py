@@ -16,14 +16,24 @@ import numpy as np
 from storm_planner.core.errors import InvalidParameterError
 from storm_planner.planners._parameters import checked, to_text, to_whole
 from storm_planner.planners.qescalor import _grid
-from storm_planner.planners.qescalor.base import Scaler, register_scaler
+from storm_planner.planners.qescalor.base import Scaler
 from storm_planner.planners.qescalor.problem import ScalingInstance
 from storm_planner.planners.qescalor.qcesa import DEFAULT_MAX_STATES, paper_candidates
 from storm_planner.planners.qescalor.schedule import Schedule
 
 
-@register_scaler
 class CBA(Scaler):
+    """CBA, QEScalor's baseline: every instance with the same provision, the count per epoch by dynamic
+    programming.
+
+    Parameters
+    ----------
+    resource : str or None, default=None
+        The provision's id; None takes the cheapest of the single-provision schedules.
+    max_states : int, default=50000000
+        Most count vectors times epochs the dynamic programme may hold; a larger problem is refused.
+    """
+
     name = "cba"
     summary = "cost-balance baseline (BGElasor): one provision for every instance, DP over its count"
     baseline = True

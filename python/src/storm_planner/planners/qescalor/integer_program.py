@@ -21,15 +21,23 @@ from storm_planner.core.errors import InfeasibleError
 from storm_planner.core.quiet import native_output_to_log
 from storm_planner.planners._parameters import checked, to_real
 from storm_planner.planners.qescalor._grid import box_caps
-from storm_planner.planners.qescalor.base import Scaler, register_scaler
+from storm_planner.planners.qescalor.base import Scaler
 from storm_planner.planners.qescalor.problem import ScalingInstance
 from storm_planner.planners.qescalor.schedule import TOLERANCE, Schedule
 
 _log = logging.getLogger(__name__)
 
 
-@register_scaler
 class IntegerProgram(Scaler):
+    """The QEScalor cost model as an integer program solved by HiGHS: the exact reference the other
+    scalers are checked against (not in the paper).
+
+    Parameters
+    ----------
+    time_limit_s : float, default=60.0
+        Seconds HiGHS may take; past them the incumbent is returned and ``optimal`` is False.
+    """
+
     name = "scaling-ip"
     summary = "the QEScalor cost model as an integer program (PuLP + HiGHS): the exact reference"
     baseline = True

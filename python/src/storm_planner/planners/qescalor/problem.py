@@ -4,7 +4,7 @@ A problem names one operator, the resource provisions its instances may get (CPU
 MB, a price per instance per epoch), what one instance sustains with each (given as ``performance``,
 or predicted from ``samples`` by the random forest of :mod:`.performance`), the cost of starting and
 of stopping an instance, the instances running now, and the workload of the coming epochs (given, or
-forecast from ``history`` by :mod:`.forecast`). DESIGN.md, *Scaling advisors*, shows the shape.
+forecast from ``history`` by :mod:`.forecast`). docs/formats.md, *Scaling problem*, describes the shape.
 
 :func:`read_problem` checks the JSON and refuses unknown keys and bad values naming them;
 :func:`resolve` turns it into a :class:`ScalingInstance` of arrays, the only thing the algorithms see.

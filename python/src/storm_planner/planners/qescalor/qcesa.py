@@ -24,7 +24,7 @@ import numpy as np
 
 from storm_planner.planners._parameters import checked, to_whole
 from storm_planner.planners.qescalor import _grid
-from storm_planner.planners.qescalor.base import Scaler, register_scaler
+from storm_planner.planners.qescalor.base import Scaler
 from storm_planner.planners.qescalor.problem import ScalingInstance
 from storm_planner.planners.qescalor.schedule import TOLERANCE, Schedule
 
@@ -56,15 +56,31 @@ class _GridScaler(Scaler):
         return _grid.solve(instance, self.candidates, self.max_states)
 
 
-@register_scaler
 class QCESA(_GridScaler):
+    """QEScalor's QCESA (Mu et al., ICCS 2020, Alg. 2): per epoch, the candidates whose performance lies
+    in [W_t, W_max], chosen by dynamic programming over running, startup and shutdown costs.
+
+    Parameters
+    ----------
+    max_states : int, default=50000000
+        Most count vectors times epochs the dynamic programme may hold; a larger problem is refused.
+    """
+
     name = "qcesa"
     summary = "QEScalor's QCESA (Mu et al. 2020): candidates in [W_t, W_max], dynamic programming"
     candidates = staticmethod(paper_candidates)
 
 
-@register_scaler
 class ExactQCESA(_GridScaler):
+    """QCESA's dynamic programme over every count vector that covers the epoch: the exact optimum of the
+    cost model (not in the paper).
+
+    Parameters
+    ----------
+    max_states : int, default=50000000
+        Most count vectors times epochs the dynamic programme may hold; a larger problem is refused.
+    """
+
     name = "qcesa-exact"
     summary = "QCESA's DP over every covering count vector: the cost model's exact optimum (not in the paper)"
     candidates = staticmethod(covering)

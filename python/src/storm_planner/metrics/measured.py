@@ -1,0 +1,48 @@
+"""What the metrics tell the planner service about one topology: the typed answer of a metrics source.
+
+:class:`MeasuredTopology` travels from :mod:`storm_planner.metrics.source` to the service's conversion of
+a request (:func:`storm_planner.service.convert.problem_from_thrift`) as it is: no dict, no keys to spell.
+An answer without executors means "plan on estimates"; its notes say why.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Mapping
+
+from storm_planner.core.problem import Executor, Traffic
+
+if TYPE_CHECKING:
+    from storm_planner.metrics.derive import Measurement
+
+_EMPTY: Mapping = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class MeasuredTopology:
+    """One topology's measured figures.
+
+    * ``executors``: every executor with its measured load (empty: nothing usable, plan on estimates);
+    * ``traffic``: executor-pair rates;
+    * ``tuple_bytes``: per component pair, the bytes one tuple costs on the wire;
+    * ``node_bandwidth``: per node, Mbit/s already used on its link besides this topology's own flows;
+    * ``notes``: for the plan (why nothing was measured, what was skipped);
+    * ``measurement``: the figures these were made from (for reports).
+    """
+
+    executors: tuple[Executor, ...] = ()
+    traffic: tuple[Traffic, ...] = ()
+    tuple_bytes: Mapping[tuple[str, str], float] = field(default_factory=lambda: _EMPTY)
+    node_bandwidth: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
+    notes: tuple[str, ...] = ()
+    measurement: "Measurement | None" = None
+
+    @property
+    def measured(self) -> bool:
+        """Whether the loads replace the estimates."""
+        return bool(self.executors)
+
+    @classmethod
+    def estimates(cls, *notes: str) -> "MeasuredTopology":
+        """Nothing usable measured: the service plans on estimates, and the notes say why."""
+        return cls(notes=tuple(notes))

@@ -1,0 +1,229 @@
+"""Machine types on one host: cgroup v1 CPU quotas (what this host allows is probed first).
+
+A quota caps a machine's *capacity*: a throttled task waits, so its latency grows, but one tuple
+still costs the same CPU time (see :mod:`storm_planner.profiling.profiles`).
+
+A process joins a group only if it is one this process started (or, for an executor's subprocess,
+one of its worker's: :mod:`.processes`), and leaves it, when the group goes, for the group it came
+from.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from .errors import ProfilingError
+from .processes import MAX_TREE_DEPTH, ProcessId, cgroup_of, parent_of, refusal
+
+CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
+CGROUP_CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+CGROUP_MEMORY = Path("/sys/fs/cgroup/memory")
+CFS_PERIOD_US = 100_000
+
+
+def quota_us(cpu_capacity: float, period_us: int = CFS_PERIOD_US) -> int:
+    """A supervisor's ``cpu`` (100 = one core) as a CFS quota per period (at least 1 ms)."""
+    if cpu_capacity <= 0:
+        raise ProfilingError(f"supervisor cpu {cpu_capacity}: must be positive to become a CPU quota")
+    return max(1000, int(round(period_us * cpu_capacity / 100.0)))
+
+
+@dataclass(frozen=True)
+class EmulationSupport:
+    """What this host allows to make one machine type differ from another."""
+
+    cgroup_quota: bool
+    taskset: bool
+    detail: str
+
+
+def detect_emulation(cgroup_root: Path = CGROUP_CPU) -> EmulationSupport:
+    """Try a throw-away cgroup with a quota, and ``taskset``; say what works."""
+    notes = []
+    cgroup_ok = False
+    probe = cgroup_root / f"storm-planner-probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+        (probe / "cpu.cfs_quota_us").write_text("50000")
+        cgroup_ok = (probe / "cpu.cfs_quota_us").read_text().strip() == "50000"
+        notes.append(f"cgroup v1 CPU quota in {cgroup_root}: {'works' if cgroup_ok else 'not applied'}")
+    except OSError as error:
+        notes.append(f"cgroup v1 CPU quota in {cgroup_root}: unavailable ({error.strerror or error})")
+    finally:
+        try:
+            probe.rmdir()
+        except OSError:
+            pass
+    taskset_ok = shutil.which("taskset") is not None and subprocess.run(
+        ["taskset", "-p", str(os.getpid())], capture_output=True).returncode == 0
+    notes.append(f"taskset: {'works' if taskset_ok else 'unavailable'}")
+    return EmulationSupport(cgroup_ok, taskset_ok, "; ".join(notes))
+
+
+class EnrolmentRefused(ProfilingError):
+    """A process may not join a cgroup: it is not the process meant (see :func:`.processes.refusal`)."""
+
+    def __init__(self, pid: int, reason: str) -> None:
+        super().__init__(f"pid {pid} not put in a cgroup: {reason}")
+        self.pid, self.reason = pid, reason
+
+
+class CgroupGroup:
+    """A cgroup v1 group under ``root`` (in the hierarchy of ``controller``); processes moved in take
+    their future children along.
+
+    Only a process of the tree meant may join (:meth:`add`), and each one goes back on exit to the
+    group it came from (its children forked since: to their parent's), not to the hierarchy's root,
+    which would lift the limits that group held it to. Then the group is removed.
+    """
+
+    controller = "cpu"
+
+    def __init__(self, name: str, root: Path, controller: str | None = None) -> None:
+        self.path = root / name
+        self.controller = controller or self.controller
+        self.origins: dict[ProcessId, Path] = {}  # the group each process came from
+
+    def __enter__(self):
+        self.path.mkdir(exist_ok=True)
+        return self
+
+    def add(self, process: int | ProcessId, tree: ProcessId | None = None) -> None:
+        """Move ``process`` in: it must descend from ``tree`` (default: this process, which started it)
+        and, given as a :class:`ProcessId`, still be the process found then.
+
+        Raises :class:`EnrolmentRefused`, naming the pid and why, for pid 1, a process outside the tree
+        or one whose pid was reused."""
+        if not isinstance(process, ProcessId):
+            process = ProcessId.of(process) or ProcessId(int(process), -1)
+        reason = refusal(process, tree or ProcessId.of(os.getpid()))
+        if reason is not None:
+            raise EnrolmentRefused(process.pid, reason)
+        if process not in self.origins:
+            self.origins[process] = self._group_now(process.pid)
+        (self.path / "cgroup.procs").write_text(str(process.pid))
+
+    def members(self) -> list[int]:
+        try:
+            return [int(pid) for pid in (self.path / "cgroup.procs").read_text().split()]
+        except OSError:
+            return []
+
+    def __exit__(self, *exc) -> None:
+        for pid in self.members():
+            self._give_back(pid)
+        try:
+            self.path.rmdir()
+        except OSError:
+            pass
+
+    def _group_now(self, pid: int) -> Path:
+        path = cgroup_of(pid, self.controller)
+        root = hierarchy_root(self.path)
+        # Outside this cgroup namespace the path climbs above its root ("/../x"): unreachable from here.
+        if not path or ".." in Path(path).parts:
+            return root
+        return root / path.lstrip("/")
+
+    def _give_back(self, pid: int) -> None:
+        """To the group it came from, or the nearest of that group's parents still there."""
+        root, target = hierarchy_root(self.path), self._origin_of(pid)
+        while target != root and not (target / "cgroup.procs").exists() and root in target.parents:
+            target = target.parent
+        try:
+            (target / "cgroup.procs").write_text(str(pid))
+        except OSError:
+            pass  # exited meanwhile
+
+    def _origin_of(self, pid: int) -> Path:
+        # A process forked after its parent joined came from where that parent came from.
+        current: int | None = pid
+        for _ in range(MAX_TREE_DEPTH):
+            process = ProcessId.of(current) if current else None
+            if process is None or process.pid <= 1:
+                break
+            if process in self.origins:
+                return self.origins[process]
+            current = parent_of(current)
+        return next(iter(self.origins.values()), self.path.parent)
+
+
+def hierarchy_root(path: Path) -> Path:
+    """The root of the cgroup hierarchy ``path`` is in: its topmost ancestor that is a group."""
+    root = path
+    while root.parent != root and (root.parent / "cgroup.procs").exists():
+        root = root.parent
+    return root
+
+
+class CpuQuota(CgroupGroup):
+    """A cgroup v1 CPU group with a CFS quota: a machine of ``cpu_capacity`` (100 = one core)."""
+
+    def __init__(self, name: str, cpu_capacity: float, root: Path = CGROUP_CPU) -> None:
+        super().__init__(name, root, "cpu")
+        self.quota = quota_us(cpu_capacity)
+
+    def __enter__(self) -> "CpuQuota":
+        super().__enter__()
+        (self.path / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
+        (self.path / "cpu.cfs_quota_us").write_text(str(self.quota))
+        return self
+
+    def set_capacity(self, cpu_capacity: float) -> None:
+        """Change the quota of the running group (it applies from the next CFS period)."""
+        self.quota = quota_us(cpu_capacity)
+        (self.path / "cpu.cfs_quota_us").write_text(str(self.quota))
+
+    def throttled(self) -> dict[str, int]:
+        """``cpu.stat`` of the group (nr_throttled, throttled_time ns, ...)."""
+        stat = {}
+        for line in (self.path / "cpu.stat").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            stat[key] = int(value)
+        return stat
+
+
+def throttled_share(before: Mapping[str, int], after: Mapping[str, int]) -> float:
+    """Share of CFS periods throttled between two reads of a group's ``cpu.stat``."""
+    periods = after.get("nr_periods", 0) - before.get("nr_periods", 0)
+    throttled = after.get("nr_throttled", 0) - before.get("nr_throttled", 0)
+    return throttled / periods if periods > 0 else 0.0
+
+
+class CpuAccount(CgroupGroup):
+    """A cgroup v1 ``cpuacct`` group: the CPU time its processes (and their later children) used.
+
+    Beside the quota group, so the machine's whole CPU — worker JVM overhead, serialisation and
+    transfer, garbage collection, the supervisor itself — can be compared with the CPU the metrics
+    hook attributes to the machine's tasks (the only CPU eq. 7 describes)."""
+
+    def __init__(self, name: str, root: Path = CGROUP_CPUACCT) -> None:
+        super().__init__(name, root, "cpuacct")
+
+    def usage_ns(self) -> int:
+        return int((self.path / "cpuacct.usage").read_text().strip())
+
+
+class MemoryLimit(CgroupGroup):
+    """A cgroup v1 ``memory`` group: what its processes may hold."""
+
+    def __init__(self, name: str, root: Path = CGROUP_MEMORY) -> None:
+        super().__init__(name, root, "memory")
+
+    def __enter__(self) -> "MemoryLimit":
+        super().__enter__()
+        # Charge what a process already holds to the group it joins, so the limit covers all of it.
+        # Newer kernels refuse (the knob is deprecated): then the limit covers what it allocates from
+        # now on (callers check that it holds less than the limit already).
+        try:
+            (self.path / "memory.move_charge_at_immigrate").write_text("1")
+        except OSError:
+            pass
+        return self
+
+    def set_limit_mb(self, memory_mb: float) -> None:
+        (self.path / "memory.limit_in_bytes").write_text(str(int(memory_mb * 1024 * 1024)))
