@@ -14,7 +14,7 @@ PIP_VERSION   := 26.3
 WHEEL_VERSION := 0.48.0
 UV_VERSION    := 0.13.9
 
-.PHONY: compose-demo compose-down demo test test-fast setup lock python-env plugin system-packages thrift java-test python-test demo-down clean
+.PHONY: compose-demo compose-down compose-test demo test test-fast setup lock python-env plugin system-packages thrift java-test python-test demo-down clean
 
 demo: setup
 	$(VENV)/bin/storm-planner demo
@@ -29,6 +29,12 @@ compose-demo: python-env plugin
 
 compose-down:
 	$(VENV)/bin/storm-planner compose down
+
+# The tests on a running compose cluster alone (marker `compose`; `make test` runs them too): one cluster
+# for the module, images built first (Docker's layer cache: seconds when nothing changed). As root, or
+# with a Docker engine that answers; they take the ports `make demo` uses, so stop that one first.
+compose-test: python-env plugin
+	$(PYTHON) -m pytest -m compose tests/docker/test_compose_on_docker.py
 
 test: setup java-test python-test
 

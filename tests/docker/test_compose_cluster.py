@@ -411,3 +411,60 @@ def test_compose_command_refuses_a_description_compose_cannot_run_before_touchin
     captured = capsys.readouterr()
     assert "network.emulated is for local process clusters" in captured.err
     assert captured.out == ""
+
+
+# -- the same images on several hosts -------------------------------------------------------------------
+
+def several_hosts(tmp_path: Path, master: str = "203.0.113.10", supervisors=("203.0.113.11", "203.0.113.12")) -> Path:
+    data = yaml.safe_load((REPO / "python/src/storm_planner/cluster/default-cluster.yaml").read_text())
+    data["host"] = master
+    for sup, address in zip(data["supervisors"], supervisors):
+        sup["host"] = address
+    path = tmp_path / "hosts.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_several_hosts_each_machine_gets_its_daemons_with_the_descriptions_addresses(tmp_path, capsys):
+    from storm_planner.cluster import compose_hosts, storm_yaml
+    from storm_planner.cluster.description import load_description
+
+    path = several_hosts(tmp_path)
+    out = tmp_path / "out"
+    assert main(["cluster", "compose", "--hosts", "--cluster", str(path), "--out", str(out)]) == 0
+    assert capsys.readouterr().out == ""
+    d = load_description(path)
+    machines = {p.name for p in out.iterdir()}
+    assert machines == {"203.0.113.10", "203.0.113.11", "203.0.113.12"}
+    # Each supervisor's storm.yaml is the launcher's for it, with the image's paths; Nimbus' likewise.
+    for sup in d.supervisors:
+        conf = yaml.safe_load((out / sup.host / "conf" / f"supervisor-{sup.name}.yaml").read_text())
+        expected = storm_yaml.supervisor_conf(d, sup, local_dir="/data")
+        assert conf == {**json.loads(json.dumps(expected)), "storm.log.dir": "/logs"}
+        assert conf["storm.local.hostname"] == sup.host and conf["storm.zookeeper.servers"] == [d.host]
+    nimbus = yaml.safe_load((out / d.host / "conf" / "nimbus.yaml").read_text())
+    assert nimbus["planner.service.host"] == d.host and nimbus["nimbus.seeds"] == [d.host]
+    assert f"clientPortAddress={d.host}" in (out / d.host / "conf" / "zoo.cfg").read_text()
+    # run.sh: valid shell, host networking, every address one of the description's.
+    described = {d.host, *(s.host for s in d.supervisors)}
+    for machine in machines:
+        script = out / machine / compose_hosts.RUN_SCRIPT
+        assert subprocess.run(["sh", "-n", str(script)]).returncode == 0
+        text = script.read_text()
+        assert text.count("docker run") == text.count("--network host") >= 1
+        addresses = set(re.findall(r"\b\d+\.\d+\.\d+\.\d+\b", text))
+        assert addresses <= described, addresses
+    master = (out / d.host / "run.sh").read_text()
+    assert all(f" {daemon}\n" in master or f"storm-planner {daemon} " in master
+               for daemon in ("zookeeper", "nimbus", "serve", "dashboard"))
+    fast = (out / "203.0.113.11" / "run.sh").read_text()
+    assert "--cpus 2 --memory 4096m" in fast and "STORM_PLANNER_SUPERVISOR_ID=sup-fast" in fast
+
+
+def test_several_hosts_refuse_a_loopback_master_and_need_an_output_directory(tmp_path, capsys):
+    path = several_hosts(tmp_path, master="127.0.0.1")
+    assert main(["cluster", "compose", "--hosts", "--cluster", str(path), "--out", str(tmp_path / "o")]) == 2
+    assert "127.0.0.1 is a loopback address, which no other machine reaches" in capsys.readouterr().err
+    assert main(["cluster", "compose", "--hosts", "--cluster", str(several_hosts(tmp_path))]) == 2
+    assert "--hosts writes one directory per machine: give it --out DIR" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

@@ -135,6 +135,16 @@ def measured_plans(cluster, topology: str) -> list[dict]:
     return [p for p in plans_for(cluster, topology) if any("measured for" in note for note in p["notes"])]
 
 
+def test_supervisors_have_the_programs_storm_runs(cluster):
+    # A supervisor stops a worker with `kill` and checks one with `ps -o user -p <pid>`, as programs
+    # (ServerUtils); without them its slot thread throws and the supervisor exits with code 20.
+    for sup in cluster.description.supervisors:
+        service = f"supervisor-{sup.name}"
+        user = cluster.exec(service, "ps", "-o", "user=", "-p", "1", check=False)
+        assert user.returncode == 0 and user.stdout.strip(), (service, user.stderr)
+        assert cluster.exec(service, "kill", "-0", "1", check=False).returncode == 0, service
+
+
 def test_trends_is_planned_applied_and_equals_the_spark_oracle(cluster, spark, feed):
     from storm_planner.feeds.oracles import trends_top_k
 
@@ -167,10 +177,11 @@ def test_trends_is_planned_applied_and_equals_the_spark_oracle(cluster, spark, f
 
 def test_a_killed_supervisor_is_rescheduled_and_acking_loses_nothing(cluster):
     sink = f"{RESULTS_DIR}/kill.jsonl"
-    # `even` spreads the executors over both supervisors; a slow replay (the shipped feed, ~100 s)
-    # keeps tuples flowing through the kill and the rescheduling.
+    # `even` spreads the executors over both supervisors; a slow replay (the shipped feed's 400 tweets
+    # at 4 a second, 100 s) keeps tuples flowing through the kill and the rescheduling (at 10 a second
+    # the feed had drained 64 s after the submission, before a loaded host's planner had measured it).
     trends = submit(cluster, "trends-kill", {
-        "trends.sink": sink, "trends.replay_rate": 10, "planner.algorithm": "even", "topology.workers": 2,
+        "trends.sink": sink, "trends.replay_rate": 4, "planner.algorithm": "even", "topology.workers": 2,
         "planner.metrics.period.secs": 2})
     victim = None
     try:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from storm_planner.cli import CommandError
 
-from .compose import add_compose_command
+from . import compose_hosts
+from .compose import add_compose_command, cmd_compose
 from .description import DescriptionError, load_description
 from .errors import ClusterError
 from .launcher import UI_UNAVAILABLE, ClusterOptions, LocalCluster
@@ -74,7 +75,14 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     home.set_defaults(handler=cmd_home)
 
     # The docker-compose cluster, rendered from the same description (compose.py).
-    add_compose_command(sub)
+    compose_parser = add_compose_command(sub)
+    compose_parser.add_argument("--hosts", action="store_true", help=compose_hosts.HOSTS_HELP)
+    compose_parser.set_defaults(handler=_compose_or_hosts)
+
+
+def _compose_or_hosts(args: argparse.Namespace) -> int:
+    """``cluster compose``: the compose cluster's files, or with ``--hosts`` each machine's (compose_hosts.py)."""
+    return compose_hosts.cmd_hosts(args) if args.hosts else cmd_compose(args)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

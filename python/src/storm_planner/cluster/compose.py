@@ -27,18 +27,24 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import yaml
 
 from storm_planner.core import settings
 from storm_planner.core.errors import StormPlannerError
+
 from . import images, storm_yaml
+from .description import (
+    ClusterDescription,
+    DescriptionError,
+    Supervisor,
+    load_description,
+)
 from .docker_engine import COMPOSE_SUBNET
-from .description import ClusterDescription, DescriptionError, Supervisor, load_description
 
 # -- names on the compose network (the local launcher's daemon names) --------
 ZOOKEEPER = "zookeeper"
@@ -341,7 +347,7 @@ def write(files: dict[str, str], out_dir: Path) -> list[Path]:
 
 
 # -- the command -----------------------------------------------------------------------
-def add_compose_command(subparsers: argparse._SubParsersAction) -> None:
+def add_compose_command(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """``storm-planner cluster compose``: registered by :mod:`.commands`."""
     compose = subparsers.add_parser(
         "compose",
@@ -356,6 +362,7 @@ def add_compose_command(subparsers: argparse._SubParsersAction) -> None:
     compose.add_argument("--out", type=Path, metavar="DIR",
                          help="write DIR/compose.yaml and DIR/conf/ instead of printing the compose file")
     compose.set_defaults(handler=cmd_compose)
+    return compose
 
 
 def cmd_compose(args: argparse.Namespace) -> int:

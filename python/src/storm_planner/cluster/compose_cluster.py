@@ -9,13 +9,16 @@ captured: the caller decides what reaches a terminal.
 """
 from __future__ import annotations
 
+import io
 import json
 import subprocess
+import tarfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from storm_planner.progress import Progress, print_progress
+
 from . import compose, images
 from .description import ClusterDescription
 from .docker_engine import Engine, EngineError, ensure_engine
@@ -24,6 +27,9 @@ COMPOSE_ROOT = "build/compose"
 HEALTH_TIMEOUT_S = 300.0
 # Bounds on what is read back from the containers (plan log, sinks): they are untrusted input.
 MAX_READ_BYTES = 64 * 1024 * 1024
+LOG_DIR = "/logs"          # where the Storm containers' daemons write their logs (container.LOG_DIR)
+DIAGNOSE_LOG_LINES = 40
+ERROR_SEARCH_LINES = 2000
 
 
 class ComposeClusterError(EngineError):
@@ -152,7 +158,29 @@ class ComposeCluster:
                 pass
             logs = self._docker("logs", "--tail", "15", state.container, check=False)
             parts.append((logs.stdout + logs.stderr).strip())
+            daemon_log = self.daemon_log(state.service)
+            if daemon_log:
+                parts.append(f"end of {LOG_DIR}/{_daemon(state.service)}.log:\n{daemon_log}")
         return "\n".join(parts) or "(no container)"
+
+    def daemon_log(self, service: str, lines: int = DIAGNOSE_LOG_LINES) -> str:
+        """The end of a Storm daemon's own log in its container, running or exited ("" for other services):
+        what a daemon says before it exits (a supervisor's uncaught exception, exit code 20) is there,
+        not on its standard output."""
+        container, daemon = self.container(service), _daemon(service)
+        if not container or daemon is None:
+            return ""
+        result = subprocess.run([self.engine.docker, "cp", f"{container}:{LOG_DIR}/{daemon}.log", "-"], check=False,
+                                capture_output=True)
+        if result.returncode != 0:
+            return ""
+        try:
+            with tarfile.open(fileobj=io.BytesIO(result.stdout[:MAX_READ_BYTES])) as archive:
+                member = archive.next()
+                data = archive.extractfile(member).read() if member is not None and member.isfile() else b""
+        except (tarfile.TarError, OSError):
+            return ""
+        return log_excerpt(data.decode(errors="replace").splitlines(), lines)
 
     # -- inside the containers -----------------------------------------------------------------
     def container(self, service: str) -> str:
@@ -175,7 +203,11 @@ class ComposeCluster:
 
     def kill(self, service: str) -> None:
         """SIGKILL the service's container (its daemon and every process in it, workers included)."""
-        self._docker("kill", self.container(service))
+        state = self.status([service])[0]
+        if state.state != "running":
+            raise ComposeClusterError(f"service {service} is {state.state}, not running, so it cannot be killed; "
+                                      f"its last health check and log:\n{self.diagnose(state)}")
+        self._docker("kill", state.container)
 
     def start(self, service: str) -> None:
         self._docker("start", self.container(service))
@@ -188,6 +220,24 @@ class ComposeCluster:
 
     def _docker(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         return _run([self.engine.docker, *args], check=check)
+
+
+def log_excerpt(lines: list[str], count: int = DIAGNOSE_LOG_LINES) -> str:
+    """What a Storm log says about its end: its first ERROR line among its last :data:`ERROR_SEARCH_LINES`
+    and the lines after it (the exception and its cause; a daemon that halts then dumps every thread's
+    stack, which says nothing), else its last ``count`` lines."""
+    recent = lines[-ERROR_SEARCH_LINES:]
+    errors = [i for i, line in enumerate(recent) if " ERROR " in line or line.startswith("ERROR")]
+    if errors:
+        return "\n".join(recent[errors[0]:errors[0] + count])
+    return "\n".join(lines[-count:])
+
+
+def _daemon(service: str) -> str | None:
+    """The Storm daemon a service runs (its log is ``/logs/<daemon>.log``), None for the planner's services."""
+    if service.startswith("supervisor-"):
+        return "supervisor"
+    return service if service in ("zookeeper", "nimbus") else None
 
 
 def _run(command: list[str], *, check: bool, timeout: float | None = None) -> subprocess.CompletedProcess:
