@@ -4,6 +4,7 @@ One compose cluster serves the module: the images ``storm-planner compose up`` b
 cache makes a second build take seconds), ZooKeeper, the planner, Nimbus with the plugin, two
 supervisor containers with different CPU limits, the dashboard. In order:
 
+0. the supervisors have the programs Storm's supervisor runs to stop and check its workers (kill, ps);
 1. trends on a Spark-built feed: Nimbus applies the planner's plan; the planner re-plans the running
    topology on the windows the workers' metrics hooks publish; the top-k equals the Spark oracle;
 2. a supervisor container is killed while a topology runs: Nimbus reschedules its executors onto the
