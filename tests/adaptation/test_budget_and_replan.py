@@ -118,7 +118,8 @@ def test_a_running_topology_without_metrics_or_with_replan_off_keeps_its_place()
 def test_measured_metrics_trigger_a_replan_within_the_budget_then_small_changes_do_not():
     r, clock, runner = replanner()
     r.plan(problem({}, measured=False), "topdown")                     # placed on estimates
-    options = {"max_migrations": 1, "planner.replan.period.secs": "60", "planner.replan.settle.secs": "0"}
+    options = {"max_migrations": 1, "planner.replan.period.secs": "60", "planner.replan.settle.secs": "0",
+               "planner.replan.under.pressure": "false"}   # nodes at 10 % CPU: moved for traffic alone
     first = r.plan(problem(SPREAD, traffic=HEAVY, options=options), "topdown")
     assert runner.budgets[-1] == 1, "the planner is told the budget left"
     assert len(moves_between(slots(SPREAD), first.assignments)) == 1
@@ -151,6 +152,27 @@ def test_a_replan_that_does_not_pay_keeps_the_current_placement():
     assert "no move needed" in kept.notes[0]
 
 
+def test_a_topology_short_of_nothing_is_not_moved_for_traffic():
+    """Nodes at 10-15 % of their CPU, no links: the planner's better placement would only restart workers."""
+    r, _, runner = replanner()
+    kept = r.plan(problem(SPREAD, traffic=HEAVY), "topdown")
+    assert runner.calls == 1 and kept.assignments == slots(SPREAD)
+    assert "keeps up" in kept.notes[0] and "planner.replan.under.pressure" in kept.notes[0]
+    assert kept.figures["moves"] == 0
+
+
+def test_a_node_near_its_cpu_makes_the_same_traffic_gain_worth_a_move():
+    """sup-b at 90 % of its CPU (three executors of 30 on 100): the planner's move to the roomy sup-a,
+    which also keeps the heavy streams inside a node, is applied."""
+    r, _, runner = replanner()
+    loads = {"a1": 10.0, "m2": 10.0, "a2": 30.0, "m1": 30.0, "s1": 30.0}
+    pressed = problem(SPREAD, traffic=HEAVY, loads=loads, capacity=(400, 100))
+    assert evaluate(pressed, pressed.current)["max_utilisation"] >= 90
+    moved = r.plan(pressed, "topdown")
+    assert moves_between(slots(SPREAD), moved.assignments) and "re-planned" in moved.notes[-1]
+    assert moved.figures["inter_worker"] < evaluate(pressed, pressed.current)["inter_worker"]
+
+
 def test_a_replan_keeps_every_option_but_the_budget_it_narrows():
     """Regression: the re-plan rebuilt Options field by field and lost the heap limit and GMA's limits."""
     import dataclasses
@@ -172,7 +194,8 @@ def test_after_moves_the_topology_settles_before_metrics_are_compared_again():
     """A move restarts workers; their first windows must not trigger the next move (re-plan thrash)."""
     r, clock, runner = replanner()
     r.plan(problem({}, measured=False), "topdown")
-    options = {"planner.replan.settle.secs": "30", "planner.replan.period.secs": "600"}
+    options = {"planner.replan.settle.secs": "30", "planner.replan.period.secs": "600",
+               "planner.replan.under.pressure": "false"}
     first = r.plan(problem(SPREAD, traffic=HEAVY, options=options), "topdown")
     assert first.assignments != slots(SPREAD)
     now_placed = {e: str(s) for e, s in first.assignments.items()}

@@ -26,6 +26,13 @@ or a new one:
    move. Of the planner's moves only the fewest that pay are taken (1, 2, 4,
    ... best first): every move restarts workers. Otherwise keep;
    the basis is updated either way, so the same metrics do not trigger again.
+   With ``planner.replan.under.pressure`` (the default) nothing moves while the
+   topology is short of nothing: no node at ``CPU_PRESSURE_PCT`` (90 %) of its
+   CPU or more, no link at ``LINK_PRESSURE_PCT`` (50 %) or more. A move restarts
+   the workers it touches, the spout's often among them, and loses what they had
+   in flight; a placement that already keeps up gains nothing worth that (on the
+   end-to-end bench every planner that moved for traffic or balance on links at
+   20 % collapsed from 400 to 11-126 tuples/s for the rest of the run).
 6. After a re-plan that moved executors, their workers restart and lose what
    was in flight; their first windows measure the move, not the placement.
    For ``planner.replan.settle.secs`` (30) nothing is re-planned and the basis
@@ -66,6 +73,9 @@ DEFAULT_SETTLE_S = 30.0
 # A link this busy (percent of its advertised capacity, before or after a move) makes the bytes between
 # nodes the first traffic measure of a re-plan; below it, the tuples between workers.
 LINK_PRESSURE_PCT = 50.0
+# A node this busy (percent of its capacity, measured) is short of CPU: only then, or with a link at
+# LINK_PRESSURE_PCT, may a running topology move (planner.replan.under.pressure).
+CPU_PRESSURE_PCT = 90.0
 # Overload (measured load over capacity, % of a core) must drop at least this much, and by min_gain,
 # before executors move for it: measured loads are noisy, and a move costs restarts and in-flight tuples.
 MIN_OVERLOAD_DROP = 5.0
@@ -84,6 +94,7 @@ class ReplanSettings:
     min_gain: float = DEFAULT_MIN_GAIN
     budget: int | None = None
     settle_s: float = DEFAULT_SETTLE_S
+    under_pressure: bool = True
 
     @classmethod
     def of(cls, problem: Problem) -> "ReplanSettings":
@@ -98,6 +109,7 @@ class ReplanSettings:
             min_gain=settings.REPLAN_MIN_GAIN.read(extra),
             budget=problem.options.max_migrations,
             settle_s=settings.REPLAN_SETTLE_SECS.read(extra),
+            under_pressure=settings.REPLAN_UNDER_PRESSURE.read(extra),
         )
 
 
@@ -191,6 +203,14 @@ class Replanner:
         candidate = self.runner(bounded, algorithm)
         self._remember(problem, now, planned=True)
         before = evaluate(problem, problem.current)
+        if (settings.under_pressure and not _short_of_something(before)
+                and moves_between(problem.current, candidate.assignments)):
+            kept = self._keep(problem, algorithm,
+                              f"re-planned ({why}) with {algorithm}: it keeps up (busiest node at "
+                              f"{before['max_utilisation']:.0f} % of its CPU, busiest link at "
+                              f"{before.get('max_network_utilisation', 0.0):.0f} %), and a move would only "
+                              f"restart workers: current placement kept (planner.replan.under.pressure)")
+            return kept.replace(advice=candidate.advice)
         limited, moved, verdict = _fewest_moves(problem, candidate.assignments, left, before, settings.min_gain)
         cut = len(moves_between(problem.current, candidate.assignments))
         budget_note = ("" if left is None else f" (budget {settings.budget} per {settings.period_s:g} s, "
@@ -254,6 +274,12 @@ class Replanner:
             figures=MappingProxyType({**evaluate(problem, problem.current), "moves": 0.0}),
             notes=(note,),
         )
+
+
+def _short_of_something(figures: Mapping[str, float]) -> bool:
+    """A node at CPU_PRESSURE_PCT of its CPU or over it, or a link at LINK_PRESSURE_PCT or more."""
+    return (figures["max_utilisation"] >= CPU_PRESSURE_PCT or figures["over_capacity"] > EPSILON
+            or figures.get("max_network_utilisation", 0.0) >= LINK_PRESSURE_PCT)
 
 
 def _fewest_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None, before: Mapping[str, float],

@@ -85,8 +85,7 @@ def run_cell(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler
         return {**key, "status": f"not scheduled: {error}"[:300]}
     scheduled = time.time()
     try:
-        return {**key, **_measure_running(bench, row.id, scratch, submitted, scheduled,
-                                          bench.latency_dir / f"{name}.json")}
+        return {**key, **_measure_running(bench, row.id, scratch, submitted, scheduled, name)}
     finally:
         kill_and_wait(bench.nimbus, job, row.id)
 
@@ -119,7 +118,7 @@ def cell_name(workload: str, rate: float | str, scheduler: str, repetition: int 
 
 
 def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: float, scheduled: float,
-                     quantiles_file: Path) -> dict[str, Any]:
+                     name: str) -> dict[str, Any]:
     from storm_planner.cluster import network
 
     times_dir = scratch / "times"
@@ -142,12 +141,12 @@ def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: f
     processed = figures["acked_in_window"]
     figures.update(_nodes(cpu_before, cpu_after, bytes_before, bytes_after, seconds, processed))
     figures.update(_placement(placement))
-    figures.update(_plans(bench.cluster.plan_log, topology_id))
+    figures.update(_plans(bench.cluster.plan_log, topology_id, bench.latency_dir.parent / "plans" / f"{name}.jsonl"))
     refused = figures.pop("plan_error")
     if status == "ran" and refused and not figures["plans"]:
         # The plugin fell back to DefaultScheduler: the figures are its placement's, not the planner's.
         status = f"ran on DefaultScheduler's placement: the planner answered {refused}"[:300] = round(scheduled - submitted, 1)
-    _save_latency_quantiles(quantiles_file, times, begin, end)
+    _save_latency_quantiles(bench.latency_dir / f"{name}.json", times, begin, end)
     bench.progress(f"  {status}: processed {figures['processed_tps']:.0f} t/s of {figures['emitted_tps']:.0f} "
                    f"emitted, p50 {figures['latency_p50_ms']:.0f} ms, p99 {figures['latency_p99_ms']:.0f} ms, "
                    f"lost {figures['lost']}, on {figures['placement']}")
@@ -236,11 +235,14 @@ def _placement(assignment: list[dict]) -> dict[str, Any]:
             "workers": workers}
 
 
-def _plans(plan_log: Path, topology_id: str) -> dict[str, Any]:
-    """Plans the service answered for the topology: re-plans after the first, executors they moved."""
+def _plans(plan_log: Path, topology_id: str, keep: Path) -> dict[str, Any]:
+    """Plans the service answered for the topology: re-plans after the first, executors they moved. The
+    answers (placements, figures, notes) are kept in ``keep``, one JSON record per line, to see why."""
     from storm_planner.service.planlog import read_plan_log
 
     answers = [p for p in read_plan_log(plan_log) if p["topology"] == topology_id]
+    keep.parent.mkdir(parents=True, exist_ok=True)
+    keep.write_text("".join(json.dumps(answer, sort_keys=True) + "\n" for answer in answers))
     plans = [p for p in answers if not p.get("error")]
     errors = [str(p["error"]) for p in answers if p.get("error")]
     moved = sum(sum(1 for e, slot in later["assignments"].items() if earlier["assignments"].get(e) not in (None, slot))
