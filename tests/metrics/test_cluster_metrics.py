@@ -132,7 +132,7 @@ def test_a_poor_placement_is_replanned_within_budget_and_no_tuple_is_lost(cluste
         "planner.replan.interval.secs": 5,
         "planner.replan.period.secs": 30,
         # 60 tuples/s leave every node idle: moved for the traffic alone, as an operator may ask.
-        "planner.replan.under.pressure": False,
+        "planner.replan.cautious": False,
     })
     try:
         # The service is down at submission: DefaultScheduler spreads the pipeline over two workers.

@@ -26,13 +26,15 @@ or a new one:
    move. Of the planner's moves only the fewest that pay are taken (1, 2, 4,
    ... best first): every move restarts workers. Otherwise keep;
    the basis is updated either way, so the same metrics do not trigger again.
-   With ``planner.replan.under.pressure`` (the default) nothing moves while the
+   With ``planner.replan.cautious`` (the default) nothing moves while the
    topology is short of nothing: no node at ``CPU_PRESSURE_PCT`` (90 %) of its
    CPU or more, no link at ``LINK_PRESSURE_PCT`` (50 %) or more. A move restarts
    the workers it touches, the spout's often among them, and loses what they had
    in flight; a placement that already keeps up gains nothing worth that (on the
    end-to-end bench every planner that moved for traffic or balance on links at
-   20 % collapsed from 400 to 11-126 tuples/s for the rest of the run).
+   20 % collapsed from 400 to 11-126 tuples/s for the rest of the run). And a
+   move that restarts a spout's worker is taken only to relieve overload; for
+   traffic or balance the plan is tried without such moves.
 6. After a re-plan that moved executors, their workers restart and lose what
    was in flight; their first windows measure the move, not the placement.
    For ``planner.replan.settle.secs`` (30) nothing is re-planned and the basis
@@ -55,6 +57,7 @@ from types import MappingProxyType
 from typing import Callable, Mapping
 
 from storm_planner.core import settings
+from storm_planner.core.elements import SPOUT
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot
@@ -74,7 +77,7 @@ DEFAULT_SETTLE_S = 30.0
 # nodes the first traffic measure of a re-plan; below it, the tuples between workers.
 LINK_PRESSURE_PCT = 50.0
 # A node this busy (percent of its capacity, measured) is short of CPU: only then, or with a link at
-# LINK_PRESSURE_PCT, may a running topology move (planner.replan.under.pressure).
+# LINK_PRESSURE_PCT, may a running topology move (planner.replan.cautious).
 CPU_PRESSURE_PCT = 90.0
 # Overload (measured load over capacity, % of a core) must drop at least this much, and by min_gain,
 # before executors move for it: measured loads are noisy, and a move costs restarts and in-flight tuples.
@@ -94,7 +97,7 @@ class ReplanSettings:
     min_gain: float = DEFAULT_MIN_GAIN
     budget: int | None = None
     settle_s: float = DEFAULT_SETTLE_S
-    under_pressure: bool = True
+    cautious: bool = True
 
     @classmethod
     def of(cls, problem: Problem) -> "ReplanSettings":
@@ -109,7 +112,7 @@ class ReplanSettings:
             min_gain=settings.REPLAN_MIN_GAIN.read(extra),
             budget=problem.options.max_migrations,
             settle_s=settings.REPLAN_SETTLE_SECS.read(extra),
-            under_pressure=settings.REPLAN_UNDER_PRESSURE.read(extra),
+            cautious=settings.REPLAN_CAUTIOUS.read(extra),
         )
 
 
@@ -203,22 +206,30 @@ class Replanner:
         candidate = self.runner(bounded, algorithm)
         self._remember(problem, now, planned=True)
         before = evaluate(problem, problem.current)
-        if (settings.under_pressure and not _short_of_something(before)
+        if (settings.cautious and not _short_of_something(before)
                 and moves_between(problem.current, candidate.assignments)):
             kept = self._keep(problem, algorithm,
                               f"re-planned ({why}) with {algorithm}: it keeps up (busiest node at "
                               f"{before['max_utilisation']:.0f} % of its CPU, busiest link at "
                               f"{before.get('max_network_utilisation', 0.0):.0f} %), and a move would only "
-                              f"restart workers: current placement kept (planner.replan.under.pressure)")
+                              f"restart workers: current placement kept (planner.replan.cautious)")
             return kept.replace(advice=candidate.advice)
         limited, moved, verdict = _fewest_moves(problem, candidate.assignments, left, before, settings.min_gain)
+        spout_note = ""
+        if settings.cautious and moved and verdict is not None and not verdict.startswith("overload"):
+            # Only relieving overload is worth a spout's restart: try the same plan without those moves.
+            spared, held_back = _sparing_spout_workers(problem, candidate.assignments)
+            if held_back:
+                limited, moved, verdict = _fewest_moves(problem, spared, left, before, settings.min_gain)
+                spout_note = (f"; {held_back} move(s) held back that restart a spout's worker (its tuples in "
+                              f"flight are lost; only relieving overload is worth that)")
         cut = len(moves_between(problem.current, candidate.assignments))
         budget_note = ("" if left is None else f" (budget {settings.budget} per {settings.period_s:g} s, "
                        f"{left} left{'; ' + str(cut) + ' wanted' if cut > len(moved) else ''})")
         if not moved or verdict is None:
             reason = "no move needed" if not moved else f"no placement better by {settings.min_gain:.0%}"
             kept = self._keep(problem, algorithm, f"re-planned ({why}) with {algorithm}: {reason}; "
-                                                  f"current placement kept{budget_note}")
+                                                  f"current placement kept{budget_note}{spout_note}")
             # The parallelism advice stands whatever the placement (its 'now' rate is for the
             # planner's own placement of the running executors).
             return kept.replace(advice=candidate.advice)
@@ -226,7 +237,7 @@ class Replanner:
             state.moves_used += len(moved)
             state.settle_until = now + settings.settle_s
         notes = list(candidate.notes) + [
-            f"re-planned ({why}): {len(moved)} executor(s) move{budget_note}; {verdict}",
+            f"re-planned ({why}): {len(moved)} executor(s) move{budget_note}; {verdict}{spout_note}",
         ]
         figures = {**evaluate(problem, limited), "moves": float(len(moved))}
         log.info("re-plan %s with %s: %s moves; %s", topology, algorithm, len(moved), verdict)
@@ -280,6 +291,27 @@ def _short_of_something(figures: Mapping[str, float]) -> bool:
     """A node at CPU_PRESSURE_PCT of its CPU or over it, or a link at LINK_PRESSURE_PCT or more."""
     return (figures["max_utilisation"] >= CPU_PRESSURE_PCT or figures["over_capacity"] > EPSILON
             or figures.get("max_network_utilisation", 0.0) >= LINK_PRESSURE_PCT)
+
+
+def _sparing_spout_workers(problem: Problem, plan: Mapping[str, Slot]) -> tuple[dict[str, Slot], int]:
+    """``plan`` with every move that restarts a spout's worker undone; returns (plan, moves undone).
+
+    Storm restarts a worker whenever its executors change, so a move restarts the worker it leaves and
+    the one it joins. When one of them runs a spout, the spout's pending tuples die with it and come
+    back only as replays after ``topology.message.timeout.secs`` (on the end-to-end bench, 200-2,000
+    tuples lost per such re-plan). A move is undone when it leaves or joins a slot that holds a spout
+    executor now or in the plan, or moves a spout executor. O(E).
+    """
+    spouts = {c.id for c in problem.components if c.type == SPOUT}
+    spout_slots = {slot for e in problem.executors if e.component in spouts
+                   for slot in (problem.current.get(e.id), plan.get(e.id)) if slot is not None}
+    spared, undone = dict(plan), 0
+    for executor_id in moves_between(problem.current, plan):
+        now, then = problem.current[executor_id], plan[executor_id]
+        if now in spout_slots or then in spout_slots:
+            spared[executor_id] = now
+            undone += 1
+    return spared, undone
 
 
 def _fewest_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None, before: Mapping[str, float],
