@@ -157,7 +157,6 @@ class Replanner:
             plan = self.runner(problem, algorithm)
             self._remember(problem, now)
             return plan
-
         settings = ReplanSettings.of(problem)
         with self._lock:
             state = self._states.get(topology)
@@ -174,24 +173,9 @@ class Replanner:
                               f"settling after the last re-plan's moves ({state.settle_until - now:.0f} s left of "
                               f"planner.replan.settle.secs {settings.settle_s:g}): current placement kept",
                               quiet=True)
-        if state is None:
-            trigger, why = True, "no earlier plan known to this service"
-        else:
-            if now - state.budget_started_at >= settings.period_s:
-                state.budget_started_at, state.moves_used = now, 0
-            loads, traffic = _basis(problem)
-            if not state.measured:
-                trigger, why = True, "measured loads and traffic replace the estimates it was planned on"
-            else:
-                moved = max(change(state.loads, loads), change(state.traffic, traffic))
-                due = now - state.planned_at >= settings.period_s
-                trigger = moved > settings.threshold or due
-                why = (f"metrics changed {moved:.0%} (threshold {settings.threshold:.0%})" if moved > settings.threshold
-                       else f"{settings.period_s:g} s since the last re-plan (metrics changed {moved:.0%})")
-                if not trigger:
-                    return self._keep(problem, algorithm,
-                                      f"metrics changed {moved:.0%} (threshold {settings.threshold:.0%}); "
-                                      f"current placement kept", quiet=True)
+        why, wait = _why_now(problem, state, settings, now)
+        if wait:
+            return self._keep(problem, algorithm, wait, quiet=True)
         if state is None:
             state = self._remember(problem, now, planned=False)
 
@@ -205,44 +189,25 @@ class Replanner:
         bounded = problem.replace(options=dataclasses.replace(problem.options, max_migrations=left))
         candidate = self.runner(bounded, algorithm)
         self._remember(problem, now, planned=True)
-        before = evaluate(problem, problem.current)
-        if (settings.cautious and not _short_of_something(before)
-                and moves_between(problem.current, candidate.assignments)):
-            kept = self._keep(problem, algorithm,
-                              f"re-planned ({why}) with {algorithm}: it keeps up (busiest node at "
-                              f"{before['max_utilisation']:.0f} % of its CPU, busiest link at "
-                              f"{before.get('max_network_utilisation', 0.0):.0f} %), and a move would only "
-                              f"restart workers: current placement kept (planner.replan.cautious)")
-            return kept.replace(advice=candidate.advice)
-        limited, moved, verdict = _fewest_moves(problem, candidate.assignments, left, before, settings.min_gain)
-        spout_note = ""
-        if settings.cautious and moved and verdict is not None and not verdict.startswith("overload"):
-            # Only relieving overload is worth a spout's restart: try the same plan without those moves.
-            spared, held_back = _sparing_spout_workers(problem, candidate.assignments)
-            if held_back:
-                limited, moved, verdict = _fewest_moves(problem, spared, left, before, settings.min_gain)
-                spout_note = (f"; {held_back} move(s) held back that restart a spout's worker (its tuples in "
-                              f"flight are lost; only relieving overload is worth that)")
+        decision = _decide(problem, candidate.assignments, left, settings)
         cut = len(moves_between(problem.current, candidate.assignments))
         budget_note = ("" if left is None else f" (budget {settings.budget} per {settings.period_s:g} s, "
-                       f"{left} left{'; ' + str(cut) + ' wanted' if cut > len(moved) else ''})")
-        if not moved or verdict is None:
-            reason = "no move needed" if not moved else f"no placement better by {settings.min_gain:.0%}"
-            kept = self._keep(problem, algorithm, f"re-planned ({why}) with {algorithm}: {reason}; "
-                                                  f"current placement kept{budget_note}{spout_note}")
+                       f"{left} left{'; ' + str(cut) + ' wanted' if cut > len(decision.moved) else ''})")
+        if decision.verdict is None:
+            kept = self._keep(problem, algorithm, f"re-planned ({why}) with {algorithm}: {decision.reason}; "
+                                                  f"current placement kept{budget_note}{decision.note}")
             # The parallelism advice stands whatever the placement (its 'now' rate is for the
             # planner's own placement of the running executors).
             return kept.replace(advice=candidate.advice)
         with self._lock:
-            state.moves_used += len(moved)
+            state.moves_used += len(decision.moved)
             state.settle_until = now + settings.settle_s
-        notes = list(candidate.notes) + [
-            f"re-planned ({why}): {len(moved)} executor(s) move{budget_note}; {verdict}{spout_note}",
-        ]
-        figures = {**evaluate(problem, limited), "moves": float(len(moved))}
-        log.info("re-plan %s with %s: %s moves; %s", topology, algorithm, len(moved), verdict)
-        return candidate.replace(assignments=MappingProxyType(limited), figures=MappingProxyType(figures),
-                                 notes=tuple(notes))
+        notes = list(candidate.notes) + [f"re-planned ({why}): {len(decision.moved)} executor(s) move"
+                                         f"{budget_note}; {decision.verdict}{decision.note}"]
+        figures = {**evaluate(problem, decision.assignments), "moves": float(len(decision.moved))}
+        log.info("re-plan %s with %s: %s moves; %s", topology, algorithm, len(decision.moved), decision.verdict)
+        return candidate.replace(assignments=MappingProxyType(decision.assignments),
+                                 figures=MappingProxyType(figures), notes=tuple(notes))
 
     def _prune(self, now: float, offered: str) -> None:
         with self._lock:
@@ -285,6 +250,62 @@ class Replanner:
             figures=MappingProxyType({**evaluate(problem, problem.current), "moves": 0.0}),
             notes=(note,),
         )
+
+
+def _why_now(problem: Problem, state: _TopologyState | None, settings: ReplanSettings,
+             now: float) -> tuple[str, str]:
+    """(why re-plan now, "") or ("", why wait): a new basis, metrics changed past the threshold, or a
+    period passed. Starts a new budget period when one has passed."""
+    if state is None:
+        return "no earlier plan known to this service", ""
+    if now - state.budget_started_at >= settings.period_s:
+        state.budget_started_at, state.moves_used = now, 0
+    if not state.measured:
+        return "measured loads and traffic replace the estimates it was planned on", ""
+    loads, traffic = _basis(problem)
+    moved = max(change(state.loads, loads), change(state.traffic, traffic))
+    if moved > settings.threshold:
+        return f"metrics changed {moved:.0%} (threshold {settings.threshold:.0%})", ""
+    if now - state.planned_at >= settings.period_s:
+        return f"{settings.period_s:g} s since the last re-plan (metrics changed {moved:.0%})", ""
+    return "", f"metrics changed {moved:.0%} (threshold {settings.threshold:.0%}); current placement kept"
+
+
+@dataclass(frozen=True)
+class _Decision:
+    """Which of the planner's moves to apply: ``verdict`` None keeps the current placement (``reason``)."""
+
+    assignments: Mapping[str, Slot]
+    moved: list[str]
+    verdict: str | None
+    reason: str = ""
+    note: str = ""
+
+
+def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settings: ReplanSettings) -> _Decision:
+    """The gain gate and, with ``settings.cautious``, the restarts weighed (module docstring, step 5)."""
+    before = evaluate(problem, problem.current)
+    if not moves_between(problem.current, plan):
+        return _Decision(problem.current, [], None, "no move needed")
+    if settings.cautious and not _short_of_something(before):
+        return _Decision(problem.current, [], None,
+                         f"it keeps up (busiest node at {before['max_utilisation']:.0f} % of its CPU, busiest "
+                         f"link at {before.get('max_network_utilisation', 0.0):.0f} %), and a move would only "
+                         f"restart workers (planner.replan.cautious)")
+    limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain)
+    note = ""
+    if settings.cautious and moved and verdict is not None and not verdict.startswith("overload"):
+        # Only relieving overload is worth a spout's restart: try the same plan without those moves.
+        spared, held_back = _sparing_spout_workers(problem, plan)
+        if held_back:
+            limited, moved, verdict = _fewest_moves(problem, spared, left, before, settings.min_gain)
+            note = (f"; {held_back} move(s) held back that restart a spout's worker (its tuples in flight are "
+                    f"lost; only relieving overload is worth that)")
+    if not moved:
+        return _Decision(problem.current, [], None, "no move needed", note)
+    if verdict is None:
+        return _Decision(problem.current, moved, None, f"no placement better by {settings.min_gain:.0%}", note)
+    return _Decision(limited, moved, verdict, note=note)
 
 
 def _short_of_something(figures: Mapping[str, float]) -> bool:
