@@ -156,7 +156,7 @@ def test_link_mbit_overrides_every_link():
 
 
 def test_a_cell_counts_the_plans_and_moves_of_its_topology_and_names_a_refusal(tmp_path):
-    from storm_planner.bench._e2e_cells import _plans
+    from storm_planner.bench._e2e_cells import _plans, cell_status
 
     log = tmp_path / "plans.jsonl"
     slot = {"node_id": "i7-a", "port": 6700}
@@ -167,6 +167,12 @@ def test_a_cell_counts_the_plans_and_moves_of_its_topology_and_names_a_refusal(t
         {"event": "plan", "topology": "t-2", "assignments": {}, "error": "BAD_REQUEST: no profiles"},
     ]
     log.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert _plans(log, "t-1") == {"plans": 2, "replans": 1, "migrations": 1, "plan_error": ""}
-    assert _plans(log, "t-2") == {"plans": 0, "replans": 0, "migrations": 0,
-                                  "plan_error": "BAD_REQUEST: no profiles"}
+    kept = tmp_path / "plans" / "cell.jsonl"
+    assert _plans(log, "t-1", kept) == {"plans": 2, "replans": 1, "migrations": 1, "plan_error": ""}
+    assert [json.loads(line) for line in kept.read_text().splitlines()] == records[:2]   # kept to see why
+    refused = _plans(log, "t-2", kept)
+    assert refused == {"plans": 0, "replans": 0, "migrations": 0, "plan_error": "BAD_REQUEST: no profiles"}
+    assert cell_status("ran", refused["plan_error"], refused["plans"]) == (
+        "ran on DefaultScheduler's placement: the planner answered BAD_REQUEST: no profiles")
+    assert cell_status("ran", "", 2) == "ran"
+    assert cell_status("no tuple acked within 180 s of submission", "BAD_REQUEST: x", 0).startswith("no tuple")

@@ -142,16 +142,21 @@ def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: f
     figures.update(_nodes(cpu_before, cpu_after, bytes_before, bytes_after, seconds, processed))
     figures.update(_placement(placement))
     figures.update(_plans(bench.cluster.plan_log, topology_id, bench.latency_dir.parent / "plans" / f"{name}.jsonl"))
-    refused = figures.pop("plan_error")
-    if status == "ran" and refused and not figures["plans"]:
-        # The plugin fell back to DefaultScheduler: the figures are its placement's, not the planner's.
-        status = f"ran on DefaultScheduler's placement: the planner answered {refused}"[:300]
+    status = cell_status(status, figures.pop("plan_error"), figures["plans"])
     figures["submit_to_scheduled_s"] = round(scheduled - submitted, 1)
     _save_latency_quantiles(bench.latency_dir / f"{name}.json", times, begin, end)
     bench.progress(f"  {status}: processed {figures['processed_tps']:.0f} t/s of {figures['emitted_tps']:.0f} "
                    f"emitted, p50 {figures['latency_p50_ms']:.0f} ms, p99 {figures['latency_p99_ms']:.0f} ms, "
                    f"lost {figures['lost']}, on {figures['placement']}")
     return {"status": status, "measure_s": round(seconds, 1), **figures}
+
+
+def cell_status(status: str, refused: str, plans: int) -> str:
+    """A cell that ran without one plan from the service while it refused one ran on the plugin's fallback,
+    DefaultScheduler: its figures are that placement's, not the planner's, and its status says so."""
+    if status == "ran" and refused and not plans:
+        return f"ran on DefaultScheduler's placement: the planner answered {refused}"[:300]
+    return status
 
 
 def _wait_first_ack(times_dir: Path, deadline: float) -> bool:
