@@ -108,6 +108,23 @@ def test_the_report_gives_medians_spreads_and_ratios(tmp_path):
     assert (out / "topk-link-400.png").stat().st_size > 10_000
     with (out / "cells.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 5
+    assert "Where the time to the first ack goes" not in report   # no startup/*.json yet
+
+
+def test_the_report_splits_the_time_to_the_first_ack_by_phase(tmp_path):
+    from storm_planner.bench._startup import PHASES
+
+    out = tmp_path / "e2e"
+    header = e2e.columns(SUPERVISORS)
+    (out / "startup").mkdir(parents=True)
+    for repetition, launch in ((1, 14.0), (2, 18.0)):
+        e2e.append_cell(out / "cells.csv", header, cell("ras", repetition, 400.0, 10.0))
+        phases = dict(zip(PHASES, (launch, 7.0, 5.0, 3.0, None)))
+        (out / "startup" / f"topk-link-400-ras-{repetition}.json").write_text(json.dumps(phases))
+    report = write_report(out, "storm-planner bench e2e").read_text()
+    section = report[report.index("## Where the time to the first ack goes"):]
+    (row,) = [line for line in section.splitlines() if line.startswith("| ras ")]
+    assert row == "| ras | 2 | 16 | 7 | 5 | 3 | – | 31 |"
 
 
 def test_the_report_sets_each_scheduler_beside_itself_without_the_hook(tmp_path):

@@ -145,6 +145,8 @@ def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: f
     status = cell_status(status, figures.pop("plan_error"), figures["plans"])
     figures["submit_to_scheduled_s"] = round(scheduled - submitted, 1)
     _save_latency_quantiles(bench.latency_dir / f"{name}.json", times, begin, end)
+    _save_startup(bench.latency_dir.parent / "startup" / f"{name}.json",
+                  bench.cluster.log_dir / "workers-artifacts" / topology_id, submitted, times)
     bench.progress(f"  {status}: processed {figures['processed_tps']:.0f} t/s of {figures['emitted_tps']:.0f} "
                    f"emitted, p50 {figures['latency_p50_ms']:.0f} ms, p99 {figures['latency_p99_ms']:.0f} ms, "
                    f"lost {figures['lost']}, on {figures['placement']}")
@@ -263,6 +265,16 @@ def _save_latency_quantiles(path: Path, times: TupleTimes, begin: float, end: fl
         if latencies.size else []
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(quantiles) + "\n")
+
+
+def _save_startup(path: Path, topology_dir: Path, submitted: float, times: TupleTimes) -> None:
+    """Where submission -> first ack went (:mod:`~storm_planner.bench._startup`), beside cells.csv."""
+    from storm_planner.bench._startup import startup_phases
+
+    phases = startup_phases(topology_dir, submitted, min(times.emitted.values(), default=math.nan),
+                            min(times.acked.values(), default=math.nan))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({k: (None if math.isnan(v) else v) for k, v in phases.items()}) + "\n")
 
 
 def _rounded(value: float, digits: int = 1) -> float:
