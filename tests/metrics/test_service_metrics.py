@@ -96,7 +96,9 @@ def test_a_running_topology_is_replanned_on_measured_traffic_within_its_budget(s
     server, store, root = service
     publish(kazoo, root)
     wait_for_windows(store)
-    plan = plan_once(server, spec(SPREAD, {"planner.max.migrations": "2"}), nodes())
+    # Idle nodes: moved for traffic alone only when the topology asks for it (planner.replan.cautious).
+    plan = plan_once(server, spec(SPREAD, {"planner.max.migrations": "2", "planner.replan.cautious": "false"}),
+                     nodes())
     moved = [e for e, s in plan.assignments.items() if f"{s.node_id}:{s.port}" != SPREAD[e]]
     assert 1 <= len(moved) <= 2
     assert any("loads and traffic measured for 6 of 6 executors" in n for n in plan.notes)
@@ -104,6 +106,15 @@ def test_a_running_topology_is_replanned_on_measured_traffic_within_its_budget(s
     assert not any("estimates" in n for n in plan.notes)
     before_imc = 1000.0  # 5000 tuples / 10 s x 2 spout->relay pairs crossing
     assert plan.figures["inter_worker"] < before_imc
+
+
+def test_a_running_topology_short_of_nothing_keeps_its_place_by_default(service, kazoo):
+    server, store, root = service
+    publish(kazoo, root)
+    wait_for_windows(store)
+    plan = plan_once(server, spec(SPREAD, {"planner.max.migrations": "2"}), nodes())
+    assert {e: f"{s.node_id}:{s.port}" for e, s in plan.assignments.items()} == SPREAD
+    assert any("it keeps up" in n and "planner.replan.cautious" in n for n in plan.notes), plan.notes
 
 
 def test_an_unchanged_running_topology_gets_its_current_placement_back(service, kazoo):
