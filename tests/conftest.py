@@ -68,7 +68,7 @@ class ZooKeeperServer:
     def hosts(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def start(self, timeout_s: float = 30.0) -> "ZooKeeperServer":
+    def start(self, timeout_s: float = 30.0) -> ZooKeeperServer:
         log = open(self.directory / "zookeeper.out", "ab")
         self.process = subprocess.Popen(
             ["java", "-Xmx128m", "-cp", f"{self.home.lib}/*", ZK_MAIN, str(self.config)],

@@ -9,8 +9,8 @@ from pathlib import Path
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from storm_planner.submit.nimbus import nimbus_client
 from storm_planner.metrics.windows import DEFAULT_ROOT, CorruptWindow, TaskWindow, parse_window
+from storm_planner.submit.nimbus import nimbus_client
 
 PIPELINE = Path(__file__).resolve().parent / "fixtures" / "pipeline"
 

@@ -15,9 +15,17 @@ import pytest
 
 from storm_planner.profiling.cgroups import detect_emulation
 from storm_planner.profiling.errors import ProfilingError
-from storm_planner.profiling.qescalor.instances import (CGROUP_MEMORY, Instance, InstanceProvisions, Provision, Subprocess,
-                                            provisions_in_order, resident_mb, running_instances)
 from storm_planner.profiling.processes import ProcessId
+from storm_planner.profiling.qescalor.instances import (
+    CGROUP_MEMORY,
+    Instance,
+    InstanceProvisions,
+    Provision,
+    Subprocess,
+    provisions_in_order,
+    resident_mb,
+    running_instances,
+)
 
 writable = pytest.mark.skipif(not (detect_emulation().cgroup_quota and os.access(CGROUP_MEMORY, os.W_OK)),
                               reason="needs writable cgroup v1 cpu and memory hierarchies (root)")

@@ -186,8 +186,11 @@ def _enforcer(args: argparse.Namespace, controller):
     """Per-instance provisions for ``scale run``; the instances' cgroups are removed when the run ends."""
     import os
 
-    from storm_planner.profiling.qescalor.instances import (InstanceProvisions, ProvisionEnforcer,
-                                                             provisions_from_template)
+    from storm_planner.profiling.qescalor.instances import (
+        InstanceProvisions,
+        ProvisionEnforcer,
+        provisions_from_template,
+    )
 
     with InstanceProvisions(f"storm-planner-scale-{os.getpid()}") as groups:
         yield ProvisionEnforcer(groups, _worker_logs(args), args.component,

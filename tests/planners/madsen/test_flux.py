@@ -1,9 +1,9 @@
 """``flux`` (Flux as summarised by Madsen et al. §2.2): pairwise moves within the budget."""
 from __future__ import annotations
 
-from storm_planner.generators.madsen import fluctuation_problem, scale_in_problem
 from storm_planner.core.evaluate import load_distance
 from storm_planner.core.problem import Problem
+from storm_planner.generators.madsen import fluctuation_problem, scale_in_problem
 from storm_planner.planners import available, run
 
 

@@ -20,7 +20,7 @@ moves. Executors with no current slot are placed as the plan says, for free.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Mapping
+from collections.abc import Mapping
 
 from storm_planner.core.errors import TooLargeError
 from storm_planner.core.problem import Problem, Slot

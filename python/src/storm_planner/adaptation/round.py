@@ -16,9 +16,10 @@ draining and ALBIC's collocations where it left off.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from storm_planner.adaptation.scaling import ScalingDecision, ScalingPolicy, ThresholdScaling
 from storm_planner.adaptation.state import StateStore, state_key

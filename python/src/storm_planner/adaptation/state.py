@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from storm_planner.core.errors import PlanningError, ProblemError
 
@@ -135,7 +136,7 @@ class ZooKeeperStateStore(StateStore):
         self.root = "/" + root.strip("/")
 
     @classmethod
-    def connect(cls, hosts: str, root: str = DEFAULT_ROOT, timeout_s: float = 10.0) -> "ZooKeeperStateStore":
+    def connect(cls, hosts: str, root: str = DEFAULT_ROOT, timeout_s: float = 10.0) -> ZooKeeperStateStore:
         """Start a kazoo client on ``hosts`` (``host:port,...``); raises StateStoreError if unreachable."""
         from kazoo.client import KazooClient
         from kazoo.handlers.threading import KazooTimeoutError

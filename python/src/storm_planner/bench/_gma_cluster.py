@@ -334,7 +334,7 @@ def bench_overhead(out: Path, seed: int, quick: bool, command: str) -> list[dict
     return rows
 
 
-def _overhead_rows(run: "_Run", topology_id: str, payload: int) -> list[dict[str, Any]]:
+def _overhead_rows(run: _Run, topology_id: str, payload: int) -> list[dict[str, Any]]:
     from storm_planner.cluster import network
 
     links = run.cluster.network.links

@@ -8,8 +8,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.generators.nasiri import TOPOLOGIES

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import argparse
 import random
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from storm_planner.bench.report import add_experiments, markdown_table, pyplot, stamped_progress, write_csv
 from storm_planner.core.evaluate import load_distance

@@ -27,7 +27,7 @@ import os
 import sys
 import tempfile
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 _STDOUT_FD = 1
 _lock = threading.Lock()

@@ -34,9 +34,9 @@ import dataclasses
 import heapq
 import math
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 from storm_planner.core.errors import InfeasibleError
 from storm_planner.core.problem import Executor, Node, Problem, Slot

@@ -9,8 +9,8 @@ node's first slot.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Mapping
 
 from storm_planner.core.errors import InfeasibleError
 from storm_planner.core.problem import Problem, Slot

@@ -50,7 +50,7 @@ Complexity: O(components + streams).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from storm_planner.core.elements import SPOUT, Component, Stream
 

@@ -40,11 +40,11 @@ instead of exhausting memory.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Hashable, Iterator, Mapping
 
-from storm_planner.core.errors import TooLargeError
 from storm_planner.core.elements import EXECUTOR_ID, Traffic, executors_by_component
+from storm_planner.core.errors import TooLargeError
 
 # Executor pairs a planner may have built for it: ~100 MB of Python objects.
 MAX_EXECUTOR_PAIRS = 1_000_000
@@ -84,7 +84,7 @@ class Flow:
         return self.share * self.pair_count
 
 
-def traffic_model(problem) -> "TrafficModel":
+def traffic_model(problem) -> TrafficModel:
     """The problem's traffic model, built once per problem (a Problem is immutable)."""
     model = problem.__dict__.get("_traffic_model")
     if model is None:

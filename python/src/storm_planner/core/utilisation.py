@@ -34,7 +34,7 @@ except measured ones, which the problem lists).
 from __future__ import annotations
 
 import math
-from typing import Hashable, Mapping
+from collections.abc import Hashable, Mapping
 
 from storm_planner.core.baseline import ClusterBaseline
 from storm_planner.core.problem import Node, Options, Problem
@@ -120,7 +120,7 @@ class CpuTally:
         self.options, self.spread, self.over = options, _Spread(), 0
 
     @classmethod
-    def from_baseline(cls, options: Options, baseline: ClusterBaseline) -> "CpuTally":
+    def from_baseline(cls, options: Options, baseline: ClusterBaseline) -> CpuTally:
         """Every node of ``baseline`` counted as holding nothing of this topology."""
         tally = cls(options)
         tally.spread = _Spread.of_baseline(baseline)
@@ -182,7 +182,7 @@ class _Spread:
         self.count = 0
 
     @classmethod
-    def of_baseline(cls, baseline: ClusterBaseline) -> "_Spread":
+    def of_baseline(cls, baseline: ClusterBaseline) -> _Spread:
         spread = cls()
         spread.total, spread.used, spread.count = baseline.capacity, baseline.capped, baseline.count
         spread.shares, spread.squares = baseline.shares, baseline.squares

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import csv
 import gzip
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from storm_planner.feeds.feedframe import FeedFrame
 

@@ -39,8 +39,9 @@ from __future__ import annotations
 import gzip
 import math
 import struct
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator, NamedTuple
+from typing import BinaryIO, NamedTuple
 
 from storm_planner.feeds.synthetic import rng_for, sample_cdf, zipf_cdf
 

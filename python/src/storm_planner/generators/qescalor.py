@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Callable
+from collections.abc import Callable
 
 PAPER_PROVISIONS = ((0.6, 33.2), (1.2, 33.3), (1.8, 33.5), (2.4, 33.8))
 

@@ -22,8 +22,8 @@ at 800 tuples/s; ``benchmarks/reports/gma/overhead.md``).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from storm_planner.core import settings
 from storm_planner.metrics.windows import TaskWindow

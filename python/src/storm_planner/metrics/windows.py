@@ -43,8 +43,9 @@ from __future__ import annotations
 import functools
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from storm_planner.core.boundedjson import JSONLimitError, JSONLimits, loads_bounded
 from storm_planner.core.errors import StormPlannerError
@@ -79,7 +80,7 @@ class WindowLimits:
                           depth_setting=MAX_DEPTH_ENV, digits_setting=MAX_DIGITS_ENV)
 
     @classmethod
-    def from_environment(cls, environ: Mapping[str, str] = os.environ) -> "WindowLimits":
+    def from_environment(cls, environ: Mapping[str, str] = os.environ) -> WindowLimits:
         return cls(_positive_setting(environ, MAX_BYTES_ENV, DEFAULT_MAX_WINDOW_BYTES),
                    _positive_setting(environ, MAX_DEPTH_ENV, DEFAULT_MAX_WINDOW_DEPTH),
                    _positive_setting(environ, MAX_DIGITS_ENV, DEFAULT_MAX_WINDOW_INT_DIGITS))
@@ -250,7 +251,7 @@ def _parse(data: bytes | str | None, where: str, znode_version: int, limits: Win
     )
 
 
-def _flow(fields: "_Fields", at: str, raw: Mapping[str, Any], task_key: str) -> Flow:
+def _flow(fields: _Fields, at: str, raw: Mapping[str, Any], task_key: str) -> Flow:
     return Flow(
         stream=fields.text(raw, "stream", f"{at}.stream", default="default"),
         task=fields.integer(raw, task_key, f"{at}.{task_key}"),

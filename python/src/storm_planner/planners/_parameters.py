@@ -25,9 +25,10 @@ import inspect
 import json
 import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from storm_planner.core.errors import InvalidParameterError, UnknownParameterError
 from storm_planner.core.fields import parse_flag
@@ -158,7 +159,7 @@ class Parameterised:
 
     name: ClassVar[str] = ""
 
-    def __new__(cls, *args: Any, **params: Any) -> "Parameterised":
+    def __new__(cls, *args: Any, **params: Any) -> Parameterised:
         # Checked here, before __init__, so every estimator refuses unknown names the same way
         # (Python's own TypeError would not name the estimator nor list what it takes).
         cls.refuse_unknown(params)
@@ -198,7 +199,7 @@ class Parameterised:
         """This planner's parameters and their values."""
         return {name: getattr(self, name) for name in self.param_defaults()}
 
-    def set_params(self, **params: Any) -> "Parameterised":
+    def set_params(self, **params: Any) -> Parameterised:
         """Change parameters; unknown names and bad values are refused as by the constructor."""
         self.refuse_unknown(params)
         self.__init__(**{**self.get_params(), **params})
@@ -217,7 +218,7 @@ class Parameterised:
 
 # -- the resolver ---------------------------------------------------------------------------------
 
-def parameters_from_options(cls: type["Planner"], options: Mapping[str, Any]) -> dict[str, Any]:
+def parameters_from_options(cls: type[Planner], options: Mapping[str, Any]) -> dict[str, Any]:
     """The parameters ``options`` sets for planner ``cls``, converted to the types of their defaults.
 
     ``planner.<algorithm>.<key>`` wins over the bare ``<key>``; the bare spelling is not checked

@@ -30,8 +30,8 @@ from storm_planner.core.problem import Problem
 from storm_planner.planners.nasiri.model import build_model
 from storm_planner.planners.nasiri.plans import placement_from_assignments
 from storm_planner.planners.nasiri.profiles import load_profile
-from storm_planner.profiling.project import load_project_topology, parse_cluster
 from storm_planner.planners.nasiri.simulate import Simulation, gain, simulate
+from storm_planner.profiling.project import load_project_topology, parse_cluster
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:

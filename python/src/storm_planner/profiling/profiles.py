@@ -57,9 +57,9 @@ import dataclasses
 import json
 import os
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
 
 from storm_planner.metrics.windows import read_windows
 from storm_planner.planners.nasiri.profiles import METHODS, Measurement, profile_from_measurements

@@ -17,10 +17,11 @@ from __future__ import annotations
 import importlib.util
 import sys
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.jsonfile import read_json

@@ -10,8 +10,9 @@ supervisors without a declared capacity); loads, memory and use may not be negat
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Mapping
 from operator import attrgetter
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.fields import finite  # noqa: F401 - the request's numbers are checked with it

@@ -64,9 +64,8 @@ def _add_limit_arguments(serve: argparse.ArgumentParser) -> None:
 
 
 def _plan_log_max_line_mb(args: argparse.Namespace) -> float:
-    from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, MAX_LINE_ENV
-
     from storm_planner.core.fields import env_number
+    from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, MAX_LINE_ENV
 
     value = args.plan_log_max_line_mb
     if value is None:

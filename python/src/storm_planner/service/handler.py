@@ -19,13 +19,14 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Protocol, Union
+from typing import Any, Protocol, Union
 
 from storm_planner import __version__
+from storm_planner.adaptation.replan import Replanner
 from storm_planner.core import settings
 from storm_planner.core.errors import PlanningError
-from storm_planner.adaptation.replan import Replanner
 from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.planners import available
 from storm_planner.service.admission import admit

@@ -44,8 +44,9 @@ import dataclasses
 import os
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.core.fields import env_number
@@ -133,7 +134,7 @@ class RequestTooLarge(StormPlannerError):
 
 
 class _ActiveBudget(threading.local):
-    budget: "DecodeBudget | None" = None
+    budget: DecodeBudget | None = None
 
 
 class DecodeBudget:
@@ -156,7 +157,7 @@ class DecodeBudget:
         raise RequestTooLarge(f"the request has more than {self.max_structs} structs (nodes, components, "
                               f"streams, executors, slots: {STRUCTS_PER_EXECUTOR} x serve --max-executors)")
 
-    def __enter__(self) -> "DecodeBudget":
+    def __enter__(self) -> DecodeBudget:
         DecodeBudget._active.budget = self
         return self
 
@@ -164,7 +165,7 @@ class DecodeBudget:
         DecodeBudget._active.budget = None
 
     @classmethod
-    def current(cls) -> "DecodeBudget | None":
+    def current(cls) -> DecodeBudget | None:
         return cls._active.budget
 
 

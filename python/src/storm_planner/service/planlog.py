@@ -23,8 +23,9 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.service.contract import planner_thrift as T

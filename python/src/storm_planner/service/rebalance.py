@@ -42,8 +42,9 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from storm_planner.core import settings
 from storm_planner.core.plan import ParallelismAdvice
@@ -71,7 +72,7 @@ class RebalanceSettings:
     wait_secs: int | None = None
 
     @classmethod
-    def of(cls, options: Mapping[str, Any]) -> "RebalanceSettings":
+    def of(cls, options: Mapping[str, Any]) -> RebalanceSettings:
         """From topology options (they arrive as strings); an unusable value raises
         :class:`~storm_planner.core.settings.SettingError` naming the key (the service checks them all
         before it plans)."""

@@ -19,7 +19,8 @@ port each time.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from storm_planner.core.problem import Node
 from storm_planner.service.checks import check_node, meta_number

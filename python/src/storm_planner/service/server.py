@@ -25,8 +25,8 @@ from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.contract import wire_factories
 from storm_planner.service.handler import MetricsSource, PlannerHandler
 from storm_planner.service.limits import RequestTooLarge, ServiceLimits, count_request_structs
-from storm_planner.service.wire import LimitedThriftServer
 from storm_planner.service.runner import PlannerRunner
+from storm_planner.service.wire import LimitedThriftServer
 
 log = logging.getLogger("storm_planner.service")
 
@@ -211,7 +211,7 @@ class BackgroundServer:
         except Exception:  # closed under us at shutdown
             pass
 
-    def __enter__(self) -> "BackgroundServer":
+    def __enter__(self) -> BackgroundServer:
         self._thread.start()  # bound and listening already: connections wait in the backlog until it accepts
         return self
 

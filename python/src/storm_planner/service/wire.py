@@ -105,7 +105,7 @@ class FrameReader:
         while missing:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise socket.timeout(f"{size - missing} of {size} bytes in {self.limits.read_timeout_s:g} s")
+                raise TimeoutError(f"{size - missing} of {size} bytes in {self.limits.read_timeout_s:g} s")
             self.sock.settimeout(left)
             chunk = self.sock.recv(min(missing, 1 << 20))
             if not chunk:
@@ -183,7 +183,7 @@ class LimitedThriftServer:
         except FrameRefused as refused:
             self.counters.note("frames_refused", log, "refused %s from %s; connection closed", refused,
                                _address(peer))
-        except socket.timeout as slow:
+        except TimeoutError as slow:
             self.counters.note("connections_timed_out", log, "closed the connection from %s: nothing or too "
                                "little within %g s (%s; serve --read-timeout-secs)", _address(peer),
                                self.limits.read_timeout_s, slow, level=logging.INFO)

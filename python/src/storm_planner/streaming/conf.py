@@ -8,7 +8,8 @@ value cannot be used.
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.core.fields import parse_flag

@@ -30,7 +30,8 @@ default shape.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from streamparse import Grouping
 

@@ -16,9 +16,9 @@ import gzip
 import logging
 import socket
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
 
 
 def _thrift():

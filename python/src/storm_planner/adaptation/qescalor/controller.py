@@ -11,8 +11,9 @@ The runner that measures and applies is :mod:`storm_planner.adaptation.qescalor.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from storm_planner.core.errors import ProblemError
 from storm_planner.planners.qescalor import run_scaler

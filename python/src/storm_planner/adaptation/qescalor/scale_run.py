@@ -24,8 +24,9 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from storm_planner.adaptation.qescalor.controller import ScalingController
 from storm_planner.core.errors import StormPlannerError

@@ -24,10 +24,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-
 from storm_planner.api import scale
-from storm_planner.bench.qescalor.cluster import (_feed, _scheduled, _wait_for, epoch_latency, plot_latency,
-                                                  read_times, submit_pipeline)
+from storm_planner.bench.qescalor.cluster import (
+    _feed,
+    _scheduled,
+    _wait_for,
+    epoch_latency,
+    plot_latency,
+    read_times,
+    submit_pipeline,
+)
 from storm_planner.bench.report import pyplot, stamped_progress, write_table
 from storm_planner.generators.qescalor import diurnal_rates
 from storm_planner.planners.qescalor.performance import PerformanceModel
@@ -55,8 +61,11 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
     from storm_planner.adaptation.qescalor import ScalingController
     from storm_planner.adaptation.qescalor.scale_run import run_scaling
     from storm_planner.cluster.launcher import running_cluster
-    from storm_planner.profiling.qescalor.instances import (InstanceProvisions, ProvisionEnforcer,
-                                                             provisions_from_template)
+    from storm_planner.profiling.qescalor.instances import (
+        InstanceProvisions,
+        ProvisionEnforcer,
+        provisions_from_template,
+    )
     from storm_planner.profiling.qescalor.live_sampler import LIVE_SAMPLING_OPTIONS, sample_live
     from storm_planner.profiling.qescalor.oopser import SamplerSettings
 

@@ -20,9 +20,9 @@ Complexity: O(E log E + N log N + S) for E executors, N nodes and S slots.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import zip_longest
 from types import MappingProxyType
-from typing import Iterable
 
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot

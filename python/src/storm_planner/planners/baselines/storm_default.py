@@ -17,8 +17,9 @@ in the paper's clusters). Complexity O(E log E + S) for E executors, S slots.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from storm_planner.core.derive import executor_name
 from storm_planner.core.errors import InvalidParameterError, ProblemError

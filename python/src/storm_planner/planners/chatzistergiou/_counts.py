@@ -17,7 +17,7 @@ Used by ``optimal`` (:mod:`.optimal`) and by the exhaustive repacking of
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

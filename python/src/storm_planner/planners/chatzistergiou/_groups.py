@@ -39,9 +39,9 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 

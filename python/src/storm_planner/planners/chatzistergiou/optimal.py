@@ -29,13 +29,16 @@ exhaustive repacking of :mod:`._groups`).
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from storm_planner.core.errors import InfeasibleError, TooLargeError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
+from storm_planner.planners._parameters import checked, to_whole
+from storm_planner.planners.base import Planner
 from storm_planner.planners.chatzistergiou._counts import (  # noqa: F401  (re-exported)
     MAX_CHOICES,
     MAX_STATES,
@@ -44,8 +47,6 @@ from storm_planner.planners.chatzistergiou._counts import (  # noqa: F401  (re-e
     solve_counts,
 )
 from storm_planner.planners.chatzistergiou._groups import finish_plan, job_graph, usable_nodes
-from storm_planner.planners._parameters import checked, to_whole
-from storm_planner.planners.base import Planner
 
 MAX_TASKS = 400
 

@@ -34,10 +34,12 @@ to (|T|/2)^2 - and |R| single tasks.
 from __future__ import annotations
 
 import random
-from typing import Sequence
+from collections.abc import Sequence
 
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
+from storm_planner.planners._parameters import checked, to_real, to_text
+from storm_planner.planners.base import Planner
 from storm_planner.planners.chatzistergiou._groups import (
     DEFAULT_SKEW_MARGIN,
     PRIORITIES,
@@ -51,9 +53,6 @@ from storm_planner.planners.chatzistergiou._groups import (
     require_capacity,
     usable_nodes,
 )
-from storm_planner.planners._parameters import checked, to_real, to_text
-from storm_planner.planners.base import Planner
-
 
 PAIR_ORDERS = ("shuffled", "source")
 

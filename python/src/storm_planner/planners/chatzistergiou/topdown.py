@@ -51,6 +51,8 @@ from __future__ import annotations
 
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
+from storm_planner.planners._parameters import checked, to_real, to_text
+from storm_planner.planners.base import Planner
 from storm_planner.planners.chatzistergiou._groups import (
     DEFAULT_SKEW_MARGIN,
     IMC_UNITS,
@@ -59,8 +61,8 @@ from storm_planner.planners.chatzistergiou._groups import (
     NodePool,
     Placement,
     allocate_single_tasks,
-    count_fitting,
     complete,
+    count_fitting,
     finish_plan,
     imc_in_bytes,
     job_graph,
@@ -68,8 +70,6 @@ from storm_planner.planners.chatzistergiou._groups import (
     require_capacity,
     usable_nodes,
 )
-from storm_planner.planners._parameters import checked, to_real, to_text
-from storm_planner.planners.base import Planner
 
 
 class _TopDown:

@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
+from storm_planner.planners._parameters import checked, to_real, to_whole
+from storm_planner.planners.base import Planner
 from storm_planner.planners.chatzistergiou._groups import (
     DEFAULT_SKEW_MARGIN,
     EPSILON,
@@ -46,8 +48,6 @@ from storm_planner.planners.chatzistergiou._groups import (
     require_capacity,
     usable_nodes,
 )
-from storm_planner.planners._parameters import checked, to_real, to_whole
-from storm_planner.planners.base import Planner
 from storm_planner.planners.chatzistergiou.tasklevel import task_level
 from storm_planner.planners.chatzistergiou.topdown import top_down
 

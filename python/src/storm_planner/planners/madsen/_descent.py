@@ -24,7 +24,8 @@ O(K·D·U·N) per chain step for chains of D moves (all vectorised).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -40,7 +41,7 @@ CHAIN_DEPTH = 5        # moves in an ejection chain
 class _Search:
     """Arrays of the model plus the current placement; evaluates every single move at once."""
 
-    def __init__(self, model: "BalanceModel", start: Sequence[str]) -> None:
+    def __init__(self, model: BalanceModel, start: Sequence[str]) -> None:
         self.nodes = list(model.capacity)
         index = {n: i for i, n in enumerate(self.nodes)}
         units = model.units
@@ -168,7 +169,7 @@ def _improves(candidate: tuple[float, float], current: tuple[float, float]) -> b
                                                 and candidate[1] < current[1] - 1e-9)
 
 
-def greedy_descent(model: "BalanceModel", start: Sequence[str], max_steps: int = 2_000,
+def greedy_descent(model: BalanceModel, start: Sequence[str], max_steps: int = 2_000,
                    deadline: float | None = None) -> tuple[str, ...]:
     """Best single move while one improves, then the best move pair, then an ejection chain.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pymetis
 

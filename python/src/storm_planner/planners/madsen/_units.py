@@ -10,8 +10,8 @@ E executors and C distinct node capacities, never U·N.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from storm_planner.core.errors import InfeasibleError
 from storm_planner.core.evaluate import relative_load
@@ -66,7 +66,7 @@ class Migrations(Mapping):
     def __len__(self) -> int:
         return len(self._domain)
 
-    def restricted(self, domain: frozenset[str]) -> "Migrations":
+    def restricted(self, domain: frozenset[str]) -> Migrations:
         return Migrations(self.placed, self.here, domain)
 
 

@@ -61,19 +61,20 @@ from __future__ import annotations
 import random
 import time
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from storm_planner.core.errors import InfeasibleError, ProblemError
 from storm_planner.core.evaluate import load_distance, relative_load
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
-from storm_planner.planners.madsen import _milp_model as model
-from storm_planner.planners.madsen._units import start_placement
-from storm_planner.planners.madsen._partition import edge_weights, split_until
 from storm_planner.planners._parameters import checked, to_flag, to_real, to_whole
 from storm_planner.planners.base import Planner
+from storm_planner.planners.madsen import _milp_model as model
+from storm_planner.planners.madsen._partition import edge_weights, split_until
+from storm_planner.planners.madsen._units import start_placement
 from storm_planner.planners.madsen.milp import budgets, set_solver_parameters
 
 DEFAULTS = {"sigma": 2.0, "max_ld": 10.0, "max_pl": 25.0, "delta": 5.0, "max_resolves": 5}

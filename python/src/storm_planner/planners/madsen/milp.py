@@ -48,10 +48,10 @@ from storm_planner.core.evaluate import relative_load
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
-from storm_planner.planners.madsen import _milp_model as model
-from storm_planner.planners.madsen._units import start_placement
 from storm_planner.planners._parameters import checked, to_real, to_text, to_whole, to_word
 from storm_planner.planners.base import Planner
+from storm_planner.planners.madsen import _milp_model as model
+from storm_planner.planners.madsen._units import start_placement
 
 SCALE_IN_MODES = ("integrated", "drain_first")
 

@@ -64,17 +64,17 @@ and O(C·N·M) to round it for N counts tried per component.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
 from math import comb
-from typing import Sequence
 
 import numpy as np
 
 from storm_planner.planners.nasiri.bounds import fluid_solution
+from storm_planner.planners.nasiri.hetero_optimal import component_candidates, peaks
 from storm_planner.planners.nasiri.model import HeteroModel
 from storm_planner.planners.nasiri.rates import propagate
 from storm_planner.planners.nasiri.simulate import Placement
-from storm_planner.planners.nasiri.hetero_optimal import component_candidates, peaks
 
 PAIR_LIMIT = 400_000      # pair choices x machines compared at once (memory ~ 8 bytes each)
 PAIR_WINDOW = 2           # with bases, when all counts are too many: counts within 2 of the current

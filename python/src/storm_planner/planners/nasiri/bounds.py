@@ -42,7 +42,7 @@ iteration (2–6 iterations on the benchmarks' instances).
 from __future__ import annotations
 
 import logging
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pulp

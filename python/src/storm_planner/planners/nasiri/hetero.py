@@ -125,25 +125,24 @@ same for every seed.
 """
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Sequence
-
-import re
 
 import numpy as np
 
 from storm_planner.core.errors import InfeasibleError, ProblemError
 from storm_planner.core.plan import ParallelismAdvice, Plan
 from storm_planner.core.problem import Problem
+from storm_planner.planners._parameters import checked, to_flag, to_real, to_text, to_whole
+from storm_planner.planners.base import Planner
 from storm_planner.planners.nasiri._hetero_descent import improve, spreads
 from storm_planner.planners.nasiri.hetero_optimal import MAX_MACHINES, polish
 from storm_planner.planners.nasiri.model import ALL, HeteroModel, build_model
 from storm_planner.planners.nasiri.plans import plan_from_placement, starting_parallelism
 from storm_planner.planners.nasiri.rates import ComponentRates, propagate
 from storm_planner.planners.nasiri.simulate import Placement, max_input_rate
-from storm_planner.planners._parameters import checked, to_flag, to_real, to_text, to_whole
-from storm_planner.planners.base import Planner
 
 EPSILON = 1e-9
 MODES = ("auto", "search", "fixed")
@@ -181,7 +180,7 @@ class GraphState:
             coef[first_machine] += rates.first[c] * self.model.cost[c, first_machine]
         return coef
 
-    def copy(self) -> "GraphState":
+    def copy(self) -> GraphState:
         clone = object.__new__(GraphState)
         clone.model, clone.rates = self.model, self.rates
         clone.machines_of = [list(m) for m in self.machines_of]

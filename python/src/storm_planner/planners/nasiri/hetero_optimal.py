@@ -38,21 +38,21 @@ Complexity: O(Π_c K_c) in the worst case, with
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations_with_replacement
-from typing import Sequence
 
 import numpy as np
 
 from storm_planner.core.errors import ProblemError, TooLargeError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
+from storm_planner.planners._parameters import checked, to_real, to_whole
+from storm_planner.planners.base import Planner
 from storm_planner.planners.nasiri.model import HeteroModel, build_model
 from storm_planner.planners.nasiri.plans import plan_from_placement, starting_parallelism
 from storm_planner.planners.nasiri.rates import propagate
 from storm_planner.planners.nasiri.simulate import Placement, max_input_rate
-from storm_planner.planners._parameters import checked, to_real, to_whole
-from storm_planner.planners.base import Planner
 
 MAX_MACHINES = 12
 DEFAULT_MAX_NODES = 2_000_000

@@ -9,8 +9,8 @@ count) or at submission with the new parallelism hints.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Iterable, Mapping
 
 from storm_planner.core.derive import executor_name
 from storm_planner.core.errors import ProblemError

@@ -30,8 +30,8 @@ Complexity: O(C·M + S) per evaluation for C components, M machines, S streams.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 

@@ -19,7 +19,7 @@ Complexity: O(T · R · Π_r (cap_r + 1)) time and O(T · Π_r (cap_r + 1)) memo
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -13,7 +13,7 @@ share of epochs (``storm-planner bench qescalor day`` measures both).
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

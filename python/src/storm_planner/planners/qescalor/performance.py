@@ -12,8 +12,8 @@ scikit-learn is imported inside the functions: it takes about a second to import
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -38,7 +38,7 @@ class PerformanceModel:
         self.seed = seed
         self.pipeline = None
 
-    def fit(self, samples: Sequence[Sample]) -> "PerformanceModel":
+    def fit(self, samples: Sequence[Sample]) -> PerformanceModel:
         if len(samples) < 2:
             raise ValueError(f"the performance model needs at least 2 samples, got {len(samples)}")
         data = np.asarray(samples, dtype=float)

@@ -12,8 +12,9 @@ forecast from ``history`` by :mod:`.forecast`). docs/formats.md, *Scaling proble
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,7 @@ class ScalingInstance:
     def n_epochs(self) -> int:
         return len(self.workload)
 
-    def restricted(self, resource: int) -> "ScalingInstance":
+    def restricted(self, resource: int) -> ScalingInstance:
         """The same instance with provision ``resource`` alone (CBA's single provision)."""
         keep = slice(resource, resource + 1)
         return ScalingInstance(self.resource_ids[keep], self.performance[keep], self.price[keep],

@@ -34,13 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from storm_planner.planners.qescalor.sampling import dsa, fssa
-from storm_planner.progress import Progress, print_progress
-
 from storm_planner.profiling.cgroups import throttled_share
 from storm_planner.profiling.errors import ProfilingError
 from storm_planner.profiling.qescalor.instances import Instance, InstanceProvisions, Provision, wait_for_instances
 from storm_planner.profiling.qescalor.oopser import SamplerSettings
-
+from storm_planner.progress import Progress, print_progress
 
 # Topology options under which every executor of a shuffle-grouped component gets an equal share.
 LIVE_SAMPLING_OPTIONS = {"topology.disable.loadaware.messaging": True}
