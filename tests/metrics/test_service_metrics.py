@@ -112,7 +112,9 @@ def test_an_unchanged_running_topology_gets_its_current_placement_back(service, 
     wait_for_windows(store)
     first = plan_once(server, spec(SPREAD), nodes())
     placed = {e: f"{s.node_id}:{s.port}" for e, s in first.assignments.items()}
-    used = {n: tuple(sorted({int(s.split(":")[1]) for s in placed.values() if s.startswith(n)})) for n in ("sup-a", "sup-b")}
+    used = {
+        n: tuple(sorted({int(s.split(":")[1]) for s in placed.values() if s.startswith(n)})) for n in ("sup-a", "sup-b")
+    }
     second = plan_once(server, spec(placed), nodes(used["sup-a"], used["sup-b"]))
     assert {e: f"{s.node_id}:{s.port}" for e, s in second.assignments.items()} == placed
     assert second.figures["moves"] == 0

@@ -110,7 +110,9 @@ def test_a_memory_limit_below_what_an_instance_holds_is_refused_naming_it():
         while resident_mb(process.pid) < 80 and time.monotonic() < deadline:
             time.sleep(0.1)
         with InstanceProvisions(f"storm-planner-test-{os.getpid()}") as groups:
-            with pytest.raises(ProfilingError, match=rf"provision r1 allows 33.2 MB but instance work\[7\] \(pid {process.pid}\)"):
+            with pytest.raises(
+                ProfilingError, match=rf"provision r1 allows 33.2 MB but instance work\[7\] \(pid {process.pid}\)"
+            ):
                 groups.apply([Instance(7, 7, "work", of_this_test(process.pid))], [Provision("r1", 0.6, 33.2, 0.6)])
             assert process.poll() is None  # nothing was applied: the instance lives on
     finally:

@@ -80,8 +80,15 @@ def bench_cluster(out: Path, seed: int, quick: bool, command: str,
         with contextlib.ExitStack() as stack:
             cluster = stack.enter_context(local_cluster(_description(), work / "cluster", free_ports=True, ui=False,
                                                         dashboard=False, progress=_progress))
-            run = _Run(cluster, work, feed, catalogue, settle_s=SETTLE_S / (2 if quick else 1),
-                       measure_s=MEASURE_S / (2 if quick else 1), accounts=node_quotas(cluster, stack, "gma", _progress))
+            run = _Run(
+                cluster,
+                work,
+                feed,
+                catalogue,
+                settle_s=SETTLE_S / (2 if quick else 1),
+                measure_s=MEASURE_S / (2 if quick else 1),
+                accounts=node_quotas(cluster, stack, "gma", _progress),
+            )
             costs = run.profile()
             run.start_background(costs)
             rows = []

@@ -288,8 +288,8 @@ def bench_collocation(out: Path, seed: int, quick: bool, command: str, periods: 
         runs = (("cola", "cola", random_start), ("albic", "albic (cold)", random_start),
                 ("albic", "albic (from cola)", cola_start))
         for algorithm, label, start in runs:
-            def progress(message: str, label=label) -> None:
-                _progress(f"collocation {nodes}/{executors}/{operators} {label} {message}")
+            def progress(message: str, label=label, size=f"{nodes}/{executors}/{operators}") -> None:
+                _progress(f"collocation {size} {label} {message}")
             for row in run_collocation(workload, algorithm, start, periods, seed, budget=10,
                                        time_limit_s=time_limit_s, reference_load=reference, progress=progress):
                 rows.append({"nodes": nodes, "executors": executors, "operators": operators,

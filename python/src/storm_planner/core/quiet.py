@@ -53,7 +53,8 @@ def _enter() -> None:
     with _lock:
         if _depth == 0:
             _flush_python_stdout()
-            _capture = tempfile.TemporaryFile(mode="w+b", prefix="storm-planner-native-")
+            # Held across _enter/_leave (a context manager cannot span the two); _leave closes it.
+            _capture = tempfile.TemporaryFile(mode="w+b", prefix="storm-planner-native-")  # noqa: SIM115
             _saved_fd = os.dup(_STDOUT_FD)
             os.dup2(_capture.fileno(), _STDOUT_FD)
         _depth += 1

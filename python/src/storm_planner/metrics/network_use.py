@@ -84,7 +84,9 @@ def summed(per_topology: Iterable[Mapping[str, NodeTraffic]]) -> dict[str, NodeT
     for nodes in per_topology:
         for node, traffic in nodes.items():
             before = total.get(node, NodeTraffic())
-            total[node] = NodeTraffic(before.sent_mbit + traffic.sent_mbit, before.received_mbit + traffic.received_mbit)
+            total[node] = NodeTraffic(
+                before.sent_mbit + traffic.sent_mbit, before.received_mbit + traffic.received_mbit
+            )
     return total
 
 

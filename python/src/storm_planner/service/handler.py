@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol, Union
+from typing import Any, Protocol
 
 from storm_planner import __version__
 from storm_planner.adaptation.replan import Replanner
@@ -49,7 +49,7 @@ class Measures(Protocol):
 
 # Metrics source: an object whose measure(spec, nodes) answers (storm_planner.metrics.source), or a
 # function of the topology id.
-MetricsSource = Union[Measures, Callable[[str], "MeasuredTopology | None"]]
+MetricsSource = Measures | Callable[[str], "MeasuredTopology | None"]
 
 
 class PlannerHandler:

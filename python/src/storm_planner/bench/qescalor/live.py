@@ -87,7 +87,9 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
             model = PerformanceModel(seed=seed).fit([(s.cpu, s.memory_mb, s.throughput) for s in samples])
             performance = dict(zip((p["id"] for p in PROVISIONS),
                                    map(float, model.predict([(p["cpu"], p["memory_mb"]) for p in PROVISIONS]))))
-            _progress(f"model: one instance sustains {', '.join(f'{k} {v:.1f}' for k, v in performance.items())} tuples/s")
+            _progress(
+                f"model: one instance sustains {', '.join(f'{k} {v:.1f}' for k, v in performance.items())} tuples/s"
+            )
             template = {"resources": PROVISIONS, "performance": performance, "startup_cost": STARTUP,
                         "shutdown_cost": SHUTDOWN}
             rate_file.write_text(f"{rates[0]:g}")

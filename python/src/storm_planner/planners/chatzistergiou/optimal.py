@@ -73,7 +73,7 @@ def interchangeable_classes(loads: Sequence[float], groups: Sequence[int],
     :class:`TooLargeError` instead of refining further.
     """
     start: dict[tuple, list[int]] = {}
-    for task, key in enumerate(zip(groups, (round(l, 9) for l in loads))):
+    for task, key in enumerate(zip(groups, (round(load, 9) for load in loads))):
         start.setdefault(key, []).append(task)
     classes = list(start.values())
     changed = True
@@ -114,10 +114,7 @@ def class_weight_matrix(classes: Sequence[Sequence[int]], weights: np.ndarray) -
 def _split_block(rows: list[int], cols: list[int], weights: np.ndarray, same: bool):
     """None when the block is constant; else (0 or 1, parts) splitting rows or cols."""
     block = weights[np.ix_(rows, cols)]
-    if same:
-        values = block[~np.eye(len(rows), dtype=bool)]
-    else:
-        values = block.ravel()
+    values = block[~np.eye(len(rows), dtype=bool)] if same else block.ravel()
     if values.size == 0 or np.allclose(values, values[0], rtol=1e-9, atol=1e-12):
         return None
     if same:

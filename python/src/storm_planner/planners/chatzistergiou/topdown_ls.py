@@ -74,7 +74,7 @@ class LocalSearch:
             self.members[node].add(task)
         # traffic[t][n]: traffic between t and its neighbours on node n
         self.traffic: list[dict[int, float]] = []
-        for task, neighbours in enumerate(self.neighbours):
+        for neighbours in self.neighbours:
             per_node: dict[int, float] = {}
             for other, weight in neighbours.items():
                 node = self.node_of[other]

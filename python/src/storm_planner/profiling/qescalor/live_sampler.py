@@ -57,8 +57,17 @@ class LiveSample:
                 "throttled": round(self.throttled, 3), "saturated": self.saturated}
 
 
-def sample_live(nimbus: str, zookeeper: str, log_dir: Path, name: str, component: str, settings: SamplerSettings,
-                *, min_throttled: float = 0.5, progress: Progress = print_progress) -> tuple[Instance, list[LiveSample]]:
+def sample_live(
+    nimbus: str,
+    zookeeper: str,
+    log_dir: Path,
+    name: str,
+    component: str,
+    settings: SamplerSettings,
+    *,
+    min_throttled: float = 0.5,
+    progress: Progress = print_progress,
+) -> tuple[Instance, list[LiveSample]]:
     """Sample ``component`` of the running topology ``name``; returns the sampling instance and its samples."""
     from storm_planner.submit import nimbus as nimbus_api
     from storm_planner.submit.operations import parse_nimbus, rebalance_topology, running_components
