@@ -109,7 +109,7 @@ def limit_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None) 
             key = (overload_gain > EPSILON, overload_gain, gain / len(group), -len(group))
             if best_key is None or key > best_key:
                 best, best_key = group, key
-        if best is None or (best_key[1] <= EPSILON and best_key[2] <= EPSILON):
+        if best is None or best_key is None or (best_key[1] <= EPSILON and best_key[2] <= EPSILON):
             break
         for e in best:
             node_load[placed[e].node] -= load.get(e, 0.0)

@@ -168,14 +168,15 @@ class Replanner:
             if not state.measured:
                 trigger, why = True, "measured loads and traffic replace the estimates it was planned on"
             else:
-                moved = max(change(state.loads, loads), change(state.traffic, traffic))
+                changed = max(change(state.loads, loads), change(state.traffic, traffic))
                 due = now - state.planned_at >= settings.period_s
-                trigger = moved > settings.threshold or due
-                why = (f"metrics changed {moved:.0%} (threshold {settings.threshold:.0%})" if moved > settings.threshold
-                       else f"{settings.period_s:g} s since the last re-plan (metrics changed {moved:.0%})")
+                trigger = changed > settings.threshold or due
+                why = (f"metrics changed {changed:.0%} (threshold {settings.threshold:.0%})"
+                       if changed > settings.threshold
+                       else f"{settings.period_s:g} s since the last re-plan (metrics changed {changed:.0%})")
                 if not trigger:
                     return self._keep(problem, algorithm,
-                                      f"metrics changed {moved:.0%} (threshold {settings.threshold:.0%}); "
+                                      f"metrics changed {changed:.0%} (threshold {settings.threshold:.0%}); "
                                       f"current placement kept", quiet=True)
         if state is None:
             state = self._remember(problem, now, planned=False)

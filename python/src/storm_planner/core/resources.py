@@ -118,7 +118,7 @@ def fit_to_resources(problem: Problem, assignments: Mapping[str, Slot]) -> tuple
 def _cpu_demand(problem: Problem, declared: bool) -> dict[str, float]:
     """Declared CPU per executor, or nothing to account (0) when the executors do not declare it."""
     if declared:
-        return {e.id: float(e.cpu) for e in problem.executors}
+        return {e.id: float(e.cpu or 0.0) for e in problem.executors}  # declared: every cpu is set
     return defaultdict(float)
 
 
@@ -220,7 +220,7 @@ class _Partners:
 
     def best_room(self, executor_id: str, cpu: float, memory: float, exclude: set[str]) -> _Room | None:
         partners = self.rate.get(self.component.get(executor_id, ""), {})
-        affinity: Counter = Counter()
+        affinity: dict[str, float] = defaultdict(float)
         for partner, rate in partners.items():
             for node_id, count in self.count[partner].items():
                 if count > 0 and node_id not in exclude:
@@ -269,7 +269,7 @@ def _shortfall(problem: Problem, rooms, executor_id: str, cpu: float, memory: fl
 def _pack_workers(problem: Problem, rooms: dict[str, _Room], executors, assignments):
     """Executor → slot: the plan's slot where it holds, workers packed under the heap limit elsewhere."""
     heap = problem.options.worker_max_heap_mb
-    current_ports = defaultdict(list)
+    current_ports: defaultdict[str, list[int]] = defaultdict(list)
     for slot in problem.current.values():
         if slot.port not in current_ports[slot.node]:
             current_ports[slot.node].append(slot.port)

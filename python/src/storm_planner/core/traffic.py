@@ -102,9 +102,9 @@ class TrafficModel:
             for component, members in executors_by_component(executors).items()})
         self.measured = tuple(measured)
         self.flows: tuple[Flow, ...] = () if self.measured else tuple(self._flows(streams))
-        self._pairs = None
+        self._pairs: tuple[Traffic, ...] | None = None  # executor_pairs(), computed once
         self._streams = tuple(streams)
-        self._measured_mbit = None
+        self._measured_mbit: tuple[tuple[tuple[str, str], float], ...] | None = None
 
     def _flows(self, streams) -> Iterator[Flow]:
         for stream in streams:
@@ -253,11 +253,11 @@ class TrafficModel:
             if flow.grouping == "global":
                 first = self.members[flow.target][0]
                 target_group = group_of[first]
-                for group, size in sources:
+                for group, members in sources:
                     own = 1 if flow.self_stream and group_of[first] == group else 0
-                    if size - own:
+                    if members - own:
                         key = (group, target_group)
-                        rates[key] = rates.get(key, 0.0) + share * (size - own)
+                        rates[key] = rates.get(key, 0.0) + share * (members - own)
                 continue
             targets = sizes[flow.target]
             for source_group, source_size in sources:

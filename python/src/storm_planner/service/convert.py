@@ -97,7 +97,7 @@ def problem_from_thrift(
     measured = measured if measured is not None and measured.measured else None
     streams = _streams(spec, components, options, measured.tuple_bytes if measured else {})
     if measured:
-        declared = {e.id: _declared(e) for e in spec.executors}
+        declared: dict[str, dict[str, Any]] = {e.id: _declared(e) for e in spec.executors}
         executors = tuple(e._replace(**declared.get(e.id, {})) for e in measured.executors)
         traffic = measured.traffic
     else:

@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from storm_planner import __version__
 from storm_planner.adaptation.replan import Replanner
@@ -169,7 +169,10 @@ class PlannerHandler:
         if self.metrics is None:
             return None
         measure = getattr(self.metrics, "measure", None)
-        return measure(spec, nodes) if measure else self.metrics(spec.id)
+        if measure is not None:
+            return measure(spec, nodes)
+        by_id = cast(Callable[[str], "MeasuredTopology | None"], self.metrics)  # no measure(): the function form
+        return by_id(spec.id)
 
 
 def _timeout_message(request: Any, algorithm: str, remaining: float) -> str:

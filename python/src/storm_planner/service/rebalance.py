@@ -163,6 +163,7 @@ class AutoRebalancer:
             if decision.rebalance:
                 state.in_flight = True
         if decision.rebalance:
+            assert advice is not None  # decide() rebalances only on advice
             self._jobs().append(_Job(topology_id, name, advice, settings))
         return decision.note
 
@@ -202,6 +203,7 @@ class AutoRebalancer:
             "wait_secs": job.settings.wait_secs,
         }
         try:
+            assert self.nimbus is not None  # decide() rebalances only with a Nimbus (has_nimbus)
             message = self.request(self.nimbus, job.name, executors, job.settings.wait_secs)
             record.update(outcome="applied", message=message)
             log.info("rebalance %s (%s): %s", job.name, job.topology_id, message)

@@ -17,6 +17,7 @@ import signal
 import socket
 import threading
 from pathlib import Path
+from typing import Any, cast
 
 from thriftpy2.thrift import TApplicationException, TProcessor
 from thriftpy2.transport import TTransportException
@@ -52,7 +53,8 @@ class AnswerFirstProcessor(TProcessor):
         try:
             with collector_paused():
                 try:
-                    super().process(_HeaderRead(iprot, header), oprot)
+                    # _HeaderRead stands in for the input protocol (duck-typed; thriftpy2 declares TProtocolBase).
+                    super().process(cast(Any, _HeaderRead(iprot, header)), oprot)
                 except RequestTooLarge as refused:
                     self._refuse(oprot, header, str(refused))
                 except (TTransportException, OSError):
@@ -157,9 +159,9 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
     to wakes it; the main thread blocked in ``accept()`` was never woken, and the service lived on.)
     """
     hold_stop_signals()
+    optional: dict[str, Any] = {"plan_log_max_line_mb": plan_log_max_line_mb} if plan_log_max_line_mb else {}
     handler = PlannerHandler(default_algorithm, metrics, plan_log, replanner, nimbus=nimbus, limits=limits,
-                             runner=runner,
-                             **({"plan_log_max_line_mb": plan_log_max_line_mb} if plan_log_max_line_mb else {}))
+                             runner=runner, **optional)
     server = build_server(handler, host, port)
     # What start-up made (modules, the contract) is never garbage: the collector need not walk it again.
     # (Cyclic garbage among it would never be freed: a bounded, one-off amount.)

@@ -96,7 +96,9 @@ class FrameReader:
         return size
 
     def body(self, size: int) -> bytes:
-        return self._receive(size, time.monotonic() + self.limits.read_timeout_s)
+        data = self._receive(size, time.monotonic() + self.limits.read_timeout_s)
+        assert data is not None  # None only with eof_ok
+        return data
 
     def _receive(self, size: int, deadline: float, eof_ok: bool = False) -> bytes | None:
         """Exactly ``size`` bytes by ``deadline`` (socket.timeout past it); the timeout is what is left of
