@@ -38,7 +38,7 @@ from storm_planner.core.elements import (
     executors_by_component,
 )
 from storm_planner.core.jsonfile import loads_bounded
-from storm_planner.core.traffic import traffic_model
+from storm_planner.core.traffic import TrafficModel, traffic_model
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class Problem:
         return tuple(e for e in self.executors if e.component == component_id)
 
     @property
-    def traffic_model(self):
+    def traffic_model(self) -> TrafficModel:
         """The topology's traffic: measured pairs, or the streams at component level."""
         return traffic_model(self)
 
@@ -94,7 +94,7 @@ class Problem:
 
     @cached_property
     def total_load(self) -> float:
-        return sum(map(EXECUTOR_LOAD, self.executors))
+        return float(sum(map(EXECUTOR_LOAD, self.executors)))
 
     @property
     def total_capacity(self) -> float:
