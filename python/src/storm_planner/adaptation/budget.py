@@ -20,10 +20,10 @@ moves. Executors with no current slot are placed as the plan says, for free.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from storm_planner.core.errors import TooLargeError
-from storm_planner.core.problem import Problem, Slot
+from storm_planner.core.problem import Problem, Slot, Traffic
 
 EPSILON = 1e-9
 PAIR_PARTNERS = 3
@@ -34,7 +34,7 @@ def moves_between(current: Mapping[str, Slot], plan: Mapping[str, Slot]) -> list
     return sorted(e for e, slot in plan.items() if e in current and current[e] != slot)
 
 
-def _pairs_within_limit(problem: Problem):
+def _pairs_within_limit(problem: Problem) -> tuple[Traffic, ...]:
     """Executor pairs to weigh moves by; measured pairs alone when the streams imply too many."""
     try:
         return problem.traffic_model.executor_pairs()
@@ -67,7 +67,7 @@ def limit_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None) 
         planned_load[slot.node] += load.get(e, 0.0)
     allowed = {n: max(capacity.get(n, 0.0), planned_load[n]) + EPSILON for n in set(node_load) | set(planned_load)}
 
-    def overload(loads: Mapping[str, float], nodes) -> float:
+    def overload(loads: Mapping[str, float], nodes: Iterable[str]) -> float:
         return sum(max(0.0, loads[n] - capacity.get(n, 0.0)) for n in nodes)
 
     def evaluate(group: tuple[str, ...]) -> tuple[float, float] | None:

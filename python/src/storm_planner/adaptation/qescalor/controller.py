@@ -102,7 +102,7 @@ class ScalingController:
         return ScalingDecision(counts, instances, [round(w, 3) for w in schedule["workload"]],
                                schedule["cost"], capped=instances < wanted, notes=notes)
 
-    def _provision_sets(self) -> list[list[dict]]:
+    def _provision_sets(self) -> list[list[dict[str, Any]]]:
         """Every provision, then without the weakest, and so on down to the strongest alone."""
         resources = list(self.template["resources"])
         by_strength = sorted(resources, key=lambda r: self.performance(r["id"]))
