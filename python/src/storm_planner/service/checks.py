@@ -66,7 +66,7 @@ def check_request(request: Any) -> None:
             _list(getattr(spec, field), f"topology {topology_id}: {field}")
 
 
-def _list(value: Any, what: str) -> list:
+def _list(value: Any, what: str) -> list[Any]:
     if not isinstance(value, list):
         raise ProblemError(f"{what} is {'missing' if value is None else 'not a list'}")
     return value
@@ -100,7 +100,7 @@ def check_topology(spec: Any) -> None:
     check_executors(spec)
 
 
-def _check_executor_ids(executors: list) -> None:
+def _check_executor_ids(executors: list[Any]) -> None:
     """Every executor has an id and a component (one pass in C over each; a loop only to name the culprit)."""
     for field in ("id", "component"):
         if not set(map(type, map(attrgetter(field), executors))) <= {str}:

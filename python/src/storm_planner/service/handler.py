@@ -27,6 +27,7 @@ from storm_planner import __version__
 from storm_planner.adaptation.replan import Replanner
 from storm_planner.core import settings
 from storm_planner.core.errors import PlanningError
+from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.planners import available
 from storm_planner.service.admission import admit
@@ -44,7 +45,7 @@ log = logging.getLogger("storm_planner.service")
 
 
 class Measures(Protocol):
-    def measure(self, spec: Any, nodes: list) -> MeasuredTopology | None: ...
+    def measure(self, spec: Any, nodes: list[Any]) -> MeasuredTopology | None: ...
 
 
 # Metrics source: an object whose measure(spec, nodes) answers (storm_planner.metrics.source), or a
@@ -142,7 +143,8 @@ class PlannerHandler:
             self.plan_log.write(request.request_id, result, advice)
         return result
 
-    def _planned(self, request: Any, spec: Any, algorithm: str, state: RequestState, remaining: float):
+    def _planned(self, request: Any, spec: Any, algorithm: str, state: RequestState,
+                 remaining: float) -> tuple[Any, ParallelismAdvice | None]:
         """(the topology's Thrift plan, its parallelism advice); raises what refuses it."""
         if remaining <= 0:
             raise TimeoutError
@@ -165,12 +167,13 @@ class PlannerHandler:
             notes.append(rebalance)
         return plan_to_thrift(spec.id, plan.replace(notes=tuple(notes))), plan.advice
 
-    def _measure(self, spec: Any, nodes: list) -> MeasuredTopology | None:
+    def _measure(self, spec: Any, nodes: list[Any]) -> MeasuredTopology | None:
         if self.metrics is None:
             return None
         measure = getattr(self.metrics, "measure", None)
         if measure is not None:
-            return measure(spec, nodes)
+            measured: MeasuredTopology | None = measure(spec, nodes)
+            return measured
         by_id = cast(Callable[[str], "MeasuredTopology | None"], self.metrics)  # no measure(): the function form
         return by_id(spec.id)
 

@@ -161,7 +161,7 @@ def _kind(error: BaseException) -> str:
     return errno.errorcode.get(code, type(error).__name__) if code else type(error).__name__
 
 
-def read_plan_log(path: Path, event: str | None = "plan") -> list[dict]:
+def read_plan_log(path: Path, event: str | None = "plan") -> list[dict[str, Any]]:
     """The records of a plan log, oldest first (missing file: none): the plans by default,
     the records of another ``event`` (e.g. ``"rebalance"``), or every record (``event=None``)."""
     try:

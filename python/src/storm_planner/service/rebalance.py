@@ -138,7 +138,7 @@ def _request_through_nimbus(nimbus: str, name: str, executors: Mapping[str, int]
 class AutoRebalancer:
     """Decides per planned topology, and runs accepted rebalances after the answer is sent."""
 
-    def __init__(self, nimbus: str | None = None, record: Callable[[dict], None] | None = None,
+    def __init__(self, nimbus: str | None = None, record: Callable[[dict[str, Any]], None] | None = None,
                  request: Request = _request_through_nimbus, clock: Callable[[], float] = time.monotonic) -> None:
         self.nimbus = nimbus
         self.record = record            # writes one plan-log record (PlanLog.event)
@@ -192,7 +192,8 @@ class AutoRebalancer:
     def _jobs(self) -> list[_Job]:
         if not hasattr(self._pending, "jobs"):
             self._pending.jobs = []
-        return self._pending.jobs
+        jobs: list[_Job] = self._pending.jobs  # this thread's (a threading.local)
+        return jobs
 
     def _run(self, job: _Job) -> None:
         executors = job.advice.changes

@@ -44,7 +44,7 @@ class RequestState:
             self._add(per_node, 1.0)
         # Per node, the last view built and what it was built from: consecutive topologies of a request
         # see most nodes alike (a plan changes only the nodes it lands on).
-        self._last: dict[str, tuple[tuple, Node | None]] = {}
+        self._last: dict[str, tuple[tuple[Any, ...], Node | None]] = {}
         self._view: list[Node | None] | None = None   # the last answer, by node position
 
     def view_for(self, spec: Any) -> list[Node]:

@@ -16,12 +16,14 @@ import logging
 import signal
 import socket
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
 from thriftpy2.thrift import TApplicationException, TProcessor
 from thriftpy2.transport import TTransportException
 
+from storm_planner.adaptation.replan import Replanner
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.contract import wire_factories
 from storm_planner.service.handler import MetricsSource, PlannerHandler
@@ -48,7 +50,7 @@ class AnswerFirstProcessor(TProcessor):
     nothing was decided on it.
     """
 
-    def process(self, iprot, oprot) -> None:
+    def process(self, iprot: Any, oprot: Any) -> None:
         header = iprot.read_message_begin()  # waits for the next call on this connection
         try:
             with collector_paused():
@@ -69,7 +71,7 @@ class AnswerFirstProcessor(TProcessor):
                 except Exception:  # noqa: BLE001 - never cost the connection its next call
                     log.exception("after_answer failed")
 
-    def _refuse(self, oprot, header, message: str) -> None:
+    def _refuse(self, oprot: Any, header: Any, message: str) -> None:
         """Answer a call refused while decoding: ``PlannerError(BAD_REQUEST)`` where the call declares it."""
         api, _, seqid = header
         counters = getattr(self._handler, "counters", None)
@@ -84,7 +86,7 @@ class AnswerFirstProcessor(TProcessor):
                                 seqid)
 
 
-    def _failed(self, oprot, header, error: Exception) -> None:
+    def _failed(self, oprot: Any, header: Any, error: Exception) -> None:
         """Answer a call the handler failed on with ``TApplicationException(INTERNAL_ERROR)`` (the plugin falls
         back, naming it) instead of closing the connection without a word."""
         api, _, seqid = header
@@ -105,14 +107,14 @@ count_request_structs(T.PlannerService, (T.PlanRequest, T.Node, T.TopologySpec, 
 class _HeaderRead:
     """A protocol whose next message header was already read (``header``); the rest is ``protocol``'s."""
 
-    def __init__(self, protocol, header) -> None:
+    def __init__(self, protocol: Any, header: Any) -> None:
         self._protocol = protocol
         self._header = header
 
-    def read_message_begin(self):
+    def read_message_begin(self) -> Any:
         return self._header
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._protocol, name)
 
 
@@ -122,7 +124,7 @@ _paused_lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def collector_paused():
+def collector_paused() -> Iterator[None]:
     """The cyclic garbage collector off while any call (of any connection's thread) is inside;
     back as it was once the last one ends."""
     global _paused_calls, _resume_collector
@@ -148,7 +150,7 @@ def build_server(handler: PlannerHandler, host: str = DEFAULT_HOST, port: int = 
 
 
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm: str = "even",
-          metrics: MetricsSource | None = None, plan_log: Path | None = None, replanner=None,
+          metrics: MetricsSource | None = None, plan_log: Path | None = None, replanner: Replanner | None = None,
           nimbus: str | None = None, limits: ServiceLimits | None = None,
           plan_log_max_line_mb: float | None = None, runner: PlannerRunner | None = None) -> None:
     """Serve until SIGTERM/SIGINT. ``nimbus`` (HOST:PORT) lets the service rebalance topologies.
@@ -191,7 +193,7 @@ def hold_stop_signals() -> None:
 def free_port(host: str = DEFAULT_HOST) -> int:
     with socket.socket() as probe:
         probe.bind((host, 0))
-        return probe.getsockname()[1]
+        return int(probe.getsockname()[1])
 
 
 class BackgroundServer:
@@ -217,6 +219,6 @@ class BackgroundServer:
         self._thread.start()  # bound and listening already: connections wait in the backlog until it accepts
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.server.close()
         self.handler.close()

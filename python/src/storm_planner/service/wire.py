@@ -20,6 +20,7 @@ import logging
 import socket
 import threading
 import time
+from typing import Any
 
 from thriftpy2 import transport as thrift_transport
 
@@ -122,8 +123,8 @@ class FrameReader:
 class LimitedThriftServer:
     """Serves ``processor`` on ``host:port`` with the limits given; bound at construction."""
 
-    def __init__(self, processor, host: str, port: int, limits: ServiceLimits, counters: ServiceCounters,
-                 proto_factory, trans_factory) -> None:
+    def __init__(self, processor: Any, host: str, port: int, limits: ServiceLimits, counters: ServiceCounters,
+                 proto_factory: Any, trans_factory: Any) -> None:
         self.processor = processor
         self.limits = limits
         self.counters = counters
@@ -139,7 +140,7 @@ class LimitedThriftServer:
 
     @property
     def port(self) -> int:
-        return self._listener.getsockname()[1]
+        return int(self._listener.getsockname()[1])
 
     def serve(self) -> None:
         while not self._closed:
@@ -173,12 +174,12 @@ class LimitedThriftServer:
         with self._lock:
             return list(self._open)
 
-    def _refuse(self, conn: socket.socket, peer) -> None:
+    def _refuse(self, conn: socket.socket, peer: Any) -> None:
         conn.close()
         self.counters.note("connections_refused", log, "refused a connection from %s: all %d workers are busy "
                            "(serve --max-connections)", _address(peer), self.limits.max_connections)
 
-    def _serve_connection(self, conn: socket.socket, peer) -> None:
+    def _serve_connection(self, conn: socket.socket, peer: Any) -> None:
         try:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._serve_calls(conn, FrameReader(conn, self.limits))
@@ -220,5 +221,5 @@ class LimitedThriftServer:
             self.processor.process(iprot, oprot)
 
 
-def _address(peer) -> str:
+def _address(peer: Any) -> str:
     return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)
