@@ -1,6 +1,7 @@
 # The two commands of the README:
 #   make demo   set up everything, start a real local Storm cluster with the planner, run Twitter trends
 #   make test   set up everything, run every test (Java and Python, real daemons included)
+# and, for a quick check while working, make test-fast (the Python tests that start no Storm cluster).
 # Everything else is a step of those.
 
 VENV      ?= .venv
@@ -13,7 +14,7 @@ PIP_VERSION   := 26.3
 WHEEL_VERSION := 0.48.0
 UV_VERSION    := 0.13.9
 
-.PHONY: demo test setup lock python-env plugin system-packages thrift lint format java-test python-test demo-down clean
+.PHONY: demo test test-fast setup lock python-env plugin system-packages thrift lint format java-test python-test demo-down clean
 
 demo: setup
 	$(VENV)/bin/storm-planner demo
@@ -92,6 +93,12 @@ java-test: python-env
 
 python-test: python-env plugin
 	$(PYTHON) -m pytest
+
+# The Python tests that need no cluster: leaves out those marked `cluster` (a real multi-process
+# Storm cluster: ZooKeeper, Nimbus, supervisors, workers) and `slow` (PySpark feed builds). Markers
+# are declared in pytest.ini; tests that start one ZooKeeper or the planner service stay in.
+test-fast: python-env plugin
+	$(PYTHON) -m pytest -m "not cluster and not slow"
 
 clean:
 	rm -rf $(VENV) storm-scheduler/target

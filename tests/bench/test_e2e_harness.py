@@ -153,3 +153,20 @@ def test_link_mbit_overrides_every_link():
     assert e2e.with_links(described, None) is described
     with pytest.raises(ValueError, match="--link-mbit must be positive"):
         e2e.with_links(described, 0)
+
+
+def test_a_cell_counts_the_plans_and_moves_of_its_topology_and_names_a_refusal(tmp_path):
+    from storm_planner.bench._e2e_cells import _plans
+
+    log = tmp_path / "plans.jsonl"
+    slot = {"node_id": "i7-a", "port": 6700}
+    other = {"node_id": "i7-b", "port": 6700}
+    records = [
+        {"event": "plan", "topology": "t-1", "assignments": {"e1": slot, "e2": slot}, "error": None},
+        {"event": "plan", "topology": "t-1", "assignments": {"e1": other, "e2": slot}, "error": None},
+        {"event": "plan", "topology": "t-2", "assignments": {}, "error": "BAD_REQUEST: no profiles"},
+    ]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert _plans(log, "t-1") == {"plans": 2, "replans": 1, "migrations": 1, "plan_error": ""}
+    assert _plans(log, "t-2") == {"plans": 0, "replans": 0, "migrations": 0,
+                                  "plan_error": "BAD_REQUEST: no profiles"}

@@ -44,6 +44,17 @@ def test_plan_log_page_shows_topologies_algorithms_slots_and_fallbacks(dashboard
     # The graphs were drawn (Cytoscape and Chart.js render into canvases).
     assert len(browser.find_elements(By.CSS_SELECTOR, "#topologies canvas")) >= 4
     assert browser.find_element(By.ID, "history-chart").size["height"] > 50
+    # Labels readable at the default zoom: no graph label renders below 11 px.
+    smallest = browser.execute_script(
+        "return Math.min(...Object.values(graphs).flatMap((g) => g.nodes().map("
+        "  (n) => parseFloat(n.style('font-size')) * g.zoom())));")
+    assert smallest >= 11, smallest
+    # Plans over time: a time axis (clock times at the plans' times), not plan numbers.
+    axis = browser.execute_script(
+        "const x = historyChart.scales.x;"
+        "return {min: x.min, max: x.max, labels: x.ticks.map((t) => x.options.ticks.callback(t.value))};")
+    assert axis["min"] >= 1763949990 * 1000 - 3600_000 and axis["max"] <= 1763950100 * 1000 + 3600_000
+    assert all(label.count(":") == 2 for label in axis["labels"]), axis["labels"]
     # The garbled third line of the log is counted on the page.
     assert browser.find_element(By.CSS_SELECTOR, "[data-testid=bad-lines]").text.startswith(
         "1 bad plan-log line(s) skipped (last: line 3: not JSON")

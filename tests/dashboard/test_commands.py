@@ -71,8 +71,14 @@ def test_refresh_and_bounds_must_be_sane(tmp_path):
     for value in ("inf", "0", "-1", "100000"):
         with pytest.raises(CommandError, match=f"--refresh {float(value)}: expected seconds from 0.5 to 3600"):
             check("--refresh", value)
-    for flag in ("--history", "--page-size", "--max-line-bytes", "--max-line-depth", "--max-int-digits"):
+    for flag in ("--history", "--page-size", "--max-line-bytes", "--max-line-depth", "--max-int-digits",
+                 "--metrics-history"):
         with pytest.raises(CommandError, match=f"{flag} 0: expected 1 or more"):
             check(flag, "0")
     with pytest.raises(CommandError, match="--allowed-host 'evil.example:80/x'"):
         check("--allowed-host", "evil.example:80/x")
+    for value in ("nan", "-1", "4000"):
+        with pytest.raises(CommandError, match=f"--settle {float(value)}: expected seconds from 0 to 3600"):
+            check("--settle", value)
+    with pytest.raises(CommandError, match="--metrics-history 1000000: at most 100000"):
+        check("--metrics-history", "1000000")

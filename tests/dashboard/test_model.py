@@ -90,3 +90,17 @@ def test_with_nimbus_read_only_the_topologies_it_runs_are_shown():
     # Nimbus not reachable: nothing is known to have finished, every topology stays.
     unreachable = snapshot(records, {"connected": False, "error": "Nimbus: refused"})
     assert len(unreachable["topologies"]) == 2 and unreachable["finished_topologies"] == []
+
+
+def test_with_nimbus_briefly_away_supervisors_count_what_ran_at_its_last_answer():
+    records = [{"event": "plan", "topology": topo, "algorithm": "even",
+                "assignments": {"[1-1]": "a:6700", "[2-2]": "a:6700"}} for topo in ("killed-1-100", "live-1-200")]
+    supervisors = [{"id": "a", "host": "h", "slots": ["a:6700"]}]
+    # The cluster source keeps the topologies of Nimbus' last answer when a read fails.
+    away = {"connected": False, "error": "Nimbus: refused", "supervisors": supervisors,
+            "topologies": {"live-1-200": {"placement": {"[1-1]": "h:6700", "[2-2]": "h:6700"}}}}
+    snap = snapshot(records, away)
+    assert [s["planned_executors"] for s in snap["supervisors"]] == [2]   # not the killed topology's too
+    assert [t["id"] for t in snap["topologies"]] == ["live-1-200"]
+    never_read = snapshot(records, {"connected": False, "error": "Nimbus: refused", "supervisors": supervisors})
+    assert [s["planned_executors"] for s in never_read["supervisors"]] == [4]   # only the plans are known

@@ -86,3 +86,49 @@ def test_plans_come_in_bounded_pages(tmp_path):
         assert response.status_code == 400 and "query parameter" in response.json()["error"], bad
     snap = client.get("/api/snapshot").json()
     assert len(snap["plans"]) == 10 and snap["plans_total"] == 50
+
+
+CELLS = """workload,rate,scheduler,repetition,status,processed_tps,latency_p99_ms,placement
+topk,400,default,1,ran,400.0,324.1,a:2 b:2
+topk,400,default,2,ran,402.0,300.0,a:2 b:2
+topk,400,ras,1,ran,398.0,216.5,a:4
+topk,400,ras,2,failed,,,
+wc,50,ras,1,ran,50.0,NaN,a:1
+"""
+
+
+def test_topology_api_from_the_plan_log_alone_and_its_bounds():
+    client = TestClient(create_app(DATA / "plan-log.jsonl"), base_url="http://127.0.0.1")
+    assert client.get("/topology", params={"id": "x"}).status_code == 200
+    page = client.get("/api/topology", params={"id": "trends-1-1763949990"}).json()
+    assert [m["kind"] for m in page["markers"]] == ["plan", "rebalance", "re-plan"]   # as the log has them
+    assert page["steps"] == [] and page["summary"]["now"] is None and page["metrics"] == {"available": False, "future_windows_ignored": 0}
+    assert client.get("/api/topology").status_code == 400
+    assert client.get("/api/topology", params={"id": "x" * 257}).status_code == 400
+    assert client.get("/api/topology", params={"id": "gone-9-1"}).status_code == 404
+
+
+def test_benchmark_tables_side_by_side_and_only_from_the_reports(tmp_path):
+    reports = tmp_path / "reports"
+    (reports / "e2e").mkdir(parents=True)
+    (reports / "e2e" / "cells.csv").write_text(CELLS)
+    (reports / "e2e.md").write_text("# e2e")
+    (reports / "e2e" / "other.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "secret.csv").write_text(CELLS)
+    client = TestClient(create_app(DATA / "plan-log.jsonl", reports_dir=reports), base_url="http://127.0.0.1")
+    assert client.get("/compare").status_code == 200
+    assert client.get("/api/benchmarks").json() == [
+        {"table": "e2e/cells.csv", "report": "e2e", "report_url": "/reports/e2e.md"}]
+    table = client.get("/api/benchmarks/table", params={"path": "e2e/cells.csv"}).json()
+    topk = table["workloads"]["topk @ 400"]
+    assert topk["default"]["processed_tps"] == {"median": 401.0, "n": 2, "values": [400.0, 402.0]}
+    assert topk["ras"]["processed_tps"]["n"] == 1 and table["not_run"] == 1
+    assert topk["ras"]["placement"] == {"text": ["a:4"]}
+    assert "latency_p99_ms" not in table["workloads"]["wc @ 50"]["ras"] or \
+        "median" not in table["workloads"]["wc @ 50"]["ras"]["latency_p99_ms"]   # NaN is no figure
+    assert set(table["numeric"]) == {"processed_tps", "latency_p99_ms"}
+    assert client.get("/api/benchmarks/table", params={"path": "../secret.csv"}).status_code == 400
+    assert client.get("/api/benchmarks/table", params={"path": "e2e/other.csv"}).status_code == 400
+    assert client.get("/api/benchmarks/table", params={"path": "e2e.md"}).status_code == 400
+    snap = client.get("/api/snapshot").json()
+    assert snap["benchmark_tables"][0]["table"] == "e2e/cells.csv"

@@ -18,17 +18,29 @@ from storm_planner.planners.qescalor import run_scaler, scalers
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    """The planning commands: plan, algorithms, scale (plan, algorithms, run, sample)."""
+    _add_plan(subparsers)
+    _add_algorithms(subparsers)
+    _add_scale(subparsers)
+
+
+def _add_plan(subparsers: argparse._SubParsersAction) -> None:
     plan = subparsers.add_parser("plan", help="plan a problem file and print the plan as JSON")
     plan.add_argument("problem", help="problem file (JSON), or - for standard input")
     _algorithm_arguments(plan, "even", "planner", "`algorithms`")
     plan.set_defaults(handler=plan_command)
 
+
+def _add_algorithms(subparsers: argparse._SubParsersAction) -> None:
     algorithms = subparsers.add_parser("algorithms", help="list the registered planners")
     algorithms.add_argument("--params", action="store_true",
                             help="also list each planner's parameters and defaults (set with -p KEY=VALUE "
                                  "or the topology option planner.<algorithm>.<key>)")
     algorithms.set_defaults(handler=algorithms_command)
 
+
+def _add_scale(subparsers: argparse._SubParsersAction) -> None:
+    """``scale`` and its actions: plan, algorithms, run, sample."""
     scale = subparsers.add_parser("scale", help="scaling advice (QEScalor): instances and provisions per epoch")
     scale_commands = scale.add_subparsers(dest="scale_command", metavar="ACTION")
     scale_commands.required = True
@@ -38,6 +50,11 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     scale_plan.set_defaults(handler=scale_plan_command)
     scale_list = scale_commands.add_parser("algorithms", help="list the scaling algorithms and their parameters")
     scale_list.set_defaults(handler=scale_algorithms_command)
+    _add_scale_run(scale_commands)
+    _add_scale_sample(scale_commands)
+
+
+def _add_scale_run(scale_commands: argparse._SubParsersAction) -> None:
     scale_run = scale_commands.add_parser(
         "run", help="scale a running topology's component epoch by epoch (QEScalor's controller, via rebalance)")
     scale_run.add_argument("topology", help="the running topology's name")
@@ -69,6 +86,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "--zookeeper", metavar="HOST:PORT", help="default: $STORM_PLANNER_ZOOKEEPER, else 127.0.0.1:2181"
     )
     scale_run.set_defaults(handler=scale_run_command)
+
+
+def _add_scale_sample(scale_commands: argparse._SubParsersAction) -> None:
     sample = scale_commands.add_parser(
         "sample", help="measure an operator instance's throughput under CPU provisions on a local cluster (OOPSer)")
     sample.add_argument(

@@ -51,58 +51,49 @@ def limit_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None) 
     placed = {e: current.get(e, slot) for e, slot in plan.items()}
     if budget <= 0:
         return placed, []
-
-    load = {e.id: e.load for e in problem.executors}
-    capacity = {n.id: n.effective_capacity for n in problem.nodes}
-    talk: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for t in _pairs_within_limit(problem):
-        if t.source != t.target:
-            talk[t.source][t.target] += t.rate
-            talk[t.target][t.source] += t.rate
-    node_load: dict[str, float] = defaultdict(float)
-    planned_load: dict[str, float] = defaultdict(float)
-    for e, slot in placed.items():
-        node_load[slot.node] += load.get(e, 0.0)
-    for e, slot in plan.items():
-        planned_load[slot.node] += load.get(e, 0.0)
-    allowed = {n: max(capacity.get(n, 0.0), planned_load[n]) + EPSILON for n in set(node_load) | set(planned_load)}
-
-    def overload(loads: Mapping[str, float], nodes: Iterable[str]) -> float:
-        return sum(max(0.0, loads[n] - capacity.get(n, 0.0)) for n in nodes)
-
-    def evaluate(group: tuple[str, ...]) -> tuple[float, float] | None:
-        """(overload removed, traffic removed) by moving ``group`` to its planned slots, or None if not allowed."""
-        delta: dict[str, float] = defaultdict(float)
-        for e in group:
-            delta[placed[e].node] -= load.get(e, 0.0)
-            delta[plan[e].node] += load.get(e, 0.0)
-        after = {n: node_load[n] + d for n, d in delta.items()}
-        if any(after[n] > allowed.get(n, capacity.get(n, 0.0) + EPSILON) and d > 0 for n, d in delta.items()):
-            return None
-        overload_gain = overload(node_load, delta) - overload(after, delta)
-        moved = {e: plan[e] for e in group}
-        gain = 0.0
-        for e in group:
-            for f, rate in talk[e].items():
-                if f in moved and f < e:
-                    continue  # the pair inside the group is counted once
-                before = placed[e] != placed[f]
-                now = moved[e] != moved.get(f, placed[f])
-                gain += rate * (before - now)
-        return overload_gain, gain
-
+    moves = _Moves(problem, plan, placed)
     remaining = set(wanted)
     chosen: list[str] = []
     while remaining and len(chosen) < budget:
-        candidates: list[tuple[str, ...]] = [(e,) for e in sorted(remaining)]
-        if budget - len(chosen) >= 2:
-            for e in sorted(remaining):
-                partners = sorted((f for f in talk[e] if f in remaining and f > e and plan[f].node == plan[e].node),
-                                  key=lambda f: -talk[e][f])[:PAIR_PARTNERS]
-                candidates.extend((e, f) for f in partners)
+        best = moves.best(remaining, pairs=budget - len(chosen) >= 2)
+        if best is None:
+            break
+        moves.apply(best)
+        remaining.difference_update(best)
+        chosen.extend(best)
+    return moves.placed, sorted(chosen)
+
+
+class _Moves:
+    """The placement as moves are taken: node loads, what each node may carry, who talks to whom."""
+
+    def __init__(self, problem: Problem, plan: Mapping[str, Slot], placed: dict[str, Slot]) -> None:
+        self.plan = plan
+        self.placed = placed
+        self.load = {e.id: e.load for e in problem.executors}
+        self.capacity = {n.id: n.effective_capacity for n in problem.nodes}
+        self.talk: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        for t in _pairs_within_limit(problem):
+            if t.source != t.target:
+                self.talk[t.source][t.target] += t.rate
+                self.talk[t.target][t.source] += t.rate
+        self.node_load = self._node_loads(placed)
+        planned_load = self._node_loads(plan)
+        self.allowed = {n: max(self.capacity.get(n, 0.0), planned_load[n]) + EPSILON
+                        for n in set(self.node_load) | set(planned_load)}
+
+    def _node_loads(self, assignment: Mapping[str, Slot]) -> dict[str, float]:
+        loads: dict[str, float] = defaultdict(float)
+        for e, slot in assignment.items():
+            loads[slot.node] += self.load.get(e, 0.0)
+        return loads
+
+    def best(self, remaining: set[str], *, pairs: bool) -> tuple[str, ...] | None:
+        """The single move (or collocated pair) that removes the most overload, then traffic per move;
+        None when none is allowed or none removes anything."""
         best, best_key = None, None
-        for group in candidates:
-            scored = evaluate(group)
+        for group in self._candidates(remaining, pairs):
+            scored = self._evaluate(group)
             if scored is None:
                 continue
             overload_gain, gain = scored
@@ -110,11 +101,48 @@ def limit_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None) 
             if best_key is None or key > best_key:
                 best, best_key = group, key
         if best is None or best_key is None or (best_key[1] <= EPSILON and best_key[2] <= EPSILON):
-            break
-        for e in best:
-            node_load[placed[e].node] -= load.get(e, 0.0)
-            node_load[plan[e].node] += load.get(e, 0.0)
-            placed[e] = plan[e]
-            remaining.discard(e)
-            chosen.append(e)
-    return placed, sorted(chosen)
+            return None
+        return best
+
+    def _candidates(self, remaining: set[str], pairs: bool) -> list[tuple[str, ...]]:
+        """Each remaining move alone and, with ``pairs``, with its busiest partners bound for the same node."""
+        candidates: list[tuple[str, ...]] = [(e,) for e in sorted(remaining)]
+        if pairs:
+            talk, plan = self.talk, self.plan
+            for e in sorted(remaining):
+                partners = sorted((f for f in talk[e] if f in remaining and f > e and plan[f].node == plan[e].node),
+                                  key=lambda f: -talk[e][f])[:PAIR_PARTNERS]
+                candidates.extend((e, f) for f in partners)
+        return candidates
+
+    def _overload(self, loads: Mapping[str, float], nodes: Iterable[str]) -> float:
+        return sum(max(0.0, loads[n] - self.capacity.get(n, 0.0)) for n in nodes)
+
+    def _evaluate(self, group: tuple[str, ...]) -> tuple[float, float] | None:
+        """(overload removed, traffic removed) by moving ``group`` to its planned slots, or None if not allowed."""
+        placed, plan = self.placed, self.plan
+        delta: dict[str, float] = defaultdict(float)
+        for e in group:
+            delta[placed[e].node] -= self.load.get(e, 0.0)
+            delta[plan[e].node] += self.load.get(e, 0.0)
+        after = {n: self.node_load[n] + d for n, d in delta.items()}
+        if any(after[n] > self.allowed.get(n, self.capacity.get(n, 0.0) + EPSILON) and d > 0
+               for n, d in delta.items()):
+            return None
+        overload_gain = self._overload(self.node_load, delta) - self._overload(after, delta)
+        moved = {e: plan[e] for e in group}
+        gain = 0.0
+        for e in group:
+            for f, rate in self.talk[e].items():
+                if f in moved and f < e:
+                    continue  # the pair inside the group is counted once
+                before = placed[e] != placed[f]
+                now = moved[e] != moved.get(f, placed[f])
+                gain += rate * (before - now)
+        return overload_gain, gain
+
+    def apply(self, group: tuple[str, ...]) -> None:
+        for e in group:
+            self.node_load[self.placed[e].node] -= self.load.get(e, 0.0)
+            self.node_load[self.plan[e].node] += self.load.get(e, 0.0)
+            self.placed[e] = self.plan[e]

@@ -171,8 +171,7 @@ class Replanner:
                 changed = max(change(state.loads, loads), change(state.traffic, traffic))
                 due = now - state.planned_at >= settings.period_s
                 trigger = changed > settings.threshold or due
-                why = (f"metrics changed {changed:.0%} (threshold {settings.threshold:.0%})"
-                       if changed > settings.threshold
+                why = (f"metrics changed {changed:.0%} (threshold {settings.threshold:.0%})" if changed > settings.threshold
                        else f"{settings.period_s:g} s since the last re-plan (metrics changed {changed:.0%})")
                 if not trigger:
                     return self._keep(problem, algorithm,

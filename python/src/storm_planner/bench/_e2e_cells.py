@@ -143,7 +143,10 @@ def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: f
     figures.update(_nodes(cpu_before, cpu_after, bytes_before, bytes_after, seconds, processed))
     figures.update(_placement(placement))
     figures.update(_plans(bench.cluster.plan_log, topology_id))
-    figures["submit_to_scheduled_s"] = round(scheduled - submitted, 1)
+    refused = figures.pop("plan_error")
+    if status == "ran" and refused and not figures["plans"]:
+        # The plugin fell back to DefaultScheduler: the figures are its placement's, not the planner's.
+        status = f"ran on DefaultScheduler's placement: the planner answered {refused}"[:300] = round(scheduled - submitted, 1)
     _save_latency_quantiles(quantiles_file, times, begin, end)
     bench.progress(f"  {status}: processed {figures['processed_tps']:.0f} t/s of {figures['emitted_tps']:.0f} "
                    f"emitted, p50 {figures['latency_p50_ms']:.0f} ms, p99 {figures['latency_p99_ms']:.0f} ms, "
@@ -237,10 +240,13 @@ def _plans(plan_log: Path, topology_id: str) -> dict[str, Any]:
     """Plans the service answered for the topology: re-plans after the first, executors they moved."""
     from storm_planner.service.planlog import read_plan_log
 
-    plans = [p for p in read_plan_log(plan_log) if p["topology"] == topology_id and not p.get("error")]
+    answers = [p for p in read_plan_log(plan_log) if p["topology"] == topology_id]
+    plans = [p for p in answers if not p.get("error")]
+    errors = [str(p["error"]) for p in answers if p.get("error")]
     moved = sum(sum(1 for e, slot in later["assignments"].items() if earlier["assignments"].get(e) not in (None, slot))
                 for earlier, later in zip(plans, plans[1:]))
-    return {"plans": len(plans), "replans": max(0, len(plans) - 1), "migrations": moved}
+    return {"plans": len(plans), "replans": max(0, len(plans) - 1), "migrations": moved,
+            "plan_error": errors[0] if errors else ""}
 
 
 def _save_latency_quantiles(path: Path, times: TupleTimes, begin: float, end: float) -> None:

@@ -177,22 +177,9 @@ def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse
     report: dict[str, Any] = {"command": "storm-planner bench hetero-real " + _argv(args),
                               "settings": jsonable(dataclasses.asdict(settings)),
                               "host": {"cpus": os.cpu_count(), "load_avg_start": os.getloadavg()}}
-    if args.profile:
-        saved = read_json(args.profile)
-        reference, report["profiling"] = saved["reference_times"], saved.get("profiling", {"reused": args.profile})
-        _say(f"profile reused from {args.profile}")
-    else:
-        _say("profiling Linear once on an unthrottled supervisor (a separate, short-lived cluster)")
-        rates = [float(x) for x in args.profile_rates.split(",")]
-        reference, report["profiling"] = profile_reference(settings, rates, work_dir, _say)
+    reference = _reference_times(settings, args, work_dir, report)
     description = bench_description(settings.capacities, settings.period_s)
-    types = [s.meta["machine.type"] for s in description.supervisors]
-    profile = real_profile(reference, types)
-    (out / "profile.json").write_text(json.dumps({**profile, "reference_times": reference,
-                                                  "profiling": report["profiling"]}, indent=2) + "\n")
-    report["profile"] = profile
-    _say("reference times (ms per tuple, ET + MET): "
-         + ", ".join(f"{k} {v['et'] + v['met']:.3f}" for k, v in reference.items()))
+    profile = _write_profile(out, reference, [s.meta["machine.type"] for s in description.supervisors], report)
     for shape in settings.shapes:
         write_project(work_dir / f"project-{shape}", shape)
 
@@ -206,18 +193,7 @@ def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse
                   for m in bench.machines}
         entered = []
         try:
-            for machine in bench.machines:
-                quota = quotas[machine.machine_type].__enter__()
-                entered.append(quota)
-                # Before any topology: the worker JVMs and their Python subprocesses inherit the group.
-                quota.add(supervisor_pid(cluster, machine.supervisor))
-                bench.quotas[machine.machine_type] = quota
-                account = CpuAccount(quota.path.name).__enter__()
-                entered.append(account)
-                account.add(supervisor_pid(cluster, machine.supervisor))
-                bench.accounts[machine.machine_type] = account
-                _say(f"{machine.supervisor} in cgroup {quota.path.name}: cfs quota {quota.quota} us per 100000 us "
-                     f"(and in cpuacct group {account.path.name})")
+            _throttle_supervisors(bench, cluster, quotas, entered)
             report["plans"] = {}
             for shape in settings.shapes:
                 runs.extend(run_shape(bench, shape, settings, report))
@@ -229,6 +205,50 @@ def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse
     report["host"]["load_avg_end"] = os.getloadavg()
     write_outputs(out, runs, report, started)
     return report
+
+
+def _reference_times(settings: BenchSettings, args: argparse.Namespace, work_dir: Path,
+                     report: dict[str, Any]) -> dict[str, Any]:
+    """Linear's reference times per component: reused from ``--profile``, else profiled now."""
+    if args.profile:
+        saved = read_json(args.profile)
+        reference, report["profiling"] = saved["reference_times"], saved.get("profiling", {"reused": args.profile})
+        _say(f"profile reused from {args.profile}")
+        return reference
+    _say("profiling Linear once on an unthrottled supervisor (a separate, short-lived cluster)")
+    rates = [float(x) for x in args.profile_rates.split(",")]
+    reference, report["profiling"] = profile_reference(settings, rates, work_dir, _say)
+    return reference
+
+
+def _write_profile(out: Path, reference: dict[str, Any], types: list[str], report: dict[str, Any]) -> dict[str, Any]:
+    """The profile of the machine types from the reference times, written to profile.json and the report."""
+    profile = real_profile(reference, types)
+    (out / "profile.json").write_text(json.dumps({**profile, "reference_times": reference,
+                                                  "profiling": report["profiling"]}, indent=2) + "\n")
+    report["profile"] = profile
+    _say("reference times (ms per tuple, ET + MET): "
+         + ", ".join(f"{k} {v['et'] + v['met']:.3f}" for k, v in reference.items()))
+    return profile
+
+
+def _throttle_supervisors(bench: Bench, cluster: Any, quotas: dict[str, Any], entered: list) -> None:
+    """Put each supervisor in its machine type's CPU quota group and a CPU accounting group.
+
+    Each group entered is appended to ``entered``, for the caller to leave in reverse order.
+    """
+    for machine in bench.machines:
+        quota = quotas[machine.machine_type].__enter__()
+        entered.append(quota)
+        # Before any topology: the worker JVMs and their Python subprocesses inherit the group.
+        quota.add(supervisor_pid(cluster, machine.supervisor))
+        bench.quotas[machine.machine_type] = quota
+        account = CpuAccount(quota.path.name).__enter__()
+        entered.append(account)
+        account.add(supervisor_pid(cluster, machine.supervisor))
+        bench.accounts[machine.machine_type] = account
+        _say(f"{machine.supervisor} in cgroup {quota.path.name}: cfs quota {quota.quota} us per 100000 us "
+             f"(and in cpuacct group {account.path.name})")
 
 
 def run_shape(bench: Bench, shape: str, settings: BenchSettings, report: dict[str, Any]) -> list[Run]:

@@ -24,9 +24,9 @@ import argparse
 import random
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from storm_planner.generators.chatzistergiou import (
     scale_job,
     task_count_job,
 )
+
+if TYPE_CHECKING:
+    from storm_planner.core.problem import Problem
 
 DEFAULT_OUT = Path("benchmarks/reports/topdown")
 PAPER = {"topdown": 93.1, "tasklevel-imc": 85.9, "tasklevel-imc-source": 85.9}
@@ -191,9 +194,19 @@ def bench_speed(args: argparse.Namespace) -> int:
         "topdown (plan)": lambda: get_planner("topdown").plan(problem),
         "tasklevel (plan)": lambda: get_planner("tasklevel").plan(problem),
     }
+    timelines = _speed_timelines(calls, args.rounds, args.seconds)
+    out = Path(args.out)
+    text = _speed_report(args, problem, timelines, out)
+    _speed_plot(args, timelines, out)
+    print(text)
+    return 0
+
+
+def _speed_timelines(calls: Mapping[str, Callable[[], Any]], rounds: int, seconds: float) -> dict[str, list[float]]:
+    """Per call, the CPU time at which each of its allocations completed."""
     timelines: dict[str, list[float]] = {name: [] for name in calls}
     # Interleave short rounds so that load from other processes hits all alike.
-    for round_index in range(args.rounds):
+    for round_index in range(rounds):
         for name, call in calls.items():
             timeline = timelines[name]
             offset = timeline[-1] if timeline else 0.0
@@ -202,13 +215,18 @@ def bench_speed(args: argparse.Namespace) -> int:
                 call()
                 elapsed = time.process_time() - started
                 timeline.append(offset + elapsed)
-                if elapsed >= args.seconds / args.rounds:
+                if elapsed >= seconds / rounds:
                     break
-        print_progress(f"topdown-speed: round {round_index + 1}/{args.rounds}")
+        print_progress(f"topdown-speed: round {round_index + 1}/{rounds}")
+    return timelines
+
+
+def _speed_report(args: argparse.Namespace, problem: Problem, timelines: Mapping[str, list[float]],
+                  out: Path) -> str:
+    """Write speed.csv and speed.md (allocations per CPU second of each call); return the markdown."""
     rates = {name: len(t) / t[-1] for name, t in timelines.items()}
-    rows = [{"call": name, "allocations": len(timelines[name]), "cpu_s": round(timelines[name][-1], 3),
-             "allocations_per_s": round(rates[name], 2)} for name in calls]
-    out = Path(args.out)
+    rows = [{"call": name, "allocations": len(timeline), "cpu_s": round(timeline[-1], 3),
+             "allocations_per_s": round(rates[name], 2)} for name, timeline in timelines.items()]
     write_csv(out / "speed.csv", rows)
     ratio_algorithm = rates["topdown (algorithm)"] / rates["tasklevel (algorithm)"]
     ratio_plan = rates["topdown (plan)"] / rates["tasklevel (plan)"]
@@ -225,6 +243,11 @@ def bench_speed(args: argparse.Namespace) -> int:
               f"holds its job graph; 'plan' is `Planner.plan(problem)`: it also builds the job graph "
               f"from the streams and the slots of the plan.\n")
     (out / "speed.md").write_text(text)
+    return text
+
+
+def _speed_plot(args: argparse.Namespace, timelines: Mapping[str, list[float]], out: Path) -> None:
+    """speed.png: completed allocations against CPU seconds, one line per call (cf. the paper's Figure 5)."""
     plt = pyplot()
     figure, axis = plt.subplots(figsize=(7, 4.5))
     for name, timeline in timelines.items():
@@ -237,8 +260,6 @@ def bench_speed(args: argparse.Namespace) -> int:
     figure.tight_layout()
     figure.savefig(out / "speed.png", dpi=110)
     plt.close(figure)
-    print(text)
-    return 0
 
 
 # ------------------------------------------------------------------------------------

@@ -198,67 +198,92 @@ def _parse(data: Any, source: str) -> ClusterDescription:
     _check_name(name, "name")
     version = _storm_version(data.get("storm_version", "2.8.3"))
     host = _host(data.get("host", "127.0.0.1"), "host")
+    ports = _ports(data.get("ports", {}))
+    algorithm, timeout_ms = _planner(data.get("planner", {}))
+    heaps = _heaps(data.get("heap_mb", {}))
+    storm = _storm_keys(data.get("storm", {}), "storm")
+    network = _network(data.get("network", {}))
+    supervisors = _supervisors(data.get("supervisors"), host, ports, network)
+    description = ClusterDescription(
+        name=name,
+        storm_version=version,
+        host=host,
+        ports=ports.daemons,
+        supervisors=supervisors,
+        planner_algorithm=algorithm,
+        planner_timeout_ms=timeout_ms,
+        heap_mb=heaps,
+        storm=storm,
+        offset=ports.offset,
+        source=source,
+        network=network,
+        scheduler=_scheduler(data.get("scheduler", "planner")),
+    )
+    _check_ports(description)
+    return description
 
-    raw_ports = _mapping(data.get("ports", {}), "ports")
-    _no_unknown(raw_ports, _PORT_KEYS, "ports.")
-    offset = _int(raw_ports.get("offset", 0), "ports.offset", minimum=0)
+
+@dataclass(frozen=True)
+class _PortSettings:
+    """The ``ports`` section read: the daemons' ports and where supervisors' ports start (offset added)."""
+
+    daemons: Ports
+    offset: int
+    supervisor_thrift: int   # the first supervisor's; the next ones count up
+    first_slot: int          # the first slot port of supervisors that give a slot count
+
+
+def _ports(value: Any) -> _PortSettings:
+    raw = _mapping(value, "ports")
+    _no_unknown(raw, _PORT_KEYS, "ports.")
+    offset = _int(raw.get("offset", 0), "ports.offset", minimum=0)
 
     def port(key: str, default: int) -> int:
-        return _int(raw_ports.get(key, default), f"ports.{key}", minimum=1, maximum=65535) + offset
+        return _int(raw.get(key, default), f"ports.{key}", minimum=1, maximum=65535) + offset
 
-    ports = Ports(
+    daemons = Ports(
         zookeeper=port("zookeeper", 2181),
         nimbus=port("nimbus", 6627),
         ui=port("ui", 8080),
         planner=port("planner", 7627),
         dashboard=port("dashboard", 8090),
     )
-    thrift_base = port("supervisor_thrift", 6628)
-    next_slot = port("slots", 6700)
+    return _PortSettings(daemons=daemons, offset=offset, supervisor_thrift=port("supervisor_thrift", 6628),
+                         first_slot=port("slots", 6700))
 
-    planner = _mapping(data.get("planner", {}), "planner")
+
+def _planner(value: Any) -> tuple[str, int]:
+    """(algorithm, timeout in ms) of the ``planner`` section."""
+    planner = _mapping(value, "planner")
     _no_unknown(planner, _PLANNER_KEYS, "planner.")
     algorithm = _string(planner.get("algorithm", "even"), "planner.algorithm")
     timeout_ms = _int(planner.get("timeout_ms", 5000), "planner.timeout_ms", minimum=1)
+    return algorithm, timeout_ms
 
-    heaps_raw = _mapping(data.get("heap_mb", {}), "heap_mb")
-    _no_unknown(heaps_raw, _HEAP_KEYS, "heap_mb.")
-    heaps = Heaps(**{k: _int(v, f"heap_mb.{k}", minimum=32) for k, v in heaps_raw.items()})
 
-    storm = _storm_keys(data.get("storm", {}), "storm")
-    network = _network(data.get("network", {}))
+def _heaps(value: Any) -> Heaps:
+    raw = _mapping(value, "heap_mb")
+    _no_unknown(raw, _HEAP_KEYS, "heap_mb.")
+    return Heaps(**{k: _int(v, f"heap_mb.{k}", minimum=32) for k, v in raw.items()})
 
-    raw_sups = data.get("supervisors")
-    if not isinstance(raw_sups, list) or not raw_sups:
+
+def _supervisors(value: Any, host: str, ports: _PortSettings, network: Network) -> tuple[Supervisor, ...]:
+    """The ``supervisors`` list; slot counts take consecutive ports from ``ports.slots`` in list order."""
+    if not isinstance(value, list) or not value:
         raise DescriptionError("'supervisors' must be a non-empty list of nodes")
     supervisors = []
     seen: set[str] = set()
-    for index, raw in enumerate(raw_sups):
+    next_slot = ports.first_slot
+    for index, raw in enumerate(value):
         where = f"supervisors[{index}]"
         sup = _mapping(raw, where)
         _no_unknown(sup, _SUPERVISOR_KEYS, f"{where}.")
-        if "name" not in sup:
-            raise DescriptionError(f"{where}.name is required")
-        sup_name = sup["name"]
-        _check_name(sup_name, f"{where}.name")
-        if sup_name in seen:
-            raise DescriptionError(f"{where}.name: duplicate supervisor name {sup_name!r}")
-        seen.add(sup_name)
-        slots = sup.get("slots", 1)
-        if isinstance(slots, list):
-            if not slots:
-                raise DescriptionError(f"{where}.slots: the list of slot ports is empty")
-            slot_ports = tuple(
-                _int(p, f"{where}.slots[{i}]", minimum=1, maximum=65535) + offset for i, p in enumerate(slots)
-            )
-        else:
-            count = _int(slots, f"{where}.slots", minimum=1, maximum=64)
-            slot_ports = tuple(range(next_slot, next_slot + count))
-            next_slot += count
+        sup_name = _supervisor_name(sup, where, seen)
+        slot_ports, next_slot = _slot_ports(sup.get("slots", 1), where, ports.offset, next_slot)
         if "thrift_port" in sup:
-            thrift = _int(sup["thrift_port"], f"{where}.thrift_port", minimum=1, maximum=65535) + offset
+            thrift = _int(sup["thrift_port"], f"{where}.thrift_port", minimum=1, maximum=65535) + ports.offset
         else:
-            thrift = thrift_base + index
+            thrift = ports.supervisor_thrift + index
         supervisors.append(
             Supervisor(
                 name=sup_name,
@@ -277,24 +302,30 @@ def _parse(data: Any, source: str) -> ClusterDescription:
                                    f"from network.subnet; remove the key")
     if network.emulated and network.subnet:
         _check_subnet_size(network.subnet, len(supervisors))
+    return tuple(supervisors)
 
-    description = ClusterDescription(
-        name=name,
-        storm_version=version,
-        host=host,
-        ports=ports,
-        supervisors=tuple(supervisors),
-        planner_algorithm=algorithm,
-        planner_timeout_ms=timeout_ms,
-        heap_mb=heaps,
-        storm=storm,
-        offset=offset,
-        source=source,
-        network=network,
-        scheduler=_scheduler(data.get("scheduler", "planner")),
-    )
-    _check_ports(description)
-    return description
+
+def _supervisor_name(sup: Mapping[str, Any], where: str, seen: set[str]) -> str:
+    """The supervisor's required, valid and unique name (added to ``seen``)."""
+    if "name" not in sup:
+        raise DescriptionError(f"{where}.name is required")
+    name = sup["name"]
+    _check_name(name, f"{where}.name")
+    if name in seen:
+        raise DescriptionError(f"{where}.name: duplicate supervisor name {name!r}")
+    seen.add(name)
+    return name
+
+
+def _slot_ports(slots: Any, where: str, offset: int, next_slot: int) -> tuple[tuple[int, ...], int]:
+    """(the supervisor's slot ports, the next free slot port): a list of ports, or a count taken from ``next_slot``."""
+    if isinstance(slots, list):
+        if not slots:
+            raise DescriptionError(f"{where}.slots: the list of slot ports is empty")
+        ports = tuple(_int(p, f"{where}.slots[{i}]", minimum=1, maximum=65535) + offset for i, p in enumerate(slots))
+        return ports, next_slot
+    count = _int(slots, f"{where}.slots", minimum=1, maximum=64)
+    return tuple(range(next_slot, next_slot + count)), next_slot + count
 
 
 def _network(value: Any) -> Network:

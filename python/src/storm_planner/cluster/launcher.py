@@ -329,28 +329,15 @@ class LocalCluster:
         return record
 
     def _start_all(self) -> None:
+        """Start every daemon first, then wait for each: their JVMs start side by side."""
         d = self.description
-        home = self.home
-        assert home is not None and self.addresses is not None
-        daemon_cp = [home.lib / "*", self.extlib_daemon / "*", self.conf_dir]
+        assert self.home is not None and self.addresses is not None
+        daemon_cp = [self.home.lib / "*", self.extlib_daemon / "*", self.conf_dir]
         deadline_s = self.options.start_timeout_s
-
-        if not self.options.zookeeper:
-            zk = self._start(
-                "zookeeper",
-                self._java(
-                    "zookeeper",
-                    "org.apache.storm.shade.org.apache.zookeeper.server.ZooKeeperServerMain",
-                    self.conf_dir / "nimbus.yaml",
-                    d.heap_mb.zookeeper,
-                    [home.lib / "*"],
-                ) + [str(self.conf_dir / "zoo.cfg")],
-                d.ports.zookeeper,
-            )
+        zk = None if self.options.zookeeper else self._start_zookeeper()
         planner = self.start_planner(wait=False) if self.options.planner else None
         zk_host, zk_port = self.zookeeper_address()
-        self._wait("zookeeper", lambda: nimbus.zookeeper_ok(zk_host, zk_port), 30,
-                   record=None if self.options.zookeeper else zk)
+        self._wait("zookeeper", lambda: nimbus.zookeeper_ok(zk_host, zk_port), 30, record=zk)
 
         nimbus_record = self._start(
             "nimbus",
@@ -358,45 +345,63 @@ class LocalCluster:
                        self.conf_dir / "nimbus.yaml", d.heap_mb.nimbus, daemon_cp),
             d.ports.nimbus,
         )
-        sup_records = {}
-        for sup in d.supervisors:
-            name = f"supervisor-{sup.name}"
-            inside = network.enter_command(self.network.link(sup.name)) if self.network else []
-            sup_records[sup.name] = self._start(
-                name,
-                inside + self._java(name, "org.apache.storm.daemon.supervisor.Supervisor",
-                                    self.conf_dir / f"{name}.yaml", d.heap_mb.supervisor, daemon_cp),
-                sup.thrift_port,
-            )
-        ui = None
-        if self._ui_enabled():
-            ui = self._start(
-                "ui",
-                self._java("ui", "org.apache.storm.daemon.ui.UIServer", self.conf_dir / "ui.yaml",
-                           d.heap_mb.ui, [home.lib_webapp / "*", home.lib / "*", self.conf_dir]),
-                d.ports.ui,
-            )
-        elif self.options.ui:
-            self.progress(f"  {'ui':<22} {UI_UNAVAILABLE}")
-
+        sup_records = self._start_supervisors(daemon_cp)
+        ui = self._start_ui()
         dashboard = self._start_dashboard() if self._dashboard_enabled() else None
         if planner is not None:
             self._wait_planner(planner)
         self._wait("nimbus", lambda: self._nimbus_leader(), deadline_s, record=nimbus_record)
-        for sup in d.supervisors:
-            self._wait(
-                f"supervisor-{sup.name}",
-                lambda sup=sup: self._supervisor_registered(sup.name),
-                deadline_s,
-                record=sup_records[sup.name],
-                detail=lambda sup=sup: f"cpu {sup.cpu:g}, memory {sup.memory_mb:g} MB, "
-                                       f"slots {','.join(map(str, sup.slot_ports))}, meta {dict(sup.meta)}",
-            )
+        self._wait_supervisors(sup_records, deadline_s)
         if ui is not None:
             self._wait("ui", lambda: http_ok(f"{self.addresses.ui_url}/api/v1/cluster/summary"),
                        deadline_s, record=ui)
         if dashboard is not None:
             self._wait("dashboard", lambda: http_ok(f"{self.addresses.dashboard_url}api/health"), 60, record=dashboard)
+
+    def _start_zookeeper(self) -> daemons.DaemonRecord:
+        main = "org.apache.storm.shade.org.apache.zookeeper.server.ZooKeeperServerMain"
+        command = self._java("zookeeper", main, self.conf_dir / "nimbus.yaml", self.description.heap_mb.zookeeper,
+                             [self.home.lib / "*"])
+        return self._start("zookeeper", command + [str(self.conf_dir / "zoo.cfg")],
+                           self.description.ports.zookeeper)
+
+    def _start_supervisors(self, daemon_cp: list) -> dict[str, daemons.DaemonRecord]:
+        """Supervisor name -> its record; with the emulated network each runs in its node's namespace."""
+        records = {}
+        for sup in self.description.supervisors:
+            name = f"supervisor-{sup.name}"
+            inside = network.enter_command(self.network.link(sup.name)) if self.network else []
+            records[sup.name] = self._start(
+                name,
+                inside + self._java(name, "org.apache.storm.daemon.supervisor.Supervisor",
+                                    self.conf_dir / f"{name}.yaml", self.description.heap_mb.supervisor, daemon_cp),
+                sup.thrift_port,
+            )
+        return records
+
+    def _start_ui(self) -> daemons.DaemonRecord | None:
+        if not self._ui_enabled():
+            if self.options.ui:
+                self.progress(f"  {'ui':<22} {UI_UNAVAILABLE}")
+            return None
+        home = self.home
+        return self._start(
+            "ui",
+            self._java("ui", "org.apache.storm.daemon.ui.UIServer", self.conf_dir / "ui.yaml",
+                       self.description.heap_mb.ui, [home.lib_webapp / "*", home.lib / "*", self.conf_dir]),
+            self.description.ports.ui,
+        )
+
+    def _wait_supervisors(self, records: dict[str, daemons.DaemonRecord], deadline_s: float) -> None:
+        for sup in self.description.supervisors:
+            self._wait(
+                f"supervisor-{sup.name}",
+                lambda sup=sup: self._supervisor_registered(sup.name),
+                deadline_s,
+                record=records[sup.name],
+                detail=lambda sup=sup: f"cpu {sup.cpu:g}, memory {sup.memory_mb:g} MB, "
+                                       f"slots {','.join(map(str, sup.slot_ports))}, meta {dict(sup.meta)}",
+            )
 
     def start_planner(self, *, wait: bool = True) -> daemons.DaemonRecord:
         """Start the planner service (again, e.g. after :meth:`stop_daemon`); wait until it answers."""

@@ -197,12 +197,9 @@ class _Partners:
         self.rooms = rooms
         self.component = {e: executors[e].component for room in rooms.values() for e in room.members
                           if e in executors}
-        sizes = {c.id: max(1, c.executors) for c in problem.components}
-        self.rate: dict[str, dict[str, float]] = defaultdict(dict)
-        for s in problem.streams:
-            if s.source != s.target and s.rate > 0:
-                for a, b in ((s.source, s.target), (s.target, s.source)):
-                    self.rate[a][b] = self.rate[a].get(b, 0.0) + s.rate / sizes.get(b, 1)
+        # Per executor pair; for one moving executor that is its component's rate to each partner
+        # executor scaled by a constant, so the nodes rank the same.
+        self.rate = pair_rates(problem)
         self.count: dict[str, Counter[str]] = defaultdict(Counter)   # component -> node -> executors there
         for room in rooms.values():
             for e in room.members:
@@ -235,7 +232,8 @@ class _Partners:
         return None
 
 
-def _take_room(queue: list[tuple[float, float, str]], rooms: dict[str, _Room], cpu: float, memory: float) -> _Room | None:
+def _take_room(queue: list[tuple[float, float, str]], rooms: dict[str, _Room], cpu: float,
+               memory: float) -> _Room | None:
     """Pop the roomiest node that takes (cpu, memory); the others popped on the way go back."""
     passed = []
     found = None
@@ -255,7 +253,8 @@ def _take_room(queue: list[tuple[float, float, str]], rooms: dict[str, _Room], c
     return found
 
 
-def _shortfall(problem: Problem, rooms: Mapping[str, _Room], executor_id: str, cpu: float, memory: float, declared: bool) -> str:
+def _shortfall(problem: Problem, rooms: Mapping[str, _Room], executor_id: str, cpu: float, memory: float,
+               declared: bool) -> str:
     usable = [r for r in rooms.values() if not r.node.draining]
     needs = f"{memory:g} MB" + (f", {cpu:g} % CPU" if declared else "")
     left = f"{sum(max(0.0, r.memory_left) for r in usable):.0f} MB"

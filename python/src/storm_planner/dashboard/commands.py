@@ -9,6 +9,7 @@ from pathlib import Path
 
 from storm_planner.cli import CommandError
 from storm_planner.dashboard.model import DEFAULT_PAGE_SIZE
+from storm_planner.dashboard.timeline import DEFAULT_METRICS_HISTORY, DEFAULT_SETTLE_S
 from storm_planner.dashboard.planlog import (
     DEFAULT_HISTORY, DEFAULT_MAX_INT_DIGITS, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_LINE_DEPTH, line_limits,
 )
@@ -16,6 +17,8 @@ from storm_planner.dashboard.planlog import (
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8090
 REFRESH_RANGE_S = (0.5, 3600.0)
+SETTLE_MAX_S = 3600.0
+METRICS_HISTORY_MAX = 100_000   # steps per topology: a step is ~1 KB, for at most 100 topologies
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +52,13 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                         help=f"lines nested deeper are skipped and counted (default {DEFAULT_MAX_LINE_DEPTH})")
     limits.add_argument("--max-int-digits", type=int, default=DEFAULT_MAX_INT_DIGITS, metavar="N",
                         help=f"lines with a longer integer are skipped and counted (default {DEFAULT_MAX_INT_DIGITS})")
+    trend = dash.add_argument_group("trends (metrics windows from ZooKeeper)")
+    trend.add_argument("--metrics-history", type=int, default=DEFAULT_METRICS_HISTORY, metavar="N",
+                       help=f"time steps (one metrics period each) kept per topology, the newest "
+                            f"(default {DEFAULT_METRICS_HISTORY})")
+    trend.add_argument("--settle", type=float, default=DEFAULT_SETTLE_S, metavar="SECONDS",
+                       help=f"after a plan, how long its first windows are left out of its 'after' figures "
+                            f"(default {DEFAULT_SETTLE_S:g}, as planner.replan.settle.secs)")
     dash.set_defaults(handler=dashboard_command)
 
 
@@ -75,7 +85,8 @@ def dashboard_command(args: argparse.Namespace) -> int:
     app = create_app(Path(args.plan_log) if args.plan_log else None, cluster, reports, args.refresh,
                      history=args.history, page_size=args.page_size,
                      limits=line_limits(args.max_line_bytes, args.max_line_depth, args.max_int_digits),
-                     allowed_hosts=[args.host, "localhost", "127.0.0.1", "::1", *args.allowed_host])
+                     allowed_hosts=[args.host, "localhost", "127.0.0.1", "::1", *args.allowed_host],
+                     metrics_history=args.metrics_history, settle_s=args.settle)
     print(f"dashboard: http://{args.host}:{args.port}/", file=sys.stderr, flush=True)
     try:
         serve(app, args.host, args.port)
@@ -89,7 +100,11 @@ def check_bounds(args: argparse.Namespace) -> None:
     low, high = REFRESH_RANGE_S
     if not (math.isfinite(args.refresh) and low <= args.refresh <= high):
         raise CommandError(f"--refresh {args.refresh}: expected seconds from {low:g} to {high:g}")
-    for flag in ("history", "page_size", "max_line_bytes", "max_line_depth", "max_int_digits"):
+    if not (math.isfinite(args.settle) and 0 <= args.settle <= SETTLE_MAX_S):
+        raise CommandError(f"--settle {args.settle}: expected seconds from 0 to {SETTLE_MAX_S:g}")
+    if args.metrics_history > METRICS_HISTORY_MAX:
+        raise CommandError(f"--metrics-history {args.metrics_history}: at most {METRICS_HISTORY_MAX}")
+    for flag in ("history", "page_size", "max_line_bytes", "max_line_depth", "max_int_digits", "metrics_history"):
         if getattr(args, flag) < 1:
             raise CommandError(f"--{flag.replace('_', '-')} {getattr(args, flag)}: expected 1 or more")
     for host in args.allowed_host:

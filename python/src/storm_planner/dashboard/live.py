@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from typing import Any
 
@@ -33,7 +34,10 @@ class ClusterSource:
         self.timeout_ms = timeout_ms
         self._cached: dict[str, Any] = {}
         self._at = 0.0
-        self._metrics = None  # a MetricsStore on the same ZooKeeper, started on first read
+        self._metrics = None  # a MetricsStore on the same ZooKeeper, started on first use
+        self._store_lock = threading.Lock()
+        self._last_topologies: dict[str, dict] | None = None   # from the last read Nimbus answered
+        self._last_topologies_at: float | None = None
 
     @property
     def enabled(self) -> bool:
@@ -73,8 +77,14 @@ class ClusterSource:
                 for topology_id, info in result["topologies"].items():
                     info.update(self._measured(topology_id, info))
                 result["connected"] = True
+                self._last_topologies, self._last_topologies_at = result["topologies"], time.time()
             except Exception as error:  # noqa: BLE001 - shown on the page, the page keeps working
                 errors.append(f"Nimbus {host}:{port}: {type(error).__name__}: {error}")
+                if self._last_topologies is not None:
+                    # What ran at the last answer, not every plan ever made: a killed topology's plans
+                    # must not come back on the supervisors while Nimbus is briefly away.
+                    result["topologies"] = self._last_topologies
+                    result["topologies_as_of"] = self._last_topologies_at
         result["supervisors"] = list(supervisors.values())
         result["error"] = "; ".join(errors) or None
         if errors:
@@ -83,6 +93,22 @@ class ClusterSource:
         return result
 
 
+    def metrics_store(self):
+        """The workers' metrics windows (a read-only MetricsStore on this ZooKeeper; None without one)."""
+        if not self.zookeeper:
+            return None
+        with self._store_lock:   # the trends thread and a request may both ask first
+            if self._metrics is None:
+                from storm_planner.metrics.store import MetricsStore
+
+                # clean_killed=False: the dashboard only reads, it never deletes anyone's znodes.
+                self._metrics = MetricsStore(self.zookeeper, clean_killed=False).start()
+            return self._metrics
+
+    def topology_info(self, topology_id: str) -> dict:
+        """What the last read learnt of a topology from Nimbus (no new request): name, executors, spouts."""
+        return dict((self._cached.get("topologies") or {}).get(topology_id) or {})
+
     def _measured(self, topology_id: str, info: dict) -> dict:
         """Measured CPU per executor and executor-pair traffic (the workers' metrics hook in
         ZooKeeper), for the model to add up per supervisor; nothing when there are no metrics."""
@@ -90,12 +116,8 @@ class ClusterSource:
             return {}
         try:
             from storm_planner.metrics.derive import measure
-            from storm_planner.metrics.store import MetricsStore
 
-            if self._metrics is None:
-                # clean_killed=False: the dashboard only reads, it never deletes anyone's znodes.
-                self._metrics = MetricsStore(self.zookeeper, clean_killed=False).start()
-            view = self._metrics.view(topology_id)
+            view = self.metrics_store().view(topology_id)
             if not view.windows:
                 return {}
             m = measure(topology_id, view.windows, sorted(info["executor_components"].items()),
@@ -129,7 +151,11 @@ def _topology(client: Any, summary: Any) -> dict:
     """Executors ("[start-end]" as the plugin names them) → component, measured placement, and the
     component graph's streams (user components only: system streams would drown the picture)."""
     info: dict[str, Any] = {"name": summary.name, "status": summary.status,
-                            "executor_components": {}, "placement": {}, "streams": []}
+                            "uptime_secs": getattr(summary, "uptime_secs", None),
+                            "num_workers": getattr(summary, "num_workers", None),
+                            "num_executors": getattr(summary, "num_executors", None),
+                            "num_tasks": getattr(summary, "num_tasks", None),
+                            "executor_components": {}, "placement": {}, "streams": [], "spouts": None}
     try:
         details = client.getTopologyInfo(summary.id)
         for ex in details.executors or []:
@@ -141,6 +167,7 @@ def _topology(client: Any, summary: Any) -> dict:
     try:
         topology = client.getUserTopology(summary.id)
         info["executor_declared_cpu"] = _declared_cpu(client, summary.id, topology, info["executor_components"])
+        info["spouts"] = sorted(topology.spouts or {})
         for bolt_id, bolt in (topology.bolts or {}).items():
             for stream_id, grouping in (bolt.common.inputs or {}).items():
                 kind = next((k for k, v in vars(grouping).items() if v is not None), "shuffle")

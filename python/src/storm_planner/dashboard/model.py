@@ -127,7 +127,7 @@ def current_assignments(history: PlanHistory, cluster: Mapping[str, Any] | None 
     it runs, placed as Nimbus reports (its host:port mapped to a supervisor's slot), else as their latest
     plan; a topology Nimbus no longer runs counts nowhere. Without Nimbus: each topology's latest plan."""
     cluster = cluster or {}
-    if not cluster.get("connected"):
+    if not cluster.get("connected") and cluster.get("topologies") is None:
         return {topo: dict(record["assignments"]) for topo, record in history.latest_good.items()}
     slot_at = _slots_by_address(cluster.get("supervisors") or [])
     current = {}
@@ -194,7 +194,9 @@ def snapshot(records: PlanHistory | list[dict], cluster: Mapping[str, Any] | Non
     events = [record for index, record in history.entries if index is None]
     # With Nimbus read, a topology it no longer runs (killed, or from an earlier run of the same
     # cluster: the plan log outlives `cluster up`) leaves the page; its plans stay in the history.
-    running = set((cluster or {}).get("topologies") or {}) if (cluster or {}).get("connected") else None
+    # (Nimbus briefly away: what ran at its last answer.)
+    known = (cluster or {}).get("topologies")
+    running = set(known or {}) if (cluster or {}).get("connected") or known is not None else None
     finished = sorted(t for t in history.latest if running is not None and t not in running)
     # A topology whose last round fell back still shows its last good placement, flagged.
     topologies = []

@@ -10,6 +10,10 @@ API:
   ``GET /api/plans``     plan summaries, newest last: ``?topology=ID``, ``limit=N`` (default the page size,
                          at most the history kept), ``before=I`` (plans numbered below I: the page before)
   ``GET /api/health``    ``{"ok": true, "plan_log": {...}}`` at once, even while a big log is read
+  ``GET /topology?id=ID`` the topology page; ``GET /api/topology?id=ID`` what it shows (summary, components,
+                         supervisors, the trend's steps, the plans on its time axis with before/after)
+  ``GET /compare``       the benchmark comparison page; ``GET /api/benchmarks`` the comparable tables,
+                         ``GET /api/benchmarks/table?path=REL`` one table, schedulers side by side per workload
   ``GET /reports/...``   files under the benchmark reports directory (plots, markdown)
 
 Requests must name an allowed host (``--host``, localhost, 127.0.0.1, ::1, and each ``--allowed-host``):
@@ -19,6 +23,7 @@ rebinding) cannot read it. Every response carries a Content-Security-Policy (thi
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from importlib import resources
@@ -36,13 +41,17 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from storm_planner.core.boundedjson import JSONLimits
+from storm_planner.dashboard.benchmarks import BenchmarkTableError, compare, list_tables, resolve_table
 from storm_planner.dashboard.live import ClusterSource
-from storm_planner.dashboard.model import DEFAULT_PAGE_SIZE, plan_summary, snapshot
+from storm_planner.dashboard.model import DEFAULT_PAGE_SIZE, plan_summary, snapshot, supervisors_view
 from storm_planner.dashboard.planlog import DEFAULT_HISTORY, DEFAULT_LIMITS, PlanHistory, PlanLogReader
+from storm_planner.dashboard.timeline import DEFAULT_METRICS_HISTORY, DEFAULT_SETTLE_S, Trends
+from storm_planner.dashboard.topology_page import link_rate, metrics_state, topology_page
 
 log = logging.getLogger(__name__)
 
 _PLOT_SUFFIXES = (".png", ".svg")
+MAX_TOPOLOGY_ID = 256
 
 DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1")
 # Scripts, styles, images and requests from this server only; never framed; no referrer sent along.
@@ -83,13 +92,19 @@ def list_reports(reports_dir: Path | None) -> list[dict]:
 def create_app(plan_log: Path | None = None, cluster: ClusterSource | None = None,
                reports_dir: Path | None = None, refresh_s: float = 3.0, *,
                history: int = DEFAULT_HISTORY, page_size: int = DEFAULT_PAGE_SIZE,
-               limits: JSONLimits = DEFAULT_LIMITS, allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS) -> Starlette:
+               limits: JSONLimits = DEFAULT_LIMITS, allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS,
+               metrics_history: int = DEFAULT_METRICS_HISTORY, settle_s: float = DEFAULT_SETTLE_S,
+               trends_poll_s: float = 1.0) -> Starlette:
     """The dashboard app: from a plan log, a live cluster, or both. Reading the log and the cluster runs
-    in worker threads, so a big log being read never holds up ``/api/health`` or the static files."""
+    in worker threads, so a big log being read never holds up ``/api/health`` or the static files.
+    With ZooKeeper given, a background thread keeps each topology's trend from the metrics windows
+    (started and stopped with the app)."""
     reader = PlanLogReader(plan_log, history=history, limits=limits) if plan_log else None
     cluster = cluster or ClusterSource()
     reports = list_reports(reports_dir)
+    tables = list_tables(reports_dir)
     one_at_a_time = threading.Lock()   # the cluster source is not thread-safe; a second request waits
+    trends = Trends(cluster.metrics_store, cluster.topology_info, history=metrics_history, poll_s=trends_poll_s)
 
     def read_history() -> PlanHistory:
         return reader.read() if reader else PlanHistory()
@@ -102,6 +117,30 @@ def create_app(plan_log: Path | None = None, cluster: ClusterSource | None = Non
                             "zookeeper": cluster.zookeeper}
         state["plan_log"] = reader.progress() if reader else None
         state["refresh_s"] = refresh_s
+        state["trends"] = trends.topologies()
+        links = trends.host_links()
+        for sup in state["supervisors"]:
+            sup["host_mbit"] = round(links[sup["id"]], 4) if sup["id"] in links else None
+            sup["link_mbit"] = link_rate(sup)
+        state["benchmark_tables"] = tables
+        return state
+
+    def topology_state(topology: str) -> dict[str, Any] | None:
+        with one_at_a_time:
+            plans = read_history()
+            cluster_state = cluster.read()
+            info = dict((cluster_state.get("topologies") or {}).get(topology) or {})
+            store = cluster.metrics_store() if cluster.zookeeper else None
+            supervisors = supervisors_view(plans, cluster_state)
+        timeline = trends.timeline(topology)
+        records = [record for _, record in plans.entries]
+        if timeline is None and not info and not any(r.get("topology") == topology for r in records):
+            return None
+        state = topology_page(topology, timeline=timeline, info=info, records=records, supervisors=supervisors,
+                              metrics=metrics_state(store.view(topology) if store else None),
+                              settle_s=settle_s, marker_limit=page_size)
+        state["refresh_s"] = refresh_s
+        state["cluster_error"] = cluster_state.get("error")
         return state
 
     def plan_page(topology: str | None, limit: int, before: int | None) -> list[dict]:
@@ -124,6 +163,34 @@ def create_app(plan_log: Path | None = None, cluster: ClusterSource | None = Non
         topology = request.query_params.get("topology")
         return JSONResponse(await run_in_threadpool(plan_page, topology, limit, before))
 
+    async def topology_html(_request: Request) -> FileResponse:
+        return FileResponse(static_dir() / "topology.html")
+
+    async def api_topology(request: Request) -> JSONResponse:
+        topology = request.query_params.get("id", "")
+        if not topology or len(topology) > MAX_TOPOLOGY_ID:
+            return JSONResponse({"error": f"query parameter id: expected a topology id of 1-{MAX_TOPOLOGY_ID} "
+                                          f"characters"}, status_code=400)
+        state = await run_in_threadpool(topology_state, topology)
+        if state is None:
+            return JSONResponse({"error": f"no topology {topology[:80]!r} known (plan log, Nimbus, metrics)"},
+                                status_code=404)
+        return JSONResponse(state)
+
+    async def compare_html(_request: Request) -> FileResponse:
+        return FileResponse(static_dir() / "compare.html")
+
+    async def api_benchmarks(_request: Request) -> JSONResponse:
+        return JSONResponse(await run_in_threadpool(list_tables, reports_dir))
+
+    async def api_benchmark_table(request: Request) -> JSONResponse:
+        relative = request.query_params.get("path", "")
+        try:
+            path = resolve_table(reports_dir, relative)
+            return JSONResponse(await run_in_threadpool(compare, path, relative))
+        except BenchmarkTableError as error:
+            return JSONResponse({"error": str(error)}, status_code=400)
+
     async def health(_request: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "plan_log": reader.progress() if reader else None})
 
@@ -132,11 +199,27 @@ def create_app(plan_log: Path | None = None, cluster: ClusterSource | None = Non
         Route("/api/snapshot", api_snapshot),
         Route("/api/plans", api_plans),
         Route("/api/health", health),
+        Route("/topology", topology_html),
+        Route("/api/topology", api_topology),
+        Route("/compare", compare_html),
+        Route("/api/benchmarks", api_benchmarks),
+        Route("/api/benchmarks/table", api_benchmark_table),
         Mount("/static", StaticFiles(directory=static_dir()), name="static"),
     ]
     if reports_dir is not None and reports_dir.is_dir():
         routes.append(Mount("/reports", StaticFiles(directory=reports_dir), name="reports"))
-    return Starlette(routes=routes, middleware=[Middleware(Guard, allowed_hosts=allowed_hosts)])
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette):
+        if cluster.zookeeper:
+            trends.start()
+        try:
+            yield
+        finally:
+            trends.stop()
+
+    app = Starlette(routes=routes, middleware=[Middleware(Guard, allowed_hosts=allowed_hosts)], lifespan=lifespan)
+    app.state.trends = trends
+    return app
 
 
 def _int_param(request: Request, name: str, default: int | None, low: int, high: int | None) -> int | None:

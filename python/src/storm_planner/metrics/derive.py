@@ -124,6 +124,45 @@ class _WorkerWindow:
     groups: dict[str, _Group] = field(default_factory=dict)   # executor -> its window
 
 
+@dataclass(frozen=True)
+class _Settings:
+    """What :func:`measure` was told, in one place for the steps it takes."""
+
+    node_speed: Mapping[str, float]
+    last: int
+    stale_s: float
+    use_stale: bool
+    unit: str
+    fallback_load: float
+    now_ms: float
+    worker_cpu: bool
+
+
+@dataclass
+class _Selection:
+    """The windows each task contributes, and what was left out or incomplete."""
+
+    usable: dict[int, list[TaskWindow]] = field(default_factory=dict)
+    stale_tasks: list[int] = field(default_factory=list)
+    unknown_tasks: list[int] = field(default_factory=list)
+    partial: dict[int, set] = field(default_factory=lambda: defaultdict(set))
+    newest_end: int | None = None
+
+
+@dataclass
+class _Tally:
+    """The chosen windows summed per executor, per worker window and per executor pair."""
+
+    by_executor: dict[str, dict[tuple, _Group]] = field(default_factory=lambda: defaultdict(dict))
+    counts: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(float)))
+    traffic: dict[tuple[str, str], float] = field(default_factory=lambda: defaultdict(float))
+    sizes: dict[tuple[str, str], list[int]] = field(
+        default_factory=lambda: defaultdict(lambda: [0, 0]))   # component pair -> [bytes, tuples]
+    latest: dict[str, TaskWindow] = field(default_factory=dict)
+    state: dict[str, float] = field(default_factory=dict)
+    workers: dict[tuple, _WorkerWindow] = field(default_factory=dict)
+
+
 def measure(
     topology_id: str,
     windows: Mapping[int, list[TaskWindow]],
@@ -139,126 +178,178 @@ def measure(
     worker_cpu: bool = True,
 ) -> Measurement:
     """Executor loads and traffic of one topology; ``executors`` is (executor id, component)."""
-    now_ms = time.time() * 1000 if now_ms is None else now_ms
-    node_speed = node_speed or {}
+    period_s = _period(windows)
+    settings = _Settings(
+        node_speed=node_speed or {},
+        last=last,
+        stale_s=stale_after_s if stale_after_s is not None
+        else max(MIN_STALE_S, DEFAULT_STALE_PERIODS * (period_s or 10.0)),
+        use_stale=use_stale,
+        unit=unit,
+        fallback_load=fallback_load,
+        now_ms=time.time() * 1000 if now_ms is None else now_ms,
+        worker_cpu=worker_cpu,
+    )
     executor_list = list(executors)
     component_of = dict(executor_list)
+    task_executor = _task_executors(executor_list)
+    selection = _select_windows(windows, task_executor, settings)
+    tally = _tally(selection.usable, task_executor, component_of, settings)
+    _share_worker_cpu(tally.workers.values())
+    figures = {executor: _measured_figures(executor, groups, tally, component_of, settings)
+               for executor, groups in tally.by_executor.items()}
+    missing = [e for e, _ in executor_list if e not in figures]
+    if missing:
+        figures.update(_estimate(missing, component_of, figures, settings.fallback_load))
+    newest_end = selection.newest_end
+    return Measurement(
+        topology_id=topology_id,
+        executors=figures,
+        traffic=dict(tally.traffic),
+        component_traffic=_component_traffic(tally.traffic, component_of),
+        tuple_bytes={pair: b / n for pair, (b, n) in tally.sizes.items() if n > 0},
+        unit="bytes/s" if unit == "bytes" else "tuples/s",
+        period_s=period_s,
+        newest_age_s=(settings.now_ms - newest_end) / 1000.0 if newest_end else None,
+        notes=tuple(_notes(selection, figures, len(executor_list), missing, period_s, settings)),
+    )
+
+
+def _task_executors(executor_list: list[tuple[str, str]]) -> dict[int, str]:
+    """Task id -> the executor that runs it."""
     task_executor: dict[int, str] = {}
     for executor_id, _ in executor_list:
         for task in executor_tasks(executor_id):
             task_executor[task] = executor_id
+    return task_executor
 
-    period_s = _period(windows)
-    stale_s = stale_after_s if stale_after_s is not None else max(MIN_STALE_S, DEFAULT_STALE_PERIODS * (period_s or 10.0))
-    notes: list[str] = []
-    usable: dict[int, list[TaskWindow]] = {}
-    stale_tasks, unknown_tasks, partial = [], [], defaultdict(set)
-    newest_end = None
+
+def _select_windows(windows: Mapping[int, list[TaskWindow]], task_executor: Mapping[int, str],
+                    settings: _Settings) -> _Selection:
+    """Each known task's last ``settings.last`` fresh windows (stale ones only when told to use them)."""
+    selection = _Selection()
     for task, task_windows in windows.items():
         if task not in task_executor:
-            unknown_tasks.append(task)
+            selection.unknown_tasks.append(task)
             continue
         ordered = sorted(task_windows, key=lambda w: w.end_ms)
-        fresh = [w for w in ordered if now_ms - w.end_ms <= stale_s * 1000]
-        chosen = (fresh or (ordered if use_stale else []))[-max(1, last):]
+        fresh = [w for w in ordered if settings.now_ms - w.end_ms <= settings.stale_s * 1000]
+        chosen = (fresh or (ordered if settings.use_stale else []))[-max(1, settings.last):]
         if not fresh and ordered:
-            stale_tasks.append(task)
+            selection.stale_tasks.append(task)
         if chosen:
-            usable[task] = chosen
-            newest_end = max(newest_end or 0, chosen[-1].end_ms)
+            selection.usable[task] = chosen
+            selection.newest_end = max(selection.newest_end or 0, chosen[-1].end_ms)
             for w in chosen:
-                partial[w.task].update(w.missing)
+                selection.partial[w.task].update(w.missing)
+    return selection
 
-    by_executor: dict[str, dict[tuple, _Group]] = defaultdict(dict)
-    counts: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    traffic_amount: dict[tuple[str, str], float] = defaultdict(float)
-    sizes: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])   # component pair -> [bytes, tuples]
-    traffic_time: dict[int, float] = {}
-    latest: dict[str, TaskWindow] = {}
-    state: dict[str, float] = {}
-    workers: dict[tuple, _WorkerWindow] = {}
+
+def _tally(usable: Mapping[int, list[TaskWindow]], task_executor: Mapping[int, str],
+           component_of: Mapping[str, str], settings: _Settings) -> _Tally:
+    """Sum the chosen windows of every task into its executor's windows, counts and traffic."""
+    tally = _Tally()
     for task, task_windows in usable.items():
         executor = task_executor[task]
         seconds = sum(w.duration_ms for w in task_windows) / 1000.0
-        traffic_time[task] = seconds
         for w in task_windows:
-            group = by_executor[executor].setdefault((w.pid, w.seq), _Group())
-            group.duration_ms = max(group.duration_ms, w.duration_ms)
-            group.end_ms = max(group.end_ms, w.end_ms)
-            for thread in w.threads:
-                group.thread_ms[thread.id] = thread.ms  # shared threads counted once per window
-            group.subprocess_ms += w.subprocess_ms
-            group.tuples += w.executed + w.emitted
-            group.speed = _speed(w, node_speed)
-            if worker_cpu and w.process_ms is not None and w.pid is not None:
-                worker = workers.setdefault((w.pid, w.seq), _WorkerWindow())
-                worker.process_ms = max(worker.process_ms, w.process_ms)
-                worker.groups[executor] = group
-            counts[executor]["executed"] += w.executed
-            counts[executor]["emitted"] += w.emitted
-            counts[executor]["latency_sum"] += w.latency_ms_sum
-            counts[executor]["latency_samples"] += w.latency_samples
-            counts[executor]["subprocesses"] = max(counts[executor]["subprocesses"], w.subprocesses)
-            if executor not in latest or w.end_ms > latest[executor].end_ms:
-                latest[executor] = w
-            for flow in w.sent:
-                target = task_executor.get(flow.task)
-                if target is None or target == executor:
-                    continue
-                amount = flow.bytes if unit == "bytes" else flow.tuples
-                traffic_amount[(executor, target)] += amount / seconds if seconds > 0 else 0.0
-                size = sizes[(component_of[executor], component_of[target])]
-                size[0] += flow.bytes
-                size[1] += flow.tuples
+            _add_cpu(tally, executor, w, settings)
+            _add_counts(tally, executor, w)
+            _add_traffic(tally, executor, w, seconds, task_executor, component_of, settings.unit)
         newest = task_windows[-1]
         if newest.state_mb is not None:
-            state[executor] = state.get(executor, 0.0) + newest.state_mb
+            tally.state[executor] = tally.state.get(executor, 0.0) + newest.state_mb
+    return tally
 
-    _share_worker_cpu(workers.values())
-    figures: dict[str, ExecutorFigures] = {}
-    for executor, groups in by_executor.items():
-        # Counts add up over the executor's tasks; time adds up over its windows (pid, seq), once each.
-        duration_ms = sum(g.duration_ms for g in groups.values())
-        cpu_ms = sum(g.cpu_ms for g in groups.values())
-        weighted = sum(g.cpu_ms * g.speed for g in groups.values())
-        worker_ms = sum(g.worker_ms for g in groups.values())
-        seconds = duration_ms / 1000.0
-        c = counts[executor]
-        w = latest[executor]
-        figures[executor] = ExecutorFigures(
-            executor=executor,
-            component=component_of[executor],
-            measured=True,
-            cpu_percent=100.0 * cpu_ms / duration_ms if duration_ms > 0 else 0.0,
-            load=100.0 * weighted / duration_ms if duration_ms > 0 else 0.0,
-            speed=_speed(w, node_speed),
-            node=w.node,
-            worker=w.worker,
-            executed_per_s=c["executed"] / seconds if seconds > 0 else 0.0,
-            emitted_per_s=c["emitted"] / seconds if seconds > 0 else 0.0,
-            execute_latency_ms=c["latency_sum"] / c["latency_samples"] if c["latency_samples"] else None,
-            state_mb=state.get(executor),
-            windows=len(groups),
-            subprocesses=int(c["subprocesses"]),
-            worker_cpu_percent=100.0 * worker_ms / duration_ms if duration_ms > 0 else 0.0,
-        )
 
-    missing = [e for e, _ in executor_list if e not in figures]
-    if missing:
-        estimated = _estimate(missing, component_of, figures, fallback_load)
-        figures.update(estimated)
+def _add_cpu(tally: _Tally, executor: str, w: TaskWindow, settings: _Settings) -> None:
+    """One task window into its executor's window (pid, seq) and, with worker CPU, its worker's window."""
+    group = tally.by_executor[executor].setdefault((w.pid, w.seq), _Group())
+    group.duration_ms = max(group.duration_ms, w.duration_ms)
+    group.end_ms = max(group.end_ms, w.end_ms)
+    for thread in w.threads:
+        group.thread_ms[thread.id] = thread.ms  # shared threads counted once per window
+    group.subprocess_ms += w.subprocess_ms
+    group.tuples += w.executed + w.emitted
+    group.speed = _speed(w, settings.node_speed)
+    if settings.worker_cpu and w.process_ms is not None and w.pid is not None:
+        worker = tally.workers.setdefault((w.pid, w.seq), _WorkerWindow())
+        worker.process_ms = max(worker.process_ms, w.process_ms)
+        worker.groups[executor] = group
+
+
+def _add_counts(tally: _Tally, executor: str, w: TaskWindow) -> None:
+    """Tuple counts and latency samples add up over the executor's tasks; the newest window is kept."""
+    c = tally.counts[executor]
+    c["executed"] += w.executed
+    c["emitted"] += w.emitted
+    c["latency_sum"] += w.latency_ms_sum
+    c["latency_samples"] += w.latency_samples
+    c["subprocesses"] = max(c["subprocesses"], w.subprocesses)
+    if executor not in tally.latest or w.end_ms > tally.latest[executor].end_ms:
+        tally.latest[executor] = w
+
+
+def _add_traffic(tally: _Tally, executor: str, w: TaskWindow, seconds: float,
+                 task_executor: Mapping[int, str], component_of: Mapping[str, str], unit: str) -> None:
+    """The window's flows to other executors, as rates over the task's chosen windows (``seconds``)."""
+    for flow in w.sent:
+        target = task_executor.get(flow.task)
+        if target is None or target == executor:
+            continue
+        amount = flow.bytes if unit == "bytes" else flow.tuples
+        tally.traffic[(executor, target)] += amount / seconds if seconds > 0 else 0.0
+        size = tally.sizes[(component_of[executor], component_of[target])]
+        size[0] += flow.bytes
+        size[1] += flow.tuples
+
+
+def _measured_figures(executor: str, groups: Mapping[tuple, _Group], tally: _Tally,
+                      component_of: Mapping[str, str], settings: _Settings) -> ExecutorFigures:
+    """An executor's figures from its windows."""
+    # Counts add up over the executor's tasks; time adds up over its windows (pid, seq), once each.
+    duration_ms = sum(g.duration_ms for g in groups.values())
+    cpu_ms = sum(g.cpu_ms for g in groups.values())
+    weighted = sum(g.cpu_ms * g.speed for g in groups.values())
+    worker_ms = sum(g.worker_ms for g in groups.values())
+    seconds = duration_ms / 1000.0
+    c = tally.counts[executor]
+    w = tally.latest[executor]
+    return ExecutorFigures(
+        executor=executor,
+        component=component_of[executor],
+        measured=True,
+        cpu_percent=100.0 * cpu_ms / duration_ms if duration_ms > 0 else 0.0,
+        load=100.0 * weighted / duration_ms if duration_ms > 0 else 0.0,
+        speed=_speed(w, settings.node_speed),
+        node=w.node,
+        worker=w.worker,
+        executed_per_s=c["executed"] / seconds if seconds > 0 else 0.0,
+        emitted_per_s=c["emitted"] / seconds if seconds > 0 else 0.0,
+        execute_latency_ms=c["latency_sum"] / c["latency_samples"] if c["latency_samples"] else None,
+        state_mb=tally.state.get(executor),
+        windows=len(groups),
+        subprocesses=int(c["subprocesses"]),
+        worker_cpu_percent=100.0 * worker_ms / duration_ms if duration_ms > 0 else 0.0,
+    )
+
+
+def _component_traffic(traffic: Mapping[tuple[str, str], float],
+                       component_of: Mapping[str, str]) -> dict[tuple[str, str], float]:
+    """Executor-pair rates summed into component pairs."""
     component_traffic: dict[tuple[str, str], float] = defaultdict(float)
-    for (a, b), rate in traffic_amount.items():
+    for (a, b), rate in traffic.items():
         component_traffic[(component_of[a], component_of[b])] += rate
+    return dict(component_traffic)
 
-    measured_count = len(executor_list) - len(missing)
+
+def _notes(selection: _Selection, figures: Mapping[str, ExecutorFigures], executor_count: int,
+           missing: list[str], period_s: float | None, settings: _Settings) -> list[str]:
+    """What was measured, estimated, skipped or incomplete, in words for the plan's notes."""
+    notes: list[str] = []
+    measured_count = executor_count - len(missing)
     if measured_count:
-        age = (now_ms - newest_end) / 1000.0 if newest_end else None
-        notes.append(
-            f"loads and traffic measured for {measured_count} of {len(executor_list)} executors "
-            f"(last {last} windows of {period_s or '?'} s; newest {age:.0f} s old)" if age is not None else
-            f"loads and traffic measured for {measured_count} of {len(executor_list)} executors"
-        )
+        notes.append(_measured_note(measured_count, executor_count, selection.newest_end, period_s, settings))
     worker_part = sum(f.worker_cpu_percent for f in figures.values() if f.measured)
     if worker_part > 0:
         total = sum(f.cpu_percent for f in figures.values() if f.measured)
@@ -267,29 +358,29 @@ def measure(
                      f"{total:.1f} % of a core")
     if missing and measured_count:
         notes.append(f"no usable window for {_listed(missing)}: load estimated from measured executors")
-    if stale_tasks:
+    if selection.stale_tasks:
         notes.append(
-            ("used stale windows of tasks " if use_stale else "skipped stale windows of tasks ")
-            + f"{_listed(sorted(stale_tasks))} (older than {stale_s:.0f} s)"
+            ("used stale windows of tasks " if settings.use_stale else "skipped stale windows of tasks ")
+            + f"{_listed(sorted(selection.stale_tasks))} (older than {settings.stale_s:.0f} s)"
         )
-    if unknown_tasks:
-        notes.append(f"ignored windows of tasks {_listed(sorted(unknown_tasks))}: not tasks of this topology now")
-    incomplete = {t: m for t, m in partial.items() if m}
+    if selection.unknown_tasks:
+        notes.append(f"ignored windows of tasks {_listed(sorted(selection.unknown_tasks))}: "
+                     f"not tasks of this topology now")
+    incomplete = {t: m for t, m in selection.partial.items() if m}
     if incomplete:
         parts = sorted({part for m in incomplete.values() for part in m})
         notes.append(f"partial windows (no {', '.join(parts)}) for tasks {_listed(sorted(incomplete))}: "
                      f"those parts count as zero")
-    return Measurement(
-        topology_id=topology_id,
-        executors=figures,
-        traffic=dict(traffic_amount),
-        component_traffic=dict(component_traffic),
-        tuple_bytes={pair: b / n for pair, (b, n) in sizes.items() if n > 0},
-        unit="bytes/s" if unit == "bytes" else "tuples/s",
-        period_s=period_s,
-        newest_age_s=(now_ms - newest_end) / 1000.0 if newest_end else None,
-        notes=tuple(notes),
-    )
+    return notes
+
+
+def _measured_note(measured_count: int, executor_count: int, newest_end: int | None,
+                   period_s: float | None, settings: _Settings) -> str:
+    counted = f"loads and traffic measured for {measured_count} of {executor_count} executors"
+    if not newest_end:
+        return counted
+    age = (settings.now_ms - newest_end) / 1000.0
+    return f"{counted} (last {settings.last} windows of {period_s or '?'} s; newest {age:.0f} s old)"
 
 
 def _share_worker_cpu(workers: Iterable[_WorkerWindow]) -> None:

@@ -145,6 +145,13 @@ class TaskWindow:
     latency_samples: int = 0
     acked: int = 0
     failed: int = 0
+    acked_total: int = 0
+    failed_total: int = 0
+    complete_latency_ms_sum: float = 0.0     # spouts: tuple trees completed this window (sampled)
+    complete_latency_samples: int = 0
+    # Spouts: this window's sampled complete latencies by bucket, ((upper bound ms, count), ...), the last
+    # bound None (longer than every other); empty when the hook sent none (an older hook, no samples).
+    complete_latency_buckets: tuple[tuple[float | None, int], ...] = ()
     sent: tuple[Flow, ...] = ()
     received: tuple[Flow, ...] = ()
     state_mb: float | None = None
@@ -189,6 +196,45 @@ def parse_window(data: bytes | str | None, *, where: str = "window", znode_versi
 
 
 def _parse(data: bytes | str | None, where: str, znode_version: int, limits: WindowLimits) -> TaskWindow:
+    doc = _document(data, where, limits)
+    fields = _Fields(where)
+    missing: list[str] = []   # sections absent from the document, in the order they are read
+    window = doc["window"]
+    start, end = fields.count(window, "start_ms", "window.start_ms"), fields.count(window, "end_ms", "window.end_ms")
+    if end < start:
+        raise CorruptWindow(f"{where}: window ends ({end}) before it starts ({start})")
+    worker = fields.section(doc, "worker", missing)
+    cpu = fields.section(doc, "cpu", missing)
+    emitted = fields.section(doc, "emitted", missing)
+    executed = fields.section(doc, "executed", missing)
+    host_net = fields.section(doc, "host_net", [])
+    # Read in the document's order: the first bad field is the one an error names.
+    identity = {
+        "topology": fields.text(doc, "topology", "topology"),
+        "component": fields.text(doc, "component", "component"),
+        "task": fields.integer(doc, "task", "task"),
+        "seq": fields.count(window, "seq", "window.seq", default=0),
+        "start_ms": start,
+        "end_ms": end,
+        "period_s": fields.number(window, "period_s", "window.period_s", positive=True),
+    }
+    placement = _worker_fields(fields, worker)
+    cpu_use = _cpu_fields(fields, cpu, cpu_known="cpu" not in missing)
+    tuples = _tuple_fields(fields, doc, emitted, executed)
+    return TaskWindow(
+        **identity, **placement, **cpu_use, **tuples,
+        sent=tuple(_flow(fields, at, f, "to") for at, f in fields.objects(doc, "sent", "sent", missing)),
+        received=tuple(_flow(fields, at, f, "from") for at, f in fields.objects(doc, "received", "received", missing)),
+        state_mb=fields.number(doc, "state_mb", "state_mb", default=None),
+        host_received_bytes=fields.count(host_net, "received_bytes", "host_net.received_bytes", default=None),
+        host_sent_bytes=fields.count(host_net, "sent_bytes", "host_net.sent_bytes", default=None),
+        missing=tuple(missing),
+        version=znode_version,
+    )
+
+
+def _document(data: bytes | str | None, where: str, limits: WindowLimits) -> dict:
+    """The znode's JSON object, of this format version and with a ``window`` object."""
     if data is None or not (data.strip() if isinstance(data, (bytes, bytearray, str)) else True):
         raise CorruptWindow(f"{where}: empty znode")
     try:
@@ -202,53 +248,65 @@ def _parse(data: bytes | str | None, where: str, znode_version: int, limits: Win
         raise CorruptWindow(f"{where}: format version {version!r}, this service reads {FORMAT_VERSION}")
     if not isinstance(doc.get("window"), dict):
         raise CorruptWindow(f"{where}: no 'window' object")
-    fields = _Fields(where)
-    missing: list[str] = []
-    window = doc["window"]
-    start, end = fields.count(window, "start_ms", "window.start_ms"), fields.count(window, "end_ms", "window.end_ms")
-    if end < start:
-        raise CorruptWindow(f"{where}: window ends ({end}) before it starts ({start})")
-    worker = fields.section(doc, "worker", missing)
-    cpu = fields.section(doc, "cpu", missing)
-    emitted = fields.section(doc, "emitted", missing)
-    executed = fields.section(doc, "executed", missing)
-    host_net = fields.section(doc, "host_net", [])
-    return TaskWindow(
-        topology=fields.text(doc, "topology", "topology"),
-        component=fields.text(doc, "component", "component"),
-        task=fields.integer(doc, "task", "task"),
-        seq=fields.count(window, "seq", "window.seq", default=0),
-        start_ms=start,
-        end_ms=end,
-        period_s=fields.number(window, "period_s", "window.period_s", positive=True),
-        host=fields.text(worker, "host", "worker.host", default=None),
-        port=fields.count(worker, "port", "worker.port", default=None),
-        node=fields.text(worker, "node", "worker.node", default=None),
-        pid=fields.count(worker, "pid", "worker.pid", default=None),
-        meta=fields.meta(worker),
-        threads=tuple(ThreadUse(fields.integer(t, "id", f"{at}.id"), fields.text(t, "name", f"{at}.name", default=""),
+    return doc
+
+
+def _worker_fields(fields: _Fields, worker: Mapping[str, Any]) -> dict[str, Any]:
+    """Where the task ran: the worker's host, port, node, pid and scheduler meta."""
+    return {
+        "host": fields.text(worker, "host", "worker.host", default=None),
+        "port": fields.count(worker, "port", "worker.port", default=None),
+        "node": fields.text(worker, "node", "worker.node", default=None),
+        "pid": fields.count(worker, "pid", "worker.pid", default=None),
+        "meta": fields.meta(worker),
+    }
+
+
+def _cpu_fields(fields: _Fields, cpu: Mapping[str, Any], *, cpu_known: bool) -> dict[str, Any]:
+    """The task's threads' CPU, its subprocesses' and its worker process's; ``cpu_known``: the section is there."""
+    return {
+        "threads": tuple(ThreadUse(fields.integer(t, "id", f"{at}.id"), fields.text(t, "name", f"{at}.name", default=""),
                                 fields.number(t, "ms", f"{at}.ms", default=0.0))
                       for at, t in fields.objects(cpu, "threads", "cpu.threads")),
-        subprocess_ms=fields.number(cpu, "subprocess_ms", "cpu.subprocess_ms", default=0.0),
-        subprocesses=fields.count(cpu, "subprocesses", "cpu.subprocesses", default=0),
-        process_ms=fields.number(cpu, "process_ms", "cpu.process_ms", default=None),
-        cpu_known="cpu" not in missing and fields.flag(cpu, "thread_cpu_supported", "cpu.thread_cpu_supported"),
-        emitted=fields.count(emitted, "tuples", "emitted.tuples", default=0),
-        emitted_total=fields.count(emitted, "total", "emitted.total", default=0),
-        executed=fields.count(executed, "tuples", "executed.tuples", default=0),
-        executed_total=fields.count(executed, "total", "executed.total", default=0),
-        latency_ms_sum=fields.number(executed, "latency_ms_sum", "executed.latency_ms_sum", default=0.0),
-        latency_samples=fields.count(executed, "latency_samples", "executed.latency_samples", default=0),
-        acked=fields.count(fields.section(doc, "acked", []), "tuples", "acked.tuples", default=0),
-        failed=fields.count(fields.section(doc, "failed", []), "tuples", "failed.tuples", default=0),
-        sent=tuple(_flow(fields, at, f, "to") for at, f in fields.objects(doc, "sent", "sent", missing)),
-        received=tuple(_flow(fields, at, f, "from") for at, f in fields.objects(doc, "received", "received", missing)),
-        state_mb=fields.number(doc, "state_mb", "state_mb", default=None),
-        host_received_bytes=fields.count(host_net, "received_bytes", "host_net.received_bytes", default=None),
-        host_sent_bytes=fields.count(host_net, "sent_bytes", "host_net.sent_bytes", default=None),
-        missing=tuple(missing),
-        version=znode_version,
-    )
+        "subprocess_ms": fields.number(cpu, "subprocess_ms", "cpu.subprocess_ms", default=0.0),
+        "subprocesses": fields.count(cpu, "subprocesses", "cpu.subprocesses", default=0),
+        "process_ms": fields.number(cpu, "process_ms", "cpu.process_ms", default=None),
+        "cpu_known": cpu_known and fields.flag(cpu, "thread_cpu_supported", "cpu.thread_cpu_supported"),
+    }
+
+
+def _tuple_fields(fields: _Fields, doc: Mapping[str, Any], emitted: Mapping[str, Any],
+                  executed: Mapping[str, Any]) -> dict[str, Any]:
+    """Tuples emitted, executed (with their latency), acked and failed."""
+    return {
+        "emitted": fields.count(emitted, "tuples", "emitted.tuples", default=0),
+        "emitted_total": fields.count(emitted, "total", "emitted.total", default=0),
+        "executed": fields.count(executed, "tuples", "executed.tuples", default=0),
+        "executed_total": fields.count(executed, "total", "executed.total", default=0),
+        "latency_ms_sum": fields.number(executed, "latency_ms_sum", "executed.latency_ms_sum", default=0.0),
+        "latency_samples": fields.count(executed, "latency_samples", "executed.latency_samples", default=0),
+        **_acked_fields(fields, fields.section(doc, "acked", [])),
+        **_failed_fields(fields, fields.section(doc, "failed", [])),
+    }
+
+
+def _failed_fields(fields: _Fields, failed: Mapping[str, Any]) -> dict[str, Any]:
+    return {"failed": fields.count(failed, "tuples", "failed.tuples", default=0),
+            "failed_total": fields.count(failed, "total", "failed.total", default=0)}
+
+
+def _acked_fields(fields: _Fields, acked: Mapping[str, Any]) -> dict[str, Any]:
+    """Tuple trees completed in the window, their complete latency (sum, samples, buckets) and the running total."""
+    return {
+        "acked": fields.count(acked, "tuples", "acked.tuples", default=0),
+        "complete_latency_ms_sum": fields.number(acked, "complete_latency_ms_sum", "acked.complete_latency_ms_sum",
+                                                 default=0.0),
+        "complete_latency_samples": fields.count(acked, "complete_latency_samples", "acked.complete_latency_samples",
+                                                 default=0),
+        "complete_latency_buckets": _buckets(fields, acked.get("complete_latency_buckets"),
+                                             "acked.complete_latency_buckets"),
+        "acked_total": fields.count(acked, "total", "acked.total", default=0),
+    }
 
 
 def _flow(fields: _Fields, at: str, raw: Mapping[str, Any], task_key: str) -> Flow:
@@ -260,6 +318,34 @@ def _flow(fields: _Fields, at: str, raw: Mapping[str, Any], task_key: str) -> Fl
         bytes=fields.count(raw, "bytes", f"{at}.bytes", default=0),
         bytes_total=fields.count(raw, "bytes_total", f"{at}.bytes_total", default=0),
     )
+
+
+MAX_LATENCY_BUCKETS = 64   # the hook sends 29
+
+
+def _buckets(fields: _Fields, raw: Any, field: str) -> tuple[tuple[float | None, int], ...]:
+    """``{"le_ms": [b1, b2, ...], "counts": [c1, c2, ..., c_longer]}`` as ((b1, c1), ..., (None, c_longer)):
+    bounds positive, finite, increasing; one count more than bounds, each whole and >= 0."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise fields.fail(field, f"expected an object, got {_shown(raw)}")
+    bounds, counts = raw.get("le_ms"), raw.get("counts")
+    if not isinstance(bounds, list) or not isinstance(counts, list):
+        raise fields.fail(field, "expected lists le_ms and counts")
+    if len(counts) != len(bounds) + 1 or len(counts) > MAX_LATENCY_BUCKETS:
+        raise fields.fail(field, f"{len(bounds)} bounds and {len(counts)} counts (expected one count more than "
+                                 f"bounds, at most {MAX_LATENCY_BUCKETS})")
+    previous = 0.0
+    for i, bound in enumerate(bounds):
+        if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not math.isfinite(bound) \
+                or bound <= previous:
+            raise fields.fail(f"{field}.le_ms[{i}]", f"expected a finite bound above {previous:g}, got {_shown(bound)}")
+        previous = float(bound)
+    for i, count in enumerate(counts):
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise fields.fail(f"{field}.counts[{i}]", f"expected a whole number >= 0, got {_shown(count)}")
+    return tuple(zip([float(b) for b in bounds] + [None], counts))
 
 
 _REQUIRED = object()

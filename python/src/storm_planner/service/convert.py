@@ -72,14 +72,38 @@ def problem_from_thrift(
     current = {
         executor: Slot(slot.node_id, slot.port) for executor, slot in (spec.current or {}).items()
     }
+    problem_nodes = _problem_nodes(state, spec, measured)
+    node_ids = {n.id for n in problem_nodes}
+    cost = settings.EXECUTOR_COST.read(options)
+    components = _components(spec, cost)
+    measured = measured if measured is not None and measured.measured else None
+    streams = _streams(spec, components, options, measured.tuple_bytes if measured else {})
+    executors, traffic = _executors_and_traffic(spec, measured, options, cost)
+    return Problem(
+        nodes=tuple(problem_nodes),
+        topology_id=spec.id,
+        components=components,
+        streams=streams,
+        executors=executors,
+        traffic=traffic,
+        current=MappingProxyType({e: s for e, s in current.items() if s.node in node_ids}),
+        options=_options(spec, options),
+        measured=measured is not None,
+    )
+
+
+def _problem_nodes(state: RequestState, spec: Any, measured: MeasuredTopology | None) -> list[Node]:
+    """The nodes this topology may use (what the request's earlier topologies left), with measured link use."""
     problem_nodes = state.view_for(spec)
     if not problem_nodes:
         raise ProblemError("no free slot on any live supervisor")
     if measured is not None and measured.node_bandwidth:
         problem_nodes = _with_link_use(problem_nodes, measured.node_bandwidth)
-    node_ids = {n.id for n in problem_nodes}
+    return problem_nodes
 
-    cost = settings.EXECUTOR_COST.read(options)
+
+def _components(spec: Any, cost: float) -> tuple[Component, ...]:
+    """The spec's components; every executor must belong to one of them."""
     components = tuple(
         Component(
             id=c.id,
@@ -94,40 +118,37 @@ def problem_from_thrift(
     for executor in spec.executors:
         if executor.component not in known:
             raise ProblemError(f"executor {executor.id} belongs to unknown component {executor.component!r}")
-    measured = measured if measured is not None and measured.measured else None
-    streams = _streams(spec, components, options, measured.tuple_bytes if measured else {})
+    return components
+
+
+def _executors_and_traffic(spec: Any, measured: MeasuredTopology | None, options: Mapping[str, str],
+                           cost: float) -> tuple[tuple[Executor, ...], Any]:
+    """Executors with their loads, and executor-pair traffic: measured where metrics are, else declared."""
     if measured:
         declared: dict[str, dict[str, Any]] = {e.id: _declared(e) for e in spec.executors}
         executors = tuple(e._replace(**declared.get(e.id, {})) for e in measured.executors)
-        traffic = measured.traffic
-    else:
-        # Without metrics an executor's load is what it declares (Storm's RAS accounting), unless
-        # the topology sets planner.executor.cost.
-        fixed_cost = settings.EXECUTOR_COST.is_set(options)
-        # Positional tuples made in C (tuple.__new__): tens of thousands of executors per request.
-        executors = tuple(map(tuple.__new__, repeat(Executor), (
-            (e.id, e.component, cost if fixed_cost or e.cpu is None else float(e.cpu), 1.0,
-             0.0 if e.memory_mb is None else float(e.memory_mb), None if e.cpu is None else float(e.cpu))
-            for e in spec.executors)))
-        traffic = ()  # the streams carry it, at component level (core.traffic)
+        return executors, measured.traffic
+    # Without metrics an executor's load is what it declares (Storm's RAS accounting), unless
+    # the topology sets planner.executor.cost.
+    fixed_cost = settings.EXECUTOR_COST.is_set(options)
+    # Positional tuples made in C (tuple.__new__): tens of thousands of executors per request.
+    executors = tuple(map(tuple.__new__, repeat(Executor), (
+        (e.id, e.component, cost if fixed_cost or e.cpu is None else float(e.cpu), 1.0,
+         0.0 if e.memory_mb is None else float(e.memory_mb), None if e.cpu is None else float(e.cpu))
+        for e in spec.executors)))
+    return executors, ()  # the streams carry the traffic, at component level (core.traffic)
+
+
+def _options(spec: Any, options: Mapping[str, str]) -> Options:
+    """The planner's options: the known settings typed, the rest kept as text in ``extra``."""
     extra = settings.without_fields(options)
     if spec.num_workers:
         extra["workers"] = spec.num_workers
     if spec.name:
         extra["topology.name"] = spec.name  # as in Storm's conf; a rebalance names the topology by it
     known_options = settings.options_fields(options)
-    return Problem(
-        nodes=tuple(problem_nodes),
-        topology_id=spec.id,
-        components=components,
-        streams=streams,
-        executors=executors,
-        traffic=traffic,
-        current=MappingProxyType({e: s for e, s in current.items() if s.node in node_ids}),
-        options=Options(extra=MappingProxyType(extra), **known_options,
-                        worker_max_heap_mb=float(spec.worker_max_heap_mb) if spec.worker_max_heap_mb else None),
-        measured=measured is not None,
-    )
+    return Options(extra=MappingProxyType(extra), **known_options,
+                   worker_max_heap_mb=float(spec.worker_max_heap_mb) if spec.worker_max_heap_mb else None)
 
 
 def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str, str],

@@ -107,48 +107,23 @@ def bench_optimality(out: Path, seed: int, quick: bool, command: str) -> list[di
                              "ip_ms": (time.perf_counter() - started) * 1000})
     gaps = [r["gap"] for r in per_instance]
     rows = [
-        {
-            "comparison": "QCESA / qcesa-exact (48 epochs, 4 provisions)",
-            "instances": instances,
-            "worst": max(gaps) + 1,
-            "median": statistics.median(gaps) + 1,
-            "count": f"{sum(g <= 0.01 for g in gaps)}/{instances} within 1 %; {sum(g <= 1e-9 for g in gaps)} equal",
-        },
-        {
-            "comparison": "QCESA / best single-provision CBA",
-            "instances": instances,
-            "worst": max(r["vs_cba"] for r in per_instance),
-            "median": statistics.median(r["vs_cba"] for r in per_instance),
-            "count": f"{sum(r['vs_cba'] <= 1 + 1e-9 for r in per_instance)}/{instances} no dearer",
-        },
-        {
-            "comparison": "epochs under capacity (QCESA)",
-            "instances": instances,
-            "worst": float(max(r["short"] for r in per_instance)),
-            "median": 0.0,
-            "count": "of 48 per instance",
-        },
-        {
-            "comparison": "integer program / qcesa-exact (12 epochs, 3 provisions)",
-            "instances": small,
-            "worst": max(r["ip"] / r["exact"] for r in program_rows),
-            "median": statistics.median(r["ip"] / r["exact"] for r in program_rows),
-            "count": f"{sum(abs(r['ip'] - r['exact']) <= 1e-6 * r['exact'] for r in program_rows)}/{small} equal",
-        },
-        {
-            "comparison": "planning ms: QCESA (median, 48 epochs)",
-            "instances": instances,
-            "worst": max(r["qcesa_ms"] for r in per_instance),
-            "median": statistics.median(r["qcesa_ms"] for r in per_instance),
-            "count": "ms",
-        },
-        {
-            "comparison": "planning ms: integer program / qcesa-exact (12 epochs)",
-            "instances": small,
-            "worst": max(r["ip_ms"] / r["exact_ms"] for r in program_rows),
-            "median": statistics.median(r["ip_ms"] / r["exact_ms"] for r in program_rows),
-            "count": "time ratio",
-        },
+        {"comparison": "QCESA / qcesa-exact (48 epochs, 4 provisions)", "instances": instances,
+         "worst": max(gaps) + 1, "median": statistics.median(gaps) + 1,
+         "count": f"{sum(g <= 0.01 for g in gaps)}/{instances} within 1 %; {sum(g <= 1e-9 for g in gaps)} equal"},
+        {"comparison": "QCESA / best single-provision CBA", "instances": instances,
+         "worst": max(r["vs_cba"] for r in per_instance), "median": statistics.median(r["vs_cba"] for r in per_instance),
+         "count": f"{sum(r['vs_cba'] <= 1 + 1e-9 for r in per_instance)}/{instances} no dearer"},
+        {"comparison": "epochs under capacity (QCESA)", "instances": instances,
+         "worst": float(max(r["short"] for r in per_instance)), "median": 0.0, "count": "of 48 per instance"},
+        {"comparison": "integer program / qcesa-exact (12 epochs, 3 provisions)", "instances": small,
+         "worst": max(r["ip"] / r["exact"] for r in program_rows), "median": statistics.median(r["ip"] / r["exact"] for r in program_rows),
+         "count": f"{sum(abs(r['ip'] - r['exact']) <= 1e-6 * r['exact'] for r in program_rows)}/{small} equal"},
+        {"comparison": "planning ms: QCESA (median, 48 epochs)", "instances": instances,
+         "worst": max(r["qcesa_ms"] for r in per_instance), "median": statistics.median(r["qcesa_ms"] for r in per_instance),
+         "count": "ms"},
+        {"comparison": "planning ms: integer program / qcesa-exact (12 epochs)", "instances": small,
+         "worst": max(r["ip_ms"] / r["exact_ms"] for r in program_rows),
+         "median": statistics.median(r["ip_ms"] / r["exact_ms"] for r in program_rows), "count": "time ratio"},
     ]
     write_table(out, "optimality", rows, "QCESA against the exact optimum of its cost model and CBA", command, digits=4)
     write_table(out, "optimality-per-instance", per_instance, "per instance", command, digits=4)

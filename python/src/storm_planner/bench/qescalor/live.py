@@ -84,12 +84,7 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
                                        period_s=2, settle_windows=1, measure_windows=3, tolerance=0.1)
             instance, samples = sample_live(a.nimbus, a.zookeeper, cluster.log_dir, "live", "relay", settings,
                                             progress=_progress)
-            model = PerformanceModel(seed=seed).fit([(s.cpu, s.memory_mb, s.throughput) for s in samples])
-            performance = dict(zip((p["id"] for p in PROVISIONS),
-                                   map(float, model.predict([(p["cpu"], p["memory_mb"]) for p in PROVISIONS]))))
-            _progress(
-                f"model: one instance sustains {', '.join(f'{k} {v:.1f}' for k, v in performance.items())} tuples/s"
-            )
+            performance = _fit_performance(samples, seed)
             template = {"resources": PROVISIONS, "performance": performance, "startup_cost": STARTUP,
                         "shutdown_cost": SHUTDOWN}
             rate_file.write_text(f"{rates[0]:g}")
@@ -121,6 +116,15 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
                 "CBA with each provision (offline, same model)", command, digits=2)
     _plot(out, rows, sample_rows)
     return rows
+
+
+def _fit_performance(samples: list[Any], seed: int) -> dict[str, float]:
+    """Tuples/s one instance sustains under each provision, by the model fitted to the samples."""
+    model = PerformanceModel(seed=seed).fit([(s.cpu, s.memory_mb, s.throughput) for s in samples])
+    performance = dict(zip((p["id"] for p in PROVISIONS),
+                           map(float, model.predict([(p["cpu"], p["memory_mb"]) for p in PROVISIONS]))))
+    _progress(f"model: one instance sustains {', '.join(f'{k} {v:.1f}' for k, v in performance.items())} tuples/s")
+    return performance
 
 
 def _rows(data: Path, decisions: list[dict], rates: list[float], started: float, epoch_s: float,

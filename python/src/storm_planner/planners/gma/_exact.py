@@ -127,77 +127,116 @@ def _classes(state: GmaState) -> list[tuple[str, list]]:
 
 def exact_placement(state: GmaState, seconds: float, seed: int) -> ExactResult:
     """A placement of ``state.problem`` within D_CPU and D_BW on ``state``'s nodes, or why none."""
-    nodes = range(len(state.nodes))
-    m = _Model()
-    classes = _classes(state)
-    y = [[m.column(0.0, float(len(members)), True) for _ in nodes] for _, members in classes]
-    for q, (_, members) in enumerate(classes):
-        m.row([(y[q][k], 1.0) for k in nodes], lower=len(members), upper=len(members))
-    count_terms: dict[str, list[list[tuple[int, float]]]] = defaultdict(lambda: [[] for _ in nodes])
-    size: dict[str, int] = defaultdict(int)
-    for q, (component, members) in enumerate(classes):
-        size[component] += len(members)
-        for k in nodes:
-            count_terms[component][k].append((y[q][k], 1.0))
-    column_of = {e.id: y[q] for q, (_, members) in enumerate(classes) for e in members if len(members) == 1}
-
-    bits: dict[tuple[str, int], list[tuple[int, float]]] = {}
-
-    def expanded(component: str, k: int) -> list[tuple[int, float]]:
-        """C[component,k] as Σ 2^b·β_b (binaries), made once per (component, node)."""
-        if (component, k) not in bits:
-            terms = [(m.column(0.0, 1.0, True), float(2 ** b)) for b in range(max(1, size[component].bit_length()))]
-            m.row([*terms, *((c, -a) for c, a in count_terms[component][k])], lower=0.0, upper=0.0)
-            bits[(component, k)] = terms
-        return bits[(component, k)]
-
-    net = [[] for _ in nodes]  # per node, linear terms of this topology's link use
-    for component, flows in state.flows.items():
-        for other, mbit, role in flows:
-            if role == "to":      # uniform stream component -> other, counted once (from its source side)
-                s, t = component, other
-                for k in nodes:
-                    net[k] += [(c, mbit * size[t] * a) for c, a in count_terms[s][k]]
-                    net[k] += [(c, mbit * size[s] * a) for c, a in count_terms[t][k]]
-                    for beta, weight in expanded(s, k):
-                        v = m.product(beta, count_terms[t][k], float(size[t]))
-                        net[k].append((v, -2.0 * mbit * weight))
-            elif role == "to-first":  # global stream component -> first executor of other
-                s, first = component, state.first_target[other]
-                for k in nodes:
-                    g = column_of[first][k]
-                    net[k] += [(c, mbit * a) for c, a in count_terms[s][k]]
-                    net[k].append((g, mbit * size[s]))
-                    v = m.product(g, count_terms[s][k], float(size[s]))
-                    net[k].append((v, -2.0 * mbit))
-    for source, peers in state.pairs.items():
-        for target, mbit in peers:
-            if source < target:  # each measured pair once (the adjacency holds both directions)
-                for k in nodes:
-                    a, b = column_of[source][k], column_of[target][k]
-                    v = m.product(a, [(b, 1.0)], 1.0)
-                    net[k] += [(a, mbit), (b, mbit), (v, -2.0 * mbit)]
-
-    z_cpu = m.column(0.0, np.inf, False, cost=1.0)
-    z_bw = m.column(0.0, np.inf, False, cost=state.bandwidth_weight)
-    for k in nodes:
-        load = [(y[q][k], members[0].load) for q, (_, members) in enumerate(classes) if members[0].load]
-        m.row(load, upper=max(0.0, state.cpu_room[k] - TIGHTEN))
-        scale = 100.0 / state.cpu_capacity[k]
-        m.row([(z_cpu, 1.0), *((c, -scale * a) for c, a in load)], lower=scale * state.cpu_base[k])
-        if state.linked[k]:
-            m.row(net[k], upper=max(0.0, state.bw_room[k] - TIGHTEN))
-            scale = 100.0 / state.bw_capacity[k]
-            m.row([(z_bw, 1.0), *((c, -scale * a) for c, a in net[k])],
-                  lower=scale * state.nodes[k].used_bandwidth)
-    status, values = m.solve(seconds, seed)
+    counts = _Counts(state)
+    net = counts.link_use()
+    counts.limit_rows(net)
+    status, values = counts.model.solve(seconds, seed)
     if values is None:
         return ExactResult(status, None)
-    node_of = {}
-    for q, (_, members) in enumerate(classes):
-        counts = [int(round(values[y[q][k]])) for k in nodes]
-        busiest = state.nodes[max(nodes, key=lambda k: counts[k])].id
-        slots = [state.nodes[k].id for k in nodes for _ in range(counts[k])]
-        for i, executor in enumerate(members):  # rounding never changes the sum; guarded all the same
-            node_of[executor.id] = slots[i] if i < len(slots) else busiest
-    return ExactResult(status, node_of)
+    return ExactResult(status, counts.node_of(values))
+
+
+class _Counts:
+    """The MILP's count columns ``y[q,k]`` and the rows built on them, in the order HiGHS receives them.
+
+    The order of columns and rows is part of the result: HiGHS may return another of several
+    optimal placements when it changes.
+    """
+
+    def __init__(self, state: GmaState) -> None:
+        self.state = state
+        self.nodes = range(len(state.nodes))
+        self.model = m = _Model()
+        self.classes = _classes(state)
+        self.y = [[m.column(0.0, float(len(members)), True) for _ in self.nodes] for _, members in self.classes]
+        for q, (_, members) in enumerate(self.classes):
+            m.row([(self.y[q][k], 1.0) for k in self.nodes], lower=len(members), upper=len(members))
+        # C[c,k] as terms over y, and each component's executor count n_c.
+        self.count_terms: dict[str, list[list[tuple[int, float]]]] = defaultdict(lambda: [[] for _ in self.nodes])
+        self.size: dict[str, int] = defaultdict(int)
+        for q, (component, members) in enumerate(self.classes):
+            self.size[component] += len(members)
+            for k in self.nodes:
+                self.count_terms[component][k].append((self.y[q][k], 1.0))
+        self.column_of = {e.id: self.y[q] for q, (_, members) in enumerate(self.classes)
+                          for e in members if len(members) == 1}
+        self._bits: dict[tuple[str, int], list[tuple[int, float]]] = {}
+
+    def expanded(self, component: str, k: int) -> list[tuple[int, float]]:
+        """C[component,k] as Σ 2^b·β_b (binaries), made once per (component, node)."""
+        if (component, k) not in self._bits:
+            m = self.model
+            terms = [(m.column(0.0, 1.0, True), float(2 ** b))
+                     for b in range(max(1, self.size[component].bit_length()))]
+            m.row([*terms, *((c, -a) for c, a in self.count_terms[component][k])], lower=0.0, upper=0.0)
+            self._bits[(component, k)] = terms
+        return self._bits[(component, k)]
+
+    def link_use(self) -> list[list[tuple[int, float]]]:
+        """Per node, the linear terms of this topology's link use: streams first, then measured pairs."""
+        net: list[list[tuple[int, float]]] = [[] for _ in self.nodes]
+        for component, flows in self.state.flows.items():
+            for other, mbit, role in flows:
+                if role == "to":      # uniform stream component -> other, counted once (from its source side)
+                    self._uniform_stream(net, component, other, mbit)
+                elif role == "to-first":  # global stream component -> first executor of other
+                    self._global_stream(net, component, self.state.first_target[other], mbit)
+        for source, peers in self.state.pairs.items():
+            for target, mbit in peers:
+                if source < target:  # each measured pair once (the adjacency holds both directions)
+                    self._measured_pair(net, source, target, mbit)
+        return net
+
+    def _uniform_stream(self, net: list, s: str, t: str, mbit: float) -> None:
+        """μ·(n_t·C_s + n_s·C_t − 2·C_s·C_t) on each node."""
+        size, count_terms = self.size, self.count_terms
+        for k in self.nodes:
+            net[k] += [(c, mbit * size[t] * a) for c, a in count_terms[s][k]]
+            net[k] += [(c, mbit * size[s] * a) for c, a in count_terms[t][k]]
+            for beta, weight in self.expanded(s, k):
+                v = self.model.product(beta, count_terms[t][k], float(size[t]))
+                net[k].append((v, -2.0 * mbit * weight))
+
+    def _global_stream(self, net: list, s: str, first: str, mbit: float) -> None:
+        """μ·(C_s + n_s·g − 2·g·C_s), g the binary of the first target executor on the node."""
+        for k in self.nodes:
+            g = self.column_of[first][k]
+            net[k] += [(c, mbit * a) for c, a in self.count_terms[s][k]]
+            net[k].append((g, mbit * self.size[s]))
+            v = self.model.product(g, self.count_terms[s][k], float(self.size[s]))
+            net[k].append((v, -2.0 * mbit))
+
+    def _measured_pair(self, net: list, source: str, target: str, mbit: float) -> None:
+        """μ·(a + b − 2·a·b), a and b the two executors' binaries on the node."""
+        for k in self.nodes:
+            a, b = self.column_of[source][k], self.column_of[target][k]
+            v = self.model.product(a, [(b, 1.0)], 1.0)
+            net[k] += [(a, mbit), (b, mbit), (v, -2.0 * mbit)]
+
+    def limit_rows(self, net: list[list[tuple[int, float]]]) -> None:
+        """Per node the CPU and bandwidth limits, and the min-max objective's two columns."""
+        m, state, y = self.model, self.state, self.y
+        z_cpu = m.column(0.0, np.inf, False, cost=1.0)
+        z_bw = m.column(0.0, np.inf, False, cost=state.bandwidth_weight)
+        for k in self.nodes:
+            load = [(y[q][k], members[0].load) for q, (_, members) in enumerate(self.classes) if members[0].load]
+            m.row(load, upper=max(0.0, state.cpu_room[k] - TIGHTEN))
+            scale = 100.0 / state.cpu_capacity[k]
+            m.row([(z_cpu, 1.0), *((c, -scale * a) for c, a in load)], lower=scale * state.cpu_base[k])
+            if state.linked[k]:
+                m.row(net[k], upper=max(0.0, state.bw_room[k] - TIGHTEN))
+                scale = 100.0 / state.bw_capacity[k]
+                m.row([(z_bw, 1.0), *((c, -scale * a) for c, a in net[k])],
+                      lower=scale * state.nodes[k].used_bandwidth)
+
+    def node_of(self, values) -> dict[str, str]:
+        """Executor -> node id from a solution's counts."""
+        nodes, state = self.nodes, self.state
+        node_of = {}
+        for q, (_, members) in enumerate(self.classes):
+            counts = [int(round(values[self.y[q][k]])) for k in nodes]
+            busiest = state.nodes[max(nodes, key=lambda k: counts[k])].id
+            slots = [state.nodes[k].id for k in nodes for _ in range(counts[k])]
+            for i, executor in enumerate(members):  # rounding never changes the sum; guarded all the same
+                node_of[executor.id] = slots[i] if i < len(slots) else busiest
+        return node_of

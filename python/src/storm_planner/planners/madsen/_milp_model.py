@@ -63,7 +63,7 @@ import numpy as np
 
 from storm_planner.core.errors import InfeasibleError, ProblemError
 from storm_planner.core.evaluate import relative_load
-from storm_planner.core.problem import Problem
+from storm_planner.core.problem import Executor, Problem
 from storm_planner.planners.madsen._descent import greedy_descent
 from storm_planner.planners.madsen._mip import Mip, RowBuilder, solve_mip
 from storm_planner.planners.madsen._units import Migrations, Unit
@@ -120,35 +120,12 @@ def build_model(
     units = []
     for index, members in enumerate(groups):
         members = tuple(members)
-        homes = {current.get(m) for m in members}
-        home = next(iter(homes)) if len(homes) == 1 and next(iter(homes)) in draining else None
-        if home not in domains:
-            allowed_here = tuple(n for n in nodes if n not in draining or n == home)
-            domains[home] = (allowed_here, frozenset(allowed_here))
-        allowed, domain = domains[home]
+        allowed, domain = _allowed_nodes(members, current, nodes, draining, domains)
         if index in fixed:
             if fixed[index] not in domain:
                 raise ProblemError(f"cannot pin {members[0]!r} to {fixed[index]!r}: not an allowed node")
             allowed, domain = (fixed[index],), frozenset((fixed[index],))
-        unit_start = start[members[0]]
-        if any(start[m] != unit_start for m in members) or unit_start not in domain:
-            unit_start = allowed[0]  # no feasible start inside the unit; the solver must find one
-        running = [m for m in members if m in current]
-        count_here: dict[str, float] = {}
-        cost_here: dict[str, float] = {}
-        for m in running:
-            count_here[current[m]] = count_here.get(current[m], 0.0) + 1.0
-            cost_here[current[m]] = cost_here.get(current[m], 0.0) + executors[m].state_size
-        units.append(Unit(
-            members=members,
-            load=sum(executors[m].load for m in members),
-            memory=sum(executors[m].memory for m in members),
-            start=unit_start,
-            allowed=allowed,
-            moves=Migrations(float(len(running)), count_here, domain),
-            move_cost=Migrations(sum(executors[m].state_size for m in running), cost_here, domain),
-            domain=domain,
-        ))
+        units.append(_unit(members, executors, current, start, allowed, domain))
     active_capacity = sum(n.effective_capacity for n in problem.nodes if not n.draining)
     if active_capacity <= 0:
         raise InfeasibleError("every node is marked for removal: there is nowhere to place executors")
@@ -160,6 +137,44 @@ def build_model(
         average=100.0 * sum(u.load for u in units) / active_capacity,
         max_migrations=max_migrations,
         max_migration_cost=max_migration_cost,
+    )
+
+
+def _allowed_nodes(members: tuple[str, ...], current: Mapping[str, str], nodes: list[str],
+                   draining: frozenset[str], domains: dict) -> tuple[tuple[str, ...], frozenset[str]]:
+    """(allowed nodes, as a set) of a unit: the open nodes, plus the draining node it wholly sits on.
+
+    ``domains`` caches them by that draining node (None: none), so units share one tuple and set.
+    """
+    homes = {current.get(m) for m in members}
+    home = next(iter(homes)) if len(homes) == 1 and next(iter(homes)) in draining else None
+    if home not in domains:
+        allowed_here = tuple(n for n in nodes if n not in draining or n == home)
+        domains[home] = (allowed_here, frozenset(allowed_here))
+    return domains[home]
+
+
+def _unit(members: tuple[str, ...], executors: Mapping[str, Executor], current: Mapping[str, str],
+          start: Mapping[str, str], allowed: tuple[str, ...], domain: frozenset[str]) -> Unit:
+    """The unit of ``members``: summed load and memory, a start inside its domain, what moving it costs."""
+    unit_start = start[members[0]]
+    if any(start[m] != unit_start for m in members) or unit_start not in domain:
+        unit_start = allowed[0]  # no feasible start inside the unit; the solver must find one
+    running = [m for m in members if m in current]
+    count_here: dict[str, float] = {}
+    cost_here: dict[str, float] = {}
+    for m in running:
+        count_here[current[m]] = count_here.get(current[m], 0.0) + 1.0
+        cost_here[current[m]] = cost_here.get(current[m], 0.0) + executors[m].state_size
+    return Unit(
+        members=members,
+        load=sum(executors[m].load for m in members),
+        memory=sum(executors[m].memory for m in members),
+        start=unit_start,
+        allowed=allowed,
+        moves=Migrations(float(len(running)), count_here, domain),
+        move_cost=Migrations(sum(executors[m].state_size for m in running), cost_here, domain),
+        domain=domain,
     )
 
 

@@ -284,40 +284,11 @@ class AlbicPlanner(Planner):
     def plan(self, problem: Problem) -> Plan:
         started = time.perf_counter()
         config = {k: float(getattr(self, k)) for k in DEFAULTS}
-        solver = self.solver
-        time_limit = problem.options.time_limit_s if self.time_limit_s is None else self.time_limit_s
-        count, cost = budgets(problem, self.max_migrations, self.max_migration_cost)
-        rng = random.Random(problem.options.seed)
-        state = self.state
-
-        executor_ids = [e.id for e in problem.executors]
         scores = pair_scores(problem, config["sigma"])
         start = start_placement(problem)
-        kept = sets_from_state(state, executor_ids)
-        if self.adopt:
-            kept += [set(pair) for pair in scores if start[pair[0]] == start[pair[1]]]
-        sets = still_tied(merge_sets(kept), scores)
-        set_of = {m: k for k, members in enumerate(sets) for m in members}
-        edges = edge_weights({(t.source, t.target): t.rate for t in executor_pairs(problem)})
-        mean_capacity = _mean_active_capacity(problem)
-
-        max_pl, resolves, best = config["max_pl"], 0, None
-        while True:
-            seconds = self._attempt_seconds(config, max_pl, resolves, time_limit, started)
-            outcome = self._solve_once(problem, sets, set_of, scores, edges, start, max_pl * mean_capacity / 100,
-                                       count, cost, solver, seconds, rng)
-            outcome["max_pl"] = max_pl
-            # Keep the most balanced attempt: a last re-solve squeezed by the time limit may do worse.
-            if best is None or outcome["distance"] < best["distance"] - 1e-9:
-                best = outcome
-            if outcome["distance"] <= config["max_ld"] or max_pl <= 0 or resolves >= config["max_resolves"]:
-                break
-            max_pl = max(0.0, max_pl - config["delta"])
-            resolves += 1
-        if outcome["distance"] > config["max_ld"]:
-            outcome = best
+        sets = self._collocated_sets(problem, scores, start)
+        outcome, resolves = self._solve_with_resolves(problem, config, sets, scores, start, started)
         chosen, max_pl = outcome["constraint"], outcome["max_pl"]
-
         node_of = outcome["node_of"]
         pair = chosen[0] if chosen else None
         new_sets = self._next_sets(sets, pair, node_of)
@@ -342,6 +313,41 @@ class AlbicPlanner(Planner):
             notes=tuple(notes),
             state=MappingProxyType({"version": STATE_VERSION, "sets": [sorted(s) for s in new_sets]}),
         )
+
+    def _collocated_sets(self, problem: Problem, scores: Mapping[tuple[str, str], float],
+                         start: Mapping[str, str]) -> list[set[str]]:
+        """The sets kept collocated from earlier rounds (and, with ``adopt``, pairs already together),
+        merged, and split where a pair no longer ties."""
+        kept = sets_from_state(self.state, [e.id for e in problem.executors])
+        if self.adopt:
+            kept += [set(pair) for pair in scores if start[pair[0]] == start[pair[1]]]
+        return still_tied(merge_sets(kept), scores)
+
+    def _solve_with_resolves(self, problem: Problem, config: Mapping[str, float], sets: list[set[str]],
+                             scores: Mapping[tuple[str, str], float], start: Mapping[str, str],
+                             started: float) -> tuple[dict, int]:
+        """Solve, lowering max_pl by delta and solving again while the load distance is above max_ld;
+        returns (the attempt taken, re-solves made)."""
+        time_limit = problem.options.time_limit_s if self.time_limit_s is None else self.time_limit_s
+        count, cost = budgets(problem, self.max_migrations, self.max_migration_cost)
+        rng = random.Random(problem.options.seed)
+        set_of = {m: k for k, members in enumerate(sets) for m in members}
+        edges = edge_weights({(t.source, t.target): t.rate for t in executor_pairs(problem)})
+        mean_capacity = _mean_active_capacity(problem)
+        max_pl, resolves, best = config["max_pl"], 0, None
+        while True:
+            seconds = self._attempt_seconds(config, max_pl, resolves, time_limit, started)
+            outcome = self._solve_once(problem, sets, set_of, scores, edges, start, max_pl * mean_capacity / 100,
+                                       count, cost, self.solver, seconds, rng)
+            outcome["max_pl"] = max_pl
+            # Keep the most balanced attempt: a last re-solve squeezed by the time limit may do worse.
+            if best is None or outcome["distance"] < best["distance"] - 1e-9:
+                best = outcome
+            if outcome["distance"] <= config["max_ld"] or max_pl <= 0 or resolves >= config["max_resolves"]:
+                break
+            max_pl = max(0.0, max_pl - config["delta"])
+            resolves += 1
+        return (best if outcome["distance"] > config["max_ld"] else outcome), resolves
 
     @staticmethod
     def _attempt_seconds(config, max_pl: float, resolves: int, time_limit: float, started: float) -> float:

@@ -17,6 +17,13 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class TaskCounters {
 
+    /**
+     * Upper bounds (ms, inclusive) of the complete-latency buckets, about two per doubling: a percentile read
+     * from them is within a bucket's width (at most half its upper bound) of the true one.
+     */
+    static final long[] LATENCY_BUCKETS_MS = {1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200, 300, 500, 700,
+        1_000, 1_500, 2_000, 3_000, 5_000, 7_000, 10_000, 15_000, 20_000, 30_000, 60_000};
+
     /** Threads remembered per task: the executor thread plus a shell bolt's reader thread, with room to spare. */
     static final int MAX_THREADS = 8;
 
@@ -44,6 +51,8 @@ final class TaskCounters {
     private final LongAdder failed = new LongAdder();
     private final LongAdder completeLatencyMs = new LongAdder();
     private final LongAdder completeSamples = new LongAdder();
+    /** Complete latencies by bucket ({@link #LATENCY_BUCKETS_MS}, then one for longer): for percentiles. */
+    private final LongAdder[] completeBuckets = newBuckets();
     private final Map<Long, String> threads = new ConcurrentHashMap<>();
 
     TaskCounters(int taskId, String component) {
@@ -98,6 +107,7 @@ final class TaskCounters {
         if (completeLatencyMs >= 0) {
             this.completeLatencyMs.add(completeLatencyMs);
             completeSamples.increment();
+            completeBuckets[bucketOf(completeLatencyMs)].increment();
         }
     }
 
@@ -119,6 +129,24 @@ final class TaskCounters {
         }
     }
 
+    /** The bucket of a latency: the first whose upper bound holds it, else the last (longer than every bound). */
+    static int bucketOf(long latencyMs) {
+        for (int i = 0; i < LATENCY_BUCKETS_MS.length; i++) {
+            if (latencyMs <= LATENCY_BUCKETS_MS[i]) {
+                return i;
+            }
+        }
+        return LATENCY_BUCKETS_MS.length;
+    }
+
+    private static LongAdder[] newBuckets() {
+        LongAdder[] buckets = new LongAdder[LATENCY_BUCKETS_MS.length + 1];
+        for (int i = 0; i < buckets.length; i++) {
+            buckets[i] = new LongAdder();
+        }
+        return buckets;
+    }
+
     Snapshot snapshot() {
         Snapshot s = new Snapshot();
         sent.forEach((flow, amount) -> s.sent.put(flow, new long[] {amount.tuples.sum(), amount.bytes.sum()}));
@@ -133,6 +161,9 @@ final class TaskCounters {
         s.failed = failed.sum();
         s.completeLatencyMs = completeLatencyMs.sum();
         s.completeSamples = completeSamples.sum();
+        for (int i = 0; i < completeBuckets.length; i++) {
+            s.completeBuckets[i] = completeBuckets[i].sum();
+        }
         return s;
     }
 
@@ -152,5 +183,6 @@ final class TaskCounters {
         long failed;
         long completeLatencyMs;
         long completeSamples;
+        final long[] completeBuckets = new long[LATENCY_BUCKETS_MS.length + 1];
     }
 }

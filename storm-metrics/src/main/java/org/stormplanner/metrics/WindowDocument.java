@@ -88,6 +88,9 @@ final class WindowDocument {
             acked.put("process_latency_samples", now.processSamples - before.processSamples);
             acked.put("complete_latency_ms_sum", now.completeLatencyMs - before.completeLatencyMs);
             acked.put("complete_latency_samples", now.completeSamples - before.completeSamples);
+            if (now.completeSamples > before.completeSamples) {
+                acked.put("complete_latency_buckets", latencyBuckets(now.completeBuckets, before.completeBuckets));
+            }
             doc.put("acked", acked);
             doc.put("failed", counts(now.failed - before.failed, now.failed));
 
@@ -133,6 +136,22 @@ final class WindowDocument {
 
     private static final Comparator<TaskCounters.Flow> FLOW_ORDER =
         Comparator.comparing(TaskCounters.Flow::stream).thenComparingInt(TaskCounters.Flow::task);
+
+    /** This window's complete latencies by bucket: upper bounds (ms) and counts, one more count for longer. */
+    private static Map<String, Object> latencyBuckets(long[] now, long[] before) {
+        List<Object> bounds = new ArrayList<>();
+        for (long bound : TaskCounters.LATENCY_BUCKETS_MS) {
+            bounds.add(bound);
+        }
+        List<Object> counts = new ArrayList<>();
+        for (int i = 0; i < now.length; i++) {
+            counts.add(now[i] - before[i]);
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("le_ms", bounds);
+        m.put("counts", counts);
+        return m;
+    }
 
     private static Map<String, Object> counts(long window, long total) {
         Map<String, Object> m = new LinkedHashMap<>();

@@ -80,4 +80,33 @@ class TaskCountersTest {
         assertEquals(0, TupleSizes.estimate(null));
         assertEquals(TupleSizes.OTHER, TupleSizes.estimate(List.of(new Object())));
     }
+
+    @Test
+    void completeLatenciesAreBucketedAndAWindowCarriesOnlyItsOwn() {
+        TaskCounters counters = new TaskCounters(1, "spout");
+        counters.spoutAcked(4);      // bucket <= 5
+        counters.spoutAcked(5);      // bucket <= 5 (bounds are inclusive)
+        counters.spoutAcked(-1);     // not sampled: counted as acked, no latency
+        TaskCounters.Snapshot first = counters.snapshot();
+        counters.spoutAcked(120);    // bucket <= 150
+        counters.spoutAcked(90_000); // longer than every bound: the last bucket
+        WindowDocument.Builder doc = new WindowDocument.Builder();
+        doc.before = first;
+        doc.now = counters.snapshot();
+        @SuppressWarnings("unchecked")
+        Map<String, Object> acked = (Map<String, Object>) doc.toMap().get("acked");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> buckets = (Map<String, Object>) acked.get("complete_latency_buckets");
+        @SuppressWarnings("unchecked")
+        List<Object> counts = (List<Object>) buckets.get("counts");
+        @SuppressWarnings("unchecked")
+        List<Object> bounds = (List<Object>) buckets.get("le_ms");
+        assertEquals(bounds.size() + 1, counts.size());
+        assertEquals(2L, acked.get("tuples"));
+        assertEquals(1L, counts.get(bounds.indexOf(150L)), "120 ms in the bucket up to 150 ms");
+        assertEquals(1L, counts.get(counts.size() - 1), "90 s beyond the last bound");
+        assertEquals(0L, counts.get(bounds.indexOf(5L)), "the earlier window's latencies are not this one's");
+        assertEquals(2L, counts.stream().mapToLong(c -> (Long) c).sum());
+        assertEquals(TaskCounters.bucketOf(5), bounds.indexOf(5L));
+    }
 }
