@@ -146,7 +146,8 @@ def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: f
     refused = figures.pop("plan_error")
     if status == "ran" and refused and not figures["plans"]:
         # The plugin fell back to DefaultScheduler: the figures are its placement's, not the planner's.
-        status = f"ran on DefaultScheduler's placement: the planner answered {refused}"[:300] = round(scheduled - submitted, 1)
+        status = f"ran on DefaultScheduler's placement: the planner answered {refused}"[:300]
+    figures["submit_to_scheduled_s"] = round(scheduled - submitted, 1)
     _save_latency_quantiles(quantiles_file, times, begin, end)
     bench.progress(f"  {status}: processed {figures['processed_tps']:.0f} t/s of {figures['emitted_tps']:.0f} "
                    f"emitted, p50 {figures['latency_p50_ms']:.0f} ms, p99 {figures['latency_p99_ms']:.0f} ms, "
