@@ -25,7 +25,7 @@ import inspect
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -99,7 +99,11 @@ def _number_from_text(text: str, expected: str) -> float:
         raise ValueError(expected) from None
 
 
-def converter_like(default: Any):
+Converter = Callable[[Any], Any]
+"""A parameter's conversion: the value as given (text, number, ...) to its type, or ValueError."""
+
+
+def converter_like(default: Any) -> Converter:
     """The conversion to the type of ``default`` (bool before int: True is an int in Python)."""
     for kind, convert in ((bool, to_flag), (int, to_whole), (float, to_real), (str, to_text)):
         if isinstance(default, kind):
@@ -109,7 +113,7 @@ def converter_like(default: Any):
 
 # -- checking a constructor argument ----------------------------------------------------------
 
-def checked(planner: str, name: str, value: Any, convert, *, minimum: float | None = None,
+def checked(planner: str, name: str, value: Any, convert: Converter, *, minimum: float | None = None,
             above: float | None = None, choices: Iterable[str] | None = None, optional: bool = False) -> Any:
     """``value`` converted by ``convert`` (e.g. :func:`to_whole`), within its bounds, or an
     :class:`InvalidParameterError` naming ``planner`` and ``name``. ``optional``: None passes."""
@@ -202,7 +206,7 @@ class Parameterised:
     def set_params(self, **params: Any) -> Parameterised:
         """Change parameters; unknown names and bad values are refused as by the constructor."""
         self.refuse_unknown(params)
-        self.__init__(**{**self.get_params(), **params})
+        type(self).__init__(self, **{**self.get_params(), **params})
         return self
 
     @property
@@ -287,7 +291,7 @@ def documented_parameters(cls: type) -> dict[str, ParameterDoc]:
                   if lines[i].strip() == "Parameters" and _SECTION_RULE.match(lines[i + 1].strip())), None)
     if start is None:
         return {}
-    entries: dict[str, ParameterDoc] = {}
+    entries: dict[str, dict[str, Any]] = {}
     current: dict[str, Any] | None = None
     for number, line in enumerate(lines[start:], start):
         if number + 1 < len(lines) and _SECTION_RULE.match(lines[number + 1].strip()):
@@ -300,7 +304,7 @@ def documented_parameters(cls: type) -> dict[str, ParameterDoc]:
         if not match:
             raise ValueError(f"{cls.__name__}: not a parameter entry (name : kind, default=VALUE): {line!r}")
         current = {**match.groupdict(), "description": []}
-        entries[current["name"]] = current  # type: ignore[assignment]
+        entries[current["name"]] = current
     return {name: ParameterDoc(e["name"], e["kind"], e["default"], " ".join(e["description"]))
             for name, e in entries.items()}
 

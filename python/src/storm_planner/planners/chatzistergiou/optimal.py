@@ -29,7 +29,7 @@ exhaustive repacking of :mod:`._groups`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -72,7 +72,7 @@ def interchangeable_classes(loads: Sequence[float], groups: Sequence[int],
     grows the count states prod(n_A + 1), so past ``max_states`` it stops with
     :class:`TooLargeError` instead of refining further.
     """
-    start: dict[tuple, list[int]] = {}
+    start: dict[tuple[int, float], list[int]] = {}
     for task, key in enumerate(zip(groups, (round(load, 9) for load in loads))):
         start.setdefault(key, []).append(task)
     classes = list(start.values())
@@ -111,7 +111,8 @@ def class_weight_matrix(classes: Sequence[Sequence[int]], weights: np.ndarray) -
     return matrix
 
 
-def _split_block(rows: list[int], cols: list[int], weights: np.ndarray, same: bool):
+def _split_block(rows: list[int], cols: list[int], weights: np.ndarray,
+                 same: bool) -> tuple[int, list[list[int]]] | None:
     """None when the block is constant; else (0 or 1, parts) splitting rows or cols."""
     block = weights[np.ix_(rows, cols)]
     values = block[~np.eye(len(rows), dtype=bool)] if same else block.ravel()
@@ -127,7 +128,7 @@ def _split_block(rows: list[int], cols: list[int], weights: np.ndarray, same: bo
     return 1, _partition(cols, lambda t: round(weights[rows[0], t], 9))
 
 
-def _partition(items: list[int], key) -> list[list[int]]:
+def _partition(items: list[int], key: Callable[[int], Any]) -> list[list[int]]:
     parts: dict[Any, list[int]] = {}
     for item in items:
         parts.setdefault(key(item), []).append(item)

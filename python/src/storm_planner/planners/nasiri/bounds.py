@@ -156,7 +156,7 @@ def _peak_ratio(model: HeteroModel, work: np.ndarray, fixed: np.ndarray,
 
 def _solve(lp: pulp.LpProblem, what: str, strict: bool = True) -> str:
     with native_output_to_log(logging.getLogger(__name__), f"HiGHS ({what})"):
-        status = pulp.LpStatus[lp.solve(pulp.HiGHS(msg=False))]
+        status: str = pulp.LpStatus[lp.solve(pulp.HiGHS(msg=False))]
     if strict and status != "Optimal":
         raise ProblemError(f"{what}: the LP ended {status}")
     return status

@@ -174,7 +174,7 @@ class GraphState:
         self.coef = self._coefficients(self.counts, self.rates)
 
     def _coefficients(self, counts: np.ndarray, rates: ComponentRates) -> np.ndarray:
-        coef = (counts * rates.per_instance[:, None] * self.model.cost).sum(axis=0)
+        coef: np.ndarray = (counts * rates.per_instance[:, None] * self.model.cost).sum(axis=0)
         for c in np.flatnonzero(rates.first > 0):
             first_machine = self.machines_of[c][0]
             coef[first_machine] += rates.first[c] * self.model.cost[c, first_machine]
@@ -193,7 +193,7 @@ class GraphState:
     def instance_tcu(self, c: int, machine: int, first: bool, input_rate: float) -> float:
         """TCU of one instance of ``c`` on ``machine`` at ``input_rate``: base + IR · (ET + MET) / 10."""
         rate = self.rates.per_instance[c] + (self.rates.first[c] if first else 0.0)
-        return self.model.base[c, machine] + input_rate * rate * self.model.cost[c, machine]
+        return float(self.model.base[c, machine] + input_rate * rate * self.model.cost[c, machine])
 
     def first_over_utilised(self, input_rate: float) -> int | None:
         """The first machine over its budget (or holding an executor over the cap)."""
@@ -205,8 +205,8 @@ class GraphState:
 
     def _hottest_per_machine(self, input_rate: float) -> np.ndarray:
         tcu = self.model.base + input_rate * self.rates.per_instance[:, None] * self.model.cost
-        hottest = np.where(self.counts > 0, tcu, 0.0).max(axis=0)
-        for c in np.flatnonzero(self.rates.first > 0):
+        hottest: np.ndarray = np.where(self.counts > 0, tcu, 0.0).max(axis=0)
+        for c in np.flatnonzero(self.rates.first > 0).tolist():
             m = self.machines_of[c][0]
             hottest[m] = max(hottest[m], self.instance_tcu(c, m, True, input_rate))
         return hottest
@@ -214,7 +214,7 @@ class GraphState:
     def hot_tasks(self, machine: int, input_rate: float) -> list[tuple[int, bool]]:
         """Components of the tasks on ``machine``, hottest task first (with: is it the first instance)."""
         tasks = []
-        for c in np.flatnonzero(self.counts[:, machine] > 0):
+        for c in np.flatnonzero(self.counts[:, machine] > 0).tolist():
             first = self.machines_of[c][0] == machine
             tasks.append((-self.instance_tcu(c, machine, first, input_rate), int(c), first))
         return [(c, first) for _, c, first in sorted(tasks)]
@@ -311,7 +311,8 @@ def first_assignment(model: HeteroModel, parallelism: list[int], input_rate: flo
         m = int(min(np.flatnonzero(fits), key=lambda m: (round(tcu[m], 9), -free[m], m)))
         machines_of[c][i] = m
         load[m] += tcu[m]
-    return GraphState(model, [list(m) for m in machines_of])
+    placed = [[m for m in ms if m is not None] for ms in machines_of]   # every instance has its machine now
+    return GraphState(model, placed)
 
 
 # -- Algorithm 2 -----------------------------------------------------------------------
@@ -389,7 +390,7 @@ def search(model: HeteroModel, parallelism: list[int], *, threshold: float = 1.0
                                  next_hottest=next_hottest, max_iterations=max_iterations)
     if result.iterations >= max_iterations:
         notes.append(f"stopped after max_iterations={max_iterations}")
-    upper = max_instances if max_instances is not None else result.state.placement().parallelism
+    upper = max_instances if max_instances is not None else result.state.placement().parallelism.tolist()
     # With bases an instance is never free: the refinements may also remove instances (issue #18).
     lower = [1] * model.n_components if model.has_base else parallelism
     if descend:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 Sample = tuple[float, float, float]  # (cpu cores, memory MB, throughput tuples/s)
 
 
-def random_forest(seed: int):
+def random_forest(seed: int) -> Any:
     """The paper's RFR (§3.4) behind a min-max scaler, as a scikit-learn pipeline."""
     from sklearn.ensemble import RandomForestRegressor
     from sklearn.pipeline import make_pipeline
@@ -36,7 +37,7 @@ class PerformanceModel:
 
     def __init__(self, seed: int = 0):
         self.seed = seed
-        self.pipeline = None
+        self.pipeline: Any = None   # scikit-learn's, fitted
 
     def fit(self, samples: Sequence[Sample]) -> PerformanceModel:
         if len(samples) < 2:
@@ -48,12 +49,12 @@ class PerformanceModel:
     def predict(self, provisions: Sequence[tuple[float, float]]) -> np.ndarray:
         if self.pipeline is None:
             raise RuntimeError("PerformanceModel.predict before fit")
-        return self.pipeline.predict(np.asarray(provisions, dtype=float).reshape(-1, 2))
+        return np.asarray(self.pipeline.predict(np.asarray(provisions, dtype=float).reshape(-1, 2)), dtype=float)
 
 
 # -- Table 3: the random forest against the other models ---------------------------------------------
 
-def candidate_models(seed: int) -> dict[str, tuple[object, dict]]:
+def candidate_models(seed: int) -> dict[str, tuple[Any, dict[str, list[Any]]]]:
     """name -> (pipeline, grid of its key hyper-parameters), with the paper's settings as the base."""
     from sklearn.ensemble import AdaBoostRegressor, GradientBoostingRegressor
     from sklearn.pipeline import make_pipeline
@@ -61,7 +62,7 @@ def candidate_models(seed: int) -> dict[str, tuple[object, dict]]:
     from sklearn.svm import SVR
     from xgboost import XGBRegressor
 
-    def scaled(model):
+    def scaled(model: Any) -> Any:
         return make_pipeline(MinMaxScaler(), model)
 
     return {

@@ -131,6 +131,8 @@ def resolve(problem: ScalingProblem) -> ScalingInstance:
             performance[resource.id] = float(value)
     if problem.workload is not None:
         workload = np.asarray(problem.workload, dtype=float)
+    elif problem.history is None:
+        raise ProblemError("the scaling problem gives neither 'workload' nor 'history'")
     else:
         from storm_planner.planners.qescalor.forecast import forecast
         history = problem.history
@@ -149,14 +151,14 @@ def resolve(problem: ScalingProblem) -> ScalingInstance:
 
 # -- checks ------------------------------------------------------------------------------------------
 
-def _refuse_unknown(data: Mapping, known: Any, where: str) -> None:
+def _refuse_unknown(data: Mapping[str, Any], known: Any, where: str) -> None:
     unknown = sorted(set(data) - set(known))
     if unknown:
         raise ProblemError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
                            f"{', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}")
 
 
-def _mapping(value: Any, where: str) -> Mapping:
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise ProblemError(f"{where} must be an object, got {value!r}")
     return value
