@@ -74,8 +74,8 @@ def bench_cluster(out: Path, seed: int, quick: bool, command: str,
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     rates = (200, 800) if quick else WORKLOADS
     planners = planners or (("gma", "random", "even") if quick else PLANNERS)
-    with tempfile.TemporaryDirectory(prefix="gma-cluster-") as work:
-        work = Path(work)
+    with tempfile.TemporaryDirectory(prefix="gma-cluster-") as work_name:
+        work = Path(work_name)
         feed, catalogue = build_feed(work / "feeds", seed, 100_000 if quick else FEED_RECORDS, _progress)
         with contextlib.ExitStack() as stack:
             cluster = stack.enter_context(local_cluster(_description(), work / "cluster", free_ports=True, ui=False,

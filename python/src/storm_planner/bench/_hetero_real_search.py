@@ -221,6 +221,6 @@ def parse_capacities(text: str) -> tuple[float, float, float]:
         raise BenchError(f"--capacities {text!r}: three numbers, e.g. 100,50,25") from None
     if len(values) != 3 or any(v <= 0 for v in values):
         raise BenchError(f"--capacities {text!r}: three positive numbers (percent of a core)")
-    return values  # type: ignore[return-value]
+    return values
 
 

@@ -70,6 +70,7 @@ _progress = stamped_progress("albic bench")
 
 def bench_solve_time(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
     from storm_planner.planners.madsen import _milp_model as model
+    from storm_planner.planners.madsen._descent import greedy_descent
     from storm_planner.planners.madsen._units import start_placement
 
     sizes = [(20, 300)] if quick else [(20, 300), (40, 600), (60, 900)]
@@ -86,7 +87,7 @@ def bench_solve_time(out: Path, seed: int, quick: bool, command: str) -> list[di
                 flux = run(problem, "flux")
                 balance = model.build_model(problem, [(e.id,) for e in problem.executors],
                                             start_placement(problem), None, budget, None)
-                greedy = model.greedy_descent(balance, tuple(u.start for u in balance.units))
+                greedy = greedy_descent(balance, tuple(u.start for u in balance.units))
                 base = dict(nodes=nodes, executors=executors, varies=varies, budget=budget,
                             before=round(before, 3), flux=round(flux.figures["load_distance"], 3),
                             flux_migrations=int(flux.figures["migrations"]))

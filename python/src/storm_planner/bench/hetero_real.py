@@ -191,7 +191,7 @@ def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse
                              "addresses": dataclasses.asdict(cluster.addresses)}
         quotas = {m.machine_type: CpuQuota(f"storm-planner-real-{m.machine_type}-{os.getpid()}", m.capacity)
                   for m in bench.machines}
-        entered = []
+        entered: list[Any] = []
         try:
             _throttle_supervisors(bench, cluster, quotas, entered)
             report["plans"] = {}

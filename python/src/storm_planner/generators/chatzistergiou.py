@@ -83,7 +83,7 @@ def scale_job(seed: int = 1, nodes: int = 1000, executors: int = 50_000, compone
     component (measured, sparse traffic).
     """
     rng = random.Random(seed)
-    node_list = [{"id": f"sup-{k:04d}", "capacity": capacity, "speed": rng.choice((1.0, 1.5, 2.0)),
+    node_list: list[dict[str, Any]] = [{"id": f"sup-{k:04d}", "capacity": capacity, "speed": rng.choice((1.0, 1.5, 2.0)),
                   "slots": [6700, 6701]} for k in range(nodes)]
     per_component = executors // components
     names = [f"c{i:04d}" for i in range(components)]
@@ -130,7 +130,7 @@ def mixed_job(seed: int, fill: float = 0.5) -> dict[str, Any]:
     mean every node is over 70% full).
     """
     rng = random.Random(seed)
-    nodes = []
+    nodes: list[dict[str, Any]] = []
     for k in range(rng.randint(2, 6)):
         nodes.append({"id": f"sup-{k}", "capacity": rng.choice((100.0, 200.0, 400.0)),
                       "speed": rng.choice((0.5, 1.0, 1.5, 2.0)), "slots": [6700, 6701],

@@ -213,7 +213,7 @@ class MetricsStore:
             problems = tuple(f"task {task}: {why}" for task, why in sorted(known.problems.items())) if known else ()
             corrupt = known.corrupt if known else 0
             event = known.current_event(self.event_hold_s) if known else None
-            events = (event,) if event else ()
+            events: tuple[str, ...] = (event,) if event else ()
         if self._root_missing and self._connected:
             events += (f"the metrics root {self.root} does not exist in ZooKeeper (deleted?): "
                        f"workers re-create it with their next window",)

@@ -122,6 +122,8 @@ def _import_topology(project: Path, path: Path) -> type:
         raise ProblemError("reading a streamparse project needs streamparse installed") from None
     with _import_path(project, project / "src", path.parent):
         spec = importlib.util.spec_from_file_location(f"_storm_planner_topology_{uuid.uuid4().hex}", path)
+        if spec is None or spec.loader is None:
+            raise ProblemError(f"{path}: not importable as a Python module")
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)
@@ -134,7 +136,7 @@ def _import_topology(project: Path, path: Path) -> type:
     return found[0]
 
 
-def _components(topology_class: type) -> Iterator[ProjectComponent]:
+def _components(topology_class: Any) -> Iterator[ProjectComponent]:   # a streamparse Topology class
     spouts = set(getattr(topology_class, "thrift_spouts", {}))
     for spec in topology_class.specs:
         inputs = tuple(

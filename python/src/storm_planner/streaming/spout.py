@@ -78,7 +78,7 @@ def stable_hash(key: Any) -> int:
 
 def task_split(context: dict) -> tuple[int, int]:
     """(index, count) of this task among its component's tasks."""
-    own = int(context.get("taskid"))
+    own = int(context["taskid"])
     component = context.get("componentid")
     tasks = sorted(int(t) for t, c in (context.get("task->component") or {}).items() if c == component)
     if own not in tasks:

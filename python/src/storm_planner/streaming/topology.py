@@ -42,7 +42,7 @@ CPU_KEY = "topology.component.cpu.pcore.percent"   # likewise: RAS's declared CP
 
 
 def _components(topology_class) -> dict:
-    components = {}
+    components: dict[str, Any] = {}
     components.update(getattr(topology_class, "thrift_spouts", {}))
     components.update(getattr(topology_class, "thrift_bolts", {}))
     return components

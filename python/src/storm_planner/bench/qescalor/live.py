@@ -45,7 +45,7 @@ _progress = stamped_progress("qescalor bench", sys.stderr)
 RELAY_WORK = 60_000
 # Provisions small enough that this 2-core machine runs several saturated instances at once, and
 # within the sampled range (a random forest does not extrapolate).
-PROVISIONS = [{"id": "r1", "cpu": 0.1, "memory_mb": 512, "price": 0.1},
+PROVISIONS: list[dict[str, Any]] = [{"id": "r1", "cpu": 0.1, "memory_mb": 512, "price": 0.1},
               {"id": "r2", "cpu": 0.2, "memory_mb": 512, "price": 0.19},
               {"id": "r3", "cpu": 0.3, "memory_mb": 768, "price": 0.27}]
 SAMPLE_LEVELS = [(round(0.05 + 0.1 * i, 2), 512.0) for i in range(4)]   # 0.05 .. 0.35 cores
@@ -162,7 +162,8 @@ def _costs(rows: list[dict[str, Any]], performance: dict[str, float]) -> list[di
     problem = {"resources": PROVISIONS, "performance": performance, "startup_cost": STARTUP,
                "shutdown_cost": SHUTDOWN, "workload": measured}
     prices = {p["id"]: p["price"] for p in PROVISIONS}
-    run_cost, previous = 0.0, {}
+    run_cost = 0.0
+    previous: dict[str, int] = {}
     for r in rows:
         counts = {rid: r[rid] for rid in performance}
         run_cost += sum(prices[rid] * n for rid, n in counts.items())
