@@ -118,7 +118,8 @@ def test_a_running_topology_without_metrics_or_with_replan_off_keeps_its_place()
 def test_measured_metrics_trigger_a_replan_within_the_budget_then_small_changes_do_not():
     r, clock, runner = replanner()
     r.plan(problem({}, measured=False), "topdown")                     # placed on estimates
-    options = {"max_migrations": 1, "planner.replan.period.secs": "60", "planner.replan.settle.secs": "0"}
+    options = {"max_migrations": 1, "planner.replan.period.secs": "60", "planner.replan.settle.secs": "0",
+               "planner.replan.cautious": "false"}   # nodes at 10 % CPU: moved for traffic alone
     first = r.plan(problem(SPREAD, traffic=HEAVY, options=options), "topdown")
     assert runner.budgets[-1] == 1, "the planner is told the budget left"
     assert len(moves_between(slots(SPREAD), first.assignments)) == 1
@@ -151,6 +152,44 @@ def test_a_replan_that_does_not_pay_keeps_the_current_placement():
     assert "no move needed" in kept.notes[0]
 
 
+def test_a_topology_short_of_nothing_is_not_moved_for_traffic():
+    """Nodes at 10-15 % of their CPU, no links: the planner's better placement would only restart workers."""
+    r, _, runner = replanner()
+    kept = r.plan(problem(SPREAD, traffic=HEAVY), "topdown")
+    assert runner.calls == 1 and kept.assignments == slots(SPREAD)
+    assert "keeps up" in kept.notes[0] and "planner.replan.cautious" in kept.notes[0]
+    assert kept.figures["moves"] == 0
+
+
+def test_a_node_near_its_cpu_makes_a_move_worth_its_restarts():
+    """sup-b at 90 % of its CPU (three executors of 30 on 100), both spouts in their own worker on sup-a:
+    the planner's move of the bolts to a second worker on the roomy sup-a restarts no spout and is applied."""
+    apart = {"a1": A, "a2": A, "m1": B, "m2": B, "s1": B}
+    loads = {"a1": 10.0, "a2": 10.0, "m1": 30.0, "m2": 30.0, "s1": 30.0}
+    pressed = problem(apart, traffic=HEAVY, loads=loads, capacity=(400, 100))
+    before = evaluate(pressed, pressed.current)
+    assert before["max_utilisation"] >= 90
+    bolts_to_a = {**slots(apart), **{e: Slot("sup-a", 6701) for e in ("m1", "m2", "s1")}}
+    r = Replanner(clock=FakeClock(), runner=lambda p, a: Plan(algorithm=a, assignments=bolts_to_a))
+    moved = r.plan(pressed, "topdown")
+    assert moves_between(slots(apart), moved.assignments) and "re-planned" in moved.notes[-1]
+    assert moved.figures["load_distance"] < before["load_distance"]
+
+
+def test_a_move_that_restarts_a_spouts_worker_waits_for_overload():
+    """The same pressed sup-b, but the planner joins everything to the spouts' worker: each of its moves
+    restarts a spout's worker, and balance alone does not pay for the tuples it loses."""
+    apart = {"a1": A, "a2": A, "m1": B, "m2": B, "s1": B}
+    loads = {"a1": 10.0, "a2": 10.0, "m1": 30.0, "m2": 30.0, "s1": 30.0}
+    r, _, runner = replanner()
+    kept = r.plan(problem(apart, traffic=HEAVY, loads=loads, capacity=(400, 100)), "topdown")
+    assert runner.calls == 1 and kept.assignments == slots(apart)
+    assert "3 move(s) held back that restart a spout's worker" in kept.notes[0]
+    careless = replanner()[0].plan(problem(apart, traffic=HEAVY, loads=loads, capacity=(400, 100),
+                                           options={"planner.replan.cautious": "false"}), "topdown")
+    assert moves_between(slots(apart), careless.assignments)
+
+
 def test_a_replan_keeps_every_option_but_the_budget_it_narrows():
     """Regression: the re-plan rebuilt Options field by field and lost the heap limit and GMA's limits."""
     import dataclasses
@@ -172,7 +211,8 @@ def test_after_moves_the_topology_settles_before_metrics_are_compared_again():
     """A move restarts workers; their first windows must not trigger the next move (re-plan thrash)."""
     r, clock, runner = replanner()
     r.plan(problem({}, measured=False), "topdown")
-    options = {"planner.replan.settle.secs": "30", "planner.replan.period.secs": "600"}
+    options = {"planner.replan.settle.secs": "30", "planner.replan.period.secs": "600",
+               "planner.replan.cautious": "false"}
     first = r.plan(problem(SPREAD, traffic=HEAVY, options=options), "topdown")
     assert first.assignments != slots(SPREAD)
     now_placed = {e: str(s) for e, s in first.assignments.items()}

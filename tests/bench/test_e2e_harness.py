@@ -108,6 +108,23 @@ def test_the_report_gives_medians_spreads_and_ratios(tmp_path):
     assert (out / "topk-link-400.png").stat().st_size > 10_000
     with (out / "cells.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 5
+    assert "Where the time to the first ack goes" not in report   # no startup/*.json yet
+
+
+def test_the_report_splits_the_time_to_the_first_ack_by_phase(tmp_path):
+    from storm_planner.bench._startup import PHASES
+
+    out = tmp_path / "e2e"
+    header = e2e.columns(SUPERVISORS)
+    (out / "startup").mkdir(parents=True)
+    for repetition, launch in ((1, 14.0), (2, 18.0)):
+        e2e.append_cell(out / "cells.csv", header, cell("ras", repetition, 400.0, 10.0))
+        phases = dict(zip(PHASES, (launch, 7.0, 5.0, 3.0, None)))
+        (out / "startup" / f"topk-link-400-ras-{repetition}.json").write_text(json.dumps(phases))
+    report = write_report(out, "storm-planner bench e2e").read_text()
+    section = report[report.index("## Where the time to the first ack goes"):]
+    (row,) = [line for line in section.splitlines() if line.startswith("| ras ")]
+    assert row == "| ras | 2 | 16 | 7 | 5 | 3 | – | 31 |"
 
 
 def test_the_report_sets_each_scheduler_beside_itself_without_the_hook(tmp_path):
@@ -156,7 +173,7 @@ def test_link_mbit_overrides_every_link():
 
 
 def test_a_cell_counts_the_plans_and_moves_of_its_topology_and_names_a_refusal(tmp_path):
-    from storm_planner.bench._e2e_cells import _plans
+    from storm_planner.bench._e2e_cells import _plans, cell_status
 
     log = tmp_path / "plans.jsonl"
     slot = {"node_id": "i7-a", "port": 6700}
@@ -167,6 +184,12 @@ def test_a_cell_counts_the_plans_and_moves_of_its_topology_and_names_a_refusal(t
         {"event": "plan", "topology": "t-2", "assignments": {}, "error": "BAD_REQUEST: no profiles"},
     ]
     log.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert _plans(log, "t-1") == {"plans": 2, "replans": 1, "migrations": 1, "plan_error": ""}
-    assert _plans(log, "t-2") == {"plans": 0, "replans": 0, "migrations": 0,
-                                  "plan_error": "BAD_REQUEST: no profiles"}
+    kept = tmp_path / "plans" / "cell.jsonl"
+    assert _plans(log, "t-1", kept) == {"plans": 2, "replans": 1, "migrations": 1, "plan_error": ""}
+    assert [json.loads(line) for line in kept.read_text().splitlines()] == records[:2]   # kept to see why
+    refused = _plans(log, "t-2", kept)
+    assert refused == {"plans": 0, "replans": 0, "migrations": 0, "plan_error": "BAD_REQUEST: no profiles"}
+    assert cell_status("ran", refused["plan_error"], refused["plans"]) == (
+        "ran on DefaultScheduler's placement: the planner answered BAD_REQUEST: no profiles")
+    assert cell_status("ran", "", 2) == "ran"
+    assert cell_status("no tuple acked within 180 s of submission", "BAD_REQUEST: x", 0).startswith("no tuple")

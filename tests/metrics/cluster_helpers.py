@@ -2,6 +2,7 @@
 windows in ZooKeeper, where each task runs, and the traffic that crosses workers."""
 from __future__ import annotations
 
+import os
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -15,14 +16,27 @@ from storm_planner.submit.nimbus import nimbus_client
 PIPELINE = Path(__file__).resolve().parent / "fixtures" / "pipeline"
 
 
+# A loaded machine (a CI run beside a CPU hog or builds) slows every daemon and window alike: waits grow
+# with the load per core, up to this factor. Waits only bound failures; a passing test never sits them out.
+MOST_LOAD_SCALE = 4.0
+
+
+def load_scale() -> float:
+    """The 1-minute load average per core, between 1 and MOST_LOAD_SCALE."""
+    return min(MOST_LOAD_SCALE, max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1)))
+
+
 def until(condition, timeout_s: float, what: str, every_s: float = 1.0):
-    deadline = time.monotonic() + timeout_s
+    """Poll ``condition`` until truthy; fail after ``timeout_s`` scaled by the machine's load."""
+    scale = load_scale()
+    deadline = time.monotonic() + timeout_s * scale
     while True:
         value = condition()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+            raise AssertionError(f"timed out after {timeout_s * scale:.0f} s ({timeout_s:.0f} s x load "
+                                 f"{scale:.1f}) waiting for {what}")
         time.sleep(every_s)
 
 

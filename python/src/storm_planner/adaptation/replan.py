@@ -26,6 +26,15 @@ or a new one:
    move. Of the planner's moves only the fewest that pay are taken (1, 2, 4,
    ... best first): every move restarts workers. Otherwise keep;
    the basis is updated either way, so the same metrics do not trigger again.
+   With ``planner.replan.cautious`` (the default) nothing moves while the
+   topology is short of nothing: no node at ``CPU_PRESSURE_PCT`` (90 %) of its
+   CPU or more, no link at ``LINK_PRESSURE_PCT`` (50 %) or more. A move restarts
+   the workers it touches, the spout's often among them, and loses what they had
+   in flight; a placement that already keeps up gains nothing worth that (on the
+   end-to-end bench every planner that moved for traffic or balance on links at
+   20 % collapsed from 400 to 11-126 tuples/s for the rest of the run). And a
+   move that restarts a spout's worker is taken only to relieve overload; for
+   traffic or balance the plan is tried without such moves.
 6. After a re-plan that moved executors, their workers restart and lose what
    was in flight; their first windows measure the move, not the placement.
    For ``planner.replan.settle.secs`` (30) nothing is re-planned and the basis
@@ -49,6 +58,7 @@ from types import MappingProxyType
 
 from storm_planner.adaptation.budget import limit_moves, moves_between
 from storm_planner.core import settings
+from storm_planner.core.elements import SPOUT
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot
@@ -66,6 +76,9 @@ DEFAULT_SETTLE_S = 30.0
 # A link this busy (percent of its advertised capacity, before or after a move) makes the bytes between
 # nodes the first traffic measure of a re-plan; below it, the tuples between workers.
 LINK_PRESSURE_PCT = 50.0
+# A node this busy (percent of its capacity, measured) is short of CPU: only then, or with a link at
+# LINK_PRESSURE_PCT, may a running topology move (planner.replan.cautious).
+CPU_PRESSURE_PCT = 90.0
 # Overload (measured load over capacity, % of a core) must drop at least this much, and by min_gain,
 # before executors move for it: measured loads are noisy, and a move costs restarts and in-flight tuples.
 MIN_OVERLOAD_DROP = 5.0
@@ -84,6 +97,7 @@ class ReplanSettings:
     min_gain: float = DEFAULT_MIN_GAIN
     budget: int | None = None
     settle_s: float = DEFAULT_SETTLE_S
+    cautious: bool = True
 
     @classmethod
     def of(cls, problem: Problem) -> ReplanSettings:
@@ -98,6 +112,7 @@ class ReplanSettings:
             min_gain=settings.REPLAN_MIN_GAIN.read(extra),
             budget=problem.options.max_migrations,
             settle_s=settings.REPLAN_SETTLE_SECS.read(extra),
+            cautious=settings.REPLAN_CAUTIOUS.read(extra),
         )
 
 
@@ -142,7 +157,6 @@ class Replanner:
             plan = self.runner(problem, algorithm)
             self._remember(problem, now)
             return plan
-
         settings = ReplanSettings.of(problem)
         with self._lock:
             state = self._states.get(topology)
@@ -159,24 +173,9 @@ class Replanner:
                               f"settling after the last re-plan's moves ({state.settle_until - now:.0f} s left of "
                               f"planner.replan.settle.secs {settings.settle_s:g}): current placement kept",
                               quiet=True)
-        if state is None:
-            trigger, why = True, "no earlier plan known to this service"
-        else:
-            if now - state.budget_started_at >= settings.period_s:
-                state.budget_started_at, state.moves_used = now, 0
-            loads, traffic = _basis(problem)
-            if not state.measured:
-                trigger, why = True, "measured loads and traffic replace the estimates it was planned on"
-            else:
-                changed = max(change(state.loads, loads), change(state.traffic, traffic))
-                due = now - state.planned_at >= settings.period_s
-                trigger = changed > settings.threshold or due
-                why = (f"metrics changed {changed:.0%} (threshold {settings.threshold:.0%})" if changed > settings.threshold
-                       else f"{settings.period_s:g} s since the last re-plan (metrics changed {changed:.0%})")
-                if not trigger:
-                    return self._keep(problem, algorithm,
-                                      f"metrics changed {changed:.0%} (threshold {settings.threshold:.0%}); "
-                                      f"current placement kept", quiet=True)
+        why, wait = _why_now(problem, state, settings, now)
+        if wait:
+            return self._keep(problem, algorithm, wait, quiet=True)
         if state is None:
             state = self._remember(problem, now, planned=False)
 
@@ -190,28 +189,25 @@ class Replanner:
         bounded = problem.replace(options=dataclasses.replace(problem.options, max_migrations=left))
         candidate = self.runner(bounded, algorithm)
         self._remember(problem, now, planned=True)
-        before = evaluate(problem, problem.current)
-        limited, moved, verdict = _fewest_moves(problem, candidate.assignments, left, before, settings.min_gain)
+        decision = _decide(problem, candidate.assignments, left, settings)
         cut = len(moves_between(problem.current, candidate.assignments))
         budget_note = ("" if left is None else f" (budget {settings.budget} per {settings.period_s:g} s, "
-                       f"{left} left{'; ' + str(cut) + ' wanted' if cut > len(moved) else ''})")
-        if not moved or verdict is None:
-            reason = "no move needed" if not moved else f"no placement better by {settings.min_gain:.0%}"
-            kept = self._keep(problem, algorithm, f"re-planned ({why}) with {algorithm}: {reason}; "
-                                                  f"current placement kept{budget_note}")
+                       f"{left} left{'; ' + str(cut) + ' wanted' if cut > len(decision.moved) else ''})")
+        if decision.verdict is None:
+            kept = self._keep(problem, algorithm, f"re-planned ({why}) with {algorithm}: {decision.reason}; "
+                                                  f"current placement kept{budget_note}{decision.note}")
             # The parallelism advice stands whatever the placement (its 'now' rate is for the
             # planner's own placement of the running executors).
             return kept.replace(advice=candidate.advice)
         with self._lock:
-            state.moves_used += len(moved)
+            state.moves_used += len(decision.moved)
             state.settle_until = now + settings.settle_s
-        notes = list(candidate.notes) + [
-            f"re-planned ({why}): {len(moved)} executor(s) move{budget_note}; {verdict}",
-        ]
-        figures = {**evaluate(problem, limited), "moves": float(len(moved))}
-        log.info("re-plan %s with %s: %s moves; %s", topology, algorithm, len(moved), verdict)
-        return candidate.replace(assignments=MappingProxyType(limited), figures=MappingProxyType(figures),
-                                 notes=tuple(notes))
+        notes = list(candidate.notes) + [f"re-planned ({why}): {len(decision.moved)} executor(s) move"
+                                         f"{budget_note}; {decision.verdict}{decision.note}"]
+        figures = {**evaluate(problem, decision.assignments), "moves": float(len(decision.moved))}
+        log.info("re-plan %s with %s: %s moves; %s", topology, algorithm, len(decision.moved), decision.verdict)
+        return candidate.replace(assignments=MappingProxyType(decision.assignments),
+                                 figures=MappingProxyType(figures), notes=tuple(notes))
 
     def _prune(self, now: float, offered: str) -> None:
         with self._lock:
@@ -254,6 +250,89 @@ class Replanner:
             figures=MappingProxyType({**evaluate(problem, problem.current), "moves": 0.0}),
             notes=(note,),
         )
+
+
+def _why_now(problem: Problem, state: _TopologyState | None, settings: ReplanSettings,
+             now: float) -> tuple[str, str]:
+    """(why re-plan now, "") or ("", why wait): a new basis, metrics changed past the threshold, or a
+    period passed. Starts a new budget period when one has passed."""
+    if state is None:
+        return "no earlier plan known to this service", ""
+    if now - state.budget_started_at >= settings.period_s:
+        state.budget_started_at, state.moves_used = now, 0
+    if not state.measured:
+        return "measured loads and traffic replace the estimates it was planned on", ""
+    loads, traffic = _basis(problem)
+    moved = max(change(state.loads, loads), change(state.traffic, traffic))
+    if moved > settings.threshold:
+        return f"metrics changed {moved:.0%} (threshold {settings.threshold:.0%})", ""
+    if now - state.planned_at >= settings.period_s:
+        return f"{settings.period_s:g} s since the last re-plan (metrics changed {moved:.0%})", ""
+    return "", f"metrics changed {moved:.0%} (threshold {settings.threshold:.0%}); current placement kept"
+
+
+@dataclass(frozen=True)
+class _Decision:
+    """Which of the planner's moves to apply: ``verdict`` None keeps the current placement (``reason``)."""
+
+    assignments: Mapping[str, Slot]
+    moved: list[str]
+    verdict: str | None
+    reason: str = ""
+    note: str = ""
+
+
+def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settings: ReplanSettings) -> _Decision:
+    """The gain gate and, with ``settings.cautious``, the restarts weighed (module docstring, step 5)."""
+    before = evaluate(problem, problem.current)
+    if not moves_between(problem.current, plan):
+        return _Decision(problem.current, [], None, "no move needed")
+    if settings.cautious and not _short_of_something(before):
+        return _Decision(problem.current, [], None,
+                         f"it keeps up (busiest node at {before['max_utilisation']:.0f} % of its CPU, busiest "
+                         f"link at {before.get('max_network_utilisation', 0.0):.0f} %), and a move would only "
+                         f"restart workers (planner.replan.cautious)")
+    limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain)
+    note = ""
+    if settings.cautious and moved and verdict is not None and not verdict.startswith("overload"):
+        # Only relieving overload is worth a spout's restart: try the same plan without those moves.
+        spared, held_back = _sparing_spout_workers(problem, plan)
+        if held_back:
+            limited, moved, verdict = _fewest_moves(problem, spared, left, before, settings.min_gain)
+            note = (f"; {held_back} move(s) held back that restart a spout's worker (its tuples in flight are "
+                    f"lost; only relieving overload is worth that)")
+    if not moved:
+        return _Decision(problem.current, [], None, "no move needed", note)
+    if verdict is None:
+        return _Decision(problem.current, moved, None, f"no placement better by {settings.min_gain:.0%}", note)
+    return _Decision(limited, moved, verdict, note=note)
+
+
+def _short_of_something(figures: Mapping[str, float]) -> bool:
+    """A node at CPU_PRESSURE_PCT of its CPU or over it, or a link at LINK_PRESSURE_PCT or more."""
+    return (figures["max_utilisation"] >= CPU_PRESSURE_PCT or figures["over_capacity"] > EPSILON
+            or figures.get("max_network_utilisation", 0.0) >= LINK_PRESSURE_PCT)
+
+
+def _sparing_spout_workers(problem: Problem, plan: Mapping[str, Slot]) -> tuple[dict[str, Slot], int]:
+    """``plan`` with every move that restarts a spout's worker undone; returns (plan, moves undone).
+
+    Storm restarts a worker whenever its executors change, so a move restarts the worker it leaves and
+    the one it joins. When one of them runs a spout, the spout's pending tuples die with it and come
+    back only as replays after ``topology.message.timeout.secs`` (on the end-to-end bench, 200-2,000
+    tuples lost per such re-plan). A move is undone when it leaves or joins a slot that holds a spout
+    executor now or in the plan, or moves a spout executor. O(E).
+    """
+    spouts = {c.id for c in problem.components if c.type == SPOUT}
+    spout_slots = {slot for e in problem.executors if e.component in spouts
+                   for slot in (problem.current.get(e.id), plan.get(e.id)) if slot is not None}
+    spared, undone = dict(plan), 0
+    for executor_id in moves_between(problem.current, plan):
+        now, then = problem.current[executor_id], plan[executor_id]
+        if now in spout_slots or then in spout_slots:
+            spared[executor_id] = now
+            undone += 1
+    return spared, undone
 
 
 def _fewest_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None, before: Mapping[str, float],

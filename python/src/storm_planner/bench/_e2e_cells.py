@@ -85,8 +85,7 @@ def run_cell(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler
         return {**key, "status": f"not scheduled: {error}"[:300]}
     scheduled = time.time()
     try:
-        return {**key, **_measure_running(bench, row.id, scratch, submitted, scheduled,
-                                          bench.latency_dir / f"{name}.json")}
+        return {**key, **_measure_running(bench, row.id, scratch, submitted, scheduled, name)}
     finally:
         kill_and_wait(bench.nimbus, job, row.id)
 
@@ -119,7 +118,7 @@ def cell_name(workload: str, rate: float | str, scheduler: str, repetition: int 
 
 
 def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: float, scheduled: float,
-                     quantiles_file: Path) -> dict[str, Any]:
+                     name: str) -> dict[str, Any]:
     from storm_planner.cluster import network
 
     times_dir = scratch / "times"
@@ -142,17 +141,24 @@ def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: f
     processed = figures["acked_in_window"]
     figures.update(_nodes(cpu_before, cpu_after, bytes_before, bytes_after, seconds, processed))
     figures.update(_placement(placement))
-    figures.update(_plans(bench.cluster.plan_log, topology_id))
-    refused = figures.pop("plan_error")
-    if status == "ran" and refused and not figures["plans"]:
-        # The plugin fell back to DefaultScheduler: the figures are its placement's, not the planner's.
-        status = f"ran on DefaultScheduler's placement: the planner answered {refused}"[:300]
+    figures.update(_plans(bench.cluster.plan_log, topology_id, bench.latency_dir.parent / "plans" / f"{name}.jsonl"))
+    status = cell_status(status, figures.pop("plan_error"), figures["plans"])
     figures["submit_to_scheduled_s"] = round(scheduled - submitted, 1)
-    _save_latency_quantiles(quantiles_file, times, begin, end)
+    _save_latency_quantiles(bench.latency_dir / f"{name}.json", times, begin, end)
+    _save_startup(bench.latency_dir.parent / "startup" / f"{name}.json",
+                  bench.cluster.log_dir / "workers-artifacts" / topology_id, submitted, times)
     bench.progress(f"  {status}: processed {figures['processed_tps']:.0f} t/s of {figures['emitted_tps']:.0f} "
                    f"emitted, p50 {figures['latency_p50_ms']:.0f} ms, p99 {figures['latency_p99_ms']:.0f} ms, "
                    f"lost {figures['lost']}, on {figures['placement']}")
     return {"status": status, "measure_s": round(seconds, 1), **figures}
+
+
+def cell_status(status: str, refused: str, plans: int) -> str:
+    """A cell that ran without one plan from the service while it refused one ran on the plugin's fallback,
+    DefaultScheduler: its figures are that placement's, not the planner's, and its status says so."""
+    if status == "ran" and refused and not plans:
+        return f"ran on DefaultScheduler's placement: the planner answered {refused}"[:300]
+    return status
 
 
 def _wait_first_ack(times_dir: Path, deadline: float) -> bool:
@@ -237,11 +243,14 @@ def _placement(assignment: list[dict]) -> dict[str, Any]:
             "workers": workers}
 
 
-def _plans(plan_log: Path, topology_id: str) -> dict[str, Any]:
-    """Plans the service answered for the topology: re-plans after the first, executors they moved."""
+def _plans(plan_log: Path, topology_id: str, keep: Path) -> dict[str, Any]:
+    """Plans the service answered for the topology: re-plans after the first, executors they moved. The
+    answers (placements, figures, notes) are kept in ``keep``, one JSON record per line, to see why."""
     from storm_planner.service.planlog import read_plan_log
 
     answers = [p for p in read_plan_log(plan_log) if p["topology"] == topology_id]
+    keep.parent.mkdir(parents=True, exist_ok=True)
+    keep.write_text("".join(json.dumps(answer, sort_keys=True) + "\n" for answer in answers))
     plans = [p for p in answers if not p.get("error")]
     errors = [str(p["error"]) for p in answers if p.get("error")]
     moved = sum(sum(1 for e, slot in later["assignments"].items() if earlier["assignments"].get(e) not in (None, slot))
@@ -256,6 +265,16 @@ def _save_latency_quantiles(path: Path, times: TupleTimes, begin: float, end: fl
         if latencies.size else []
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(quantiles) + "\n")
+
+
+def _save_startup(path: Path, topology_dir: Path, submitted: float, times: TupleTimes) -> None:
+    """Where submission -> first ack went (:mod:`~storm_planner.bench._startup`), beside cells.csv."""
+    from storm_planner.bench._startup import startup_phases
+
+    phases = startup_phases(topology_dir, submitted, min(times.emitted.values(), default=math.nan),
+                            min(times.acked.values(), default=math.nan))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({k: (None if math.isnan(v) else v) for k, v in phases.items()}) + "\n")
 
 
 def _rounded(value: float, digits: int = 1) -> float:

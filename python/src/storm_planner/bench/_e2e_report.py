@@ -34,6 +34,7 @@ def write_report(out: Path, command: str) -> Path | None:
     sections = [_section(out, workload, rate, cells) for (workload, rate), cells in groups.items()]
     sections += [_ramp(workload, rows) for workload in dict.fromkeys(r["workload"] for r in rows)
                  if len({r["rate"] for r in rows if r["workload"] == workload}) > 1]
+    sections.append(_startup(out, rows))
     report = out.parent / f"{out.name}.md"
     report.write_text(
         "# End to end on real Storm: the planners against Storm's own schedulers (issue #27)\n\n"
@@ -154,6 +155,30 @@ def _numbers(cells: list[dict[str, Any]], column: str) -> list[float]:
         if not math.isnan(value):
             values.append(value)
     return values
+
+
+def _startup(out: Path, rows: list[dict[str, Any]]) -> str:
+    """Per scheduler, the median seconds of each phase from submission to the first ack
+    (:mod:`~storm_planner.bench._startup`), from the cells' ``startup/*.json``; empty when none exist."""
+    from storm_planner.bench._e2e_cells import cell_name
+    from storm_planner.bench._startup import PHASES
+
+    by: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        path = out / "startup" / f"{cell_name(row['workload'], row['rate'], row['scheduler'], row['repetition'])}.json"
+        if path.is_file():
+            by.setdefault(row["scheduler"], []).append(json.loads(path.read_text()))
+    if not by:
+        return ""
+    table = markdown_table(
+        ["scheduler", "cells", *(f"{phase} s" for phase in PHASES), "submit to first ack s"],
+        [[scheduler, len(cells), *(_fmt(_median(cells, phase)) for phase in PHASES),
+          _fmt(sum(v for v in (_median(cells, phase) for phase in PHASES) if not math.isnan(v)))]
+         for scheduler, cells in by.items()], right=range(1, len(PHASES) + 3))
+    return ("## Where the time to the first ack goes\n\nMedian seconds per phase, from the workers' logs: "
+            "submission until the first worker JVM starts (Nimbus' round, the plan, the jar's download, the "
+            "JVM), until the last worker has loaded, until the last spout is active (the shell components' "
+            f"Python processes), until the first emit, until its ack.\n\n{table}\n")
 
 
 def _median(cells: list[dict[str, Any]], column: str) -> float:

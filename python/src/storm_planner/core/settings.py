@@ -260,6 +260,11 @@ REPLAN_MIN_GAIN = _define("planner.replan.min.gain", NUMBER, 0.10, TOPOLOGY, SER
                           "least relative improvement a new placement needs to be applied", minimum=0)
 REPLAN_SETTLE_SECS = _define("planner.replan.settle.secs", NUMBER, 30.0, TOPOLOGY, SERVICE,
                              "after a re-plan moved executors, no re-plan for this long", minimum=0)
+REPLAN_CAUTIOUS = _define("planner.replan.cautious", FLAG, True, TOPOLOGY, SERVICE,
+                          "weigh the restarts a move causes: move a running topology only when it is short "
+                          "of something (a node at 90 % of its CPU or more, a link at 50 % or more), and "
+                          "restart a spout's worker only to relieve overload (false: apply any placement "
+                          "better by planner.replan.min.gain)")
 
 # -- planners --------------------------------------------------------------------------------------------
 HETERO_PROFILES = _define("planner.hetero.profiles", JSON, None, TOPOLOGY, PLANNER,
