@@ -10,12 +10,12 @@ import pytest
 from metrics_docs import encode, window_doc
 
 from storm_planner.adaptation.replan import Replanner
-from storm_planner.service.metrics import metrics_for_serve
 from storm_planner.metrics.source import StoreMetricsSource
 from storm_planner.metrics.store import MetricsStore
 from storm_planner.service.client import connect
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.handler import PlannerHandler
+from storm_planner.service.metrics import metrics_for_serve
 from storm_planner.service.server import BackgroundServer
 
 TOPOLOGY = "pipe-1-1700000000"
@@ -123,7 +123,9 @@ def test_an_unchanged_running_topology_gets_its_current_placement_back(service, 
     wait_for_windows(store)
     first = plan_once(server, spec(SPREAD), nodes())
     placed = {e: f"{s.node_id}:{s.port}" for e, s in first.assignments.items()}
-    used = {n: tuple(sorted({int(s.split(":")[1]) for s in placed.values() if s.startswith(n)})) for n in ("sup-a", "sup-b")}
+    used = {
+        n: tuple(sorted({int(s.split(":")[1]) for s in placed.values() if s.startswith(n)})) for n in ("sup-a", "sup-b")
+    }
     second = plan_once(server, spec(placed), nodes(used["sup-a"], used["sup-b"]))
     assert {e: f"{s.node_id}:{s.port}" for e, s in second.assignments.items()} == placed
     assert second.figures["moves"] == 0

@@ -22,8 +22,8 @@ interpolated inside its bucket, so it is within that bucket's width of the true 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 from storm_planner.metrics.windows import TaskWindow
 
@@ -99,8 +99,8 @@ class Step:
     @property
     def busiest(self) -> ComponentStep | None:
         """The user component with the highest capacity (Storm's own components left out)."""
-        ranked = [c for c in self.components if not c.system and c.capacity is not None]
-        return max(ranked, key=lambda c: c.capacity) if ranked else None
+        ranked = [(c.capacity, c) for c in self.components if not c.system and c.capacity is not None]
+        return max(ranked, key=lambda pair: pair[0])[1] if ranked else None
 
     def to_dict(self) -> dict:
         busiest = self.busiest

@@ -26,9 +26,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, overload
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -113,7 +114,7 @@ def create_app(plan_log: Path | None = None, cluster: ClusterSource | None = Non
         with one_at_a_time:
             state = snapshot(read_history(), cluster.read(), reports, page_size)
         state["sources"] = {"plan_log": str(plan_log) if plan_log else None,
-                            "nimbus": "%s:%d" % cluster.nimbus if cluster.nimbus else None,
+                            "nimbus": "{}:{}".format(*cluster.nimbus) if cluster.nimbus else None,
                             "zookeeper": cluster.zookeeper}
         state["plan_log"] = reader.progress() if reader else None
         state["refresh_s"] = refresh_s
@@ -220,6 +221,14 @@ def create_app(plan_log: Path | None = None, cluster: ClusterSource | None = Non
     app = Starlette(routes=routes, middleware=[Middleware(Guard, allowed_hosts=allowed_hosts)], lifespan=lifespan)
     app.state.trends = trends
     return app
+
+
+@overload
+def _int_param(request: Request, name: str, default: int, low: int, high: int | None) -> int: ...
+
+
+@overload
+def _int_param(request: Request, name: str, default: None, low: int, high: int | None) -> int | None: ...
 
 
 def _int_param(request: Request, name: str, default: int | None, low: int, high: int | None) -> int | None:
