@@ -40,6 +40,7 @@ from types import MappingProxyType
 
 from storm_planner.core.errors import InfeasibleError
 from storm_planner.core.problem import Executor, Node, Problem, Slot
+from storm_planner.core.swap_refine import refine_by_swaps
 from storm_planner.core.worker_split import pair_rates, split_by_traffic
 
 EPSILON = 1e-9
@@ -104,11 +105,17 @@ def fit_to_resources(problem: Problem, assignments: Mapping[str, Slot]) -> tuple
     cpu_of = _cpu_demand(problem, declared)
     rooms = _rooms(problem, assignments, executors, cpu_of, declared)
     notes = []
-    moved = _relieve(rooms, executors, cpu_of, problem, declared)
+    moved, between = _relieve(rooms, executors, cpu_of, problem, declared)
+    swapped = refine_by_swaps({node: room.members for node, room in rooms.items()},
+                              {e: executors[e].component for e in executors},
+                              {e: (cpu_of[e], executors[e].memory) for e in executors},
+                              pair_rates(problem), between) if moved else 0
     slots, split = _pack_workers(problem, rooms, executors, assignments)
     if moved:
         notes.append(f"{moved} executor(s) moved off nodes over their free "
-                     f"{'declared CPU or ' if declared else ''}memory")
+                     f"{'declared CPU or ' if declared else ''}memory"
+                     + (f", then {swapped} swap(s) of equal-demand executors between those nodes kept more "
+                        f"traffic inside a node" if swapped else ""))
     if split:
         notes.append(f"{split} node(s) run several workers to keep each within "
                      f"{problem.options.worker_max_heap_mb:g} MB (topology.worker.max.heap.size.mb)")
@@ -145,11 +152,12 @@ def _room(problem: Problem, node: Node, declared: bool) -> _Room:
 
 
 def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of: Mapping[str, float], problem: Problem,
-             declared: bool) -> int:
-    """Move executors off every node over its limits; returns how many moved."""
+             declared: bool) -> tuple[int, list[tuple[str, str]]]:
+    """Move executors off every node over its limits; returns how many moved and the (from, to) node
+    pairs they moved between."""
     over = [room for room in rooms.values() if room.cpu_left < -EPSILON or room.memory_left < -EPSILON]
     if not over:
-        return 0
+        return 0, []
     # Destinations by most CPU left (ties: most memory left); draining nodes take nothing. Nodes the
     # plan left empty get their rooms only now: most plans fit and never need them.
     for node in problem.nodes:
@@ -160,7 +168,7 @@ def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of:
              if not r.node.draining and r.node.id not in over_ids]
     heapq.heapify(queue)
     partners = _Partners(problem, rooms, executors)
-    moved = 0
+    moved, between = 0, []
     for room in over:
         while room.cpu_left < -EPSILON or room.memory_left < -EPSILON:
             executor_id = room.members.pop()
@@ -178,7 +186,8 @@ def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of:
             partners.arrived(executor_id, target.node.id)
             heapq.heappush(queue, (-target.cpu_left, -target.memory_left, target.node.id))
             moved += 1
-    return moved
+            between.append((room.node.id, target.node.id))
+    return moved, between
 
 
 class _Partners:
