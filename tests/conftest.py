@@ -68,12 +68,13 @@ class ZooKeeperServer:
     def hosts(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def start(self, timeout_s: float = 30.0) -> "ZooKeeperServer":
-        log = open(self.directory / "zookeeper.out", "ab")
-        self.process = subprocess.Popen(
-            ["java", "-Xmx128m", "-cp", f"{self.home.lib}/*", ZK_MAIN, str(self.config)],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
+    def start(self, timeout_s: float = 30.0) -> ZooKeeperServer:
+        # The child holds its own copy of the descriptor; ours closes once it has started.
+        with open(self.directory / "zookeeper.out", "ab") as log:
+            self.process = subprocess.Popen(
+                ["java", "-Xmx128m", "-cp", f"{self.home.lib}/*", ZK_MAIN, str(self.config)],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
         deadline = time.monotonic() + timeout_s
         while not _answers(self.port):
             if self.process.poll() is not None or time.monotonic() > deadline:

@@ -28,7 +28,9 @@ def differences(left: Path, right: Path) -> list[str]:
     return found
 
 
-@pytest.mark.skipif(shutil.which("thrift") is None, reason="thrift compiler not installed (apt-get install thrift-compiler)")
+@pytest.mark.skipif(
+    shutil.which("thrift") is None, reason="thrift compiler not installed (apt-get install thrift-compiler)"
+)
 def test_committed_java_is_generated_from_the_idl(tmp_path):
     subprocess.run([str(REPO / "scripts" / "gen-thrift.sh"), str(tmp_path)], check=True, capture_output=True)
     problems = differences(COMMITTED / "org" / "stormplanner" / "thrift", tmp_path / "org" / "stormplanner" / "thrift")

@@ -11,9 +11,9 @@ from storm_planner.adaptation import (
     adaptation_round,
 )
 from storm_planner.adaptation.scaling import NoScaling
-from storm_planner.generators.madsen import CollocationWorkload, fluctuation_problem
 from storm_planner.core.errors import InfeasibleError, ProblemError
 from storm_planner.core.problem import Problem
+from storm_planner.generators.madsen import CollocationWorkload, fluctuation_problem
 
 FAST = 0.4
 

@@ -1,11 +1,11 @@
 """The migration budget and the keep-or-re-plan decision (pure: no ZooKeeper, fake clock)."""
 from __future__ import annotations
 
-from storm_planner.core.plan import Plan
-from storm_planner.core.problem import Problem, Slot
 from storm_planner.adaptation.budget import limit_moves, moves_between
 from storm_planner.adaptation.replan import Replanner
 from storm_planner.core.evaluate import evaluate
+from storm_planner.core.plan import Plan
+from storm_planner.core.problem import Problem, Slot
 
 A, B = "sup-a:6700", "sup-b:6700"
 

@@ -86,7 +86,9 @@ def test_service_runner_keeps_albic_state_in_zookeeper_across_a_restart(zookeepe
     from storm_planner.adaptation.state import stateful_runner
     from storm_planner.core.problem import Problem
 
-    problem = Problem.from_dict(json.loads((Path(__file__).resolve().parents[1] / "data" / "measured-skewed.json").read_text()))
+    problem = Problem.from_dict(
+        json.loads((Path(__file__).resolve().parents[1] / "data" / "measured-skewed.json").read_text())
+    )
     root = f"/storm-planner-test/{uuid.uuid4().hex}"
     first = ZooKeeperStateStore.connect(zookeeper.hosts, root=root, timeout_s=5)
     try:
@@ -114,7 +116,9 @@ def test_an_unreachable_state_store_costs_the_state_not_the_plan():
         def save(self, key, state):
             raise StateStoreError("ZooKeeper unreachable")
 
-    problem = Problem.from_dict(json.loads((Path(__file__).resolve().parents[1] / "data" / "measured-skewed.json").read_text()))
+    problem = Problem.from_dict(
+        json.loads((Path(__file__).resolve().parents[1] / "data" / "measured-skewed.json").read_text())
+    )
     plan = run_with_state(problem, "albic", {}, Broken())
     assert len(plan.assignments) == len(problem.executors)
     assert any("not loaded" in note for note in plan.notes)

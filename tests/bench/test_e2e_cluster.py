@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from storm_planner.cluster.locations import default_plugin_jar
-from storm_planner.profiling.cgroups import detect_emulation
 from storm_planner.metrics.hookjar import default_hook_jar
+from storm_planner.profiling.cgroups import detect_emulation
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEDULERS = ("default", "ras", "planner:topdown")

@@ -12,8 +12,8 @@ from collections import defaultdict
 import pytest
 
 from storm_planner.cluster import daemons
-from storm_planner.submit import nimbus
 from storm_planner.cluster.locations import default_plugin_jar
+from storm_planner.submit import nimbus
 from storm_planner.submit.operations import kill_topology, list_topologies, submit_project
 
 pytestmark = pytest.mark.cluster

@@ -8,6 +8,7 @@ import pkgutil
 import storm_planner
 from storm_planner import StormPlannerError
 
+
 def _error_classes():
     for info in pkgutil.walk_packages(storm_planner.__path__, prefix="storm_planner."):
         if ".thrift_gen" in info.name or info.name.endswith("__main__"):

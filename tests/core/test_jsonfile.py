@@ -71,7 +71,9 @@ def test_each_limit_is_a_setting(capsys, tmp_path, monkeypatch):
     assert "topology.components[1].executors: 6 executors" in refused(capsys, tmp_path, six_executors)
     monkeypatch.setenv("STORM_PLANNER_MAX_EXECUTORS", "6")
     monkeypatch.setenv("STORM_PLANNER_MAX_JSON_DEPTH", "2")
-    assert "nested more than 2 levels deep (setting STORM_PLANNER_MAX_JSON_DEPTH)" in refused(capsys, tmp_path, six_executors)
+    assert "nested more than 2 levels deep (setting STORM_PLANNER_MAX_JSON_DEPTH)" in refused(
+        capsys, tmp_path, six_executors
+    )
     monkeypatch.setenv("STORM_PLANNER_MAX_JSON_DEPTH", "lots")
     assert "STORM_PLANNER_MAX_JSON_DEPTH='lots': a whole number >= 1 (default 64)" in refused(
         capsys, tmp_path, six_executors, culprit_is_the_file=False)

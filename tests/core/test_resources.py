@@ -92,7 +92,9 @@ def test_no_room_is_infeasible_with_the_numbers_not_an_overloaded_node():
         storm_planner.plan(data, algorithm="topdown")  # the planner sees only what other tenants left
     for node in data["nodes"]:
         node["used"]["cpu"] = 0  # CPU to spare; memory is what is short now
-    with pytest.raises(InfeasibleError, match=r"topology tenant-2: no node has room for executor .* MB and \d+ % CPU left in all"):
+    with pytest.raises(
+        InfeasibleError, match=r"topology tenant-2: no node has room for executor .* MB and \d+ % CPU left in all"
+    ):
         storm_planner.plan(data, algorithm="topdown")
 
 

@@ -94,14 +94,19 @@ def test_module_defaults_are_the_catalogue_s():
     from storm_planner.metrics import derive, network_use
     from storm_planner.service import rebalance
 
-    assert (replan.DEFAULT_THRESHOLD, replan.DEFAULT_PERIOD_S, replan.DEFAULT_MIN_GAIN, replan.DEFAULT_SETTLE_S) == (
-        settings.REPLAN_THRESHOLD.default, settings.REPLAN_PERIOD_SECS.default, settings.REPLAN_MIN_GAIN.default,
-        settings.REPLAN_SETTLE_SECS.default)
+    assert (
+        settings.REPLAN_THRESHOLD.default,
+        settings.REPLAN_PERIOD_SECS.default,
+        settings.REPLAN_MIN_GAIN.default,
+        settings.REPLAN_SETTLE_SECS.default,
+    ) == (replan.DEFAULT_THRESHOLD, replan.DEFAULT_PERIOD_S, replan.DEFAULT_MIN_GAIN, replan.DEFAULT_SETTLE_S)
     assert replan.ReplanSettings.of.__func__  # read through the catalogue (test below finds no hand parsing)
-    assert (rebalance.DEFAULT_MIN_GAIN, rebalance.DEFAULT_COOLDOWN_S) == (
-        settings.REBALANCE_MIN_GAIN.default, settings.REBALANCE_COOLDOWN_SECS.default)
-    assert derive.DEFAULT_WINDOWS == settings.METRICS_WINDOWS.default
-    assert network_use.DEFAULT_TUPLE_OVERHEAD_BYTES == settings.TUPLE_OVERHEAD_BYTES.default
+    assert (settings.REBALANCE_MIN_GAIN.default, settings.REBALANCE_COOLDOWN_SECS.default) == (
+        rebalance.DEFAULT_MIN_GAIN,
+        rebalance.DEFAULT_COOLDOWN_S,
+    )
+    assert settings.METRICS_WINDOWS.default == derive.DEFAULT_WINDOWS
+    assert settings.TUPLE_OVERHEAD_BYTES.default == network_use.DEFAULT_TUPLE_OVERHEAD_BYTES
 
 
 # -- one reader ----------------------------------------------------------------------------------------

@@ -110,7 +110,7 @@ def _problem(workers):
 def test_the_workers_note_says_how_many_against_topology_workers():
     two = {"a/0": Slot("n0", 6700), "a/1": Slot("n0", 6700)}
     assert "fewer than topology.workers 4" in workers_note(_problem(4), two)
-    assert "1 worker(s) on 1 node(s) = topology.workers 1" == workers_note(_problem(1), two)
+    assert workers_note(_problem(1), two) == "1 worker(s) on 1 node(s) = topology.workers 1"
     spread = {"a/0": Slot("n0", 6700), "a/1": Slot("n1", 6700)}
     assert "more than topology.workers 1" in workers_note(_problem(1), spread)
     assert "one per node used" in workers_note(_problem(None), spread)

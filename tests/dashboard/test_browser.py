@@ -1,11 +1,10 @@
 """The dashboard in a real browser (headless Chromium): what a person would check on the page."""
 from __future__ import annotations
 
-import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from .conftest import ARTIFACTS, DATA
+from .conftest import DATA
 
 
 def console_errors(driver) -> list[dict]:

@@ -93,7 +93,7 @@ class WindowSampler:
             except Exception:  # noqa: BLE001 - a missed read is a gap the check below notices
                 pass
 
-    def __enter__(self) -> "WindowSampler":
+    def __enter__(self) -> WindowSampler:
         self.thread.start()
         return self
 

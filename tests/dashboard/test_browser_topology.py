@@ -14,7 +14,7 @@ import urllib.request
 import pytest
 
 from .conftest import ARTIFACTS
-from .test_browser import console_errors, wait_for
+from .test_browser import console_errors
 
 TOPOLOGY = "words-7-1700000000"
 ROOT = "/storm-planner/metrics"
@@ -101,7 +101,7 @@ class HookLikeWriter:
     def set_rate(self, rate: float) -> None:
         self.rates.append((int(time.time() * 1000), rate))
 
-    def __enter__(self) -> "HookLikeWriter":
+    def __enter__(self) -> HookLikeWriter:
         self.thread.start()
         return self
 

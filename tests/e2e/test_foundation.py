@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from storm_planner.submit import nimbus
 from storm_planner.cluster.launcher import running_cluster
 from storm_planner.cluster.locations import default_plugin_jar
 from storm_planner.service.planlog import read_plan_log
+from storm_planner.submit import nimbus
 from storm_planner.submit.operations import submit_project
 
 pytestmark = pytest.mark.cluster

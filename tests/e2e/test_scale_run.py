@@ -27,11 +27,15 @@ from storm_planner.adaptation.qescalor.scale_run import processed_rate, run_scal
 from storm_planner.cluster.launcher import running_cluster
 from storm_planner.cluster.locations import default_plugin_jar
 from storm_planner.generators.qescalor import paper_resources
-from storm_planner.profiling.cgroups import detect_emulation
-from storm_planner.profiling.qescalor.instances import (InstanceProvisions, ProvisionEnforcer, provisions_from_template,
-                                            running_instances)
 from storm_planner.metrics.hookjar import default_hook_jar
 from storm_planner.planners.qescalor.performance import PerformanceModel
+from storm_planner.profiling.cgroups import detect_emulation
+from storm_planner.profiling.qescalor.instances import (
+    InstanceProvisions,
+    ProvisionEnforcer,
+    provisions_from_template,
+    running_instances,
+)
 from storm_planner.submit import nimbus
 from storm_planner.submit.operations import kill_topology, running_components, submit_project
 

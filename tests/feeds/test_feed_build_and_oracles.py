@@ -5,11 +5,11 @@ import gzip
 import json
 from pathlib import Path
 
-import pytest
-
 import airline
 import bargains
+import pytest
 import trends
+
 from storm_planner.cli import main
 from storm_planner.feeds import oracles
 from storm_planner.feeds.build import build_feeds

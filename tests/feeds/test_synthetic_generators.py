@@ -4,12 +4,12 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 
+import trends
+
 from storm_planner.feeds.synthetic.airline import AirlineGenerator
 from storm_planner.feeds.synthetic.stocks import MINUTES_PER_DAY, StockGenerator, taq_time_ms
 from storm_planner.feeds.synthetic.tweets import TweetGenerator, topic_name
 from storm_planner.feeds.timeparse import flight_ts_ms
-
-import trends
 
 
 def test_tweets_have_twitters_shape_zipf_topics_and_bursts():

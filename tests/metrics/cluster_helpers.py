@@ -10,8 +10,8 @@ from pathlib import Path
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from storm_planner.submit.nimbus import nimbus_client
 from storm_planner.metrics.windows import DEFAULT_ROOT, CorruptWindow, TaskWindow, parse_window
+from storm_planner.submit.nimbus import nimbus_client
 
 PIPELINE = Path(__file__).resolve().parent / "fixtures" / "pipeline"
 
@@ -92,7 +92,7 @@ def flow_totals(windows: dict[int, TaskWindow], stream: str = "default") -> dict
     """Cumulative tuples per (source component, destination component) on one stream, from the windows."""
     component = {task: w.component for task, w in windows.items()}
     totals: dict[tuple[str, str], int] = defaultdict(int)
-    for task, w in windows.items():
+    for w in windows.values():
         for flow in w.sent:
             if flow.stream == stream and flow.task in component:
                 totals[(w.component, component[flow.task])] += flow.total

@@ -155,7 +155,7 @@ def test_a_poor_placement_is_replanned_within_budget_and_no_tuple_is_lost(cluste
         # a later re-plan (the budget's next period) during the measurement means measuring again.
         for _ in range(6):
             final = task_slots(cluster, row.id)
-            until(lambda: windows_match(latest_windows(a.zookeeper, row.id), final, 2 * PERIOD_S), 90,
+            until(lambda final=final: windows_match(latest_windows(a.zookeeper, row.id), final, 2 * PERIOD_S), 90,
                   "windows from the workers of the new placement")
             sampler.start()
             time.sleep(3 * PERIOD_S)

@@ -10,12 +10,12 @@ import pytest
 from metrics_docs import encode, window_doc
 
 from storm_planner.adaptation.replan import Replanner
-from storm_planner.service.metrics import metrics_for_serve
 from storm_planner.metrics.source import StoreMetricsSource
 from storm_planner.metrics.store import MetricsStore
 from storm_planner.service.client import connect
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.handler import PlannerHandler
+from storm_planner.service.metrics import metrics_for_serve
 from storm_planner.service.server import BackgroundServer
 
 TOPOLOGY = "pipe-1-1700000000"
@@ -96,7 +96,9 @@ def test_a_running_topology_is_replanned_on_measured_traffic_within_its_budget(s
     server, store, root = service
     publish(kazoo, root)
     wait_for_windows(store)
-    plan = plan_once(server, spec(SPREAD, {"planner.max.migrations": "2"}), nodes())
+    # Idle nodes: moved for traffic alone only when the topology asks for it (planner.replan.cautious).
+    plan = plan_once(server, spec(SPREAD, {"planner.max.migrations": "2", "planner.replan.cautious": "false"}),
+                     nodes())
     moved = [e for e, s in plan.assignments.items() if f"{s.node_id}:{s.port}" != SPREAD[e]]
     assert 1 <= len(moved) <= 2
     assert any("loads and traffic measured for 6 of 6 executors" in n for n in plan.notes)
@@ -106,13 +108,24 @@ def test_a_running_topology_is_replanned_on_measured_traffic_within_its_budget(s
     assert plan.figures["inter_worker"] < before_imc
 
 
+def test_a_running_topology_short_of_nothing_keeps_its_place_by_default(service, kazoo):
+    server, store, root = service
+    publish(kazoo, root)
+    wait_for_windows(store)
+    plan = plan_once(server, spec(SPREAD, {"planner.max.migrations": "2"}), nodes())
+    assert {e: f"{s.node_id}:{s.port}" for e, s in plan.assignments.items()} == SPREAD
+    assert any("it keeps up" in n and "planner.replan.cautious" in n for n in plan.notes), plan.notes
+
+
 def test_an_unchanged_running_topology_gets_its_current_placement_back(service, kazoo):
     server, store, root = service
     publish(kazoo, root)
     wait_for_windows(store)
     first = plan_once(server, spec(SPREAD), nodes())
     placed = {e: f"{s.node_id}:{s.port}" for e, s in first.assignments.items()}
-    used = {n: tuple(sorted({int(s.split(":")[1]) for s in placed.values() if s.startswith(n)})) for n in ("sup-a", "sup-b")}
+    used = {
+        n: tuple(sorted({int(s.split(":")[1]) for s in placed.values() if s.startswith(n)})) for n in ("sup-a", "sup-b")
+    }
     second = plan_once(server, spec(placed), nodes(used["sup-a"], used["sup-b"]))
     assert {e: f"{s.node_id}:{s.port}" for e, s in second.assignments.items()} == placed
     assert second.figures["moves"] == 0

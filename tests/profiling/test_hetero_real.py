@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from storm_planner.bench._hetero_real_driver import Machine, predicted_rate
 from storm_planner.bench._hetero_real_project import COMPONENT_TYPES, real_profile, write_project
 from storm_planner.bench._hetero_real_search import (
     BenchError,
@@ -20,7 +21,6 @@ from storm_planner.bench._hetero_real_search import (
     placement_differences,
     run_order,
 )
-from storm_planner.bench._hetero_real_driver import Machine, predicted_rate
 from storm_planner.profiling.measurements import WindowFigures
 
 LINEAR = ("spout", "mid", "high", "sink")

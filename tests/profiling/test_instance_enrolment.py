@@ -12,14 +12,19 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from storm_planner.profiling.cgroups import CGROUP_CPU, CGROUP_MEMORY, CpuQuota, EnrolmentRefused, detect_emulation
-from storm_planner.profiling.qescalor.instances import (Instance, InstanceProvisions, Provision, Refusals, Subprocess,
-                                            running_instances)
 from storm_planner.profiling.processes import ProcessId, cgroup_of
+from storm_planner.profiling.qescalor.instances import (
+    Instance,
+    InstanceProvisions,
+    Provision,
+    Refusals,
+    Subprocess,
+    running_instances,
+)
 
 writable = pytest.mark.skipif(not (detect_emulation().cgroup_quota and os.access(CGROUP_MEMORY, os.W_OK)),
                               reason="needs writable cgroup v1 cpu and memory hierarchies (root)")
@@ -119,7 +124,7 @@ class OriginGroups:
         name = f"storm-planner-test-origin-{os.getpid()}"
         self.paths = {"cpu": CGROUP_CPU / name, "memory": CGROUP_MEMORY / name}
 
-    def __enter__(self) -> "OriginGroups":
+    def __enter__(self) -> OriginGroups:
         for path in self.paths.values():
             path.mkdir(exist_ok=True)
         return self

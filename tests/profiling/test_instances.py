@@ -15,9 +15,17 @@ import pytest
 
 from storm_planner.profiling.cgroups import detect_emulation
 from storm_planner.profiling.errors import ProfilingError
-from storm_planner.profiling.qescalor.instances import (CGROUP_MEMORY, Instance, InstanceProvisions, Provision, Subprocess,
-                                            provisions_in_order, resident_mb, running_instances)
 from storm_planner.profiling.processes import ProcessId
+from storm_planner.profiling.qescalor.instances import (
+    CGROUP_MEMORY,
+    Instance,
+    InstanceProvisions,
+    Provision,
+    Subprocess,
+    provisions_in_order,
+    resident_mb,
+    running_instances,
+)
 
 writable = pytest.mark.skipif(not (detect_emulation().cgroup_quota and os.access(CGROUP_MEMORY, os.W_OK)),
                               reason="needs writable cgroup v1 cpu and memory hierarchies (root)")
@@ -102,7 +110,9 @@ def test_a_memory_limit_below_what_an_instance_holds_is_refused_naming_it():
         while resident_mb(process.pid) < 80 and time.monotonic() < deadline:
             time.sleep(0.1)
         with InstanceProvisions(f"storm-planner-test-{os.getpid()}") as groups:
-            with pytest.raises(ProfilingError, match=rf"provision r1 allows 33.2 MB but instance work\[7\] \(pid {process.pid}\)"):
+            with pytest.raises(
+                ProfilingError, match=rf"provision r1 allows 33.2 MB but instance work\[7\] \(pid {process.pid}\)"
+            ):
                 groups.apply([Instance(7, 7, "work", of_this_test(process.pid))], [Provision("r1", 0.6, 33.2, 0.6)])
             assert process.poll() is None  # nothing was applied: the instance lives on
     finally:

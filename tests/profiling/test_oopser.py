@@ -6,10 +6,10 @@ import pytest
 
 import storm_planner
 from storm_planner.cluster.locations import default_plugin_jar
+from storm_planner.metrics.hookjar import default_hook_jar
 from storm_planner.profiling.cgroups import detect_emulation
 from storm_planner.profiling.errors import ProfilingError
 from storm_planner.profiling.qescalor.oopser import SamplerSettings, parse_levels, sample_on_cluster
-from storm_planner.metrics.hookjar import default_hook_jar
 
 
 def test_levels_are_a_list_or_an_inclusive_range():

@@ -5,14 +5,13 @@ import json
 from pathlib import Path
 
 import pytest
+from test_service import request, topology
 
 from storm_planner.service.client import connect
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.handler import PlannerHandler
 from storm_planner.service.planlog import PlanLog, read_plan_log
 from storm_planner.service.server import BackgroundServer
-
-from test_service import request, topology
 
 
 def plans_of(handler: PlannerHandler, call) -> tuple[dict, dict]:
@@ -36,9 +35,9 @@ def test_an_id_that_is_not_text_is_refused_naming_it_and_would_be_logged_as_text
     spec = topology("t1")
     spec.id = b"t\xff1"                                       # not UTF-8: thriftpy2 hands it over as bytes
     handler = PlannerHandler(plan_log=tmp_path / "plans.jsonl")
-    with BackgroundServer(handler) as server, connect(server.host, server.port) as client:
-        with pytest.raises(T.PlannerError) as refused:
-            client.plan(request(spec))
+    with (BackgroundServer(handler) as server, connect(server.host, server.port) as client,
+          pytest.raises(T.PlannerError) as refused):
+        client.plan(request(spec))
     assert refused.value.kind == T.ErrorKind.BAD_REQUEST
     assert "topologies[0].id is b't\\xff1', not a name" in refused.value.message
 

@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 import re
 import threading
-from pathlib import Path
-
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from storm_planner.cli import main
-from storm_planner.core.settings import SettingError
 from storm_planner.core.plan import ParallelismAdvice
+from storm_planner.core.settings import SettingError
 from storm_planner.generators.nasiri import micro_profile
 from storm_planner.service.client import connect
 from storm_planner.service.contract import planner_thrift as T

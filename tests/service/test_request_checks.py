@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_service import node, request, topology
 
 from storm_planner.service.client import connect
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.handler import PlannerHandler
 from storm_planner.service.planlog import read_plan_log
 from storm_planner.service.server import BackgroundServer
-
-from test_service import node, request, topology
 
 NAN, INF = float("nan"), float("inf")
 

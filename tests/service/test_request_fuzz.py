@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.checks import check_request
-from storm_planner.service.convert import problem_from_thrift
 from storm_planner.core.errors import PlanningError
+from storm_planner.service.checks import check_request
+from storm_planner.service.contract import planner_thrift as T
+from storm_planner.service.convert import problem_from_thrift
 from storm_planner.service.handler import PlannerHandler
 
 NODE_IDS = ["n1", "n2", "n3"]

@@ -37,8 +37,9 @@ def alive(pid: int) -> bool:
 
 def test_the_service_stops_on_sigterm_with_its_worker_process_after_a_solver_plan(tmp_path):
     port = free_port()
-    service = subprocess.Popen([sys.executable, "-m", "storm_planner", "serve", "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=open(tmp_path / "serve.log", "w"))
+    with open(tmp_path / "serve.log", "w") as log:  # the child keeps its own descriptor
+        service = subprocess.Popen([sys.executable, "-m", "storm_planner", "serve", "--port", str(port)],
+                                   stdout=subprocess.DEVNULL, stderr=log)
     try:
         def up() -> bool:
             try:

@@ -6,11 +6,11 @@ import time
 import pytest
 
 from storm_planner.core.plan import Plan
-from storm_planner.planners.base import Planner, _REGISTRY
+from storm_planner.planners.base import _REGISTRY, Planner
 from storm_planner.service.client import connect, health
 from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.request_state import RequestState
 from storm_planner.service.handler import PlannerHandler
+from storm_planner.service.request_state import RequestState
 from storm_planner.service.server import BackgroundServer
 
 
@@ -169,7 +169,6 @@ def test_metrics_source_replaces_estimates():
 
 def test_a_planners_own_time_limit_stays_within_the_topologys_share():
     from storm_planner.planners.base import planner_for
-
     from storm_planner.service.convert import problem_from_thrift
     from storm_planner.service.deadline import within_share
 
@@ -216,6 +215,7 @@ def test_the_collector_is_paused_while_a_call_is_served_and_resumes_after():
 
 def test_the_collector_stays_paused_until_the_last_of_overlapping_calls_ends():
     import gc
+
     from storm_planner.service.server import collector_paused
     with collector_paused():
         with collector_paused():

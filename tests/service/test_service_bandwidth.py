@@ -17,12 +17,23 @@ def node(node_id: str, used_cpu: float = 0.0, **fields) -> T.Node:
 
 def spec(algorithm: str = "gma", **options: str) -> T.TopologySpec:
     return T.TopologySpec(
-        id="t1", name="t1",
-        components=[T.Component(id="src", type="spout", parallelism=1), T.Component(id="work", type="bolt", parallelism=2)],
+        id="t1",
+        name="t1",
+        components=[
+            T.Component(id="src", type="spout", parallelism=1),
+            T.Component(id="work", type="bolt", parallelism=2),
+        ],
         streams=[T.Stream(from_component="src", to_component="work", grouping="shuffle")],
-        executors=[T.Executor(id="[1-1]", component="src"), T.Executor(id="[2-2]", component="work"),
-                   T.Executor(id="[3-3]", component="work")],
-        current={}, algorithm=algorithm, num_workers=1, options={"planner.executor.cost": "20", **options})
+        executors=[
+            T.Executor(id="[1-1]", component="src"),
+            T.Executor(id="[2-2]", component="work"),
+            T.Executor(id="[3-3]", component="work"),
+        ],
+        current={},
+        algorithm=algorithm,
+        num_workers=1,
+        options={"planner.executor.cost": "20", **options},
+    )
 
 
 def test_bandwidth_used_bandwidth_and_the_limits_reach_the_problem():

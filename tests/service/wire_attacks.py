@@ -56,7 +56,7 @@ def closed_by_peer(sock: socket.socket) -> bool:
         return sock.recv(1) == b""
     except ConnectionResetError:
         return True
-    except socket.timeout:
+    except TimeoutError:
         return False
 
 
@@ -76,7 +76,7 @@ class PeakRss:
         self.grown_mb = 0.0
         self._stop = threading.Event()
 
-    def __enter__(self) -> "PeakRss":
+    def __enter__(self) -> PeakRss:
         start = rss_mb()
 
         def sample():

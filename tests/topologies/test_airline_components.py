@@ -4,13 +4,12 @@ from __future__ import annotations
 import zlib
 from pathlib import Path
 
-import pytest
-
-from multilang import MultilangComponent, emits, storm_context
-
 import airline
+import pytest
 from airline.logic import RainScorer, RouteRainJoin, bucket_of
 from airline.records import day_start
+from multilang import MultilangComponent, emits, storm_context
+
 from storm_planner.streaming.watermarks import END
 
 SRC = Path(__file__).resolve().parents[2] / "topologies" / "airline" / "src"

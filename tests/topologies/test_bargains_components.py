@@ -5,12 +5,11 @@ import json
 import zlib
 from pathlib import Path
 
+import bargains
 import pytest
-
+from bargains.logic import AsOfJoin, VwapWindow, is_bargain, margin_ppm
 from multilang import MultilangComponent, emits, storm_context
 
-import bargains
-from bargains.logic import AsOfJoin, VwapWindow, is_bargain, margin_ppm
 from storm_planner.streaming.watermarks import END
 
 TASKS = {1: "trades", 2: "quotes", 3: "vwap", 4: "vwap", 5: "join", 6: "join", 7: "filter", 8: "sink"}
@@ -84,6 +83,7 @@ def join_channels(trades_feed, quotes_feed, vwap_tasks=2, window_ms=600_000):
     new event time and END after the last.
     """
     from bargains.taq import quote_values, trade_values
+
     from storm_planner.streaming.feedio import iter_feed_records
     from storm_planner.streaming.spout import stable_hash
 
@@ -124,9 +124,9 @@ def test_the_join_finds_every_bargain_however_its_inputs_interleave(seed):
     """
     import random
 
-    from storm_planner.streaming.watermarks import WatermarkTracker
-
     from bargains.bolts import watermark_ms
+
+    from storm_planner.streaming.watermarks import WatermarkTracker
 
     trades_feed, quotes_feed = bargains.shipped_trades(), bargains.shipped_quotes()
     expected = bargains.expected_bargains(trades_feed, quotes_feed, margin=0.004)

@@ -4,14 +4,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-
 from pathlib import Path
 
 import pytest
 
 from storm_planner.streaming import ConfError, configure_topology
-from storm_planner.submit.project import load_project
 from storm_planner.streaming.ticks import TICK_FREQ_KEY
+from storm_planner.submit.project import load_project
 
 TOPOLOGIES = Path(__file__).resolve().parents[2] / "topologies"
 
@@ -52,6 +51,7 @@ def test_submit_command_loads_each_project(project, topology, cls):
 
 def test_trends_wiring():
     import json
+
     from trends import Trends
     bolts = Trends.thrift_bolts
     inputs = {name: {sid.componentId: g for sid, g in bolt.common.inputs.items()} for name, bolt in bolts.items()}

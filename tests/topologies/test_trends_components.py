@@ -10,10 +10,8 @@ import zlib
 from pathlib import Path
 
 import pytest
-
-from multilang import MultilangComponent, emits, storm_context
-
 import trends
+from multilang import MultilangComponent, emits, storm_context
 from trends.ranking import top_k
 
 TASKS = {1: "tweets", 3: "count", 4: "count", 5: "rank", 6: "rank", 7: "total"}

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 import worldcup
 from worldcup.logic import ChangeCounter, section_totals, tokens_of, top_k
 

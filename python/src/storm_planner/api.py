@@ -7,7 +7,8 @@
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from storm_planner.core.problem import Problem
 from storm_planner.planners import available, run

@@ -64,7 +64,9 @@ def _add_scale_run(scale_commands: argparse._SubParsersAction) -> None:
     scale_run.add_argument("-a", "--algorithm", default="qcesa-exact", help="scaling algorithm (default %(default)s)")
     scale_run.add_argument("--epoch-s", type=float, default=60.0, help="seconds per epoch (default %(default)s)")
     scale_run.add_argument("--epochs", type=int, default=0, help="epochs to run (default: until interrupted)")
-    scale_run.add_argument("--horizon", type=int, default=6, help="epochs each decision plans ahead (default %(default)s)")
+    scale_run.add_argument(
+        "--horizon", type=int, default=6, help="epochs each decision plans ahead (default %(default)s)"
+    )
     scale_run.add_argument("--season", type=int, default=0,
                            help="epochs per season for the Holt-Winters forecast (0: hold the recent peak)")
     scale_run.add_argument("--quantile", type=float, help="raise the forecast by this quantile of its residuals")
@@ -80,15 +82,20 @@ def _add_scale_run(scale_commands: argparse._SubParsersAction) -> None:
     scale_run.add_argument("--worker-logs", type=Path, metavar="DIR",
                            help="storm.log.dir of the supervisors (default: the local cluster's)")
     scale_run.add_argument("--nimbus", metavar="HOST:PORT", help="default: $STORM_PLANNER_NIMBUS, else 127.0.0.1:6627")
-    scale_run.add_argument("--zookeeper", metavar="HOST:PORT", help="default: $STORM_PLANNER_ZOOKEEPER, else 127.0.0.1:2181")
+    scale_run.add_argument(
+        "--zookeeper", metavar="HOST:PORT", help="default: $STORM_PLANNER_ZOOKEEPER, else 127.0.0.1:2181"
+    )
     scale_run.set_defaults(handler=scale_run_command)
 
 
 def _add_scale_sample(scale_commands: argparse._SubParsersAction) -> None:
     sample = scale_commands.add_parser(
         "sample", help="measure an operator instance's throughput under CPU provisions on a local cluster (OOPSer)")
-    sample.add_argument("--cpu", default="0.25:2.0:0.25",
-                        help="CPU provisions in cores: a list 0.25,0.5,1 or a range start:stop:step (default %(default)s)")
+    sample.add_argument(
+        "--cpu",
+        default="0.25:2.0:0.25",
+        help="CPU provisions in cores: a list 0.25,0.5,1 or a range start:stop:step (default %(default)s)",
+    )
     sample.add_argument("--memory-mb", type=float, default=33.5,
                         help="memory of each provision: recorded; with --live also enforced (default %(default)s)")
     sample.add_argument("--method", choices=("dsa", "fssa"), default="dsa", help="DSA or fixed-step FSSA")
@@ -206,8 +213,11 @@ def _enforcer(args: argparse.Namespace, controller):
     """Per-instance provisions for ``scale run``; the instances' cgroups are removed when the run ends."""
     import os
 
-    from storm_planner.profiling.qescalor.instances import (InstanceProvisions, ProvisionEnforcer,
-                                                             provisions_from_template)
+    from storm_planner.profiling.qescalor.instances import (
+        InstanceProvisions,
+        ProvisionEnforcer,
+        provisions_from_template,
+    )
 
     with InstanceProvisions(f"storm-planner-scale-{os.getpid()}") as groups:
         yield ProvisionEnforcer(groups, _worker_logs(args), args.component,

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 from storm_planner.cli import CommandError
-
 from storm_planner.cluster.compose import PLAN_LOG, PLANNER, RESULTS_DIR
 from storm_planner.cluster.description import DescriptionError, load_description
 

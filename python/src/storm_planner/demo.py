@@ -31,10 +31,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 
 def demo_command(args: argparse.Namespace) -> int:
+    from storm_planner.cluster.description import default_description
     from storm_planner.cluster.errors import ClusterError
     from storm_planner.cluster.launcher import LocalCluster
     from storm_planner.cluster.locations import repo_root
-    from storm_planner.cluster.description import default_description
     from storm_planner.cluster.storm_home import StormHomeError
     from storm_planner.planners import available
 

@@ -7,7 +7,7 @@ everywhere, writes it to stderr so stdout stays the command's answer.
 from __future__ import annotations
 
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 Progress = Callable[[str], None]
 

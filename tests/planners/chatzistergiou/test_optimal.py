@@ -7,11 +7,11 @@ import random
 import numpy as np
 import pytest
 
-from storm_planner.generators.chatzistergiou import mixed_job, pipeline_job, random_job
+from storm_planner.cli import main as cli_main
 from storm_planner.core.errors import InfeasibleError, TooLargeError
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.problem import Problem, Slot
-from storm_planner.cli import main as cli_main
+from storm_planner.generators.chatzistergiou import mixed_job, pipeline_job, random_job
 from storm_planner.planners import run
 from storm_planner.planners.chatzistergiou._groups import job_graph
 from storm_planner.planners.chatzistergiou.optimal import interchangeable_classes, link_matrix

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from storm_planner.generators.chatzistergiou import mixed_job, priority_job, random_job, task_count_job
 from storm_planner.core.problem import Options, Problem
+from storm_planner.generators.chatzistergiou import mixed_job, priority_job, random_job, task_count_job
 from storm_planner.planners import run
 from storm_planner.planners.chatzistergiou._groups import job_graph, usable_nodes
 from storm_planner.planners.chatzistergiou.tasklevel import prioritised_task_pairs, task_level

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 import storm_planner
-from storm_planner.generators.chatzistergiou import mixed_job, priority_job, random_job, task_count_job
 from storm_planner.cli import main as cli_main
 from storm_planner.core.errors import InfeasibleError, ProblemError
 from storm_planner.core.problem import Problem
+from storm_planner.generators.chatzistergiou import mixed_job, priority_job, random_job, task_count_job
 from storm_planner.planners import run
 from storm_planner.planners.chatzistergiou._groups import job_graph, near_uniform_runs
 

@@ -6,8 +6,8 @@ from collections import defaultdict
 
 import pytest
 
-from storm_planner.generators.chatzistergiou import mixed_job, pipeline_job, random_job
 from storm_planner.core.problem import Problem
+from storm_planner.generators.chatzistergiou import mixed_job, pipeline_job, random_job
 from storm_planner.planners import run
 from storm_planner.planners.chatzistergiou._groups import complete, job_graph, usable_nodes
 from storm_planner.planners.chatzistergiou.topdown import top_down

@@ -6,9 +6,9 @@ import random
 import pytest
 
 from storm_planner.adaptation.state import FileStateStore, run_with_state_file, state_key
-from storm_planner.generators.madsen import CollocationWorkload
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.problem import Problem
+from storm_planner.generators.madsen import CollocationWorkload
 from storm_planner.planners import available, run
 from storm_planner.planners.madsen._partition import edge_weights, split_until
 from storm_planner.planners.madsen.albic import (

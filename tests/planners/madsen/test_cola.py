@@ -1,8 +1,8 @@
 """``cola`` (COLA as summarised by Madsen et al. §2.1): recursive balanced partitioning from scratch."""
 from __future__ import annotations
 
-from storm_planner.generators.madsen import CollocationWorkload, fluctuation_problem
 from storm_planner.core.problem import Problem
+from storm_planner.generators.madsen import CollocationWorkload, fluctuation_problem
 from storm_planner.planners import available, run
 
 

@@ -1,15 +1,15 @@
 """``flux`` (Flux as summarised by Madsen et al. §2.2): pairwise moves within the budget."""
 from __future__ import annotations
 
-from storm_planner.generators.madsen import fluctuation_problem, scale_in_problem
 from storm_planner.core.evaluate import load_distance
 from storm_planner.core.problem import Problem
+from storm_planner.generators.madsen import fluctuation_problem, scale_in_problem
 from storm_planner.planners import available, run
 
 
 def two_nodes(loads_a: list[float], loads_b: list[float], budget: int) -> Problem:
-    executors = [{"id": f"a{i}", "component": "c", "load": l} for i, l in enumerate(loads_a)]
-    executors += [{"id": f"b{i}", "component": "c", "load": l} for i, l in enumerate(loads_b)]
+    executors = [{"id": f"a{i}", "component": "c", "load": load} for i, load in enumerate(loads_a)]
+    executors += [{"id": f"b{i}", "component": "c", "load": load} for i, load in enumerate(loads_b)]
     current = {e["id"]: ("A" if e["id"].startswith("a") else "B") + ":6700" for e in executors}
     return Problem.from_dict({
         "nodes": [{"id": "A", "capacity": 100}, {"id": "B", "capacity": 100}],

@@ -6,13 +6,13 @@ import time
 import pytest
 
 import storm_planner
-from storm_planner.generators.madsen import fluctuation_problem, scale_in_problem
 from storm_planner.core.errors import InfeasibleError, ProblemError
 from storm_planner.core.evaluate import load_distance
 from storm_planner.core.problem import Problem
+from storm_planner.generators.madsen import fluctuation_problem, scale_in_problem
+from storm_planner.planners import available, run
 from storm_planner.planners.madsen import _milp_model as model
 from storm_planner.planners.madsen._units import start_placement
-from storm_planner.planners import available, run
 
 FAST = 0.6  # seconds per solve: the plans are checked, not their last decimal
 

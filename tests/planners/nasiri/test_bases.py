@@ -37,12 +37,22 @@ from storm_planner.planners.nasiri.simulate import Placement, max_input_rate, si
 def one_bolt(base_a: float, base_b: float, et_a: float = 1.0, et_b: float = 1.0) -> dict:
     """A spout and one bolt on two machines of types ``a`` and ``b`` (the spout costs almost nothing)."""
     return {
-        "nodes": [{"id": "na", "machine_type": "a", "capacity": 100}, {"id": "nb", "machine_type": "b", "capacity": 100}],
-        "topology": {"id": "t", "components": [{"id": "s", "type": "spout"}, {"id": "b", "type": "bolt"}],
-                     "streams": [{"from": "s", "to": "b"}]},
-        "profiles": {"input_rate": 1, "components": {
-            "s": {"times": {"a": 0.001, "b": 0.001}},
-            "b": {"times": {"a": {"et": et_a, "base": base_a}, "b": {"et": et_b, "base": base_b}}}}},
+        "nodes": [
+            {"id": "na", "machine_type": "a", "capacity": 100},
+            {"id": "nb", "machine_type": "b", "capacity": 100},
+        ],
+        "topology": {
+            "id": "t",
+            "components": [{"id": "s", "type": "spout"}, {"id": "b", "type": "bolt"}],
+            "streams": [{"from": "s", "to": "b"}],
+        },
+        "profiles": {
+            "input_rate": 1,
+            "components": {
+                "s": {"times": {"a": 0.001, "b": 0.001}},
+                "b": {"times": {"a": {"et": et_a, "base": base_a}, "b": {"et": et_b, "base": base_b}}},
+            },
+        },
     }
 
 

@@ -14,13 +14,13 @@ import storm_planner
 from storm_planner.core.errors import ProblemError, TooLargeError
 from storm_planner.core.problem import Problem
 from storm_planner.generators.nasiri import micro_problem
+from storm_planner.planners import run
+from storm_planner.planners.nasiri.hetero import first_assignment
+from storm_planner.planners.nasiri.hetero_optimal import optimal_placement
 from storm_planner.planners.nasiri.model import build_model
 from storm_planner.planners.nasiri.plans import placement_from_assignments
 from storm_planner.planners.nasiri.rates import propagate
 from storm_planner.planners.nasiri.simulate import Placement, max_input_rate, simulate
-from storm_planner.planners import run
-from storm_planner.planners.nasiri.hetero import first_assignment
-from storm_planner.planners.nasiri.hetero_optimal import optimal_placement
 
 
 def random_problem(seed: int, machines: int = 3, components: int = 3, grouping: str = "shuffle",

@@ -7,12 +7,17 @@ import pytest
 from storm_planner.bench.hetero import random_problem as bench_problem
 from storm_planner.core.problem import Problem
 from storm_planner.generators.nasiri import micro_problem
+from storm_planner.planners import run
+from storm_planner.planners.nasiri._hetero_descent import (
+    _largest_remainder,
+    _water_fill,
+    improve,
+    placement_from_counts,
+)
+from storm_planner.planners.nasiri.hetero import first_assignment, maximize_throughput
 from storm_planner.planners.nasiri.model import build_model
 from storm_planner.planners.nasiri.plans import placement_from_assignments
 from storm_planner.planners.nasiri.simulate import max_input_rate
-from storm_planner.planners import run
-from storm_planner.planners.nasiri._hetero_descent import _largest_remainder, _water_fill, improve, placement_from_counts
-from storm_planner.planners.nasiri.hetero import first_assignment, maximize_throughput
 
 
 def rate_of(problem: Problem, plan) -> float:

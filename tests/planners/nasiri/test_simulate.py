@@ -4,12 +4,12 @@ from __future__ import annotations
 import pytest
 
 from storm_planner.core.problem import Problem
-from storm_planner.planners.nasiri.bounds import fluid_bound
 from storm_planner.generators.nasiri import micro_problem
+from storm_planner.planners import run
+from storm_planner.planners.nasiri.bounds import fluid_bound
 from storm_planner.planners.nasiri.model import build_model
 from storm_planner.planners.nasiri.plans import placement_from_assignments
 from storm_planner.planners.nasiri.simulate import Placement, max_input_rate, simulate, type_weights
-from storm_planner.planners import run
 
 
 def two_machine_problem(executor_cap=None):

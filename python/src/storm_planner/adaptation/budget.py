@@ -20,10 +20,10 @@ moves. Executors with no current slot are placed as the plan says, for free.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Mapping
+from collections.abc import Iterable, Mapping
 
 from storm_planner.core.errors import TooLargeError
-from storm_planner.core.problem import Problem, Slot
+from storm_planner.core.problem import Problem, Slot, Traffic
 
 EPSILON = 1e-9
 PAIR_PARTNERS = 3
@@ -34,7 +34,7 @@ def moves_between(current: Mapping[str, Slot], plan: Mapping[str, Slot]) -> list
     return sorted(e for e, slot in plan.items() if e in current and current[e] != slot)
 
 
-def _pairs_within_limit(problem: Problem):
+def _pairs_within_limit(problem: Problem) -> tuple[Traffic, ...]:
     """Executor pairs to weigh moves by; measured pairs alone when the streams imply too many."""
     try:
         return problem.traffic_model.executor_pairs()
@@ -100,7 +100,7 @@ class _Moves:
             key = (overload_gain > EPSILON, overload_gain, gain / len(group), -len(group))
             if best_key is None or key > best_key:
                 best, best_key = group, key
-        if best is None or (best_key[1] <= EPSILON and best_key[2] <= EPSILON):
+        if best is None or best_key is None or (best_key[1] <= EPSILON and best_key[2] <= EPSILON):
             return None
         return best
 
@@ -115,7 +115,7 @@ class _Moves:
                 candidates.extend((e, f) for f in partners)
         return candidates
 
-    def _overload(self, loads: Mapping[str, float], nodes) -> float:
+    def _overload(self, loads: Mapping[str, float], nodes: Iterable[str]) -> float:
         return sum(max(0.0, loads[n] - self.capacity.get(n, 0.0)) for n in nodes)
 
     def _evaluate(self, group: tuple[str, ...]) -> tuple[float, float] | None:

@@ -52,16 +52,16 @@ import dataclasses
 import logging
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Callable, Mapping
 
+from storm_planner.adaptation.budget import limit_moves, moves_between
 from storm_planner.core import settings
 from storm_planner.core.elements import SPOUT
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot
-from storm_planner.adaptation.budget import limit_moves, moves_between
 from storm_planner.metrics.derive import change
 from storm_planner.planners import run as run_planner
 
@@ -100,7 +100,7 @@ class ReplanSettings:
     cautious: bool = True
 
     @classmethod
-    def of(cls, problem: Problem) -> "ReplanSettings":
+    def of(cls, problem: Problem) -> ReplanSettings:
         """From the problem's options through the settings catalogue (an unusable value raises
         :class:`~storm_planner.core.settings.SettingError` naming the key; the service checks them all
         before it plans)."""

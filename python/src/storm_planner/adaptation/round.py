@@ -16,9 +16,11 @@ draining and ALBIC's collocations where it left off.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from storm_planner.adaptation.scaling import ScalingDecision, ScalingPolicy, ThresholdScaling
 from storm_planner.adaptation.state import StateStore, state_key
@@ -85,7 +87,7 @@ def adaptation_round(
     return RoundResult(plan, new_state, released, decision, potential if decision.drain else None)
 
 
-def with_marks(problem: Problem, draining: set[str], drop: set[str] = frozenset()) -> Problem:
+def with_marks(problem: Problem, draining: AbstractSet[str], drop: AbstractSet[str] = frozenset()) -> Problem:
     """The problem with exactly ``draining`` marked for removal and ``drop`` nodes gone."""
     nodes = tuple(replace(n, draining=n.id in draining) for n in problem.nodes if n.id not in drop)
     if not any(not n.draining for n in nodes):

@@ -23,7 +23,7 @@ from typing import Protocol
 
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.plan import Plan
-from storm_planner.core.problem import Problem
+from storm_planner.core.problem import Node, Problem
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,8 @@ class ThresholdScaling:
                                        reason=f"average utilisation {average:.1f}% < {self.scale_in_below:g}%")
         return ScalingDecision()
 
-    def _least_loaded_to_drain(self, problem: Problem, plan: Plan, active, load: float) -> tuple[str, ...]:
+    def _least_loaded_to_drain(self, problem: Problem, plan: Plan, active: list[Node],
+                               load: float) -> tuple[str, ...]:
         node_load = {n.id: 0.0 for n in active}
         by_id = {e.id: e for e in problem.executors}
         for executor, slot in plan.assignments.items():

@@ -18,10 +18,15 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from storm_planner.core.errors import PlanningError, ProblemError
+from storm_planner.core.plan import Plan
+
+# How to plan: planners.run, or the service's runner (solver planners in a worker process it can stop).
+PlanFunction = Callable[..., Plan]
 
 
 class StateStoreError(PlanningError):
@@ -135,7 +140,7 @@ class ZooKeeperStateStore(StateStore):
         self.root = "/" + root.strip("/")
 
     @classmethod
-    def connect(cls, hosts: str, root: str = DEFAULT_ROOT, timeout_s: float = 10.0) -> "ZooKeeperStateStore":
+    def connect(cls, hosts: str, root: str = DEFAULT_ROOT, timeout_s: float = 10.0) -> ZooKeeperStateStore:
         """Start a kazoo client on ``hosts`` (``host:port,...``); raises StateStoreError if unreachable."""
         from kazoo.client import KazooClient
         from kazoo.handlers.threading import KazooTimeoutError
@@ -199,7 +204,8 @@ def state_key(problem_topology: str, algorithm: str) -> str:
     return f"{problem_topology}/{algorithm}"
 
 
-def run_with_state(problem: Any, algorithm: str, params: dict[str, Any], store: StateStore, run=None):
+def run_with_state(problem: Any, algorithm: str, params: dict[str, Any], store: StateStore,
+                   run: PlanFunction | None = None) -> Plan:
     """``run`` with the planner's state kept in ``store`` under ``<topology id>/<algorithm>``.
 
     The planner gets the previous state as its ``state`` parameter and the plan's ``state``
@@ -230,7 +236,7 @@ def run_with_state(problem: Any, algorithm: str, params: dict[str, Any], store: 
     return plan.replace(notes=plan.notes + tuple(notes)) if notes else plan
 
 
-def run_with_state_file(problem: Any, algorithm: str, params: dict[str, Any]):
+def run_with_state_file(problem: Any, algorithm: str, params: dict[str, Any]) -> Plan:
     """``run`` for the CLI: ``state_file`` in ``params`` loads and saves the planner's state."""
     from storm_planner.planners import run
 
@@ -250,13 +256,13 @@ class StatefulRunner:
     solver planners in a worker process it can stop.
     """
 
-    def __init__(self, store: StateStore, run=None) -> None:
+    def __init__(self, store: StateStore, run: PlanFunction | None = None) -> None:
         self.store, self.run = store, run
 
-    def __call__(self, problem: Any, algorithm: str):
+    def __call__(self, problem: Any, algorithm: str) -> Plan:
         return run_with_state(problem, algorithm, {}, self.store, self.run)
 
 
-def stateful_runner(store: StateStore, run=None) -> StatefulRunner:
+def stateful_runner(store: StateStore, run: PlanFunction | None = None) -> StatefulRunner:
     """A runner keeping planner state in ``store``; it plans with ``run`` (default ``planners.run``)."""
     return StatefulRunner(store, run)

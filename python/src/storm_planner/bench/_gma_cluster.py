@@ -74,14 +74,21 @@ def bench_cluster(out: Path, seed: int, quick: bool, command: str,
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     rates = (200, 800) if quick else WORKLOADS
     planners = planners or (("gma", "random", "even") if quick else PLANNERS)
-    with tempfile.TemporaryDirectory(prefix="gma-cluster-") as work:
-        work = Path(work)
+    with tempfile.TemporaryDirectory(prefix="gma-cluster-") as work_name:
+        work = Path(work_name)
         feed, catalogue = build_feed(work / "feeds", seed, 100_000 if quick else FEED_RECORDS, _progress)
         with contextlib.ExitStack() as stack:
             cluster = stack.enter_context(local_cluster(_description(), work / "cluster", free_ports=True, ui=False,
                                                         dashboard=False, progress=_progress))
-            run = _Run(cluster, work, feed, catalogue, settle_s=SETTLE_S / (2 if quick else 1),
-                       measure_s=MEASURE_S / (2 if quick else 1), accounts=node_quotas(cluster, stack, "gma", _progress))
+            run = _Run(
+                cluster,
+                work,
+                feed,
+                catalogue,
+                settle_s=SETTLE_S / (2 if quick else 1),
+                measure_s=MEASURE_S / (2 if quick else 1),
+                accounts=node_quotas(cluster, stack, "gma", _progress),
+            )
             costs = run.profile()
             run.start_background(costs)
             rows = []
@@ -334,7 +341,7 @@ def bench_overhead(out: Path, seed: int, quick: bool, command: str) -> list[dict
     return rows
 
 
-def _overhead_rows(run: "_Run", topology_id: str, payload: int) -> list[dict[str, Any]]:
+def _overhead_rows(run: _Run, topology_id: str, payload: int) -> list[dict[str, Any]]:
     from storm_planner.cluster import network
 
     links = run.cluster.network.links

@@ -8,9 +8,10 @@ import os
 import statistics
 import time
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from storm_planner.bench._hetero_real_project import CONF_PREFIX, base_options
 from storm_planner.bench._hetero_real_search import (
@@ -29,7 +30,6 @@ from storm_planner.profiling.builtin_project import RATE_FILE_OPTION
 from storm_planner.profiling.cgroups import CpuAccount, throttled_share
 from storm_planner.profiling.measurements import WindowFigures, figures_from_window
 from storm_planner.progress import Progress
-
 
 # -- problems and predictions -----------------------------------------------------------------------------
 
@@ -191,7 +191,7 @@ class Run:
         return f"{self.shape}-{self.placement}-{self.pair + 1}"
 
     @property
-    def top_step(self) -> "Step | None":
+    def top_step(self) -> Step | None:
         """The highest sustained step (the one the run's throughput comes from)."""
         kept = [s for s in self.steps if s.verdict.sustained]
         return max(kept, key=lambda s: s.offered) if kept else None

@@ -6,8 +6,9 @@ directory; the profile the planners use is built from reference times measured o
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from storm_planner.generators.nasiri import TOPOLOGIES
 from storm_planner.profiling.builtin_project import write_generated_project

@@ -7,8 +7,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from storm_planner.bench._hetero_real_search import PLACEMENTS, pair_ratios, spouts_of
 from storm_planner.bench.report import markdown_table, pyplot, write_csv

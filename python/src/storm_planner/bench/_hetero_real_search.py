@@ -8,8 +8,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.generators.nasiri import TOPOLOGIES
@@ -220,6 +221,6 @@ def parse_capacities(text: str) -> tuple[float, float, float]:
         raise BenchError(f"--capacities {text!r}: three numbers, e.g. 100,50,25") from None
     if len(values) != 3 or any(v <= 0 for v in values):
         raise BenchError(f"--capacities {text!r}: three positive numbers (percent of a core)")
-    return values  # type: ignore[return-value]
+    return values
 
 

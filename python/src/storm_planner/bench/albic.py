@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import argparse
 import random
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from storm_planner.bench.report import add_experiments, markdown_table, pyplot, stamped_progress, write_csv
 from storm_planner.core.evaluate import load_distance
@@ -69,6 +70,7 @@ _progress = stamped_progress("albic bench")
 
 def bench_solve_time(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
     from storm_planner.planners.madsen import _milp_model as model
+    from storm_planner.planners.madsen._descent import greedy_descent
     from storm_planner.planners.madsen._units import start_placement
 
     sizes = [(20, 300)] if quick else [(20, 300), (40, 600), (60, 900)]
@@ -85,7 +87,7 @@ def bench_solve_time(out: Path, seed: int, quick: bool, command: str) -> list[di
                 flux = run(problem, "flux")
                 balance = model.build_model(problem, [(e.id,) for e in problem.executors],
                                             start_placement(problem), None, budget, None)
-                greedy = model.greedy_descent(balance, tuple(u.start for u in balance.units))
+                greedy = greedy_descent(balance, tuple(u.start for u in balance.units))
                 base = dict(nodes=nodes, executors=executors, varies=varies, budget=budget,
                             before=round(before, 3), flux=round(flux.figures["load_distance"], 3),
                             flux_migrations=int(flux.figures["migrations"]))
@@ -287,8 +289,8 @@ def bench_collocation(out: Path, seed: int, quick: bool, command: str, periods: 
         runs = (("cola", "cola", random_start), ("albic", "albic (cold)", random_start),
                 ("albic", "albic (from cola)", cola_start))
         for algorithm, label, start in runs:
-            def progress(message: str, label=label) -> None:
-                _progress(f"collocation {nodes}/{executors}/{operators} {label} {message}")
+            def progress(message: str, label=label, size=f"{nodes}/{executors}/{operators}") -> None:
+                _progress(f"collocation {size} {label} {message}")
             for row in run_collocation(workload, algorithm, start, periods, seed, budget=10,
                                        time_limit_s=time_limit_s, reference_load=reference, progress=progress):
                 rows.append({"nodes": nodes, "executors": executors, "operators": operators,

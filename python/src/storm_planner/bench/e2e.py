@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import csv
+import dataclasses
 import json
 import signal
 import sys

@@ -28,11 +28,19 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from storm_planner.bench._gma_cluster import FIGURE_PANELS, bench_cluster, bench_overhead
-from storm_planner.bench.report import add_experiments, plot_by_planner, pyplot, stamped_progress, write_csv, write_table
+from storm_planner.bench.report import (
+    add_experiments,
+    plot_by_planner,
+    pyplot,
+    stamped_progress,
+    write_csv,
+    write_table,
+)
 from storm_planner.core.evaluate import node_loads
 from storm_planner.core.problem import Problem
 from storm_planner.core.utilisation import node_network

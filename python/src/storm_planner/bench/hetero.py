@@ -39,14 +39,14 @@ from typing import Any
 from storm_planner.bench.report import markdown_table, pyplot, write_csv
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
-from storm_planner.planners.nasiri.bounds import fluid_bound
 from storm_planner.generators.nasiri import CLUSTERS, TOPOLOGIES, micro_problem, micro_profile
 from storm_planner.generators.nasiri import random_problem as generated_random_problem
+from storm_planner.planners import run
+from storm_planner.planners.nasiri.bounds import fluid_bound
+from storm_planner.planners.nasiri.hetero_optimal import optimal_placement
 from storm_planner.planners.nasiri.model import build_model
 from storm_planner.planners.nasiri.plans import placement_from_assignments
 from storm_planner.planners.nasiri.simulate import gain, max_input_rate, simulate
-from storm_planner.planners import run
-from storm_planner.planners.nasiri.hetero_optimal import optimal_placement
 
 PAPER_SIMULATED = {  # §6.3, Fig. 10: throughput and utilisation gains over the default scheduler
     "small": ((26, 49), (10, 35)),

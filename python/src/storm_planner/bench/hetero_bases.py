@@ -33,8 +33,9 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from storm_planner.bench.report import add_experiments, pyplot, stamped_progress, write_csv, write_table
 from storm_planner.core.errors import PlanningError

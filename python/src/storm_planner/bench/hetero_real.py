@@ -59,8 +59,9 @@ import dataclasses
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from storm_planner.bench._hetero_real_driver import (
     Bench,
@@ -77,9 +78,6 @@ from storm_planner.generators.nasiri import TOPOLOGIES
 from storm_planner.profiling.cgroups import CpuAccount
 from storm_planner.profiling.profiles import supervisor_pid
 from storm_planner.progress import Progress
-
-
-
 
 # -- profiling --------------------------------------------------------------------------------------------
 
@@ -193,7 +191,7 @@ def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse
                              "addresses": dataclasses.asdict(cluster.addresses)}
         quotas = {m.machine_type: CpuQuota(f"storm-planner-real-{m.machine_type}-{os.getpid()}", m.capacity)
                   for m in bench.machines}
-        entered = []
+        entered: list[Any] = []
         try:
             _throttle_supervisors(bench, cluster, quotas, entered)
             report["plans"] = {}
@@ -255,9 +253,8 @@ def _throttle_supervisors(bench: Bench, cluster: Any, quotas: dict[str, Any], en
 
 def run_shape(bench: Bench, shape: str, settings: BenchSettings, report: dict[str, Any]) -> list[Run]:
     """Plan ``shape`` with hetero (search mode), then run hetero and default placements alternately."""
-    from storm_planner.planners import run as run_planner
-
     from storm_planner.core.problem import Problem
+    from storm_planner.planners import run as run_planner
 
     problem = Problem.from_dict(problem_dict(shape, bench.machines, bench.profile))
     plan = run_planner(problem, "hetero", mode="search")

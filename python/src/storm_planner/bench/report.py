@@ -7,8 +7,9 @@ import argparse
 import csv
 import sys
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
+from typing import Any, TextIO
 
 from storm_planner.progress import Progress, print_progress
 

@@ -24,8 +24,9 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from storm_planner.bench.report import markdown_table, print_progress, write_csv
 
@@ -90,8 +91,8 @@ def service_round_trips(shapes: Sequence[tuple[int, int, int]], algorithms: Sequ
 def api_rate(seconds: float = 3.0) -> dict[str, float]:
     """§7.2 pipeline: whole ``storm_planner.plan(dict)`` calls/s vs the algorithm alone on a ready Problem."""
     import storm_planner
-    from storm_planner.generators.chatzistergiou import pipeline_job
     from storm_planner.core.problem import Problem
+    from storm_planner.generators.chatzistergiou import pipeline_job
     from storm_planner.planners.chatzistergiou.topdown import TopDownPlanner
 
     job = pipeline_job()

@@ -19,7 +19,11 @@ from pathlib import Path
 from storm_planner.core.errors import StormPlannerError
 
 from .storm_home import (
-    MANIFEST, NIMBUS_MAIN, SUPERVISOR_MAIN, ZOOKEEPER_MAIN, StormHome,
+    MANIFEST,
+    NIMBUS_MAIN,
+    SUPERVISOR_MAIN,
+    ZOOKEEPER_MAIN,
+    StormHome,
 )
 
 CONF_DIR = Path("/conf")

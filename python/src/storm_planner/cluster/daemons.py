@@ -35,7 +35,7 @@ class DaemonRecord:
     started: float
 
     @classmethod
-    def load(cls, path: Path) -> "DaemonRecord":
+    def load(cls, path: Path) -> DaemonRecord:
         return cls(**json.loads(path.read_text()))
 
     def save(self, path: Path) -> None:

@@ -15,10 +15,11 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -132,7 +133,7 @@ class ClusterDescription:
                 return sup
         raise KeyError(name)
 
-    def with_offset(self, extra: int) -> "ClusterDescription":
+    def with_offset(self, extra: int) -> ClusterDescription:
         """The same cluster with every port moved by ``extra`` (and a distinct name)."""
         if extra == 0:
             return self
@@ -149,11 +150,11 @@ class ClusterDescription:
         _check_ports(result)
         return result
 
-    def with_scheduler(self, scheduler: str) -> "ClusterDescription":
+    def with_scheduler(self, scheduler: str) -> ClusterDescription:
         """The same cluster with Nimbus running ``scheduler`` (one of :data:`SCHEDULERS`)."""
         return dataclasses.replace(self, scheduler=_scheduler(scheduler))
 
-    def with_name(self, name: str) -> "ClusterDescription":
+    def with_name(self, name: str) -> ClusterDescription:
         _check_name(name, "name")
         return dataclasses.replace(self, name=name)
 

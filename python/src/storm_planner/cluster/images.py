@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from storm_planner.progress import Progress, print_progress
+
 from .docker_engine import Engine, EngineError
 from .storm_home import ensure_storm_home
 

@@ -27,9 +27,9 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 from storm_planner.progress import Progress, print_progress
 from storm_planner.submit import nimbus
@@ -39,12 +39,17 @@ from .description import ClusterDescription, default_description
 from .errors import ClusterError
 from .locations import PLUGIN_JAR_ENV, default_plugin_jar, default_state_root
 from .probes import (
-    free_port_offset, http_ok, nimbus_leader, parse_host_port, planner_ok, port_free, supervisor_registered,
+    free_port_offset,
+    http_ok,
+    nimbus_leader,
+    parse_host_port,
+    planner_ok,
+    port_free,
+    supervisor_registered,
     wait_healthy,
 )
 from .storm_home import StormHome, ensure_storm_home
 from .supervisor_id import seed_supervisor_id
-
 
 UI_UNAVAILABLE = (
     "not available (org.apache.storm:storm-webapp is not published to Maven Central; "

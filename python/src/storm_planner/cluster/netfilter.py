@@ -100,8 +100,8 @@ def likely_cause(bridge: str) -> str:
     else:
         nf = f"net.bridge.bridge-nf-call-iptables = {int(calls)}"
     if not iptables_available():
-        rules = (f"iptables is not installed, so the bridge's accept rule was not added "
-                 f"(apt-get install iptables; `make system-packages`)")
+        rules = ("iptables is not installed, so the bridge's accept rule was not added "
+                 "(apt-get install iptables; `make system-packages`)")
     elif forwarding_allowed(bridge):
         rules = (f"FORWARD policy {forward_policy()}, the accept rule in chain {chain_for(bridge)} is in place: "
                  f"look for another firewall dropping bridged traffic (nftables, iptables-legacy, ebtables)")

@@ -39,9 +39,9 @@ import json
 import math
 import os
 import shutil
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from storm_planner.progress import Progress, print_progress
 
@@ -89,7 +89,7 @@ class NetworkLayout:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_json(cls, data: Mapping) -> "NetworkLayout":
+    def from_json(cls, data: Mapping) -> NetworkLayout:
         return cls(subnet=data["subnet"], bridge=data["bridge"], master=data["master"],
                    links=tuple(Link(**link) for link in data["links"]))
 

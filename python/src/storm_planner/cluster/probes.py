@@ -5,8 +5,8 @@ import random
 import socket
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from storm_planner.progress import Progress
 from storm_planner.submit import nimbus

@@ -45,6 +45,7 @@ from pathlib import Path
 
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.progress import Progress, print_progress
+
 from . import log4j2_configs
 
 DEFAULT_STORM_VERSION = "2.8.3"

@@ -16,9 +16,9 @@ CPU in reference-core percent (``capacity × speed``), as everywhere in the core
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Iterable
 from functools import cached_property
 from operator import attrgetter
-from typing import Collection, Iterable
 
 from storm_planner.core.elements import Node
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,9 +80,9 @@ class _Refused:
         self.reason = reason
 
 
-def _first_refused(document: Any) -> tuple[_Refused, tuple]:
+def _first_refused(document: Any) -> tuple[_Refused, tuple[Any, ...]]:
     """The first refused number in document order, with its path; iterative (depth is already bounded)."""
-    stack: list[tuple[Any, tuple]] = [(document, ())]
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(document, ())]
     while stack:
         value, path = stack.pop()
         if isinstance(value, _Refused):
@@ -92,7 +93,7 @@ def _first_refused(document: Any) -> tuple[_Refused, tuple]:
     raise AssertionError("a refused number was parsed but not found")  # pragma: no cover
 
 
-def _where(path: tuple) -> str:
+def _where(path: tuple[Any, ...]) -> str:
     """``nodes[0].capacity`` (the document itself: ``top level``)."""
     text = "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in path).lstrip(".")
     return text or "top level"
@@ -114,7 +115,7 @@ def nesting_depth(raw: bytes, stop_above: int) -> int:
     return deepest
 
 
-def _int_parser(limits: JSONLimits, refused: list[_Refused]):
+def _int_parser(limits: JSONLimits, refused: list[_Refused]) -> Callable[[str], int | _Refused]:
     def parse_int(text: str) -> int | _Refused:
         digits = len(text) - (text[0] == "-")
         if digits > limits.max_int_digits:
@@ -124,7 +125,7 @@ def _int_parser(limits: JSONLimits, refused: list[_Refused]):
     return parse_int
 
 
-def _float_parser(limits: JSONLimits, refused: list[_Refused]):
+def _float_parser(limits: JSONLimits, refused: list[_Refused]) -> Callable[[str], float | _Refused | None]:
     def parse_float(text: str) -> float | _Refused | None:
         value = float(text)
         if math.isfinite(value):
@@ -135,7 +136,7 @@ def _float_parser(limits: JSONLimits, refused: list[_Refused]):
     return parse_float
 
 
-def _constant_parser(limits: JSONLimits, refused: list[_Refused]):
+def _constant_parser(limits: JSONLimits, refused: list[_Refused]) -> Callable[[str], _Refused | None]:
     def parse_constant(name: str) -> _Refused | None:
         if limits.non_finite_as_null:
             return None

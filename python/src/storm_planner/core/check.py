@@ -1,6 +1,8 @@
 """Structural checks every plan must pass, whichever planner made it."""
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
+
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
@@ -20,7 +22,7 @@ def check_plan(problem: Problem, plan: Plan, allow_new_executors: bool = False) 
     its ``parallelism`` says.
     """
     expected = problem.executor_ids
-    placed = set(plan.assignments)
+    placed = frozenset(plan.assignments)
     if missing := expected - placed:
         raise InvalidPlanError(f"{plan.algorithm}: {len(missing)} executor(s) unplaced, e.g. {sorted(missing)[0]}")
     if allow_new_executors:
@@ -38,14 +40,14 @@ def check_plan(problem: Problem, plan: Plan, allow_new_executors: bool = False) 
             raise InvalidPlanError(f"{plan.algorithm}: {executor} placed on {slot}, not a slot of {node.id}")
 
 
-def _check_new_executors(problem: Problem, plan: Plan, new: set[str]) -> None:
+def _check_new_executors(problem: Problem, plan: Plan, new: AbstractSet[str]) -> None:
     """New executors are ``<known component>/<i>`` and match the plan's parallelism."""
     components = {c.id for c in problem.components}
     counts = {c: 0 for c in components}
     for executor in problem.executors:
         counts[executor.component] += 1
-    for executor in new:
-        component, _, index = executor.rpartition("/")
+    for executor_id in new:
+        component, _, index = executor_id.rpartition("/")
         if component not in components or not index.isdigit():
             raise InvalidPlanError(f"{plan.algorithm}: unknown executor {executor!r} (new ones are <component>/<i>)")
         counts[component] += 1

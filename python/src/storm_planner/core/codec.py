@@ -14,10 +14,6 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from storm_planner.core.derive import derive_executors
-from storm_planner.core.errors import ProblemError
-from storm_planner.core.fields import non_negative as _non_negative
-from storm_planner.core.fields import positive as _positive
-from storm_planner.core.limits import MAX_EXECUTORS_ENV, current_limits
 from storm_planner.core.elements import (
     BOLT,
     GROUPINGS,
@@ -30,6 +26,10 @@ from storm_planner.core.elements import (
     Stream,
     Traffic,
 )
+from storm_planner.core.errors import ProblemError
+from storm_planner.core.fields import non_negative as _non_negative
+from storm_planner.core.fields import positive as _positive
+from storm_planner.core.limits import MAX_EXECUTORS_ENV, current_limits
 
 if TYPE_CHECKING:
     from storm_planner.core.problem import Problem

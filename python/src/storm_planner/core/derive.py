@@ -13,8 +13,8 @@ A stream's ``rate`` is what the source component emits on it in total.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import repeat
-from typing import Iterable
 
 from storm_planner.core.elements import Component, Executor, Stream, Traffic
 from storm_planner.core.traffic import TrafficModel

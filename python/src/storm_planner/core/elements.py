@@ -8,12 +8,13 @@ core (100 = one core).
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import groupby
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 from storm_planner.core.errors import ProblemError
 
@@ -36,7 +37,7 @@ class Slot(NamedTuple):
         return f"{self.node}:{self.port}"
 
     @classmethod
-    def parse(cls, text: str) -> "Slot":
+    def parse(cls, text: str) -> Slot:
         node, sep, port = str(text).rpartition(":")
         if not sep or not node or not port.isdigit():
             raise ProblemError(f"slot {text!r} is not of the form <node>:<port>")
@@ -70,7 +71,7 @@ class Node:
         return None if self.memory is None else max(0.0, self.memory - self.used_memory)
 
     @cached_property
-    def baseline(self) -> "NodeBaseline":
+    def baseline(self) -> NodeBaseline:
         """The node holding nothing of this topology (see :mod:`storm_planner.core.baseline`)."""
         return NodeBaseline.of(self)
 
@@ -83,7 +84,7 @@ class NodeBaseline(NamedTuple):
     share: float      # ``held`` in percent of ``capacity``: its utilisation
 
     @classmethod
-    def of(cls, node: Node) -> "NodeBaseline":
+    def of(cls, node: Node) -> NodeBaseline:
         capacity = node.capacity * node.speed
         held = node.used_cpu * node.speed
         return cls(capacity, held, 100.0 * held / capacity)
@@ -162,7 +163,7 @@ class ComponentExecutors(NamedTuple):
     load: float | None
 
     @classmethod
-    def of(cls, component: str, executors: list[Executor]) -> "ComponentExecutors":
+    def of(cls, component: str, executors: list[Executor]) -> ComponentExecutors:
         loads = tuple(map(EXECUTOR_LOAD, executors))
         shared = loads[0] if loads and loads.count(loads[0]) == len(loads) and loads[0] == loads[0] else None
         return cls(component, tuple(map(EXECUTOR_ID, executors)), loads, shared)

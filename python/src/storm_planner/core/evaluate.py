@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot
@@ -152,7 +152,7 @@ def _node_figures(problem: Problem, loads: Mapping[str, float], cpu: CpuTally) -
             "load_distance": distance, "drain_load": drain}
 
 
-def _tally(problem: Problem, assignments: Mapping[str, Slot]):
+def _tally(problem: Problem, assignments: Mapping[str, Slot]) -> tuple[dict[str, dict[Slot | None, int]], dict[Slot | None, float]]:
     """Per component, executors per slot; per slot, their load (unplaced executors under None)."""
     counts: dict[str, dict[Slot | None, int]] = {c.id: {} for c in problem.components}
     loads: dict[Slot | None, float] = {}
@@ -178,7 +178,7 @@ def _by_node(per_slot: Mapping[Slot | None, float]) -> dict[str | None, float]:
     return per_node
 
 
-class _NodeOf(Mapping):
+class _NodeOf(Mapping[str, str]):
     """Executor -> node, read through a plan's slots without building the dict."""
 
     def __init__(self, assignments: Mapping[str, Slot]) -> None:
@@ -190,7 +190,7 @@ class _NodeOf(Mapping):
     def __contains__(self, executor: object) -> bool:
         return executor in self._assignments
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._assignments)
 
     def __len__(self) -> int:

@@ -7,7 +7,8 @@ exception class the caller's format raises (a :class:`ProblemError` or a subclas
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from storm_planner.core.errors import ProblemError
 

@@ -17,8 +17,7 @@ from typing import Any
 from storm_planner.core import boundedjson
 from storm_planner.core.boundedjson import JSONLimitError, JSONLimits
 from storm_planner.core.errors import ProblemError
-from storm_planner.core.limits import (MAX_INT_DIGITS_ENV, MAX_JSON_BYTES_ENV, MAX_JSON_DEPTH_ENV, Limits,
-                                       current_limits)
+from storm_planner.core.limits import MAX_INT_DIGITS_ENV, MAX_JSON_BYTES_ENV, MAX_JSON_DEPTH_ENV, Limits, current_limits
 
 
 class JsonFileError(ProblemError):

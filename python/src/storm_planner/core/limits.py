@@ -61,4 +61,4 @@ def current_limits() -> Limits:
 
 
 def _setting(name: str, default: int) -> int:
-    return env_number(os.environ, name, int, default, error=LimitSettingError)
+    return int(env_number(os.environ, name, int, default, error=LimitSettingError))

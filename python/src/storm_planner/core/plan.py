@@ -10,9 +10,10 @@ rebalance, an operator) can judge whether the restart is worth it.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.problem import Slot
@@ -51,7 +52,7 @@ class ParallelismAdvice:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "ParallelismAdvice":
+    def from_dict(cls, data: Mapping[str, Any]) -> ParallelismAdvice:
         if not isinstance(data, Mapping):
             raise ProblemError("a plan's 'advice' is an object")
         try:
@@ -88,7 +89,7 @@ class Plan:
         """executor id -> node id."""
         return {executor: slot.node for executor, slot in self.assignments.items()}
 
-    def replace(self, **changes: Any) -> "Plan":
+    def replace(self, **changes: Any) -> Plan:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
@@ -105,7 +106,7 @@ class Plan:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Plan":
+    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
         if not isinstance(data, Mapping) or not isinstance(data.get("assignments"), Mapping):
             raise ProblemError("a plan is a JSON object with an 'assignments' object")
         return cls(

@@ -13,14 +13,14 @@ Viglas: heterogeneous capacity).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from storm_planner.core.baseline import ClusterBaseline
 from storm_planner.core.codec import check_fits, parse_problem, problem_to_dict
-from storm_planner.core.jsonfile import loads_bounded
 from storm_planner.core.elements import (
     BOLT,
     EXECUTOR_ID,
@@ -37,7 +37,8 @@ from storm_planner.core.elements import (
     Traffic,
     executors_by_component,
 )
-from storm_planner.core.traffic import traffic_model
+from storm_planner.core.jsonfile import loads_bounded
+from storm_planner.core.traffic import TrafficModel, traffic_model
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ class Problem:
         return tuple(e for e in self.executors if e.component == component_id)
 
     @property
-    def traffic_model(self):
+    def traffic_model(self) -> TrafficModel:
         """The topology's traffic: measured pairs, or the streams at component level."""
         return traffic_model(self)
 
@@ -93,7 +94,7 @@ class Problem:
 
     @cached_property
     def total_load(self) -> float:
-        return sum(map(EXECUTOR_LOAD, self.executors))
+        return float(sum(map(EXECUTOR_LOAD, self.executors)))
 
     @property
     def total_capacity(self) -> float:
@@ -114,14 +115,14 @@ class Problem:
 
     # -- JSON ----------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Problem":
+    def from_dict(cls, data: Mapping[str, Any]) -> Problem:
         """A problem from its problem-file JSON, validated (see :mod:`storm_planner.core.codec`)."""
         problem = cls(**parse_problem(data))
         check_fits(problem)
         return problem
 
     @classmethod
-    def from_json(cls, text: str, source: str = "problem") -> "Problem":
+    def from_json(cls, text: str, source: str = "problem") -> Problem:
         """A problem from problem-file text, read within the limits of :mod:`storm_planner.core.limits`;
         anything wrong is a :class:`ProblemError` naming ``source`` or the field."""
         return cls.from_dict(loads_bounded(text, source))
@@ -129,7 +130,7 @@ class Problem:
     def to_dict(self) -> dict[str, Any]:
         return problem_to_dict(self)
 
-    def replace(self, **changes: Any) -> "Problem":
+    def replace(self, **changes: Any) -> Problem:
         return dataclasses.replace(self, **changes)
 
 

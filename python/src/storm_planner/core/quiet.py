@@ -27,7 +27,7 @@ import os
 import sys
 import tempfile
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 _STDOUT_FD = 1
 _lock = threading.Lock()
@@ -53,7 +53,8 @@ def _enter() -> None:
     with _lock:
         if _depth == 0:
             _flush_python_stdout()
-            _capture = tempfile.TemporaryFile(mode="w+b", prefix="storm-planner-native-")
+            # Held across _enter/_leave (a context manager cannot span the two); _leave closes it.
+            _capture = tempfile.TemporaryFile(mode="w+b", prefix="storm-planner-native-")  # noqa: SIM115
             _saved_fd = os.dup(_STDOUT_FD)
             os.dup2(_capture.fileno(), _STDOUT_FD)
         _depth += 1
@@ -66,6 +67,8 @@ def _leave() -> str:
         if _depth > 0:
             return ""
         _flush_python_stdout()
+        # _enter set both at depth 0 -> 1; this is the matching _leave.
+        assert _saved_fd is not None and _capture is not None
         os.dup2(_saved_fd, _STDOUT_FD)
         os.close(_saved_fd)
         _saved_fd = None
@@ -109,8 +112,9 @@ def answer_only_stdout() -> Iterator[None]:
         answer.close()
 
 
-def _is_process_stdout(stream) -> bool:
+def _is_process_stdout(stream: object) -> bool:
+    original = sys.__stdout__  # None when Python started without a standard output
     try:
-        return stream is sys.__stdout__ and stream.fileno() == _STDOUT_FD
+        return original is not None and stream is original and original.fileno() == _STDOUT_FD
     except (AttributeError, OSError, ValueError):
         return False

@@ -34,12 +34,13 @@ import dataclasses
 import heapq
 import math
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 from storm_planner.core.errors import InfeasibleError
 from storm_planner.core.problem import Executor, Node, Problem, Slot
+from storm_planner.core.swap_refine import refine_by_swaps
 from storm_planner.core.worker_split import pair_rates, split_by_traffic
 
 EPSILON = 1e-9
@@ -104,11 +105,17 @@ def fit_to_resources(problem: Problem, assignments: Mapping[str, Slot]) -> tuple
     cpu_of = _cpu_demand(problem, declared)
     rooms = _rooms(problem, assignments, executors, cpu_of, declared)
     notes = []
-    moved = _relieve(rooms, executors, cpu_of, problem, declared)
+    moved, between = _relieve(rooms, executors, cpu_of, problem, declared)
+    swapped = refine_by_swaps({node: room.members for node, room in rooms.items()},
+                              {e: executors[e].component for e in executors},
+                              {e: (cpu_of[e], executors[e].memory) for e in executors},
+                              pair_rates(problem), between) if moved else 0
     slots, split = _pack_workers(problem, rooms, executors, assignments)
     if moved:
         notes.append(f"{moved} executor(s) moved off nodes over their free "
-                     f"{'declared CPU or ' if declared else ''}memory")
+                     f"{'declared CPU or ' if declared else ''}memory"
+                     + (f", then {swapped} swap(s) of equal-demand executors between those nodes kept more "
+                        f"traffic inside a node" if swapped else ""))
     if split:
         notes.append(f"{split} node(s) run several workers to keep each within "
                      f"{problem.options.worker_max_heap_mb:g} MB (topology.worker.max.heap.size.mb)")
@@ -118,11 +125,12 @@ def fit_to_resources(problem: Problem, assignments: Mapping[str, Slot]) -> tuple
 def _cpu_demand(problem: Problem, declared: bool) -> dict[str, float]:
     """Declared CPU per executor, or nothing to account (0) when the executors do not declare it."""
     if declared:
-        return {e.id: float(e.cpu) for e in problem.executors}
+        return {e.id: float(e.cpu or 0.0) for e in problem.executors}  # declared: every cpu is set
     return defaultdict(float)
 
 
-def _rooms(problem: Problem, assignments, executors, cpu_of, declared: bool) -> dict[str, _Room]:
+def _rooms(problem: Problem, assignments: Mapping[str, Slot], executors: Mapping[str, Executor],
+           cpu_of: Mapping[str, float], declared: bool) -> dict[str, _Room]:
     """The nodes the plan uses, by id, with what is left on each after it."""
     used = sorted({slot.node for slot in set(assignments.values())})  # by id: a fixed order, O(used) not O(N)
     rooms = {node_id: _room(problem, problem.node(node_id), declared) for node_id in used}
@@ -143,12 +151,13 @@ def _room(problem: Problem, node: Node, declared: bool) -> _Room:
     return _Room(node, cpu_left, memory_left, [])
 
 
-def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of, problem: Problem,
-             declared: bool) -> int:
-    """Move executors off every node over its limits; returns how many moved."""
+def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of: Mapping[str, float], problem: Problem,
+             declared: bool) -> tuple[int, list[tuple[str, str]]]:
+    """Move executors off every node over its limits; returns how many moved and the (from, to) node
+    pairs they moved between."""
     over = [room for room in rooms.values() if room.cpu_left < -EPSILON or room.memory_left < -EPSILON]
     if not over:
-        return 0
+        return 0, []
     # Destinations by most CPU left (ties: most memory left); draining nodes take nothing. Nodes the
     # plan left empty get their rooms only now: most plans fit and never need them.
     for node in problem.nodes:
@@ -159,7 +168,7 @@ def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of,
              if not r.node.draining and r.node.id not in over_ids]
     heapq.heapify(queue)
     partners = _Partners(problem, rooms, executors)
-    moved = 0
+    moved, between = 0, []
     for room in over:
         while room.cpu_left < -EPSILON or room.memory_left < -EPSILON:
             executor_id = room.members.pop()
@@ -177,7 +186,8 @@ def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of,
             partners.arrived(executor_id, target.node.id)
             heapq.heappush(queue, (-target.cpu_left, -target.memory_left, target.node.id))
             moved += 1
-    return moved
+            between.append((room.node.id, target.node.id))
+    return moved, between
 
 
 class _Partners:
@@ -199,7 +209,7 @@ class _Partners:
         # Per executor pair; for one moving executor that is its component's rate to each partner
         # executor scaled by a constant, so the nodes rank the same.
         self.rate = pair_rates(problem)
-        self.count: dict[str, Counter] = defaultdict(Counter)   # component -> node -> executors there
+        self.count: dict[str, Counter[str]] = defaultdict(Counter)   # component -> node -> executors there
         for room in rooms.values():
             for e in room.members:
                 if e in self.component:
@@ -217,7 +227,7 @@ class _Partners:
 
     def best_room(self, executor_id: str, cpu: float, memory: float, exclude: set[str]) -> _Room | None:
         partners = self.rate.get(self.component.get(executor_id, ""), {})
-        affinity: Counter = Counter()
+        affinity: dict[str, float] = defaultdict(float)
         for partner, rate in partners.items():
             for node_id, count in self.count[partner].items():
                 if count > 0 and node_id not in exclude:
@@ -231,7 +241,8 @@ class _Partners:
         return None
 
 
-def _take_room(queue: list, rooms: dict[str, _Room], cpu: float, memory: float) -> _Room | None:
+def _take_room(queue: list[tuple[float, float, str]], rooms: dict[str, _Room], cpu: float,
+               memory: float) -> _Room | None:
     """Pop the roomiest node that takes (cpu, memory); the others popped on the way go back."""
     passed = []
     found = None
@@ -251,7 +262,8 @@ def _take_room(queue: list, rooms: dict[str, _Room], cpu: float, memory: float) 
     return found
 
 
-def _shortfall(problem: Problem, rooms, executor_id: str, cpu: float, memory: float, declared: bool) -> str:
+def _shortfall(problem: Problem, rooms: Mapping[str, _Room], executor_id: str, cpu: float, memory: float,
+               declared: bool) -> str:
     usable = [r for r in rooms.values() if not r.node.draining]
     needs = f"{memory:g} MB" + (f", {cpu:g} % CPU" if declared else "")
     left = f"{sum(max(0.0, r.memory_left) for r in usable):.0f} MB"
@@ -263,17 +275,18 @@ def _shortfall(problem: Problem, rooms, executor_id: str, cpu: float, memory: fl
             + (f" (workers of at most {heap:g} MB)" if heap is not None else ""))
 
 
-def _pack_workers(problem: Problem, rooms: dict[str, _Room], executors, assignments):
+def _pack_workers(problem: Problem, rooms: dict[str, _Room], executors: Mapping[str, Executor],
+                  assignments: Mapping[str, Slot]) -> tuple[dict[str, Slot], int]:
     """Executor → slot: the plan's slot where it holds, workers packed under the heap limit elsewhere."""
     heap = problem.options.worker_max_heap_mb
-    current_ports = defaultdict(list)
+    current_ports: defaultdict[str, list[int]] = defaultdict(list)
     for slot in problem.current.values():
         if slot.port not in current_ports[slot.node]:
             current_ports[slot.node].append(slot.port)
     # Most rooms keep the plan's slots: start from them and rewrite only the rooms that change.
     slots: dict[str, Slot] = dict(assignments)
     split = 0
-    rates = None
+    rates: dict[str, dict[str, float]] | None = None
     for room in rooms.values():
         if not room.members:
             continue
@@ -301,7 +314,8 @@ def _pack_workers(problem: Problem, rooms: dict[str, _Room], executors, assignme
     return slots, split
 
 
-def _split(members: list[str], executors, heap: float, rates) -> list[list[str]]:
+def _split(members: list[str], executors: Mapping[str, Executor], heap: float,
+           rates: Mapping[str, Mapping[str, float]]) -> list[list[str]]:
     """Workers by traffic (:mod:`~storm_planner.core.worker_split`) unless that needs more than first fit."""
     by_memory = _first_fit(members, executors, heap)
     if len(by_memory) <= 1:
@@ -310,7 +324,7 @@ def _split(members: list[str], executors, heap: float, rates) -> list[list[str]]
     return by_traffic if len(by_traffic) <= len(by_memory) else by_memory
 
 
-def _within_heap(members: list[str], ports: list[int], executors, heap: float) -> bool:
+def _within_heap(members: list[str], ports: list[int], executors: Mapping[str, Executor], heap: float) -> bool:
     if len(ports) != len(members):
         return False  # some members were moved here: their slots are to be chosen
     per_port: dict[int, float] = defaultdict(float)
@@ -319,7 +333,7 @@ def _within_heap(members: list[str], ports: list[int], executors, heap: float) -
     return all(total <= heap + EPSILON for total in per_port.values())
 
 
-def _first_fit(members: list[str], executors, heap: float) -> list[list[str]]:
+def _first_fit(members: list[str], executors: Mapping[str, Executor], heap: float) -> list[list[str]]:
     """Workers of at most ``heap`` MB, first fit by decreasing memory (stable for equal sizes)."""
     workers: list[list[str]] = []
     loads: list[float] = []
@@ -336,7 +350,7 @@ def _first_fit(members: list[str], executors, heap: float) -> list[list[str]]:
     return workers
 
 
-def _ports_by_preference(node: Node, chosen: list[int], current_ports) -> list[int]:
+def _ports_by_preference(node: Node, chosen: list[int], current_ports: Mapping[str, list[int]]) -> list[int]:
     """The plan's ports on the node, then the topology's current ones there, then the node's others."""
     ordered = dict.fromkeys([*chosen, *current_ports.get(node.id, ()), *node.slots])
     own = set(node.slots)

@@ -33,9 +33,10 @@ ignored, and the plan's notes say so (:func:`unknown_keys`).
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.fields import finite, parse_flag

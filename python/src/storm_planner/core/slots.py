@@ -9,8 +9,8 @@ node's first slot.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Mapping
 
 from storm_planner.core.errors import InfeasibleError
 from storm_planner.core.problem import Problem, Slot
@@ -18,7 +18,7 @@ from storm_planner.core.problem import Problem, Slot
 
 def slots_for_nodes(problem: Problem, node_of: Mapping[str, str]) -> Mapping[str, Slot]:
     """One slot per used node; prefers the topology's current port on that node."""
-    current_ports: dict[str, Counter] = {}
+    current_ports: dict[str, Counter[int]] = {}
     for slot in problem.current.values():
         current_ports.setdefault(slot.node, Counter())[slot.port] += 1
     port_of: dict[str, int] = {}

@@ -50,7 +50,7 @@ Complexity: O(components + streams).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from storm_planner.core.elements import SPOUT, Component, Stream
 
@@ -73,10 +73,10 @@ def prior_rates(components: Iterable[Component], streams: Iterable[Stream]) -> t
 
     System streams (to or from a system component) keep their rates.
     """
-    components = {c.id: c for c in components}
+    by_id = {c.id: c for c in components}
     streams = tuple(streams)
-    user = [k for k, s in enumerate(streams) if _is_user(s, components)]
-    emitted = _emitted_by_prior(components, [streams[k] for k in user])
+    user = [k for k, s in enumerate(streams) if _is_user(s, by_id)]
+    emitted = _emitted_by_prior(by_id, [streams[k] for k in user])
     out = list(streams)
     for k in user:
         s = streams[k]
@@ -91,14 +91,14 @@ def acker_streams(components: Iterable[Component], streams: Iterable[Stream], *,
 
     ``sizes`` (component pair → bytes per tuple, measured) overrides ``tuple_bytes`` where given.
     """
-    components = {c.id: c for c in components}
-    if ACKER not in components:
+    by_id = {c.id: c for c in components}
+    if ACKER not in by_id:
         return ()
     sizes = sizes or {}
-    user = [s for s in streams if _is_user(s, components)]
-    received, roots_of = _received(components, user), _roots(user)
+    user = [s for s in streams if _is_user(s, by_id)]
+    received, roots_of = _received(by_id, user), _roots(user)
     added = []
-    for c in components.values():
+    for c in by_id.values():
         if c.system:
             continue
         if c.type == SPOUT:

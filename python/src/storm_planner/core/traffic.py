@@ -40,11 +40,18 @@ instead of exhausting memory.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Hashable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
+from storm_planner.core.elements import EXECUTOR_ID, Executor, Stream, Traffic, executors_by_component
 from storm_planner.core.errors import TooLargeError
-from storm_planner.core.elements import EXECUTOR_ID, Traffic, executors_by_component
+
+if TYPE_CHECKING:  # problem.py imports this module
+    from storm_planner.core.problem import Problem
+
+# Per component, executors per place (a node, a slot, ...; None: unplaced). Counts may be fractional.
+PlaceCounts = Mapping[str, Mapping[Any, float]]
 
 # Executor pairs a planner may have built for it: ~100 MB of Python objects.
 MAX_EXECUTOR_PAIRS = 1_000_000
@@ -84,9 +91,9 @@ class Flow:
         return self.share * self.pair_count
 
 
-def traffic_model(problem) -> "TrafficModel":
+def traffic_model(problem: Problem) -> TrafficModel:
     """The problem's traffic model, built once per problem (a Problem is immutable)."""
-    model = problem.__dict__.get("_traffic_model")
+    model: TrafficModel | None = problem.__dict__.get("_traffic_model")
     if model is None:
         model = problem.__dict__["_traffic_model"] = TrafficModel(
             problem.executors, problem.streams, problem.traffic)
@@ -96,17 +103,17 @@ def traffic_model(problem) -> "TrafficModel":
 class TrafficModel:
     """The traffic of one topology: stream flows (derived) or measured executor pairs."""
 
-    def __init__(self, executors, streams, measured) -> None:
+    def __init__(self, executors: Iterable[Executor], streams: Iterable[Stream], measured: Iterable[Traffic]) -> None:
         self.members: dict[str, list[str]] = defaultdict(list, {
             component: list(map(EXECUTOR_ID, members))
             for component, members in executors_by_component(executors).items()})
         self.measured = tuple(measured)
         self.flows: tuple[Flow, ...] = () if self.measured else tuple(self._flows(streams))
-        self._pairs = None
+        self._pairs: tuple[Traffic, ...] | None = None  # executor_pairs(), computed once
         self._streams = tuple(streams)
-        self._measured_mbit = None
+        self._measured_mbit: tuple[tuple[tuple[str, str], float], ...] | None = None
 
-    def _flows(self, streams) -> Iterator[Flow]:
+    def _flows(self, streams: Iterable[Stream]) -> Iterator[Flow]:
         for stream in streams:
             n_source, n_target = len(self.members[stream.source]), len(self.members[stream.target])
             if n_source and n_target and stream.rate > 0:
@@ -124,7 +131,7 @@ class TrafficModel:
         return sum(f.pair_count for f in self.flows) + len(self.measured)
 
     # -- figures ---------------------------------------------------------------------
-    def collocated(self, place: Mapping[str, Hashable], counts: Mapping[str, Mapping] | None = None) -> float:
+    def collocated(self, place: Mapping[str, Hashable], counts: PlaceCounts | None = None) -> float:
         """Traffic between executors at the same place (a node, a slot; unplaced ones share None).
 
         ``counts``: :meth:`counts` of ``place`` when the caller has them already.
@@ -135,7 +142,7 @@ class TrafficModel:
         counts = self.counts(place) if counts is None else counts
         return measured + sum(self._flow_collocated(flow, counts, place) for flow in self.flows)
 
-    def crossing(self, place: Mapping[str, Hashable], counts: Mapping[str, Mapping] | None = None) -> float:
+    def crossing(self, place: Mapping[str, Hashable], counts: PlaceCounts | None = None) -> float:
         """Traffic between executors at different places."""
         return max(0.0, self.total - self.collocated(place, counts))
 
@@ -149,7 +156,8 @@ class TrafficModel:
             counts[component] = here
         return counts
 
-    def _flow_collocated(self, flow: Flow, counts, place) -> float:
+    def _flow_collocated(self, flow: Flow, counts: PlaceCounts,
+                         place: Mapping[str, Hashable]) -> float:
         sources = counts[flow.source]
         if flow.grouping == "global":
             first = place.get(self.members[flow.target][0])
@@ -161,7 +169,7 @@ class TrafficModel:
         return flow.share * (together - (flow.n_source if flow.self_stream else 0))
 
     def network(self, place: Mapping[str, Hashable],
-                counts: Mapping[str, Mapping] | None = None) -> dict[Hashable, float]:
+                counts: PlaceCounts | None = None) -> dict[Hashable, float]:
         """Per place, Mbit/s its executors send to and receive from executors at other places.
 
         Places without crossing traffic may be absent; unplaced executors share the place None.
@@ -253,11 +261,11 @@ class TrafficModel:
             if flow.grouping == "global":
                 first = self.members[flow.target][0]
                 target_group = group_of[first]
-                for group, size in sources:
+                for group, members in sources:
                     own = 1 if flow.self_stream and group_of[first] == group else 0
-                    if size - own:
+                    if members - own:
                         key = (group, target_group)
-                        rates[key] = rates.get(key, 0.0) + share * (size - own)
+                        rates[key] = rates.get(key, 0.0) + share * (members - own)
                 continue
             targets = sizes[flow.target]
             for source_group, source_size in sources:
@@ -275,7 +283,7 @@ class TrafficModel:
         return list(Counter(map(group_of.__getitem__, self.members[component])).items())
 
     # -- executor pairs, for the planners that need them ------------------------------
-    def executor_pairs(self, limit: int | None = MAX_EXECUTOR_PAIRS, who: str = "this planner"):
+    def executor_pairs(self, limit: int | None = MAX_EXECUTOR_PAIRS, who: str = "this planner") -> tuple[Traffic, ...]:
         """Every executor pair with its rate (measured, or derived from the streams), built once.
 
         Raises :class:`TooLargeError` when there would be more than ``limit`` pairs.

@@ -34,10 +34,11 @@ except measured ones, which the problem lists).
 from __future__ import annotations
 
 import math
-from typing import Hashable, Mapping
+from collections.abc import Hashable, Mapping
 
 from storm_planner.core.baseline import ClusterBaseline
 from storm_planner.core.problem import Node, Options, Problem
+from storm_planner.core.traffic import PlaceCounts
 
 EPSILON = 1e-9
 
@@ -65,7 +66,7 @@ def bandwidth_room(node: Node, options: Options) -> float:
 
 
 def node_network(problem: Problem, node_of: Mapping[str, Hashable],
-                 counts: Mapping[str, Mapping] | None = None) -> dict[str, float]:
+                 counts: PlaceCounts | None = None) -> dict[str, float]:
     """Per node, Mbit/s on its link after placement: this topology's crossing traffic plus ``used.bandwidth``."""
     crossing = problem.traffic_model.network(node_of, counts)
     return {n.id: crossing.get(n.id, 0.0) + n.used_bandwidth for n in problem.nodes}
@@ -93,7 +94,7 @@ def utilisation_and_deviation(demand: Mapping[str, float], capacity: Mapping[str
 
 
 def resource_figures(problem: Problem, node_of: Mapping[str, Hashable], loads: Mapping[str, float],
-                     counts: Mapping[str, Mapping] | None = None) -> dict[str, float]:
+                     counts: PlaceCounts | None = None) -> dict[str, float]:
     """Elastic Allocator's figures of a placement (see the module docstring).
 
     ``loads``: this topology's CPU per node; ``counts``: the traffic model's per-component counts of
@@ -120,7 +121,7 @@ class CpuTally:
         self.options, self.spread, self.over = options, _Spread(), 0
 
     @classmethod
-    def from_baseline(cls, options: Options, baseline: ClusterBaseline) -> "CpuTally":
+    def from_baseline(cls, options: Options, baseline: ClusterBaseline) -> CpuTally:
         """Every node of ``baseline`` counted as holding nothing of this topology."""
         tally = cls(options)
         tally.spread = _Spread.of_baseline(baseline)
@@ -148,7 +149,7 @@ class CpuTally:
 
 
 def with_bandwidth(cpu: Mapping[str, float], problem: Problem, node_of: Mapping[str, Hashable],
-                   counts: Mapping[str, Mapping] | None = None) -> dict[str, float]:
+                   counts: PlaceCounts | None = None) -> dict[str, float]:
     """``cpu`` (:meth:`CpuTally.figures`) with the network figures added: O(places + nodes with a link)."""
     options = problem.options
     crossing = problem.traffic_model.network(node_of, counts)
@@ -182,7 +183,7 @@ class _Spread:
         self.count = 0
 
     @classmethod
-    def of_baseline(cls, baseline: ClusterBaseline) -> "_Spread":
+    def of_baseline(cls, baseline: ClusterBaseline) -> _Spread:
         spread = cls()
         spread.total, spread.used, spread.count = baseline.capacity, baseline.capped, baseline.count
         spread.shares, spread.squares = baseline.shares, baseline.squares

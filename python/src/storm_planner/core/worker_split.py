@@ -29,7 +29,7 @@ and keeps first fit then (a split that needs a slot the node lacks is no split).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from storm_planner.core.problem import Executor, Problem
 

@@ -22,8 +22,8 @@ interpolated inside its bucket, so it is within that bucket's width of the true 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 from storm_planner.metrics.windows import TaskWindow
 
@@ -99,8 +99,8 @@ class Step:
     @property
     def busiest(self) -> ComponentStep | None:
         """The user component with the highest capacity (Storm's own components left out)."""
-        ranked = [c for c in self.components if not c.system and c.capacity is not None]
-        return max(ranked, key=lambda c: c.capacity) if ranked else None
+        ranked = [(c.capacity, c) for c in self.components if not c.system and c.capacity is not None]
+        return max(ranked, key=lambda pair: pair[0])[1] if ranked else None
 
     def to_dict(self) -> dict:
         busiest = self.busiest
@@ -137,6 +137,21 @@ class _Sums:
     threads: dict = field(default_factory=dict)   # (pid, seq, thread id) -> weighted ms, once per window
 
 
+def _windows_in_step(windows: Mapping[int, Iterable[TaskWindow]], start_ms: int, end_ms: int
+                     ) -> tuple[dict[int, list[tuple[TaskWindow, float]]], dict[int, TaskWindow]]:
+    """Per task, its windows that overlap the step with the share of each inside it, and the window
+    where the task ran most of the step (where its tuples are sent to)."""
+    located: dict[int, TaskWindow] = {}
+    in_step: dict[int, list[tuple[TaskWindow, float]]] = {}
+    for task, task_windows in windows.items():
+        chosen = [(w, share(w, start_ms, end_ms)) for w in task_windows]
+        chosen = [(w, s) for w, s in chosen if s > 0]
+        if chosen:
+            in_step[task] = chosen
+            located[task] = max(chosen, key=lambda ws: ws[1])[0]
+    return in_step, located
+
+
 def step(windows: Mapping[int, Iterable[TaskWindow]], start_ms: int, end_ms: int, *,
          executor_of: Mapping[int, str] | None = None, spouts: Iterable[str] | None = None) -> Step:
     """The figures of ``[start_ms, end_ms)`` from task -> its windows (any order, any overlap with the
@@ -146,14 +161,7 @@ def step(windows: Mapping[int, Iterable[TaskWindow]], start_ms: int, end_ms: int
     if seconds <= 0:
         raise ValueError(f"a step must have a positive length, got [{start_ms}, {end_ms})")
     executor_of = executor_of or {}
-    located: dict[int, TaskWindow] = {}
-    in_step: dict[int, list[tuple[TaskWindow, float]]] = {}
-    for task, task_windows in windows.items():
-        chosen = [(w, share(w, start_ms, end_ms)) for w in task_windows]
-        chosen = [(w, s) for w, s in chosen if s > 0]
-        if chosen:
-            in_step[task] = chosen
-            located[task] = max(chosen, key=lambda ws: ws[1])[0]   # where the task ran most of the step
+    in_step, located = _windows_in_step(windows, start_ms, end_ms)
     components: dict[str, str] = {}
     per_executor: dict[str, _Sums] = defaultdict(_Sums)
     executors_of: dict[str, set[str]] = defaultdict(set)

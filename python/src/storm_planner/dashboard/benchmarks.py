@@ -31,7 +31,7 @@ def list_tables(reports_dir: Path | None) -> list[dict]:
     """The comparable tables under the reports directory (path relative to it), at most MAX_TABLES."""
     if reports_dir is None or not reports_dir.is_dir():
         return []
-    found = []
+    found: list[dict] = []
     for path in sorted(reports_dir.rglob("*.csv")):
         if len(found) >= MAX_TABLES:
             break
@@ -103,6 +103,8 @@ def _figures(rows: list[dict], columns: list[str]) -> dict:
 
 
 def _number(text: str | None) -> float | None:
+    if text is None:
+        return None
     try:
         value = float(text)
     except (TypeError, ValueError):

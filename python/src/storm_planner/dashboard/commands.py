@@ -9,10 +9,14 @@ from pathlib import Path
 
 from storm_planner.cli import CommandError
 from storm_planner.dashboard.model import DEFAULT_PAGE_SIZE
-from storm_planner.dashboard.timeline import DEFAULT_METRICS_HISTORY, DEFAULT_SETTLE_S
 from storm_planner.dashboard.planlog import (
-    DEFAULT_HISTORY, DEFAULT_MAX_INT_DIGITS, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_LINE_DEPTH, line_limits,
+    DEFAULT_HISTORY,
+    DEFAULT_MAX_INT_DIGITS,
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_LINE_DEPTH,
+    line_limits,
 )
+from storm_planner.dashboard.timeline import DEFAULT_METRICS_HISTORY, DEFAULT_SETTLE_S
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8090
@@ -79,9 +83,9 @@ def dashboard_command(args: argparse.Namespace) -> int:
         cluster = ClusterSource(args.nimbus, args.zookeeper)
     except ValueError as error:
         raise CommandError(str(error)) from None
-    reports = Path(args.reports) if args.reports else find_reports_dir()
-    if args.reports and not reports.is_dir():
+    if args.reports and not Path(args.reports).is_dir():
         raise CommandError(f"--reports {args.reports} is not a directory")
+    reports = Path(args.reports) if args.reports else find_reports_dir()
     app = create_app(Path(args.plan_log) if args.plan_log else None, cluster, reports, args.refresh,
                      history=args.history, page_size=args.page_size,
                      limits=line_limits(args.max_line_bytes, args.max_line_depth, args.max_int_digits),

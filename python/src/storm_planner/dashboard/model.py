@@ -18,7 +18,8 @@ from __future__ import annotations
 import logging
 import re
 from collections import defaultdict
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from storm_planner.dashboard.planlog import PlanHistory
 

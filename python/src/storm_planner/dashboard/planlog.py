@@ -21,9 +21,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from storm_planner.core.boundedjson import JSONLimitError, JSONLimits, loads_bounded
 from storm_planner.core.errors import StormPlannerError
@@ -120,18 +121,19 @@ class PlanHistory:
     ``size`` topologies: the one planned longest ago is forgotten first)."""
 
     size: int = DEFAULT_HISTORY
-    entries: deque = field(default=None)   # (plan number or None, record), oldest first
+    # (plan number or None, record), oldest first; at most max(1, size) unless given with a bound of its own
+    entries: deque[tuple[int | None, dict]] = field(default_factory=deque)
     latest: dict[str, dict] = field(default_factory=dict)
     latest_good: dict[str, dict] = field(default_factory=dict)
     rounds: dict[str, int] = field(default_factory=dict)
     plans: int = 0
 
     def __post_init__(self) -> None:
-        if self.entries is None:
-            self.entries = deque(maxlen=max(1, self.size))
+        if self.entries.maxlen is None:
+            self.entries = deque(self.entries, maxlen=max(1, self.size))
 
     @classmethod
-    def of(cls, records: Iterable[dict], size: int | None = None) -> "PlanHistory":
+    def of(cls, records: Iterable[dict], size: int | None = None) -> PlanHistory:
         records = list(records)
         history = cls(size or max(1, len(records)))
         for record in records:
@@ -151,12 +153,13 @@ class PlanHistory:
             self.rounds[topology] = self.rounds.get(topology, 0) + 1
             if record.get("error") is None and record.get("assignments"):
                 self.latest_good[topology] = record
-            if len(self.latest) > self.entries.maxlen:   # bounded too: forget the longest-quiet topology
+            bound = self.entries.maxlen
+            if bound is not None and len(self.latest) > bound:   # bounded too: forget the longest-quiet topology
                 oldest = next(iter(self.latest))
                 for kept in (self.latest, self.latest_good, self.rounds):
                     kept.pop(oldest, None)
 
-    def copy(self) -> "PlanHistory":
+    def copy(self) -> PlanHistory:
         """A copy another thread may read while this one grows (the records themselves are never changed)."""
         return PlanHistory(self.size, deque(self.entries, maxlen=self.entries.maxlen), dict(self.latest),
                            dict(self.latest_good), dict(self.rounds), self.plans)

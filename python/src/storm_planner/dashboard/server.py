@@ -26,9 +26,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import AsyncIterator, Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, overload
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -89,6 +90,117 @@ def list_reports(reports_dir: Path | None) -> list[dict]:
              "url": "/reports/" + p.relative_to(reports_dir).as_posix()} for p in plots]
 
 
+class _Views:
+    """What the pages show, read from the plan log, the live cluster and the metrics trends. Every method
+    runs in a worker thread; the cluster source is not thread-safe, so its reads take turns."""
+
+    def __init__(self, plan_log: Path | None, reader: PlanLogReader | None, cluster: ClusterSource,
+                 reports_dir: Path | None, trends: Trends, *, refresh_s: float, page_size: int,
+                 settle_s: float) -> None:
+        self.plan_log, self.reader, self.cluster, self.trends = plan_log, reader, cluster, trends
+        self.reports_dir, self.reports, self.tables = reports_dir, list_reports(reports_dir), list_tables(reports_dir)
+        self.refresh_s, self.page_size, self.settle_s = refresh_s, page_size, settle_s
+        self.one_at_a_time = threading.Lock()
+
+    def history(self) -> PlanHistory:
+        return self.reader.read() if self.reader else PlanHistory()
+
+    def current(self) -> dict[str, Any]:
+        """The cluster page's snapshot: plans, supervisors with their link use, trends, benchmark tables."""
+        with self.one_at_a_time:
+            state = snapshot(self.history(), self.cluster.read(), self.reports, self.page_size)
+        state["sources"] = {"plan_log": str(self.plan_log) if self.plan_log else None,
+                            "nimbus": "{}:{}".format(*self.cluster.nimbus) if self.cluster.nimbus else None,
+                            "zookeeper": self.cluster.zookeeper}
+        state["plan_log"] = self.reader.progress() if self.reader else None
+        state["refresh_s"] = self.refresh_s
+        state["trends"] = self.trends.topologies()
+        links = self.trends.host_links()
+        for sup in state["supervisors"]:
+            sup["host_mbit"] = round(links[sup["id"]], 4) if sup["id"] in links else None
+            sup["link_mbit"] = link_rate(sup)
+        state["benchmark_tables"] = self.tables
+        return state
+
+    def topology(self, topology: str) -> dict[str, Any] | None:
+        """One topology's page, or None when no source knows it."""
+        with self.one_at_a_time:
+            plans = self.history()
+            cluster_state = self.cluster.read()
+            info = dict((cluster_state.get("topologies") or {}).get(topology) or {})
+            store = self.cluster.metrics_store() if self.cluster.zookeeper else None
+            supervisors = supervisors_view(plans, cluster_state)
+        timeline = self.trends.timeline(topology)
+        records = [record for _, record in plans.entries]
+        if timeline is None and not info and not any(r.get("topology") == topology for r in records):
+            return None
+        state = topology_page(topology, timeline=timeline, info=info, records=records, supervisors=supervisors,
+                              metrics=metrics_state(store.view(topology) if store else None),
+                              settle_s=self.settle_s, marker_limit=self.page_size)
+        state["refresh_s"] = self.refresh_s
+        state["cluster_error"] = cluster_state.get("error")
+        return state
+
+    def plan_page(self, topology: str | None, limit: int, before: int | None) -> list[dict]:
+        numbered = [(i, r) for i, r in self.history().entries if i is not None and (before is None or i < before)
+                    and (topology is None or r.get("topology") == topology)]
+        return [plan_summary(record, index) for index, record in numbered[-limit:]]
+
+
+class _Handlers:
+    """The HTTP endpoints: parameters checked here, the reading done by :class:`_Views` in a thread."""
+
+    def __init__(self, views: _Views, *, page_size: int, history: int) -> None:
+        self.views, self.page_size, self.history = views, page_size, history
+
+    async def index(self, _request: Request) -> FileResponse:
+        return FileResponse(static_dir() / "index.html")
+
+    async def topology_html(self, _request: Request) -> FileResponse:
+        return FileResponse(static_dir() / "topology.html")
+
+    async def compare_html(self, _request: Request) -> FileResponse:
+        return FileResponse(static_dir() / "compare.html")
+
+    async def snapshot(self, _request: Request) -> JSONResponse:
+        return JSONResponse(await run_in_threadpool(self.views.current))
+
+    async def plans(self, request: Request) -> JSONResponse:
+        try:
+            limit = _int_param(request, "limit", self.page_size, 1, max(self.page_size, self.history))
+            before = _int_param(request, "before", None, 0, None)
+        except ValueError as error:
+            return JSONResponse({"error": str(error)}, status_code=400)
+        topology = request.query_params.get("topology")
+        return JSONResponse(await run_in_threadpool(self.views.plan_page, topology, limit, before))
+
+    async def topology(self, request: Request) -> JSONResponse:
+        topology = request.query_params.get("id", "")
+        if not topology or len(topology) > MAX_TOPOLOGY_ID:
+            return JSONResponse({"error": f"query parameter id: expected a topology id of 1-{MAX_TOPOLOGY_ID} "
+                                          f"characters"}, status_code=400)
+        state = await run_in_threadpool(self.views.topology, topology)
+        if state is None:
+            return JSONResponse({"error": f"no topology {topology[:80]!r} known (plan log, Nimbus, metrics)"},
+                                status_code=404)
+        return JSONResponse(state)
+
+    async def benchmarks(self, _request: Request) -> JSONResponse:
+        return JSONResponse(await run_in_threadpool(list_tables, self.views.reports_dir))
+
+    async def benchmark_table(self, request: Request) -> JSONResponse:
+        relative = request.query_params.get("path", "")
+        try:
+            path = resolve_table(self.views.reports_dir, relative)
+            return JSONResponse(await run_in_threadpool(compare, path, relative))
+        except BenchmarkTableError as error:
+            return JSONResponse({"error": str(error)}, status_code=400)
+
+    async def health(self, _request: Request) -> JSONResponse:
+        reader = self.views.reader
+        return JSONResponse({"ok": True, "plan_log": reader.progress() if reader else None})
+
+
 def create_app(plan_log: Path | None = None, cluster: ClusterSource | None = None,
                reports_dir: Path | None = None, refresh_s: float = 3.0, *,
                history: int = DEFAULT_HISTORY, page_size: int = DEFAULT_PAGE_SIZE,
@@ -99,117 +211,29 @@ def create_app(plan_log: Path | None = None, cluster: ClusterSource | None = Non
     in worker threads, so a big log being read never holds up ``/api/health`` or the static files.
     With ZooKeeper given, a background thread keeps each topology's trend from the metrics windows
     (started and stopped with the app)."""
-    reader = PlanLogReader(plan_log, history=history, limits=limits) if plan_log else None
     cluster = cluster or ClusterSource()
-    reports = list_reports(reports_dir)
-    tables = list_tables(reports_dir)
-    one_at_a_time = threading.Lock()   # the cluster source is not thread-safe; a second request waits
     trends = Trends(cluster.metrics_store, cluster.topology_info, history=metrics_history, poll_s=trends_poll_s)
-
-    def read_history() -> PlanHistory:
-        return reader.read() if reader else PlanHistory()
-
-    def current() -> dict[str, Any]:
-        with one_at_a_time:
-            state = snapshot(read_history(), cluster.read(), reports, page_size)
-        state["sources"] = {"plan_log": str(plan_log) if plan_log else None,
-                            "nimbus": "%s:%d" % cluster.nimbus if cluster.nimbus else None,
-                            "zookeeper": cluster.zookeeper}
-        state["plan_log"] = reader.progress() if reader else None
-        state["refresh_s"] = refresh_s
-        state["trends"] = trends.topologies()
-        links = trends.host_links()
-        for sup in state["supervisors"]:
-            sup["host_mbit"] = round(links[sup["id"]], 4) if sup["id"] in links else None
-            sup["link_mbit"] = link_rate(sup)
-        state["benchmark_tables"] = tables
-        return state
-
-    def topology_state(topology: str) -> dict[str, Any] | None:
-        with one_at_a_time:
-            plans = read_history()
-            cluster_state = cluster.read()
-            info = dict((cluster_state.get("topologies") or {}).get(topology) or {})
-            store = cluster.metrics_store() if cluster.zookeeper else None
-            supervisors = supervisors_view(plans, cluster_state)
-        timeline = trends.timeline(topology)
-        records = [record for _, record in plans.entries]
-        if timeline is None and not info and not any(r.get("topology") == topology for r in records):
-            return None
-        state = topology_page(topology, timeline=timeline, info=info, records=records, supervisors=supervisors,
-                              metrics=metrics_state(store.view(topology) if store else None),
-                              settle_s=settle_s, marker_limit=page_size)
-        state["refresh_s"] = refresh_s
-        state["cluster_error"] = cluster_state.get("error")
-        return state
-
-    def plan_page(topology: str | None, limit: int, before: int | None) -> list[dict]:
-        numbered = [(i, r) for i, r in read_history().entries if i is not None and (before is None or i < before)
-                    and (topology is None or r.get("topology") == topology)]
-        return [plan_summary(record, index) for index, record in numbered[-limit:]]
-
-    async def index(_request: Request) -> FileResponse:
-        return FileResponse(static_dir() / "index.html")
-
-    async def api_snapshot(_request: Request) -> JSONResponse:
-        return JSONResponse(await run_in_threadpool(current))
-
-    async def api_plans(request: Request) -> JSONResponse:
-        try:
-            limit = _int_param(request, "limit", page_size, 1, max(page_size, history))
-            before = _int_param(request, "before", None, 0, None)
-        except ValueError as error:
-            return JSONResponse({"error": str(error)}, status_code=400)
-        topology = request.query_params.get("topology")
-        return JSONResponse(await run_in_threadpool(plan_page, topology, limit, before))
-
-    async def topology_html(_request: Request) -> FileResponse:
-        return FileResponse(static_dir() / "topology.html")
-
-    async def api_topology(request: Request) -> JSONResponse:
-        topology = request.query_params.get("id", "")
-        if not topology or len(topology) > MAX_TOPOLOGY_ID:
-            return JSONResponse({"error": f"query parameter id: expected a topology id of 1-{MAX_TOPOLOGY_ID} "
-                                          f"characters"}, status_code=400)
-        state = await run_in_threadpool(topology_state, topology)
-        if state is None:
-            return JSONResponse({"error": f"no topology {topology[:80]!r} known (plan log, Nimbus, metrics)"},
-                                status_code=404)
-        return JSONResponse(state)
-
-    async def compare_html(_request: Request) -> FileResponse:
-        return FileResponse(static_dir() / "compare.html")
-
-    async def api_benchmarks(_request: Request) -> JSONResponse:
-        return JSONResponse(await run_in_threadpool(list_tables, reports_dir))
-
-    async def api_benchmark_table(request: Request) -> JSONResponse:
-        relative = request.query_params.get("path", "")
-        try:
-            path = resolve_table(reports_dir, relative)
-            return JSONResponse(await run_in_threadpool(compare, path, relative))
-        except BenchmarkTableError as error:
-            return JSONResponse({"error": str(error)}, status_code=400)
-
-    async def health(_request: Request) -> JSONResponse:
-        return JSONResponse({"ok": True, "plan_log": reader.progress() if reader else None})
-
+    reader = PlanLogReader(plan_log, history=history, limits=limits) if plan_log else None
+    views = _Views(plan_log, reader, cluster, reports_dir, trends, refresh_s=refresh_s, page_size=page_size,
+                   settle_s=settle_s)
+    handle = _Handlers(views, page_size=page_size, history=history)
     routes = [
-        Route("/", index),
-        Route("/api/snapshot", api_snapshot),
-        Route("/api/plans", api_plans),
-        Route("/api/health", health),
-        Route("/topology", topology_html),
-        Route("/api/topology", api_topology),
-        Route("/compare", compare_html),
-        Route("/api/benchmarks", api_benchmarks),
-        Route("/api/benchmarks/table", api_benchmark_table),
+        Route("/", handle.index),
+        Route("/api/snapshot", handle.snapshot),
+        Route("/api/plans", handle.plans),
+        Route("/api/health", handle.health),
+        Route("/topology", handle.topology_html),
+        Route("/api/topology", handle.topology),
+        Route("/compare", handle.compare_html),
+        Route("/api/benchmarks", handle.benchmarks),
+        Route("/api/benchmarks/table", handle.benchmark_table),
         Mount("/static", StaticFiles(directory=static_dir()), name="static"),
     ]
     if reports_dir is not None and reports_dir.is_dir():
         routes.append(Mount("/reports", StaticFiles(directory=reports_dir), name="reports"))
+
     @contextlib.asynccontextmanager
-    async def lifespan(_app: Starlette):
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         if cluster.zookeeper:
             trends.start()
         try:
@@ -220,6 +244,14 @@ def create_app(plan_log: Path | None = None, cluster: ClusterSource | None = Non
     app = Starlette(routes=routes, middleware=[Middleware(Guard, allowed_hosts=allowed_hosts)], lifespan=lifespan)
     app.state.trends = trends
     return app
+
+
+@overload
+def _int_param(request: Request, name: str, default: int, low: int, high: int | None) -> int: ...
+
+
+@overload
+def _int_param(request: Request, name: str, default: None, low: int, high: int | None) -> int | None: ...
 
 
 def _int_param(request: Request, name: str, default: int | None, low: int, high: int | None) -> int | None:

@@ -20,8 +20,9 @@ import statistics
 import threading
 import time
 from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from storm_planner.dashboard.aggregate import before_after, step
 from storm_planner.metrics.derive import executor_tasks
@@ -98,32 +99,34 @@ class TopologyTimeline:
             # From where every task has a window: earlier steps would miss the tasks not seen yet.
             first = max(min(w.start_ms for w in ws.values()) for ws in self.pending.values() if ws)
             self.next_start_ms = -(-first // self.step_ms) * self.step_ms
-        return self._advance(executor_of, set(spouts) if spouts is not None else None)
+        return self._advance(self.step_ms, self.next_start_ms, executor_of, set(spouts) if spouts is not None else None)
 
-    def _horizon(self) -> int:
+    def _horizon(self, step_ms: int) -> int:
         """Where every task still publishing has windows up to. A task counts as stopped once another
         task published windows for GRACE_STEPS steps after its last one ended (its worker restarting, or
         gone); not merely when its last window is old: after a ZooKeeper outage every task's first window
         is a long one reaching back to before the outage, and they arrive one after another."""
         latest = self.latest_windows.values()
         newest_start = max(w.start_ms for w in latest)
-        active = [w.end_ms for w in latest if newest_start < w.end_ms + (GRACE_STEPS - 1) * self.step_ms]
+        active = [w.end_ms for w in latest if newest_start < w.end_ms + (GRACE_STEPS - 1) * step_ms]
         return min(active) if active else max(w.end_ms for w in latest)
 
-    def _advance(self, executor_of: Mapping[int, str] | None, spouts: set[str] | None) -> int:
-        horizon, added = self._horizon(), 0
-        if horizon - self.next_start_ms > self.history * self.step_ms:
+    def _advance(self, step_ms: int, start_ms: int, executor_of: Mapping[int, str] | None,
+                 spouts: set[str] | None) -> int:
+        """Every step from ``start_ms`` (``next_start_ms``) complete by the horizon; ``next_start_ms`` follows."""
+        horizon, added = self._horizon(step_ms), 0
+        if horizon - start_ms > self.history * step_ms:
             # More than the history holds (a long outage, a window covering days): only the last steps.
-            self.next_start_ms = (horizon - self.history * self.step_ms) // self.step_ms * self.step_ms
-        while self.next_start_ms + self.step_ms <= horizon:
-            start, end = self.next_start_ms, self.next_start_ms + self.step_ms
+            self.next_start_ms = start_ms = (horizon - self.history * step_ms) // step_ms * step_ms
+        while start_ms + step_ms <= horizon:
+            start, end = start_ms, start_ms + step_ms
             windows = {task: list(ws.values()) for task, ws in self.pending.items()}
             computed = step(windows, start, end, executor_of=executor_of, spouts=spouts)
             if computed.tasks:
                 self.steps.append(computed.to_dict())
                 self.latest = computed
                 added += 1
-            self.next_start_ms = end
+            self.next_start_ms = start_ms = end
             for ws in self.pending.values():
                 for key in [k for k, w in ws.items() if w.end_ms <= end]:
                     del ws[key]
@@ -187,7 +190,7 @@ class Trends:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def start(self) -> "Trends":
+    def start(self) -> Trends:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="dashboard-trends", daemon=True)
             self._thread.start()

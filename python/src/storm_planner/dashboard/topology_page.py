@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from storm_planner.dashboard.aggregate import SYSTEM_PREFIX
 from storm_planner.dashboard.timeline import TopologyTimeline, plan_markers, with_before_after

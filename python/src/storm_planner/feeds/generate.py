@@ -11,7 +11,6 @@ import json
 
 from storm_planner.feeds.feedframe import FeedFrame
 
-
 # Generation tasks of at most this many records, so that progress lines
 # (completed tasks) move every few seconds even on a big feed.
 RECORDS_PER_TASK = 250_000

@@ -4,6 +4,7 @@ from __future__ import annotations
 import threading
 import time
 from contextlib import contextmanager
+
 from storm_planner.progress import Progress, print_progress
 
 __all__ = ["Progress", "print_progress", "spark_progress"]

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import csv
 import gzip
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from storm_planner.feeds.feedframe import FeedFrame
 
@@ -151,6 +151,7 @@ def read_taq(spark, paths) -> dict[str, FeedFrame]:
             part = part.select(*[F.col(c) if c in part.columns else F.lit(None).cast("string").alias(c)
                                  for c in wanted])
             rows = part if rows is None else rows.unionByName(part)
+        assert rows is not None, "files is not empty: one header group at least"
         rows = rows.withColumn("seq", F.monotonically_increasing_id())
         if kind == "trades":
             record = F.struct(F.regexp_replace("DATE", "-", "").alias("DATE"), F.col("TIME_M"),
@@ -208,6 +209,7 @@ def read_bts(spark, paths) -> FeedFrame:
             picked.append(F.when(F.trim(value) == "", None).otherwise(F.trim(value)).alias(field))
         part = part.select(*picked)
         rows = part if rows is None else rows.unionByName(part)
+    assert rows is not None, "paths is not empty: one header group at least"
     rows = rows.withColumn("seq", F.monotonically_increasing_id())
     typed = {field: (F.col(field).cast(BTS_TYPES[field]) if field in BTS_TYPES else F.col(field))
              for field in BTS_FIELDS}

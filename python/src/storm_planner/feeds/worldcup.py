@@ -37,10 +37,12 @@ time slice is reproducible on its own and records come out in time order. Cost: 
 from __future__ import annotations
 
 import gzip
+import io
 import math
 import struct
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator, NamedTuple
+from typing import NamedTuple
 
 from storm_planner.feeds.synthetic import rng_for, sample_cdf, zipf_cdf
 
@@ -88,7 +90,7 @@ def encode(request: Request) -> bytes:
                        TYPES.index(request.type), REGIONS.index(request.region) << 5 | request.server)
 
 
-def _open(path: str | Path) -> BinaryIO:
+def _open(path: str | Path) -> io.BufferedIOBase:
     with open(path, "rb") as probe:
         gzipped = probe.read(2) == b"\x1f\x8b"
     return gzip.open(path, "rb") if gzipped else open(path, "rb")

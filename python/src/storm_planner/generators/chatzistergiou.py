@@ -83,12 +83,12 @@ def scale_job(seed: int = 1, nodes: int = 1000, executors: int = 50_000, compone
     component (measured, sparse traffic).
     """
     rng = random.Random(seed)
-    node_list = [{"id": f"sup-{k:04d}", "capacity": capacity, "speed": rng.choice((1.0, 1.5, 2.0)),
+    node_list: list[dict[str, Any]] = [{"id": f"sup-{k:04d}", "capacity": capacity, "speed": rng.choice((1.0, 1.5, 2.0)),
                   "slots": [6700, 6701]} for k in range(nodes)]
     per_component = executors // components
     names = [f"c{i:04d}" for i in range(components)]
     raw_loads = []
-    for name in names:
+    for _ in names:
         base = rng.uniform(0.5, 1.5)
         raw_loads.append([base * rng.choice((1, 1, 1, 2)) for _ in range(per_component)])
     total_capacity = sum(n["capacity"] * n["speed"] for n in node_list)
@@ -130,7 +130,7 @@ def mixed_job(seed: int, fill: float = 0.5) -> dict[str, Any]:
     mean every node is over 70% full).
     """
     rng = random.Random(seed)
-    nodes = []
+    nodes: list[dict[str, Any]] = []
     for k in range(rng.randint(2, 6)):
         nodes.append({"id": f"sup-{k}", "capacity": rng.choice((100.0, 200.0, 400.0)),
                       "speed": rng.choice((0.5, 1.0, 1.5, 2.0)), "slots": [6700, 6701],
@@ -139,8 +139,8 @@ def mixed_job(seed: int, fill: float = 0.5) -> dict[str, Any]:
     components = [f"c{i}" for i in range(rng.randint(2, 5))]
     raw = [(c, f"{c}/{i}", rng.uniform(2.0, 20.0) * rng.choice((1, 1, 3)))
            for c in components for i in range(rng.randint(1, 6))]
-    scale = min(fill * sum(usable) / sum(l for *_, l in raw), 0.3 * min(usable) / max(l for *_, l in raw))
-    executors = [{"id": e, "component": c, "load": round(l * scale, 6)} for c, e, l in raw]
+    scale = min(fill * sum(usable) / sum(load for *_, load in raw), 0.3 * min(usable) / max(load for *_, load in raw))
+    executors = [{"id": e, "component": c, "load": round(load * scale, 6)} for c, e, load in raw]
     members = {c: [e["id"] for e in executors if e["component"] == c] for c in components}
     streams, traffic = [], []
     for i, source in enumerate(components[:-1]):

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from storm_planner.core.problem import Problem
 
@@ -31,7 +32,7 @@ def problem_dict(nodes: int, loads: list[float], current: dict[str, str], option
         "nodes": [{"id": f"n{i:02d}", "capacity": CAPACITY, **({"draining": True} if i in marked else {})}
                   for i in range(nodes)],
         "topology": {"id": "synthetic", "components": [{"id": "kg", "executors": len(loads)}]},
-        "executors": [{"id": e, "component": "kg", "load": round(l, 6)} for e, l in zip(ids, loads)],
+        "executors": [{"id": e, "component": "kg", "load": round(load, 6)} for e, load in zip(ids, loads)],
         "current": {e: f"{current[e]}:6700" for e in ids},
         "options": options,
     }
@@ -155,8 +156,8 @@ class CollocationWorkload:
         return Problem.from_dict({
             "nodes": [{"id": f"n{i:02d}", "capacity": CAPACITY} for i in range(self.nodes)],
             "topology": {"id": "collocation", "components": self.components, "streams": self.streams},
-            "executors": [{"id": e, "component": e.split("/")[0], "load": round(l, 6)}
-                          for e, l in zip(self.ids, self.loads(base, node_of))],
+            "executors": [{"id": e, "component": e.split("/")[0], "load": round(load, 6)}
+                          for e, load in zip(self.ids, self.loads(base, node_of))],
             "traffic": [{"from": s, "to": t, "rate": r} for (s, t), r in self.traffic.items()],
             "current": {e: f"{node_of[e]}:6700" for e in self.ids},
             "options": options,

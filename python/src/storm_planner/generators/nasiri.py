@@ -109,7 +109,7 @@ def random_problem(seed: int, related: bool, bases: tuple[float, float] | None =
             return {t: round(work[name] / speed[t], 4) for t in types}
         return {t: round(rng.uniform(0.05, 2.0), 4) for t in types}
 
-    problem = {
+    problem: dict[str, Any] = {
         "nodes": [{"id": f"n{i}", "machine_type": rng.choice(types),
                    "capacity": 100 if related else rng.choice([100, 200])} for i in range(machines)],
         "topology": {"id": f"random-{seed}", "components": [

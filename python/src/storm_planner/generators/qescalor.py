@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 PAPER_PROVISIONS = ((0.6, 33.2), (1.2, 33.3), (1.8, 33.5), (2.4, 33.8))
 
@@ -47,7 +48,8 @@ def random_problem(seed: int, epochs: int = 48, provisions: int = 4, peak: float
     cores = sorted(round(rng.uniform(0.3, 3.0), 2) for _ in range(provisions))
     per_core = rng.uniform(500.0, 1500.0)
     exponent = rng.uniform(0.55, 0.95)  # performance ∝ cores^exponent: more CPU, less per core
-    resources, performance = [], {}
+    resources: list[dict[str, Any]] = []
+    performance: dict[str, float] = {}
     for i, cpu in enumerate(cores):
         rid = f"r{i + 1}"
         resources.append({"id": rid, "cpu": cpu, "memory_mb": round(32.0 + 4.0 * cpu, 1),

@@ -20,9 +20,9 @@ from typing import Any
 
 from storm_planner.cli import CommandError
 from storm_planner.metrics.derive import measure
-from storm_planner.service.metrics import ZOOKEEPER_ENV
 from storm_planner.metrics.store import MetricsStore
 from storm_planner.metrics.windows import DEFAULT_ROOT
+from storm_planner.service.metrics import ZOOKEEPER_ENV
 
 NIMBUS_ENV = "STORM_PLANNER_NIMBUS"
 TOP_PAIRS = 15

@@ -37,8 +37,8 @@ import re
 import statistics
 import time
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 from storm_planner.metrics.windows import TaskWindow
 

@@ -6,9 +6,10 @@ An answer without executors means "plan on estimates"; its notes say why.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from storm_planner.core.problem import Executor, Traffic
 
@@ -35,7 +36,7 @@ class MeasuredTopology:
     tuple_bytes: Mapping[tuple[str, str], float] = field(default_factory=lambda: _EMPTY)
     node_bandwidth: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
     notes: tuple[str, ...] = ()
-    measurement: "Measurement | None" = None
+    measurement: Measurement | None = None
 
     @property
     def measured(self) -> bool:
@@ -43,6 +44,6 @@ class MeasuredTopology:
         return bool(self.executors)
 
     @classmethod
-    def estimates(cls, *notes: str) -> "MeasuredTopology":
+    def estimates(cls, *notes: str) -> MeasuredTopology:
         """Nothing usable measured: the service plans on estimates, and the notes say why."""
         return cls(notes=tuple(notes))

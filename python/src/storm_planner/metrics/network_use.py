@@ -22,8 +22,8 @@ at 800 tuples/s; ``benchmarks/reports/gma/overhead.md``).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from storm_planner.core import settings
 from storm_planner.metrics.windows import TaskWindow
@@ -84,7 +84,9 @@ def summed(per_topology: Iterable[Mapping[str, NodeTraffic]]) -> dict[str, NodeT
     for nodes in per_topology:
         for node, traffic in nodes.items():
             before = total.get(node, NodeTraffic())
-            total[node] = NodeTraffic(before.sent_mbit + traffic.sent_mbit, before.received_mbit + traffic.received_mbit)
+            total[node] = NodeTraffic(
+                before.sent_mbit + traffic.sent_mbit, before.received_mbit + traffic.received_mbit
+            )
     return total
 
 
@@ -94,21 +96,28 @@ def host_link_use(topologies: Iterable[Mapping[int, list[TaskWindow]]]) -> dict[
     newest: dict[str, tuple[int, NodeTraffic]] = {}
     for windows in topologies:
         for history in windows.values():
-            counted = [w for w in history if w.node and w.host_received_bytes is not None]
+            counted = [(w, w.node, host) for w in history if w.node and (host := _host_bytes(w)) is not None]
             if len(counted) < 2:
                 continue
-            before, after = counted[-2], counted[-1]
+            (before, _, (sent_before, received_before)), (after, node, (sent_after, received_after)) = counted[-2:]
             seconds = (after.end_ms - before.end_ms) / 1000.0
-            if seconds <= 0 or after.pid != before.pid or after.host_received_bytes < before.host_received_bytes:
+            if seconds <= 0 or after.pid != before.pid or received_after < received_before:
                 continue   # a restarted worker, or the interface's counters were reset
-            if after.node in newest and newest[after.node][0] >= after.end_ms:
+            if node in newest and newest[node][0] >= after.end_ms:
                 continue
             traffic = NodeTraffic(
-                sent_mbit=(after.host_sent_bytes - before.host_sent_bytes) * 8 / 1e6 / seconds,
-                received_mbit=(after.host_received_bytes - before.host_received_bytes) * 8 / 1e6 / seconds,
+                sent_mbit=(sent_after - sent_before) * 8 / 1e6 / seconds,
+                received_mbit=(received_after - received_before) * 8 / 1e6 / seconds,
             )
-            newest[after.node] = (after.end_ms, traffic)
+            newest[node] = (after.end_ms, traffic)
     return {node: traffic for node, (_, traffic) in newest.items()}
+
+
+def _host_bytes(window: TaskWindow) -> tuple[int, int] | None:
+    """(sent, received): the host interfaces' byte counters at the window's end, when the worker read both."""
+    if window.host_sent_bytes is None or window.host_received_bytes is None:
+        return None
+    return window.host_sent_bytes, window.host_received_bytes
 
 
 def link_use_besides(own: Mapping[str, NodeTraffic], others: Mapping[str, NodeTraffic],

@@ -29,17 +29,27 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from collections.abc import Iterable
 from types import MappingProxyType
-from typing import Any, Iterable
+from typing import Any
 
 from storm_planner.core import settings
 from storm_planner.core.problem import Executor, Traffic
-from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.metrics.derive import (
-    DEFAULT_STALE_PERIODS, DEFAULT_STATE_MB, MIN_STALE_S, Measurement, measure,
+    DEFAULT_STALE_PERIODS,
+    DEFAULT_STATE_MB,
+    MIN_STALE_S,
+    Measurement,
+    measure,
 )
+from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.metrics.network_use import (
-    DEFAULT_TUPLE_OVERHEAD_BYTES, NodeTraffic, host_link_use, link_use_besides, summed, topology_network_use,
+    DEFAULT_TUPLE_OVERHEAD_BYTES,
+    NodeTraffic,
+    host_link_use,
+    link_use_besides,
+    summed,
+    topology_network_use,
 )
 from storm_planner.metrics.store import MetricsStore, StoreView
 

@@ -32,7 +32,12 @@ from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (
-    ConnectionClosedError, ConnectionLoss, KazooException, NoAuthError, NoNodeError, NotEmptyError,
+    ConnectionClosedError,
+    ConnectionLoss,
+    KazooException,
+    NoAuthError,
+    NoNodeError,
+    NotEmptyError,
     SessionExpiredError,
 )
 from kazoo.retry import KazooRetry
@@ -151,7 +156,7 @@ class MetricsStore:
         self._synced_once = threading.Event()
 
     # -- life cycle -------------------------------------------------------------
-    def start(self) -> "MetricsStore":
+    def start(self) -> MetricsStore:
         self._client.add_listener(self._on_state)
         self._client.start_async()
         self._thread = threading.Thread(target=self._run, name="metrics-store", daemon=True)
@@ -169,7 +174,7 @@ class MetricsStore:
         except Exception:  # noqa: BLE001 - closing a client that never connected
             pass
 
-    def __enter__(self) -> "MetricsStore":
+    def __enter__(self) -> MetricsStore:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -208,7 +213,7 @@ class MetricsStore:
             problems = tuple(f"task {task}: {why}" for task, why in sorted(known.problems.items())) if known else ()
             corrupt = known.corrupt if known else 0
             event = known.current_event(self.event_hold_s) if known else None
-            events = (event,) if event else ()
+            events: tuple[str, ...] = (event,) if event else ()
         if self._root_missing and self._connected:
             events += (f"the metrics root {self.root} does not exist in ZooKeeper (deleted?): "
                        f"workers re-create it with their next window",)

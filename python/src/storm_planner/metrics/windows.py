@@ -43,8 +43,9 @@ from __future__ import annotations
 import functools
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from storm_planner.core.boundedjson import JSONLimitError, JSONLimits, loads_bounded
 from storm_planner.core.errors import StormPlannerError
@@ -79,7 +80,7 @@ class WindowLimits:
                           depth_setting=MAX_DEPTH_ENV, digits_setting=MAX_DIGITS_ENV)
 
     @classmethod
-    def from_environment(cls, environ: Mapping[str, str] = os.environ) -> "WindowLimits":
+    def from_environment(cls, environ: Mapping[str, str] = os.environ) -> WindowLimits:
         return cls(_positive_setting(environ, MAX_BYTES_ENV, DEFAULT_MAX_WINDOW_BYTES),
                    _positive_setting(environ, MAX_DEPTH_ENV, DEFAULT_MAX_WINDOW_DEPTH),
                    _positive_setting(environ, MAX_DIGITS_ENV, DEFAULT_MAX_WINDOW_INT_DIGITS))
@@ -308,7 +309,7 @@ def _acked_fields(fields: _Fields, acked: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _flow(fields: "_Fields", at: str, raw: Mapping[str, Any], task_key: str) -> Flow:
+def _flow(fields: _Fields, at: str, raw: Mapping[str, Any], task_key: str) -> Flow:
     return Flow(
         stream=fields.text(raw, "stream", f"{at}.stream", default="default"),
         task=fields.integer(raw, task_key, f"{at}.{task_key}"),
@@ -322,7 +323,7 @@ def _flow(fields: "_Fields", at: str, raw: Mapping[str, Any], task_key: str) -> 
 MAX_LATENCY_BUCKETS = 64   # the hook sends 29
 
 
-def _buckets(fields: "_Fields", raw: Any, field: str) -> tuple[tuple[float | None, int], ...]:
+def _buckets(fields: _Fields, raw: Any, field: str) -> tuple[tuple[float | None, int], ...]:
     """``{"le_ms": [b1, b2, ...], "counts": [c1, c2, ..., c_longer]}`` as ((b1, c1), ..., (None, c_longer)):
     bounds positive, finite, increasing; one count more than bounds, each whole and >= 0."""
     if raw is None:

@@ -15,8 +15,8 @@
 :mod:`.registry` lists every planner and scaler explicitly; importing this package enters them
 into the look-up tables, so :func:`available` and :func:`run` find them by name.
 """
+from storm_planner.planners import registry  # noqa: F401  (enters the listed planners and scalers)
 from storm_planner.planners._parameters import documented_parameters
 from storm_planner.planners.base import Planner, available, get_planner, register, run
-from storm_planner.planners import registry  # noqa: F401  (enters the listed planners and scalers)
 
 __all__ = ["Planner", "available", "documented_parameters", "get_planner", "register", "run"]

@@ -25,9 +25,10 @@ import inspect
 import json
 import math
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from storm_planner.core.errors import InvalidParameterError, UnknownParameterError
 from storm_planner.core.fields import parse_flag
@@ -98,7 +99,11 @@ def _number_from_text(text: str, expected: str) -> float:
         raise ValueError(expected) from None
 
 
-def converter_like(default: Any):
+Converter = Callable[[Any], Any]
+"""A parameter's conversion: the value as given (text, number, ...) to its type, or ValueError."""
+
+
+def converter_like(default: Any) -> Converter:
     """The conversion to the type of ``default`` (bool before int: True is an int in Python)."""
     for kind, convert in ((bool, to_flag), (int, to_whole), (float, to_real), (str, to_text)):
         if isinstance(default, kind):
@@ -108,7 +113,7 @@ def converter_like(default: Any):
 
 # -- checking a constructor argument ----------------------------------------------------------
 
-def checked(planner: str, name: str, value: Any, convert, *, minimum: float | None = None,
+def checked(planner: str, name: str, value: Any, convert: Converter, *, minimum: float | None = None,
             above: float | None = None, choices: Iterable[str] | None = None, optional: bool = False) -> Any:
     """``value`` converted by ``convert`` (e.g. :func:`to_whole`), within its bounds, or an
     :class:`InvalidParameterError` naming ``planner`` and ``name``. ``optional``: None passes."""
@@ -158,7 +163,7 @@ class Parameterised:
 
     name: ClassVar[str] = ""
 
-    def __new__(cls, *args: Any, **params: Any) -> "Parameterised":
+    def __new__(cls, *args: Any, **params: Any) -> Parameterised:
         # Checked here, before __init__, so every estimator refuses unknown names the same way
         # (Python's own TypeError would not name the estimator nor list what it takes).
         cls.refuse_unknown(params)
@@ -198,10 +203,10 @@ class Parameterised:
         """This planner's parameters and their values."""
         return {name: getattr(self, name) for name in self.param_defaults()}
 
-    def set_params(self, **params: Any) -> "Parameterised":
+    def set_params(self, **params: Any) -> Parameterised:
         """Change parameters; unknown names and bad values are refused as by the constructor."""
         self.refuse_unknown(params)
-        self.__init__(**{**self.get_params(), **params})
+        type(self).__init__(self, **{**self.get_params(), **params})
         return self
 
     @property
@@ -217,7 +222,7 @@ class Parameterised:
 
 # -- the resolver ---------------------------------------------------------------------------------
 
-def parameters_from_options(cls: type["Planner"], options: Mapping[str, Any]) -> dict[str, Any]:
+def parameters_from_options(cls: type[Planner], options: Mapping[str, Any]) -> dict[str, Any]:
     """The parameters ``options`` sets for planner ``cls``, converted to the types of their defaults.
 
     ``planner.<algorithm>.<key>`` wins over the bare ``<key>``; the bare spelling is not checked
@@ -286,7 +291,7 @@ def documented_parameters(cls: type) -> dict[str, ParameterDoc]:
                   if lines[i].strip() == "Parameters" and _SECTION_RULE.match(lines[i + 1].strip())), None)
     if start is None:
         return {}
-    entries: dict[str, ParameterDoc] = {}
+    entries: dict[str, dict[str, Any]] = {}
     current: dict[str, Any] | None = None
     for number, line in enumerate(lines[start:], start):
         if number + 1 < len(lines) and _SECTION_RULE.match(lines[number + 1].strip()):
@@ -299,7 +304,7 @@ def documented_parameters(cls: type) -> dict[str, ParameterDoc]:
         if not match:
             raise ValueError(f"{cls.__name__}: not a parameter entry (name : kind, default=VALUE): {line!r}")
         current = {**match.groupdict(), "description": []}
-        entries[current["name"]] = current  # type: ignore[assignment]
+        entries[current["name"]] = current
     return {name: ParameterDoc(e["name"], e["kind"], e["default"], " ".join(e["description"]))
             for name, e in entries.items()}
 

@@ -38,16 +38,17 @@ The parameter contract (scikit-learn's estimator contract, ``sklearn/base.py``):
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from storm_planner.core.check import check_plan
 from storm_planner.core.errors import UnknownAlgorithmError
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
+from storm_planner.core.problem import Problem
 from storm_planner.core.resources import fit_to_resources, without_full_nodes
 from storm_planner.core.slots import workers_note
-from storm_planner.core.problem import Problem
 from storm_planner.planners._parameters import Parameterised, parameters_from_options
 
 

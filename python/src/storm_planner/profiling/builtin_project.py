@@ -7,8 +7,8 @@ rate of a profiling run.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 RATE_FILE_OPTION = "profiling.rate_file"
 WORK_OPTION = "profiling.work_iterations"

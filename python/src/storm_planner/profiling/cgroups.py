@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from .errors import ProfilingError
 from .processes import MAX_TREE_DEPTH, ProcessId, cgroup_of, parent_of, refusal
@@ -167,7 +167,7 @@ class CpuQuota(CgroupGroup):
         super().__init__(name, root, "cpu")
         self.quota = quota_us(cpu_capacity)
 
-    def __enter__(self) -> "CpuQuota":
+    def __enter__(self) -> CpuQuota:
         super().__enter__()
         (self.path / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
         (self.path / "cpu.cfs_quota_us").write_text(str(self.quota))
@@ -214,7 +214,7 @@ class MemoryLimit(CgroupGroup):
     def __init__(self, name: str, root: Path = CGROUP_MEMORY) -> None:
         super().__init__(name, root, "memory")
 
-    def __enter__(self) -> "MemoryLimit":
+    def __enter__(self) -> MemoryLimit:
         super().__enter__()
         # Charge what a process already holds to the group it joins, so the limit covers all of it.
         # Newer kernels refuse (the knob is deprecated): then the limit covers what it allocates from

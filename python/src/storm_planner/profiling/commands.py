@@ -30,16 +30,20 @@ from storm_planner.core.problem import Problem
 from storm_planner.planners.nasiri.model import build_model
 from storm_planner.planners.nasiri.plans import placement_from_assignments
 from storm_planner.planners.nasiri.profiles import load_profile
-from storm_planner.profiling.project import load_project_topology, parse_cluster
 from storm_planner.planners.nasiri.simulate import Simulation, gain, simulate
+from storm_planner.profiling.project import load_project_topology, parse_cluster
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     advise = subparsers.add_parser(
         "parallelism", help="recommend parallelism hints for a streamparse topology on a heterogeneous cluster")
     advise.add_argument("project", help="streamparse project directory (with config.json, topologies/, src/)")
-    advise.add_argument("--profiles", required=True, help="profile file (JSON or YAML; see storm_planner.planners.nasiri.profiles)")
-    advise.add_argument("--cluster", required=True, help="cluster file, or TYPE:COUNT[:CAPACITY],... e.g. i5:2:400,i3:4")
+    advise.add_argument(
+        "--profiles", required=True, help="profile file (JSON or YAML; see storm_planner.planners.nasiri.profiles)"
+    )
+    advise.add_argument(
+        "--cluster", required=True, help="cluster file, or TYPE:COUNT[:CAPACITY],... e.g. i5:2:400,i3:4"
+    )
     advise.add_argument("--topology", help="topology name (file stem) when the project has several")
     advise.add_argument("--env", help="environment whose par= hints are the current ones (for par dicts)")
     advise.add_argument("--input-rate", type=float, help="initial input rate IR0 (default: the profile's)")

@@ -8,8 +8,8 @@ the paper's accuracy); and everything is tabulated for the command's output and 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from storm_planner.planners.nasiri.profiles import Measurement, Profile, SeriesFit, fit_report
 
@@ -137,7 +137,7 @@ def fit_samples(steps: Sequence[Step], max_throttled: float) -> list[Measurement
 class Result:
     """Everything one run produced: samples, the fitted profile, the check and how types were emulated."""
 
-    steps: list["Step"] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
     max_throttled: float = 0.05
     checks: list[Check] = field(default_factory=list)
     profile: Profile | None = None

@@ -27,7 +27,7 @@ class ProcessId:
     start: int
 
     @classmethod
-    def of(cls, pid: int) -> "ProcessId | None":
+    def of(cls, pid: int) -> ProcessId | None:
         """The live (not zombie) process with this pid now, or None."""
         fields = _stat(pid)
         if fields is None or fields[_STATE] == "Z":

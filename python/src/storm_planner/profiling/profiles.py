@@ -57,9 +57,9 @@ import dataclasses
 import json
 import os
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
 
 from storm_planner.metrics.windows import read_windows
 from storm_planner.planners.nasiri.profiles import METHODS, Measurement, profile_from_measurements
@@ -209,40 +209,40 @@ def profile_machine_type(project: Path, description, machine_type: str, supervis
     rate_file = type_dir / "rate"
     rate_file.write_text("0")
     quota = CpuQuota(f"storm-planner-profile-{machine_type}-{os.getpid()}", supervisor.cpu)
-    with running_cluster(type_dir, single, plugin=False, planner=False, ui=False, progress=progress) as cluster:
-        with _maybe(quota, settings.emulate):
+    with (running_cluster(type_dir, single, plugin=False, planner=False, ui=False, progress=progress) as cluster,
+          _maybe(quota, settings.emulate)):
+        if settings.emulate:
+            quota.add(supervisor_pid(cluster, supervisor.name))
+            result.emulation[machine_type] = (
+                f"supervisor {supervisor.name} and its workers in cgroup {quota.path.name}: "
+                f"cfs quota {quota.quota} us per {CFS_PERIOD_US} us ({supervisor.cpu:g}% of a core)")
+        else:
+            result.emulation[machine_type] = f"supervisor {supervisor.name}: no emulation (label only)"
+        progress(f"[{machine_type}] {result.emulation[machine_type]}")
+        a = cluster.addresses
+        options = {RATE_FILE_OPTION: str(rate_file), WORK_OPTION: settings.work_iterations,
+                   "topology.workers": 1, "topology.acker.executors": 0,
+                   "topology.stats.sample.rate": 1.0, "planner.metrics.period.secs": settings.period_s,
+                   "planner.replan": False, **settings.options}
+        row = submit_project(project, nimbus=a.nimbus, name=f"profile-{machine_type}", options=options,
+                             wait_active=180, progress=progress)
+        try:
+            for rate, checking in _steps(settings):
+                rate_file.write_text(f"{rate:g}")
+                collect_windows(a.zookeeper, row.id, settings.settle_windows, settings.period_s,
+                                timeout_s=30 + 10 * settings.period_s * settings.settle_windows)
+                before = quota.throttled() if settings.emulate else {}
+                windows = collect_windows(a.zookeeper, row.id, settings.measure_windows, settings.period_s,
+                                          timeout_s=30 + 10 * settings.period_s * settings.measure_windows)
+                share = throttled_share(before, quota.throttled()) if settings.emulate else 0.0
+                step = Step(machine_type, rate, checking, share,
+                            _measurements(windows, machine_type, settings.spouts))
+                result.steps.append(step)
+                progress(f"[{machine_type}] {step.describe()}")
+        finally:
             if settings.emulate:
-                quota.add(supervisor_pid(cluster, supervisor.name))
-                result.emulation[machine_type] = (
-                    f"supervisor {supervisor.name} and its workers in cgroup {quota.path.name}: "
-                    f"cfs quota {quota.quota} us per {CFS_PERIOD_US} us ({supervisor.cpu:g}% of a core)")
-            else:
-                result.emulation[machine_type] = f"supervisor {supervisor.name}: no emulation (label only)"
-            progress(f"[{machine_type}] {result.emulation[machine_type]}")
-            a = cluster.addresses
-            options = {RATE_FILE_OPTION: str(rate_file), WORK_OPTION: settings.work_iterations,
-                       "topology.workers": 1, "topology.acker.executors": 0,
-                       "topology.stats.sample.rate": 1.0, "planner.metrics.period.secs": settings.period_s,
-                       "planner.replan": False, **settings.options}
-            row = submit_project(project, nimbus=a.nimbus, name=f"profile-{machine_type}", options=options,
-                                 wait_active=180, progress=progress)
-            try:
-                for rate, checking in _steps(settings):
-                    rate_file.write_text(f"{rate:g}")
-                    collect_windows(a.zookeeper, row.id, settings.settle_windows, settings.period_s,
-                                    timeout_s=30 + 10 * settings.period_s * settings.settle_windows)
-                    before = quota.throttled() if settings.emulate else {}
-                    windows = collect_windows(a.zookeeper, row.id, settings.measure_windows, settings.period_s,
-                                              timeout_s=30 + 10 * settings.period_s * settings.measure_windows)
-                    share = throttled_share(before, quota.throttled()) if settings.emulate else 0.0
-                    step = Step(machine_type, rate, checking, share,
-                                _measurements(windows, machine_type, settings.spouts))
-                    result.steps.append(step)
-                    progress(f"[{machine_type}] {step.describe()}")
-            finally:
-                if settings.emulate:
-                    result.throttling[machine_type] = quota.throttled()
-                kill_topology(a.nimbus, row.name, wait_secs=0, progress=progress)
+                result.throttling[machine_type] = quota.throttled()
+            kill_topology(a.nimbus, row.name, wait_secs=0, progress=progress)
 
 
 def _steps(settings: Settings) -> Iterator[tuple[float, bool]]:

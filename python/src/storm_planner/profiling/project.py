@@ -17,10 +17,11 @@ from __future__ import annotations
 import importlib.util
 import sys
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.jsonfile import read_json
@@ -121,6 +122,8 @@ def _import_topology(project: Path, path: Path) -> type:
         raise ProblemError("reading a streamparse project needs streamparse installed") from None
     with _import_path(project, project / "src", path.parent):
         spec = importlib.util.spec_from_file_location(f"_storm_planner_topology_{uuid.uuid4().hex}", path)
+        if spec is None or spec.loader is None:
+            raise ProblemError(f"{path}: not importable as a Python module")
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)
@@ -133,7 +136,7 @@ def _import_topology(project: Path, path: Path) -> type:
     return found[0]
 
 
-def _components(topology_class: type) -> Iterator[ProjectComponent]:
+def _components(topology_class: Any) -> Iterator[ProjectComponent]:   # a streamparse Topology class
     spouts = set(getattr(topology_class, "thrift_spouts", {}))
     for spec in topology_class.specs:
         inputs = tuple(

@@ -10,8 +10,9 @@ supervisors without a declared capacity); loads, memory and use may not be negat
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Mapping
 from operator import attrgetter
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.fields import finite  # noqa: F401 - the request's numbers are checked with it
@@ -65,7 +66,7 @@ def check_request(request: Any) -> None:
             _list(getattr(spec, field), f"topology {topology_id}: {field}")
 
 
-def _list(value: Any, what: str) -> list:
+def _list(value: Any, what: str) -> list[Any]:
     if not isinstance(value, list):
         raise ProblemError(f"{what} is {'missing' if value is None else 'not a list'}")
     return value
@@ -99,7 +100,7 @@ def check_topology(spec: Any) -> None:
     check_executors(spec)
 
 
-def _check_executor_ids(executors: list) -> None:
+def _check_executor_ids(executors: list[Any]) -> None:
     """Every executor has an id and a component (one pass in C over each; a loop only to name the culprit)."""
     for field in ("id", "component"):
         if not set(map(type, map(attrgetter(field), executors))) <= {str}:

@@ -6,11 +6,12 @@ import json
 import os
 
 from storm_planner.cli import CommandError
+from storm_planner.service.limits import ServiceLimits
 from storm_planner.service.server import DEFAULT_HOST, DEFAULT_PORT
 from storm_planner.submit.commands import NIMBUS_ENV
 
 
-def add_commands(subparsers: argparse._SubParsersAction) -> None:
+def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = subparsers.add_parser("serve", help="run the planner service the Nimbus plugin calls")
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"listen address (default {DEFAULT_HOST})")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
@@ -64,19 +65,18 @@ def _add_limit_arguments(serve: argparse.ArgumentParser) -> None:
 
 
 def _plan_log_max_line_mb(args: argparse.Namespace) -> float:
-    from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, MAX_LINE_ENV
-
     from storm_planner.core.fields import env_number
+    from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, MAX_LINE_ENV
 
     value = args.plan_log_max_line_mb
     if value is None:
         value = env_number(os.environ, MAX_LINE_ENV, float, DEFAULT_MAX_LINE_MB, error=CommandError)
     if not 0 < value < float("inf"):
         raise CommandError(f"--plan-log-max-line-mb (${MAX_LINE_ENV}) must be a positive number, not {value}")
-    return value
+    return float(value)
 
 
-def _limits(args: argparse.Namespace):
+def _limits(args: argparse.Namespace) -> ServiceLimits:
     from storm_planner.service.limits import LimitError, limits_from
 
     try:

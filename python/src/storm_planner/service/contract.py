@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import thriftpy2
 from thriftpy2 import protocol, transport
@@ -12,7 +13,7 @@ IDL_PATH = Path(__file__).with_name("planner.thrift")
 planner_thrift = thriftpy2.load(str(IDL_PATH), module_name="planner_thrift")
 
 
-def wire_factories():
+def wire_factories() -> tuple[Any, Any]:
     """(protocol, transport) factories of the wire: binary protocol, framed transport, as Storm's Thrift.
 
     thriftpy2's Cython implementations of both speak the same bytes as the pure

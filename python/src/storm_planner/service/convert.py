@@ -13,16 +13,13 @@ added to the declared ones: :mod:`storm_planner.core.system_streams`.
 from __future__ import annotations
 
 import dataclasses
-
+from collections.abc import Mapping
 from itertools import repeat
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from storm_planner.core import settings
 from storm_planner.core.errors import ProblemError
-from storm_planner.metrics.measured import MeasuredTopology
-from storm_planner.service.checks import check_topology, option
-from storm_planner.service.request_state import RequestState
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import (
     BOLT,
@@ -41,7 +38,10 @@ from storm_planner.core.system_streams import (
     prior_rates,
     with_system_streams,
 )
+from storm_planner.metrics.measured import MeasuredTopology
+from storm_planner.service.checks import check_topology, option
 from storm_planner.service.contract import planner_thrift as T
+from storm_planner.service.request_state import RequestState
 
 DEFAULT_EXECUTOR_COST = settings.EXECUTOR_COST.default
 DEFAULT_STREAM_RATE = 1.0   # before core.system_streams.prior_rates propagates it from the spouts
@@ -125,7 +125,7 @@ def _executors_and_traffic(spec: Any, measured: MeasuredTopology | None, options
                            cost: float) -> tuple[tuple[Executor, ...], Any]:
     """Executors with their loads, and executor-pair traffic: measured where metrics are, else declared."""
     if measured:
-        declared = {e.id: _declared(e) for e in spec.executors}
+        declared: dict[str, dict[str, Any]] = {e.id: _declared(e) for e in spec.executors}
         executors = tuple(e._replace(**declared.get(e.id, {})) for e in measured.executors)
         return executors, measured.traffic
     # Without metrics an executor's load is what it declares (Storm's RAS accounting), unless

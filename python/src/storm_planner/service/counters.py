@@ -5,6 +5,7 @@ import logging
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 
 # A cause that repeats (an attack, a full disk) is logged at most once per this many seconds, with its count.
 LOG_EVERY_S = 60.0
@@ -14,7 +15,7 @@ class ServiceCounters:
     """Thread-safe named counts; :meth:`note` also logs the first occurrence of a kind and then a summary
     at most every ``LOG_EVERY_S`` seconds, so a flood cannot flood the log."""
 
-    def __init__(self, clock=time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._counts: Counter[str] = Counter()
         self._logged_at: dict[str, float] = {}
         self._lock = threading.Lock()
@@ -25,7 +26,7 @@ class ServiceCounters:
             self._counts[name] += amount
             return self._counts[name]
 
-    def note(self, name: str, logger: logging.Logger, message: str, *args, level: int = logging.WARNING) -> None:
+    def note(self, name: str, logger: logging.Logger, message: str, *args: object, level: int = logging.WARNING) -> None:
         """Count ``name`` and log ``message`` unless this kind was logged within ``LOG_EVERY_S``."""
         now = self._clock()
         with self._lock:

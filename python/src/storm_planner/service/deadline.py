@@ -58,4 +58,6 @@ def _capped(key: str, value: Any, limit: float) -> Any:
         number = float(value)
     except (TypeError, ValueError):
         return value
-    return min(finite(number, f"topology option {key}", minimum=0.0, given=repr(value)), limit)
+    checked = finite(number, f"topology option {key}", minimum=0.0, given=repr(value))
+    assert checked is not None  # finite() passes None through; number is a float
+    return min(checked, limit)

@@ -19,13 +19,15 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Protocol, Union
+from typing import Any, Protocol, cast
 
 from storm_planner import __version__
+from storm_planner.adaptation.replan import Replanner
 from storm_planner.core import settings
 from storm_planner.core.errors import PlanningError
-from storm_planner.adaptation.replan import Replanner
+from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.planners import available
 from storm_planner.service.admission import admit
@@ -43,12 +45,12 @@ log = logging.getLogger("storm_planner.service")
 
 
 class Measures(Protocol):
-    def measure(self, spec: Any, nodes: list) -> MeasuredTopology | None: ...
+    def measure(self, spec: Any, nodes: list[Any]) -> MeasuredTopology | None: ...
 
 
 # Metrics source: an object whose measure(spec, nodes) answers (storm_planner.metrics.source), or a
 # function of the topology id.
-MetricsSource = Union[Measures, Callable[[str], "MeasuredTopology | None"]]
+MetricsSource = Measures | Callable[[str], "MeasuredTopology | None"]
 
 
 class PlannerHandler:
@@ -141,7 +143,8 @@ class PlannerHandler:
             self.plan_log.write(request.request_id, result, advice)
         return result
 
-    def _planned(self, request: Any, spec: Any, algorithm: str, state: RequestState, remaining: float):
+    def _planned(self, request: Any, spec: Any, algorithm: str, state: RequestState,
+                 remaining: float) -> tuple[Any, ParallelismAdvice | None]:
         """(the topology's Thrift plan, its parallelism advice); raises what refuses it."""
         if remaining <= 0:
             raise TimeoutError
@@ -164,11 +167,15 @@ class PlannerHandler:
             notes.append(rebalance)
         return plan_to_thrift(spec.id, plan.replace(notes=tuple(notes))), plan.advice
 
-    def _measure(self, spec: Any, nodes: list) -> MeasuredTopology | None:
+    def _measure(self, spec: Any, nodes: list[Any]) -> MeasuredTopology | None:
         if self.metrics is None:
             return None
         measure = getattr(self.metrics, "measure", None)
-        return measure(spec, nodes) if measure else self.metrics(spec.id)
+        if measure is not None:
+            measured: MeasuredTopology | None = measure(spec, nodes)
+            return measured
+        by_id = cast(Callable[[str], "MeasuredTopology | None"], self.metrics)  # no measure(): the function form
+        return by_id(spec.id)
 
 
 def _timeout_message(request: Any, algorithm: str, remaining: float) -> str:

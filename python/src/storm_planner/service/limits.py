@@ -44,8 +44,9 @@ import dataclasses
 import os
 import threading
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.core.fields import env_number
@@ -133,7 +134,7 @@ class RequestTooLarge(StormPlannerError):
 
 
 class _ActiveBudget(threading.local):
-    budget: "DecodeBudget | None" = None
+    budget: DecodeBudget | None = None
 
 
 class DecodeBudget:
@@ -156,15 +157,15 @@ class DecodeBudget:
         raise RequestTooLarge(f"the request has more than {self.max_structs} structs (nodes, components, "
                               f"streams, executors, slots: {STRUCTS_PER_EXECUTOR} x serve --max-executors)")
 
-    def __enter__(self) -> "DecodeBudget":
+    def __enter__(self) -> DecodeBudget:
         DecodeBudget._active.budget = self
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         DecodeBudget._active.budget = None
 
     @classmethod
-    def current(cls) -> "DecodeBudget | None":
+    def current(cls) -> DecodeBudget | None:
         return cls._active.budget
 
 
@@ -182,13 +183,13 @@ def count_request_structs(service: Any, request_structs: tuple[type, ...]) -> No
         holder.thrift_spec = {fid: _with_factories(spec, factories) for fid, spec in holder.thrift_spec.items()}
 
 
-def _counting_factory(cls: type):
+def _counting_factory(cls: type) -> Callable[[], Any]:
     """``cls()``, charged to the thread's budget first. Called once per struct decoded (52,000 times for
     a 52,000-executor request): kept to a few attribute operations."""
     active = DecodeBudget._active
     is_executor = cls.__name__ == "Executor"
 
-    def build():
+    def build() -> Any:
         budget = active.budget
         if budget is not None:
             budget.structs += 1

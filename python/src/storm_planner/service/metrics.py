@@ -13,10 +13,10 @@ import argparse
 import contextlib
 import logging
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
-from storm_planner.adaptation.state import StateStoreError, ZooKeeperStateStore, stateful_runner
 from storm_planner.adaptation.replan import Replanner, Runner
+from storm_planner.adaptation.state import StateStoreError, ZooKeeperStateStore, stateful_runner
 from storm_planner.metrics.source import StoreMetricsSource
 from storm_planner.metrics.store import DEFAULT_STORM_ROOT, MetricsStore
 from storm_planner.metrics.windows import DEFAULT_ROOT

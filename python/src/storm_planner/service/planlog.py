@@ -23,8 +23,9 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.service.contract import planner_thrift as T
@@ -160,7 +161,7 @@ def _kind(error: BaseException) -> str:
     return errno.errorcode.get(code, type(error).__name__) if code else type(error).__name__
 
 
-def read_plan_log(path: Path, event: str | None = "plan") -> list[dict]:
+def read_plan_log(path: Path, event: str | None = "plan") -> list[dict[str, Any]]:
     """The records of a plan log, oldest first (missing file: none): the plans by default,
     the records of another ``event`` (e.g. ``"rebalance"``), or every record (``event=None``)."""
     try:

@@ -42,8 +42,9 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from storm_planner.core import settings
 from storm_planner.core.plan import ParallelismAdvice
@@ -71,7 +72,7 @@ class RebalanceSettings:
     wait_secs: int | None = None
 
     @classmethod
-    def of(cls, options: Mapping[str, Any]) -> "RebalanceSettings":
+    def of(cls, options: Mapping[str, Any]) -> RebalanceSettings:
         """From topology options (they arrive as strings); an unusable value raises
         :class:`~storm_planner.core.settings.SettingError` naming the key (the service checks them all
         before it plans)."""
@@ -137,7 +138,7 @@ def _request_through_nimbus(nimbus: str, name: str, executors: Mapping[str, int]
 class AutoRebalancer:
     """Decides per planned topology, and runs accepted rebalances after the answer is sent."""
 
-    def __init__(self, nimbus: str | None = None, record: Callable[[dict], None] | None = None,
+    def __init__(self, nimbus: str | None = None, record: Callable[[dict[str, Any]], None] | None = None,
                  request: Request = _request_through_nimbus, clock: Callable[[], float] = time.monotonic) -> None:
         self.nimbus = nimbus
         self.record = record            # writes one plan-log record (PlanLog.event)
@@ -162,6 +163,7 @@ class AutoRebalancer:
             if decision.rebalance:
                 state.in_flight = True
         if decision.rebalance:
+            assert advice is not None  # decide() rebalances only on advice
             self._jobs().append(_Job(topology_id, name, advice, settings))
         return decision.note
 
@@ -190,7 +192,8 @@ class AutoRebalancer:
     def _jobs(self) -> list[_Job]:
         if not hasattr(self._pending, "jobs"):
             self._pending.jobs = []
-        return self._pending.jobs
+        jobs: list[_Job] = self._pending.jobs  # this thread's (a threading.local)
+        return jobs
 
     def _run(self, job: _Job) -> None:
         executors = job.advice.changes
@@ -201,6 +204,7 @@ class AutoRebalancer:
             "wait_secs": job.settings.wait_secs,
         }
         try:
+            assert self.nimbus is not None  # decide() rebalances only with a Nimbus (has_nimbus)
             message = self.request(self.nimbus, job.name, executors, job.settings.wait_secs)
             record.update(outcome="applied", message=message)
             log.info("rebalance %s (%s): %s", job.name, job.topology_id, message)

@@ -19,7 +19,8 @@ port each time.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from storm_planner.core.problem import Node
 from storm_planner.service.checks import check_node, meta_number
@@ -43,7 +44,7 @@ class RequestState:
             self._add(per_node, 1.0)
         # Per node, the last view built and what it was built from: consecutive topologies of a request
         # see most nodes alike (a plan changes only the nodes it lands on).
-        self._last: dict[str, tuple[tuple, Node | None]] = {}
+        self._last: dict[str, tuple[tuple[Any, ...], Node | None]] = {}
         self._view: list[Node | None] | None = None   # the last answer, by node position
 
     def view_for(self, spec: Any) -> list[Node]:

@@ -16,17 +16,20 @@ import logging
 import signal
 import socket
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 from thriftpy2.thrift import TApplicationException, TProcessor
 from thriftpy2.transport import TTransportException
 
+from storm_planner.adaptation.replan import Replanner
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.contract import wire_factories
 from storm_planner.service.handler import MetricsSource, PlannerHandler
 from storm_planner.service.limits import RequestTooLarge, ServiceLimits, count_request_structs
-from storm_planner.service.wire import LimitedThriftServer
 from storm_planner.service.runner import PlannerRunner
+from storm_planner.service.wire import LimitedThriftServer
 
 log = logging.getLogger("storm_planner.service")
 
@@ -47,12 +50,13 @@ class AnswerFirstProcessor(TProcessor):
     nothing was decided on it.
     """
 
-    def process(self, iprot, oprot) -> None:
+    def process(self, iprot: Any, oprot: Any) -> None:
         header = iprot.read_message_begin()  # waits for the next call on this connection
         try:
             with collector_paused():
                 try:
-                    super().process(_HeaderRead(iprot, header), oprot)
+                    # _HeaderRead stands in for the input protocol (duck-typed; thriftpy2 declares TProtocolBase).
+                    super().process(cast(Any, _HeaderRead(iprot, header)), oprot)
                 except RequestTooLarge as refused:
                     self._refuse(oprot, header, str(refused))
                 except (TTransportException, OSError):
@@ -67,7 +71,7 @@ class AnswerFirstProcessor(TProcessor):
                 except Exception:  # noqa: BLE001 - never cost the connection its next call
                     log.exception("after_answer failed")
 
-    def _refuse(self, oprot, header, message: str) -> None:
+    def _refuse(self, oprot: Any, header: Any, message: str) -> None:
         """Answer a call refused while decoding: ``PlannerError(BAD_REQUEST)`` where the call declares it."""
         api, _, seqid = header
         counters = getattr(self._handler, "counters", None)
@@ -82,7 +86,7 @@ class AnswerFirstProcessor(TProcessor):
                                 seqid)
 
 
-    def _failed(self, oprot, header, error: Exception) -> None:
+    def _failed(self, oprot: Any, header: Any, error: Exception) -> None:
         """Answer a call the handler failed on with ``TApplicationException(INTERNAL_ERROR)`` (the plugin falls
         back, naming it) instead of closing the connection without a word."""
         api, _, seqid = header
@@ -103,14 +107,14 @@ count_request_structs(T.PlannerService, (T.PlanRequest, T.Node, T.TopologySpec, 
 class _HeaderRead:
     """A protocol whose next message header was already read (``header``); the rest is ``protocol``'s."""
 
-    def __init__(self, protocol, header) -> None:
+    def __init__(self, protocol: Any, header: Any) -> None:
         self._protocol = protocol
         self._header = header
 
-    def read_message_begin(self):
+    def read_message_begin(self) -> Any:
         return self._header
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._protocol, name)
 
 
@@ -120,7 +124,7 @@ _paused_lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def collector_paused():
+def collector_paused() -> Iterator[None]:
     """The cyclic garbage collector off while any call (of any connection's thread) is inside;
     back as it was once the last one ends."""
     global _paused_calls, _resume_collector
@@ -146,7 +150,7 @@ def build_server(handler: PlannerHandler, host: str = DEFAULT_HOST, port: int = 
 
 
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm: str = "even",
-          metrics: MetricsSource | None = None, plan_log: Path | None = None, replanner=None,
+          metrics: MetricsSource | None = None, plan_log: Path | None = None, replanner: Replanner | None = None,
           nimbus: str | None = None, limits: ServiceLimits | None = None,
           plan_log_max_line_mb: float | None = None, runner: PlannerRunner | None = None) -> None:
     """Serve until SIGTERM/SIGINT. ``nimbus`` (HOST:PORT) lets the service rebalance topologies.
@@ -157,9 +161,9 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
     to wakes it; the main thread blocked in ``accept()`` was never woken, and the service lived on.)
     """
     hold_stop_signals()
+    optional: dict[str, Any] = {"plan_log_max_line_mb": plan_log_max_line_mb} if plan_log_max_line_mb else {}
     handler = PlannerHandler(default_algorithm, metrics, plan_log, replanner, nimbus=nimbus, limits=limits,
-                             runner=runner,
-                             **({"plan_log_max_line_mb": plan_log_max_line_mb} if plan_log_max_line_mb else {}))
+                             runner=runner, **optional)
     server = build_server(handler, host, port)
     # What start-up made (modules, the contract) is never garbage: the collector need not walk it again.
     # (Cyclic garbage among it would never be freed: a bounded, one-off amount.)
@@ -189,7 +193,7 @@ def hold_stop_signals() -> None:
 def free_port(host: str = DEFAULT_HOST) -> int:
     with socket.socket() as probe:
         probe.bind((host, 0))
-        return probe.getsockname()[1]
+        return int(probe.getsockname()[1])
 
 
 class BackgroundServer:
@@ -211,10 +215,10 @@ class BackgroundServer:
         except Exception:  # closed under us at shutdown
             pass
 
-    def __enter__(self) -> "BackgroundServer":
+    def __enter__(self) -> BackgroundServer:
         self._thread.start()  # bound and listening already: connections wait in the backlog until it accepts
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.server.close()
         self.handler.close()

@@ -20,6 +20,7 @@ import logging
 import socket
 import threading
 import time
+from typing import Any
 
 from thriftpy2 import transport as thrift_transport
 
@@ -96,7 +97,9 @@ class FrameReader:
         return size
 
     def body(self, size: int) -> bytes:
-        return self._receive(size, time.monotonic() + self.limits.read_timeout_s)
+        data = self._receive(size, time.monotonic() + self.limits.read_timeout_s)
+        assert data is not None  # None only with eof_ok
+        return data
 
     def _receive(self, size: int, deadline: float, eof_ok: bool = False) -> bytes | None:
         """Exactly ``size`` bytes by ``deadline`` (socket.timeout past it); the timeout is what is left of
@@ -105,7 +108,7 @@ class FrameReader:
         while missing:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise socket.timeout(f"{size - missing} of {size} bytes in {self.limits.read_timeout_s:g} s")
+                raise TimeoutError(f"{size - missing} of {size} bytes in {self.limits.read_timeout_s:g} s")
             self.sock.settimeout(left)
             chunk = self.sock.recv(min(missing, 1 << 20))
             if not chunk:
@@ -120,8 +123,8 @@ class FrameReader:
 class LimitedThriftServer:
     """Serves ``processor`` on ``host:port`` with the limits given; bound at construction."""
 
-    def __init__(self, processor, host: str, port: int, limits: ServiceLimits, counters: ServiceCounters,
-                 proto_factory, trans_factory) -> None:
+    def __init__(self, processor: Any, host: str, port: int, limits: ServiceLimits, counters: ServiceCounters,
+                 proto_factory: Any, trans_factory: Any) -> None:
         self.processor = processor
         self.limits = limits
         self.counters = counters
@@ -137,7 +140,7 @@ class LimitedThriftServer:
 
     @property
     def port(self) -> int:
-        return self._listener.getsockname()[1]
+        return int(self._listener.getsockname()[1])
 
     def serve(self) -> None:
         while not self._closed:
@@ -171,19 +174,19 @@ class LimitedThriftServer:
         with self._lock:
             return list(self._open)
 
-    def _refuse(self, conn: socket.socket, peer) -> None:
+    def _refuse(self, conn: socket.socket, peer: Any) -> None:
         conn.close()
         self.counters.note("connections_refused", log, "refused a connection from %s: all %d workers are busy "
                            "(serve --max-connections)", _address(peer), self.limits.max_connections)
 
-    def _serve_connection(self, conn: socket.socket, peer) -> None:
+    def _serve_connection(self, conn: socket.socket, peer: Any) -> None:
         try:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._serve_calls(conn, FrameReader(conn, self.limits))
         except FrameRefused as refused:
             self.counters.note("frames_refused", log, "refused %s from %s; connection closed", refused,
                                _address(peer))
-        except socket.timeout as slow:
+        except TimeoutError as slow:
             self.counters.note("connections_timed_out", log, "closed the connection from %s: nothing or too "
                                "little within %g s (%s; serve --read-timeout-secs)", _address(peer),
                                self.limits.read_timeout_s, slow, level=logging.INFO)
@@ -218,5 +221,5 @@ class LimitedThriftServer:
             self.processor.process(iprot, oprot)
 
 
-def _address(peer) -> str:
+def _address(peer: Any) -> str:
     return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else str(peer)

@@ -31,7 +31,7 @@ log = logging.getLogger("storm_planner.service")
 
 
 
-def _read_only(mapping: dict) -> MappingProxyType:
+def _read_only(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
     return MappingProxyType(mapping)
 
 
@@ -71,7 +71,8 @@ class PlannerProcess:
                 raise PlannerStopped(f"{algorithm}: its worker process was stopped before it answered") from None
             if outcome == "error":
                 raise value
-            return value
+            plan: Plan = value  # the worker answers ("plan", Plan) or ("error", exception)
+            return plan
 
     def start(self) -> None:
         """Start the child now (it is otherwise started by the first plan, which then waits for it)."""

@@ -7,8 +7,10 @@ value cannot be used.
 """
 from __future__ import annotations
 
+import builtins
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.core.fields import parse_flag
@@ -39,7 +41,7 @@ class ConfReader:
         value = self.raw(name, default)
         return None if value is None else str(value)
 
-    def int(self, name: str, default: int, minimum: int | None = None) -> int:
+    def int(self, name: builtins.str, default: int, minimum: int | None = None) -> int:
         value = self.raw(name, default)
         try:
             number = int(float(value)) if isinstance(value, str) else int(value)
@@ -51,7 +53,7 @@ class ConfReader:
             raise ConfError(f"{self.key(name)}={number}: must be at least {minimum}")
         return number
 
-    def float(self, name: str, default: float, minimum: float | None = None) -> float:
+    def float(self, name: builtins.str, default: float, minimum: float | None = None) -> float:
         value = self.raw(name, default)
         try:
             number = float(value)
@@ -61,14 +63,14 @@ class ConfReader:
             raise ConfError(f"{self.key(name)}={number}: must be at least {minimum}")
         return number
 
-    def bool(self, name: str, default: bool) -> bool:
+    def bool(self, name: builtins.str, default: bool) -> bool:
         value = self.raw(name, default)
         flag = False if str(value).strip() == "" else parse_flag(value)
         if flag is not None:
             return flag
         raise ConfError(f"{self.key(name)}={value!r}: expected true or false")
 
-    def path(self, name: str, default: str | os.PathLike | None = None) -> str | None:
+    def path(self, name: builtins.str, default: builtins.str | os.PathLike | None = None) -> builtins.str | None:
         """An absolute filesystem path (components run with an unrelated cwd)."""
         value = self.raw(name, default)
         if value is None or value == "":
@@ -80,7 +82,7 @@ class ConfReader:
                 "(Storm runs components in the topology's resources directory)")
         return path
 
-    def required_path(self, name: str) -> str:
+    def required_path(self, name: builtins.str) -> builtins.str:
         path = self.path(name)
         if path is None:
             raise ConfError(f"{self.key(name)} is required (pass --option {self.key(name)}=/abs/path)")

@@ -18,8 +18,8 @@ import gzip
 import io
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 PART_SUFFIXES = (".jsonl.gz", ".json.gz", ".jsonl", ".json")
 

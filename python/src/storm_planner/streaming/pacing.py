@@ -16,7 +16,7 @@ spout returns from ``next_tuple`` (a multilang spout must not block).
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 class ReplayPacer:

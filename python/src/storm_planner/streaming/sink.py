@@ -22,7 +22,7 @@ class JsonLinesWriter:
         parent = os.path.dirname(self.path)
         if parent:
             os.makedirs(parent, exist_ok=True)
-        self._handle = open(self.path, "a", encoding="utf-8")
+        self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (the sink's life; close() ends it)
         self.lines = 0
 
     def write(self, record: Any) -> None:

@@ -49,14 +49,16 @@ import os
 import time
 import zlib
 from collections import Counter
-from typing import Any, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from streamparse import Spout
 
 from storm_planner.streaming.conf import ConfReader
 from storm_planner.streaming.feedio import FeedStats, iter_feed_records
 from storm_planner.streaming.pacing import ReplayPacer
-from storm_planner.streaming.timelog import SUFFIX as TIMES_SUFFIX, StopSignal, TimeLog
+from storm_planner.streaming.timelog import SUFFIX as TIMES_SUFFIX
+from storm_planner.streaming.timelog import StopSignal, TimeLog
 from storm_planner.streaming.watermarks import END
 
 # Component configuration key naming every replay spout component of the
@@ -76,7 +78,7 @@ def stable_hash(key: Any) -> int:
 
 def task_split(context: dict) -> tuple[int, int]:
     """(index, count) of this task among its component's tasks."""
-    own = int(context.get("taskid"))
+    own = int(context["taskid"])
     component = context.get("componentid")
     tasks = sorted(int(t) for t, c in (context.get("task->component") or {}).items() if c == component)
     if own not in tasks:

@@ -9,7 +9,7 @@ key) and decide at each tick whether their interval elapsed (:class:`EmitTimer`)
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 TICK_FREQ_KEY = "topology.tick.tuple.freq.secs"
 

@@ -30,7 +30,8 @@ default shape.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from streamparse import Grouping
 
@@ -41,7 +42,7 @@ CPU_KEY = "topology.component.cpu.pcore.percent"   # likewise: RAS's declared CP
 
 
 def _components(topology_class) -> dict:
-    components = {}
+    components: dict[str, Any] = {}
     components.update(getattr(topology_class, "thrift_spouts", {}))
     components.update(getattr(topology_class, "thrift_bolts", {}))
     return components

@@ -16,7 +16,7 @@ consumers treat it as arriving "now". Replays do not happen in a healthy run.)
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 WATERMARK_STREAM = "watermark"
 END = 9.0e18  # later than any event time (JSON has no infinity)

@@ -16,9 +16,10 @@ import gzip
 import logging
 import socket
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any
 
 
 def _thrift():
@@ -35,7 +36,7 @@ def storm_thrift():
 
 
 @contextmanager
-def nimbus_client(host: str, port: int, timeout_ms: int = 10000) -> Iterator[object]:
+def nimbus_client(host: str, port: int, timeout_ms: int = 10000) -> Iterator[Any]:
     """A connected Nimbus Thrift client, closed on exit."""
     from thriftpy2.protocol import TBinaryProtocolFactory
     from thriftpy2.rpc import make_client

@@ -27,10 +27,11 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -40,7 +41,6 @@ from storm_planner.submit.nimbus import nimbus_client, storm_thrift
 
 from .jar import build_topology_jar
 from .project import Project, load_project
-
 
 
 class SubmitError(StormPlannerError, RuntimeError):

@@ -71,7 +71,7 @@ def load_project(directory: str | Path, name: str | None = None, env: str | None
     envs = config.get("envs") or {}
     if env is not None and env not in envs:
         raise ProjectError(f"{config_path}: no env {env!r} (have: {', '.join(envs) or 'none'})")
-    env_config = dict(envs.get(env) if env else (next(iter(envs.values())) if len(envs) == 1 else {}))
+    env_config = dict(envs[env] if env else (next(iter(envs.values())) if len(envs) == 1 else {}))
     topology_class = _import_topology(topology_file, directory / "src")
     return Project(directory, config, env_config, topology_file.stem, topology_file, topology_class)
 
@@ -85,12 +85,14 @@ def _import_topology(topology_file: Path, src: Path):
     # any same-named package a previous project loaded into this process.
     for package in (p.name for p in src.iterdir() if p.is_dir() or p.suffix == ".py"):
         package = package.removesuffix(".py")
-        for module in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
-            del sys.modules[module]
+        for loaded in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+            del sys.modules[loaded]
     sys.path.insert(0, str(src))
     try:
         module_name = f"_storm_planner_topology_{topology_file.stem}_{abs(hash(str(topology_file)))}"
         spec = importlib.util.spec_from_file_location(module_name, topology_file)
+        if spec is None or spec.loader is None:
+            raise ProjectError(f"{topology_file}: not importable as a Python module")
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)

@@ -18,8 +18,15 @@ from __future__ import annotations
 from streamparse import Grouping, Topology
 from streamparse.dsl.topology import TopologyType
 
-from airline.bolts import (CourierBolt, ExtractBolt, PlaneDelayBolt, RainscoreBolt, RouteDelayBolt,
-                           RouteRainJoinBolt, StoreBolt)
+from airline.bolts import (
+    CourierBolt,
+    ExtractBolt,
+    PlaneDelayBolt,
+    RainscoreBolt,
+    RouteDelayBolt,
+    RouteRainJoinBolt,
+    StoreBolt,
+)
 from airline.spouts import FlightSpout, WeatherSpout
 from storm_planner.streaming import tick_config
 from storm_planner.streaming.spout import FEED_SPOUTS_KEY

@@ -8,7 +8,7 @@ intermediate rankers may send only their own top-k to the total ranker).
 from __future__ import annotations
 
 import heapq
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 
 def rank_key(item: tuple[str, int]) -> tuple[int, str]:

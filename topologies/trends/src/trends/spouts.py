@@ -1,10 +1,9 @@
 """The ``tweets`` spout: replays a tweet feed, one tuple per topic of a tweet."""
 from __future__ import annotations
 
+from storm_planner.streaming import ReplaySpout
 from trends.paths import shipped_feed
 from trends.tweets import event_time_of, topics_of
-
-from storm_planner.streaming import ReplaySpout
 
 
 class TweetSpout(ReplaySpout):

@@ -8,8 +8,8 @@ so a topic's count is the number of tweets that mention it. The event time is
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
-from typing import Iterator
 
 from storm_planner.streaming.feedio import FeedStats, iter_feed_records
 

@@ -14,8 +14,15 @@ from streamparse.dsl.topology import TopologyType
 
 from storm_planner.streaming import tick_config
 from storm_planner.streaming.spout import FEED_SPOUTS_KEY
-from worldcup.bolts import (CatalogueJoinBolt, CountsSinkBolt, ObjectCountBolt, SectionTotalBolt, TokenizeBolt,
-                            TopKSinkBolt, WordCountBolt)
+from worldcup.bolts import (
+    CatalogueJoinBolt,
+    CountsSinkBolt,
+    ObjectCountBolt,
+    SectionTotalBolt,
+    TokenizeBolt,
+    TopKSinkBolt,
+    WordCountBolt,
+)
 from worldcup.spouts import RequestSpout
 
 JOBS = ("topk", "wordcount", "join")

@@ -11,8 +11,9 @@ The runner that measures and applies is :mod:`storm_planner.adaptation.qescalor.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from storm_planner.core.errors import ProblemError
 from storm_planner.planners.qescalor import run_scaler
@@ -101,7 +102,7 @@ class ScalingController:
         return ScalingDecision(counts, instances, [round(w, 3) for w in schedule["workload"]],
                                schedule["cost"], capped=instances < wanted, notes=notes)
 
-    def _provision_sets(self) -> list[list[dict]]:
+    def _provision_sets(self) -> list[list[dict[str, Any]]]:
         """Every provision, then without the weakest, and so on down to the strongest alone."""
         resources = list(self.template["resources"])
         by_strength = sorted(resources, key=lambda r: self.performance(r["id"]))

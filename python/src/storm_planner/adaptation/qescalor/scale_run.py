@@ -24,8 +24,9 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from storm_planner.adaptation.qescalor.controller import ScalingController
 from storm_planner.core.errors import StormPlannerError
@@ -105,7 +106,9 @@ def run_scaling(nimbus: str, zookeeper: str, name: str, component: str, controll
 
     running = topology()
     if component not in running.executors:
-        raise StormPlannerError(f"{name!r} has no component {component!r}; it has {', '.join(sorted(running.executors))}")
+        raise StormPlannerError(
+            f"{name!r} has no component {component!r}; it has {', '.join(sorted(running.executors))}"
+        )
     controller.max_instances = running.tasks[component]
     # What runs now is taken as instances of the first provision (Storm does not know provisions).
     current = {controller.provisions[0]: running.executors[component]}
@@ -117,9 +120,20 @@ def run_scaling(nimbus: str, zookeeper: str, name: str, component: str, controll
         while not epochs or epoch < epochs:
             epoch += 1
             _wait_polling(rates, epoch_s, sleep)
-            record = _one_epoch(epoch, rates, offered, history, current, controller, name, component, topology,
-                                lambda n: rebalance_topology(nimbus, name, {component: n}, wait_secs=rebalance_wait_secs,
-                                                             wait_applied=120, progress=progress))
+            record = _one_epoch(
+                epoch,
+                rates,
+                offered,
+                history,
+                current,
+                controller,
+                name,
+                component,
+                topology,
+                lambda n: rebalance_topology(
+                    nimbus, name, {component: n}, wait_secs=rebalance_wait_secs, wait_applied=120, progress=progress
+                ),
+            )
             if enforce is not None and "counts" in record and record["action"] != "failed":
                 record.update(_enforced(enforce, running.id, record["counts"], record["instances"]))
             decisions.append(record)

@@ -74,7 +74,7 @@ def bench_cluster(out: Path, seed: int, quick: bool, command: str) -> list[dict[
     plt = pyplot()
     figure, axis = plt.subplots(figsize=(5.5, 3.4))
     axis.plot([c for c, _, _ in baseline], truth, "-o", color="0.5", ms=3, label=f"FSSA step 1 ({len(baseline)})")
-    for k, (label, samples) in enumerate((l, r) for l, r in runs.items() if l.startswith("DSA")):
+    for k, (label, samples) in enumerate((name, run) for name, run in runs.items() if name.startswith("DSA")):
         axis.plot([c for c, _, _ in samples], [t for _, _, t in samples], "o^"[k], color=f"C{3 + k}", ms=4,
                   label=f"{label} ({len(samples)})")
     axis.set_xlabel("CPU quota (cores)")

@@ -40,12 +40,15 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from storm_planner.api import scale
+from storm_planner.bench.qescalor.cluster import bench_cluster, bench_replay
+from storm_planner.bench.qescalor.live import bench_live
 from storm_planner.bench.report import add_experiments, pyplot, stamped_progress, write_table
 from storm_planner.generators.qescalor import (
     PAPER_PROVISIONS,
@@ -54,13 +57,11 @@ from storm_planner.generators.qescalor import (
     paper_resources,
     random_problem,
 )
-from storm_planner.bench.qescalor.cluster import bench_cluster, bench_replay
-from storm_planner.bench.qescalor.live import bench_live
 from storm_planner.planners.qescalor.forecast import forecast
 from storm_planner.planners.qescalor.performance import PerformanceModel, compare_models
 from storm_planner.planners.qescalor.problem import ScalingInstance, read_problem, resolve
-from storm_planner.planners.qescalor.schedule import Schedule
 from storm_planner.planners.qescalor.sampling import dsa, fssa
+from storm_planner.planners.qescalor.schedule import Schedule
 
 DEFAULT_OUT = Path("benchmarks/reports/qescalor")
 _progress = stamped_progress("qescalor bench", sys.stderr)

@@ -24,10 +24,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-
 from storm_planner.api import scale
-from storm_planner.bench.qescalor.cluster import (_feed, _scheduled, _wait_for, epoch_latency, plot_latency,
-                                                  read_times, submit_pipeline)
+from storm_planner.bench.qescalor.cluster import (
+    _feed,
+    _scheduled,
+    _wait_for,
+    epoch_latency,
+    plot_latency,
+    read_times,
+    submit_pipeline,
+)
 from storm_planner.bench.report import pyplot, stamped_progress, write_table
 from storm_planner.generators.qescalor import diurnal_rates
 from storm_planner.planners.qescalor.performance import PerformanceModel
@@ -39,7 +45,7 @@ _progress = stamped_progress("qescalor bench", sys.stderr)
 RELAY_WORK = 60_000
 # Provisions small enough that this 2-core machine runs several saturated instances at once, and
 # within the sampled range (a random forest does not extrapolate).
-PROVISIONS = [{"id": "r1", "cpu": 0.1, "memory_mb": 512, "price": 0.1},
+PROVISIONS: list[dict[str, Any]] = [{"id": "r1", "cpu": 0.1, "memory_mb": 512, "price": 0.1},
               {"id": "r2", "cpu": 0.2, "memory_mb": 512, "price": 0.19},
               {"id": "r3", "cpu": 0.3, "memory_mb": 768, "price": 0.27}]
 SAMPLE_LEVELS = [(round(0.05 + 0.1 * i, 2), 512.0) for i in range(4)]   # 0.05 .. 0.35 cores
@@ -55,8 +61,11 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
     from storm_planner.adaptation.qescalor import ScalingController
     from storm_planner.adaptation.qescalor.scale_run import run_scaling
     from storm_planner.cluster.launcher import running_cluster
-    from storm_planner.profiling.qescalor.instances import (InstanceProvisions, ProvisionEnforcer,
-                                                             provisions_from_template)
+    from storm_planner.profiling.qescalor.instances import (
+        InstanceProvisions,
+        ProvisionEnforcer,
+        provisions_from_template,
+    )
     from storm_planner.profiling.qescalor.live_sampler import LIVE_SAMPLING_OPTIONS, sample_live
     from storm_planner.profiling.qescalor.oopser import SamplerSettings
 
@@ -75,10 +84,7 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
                                        period_s=2, settle_windows=1, measure_windows=3, tolerance=0.1)
             instance, samples = sample_live(a.nimbus, a.zookeeper, cluster.log_dir, "live", "relay", settings,
                                             progress=_progress)
-            model = PerformanceModel(seed=seed).fit([(s.cpu, s.memory_mb, s.throughput) for s in samples])
-            performance = dict(zip((p["id"] for p in PROVISIONS),
-                                   map(float, model.predict([(p["cpu"], p["memory_mb"]) for p in PROVISIONS]))))
-            _progress(f"model: one instance sustains {', '.join(f'{k} {v:.1f}' for k, v in performance.items())} tuples/s")
+            performance = _fit_performance(samples, seed)
             template = {"resources": PROVISIONS, "performance": performance, "startup_cost": STARTUP,
                         "shutdown_cost": SHUTDOWN}
             rate_file.write_text(f"{rates[0]:g}")
@@ -110,6 +116,15 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
                 "CBA with each provision (offline, same model)", command, digits=2)
     _plot(out, rows, sample_rows)
     return rows
+
+
+def _fit_performance(samples: list[Any], seed: int) -> dict[str, float]:
+    """Tuples/s one instance sustains under each provision, by the model fitted to the samples."""
+    model = PerformanceModel(seed=seed).fit([(s.cpu, s.memory_mb, s.throughput) for s in samples])
+    performance = dict(zip((p["id"] for p in PROVISIONS),
+                           map(float, model.predict([(p["cpu"], p["memory_mb"]) for p in PROVISIONS]))))
+    _progress(f"model: one instance sustains {', '.join(f'{k} {v:.1f}' for k, v in performance.items())} tuples/s")
+    return performance
 
 
 def _rows(data: Path, decisions: list[dict], rates: list[float], started: float, epoch_s: float,
@@ -147,7 +162,8 @@ def _costs(rows: list[dict[str, Any]], performance: dict[str, float]) -> list[di
     problem = {"resources": PROVISIONS, "performance": performance, "startup_cost": STARTUP,
                "shutdown_cost": SHUTDOWN, "workload": measured}
     prices = {p["id"]: p["price"] for p in PROVISIONS}
-    run_cost, previous = 0.0, {}
+    run_cost = 0.0
+    previous: dict[str, int] = {}
     for r in rows:
         counts = {rid: r[rid] for rid in performance}
         run_cost += sum(prices[rid] * n for rid, n in counts.items())

@@ -22,8 +22,8 @@ feed interleaves the symbols by time.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from datetime import date, timedelta
-from typing import Iterator
 
 from storm_planner.feeds.synthetic import rng_for
 

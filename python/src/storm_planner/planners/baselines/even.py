@@ -20,9 +20,9 @@ Complexity: O(E log E + N log N + S) for E executors, N nodes and S slots.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from itertools import zip_longest
 from types import MappingProxyType
-from typing import Iterable
 
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot
@@ -47,7 +47,7 @@ def storm_sorted_slots(slots: Iterable[Slot]) -> list[Slot]:
     return [slot for turn in zip_longest(*groups) for slot in turn if slot is not None]
 
 
-def storm_first_slots(ports_of: dict[str, Iterable[int]], count: int) -> list[Slot]:
+def storm_first_slots(ports_of: Mapping[str, Iterable[int]], count: int) -> list[Slot]:
     """The first ``count`` slots of :func:`storm_sorted_slots` over ``ports_of`` (node -> its ports).
 
     Only the nodes and turns those slots come from are looked at: O(N log N + count) for N nodes,
@@ -70,7 +70,7 @@ def storm_first_slots(ports_of: dict[str, Iterable[int]], count: int) -> list[Sl
     return chosen
 
 
-def executor_order(executor_id: str) -> tuple:
+def executor_order(executor_id: str) -> tuple[int, int, str]:
     """Storm's executor order: by start task for "[s-e]" ids, else by name."""
     if executor_id.startswith("[") and "-" in executor_id:
         start = executor_id[1:].split("-", 1)[0]

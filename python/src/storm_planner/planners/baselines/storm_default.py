@@ -17,8 +17,9 @@ in the paper's clusters). Complexity O(E log E + S) for E executors, S slots.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from storm_planner.core.derive import executor_name
 from storm_planner.core.errors import InvalidParameterError, ProblemError
@@ -55,7 +56,7 @@ def grown_graph(problem: Problem, parallelism: Mapping[str, int]) -> dict[str, l
 
 def task_order(graph: Mapping[str, list[str]]) -> list[str]:
     """Storm's order: by start task for "[s-e]" ids, else by (component id, instance)."""
-    def key(item: tuple[str, int, str]) -> tuple:
+    def key(item: tuple[str, int, str]) -> tuple[int, int, str, int]:
         component, position, executor = item
         match = _TASK_RANGE.match(executor)
         return (0, int(match.group(1)), "", 0) if match else (1, 0, component, position)

@@ -17,7 +17,7 @@ Used by ``optimal`` (:mod:`.optimal`) and by the exhaustive repacking of
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -29,7 +29,7 @@ MAX_WORK = 1_000_000_000
 MAX_CHOICES = 50_000_000  # states x nodes kept to rebuild the best placement
 
 
-def fitting_vectors(sizes: Sequence[int], loads: Sequence[float], capacity: float,
+def fitting_vectors(sizes: Sequence[int] | np.ndarray, loads: Sequence[float], capacity: float,
                     limit: int) -> np.ndarray:
     """All count vectors v <= sizes with sum(v * loads) <= capacity (at most ``limit``)."""
     vectors: list[tuple[int, ...]] = []
@@ -56,8 +56,8 @@ def solve_counts(sizes: Sequence[int], loads: Sequence[float], class_weights: np
                  capacities: Sequence[float], max_states: int = MAX_STATES,
                  max_work: int = MAX_WORK) -> tuple[float, list[np.ndarray]]:
     """The dynamic programme: (best gain, count vector of every node)."""
-    sizes = np.asarray(sizes, dtype=np.int64)
-    states = int(np.prod(sizes + 1))
+    class_sizes = np.asarray(sizes, dtype=np.int64)
+    states = int(np.prod(class_sizes + 1))
     if states > max_states:
         raise TooLargeError(f"{states:,} count states (limit {max_states:,})")
     if states * len(capacities) > MAX_CHOICES:
@@ -67,15 +67,15 @@ def solve_counts(sizes: Sequence[int], loads: Sequence[float], class_weights: np
     work = 0
     for capacity in capacities:
         if capacity not in vectors_by_capacity:
-            vectors_by_capacity[capacity] = fitting_vectors(sizes, loads, capacity, max_work)
+            vectors_by_capacity[capacity] = fitting_vectors(class_sizes, loads, capacity, max_work)
         work += states * len(vectors_by_capacity[capacity])
         if work > max_work:
             raise TooLargeError(f"over {max_work:,} state x node-content steps")
 
-    strides = np.cumprod(np.concatenate(([1], sizes[:-1] + 1)))
-    digits = (np.arange(states)[:, None] // strides) % (sizes + 1)
+    strides = np.cumprod(np.concatenate(([1], class_sizes[:-1] + 1)))
+    digits = (np.arange(states)[:, None] // strides) % (class_sizes + 1)
     # at_most[d][c]: states whose class-d count is <= c, so "p + v <= sizes" is an AND of D masks
-    at_most = [[digits[:, d] <= c for c in range(size + 1)] for d, size in enumerate(sizes)]
+    at_most = [[digits[:, d] <= c for c in range(size + 1)] for d, size in enumerate(class_sizes)]
     diagonal = np.diag(class_weights)
     best = np.full(states, -np.inf)
     best[0] = 0.0
@@ -91,7 +91,7 @@ def solve_counts(sizes: Sequence[int], loads: Sequence[float], class_weights: np
             mask = reachable.copy()
             for d, count in enumerate(vector):
                 if count:
-                    mask &= at_most[d][sizes[d] - count]
+                    mask &= at_most[d][class_sizes[d] - count]
             sources = np.flatnonzero(mask)
             targets = sources + offset
             values = best[sources] + gain

@@ -39,16 +39,17 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from storm_planner.core.elements import EXECUTOR_ID, EXECUTOR_LOAD, executors_by_component
 from storm_planner.core.errors import InfeasibleError, TooLargeError
 from storm_planner.core.plan import Plan
-from storm_planner.core.problem import Executor, Node, Problem
+from storm_planner.core.problem import Executor, Node, Problem, Traffic
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners.chatzistergiou._counts import EPSILON, solve_counts
 
@@ -102,6 +103,11 @@ class JobGraph:
         """IMC of one task pair of a group pair under Eq. 1."""
         first, second = self.groups[pair.first], self.groups[pair.second]
         return pair.imc / (first.size * second.size)
+
+    def task_links(self) -> Mapping[tuple[int, int], float]:
+        """``links``, for the algorithms that need them (taskLevel, the local search)."""
+        assert self.links is not None, "job graph built without with_links=True"
+        return self.links
 
 
 # -- building the model --------------------------------------------------------------
@@ -191,7 +197,7 @@ def job_graph(problem: Problem, skew_margin: float | None = DEFAULT_SKEW_MARGIN,
             groups.append(group)
 
     group_imc, links = _aggregate_traffic(problem, index, task_group, len(groups), with_links, by_bytes)
-    pairs = []
+    pairs: list[GroupPair] = []
     for (gi, gj), imc in group_imc.items():
         if gi == gj:
             continue  # traffic inside one group: no pair to fuse, only the evaluator sees it
@@ -203,7 +209,8 @@ def job_graph(problem: Problem, skew_margin: float | None = DEFAULT_SKEW_MARGIN,
 
 
 def _aggregate_traffic(problem: Problem, index: Mapping[str, int], task_group: Sequence[int],
-                       group_count: int, with_links: bool, by_bytes: bool = False):
+                       group_count: int, with_links: bool, by_bytes: bool = False,
+                       ) -> tuple[dict[tuple[int, int], float], dict[tuple[int, int], float] | None]:
     """Sum traffic per unordered group pair (and, on request, per unordered executor pair).
 
     Group traffic comes from the traffic model per component (O(streams ×
@@ -222,7 +229,8 @@ def _aggregate_traffic(problem: Problem, index: Mapping[str, int], task_group: S
     return group_imc, links
 
 
-def _executor_links(traffic, index: Mapping[str, int], task_count: int) -> dict[tuple[int, int], float]:
+def _executor_links(traffic: Sequence[Traffic], index: Mapping[str, int],
+                    task_count: int) -> dict[tuple[int, int], float]:
     """Rate per unordered executor pair (both directions summed), self-pairs and zero rates dropped."""
     count = len(traffic)
     source = np.fromiter((index[t.source] for t in traffic), dtype=np.int64, count=count)
@@ -236,13 +244,16 @@ def _executor_links(traffic, index: Mapping[str, int], task_count: int) -> dict[
     return {divmod(int(key), task_count): float(w) for key, w in zip(link_keys, link_sums)}
 
 
-def _component_order(problem: Problem, by_component: Mapping[str, list]) -> list[str]:
+def _component_order(problem: Problem, by_component: Mapping[str, list[Any]]) -> list[str]:
     declared = [c.id for c in problem.components if c.id in by_component]
     seen = set(declared)
     return declared + [c for c in by_component if c not in seen]
 
 
-def prioritised(pairs: Iterable, key) -> list:
+_Item = TypeVar("_Item")
+
+
+def prioritised(pairs: Iterable[_Item], key: Callable[[_Item], float]) -> list[_Item]:
     """Highest priority first; ties keep the input order (the paper leaves them open)."""
     return sorted(pairs, key=lambda p: -key(p))
 

@@ -29,13 +29,16 @@ exhaustive repacking of :mod:`._groups`).
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from storm_planner.core.errors import InfeasibleError, TooLargeError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
+from storm_planner.planners._parameters import checked, to_whole
+from storm_planner.planners.base import Planner
 from storm_planner.planners.chatzistergiou._counts import (  # noqa: F401  (re-exported)
     MAX_CHOICES,
     MAX_STATES,
@@ -44,8 +47,6 @@ from storm_planner.planners.chatzistergiou._counts import (  # noqa: F401  (re-e
     solve_counts,
 )
 from storm_planner.planners.chatzistergiou._groups import finish_plan, job_graph, usable_nodes
-from storm_planner.planners._parameters import checked, to_whole
-from storm_planner.planners.base import Planner
 
 MAX_TASKS = 400
 
@@ -71,8 +72,8 @@ def interchangeable_classes(loads: Sequence[float], groups: Sequence[int],
     grows the count states prod(n_A + 1), so past ``max_states`` it stops with
     :class:`TooLargeError` instead of refining further.
     """
-    start: dict[tuple, list[int]] = {}
-    for task, key in enumerate(zip(groups, (round(l, 9) for l in loads))):
+    start: dict[tuple[int, float], list[int]] = {}
+    for task, key in enumerate(zip(groups, (round(load, 9) for load in loads))):
         start.setdefault(key, []).append(task)
     classes = list(start.values())
     changed = True
@@ -110,13 +111,11 @@ def class_weight_matrix(classes: Sequence[Sequence[int]], weights: np.ndarray) -
     return matrix
 
 
-def _split_block(rows: list[int], cols: list[int], weights: np.ndarray, same: bool):
+def _split_block(rows: list[int], cols: list[int], weights: np.ndarray,
+                 same: bool) -> tuple[int, list[list[int]]] | None:
     """None when the block is constant; else (0 or 1, parts) splitting rows or cols."""
     block = weights[np.ix_(rows, cols)]
-    if same:
-        values = block[~np.eye(len(rows), dtype=bool)]
-    else:
-        values = block.ravel()
+    values = block[~np.eye(len(rows), dtype=bool)] if same else block.ravel()
     if values.size == 0 or np.allclose(values, values[0], rtol=1e-9, atol=1e-12):
         return None
     if same:
@@ -129,7 +128,7 @@ def _split_block(rows: list[int], cols: list[int], weights: np.ndarray, same: bo
     return 1, _partition(cols, lambda t: round(weights[rows[0], t], 9))
 
 
-def _partition(items: list[int], key) -> list[list[int]]:
+def _partition(items: list[int], key: Callable[[int], Any]) -> list[list[int]]:
     parts: dict[Any, list[int]] = {}
     for item in items:
         parts.setdefault(key(item), []).append(item)

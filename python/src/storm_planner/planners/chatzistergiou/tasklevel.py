@@ -34,13 +34,16 @@ to (|T|/2)^2 - and |R| single tasks.
 from __future__ import annotations
 
 import random
-from typing import Sequence
+from collections.abc import Sequence
 
 from storm_planner.core.plan import Plan
-from storm_planner.core.problem import Problem
+from storm_planner.core.problem import Node, Problem
+from storm_planner.planners._parameters import checked, to_real, to_text
+from storm_planner.planners.base import Planner
 from storm_planner.planners.chatzistergiou._groups import (
     DEFAULT_SKEW_MARGIN,
     PRIORITIES,
+    GroupPair,
     JobGraph,
     NodePool,
     Placement,
@@ -51,9 +54,6 @@ from storm_planner.planners.chatzistergiou._groups import (
     require_capacity,
     usable_nodes,
 )
-from storm_planner.planners._parameters import checked, to_real, to_text
-from storm_planner.planners.base import Planner
-
 
 PAIR_ORDERS = ("shuffled", "source")
 
@@ -65,11 +65,11 @@ def prioritised_task_pairs(graph: JobGraph, priority: str, seed: int = 1,
     rng = random.Random(seed)
     shuffled = pair_order == "shuffled"
     group_of = graph.task_group
-    pair_index = {}
+    pair_index: dict[tuple[int, int], GroupPair] = {}
     for pair in graph.pairs:
         pair_index[(pair.first, pair.second)] = pair
     ranked = []
-    for position, ((i, j), weight) in enumerate(graph.links.items()):
+    for position, ((i, j), weight) in enumerate(graph.task_links().items()):
         gi, gj = group_of[i], group_of[j]
         group_pair = pair_index.get((gi, gj) if gi <= gj else (gj, gi))
         if group_pair is None:
@@ -80,7 +80,7 @@ def prioritised_task_pairs(graph: JobGraph, priority: str, seed: int = 1,
     return [(i, j) for *_, i, j in ranked]
 
 
-def task_level(graph: JobGraph, nodes, priority: str = "significance", seed: int = 1,
+def task_level(graph: JobGraph, nodes: Sequence[Node], priority: str = "significance", seed: int = 1,
                pairs: Sequence[tuple[int, int]] | None = None, pair_order: str = "shuffled") -> list[int]:
     """Algorithm 1 on a prepared job graph (with links): node index per task, -1 if unplaced.
 
@@ -115,7 +115,8 @@ def task_level(graph: JobGraph, nodes, priority: str = "significance", seed: int
     return placement.nodes()
 
 
-def _pick_node(pool: NodePool, node_m, node_n, groups, last_groups, pair_load, last_node) -> int:
+def _pick_node(pool: NodePool, node_m: int | None, node_n: int | None, groups: tuple[int, int],
+               last_groups: tuple[int, int] | None, pair_load: float, last_node: int | None) -> int:
     """Algorithm 2."""
     if node_m is not None:
         return node_m

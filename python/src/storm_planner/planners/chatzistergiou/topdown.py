@@ -49,8 +49,12 @@ and |T| tasks, plus O(traffic) to build the group graph from executor traffic.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from storm_planner.core.plan import Plan
-from storm_planner.core.problem import Problem
+from storm_planner.core.problem import Node, Problem
+from storm_planner.planners._parameters import checked, to_real, to_text
+from storm_planner.planners.base import Planner
 from storm_planner.planners.chatzistergiou._groups import (
     DEFAULT_SKEW_MARGIN,
     IMC_UNITS,
@@ -59,8 +63,8 @@ from storm_planner.planners.chatzistergiou._groups import (
     NodePool,
     Placement,
     allocate_single_tasks,
-    count_fitting,
     complete,
+    count_fitting,
     finish_plan,
     imc_in_bytes,
     job_graph,
@@ -68,8 +72,6 @@ from storm_planner.planners.chatzistergiou._groups import (
     require_capacity,
     usable_nodes,
 )
-from storm_planner.planners._parameters import checked, to_real, to_text
-from storm_planner.planners.base import Planner
 
 
 class _TopDown:
@@ -188,7 +190,7 @@ class _TopDown:
                 return
 
 
-def top_down(graph: JobGraph, nodes, priority: str = "significance") -> list[int]:
+def top_down(graph: JobGraph, nodes: Sequence[Node], priority: str = "significance") -> list[int]:
     """Algorithm 4 on a prepared job graph: node index of every task (-1: unplaced)."""
     return _TopDown(graph, NodePool(nodes)).run(priority)
 

@@ -32,13 +32,15 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from storm_planner.core.plan import Plan
-from storm_planner.core.problem import Problem
+from storm_planner.core.problem import Node, Problem
+from storm_planner.planners._parameters import checked, to_real, to_whole
+from storm_planner.planners.base import Planner
+from storm_planner.planners.chatzistergiou._counts import EPSILON
 from storm_planner.planners.chatzistergiou._groups import (
     DEFAULT_SKEW_MARGIN,
-    EPSILON,
     JobGraph,
     complete,
     finish_plan,
@@ -46,8 +48,6 @@ from storm_planner.planners.chatzistergiou._groups import (
     require_capacity,
     usable_nodes,
 )
-from storm_planner.planners._parameters import checked, to_real, to_whole
-from storm_planner.planners.base import Planner
 from storm_planner.planners.chatzistergiou.tasklevel import task_level
 from storm_planner.planners.chatzistergiou.topdown import top_down
 
@@ -64,7 +64,7 @@ class LocalSearch:
         self.capacities = list(capacities)
         self.node_of = list(node_of)
         self.neighbours: list[dict[int, float]] = [{} for _ in node_of]
-        for (i, j), weight in graph.links.items():
+        for (i, j), weight in graph.task_links().items():
             self.neighbours[i][j] = self.neighbours[i].get(j, 0.0) + weight
             self.neighbours[j][i] = self.neighbours[j].get(i, 0.0) + weight
         self.used = [0.0] * len(capacities)
@@ -74,13 +74,13 @@ class LocalSearch:
             self.members[node].add(task)
         # traffic[t][n]: traffic between t and its neighbours on node n
         self.traffic: list[dict[int, float]] = []
-        for task, neighbours in enumerate(self.neighbours):
+        for neighbours in self.neighbours:
             per_node: dict[int, float] = {}
             for other, weight in neighbours.items():
                 node = self.node_of[other]
                 per_node[node] = per_node.get(node, 0.0) + weight
             self.traffic.append(per_node)
-        self.gain = sum(weight for (i, j), weight in graph.links.items()
+        self.gain: float = sum(weight for (i, j), weight in graph.task_links().items()
                         if self.node_of[i] == self.node_of[j])
         self.evaluations = 0
         self.journal: list[tuple[int, int]] = []  # (task, previous node), for undo
@@ -222,9 +222,9 @@ def local_search(graph: JobGraph, capacities: Sequence[float], start: Sequence[i
     return search.node_of, False
 
 
-def starting_points(graph: JobGraph, nodes, seed: int) -> list[list[int]]:
+def starting_points(graph: JobGraph, nodes: Sequence[Node], seed: int) -> list[list[int]]:
     starts = [top_down(graph, nodes, "significance"), top_down(graph, nodes, "imc")]
-    if len(graph.links) <= TASKLEVEL_START_MAX_LINKS:
+    if len(graph.task_links()) <= TASKLEVEL_START_MAX_LINKS:
         starts.append(task_level(graph, nodes, "significance", seed))
     return starts
 
@@ -261,7 +261,8 @@ class TopDownLocalSearchPlanner(Planner):
         graph = job_graph(problem, self.skew_margin, with_links=True)
         capacities = [n.effective_capacity for n in nodes]
         notes: list[str] = []
-        best, best_gain = None, -1.0
+        best: list[int] = []   # every start's gain is >= 0: the first one replaces this
+        best_gain = -1.0
         for start in starting_points(graph, nodes, problem.options.seed):
             start = complete(start, graph.task_loads, nodes, [])
             gain = _collocated(graph, start)
@@ -278,4 +279,4 @@ class TopDownLocalSearchPlanner(Planner):
 
 
 def _collocated(graph: JobGraph, node_of: Sequence[int]) -> float:
-    return sum(w for (i, j), w in graph.links.items() if node_of[i] == node_of[j])
+    return sum(w for (i, j), w in graph.task_links().items() if node_of[i] == node_of[j])

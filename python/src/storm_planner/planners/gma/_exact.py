@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
+from storm_planner.core.problem import Executor
 from storm_planner.core.quiet import native_output_to_log
 from storm_planner.planners.gma._model import GmaState
 
@@ -46,8 +48,15 @@ class _Model:
     """Columns and rows of a MILP, collected as lists."""
 
     def __init__(self) -> None:
-        self.cost, self.lower, self.upper, self.integer = [], [], [], []
-        self.starts, self.indices, self.values, self.row_lower, self.row_upper = [0], [], [], [], []
+        self.cost: list[float] = []
+        self.lower: list[float] = []
+        self.upper: list[float] = []
+        self.integer: list[bool] = []
+        self.starts: list[int] = [0]       # rowwise: where each row's terms start in indices and values
+        self.indices: list[int] = []
+        self.values: list[float] = []
+        self.row_lower: list[float] = []
+        self.row_upper: list[float] = []
 
     def column(self, lower: float, upper: float, integer: bool, cost: float = 0.0) -> int:
         self.cost.append(cost)
@@ -56,7 +65,7 @@ class _Model:
         self.integer.append(integer)
         return len(self.cost) - 1
 
-    def row(self, terms, lower: float = -np.inf, upper: float = np.inf) -> None:
+    def row(self, terms: Iterable[tuple[int, float]], lower: float = -np.inf, upper: float = np.inf) -> None:
         merged: dict[int, float] = defaultdict(float)
         for column, value in terms:
             merged[column] += value
@@ -74,7 +83,7 @@ class _Model:
         self.row([(v, 1.0), (binary, -bound), *((c, -a) for c, a in other)], lower=-bound)  # v ≥ other − bound(1−β)
         return v
 
-    def solve(self, seconds: float, seed: int):
+    def solve(self, seconds: float, seed: int) -> tuple[str, np.ndarray | None]:
         import highspy
 
         inf = highspy.kHighsInf
@@ -93,7 +102,7 @@ class _Model:
                            for i in self.integer]
         # HiGHS prints its banner from C++ on descriptor 1 (see core.quiet).
         with native_output_to_log(_log, "gma-repair HiGHS"):
-            highs = highspy.Highs()
+            highs = highspy.Highs()  # type: ignore[no-untyped-call]  # highspy's constructor is unannotated
             highs.setOptionValue("output_flag", False)
             highs.setOptionValue("time_limit", float(max(seconds, 0.01)))
             highs.setOptionValue("random_seed", int(abs(seed)) % 2**31)
@@ -110,15 +119,15 @@ class _Model:
         return ("optimal" if status == highspy.HighsModelStatus.kOptimal else "feasible"), values
 
 
-def _classes(state: GmaState) -> list[tuple[str, list]]:
+def _classes(state: GmaState) -> list[tuple[str, list[Executor]]]:
     """Interchangeable executors: (component, executors), by component, load and traffic role."""
     problem = state.problem
     firsts = {state.first_target[other] for flows in state.flows.values()
               for other, _, role in flows if role == "to-first"}
-    grouped: dict[tuple, list] = {}
+    grouped: dict[tuple[str, str | float], list[Executor]] = {}
     for executor in problem.executors:
         if state.pairs.get(executor.id) or executor.id in firsts:
-            key = (executor.component, executor.id)     # its own traffic: a class of one
+            key: tuple[str, str | float] = (executor.component, executor.id)     # its own traffic: a class of one
         else:
             key = (executor.component, executor.load)
         grouped.setdefault(key, []).append(executor)
@@ -187,7 +196,7 @@ class _Counts:
                     self._measured_pair(net, source, target, mbit)
         return net
 
-    def _uniform_stream(self, net: list, s: str, t: str, mbit: float) -> None:
+    def _uniform_stream(self, net: list[list[tuple[int, float]]], s: str, t: str, mbit: float) -> None:
         """μ·(n_t·C_s + n_s·C_t − 2·C_s·C_t) on each node."""
         size, count_terms = self.size, self.count_terms
         for k in self.nodes:
@@ -197,7 +206,7 @@ class _Counts:
                 v = self.model.product(beta, count_terms[t][k], float(size[t]))
                 net[k].append((v, -2.0 * mbit * weight))
 
-    def _global_stream(self, net: list, s: str, first: str, mbit: float) -> None:
+    def _global_stream(self, net: list[list[tuple[int, float]]], s: str, first: str, mbit: float) -> None:
         """μ·(C_s + n_s·g − 2·g·C_s), g the binary of the first target executor on the node."""
         for k in self.nodes:
             g = self.column_of[first][k]
@@ -206,7 +215,7 @@ class _Counts:
             v = self.model.product(g, self.count_terms[s][k], float(self.size[s]))
             net[k].append((v, -2.0 * mbit))
 
-    def _measured_pair(self, net: list, source: str, target: str, mbit: float) -> None:
+    def _measured_pair(self, net: list[list[tuple[int, float]]], source: str, target: str, mbit: float) -> None:
         """μ·(a + b − 2·a·b), a and b the two executors' binaries on the node."""
         for k in self.nodes:
             a, b = self.column_of[source][k], self.column_of[target][k]
@@ -229,10 +238,10 @@ class _Counts:
                 m.row([(z_bw, 1.0), *((c, -scale * a) for c, a in net[k])],
                       lower=scale * state.nodes[k].used_bandwidth)
 
-    def node_of(self, values) -> dict[str, str]:
+    def node_of(self, values: np.ndarray) -> dict[str, str]:
         """Executor -> node id from a solution's counts."""
         nodes, state = self.nodes, self.state
-        node_of = {}
+        node_of: dict[str, str] = {}
         for q, (_, members) in enumerate(self.classes):
             counts = [int(round(values[self.y[q][k]])) for k in nodes]
             busiest = state.nodes[max(nodes, key=lambda k: counts[k])].id

@@ -17,6 +17,7 @@ candidates once ``P`` is added everywhere); every per-node step is a numpy vecto
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import overload
 
 import numpy as np
 
@@ -28,7 +29,15 @@ LIGHT, MODERATE, HEAVY = 0, 1, 2
 LEVEL_NAMES = ("light", "moderate", "heavy")
 
 
-def _deviation(total, squares, count: int):
+@overload
+def _deviation(total: np.ndarray, squares: np.ndarray, count: int) -> np.ndarray: ...
+
+
+@overload
+def _deviation(total: float, squares: float, count: int) -> float: ...
+
+
+def _deviation(total: float | np.ndarray, squares: float | np.ndarray, count: int) -> float | np.ndarray:
     """Population standard deviation from Σx and Σx² (scalars or arrays of candidates)."""
     if count == 0:
         return np.zeros_like(total) if isinstance(total, np.ndarray) else 0.0
@@ -82,11 +91,13 @@ class GmaState:
 
     # -- figures -------------------------------------------------------------------------
     def cpu_shares(self) -> np.ndarray:
-        return 100.0 * (self.cpu_base + self.load) / self.cpu_capacity
+        shares: np.ndarray = 100.0 * (self.cpu_base + self.load) / self.cpu_capacity
+        return shares
 
-    def bw_shares(self, extra=0.0) -> np.ndarray:
+    def bw_shares(self, extra: float | np.ndarray = 0.0) -> np.ndarray:
         """Per node, link use in percent of its capacity (0 for a node without one)."""
-        return (self.bw_base + self.net + extra) * self.bw_scale
+        shares: np.ndarray = (self.bw_base + self.net + extra) * self.bw_scale
+        return shares
 
     def cpu_share(self, k: int) -> float:
         return float(self.cpu_shares()[k])

@@ -53,12 +53,13 @@ executors on 300 nodes in 0.9 s, 20,000 on 1,000 nodes in 13 s (a five-stage fie
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Sequence
 from types import MappingProxyType
 
 import numpy as np
 
 from storm_planner.core.plan import Plan
-from storm_planner.core.problem import Problem
+from storm_planner.core.problem import Executor, Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners._parameters import checked, to_real
 from storm_planner.planners.base import Planner
@@ -69,7 +70,7 @@ DEFAULT_LIGHT, DEFAULT_HEAVY = 40.0, 80.0
 
 def greedy_matching(problem: Problem, light: float = DEFAULT_LIGHT, heavy: float = DEFAULT_HEAVY,
                     bandwidth_weight: float = 1.0, time_limit_s: float | None = None,
-                    order=None) -> tuple[GmaState, list[str]]:
+                    order: Iterable[Executor] | None = None) -> tuple[GmaState, list[str]]:
     """Algorithm 1 on ``problem``; returns the final state and notes.
 
     ``order``: the executors in the order they are matched (default: the problem's, i = 1..m).
@@ -110,24 +111,25 @@ def greedy_matching(problem: Problem, light: float = DEFAULT_LIGHT, heavy: float
     return state, notes
 
 
-def _spread_evenly(state: GmaState, leftovers, light: float, heavy: float) -> str:
+def _spread_evenly(state: GmaState, leftovers: Sequence[Executor], light: float, heavy: float) -> str:
     """Round-robin over the lightest level that has nodes, least used node first."""
     levels = state.levels(light, heavy)
     level = min(int(levels.min()), HEAVY)
-    nodes = np.flatnonzero(levels == level)
     busy = np.maximum(state.cpu_shares(), state.bw_shares())
-    nodes = sorted(nodes.tolist(), key=lambda k: (busy[k], k))
+    nodes = sorted(np.flatnonzero(levels == level).tolist(), key=lambda k: (busy[k], k))
     for i, executor in enumerate(leftovers):
         state.place(executor, nodes[i % len(nodes)])
     return LEVEL_NAMES[level]
 
 
-def level_parameters(planner: Planner, light, heavy, bandwidth_weight, time_limit_s) -> None:
-    """The parameters gma and gma-repair share, checked."""
-    planner.light = checked(planner.name, "light", light, to_real, minimum=0)
-    planner.heavy = checked(planner.name, "heavy", heavy, to_real, above=planner.light)
-    planner.bandwidth_weight = checked(planner.name, "bandwidth_weight", bandwidth_weight, to_real, minimum=0)
-    planner.time_limit_s = checked(planner.name, "time_limit_s", time_limit_s, to_real, above=0, optional=True)
+def level_parameters(planner: str, light: float, heavy: float, bandwidth_weight: float,
+                     time_limit_s: float | None) -> tuple[float, float, float, float | None]:
+    """The parameters gma and gma-repair share, checked: (light, heavy, bandwidth_weight, time_limit_s)."""
+    light = checked(planner, "light", light, to_real, minimum=0)
+    heavy = checked(planner, "heavy", heavy, to_real, above=light)
+    bandwidth_weight = checked(planner, "bandwidth_weight", bandwidth_weight, to_real, minimum=0)
+    time_limit_s = checked(planner, "time_limit_s", time_limit_s, to_real, above=0, optional=True)
+    return light, heavy, bandwidth_weight, time_limit_s
 
 
 class GmaPlanner(Planner):
@@ -152,7 +154,8 @@ class GmaPlanner(Planner):
 
     def __init__(self, *, light: float = DEFAULT_LIGHT, heavy: float = DEFAULT_HEAVY,
                  bandwidth_weight: float = 1.0, time_limit_s: float | None = None) -> None:
-        level_parameters(self, light, heavy, bandwidth_weight, time_limit_s)
+        self.light, self.heavy, self.bandwidth_weight, self.time_limit_s = level_parameters(
+            self.name, light, heavy, bandwidth_weight, time_limit_s)
 
     def plan(self, problem: Problem) -> Plan:
         state, notes = greedy_matching(problem, self.light, self.heavy, self.bandwidth_weight, self.time_limit_s)

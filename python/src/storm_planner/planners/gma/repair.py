@@ -68,7 +68,8 @@ class GmaRepairPlanner(Planner):
 
     def __init__(self, *, light: float = DEFAULT_LIGHT, heavy: float = DEFAULT_HEAVY,
                  bandwidth_weight: float = 1.0, time_limit_s: float | None = None) -> None:
-        level_parameters(self, light, heavy, bandwidth_weight, time_limit_s)
+        self.light, self.heavy, self.bandwidth_weight, self.time_limit_s = level_parameters(
+            self.name, light, heavy, bandwidth_weight, time_limit_s)
 
     def plan(self, problem: Problem) -> Plan:
         limit = problem.options.time_limit_s if self.time_limit_s is None else self.time_limit_s

@@ -24,9 +24,12 @@ O(K·D·U·N) per chain step for chains of D moves (all vectorised).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from storm_planner.planners.madsen._units import Migrations
 
 if TYPE_CHECKING:
     from storm_planner.planners.madsen._milp_model import BalanceModel
@@ -36,11 +39,15 @@ PAIR_CANDIDATES = 24   # first moves tried by the pair and chain searches
 DRAIN_TARGETS = 3      # targets tried for each unit still on a draining node
 CHAIN_DEPTH = 5        # moves in an ejection chain
 
+Move = tuple[int, int]                                 # (unit, node), by index
+Score = tuple[float, float]                            # (worst spread, sum of squares)
+Evaluation = tuple[np.ndarray, np.ndarray, np.ndarray]  # worst, squares, feasible: unit x node
+
 
 class _Search:
     """Arrays of the model plus the current placement; evaluates every single move at once."""
 
-    def __init__(self, model: "BalanceModel", start: Sequence[str]) -> None:
+    def __init__(self, model: BalanceModel, start: Sequence[str]) -> None:
         self.nodes = list(model.capacity)
         index = {n: i for i, n in enumerate(self.nodes)}
         units = model.units
@@ -74,7 +81,8 @@ class _Search:
 
     def spread(self, deviation: np.ndarray, draining: np.ndarray) -> np.ndarray:
         """What a node contributes to d: |deviation|, or only its excess for a draining node."""
-        return np.where(draining, np.maximum(deviation, 0.0), np.abs(deviation))
+        spread: np.ndarray = np.where(draining, np.maximum(deviation, 0.0), np.abs(deviation))
+        return spread
 
     def tie_break(self, deviation: np.ndarray, draining: np.ndarray) -> np.ndarray:
         """Second key per node: squared deviation, or squared utilisation for a draining node.
@@ -90,7 +98,7 @@ class _Search:
         contribution = self.spread(deviation, self.draining)
         return float(contribution.max()), float(self.tie_break(deviation, self.draining).sum())
 
-    def evaluate(self):
+    def evaluate(self) -> Evaluation:
         """(worst, squares, feasible), each unit x node: the objective after moving unit u to node n."""
         deviation = 100.0 * self.node_load / self.capacity - self.average
         contribution = self.spread(deviation, self.draining)
@@ -122,17 +130,17 @@ class _Search:
         self.node_memory[previous] -= self.memory[unit]
         self.node_memory[node] += self.memory[unit]
         self.place[unit] = node
-        return previous
+        return int(previous)
 
 
-def _fill(row: np.ndarray, migrations, allowed, index) -> None:
+def _fill(row: np.ndarray, migrations: Mapping[str, float], allowed: Iterable[str],
+          index: Mapping[str, int]) -> None:
     """One unit's row of migrations per node (zero outside ``allowed``; the caller masks)."""
-    placed = getattr(migrations, "placed", None)
-    if placed is None:  # a plain mapping: node by node
+    if not isinstance(migrations, Migrations):  # a plain mapping: node by node
         for node in allowed:
             row[index[node]] = migrations[node]
         return
-    row[:] = placed
+    row[:] = migrations.placed
     for node, here in migrations.here.items():
         if node in index:
             row[index[node]] -= here
@@ -152,15 +160,15 @@ def _max_excluding(contribution: np.ndarray, source: np.ndarray) -> np.ndarray:
     return result
 
 
-def _best(worst: np.ndarray, squares: np.ndarray, mask: np.ndarray):
+def _best(worst: np.ndarray, squares: np.ndarray, mask: np.ndarray) -> tuple[Move, Score] | None:
     """Index and (worst, squares) of the lexicographically best masked entry, or None."""
     if not mask.any():
         return None
     lowest = np.where(mask, worst, np.inf).min()
     ties = mask & (worst <= lowest + 1e-12)
     flat = int(np.argmin(np.where(ties, squares, np.inf)))
-    index = np.unravel_index(flat, worst.shape)
-    return index, (float(worst[index]), float(squares[index]))
+    unit, node = divmod(flat, worst.shape[1])   # unit x node, row-major
+    return (unit, node), (float(worst[unit, node]), float(squares[unit, node]))
 
 
 def _improves(candidate: tuple[float, float], current: tuple[float, float]) -> bool:
@@ -168,7 +176,7 @@ def _improves(candidate: tuple[float, float], current: tuple[float, float]) -> b
                                                 and candidate[1] < current[1] - 1e-9)
 
 
-def greedy_descent(model: "BalanceModel", start: Sequence[str], max_steps: int = 2_000,
+def greedy_descent(model: BalanceModel, start: Sequence[str], max_steps: int = 2_000,
                    deadline: float | None = None) -> tuple[str, ...]:
     """Best single move while one improves, then the best move pair, then an ejection chain.
 
@@ -198,7 +206,7 @@ def greedy_descent(model: "BalanceModel", start: Sequence[str], max_steps: int =
     return tuple(search.nodes[i] for i in search.place)
 
 
-def _first_moves(search: _Search, worst, squares, feasible) -> list[tuple[int, int]]:
+def _first_moves(search: _Search, worst: np.ndarray, squares: np.ndarray, feasible: np.ndarray) -> list[Move]:
     """The most promising single moves, plus the best few moves of every unit on a draining node.
 
     Moves off draining nodes rarely rank high on their own (the receiver
@@ -207,7 +215,7 @@ def _first_moves(search: _Search, worst, squares, feasible) -> list[tuple[int, i
     if not feasible.any():
         return []
     ranked = np.lexsort((np.where(feasible, squares, np.inf).ravel(), np.where(feasible, worst, np.inf).ravel()))
-    firsts = [tuple(int(i) for i in np.unravel_index(int(flat), worst.shape)) for flat in ranked[:PAIR_CANDIDATES]]
+    firsts = [divmod(int(flat), worst.shape[1]) for flat in ranked[:PAIR_CANDIDATES]]   # unit x node, row-major
     firsts = [f for f in firsts if feasible[f]]
     for unit in np.flatnonzero(search.draining[search.place])[:PAIR_CANDIDATES]:
         options = np.where(feasible[unit], worst[unit], np.inf)
@@ -217,9 +225,10 @@ def _first_moves(search: _Search, worst, squares, feasible) -> list[tuple[int, i
     return firsts
 
 
-def _best_pair(search: _Search, firsts, current, deadline: float):
+def _best_pair(search: _Search, firsts: Sequence[Move], current: Score, deadline: float) -> list[Move] | None:
     """The best improving pair: a first move from ``firsts``, then the best move of any other unit."""
-    best_pair, best_score = None, current
+    best_pair: list[Move] | None = None
+    best_score = current
     for first in firsts:
         if time.perf_counter() > deadline:
             break
@@ -231,14 +240,15 @@ def _best_pair(search: _Search, firsts, current, deadline: float):
     return best_pair
 
 
-def _best_chain(search: _Search, firsts, current, deadline: float):
+def _best_chain(search: _Search, firsts: Sequence[Move], current: Score, deadline: float) -> list[Move] | None:
     """An ejection chain: after each move, move a unit off the node that just received one.
 
     Finds what no pair can, e.g. an executor leaving a draining node when every
     remaining node is too full to take it whole: it pushes one unit along,
     each step onto a node with a little more room. Up to ``CHAIN_DEPTH`` moves.
     """
-    best_chain, best_score = None, current
+    best_chain: list[Move] | None = None
+    best_score = current
     for first in firsts:
         if time.perf_counter() > deadline:
             break
@@ -264,7 +274,7 @@ def _best_chain(search: _Search, firsts, current, deadline: float):
     return best_chain
 
 
-def _masked_without(evaluation, units):
+def _masked_without(evaluation: Evaluation, units: Iterable[int]) -> Evaluation:
     worst, squares, feasible = evaluation
     feasible = feasible.copy()
     feasible[list(units), :] = False  # moving a unit twice is one move, tried already

@@ -56,8 +56,8 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -141,7 +141,9 @@ def build_model(
 
 
 def _allowed_nodes(members: tuple[str, ...], current: Mapping[str, str], nodes: list[str],
-                   draining: frozenset[str], domains: dict) -> tuple[tuple[str, ...], frozenset[str]]:
+                   draining: frozenset[str],
+                   domains: dict[str | None, tuple[tuple[str, ...], frozenset[str]]],
+                   ) -> tuple[tuple[str, ...], frozenset[str]]:
     """(allowed nodes, as a set) of a unit: the open nodes, plus the draining node it wholly sits on.
 
     ``domains`` caches them by that draining node (None: none), so units share one tuple and set.
@@ -313,7 +315,8 @@ def _left(budget: float | None, spent: float) -> float:
     return float("inf") if budget is None else budget - spent
 
 
-def _solve_whole(model, start, solver, deadline, seed, weights, started) -> Solution:
+def _solve_whole(model: BalanceModel, start: Sequence[str] | None, solver: str, deadline: float, seed: int,
+                 weights: tuple[float, float], started: float) -> Solution:
     """One solve of the whole model, warm-started from ``start`` when there is one."""
     formulation = _formulate(model, weights)
     warm = _initial_values(model, formulation, start) if start is not None else None
@@ -382,7 +385,8 @@ def _neighbourhood(model: BalanceModel, placement: Sequence[str], rng: random.Ra
     return chosen
 
 
-def _neighbourhood_search(model, start, solver, deadline, seed, weights, started) -> Solution:
+def _neighbourhood_search(model: BalanceModel, start: Sequence[str], solver: str, deadline: float, seed: int,
+                          weights: tuple[float, float], started: float) -> Solution:
     """Large-neighbourhood search: the MILP over a few nodes at a time, the rest pinned.
 
     Not in the paper, which solves the whole MILP with CPLEX: CBC and HiGHS
@@ -428,7 +432,7 @@ def _formulate(model: BalanceModel, weights: tuple[float, float]) -> _Formulatio
     """Columns: y[u,n] for every unit with a choice, then d, du, dl. Rows (1)-(6)."""
     w1, w2 = weights
     nodes = list(model.capacity)
-    column_unit, column_node, pinned = [], [], {}
+    column_unit, column_node, pinned = list[int](), list[str](), dict[int, str]()
     for u, unit in enumerate(model.units):
         if len(unit.allowed) == 1:
             pinned[u] = unit.allowed[0]
@@ -476,7 +480,7 @@ def _formulate(model: BalanceModel, weights: tuple[float, float]) -> _Formulatio
     rows.add([dl, d], [1.0, -1.0], upper=0.0)
     cost = np.zeros(n_y + 3)
     # Tertiary: load left on nodes marked for removal (breaks ties towards draining, Lemma 2).
-    on_draining = np.array([n in model.draining for n in column_node], dtype=bool)
+    on_draining = np.array([n in model.draining for n in column_node], dtype=np.bool_)
     cost[:n_y] = np.where(on_draining, DRAIN_WEIGHT * load, 0.0)
     cost[d], cost[du], cost[dl] = w1, -w2, -w2
     lower = np.zeros(n_y + 3)
@@ -513,7 +517,7 @@ def _decode(formulation: _Formulation, values: np.ndarray) -> tuple[str, ...] | 
     return tuple(chosen[u][0] for u in range(n_units))
 
 
-def _fallback(model, start, reason, solver, started) -> Solution:
+def _fallback(model: BalanceModel, start: Sequence[str] | None, reason: str, solver: str, started: float) -> Solution:
     if start is None:
         raise InfeasibleError(f"{reason}, and the current placement breaks the constraints: "
                               + "; ".join(violations(model, tuple(u.start for u in model.units))[:3]))

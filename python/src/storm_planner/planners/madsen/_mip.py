@@ -20,8 +20,10 @@ import logging
 import os
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +74,8 @@ class RowBuilder:
         self.lower: list[float] = []
         self.upper: list[float] = []
 
-    def add(self, columns, coefficients, lower: float = -INFINITY, upper: float = INFINITY) -> None:
+    def add(self, columns: Sequence[int] | np.ndarray, coefficients: Sequence[float] | np.ndarray,
+            lower: float = -INFINITY, upper: float = INFINITY) -> None:
         columns = np.asarray(columns, dtype=np.int64)
         coefficients = np.asarray(coefficients, dtype=float)
         self.indices.append(columns)
@@ -81,7 +84,8 @@ class RowBuilder:
         self.lower.append(lower)
         self.upper.append(upper)
 
-    def build(self, cost, lower, upper, integer) -> Mip:
+    def build(self, cost: Sequence[float] | np.ndarray, lower: Sequence[float] | np.ndarray,
+              upper: Sequence[float] | np.ndarray, integer: Sequence[bool] | np.ndarray) -> Mip:
         empty_i, empty_f = np.zeros(0, dtype=np.int64), np.zeros(0)
         return Mip(
             cost=np.asarray(cost, dtype=float),
@@ -105,7 +109,7 @@ def solve_mip(mip: Mip, solver: str, seconds: float, seed: int, start: np.ndarra
         return solvers[solver](mip, seconds, seed, start)
 
 
-def _highs_model(mip: Mip):
+def _highs_model(mip: Mip) -> Any:   # a highspy.Highs holding the model
     import highspy
 
     lp = highspy.HighsLp()
@@ -123,7 +127,7 @@ def _highs_model(mip: Mip):
     lp.a_matrix_.value_ = mip.row_value
     lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous
                        for i in mip.integer]
-    highs = highspy.Highs()
+    highs = highspy.Highs()  # type: ignore[no-untyped-call]  # highspy's constructor is unannotated
     highs.setOptionValue("output_flag", False)
     highs.passModel(lp)
     return highs

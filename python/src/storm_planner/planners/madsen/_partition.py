@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pymetis
 
@@ -77,7 +77,7 @@ def split_until(members: Sequence[str], edges: Mapping[tuple[str, str], float],
     members = list(members)
     ratios = [(sum(w(m) for m in members) / limit if limit > 0 else math.inf, w) for w, limit in limits]
     worst_ratio, worst_weight = max(ratios, key=lambda r: r[0], default=(0.0, None))
-    if worst_ratio <= 1.0 + 1e-9 or len(members) <= 1:
+    if worst_weight is None or worst_ratio <= 1.0 + 1e-9 or len(members) <= 1:   # None: no limits
         return [members]
     parts = max(2, math.ceil(worst_ratio - 1e-9)) if math.isfinite(worst_ratio) else len(members)
     pieces = bisect_graph(members, {m: worst_weight(m) for m in members}, edges, parts, seed)

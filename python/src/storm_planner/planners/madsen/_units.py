@@ -10,12 +10,12 @@ E executors and C distinct node capacities, never U·N.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from storm_planner.core.errors import InfeasibleError
 from storm_planner.core.evaluate import relative_load
-from storm_planner.core.problem import Problem
+from storm_planner.core.problem import Executor, Node, Problem
 
 _TOLERANCE = 1e-6
 
@@ -43,7 +43,7 @@ class Unit:
             object.__setattr__(self, "domain", frozenset(self.allowed))
 
 
-class Migrations(Mapping):
+class Migrations(Mapping[str, float]):
     """node -> what the unit's members that run elsewhere weigh (a count, or state sizes) if placed there.
 
     ``placed`` is the total over members that run somewhere now, ``here`` the part per current node.
@@ -60,13 +60,13 @@ class Migrations(Mapping):
     def __contains__(self, node: object) -> bool:
         return node in self._domain
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._domain)
 
     def __len__(self) -> int:
         return len(self._domain)
 
-    def restricted(self, domain: frozenset[str]) -> "Migrations":
+    def restricted(self, domain: frozenset[str]) -> Migrations:
         return Migrations(self.placed, self.here, domain)
 
 
@@ -112,7 +112,7 @@ class _CapacityClasses:
     memory for the executor are passed over and put back.
     """
 
-    def __init__(self, nodes: Sequence, load: Mapping[str, float]) -> None:
+    def __init__(self, nodes: Sequence[Node], load: Mapping[str, float]) -> None:
         self.heaps: dict[float, list[tuple[float, str]]] = {}
         self.node = {n.id: n for n in nodes}
         for n in nodes:
@@ -121,8 +121,9 @@ class _CapacityClasses:
             heapq.heapify(heap)
         self.load = dict(load)
 
-    def least_utilised_after(self, executor, memory: Mapping[str, float]):
-        best, best_key = None, None
+    def least_utilised_after(self, executor: Executor, memory: Mapping[str, float]) -> Node | None:
+        best: Node | None = None
+        best_key: tuple[float, str] | None = None
         for capacity, heap in self.heaps.items():
             passed = []
             while heap:
@@ -141,6 +142,6 @@ class _CapacityClasses:
                 heapq.heappush(heap, entry)
         return best
 
-    def update(self, node, load: float) -> None:
+    def update(self, node: Node, load: float) -> None:
         self.load[node.id] = load
         heapq.heappush(self.heaps[node.effective_capacity], (load, node.id))

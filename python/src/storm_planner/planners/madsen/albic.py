@@ -61,20 +61,21 @@ from __future__ import annotations
 import random
 import time
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from storm_planner.core.errors import InfeasibleError, ProblemError
 from storm_planner.core.evaluate import load_distance, relative_load
 from storm_planner.core.plan import Plan
-from storm_planner.core.problem import Problem
+from storm_planner.core.problem import Problem, Traffic
 from storm_planner.core.slots import slots_for_nodes
-from storm_planner.planners.madsen import _milp_model as model
-from storm_planner.planners.madsen._units import start_placement
-from storm_planner.planners.madsen._partition import edge_weights, split_until
 from storm_planner.planners._parameters import checked, to_flag, to_real, to_whole
 from storm_planner.planners.base import Planner
-from storm_planner.planners.madsen.milp import budgets, set_solver_parameters
+from storm_planner.planners.madsen import _milp_model as model
+from storm_planner.planners.madsen._partition import edge_weights, split_until
+from storm_planner.planners.madsen._units import start_placement
+from storm_planner.planners.madsen.milp import budgets, solver_parameters
 
 DEFAULTS = {"sigma": 2.0, "max_ld": 10.0, "max_pl": 25.0, "delta": 5.0, "max_resolves": 5}
 STATE_VERSION = 1
@@ -82,7 +83,7 @@ STATE_VERSION = 1
 
 # -- Step 1: scores ----------------------------------------------------------------
 
-def executor_pairs(problem: Problem):
+def executor_pairs(problem: Problem) -> tuple[Traffic, ...]:
     """ALBIC scores executor pairs (§4.3.2): built once per problem, within the model's limit."""
     return problem.traffic_model.executor_pairs(who="albic (pair scores over executor pairs)")
 
@@ -145,11 +146,11 @@ def merge_sets(sets: Iterable[set[str]]) -> list[set[str]]:
         return x
 
     for members in sets:
-        members = sorted(members)
-        for other in members[1:]:
-            parent[root(other)] = root(members[0])
-        if members:
-            root(members[0])
+        ordered = sorted(members)
+        for other in ordered[1:]:
+            parent[root(other)] = root(ordered[0])
+        if ordered:
+            root(ordered[0])
     groups: dict[str, set[str]] = defaultdict(set)
     for x in parent:
         groups[root(x)].add(x)
@@ -162,7 +163,7 @@ def still_tied(sets: Iterable[set[str]], scores: Mapping[tuple[str, str], float]
     for a, b in scores:
         partners[a].add(b)
         partners[b].add(a)
-    kept = []
+    kept: list[set[str]] = []
     for members in sets:
         tied = {m for m in members if partners[m] & (members - {m})}
         if len(tied) > 1:
@@ -182,7 +183,8 @@ def ranked_candidates(scores: Mapping[tuple[str, str], float], set_of: Mapping[s
 
 def collocation_constraint(problem: Problem, pair: tuple[str, str], units: list[list[str]],
                            start: Mapping[str, str], in_set: set[str], pl_limit: float,
-                           count: float | None, cost: float | None):
+                           count: float | None, cost: float | None,
+                           ) -> tuple[tuple[int, int], list[str], str, int] | None:
     """(merged units, pinned node, case) for the pair, or None when it cannot be met."""
     i, j = pair
     unit_of = {m: u for u, members in enumerate(units) for m in members}
@@ -268,7 +270,7 @@ class AlbicPlanner(Planner):
 
     def __init__(self, *, sigma: float = DEFAULTS["sigma"], max_ld: float = DEFAULTS["max_ld"],
                  max_pl: float = DEFAULTS["max_pl"], delta: float = DEFAULTS["delta"],
-                 max_resolves: int = DEFAULTS["max_resolves"], state: Mapping[str, Any] | None = None,
+                 max_resolves: int = int(DEFAULTS["max_resolves"]), state: Mapping[str, Any] | None = None,
                  adopt: bool = True, solver: str = "cbc", time_limit_s: float | None = None,
                  max_migrations: int | None = None, max_migration_cost: float | None = None) -> None:
         self.sigma = checked(self.name, "sigma", sigma, to_real, minimum=0)
@@ -278,7 +280,8 @@ class AlbicPlanner(Planner):
         self.max_resolves = checked(self.name, "max_resolves", max_resolves, to_whole, minimum=0)
         self.state = state  # checked against the problem's executors by sets_from_state
         self.adopt = checked(self.name, "adopt", adopt, to_flag)
-        set_solver_parameters(self, solver, time_limit_s, max_migrations, max_migration_cost)
+        self.solver, self.time_limit_s, self.max_migrations, self.max_migration_cost = solver_parameters(
+            self.name, solver, time_limit_s, max_migrations, max_migration_cost)
 
     def plan(self, problem: Problem) -> Plan:
         started = time.perf_counter()
@@ -295,7 +298,7 @@ class AlbicPlanner(Planner):
             f"albic: {len(sets)} collocated set(s) in, {len(new_sets)} out; max_pl {max_pl:g}%, "
             f"{resolves} re-solve(s); load distance {outcome['distance']:.3f} (max_ld {config['max_ld']:g})",
             f"solver {outcome['solution'].solver}: {outcome['solution'].status}",
-            (f"collocation constraint (case {chosen[2]}): {pair[0]} + {pair[1]} on {chosen[1]}"
+            (f"collocation constraint (case {chosen[2]}): {chosen[0][0]} + {chosen[0][1]} on {chosen[1]}"
              if chosen else "no collocation constraint this round"),
             *outcome["solution"].notes,
         ]
@@ -324,7 +327,7 @@ class AlbicPlanner(Planner):
 
     def _solve_with_resolves(self, problem: Problem, config: Mapping[str, float], sets: list[set[str]],
                              scores: Mapping[tuple[str, str], float], start: Mapping[str, str],
-                             started: float) -> tuple[dict, int]:
+                             started: float) -> tuple[dict[str, Any], int]:
         """Solve, lowering max_pl by delta and solving again while the load distance is above max_ld;
         returns (the attempt taken, re-solves made)."""
         time_limit = problem.options.time_limit_s if self.time_limit_s is None else self.time_limit_s
@@ -333,7 +336,8 @@ class AlbicPlanner(Planner):
         set_of = {m: k for k, members in enumerate(sets) for m in members}
         edges = edge_weights({(t.source, t.target): t.rate for t in executor_pairs(problem)})
         mean_capacity = _mean_active_capacity(problem)
-        max_pl, resolves, best = config["max_pl"], 0, None
+        max_pl, resolves = config["max_pl"], 0
+        best: dict[str, Any] | None = None
         while True:
             seconds = self._attempt_seconds(config, max_pl, resolves, time_limit, started)
             outcome = self._solve_once(problem, sets, set_of, scores, edges, start, max_pl * mean_capacity / 100,
@@ -349,7 +353,8 @@ class AlbicPlanner(Planner):
         return (best if outcome["distance"] > config["max_ld"] else outcome), resolves
 
     @staticmethod
-    def _attempt_seconds(config, max_pl: float, resolves: int, time_limit: float, started: float) -> float:
+    def _attempt_seconds(config: Mapping[str, float], max_pl: float, resolves: int, time_limit: float,
+                         started: float) -> float:
         """40% of the limit for the first solve (re-solves are rare), then equal shares of the rest."""
         remaining = time_limit - (time.perf_counter() - started)
         steps_to_zero = int(-(-max_pl // config["delta"])) if config["delta"] > 0 else 0
@@ -359,8 +364,10 @@ class AlbicPlanner(Planner):
         share = 0.4 * time_limit if resolves == 0 else remaining / attempts_left
         return max(min(share, remaining), 0.05)
 
-    def _solve_once(self, problem, sets, set_of, scores, edges, start, pl_limit, count, cost, solver,
-                    seconds, rng):
+    def _solve_once(self, problem: Problem, sets: list[set[str]], set_of: Mapping[str, int],
+                    scores: Mapping[tuple[str, str], float], edges: Mapping[tuple[str, str], float],
+                    start: Mapping[str, str], pl_limit: float, count: float | None, cost: float | None, solver: str,
+                    seconds: float, rng: random.Random) -> dict[str, Any]:
         """Partition the sets under ``pl_limit``, add one collocation constraint, solve."""
         executors = {e.id: e for e in problem.executors}
         units: list[list[str]] = []
@@ -377,7 +384,8 @@ class AlbicPlanner(Planner):
         # A partition whose members sit on several nodes (a state that no longer matches the
         # cluster) would force migrations outside the budget's control: split it by node.
         units = [group for unit in units for group in _by_node(unit, start)]
-        constraint, fixed = None, {}
+        constraint: tuple[tuple[str, str], str, int] | None = None
+        fixed: dict[int, str] = {}
         if pl_limit > 0:
             in_set = set(set_of)
             for pair in ranked_candidates(scores, set_of, rng)[:50]:
@@ -407,7 +415,7 @@ class AlbicPlanner(Planner):
     def _next_sets(sets: list[set[str]], pair: tuple[str, str] | None, node_of: Mapping[str, str]) -> list[set[str]]:
         """The sets (plus the new pair) restricted to members the plan keeps on one node."""
         merged = merge_sets([*sets, *([set(pair)] if pair else [])])
-        kept = []
+        kept: list[set[str]] = []
         for members in merged:
             by_node: dict[str, set[str]] = defaultdict(set)
             for m in members:

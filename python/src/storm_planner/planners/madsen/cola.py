@@ -34,9 +34,9 @@ from storm_planner.core.evaluate import load_distance, relative_load
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
-from storm_planner.planners.madsen._partition import bisect_graph, edge_weights
 from storm_planner.planners._parameters import checked, to_real
 from storm_planner.planners.base import Planner
+from storm_planner.planners.madsen._partition import bisect_graph, edge_weights
 
 
 def pack(problem: Problem, partitions: list[list[str]], load: dict[str, float]) -> dict[str, str]:

@@ -26,15 +26,16 @@ Complexity: O(P · (N log N + E)) for P passes (P ≤ budget), N nodes, E execut
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
 
 from storm_planner.core.evaluate import relative_load
 from storm_planner.core.plan import Plan
-from storm_planner.core.problem import Problem
+from storm_planner.core.problem import Executor, Problem
 from storm_planner.core.slots import slots_for_nodes
-from storm_planner.planners.madsen._units import start_placement
-from storm_planner.planners.base import Planner
 from storm_planner.planners._parameters import checked, to_real, to_whole
+from storm_planner.planners.base import Planner
+from storm_planner.planners.madsen._units import start_placement
 from storm_planner.planners.madsen.milp import budgets
 
 
@@ -79,10 +80,12 @@ def flux_moves(problem: Problem, node_of: dict[str, str], max_moves: float | Non
             return moved
 
 
-def biggest_suitable(problem, node_of, moved, sender, receiver, load, capacity, draining_sender):
+def biggest_suitable(problem: Problem, node_of: Mapping[str, str], moved: Mapping[str, str], sender: str,
+                     receiver: str, load: Mapping[str, float], capacity: Mapping[str, float],
+                     draining_sender: bool) -> str | None:
     """The largest executor on ``sender`` whose move leaves ``receiver`` no busier than ``sender``."""
     gap = relative_load(load[sender], capacity[sender]) - relative_load(load[receiver], capacity[receiver])
-    best = None
+    best: Executor | None = None
     for executor in problem.executors:
         if node_of.get(executor.id) != sender or executor.id in moved or executor.load <= 0:
             continue

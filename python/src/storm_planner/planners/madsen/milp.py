@@ -48,10 +48,10 @@ from storm_planner.core.evaluate import relative_load
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
-from storm_planner.planners.madsen import _milp_model as model
-from storm_planner.planners.madsen._units import start_placement
 from storm_planner.planners._parameters import checked, to_real, to_text, to_whole, to_word
 from storm_planner.planners.base import Planner
+from storm_planner.planners.madsen import _milp_model as model
+from storm_planner.planners.madsen._units import start_placement
 
 SCALE_IN_MODES = ("integrated", "drain_first")
 
@@ -93,15 +93,16 @@ def drain_first_moves(problem: Problem, start: dict[str, str], count: float | No
     return moves
 
 
-def set_solver_parameters(planner: Planner, solver: str, time_limit_s: float | None,
-                          max_migrations: int | None, max_migration_cost: float | None) -> None:
-    """Check and set the parameters of the §4.3.1 MILP that ``milp`` and ``albic`` share."""
-    planner.solver = checked(planner.name, "solver", solver, to_word, choices=model.SOLVERS)
-    planner.time_limit_s = checked(planner.name, "time_limit_s", time_limit_s, to_real, above=0, optional=True)
-    planner.max_migrations = checked(planner.name, "max_migrations", max_migrations, to_whole, minimum=0,
-                                     optional=True)
-    planner.max_migration_cost = checked(planner.name, "max_migration_cost", max_migration_cost, to_real,
-                                         minimum=0, optional=True)
+def solver_parameters(planner: str, solver: str, time_limit_s: float | None, max_migrations: int | None,
+                      max_migration_cost: float | None) -> tuple[str, float | None, int | None, float | None]:
+    """The parameters of the §4.3.1 MILP that ``milp`` and ``albic`` share, checked: (solver, time_limit_s,
+    max_migrations, max_migration_cost)."""
+    solver = checked(planner, "solver", solver, to_word, choices=model.SOLVERS)
+    time_limit_s = checked(planner, "time_limit_s", time_limit_s, to_real, above=0, optional=True)
+    max_migrations = checked(planner, "max_migrations", max_migrations, to_whole, minimum=0, optional=True)
+    max_migration_cost = checked(planner, "max_migration_cost", max_migration_cost, to_real, minimum=0,
+                                 optional=True)
+    return solver, time_limit_s, max_migrations, max_migration_cost
 
 
 class MilpPlanner(Planner):
@@ -140,7 +141,8 @@ class MilpPlanner(Planner):
                  max_migrations: int | None = None, max_migration_cost: float | None = None,
                  w1: float = model.DEFAULT_WEIGHTS[0], w2: float = model.DEFAULT_WEIGHTS[1],
                  scale_in: str = "integrated") -> None:
-        set_solver_parameters(self, solver, time_limit_s, max_migrations, max_migration_cost)
+        self.solver, self.time_limit_s, self.max_migrations, self.max_migration_cost = solver_parameters(
+            self.name, solver, time_limit_s, max_migrations, max_migration_cost)
         self.w1 = checked(self.name, "w1", w1, to_real, above=0)
         self.w2 = checked(self.name, "w2", w2, to_real, minimum=0)
         if self.w1 <= 2 * self.w2:

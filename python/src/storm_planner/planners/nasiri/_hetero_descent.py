@@ -64,17 +64,17 @@ and O(C·N·M) to round it for N counts tried per component.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
 from math import comb
-from typing import Sequence
 
 import numpy as np
 
 from storm_planner.planners.nasiri.bounds import fluid_solution
+from storm_planner.planners.nasiri.hetero_optimal import Candidates, component_candidates, peaks
 from storm_planner.planners.nasiri.model import HeteroModel
 from storm_planner.planners.nasiri.rates import propagate
 from storm_planner.planners.nasiri.simulate import Placement
-from storm_planner.planners.nasiri.hetero_optimal import component_candidates, peaks
 
 PAIR_LIMIT = 400_000      # pair choices x machines compared at once (memory ~ 8 bytes each)
 PAIR_WINDOW = 2           # with bases, when all counts are too many: counts within 2 of the current
@@ -83,6 +83,9 @@ ROUNDING_SLACK = 0.1     # of the fluid peak, shared by the components: the flui
 WINDOW = 4                # instance counts tried either side of the current one (greedy)
 DEFAULT_MAX_STEPS = 200
 TOLERANCE = 1e-9
+
+# A step of the descent: its (peak, sum of squares) and the new instances per machine of the components it changes.
+Step = tuple[tuple[float, float], dict[int, np.ndarray]]
 
 
 class Descent:
@@ -105,7 +108,7 @@ class Descent:
         self.triples = self.choices is not None and triples and self.model.n_components >= 3 and (
             _largest_triple(self.choices) * model.n_machines <= TRIPLE_LIMIT)
 
-    def _pair_choices(self, mu: np.ndarray):
+    def _pair_choices(self, mu: np.ndarray) -> list[Candidates] | None:
         """Every distinct spread of each component, if pairs of them can be compared exactly."""
         machines = self.model.n_machines
         sizes = sorted(spreads(lo, hi, machines) for lo, hi in zip(self.lower, self.upper))
@@ -114,7 +117,7 @@ class Descent:
         return [component_candidates(self.model, c, float(mu[c]), self.lower[c], self.upper[c])
                 for c in range(self.model.n_components)]
 
-    def _window_choices(self):
+    def _window_choices(self) -> list[Candidates] | None:
         """Every distinct spread of each component with a count within ``PAIR_WINDOW`` of its current
         one, if pairs of them can be compared exactly; else None (the greedy step is used)."""
         windows = []
@@ -143,10 +146,10 @@ class Descent:
             coef, fixed = self.loads()
             current = self.score()
             rate = _reference_rate(current[0])
-            step = (self._best_pair(coef, fixed, rate) if self.choices is not None
+            step = (self._best_pair(self.choices, coef, fixed, rate) if self.choices is not None
                     else self._best_single(coef, fixed, rate))
-            if (step is None or not _better(step[0], current)) and self.triples:
-                step = self._best_triple(coef, fixed, rate, current)   # escalate when no pair step helps
+            if (step is None or not _better(step[0], current)) and self.triples and self.choices is not None:
+                step = self._best_triple(self.choices, coef, fixed, rate, current)   # escalate when no pair step helps
             if (step is None or not _better(step[0], current)) and self.model.has_base:
                 step = self._best_swap(rate)   # then exchange what two machines hold (issue #18)
             if step is None or not _better(step[0], current):
@@ -162,45 +165,47 @@ class Descent:
                     self.triples = _largest_triple(self.choices) * self.model.n_machines <= TRIPLE_LIMIT
         return max_steps
 
-    def _without(self, coef: np.ndarray, fixed: np.ndarray, components: Sequence[int]):
+    def _without(self, coef: np.ndarray, fixed: np.ndarray, components: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         coef, fixed = coef.copy(), fixed.copy()
         for c in components:
             coef -= self.counts[c] / self.counts[c].sum() * self.work[c]
             fixed -= self.counts[c] * self.model.base[c]
         return coef, fixed
 
-    def _best_pair(self, coef: np.ndarray, fixed: np.ndarray, rate: float):
+    def _best_pair(self, choices: Sequence[Candidates], coef: np.ndarray, fixed: np.ndarray,
+                   rate: float) -> Step | None:
         best = None
         capacity = self.model.capacity
         pairs = combinations(range(self.model.n_components), 2) if self.model.n_components > 1 else [(0,)]
         for pair in pairs:
             rest_coef, rest_fixed = self._without(coef, fixed, pair)
-            first = self.choices[pair[0]]
+            first = choices[pair[0]]
             if len(pair) == 1:
                 total_coef, total_fixed = rest_coef[None, :] + first.coef, rest_fixed[None, :] + first.fixed
                 top, squares = peaks(capacity, total_fixed, total_coef), _squares(capacity, total_fixed, total_coef, rate)
                 i = _argbest(top, squares)
                 candidate = ((top[i], squares[i]), {pair[0]: first.counts[i]})
             else:
-                second = self.choices[pair[1]]
+                second = choices[pair[1]]
                 total_coef = rest_coef[None, None, :] + first.coef[:, None, :] + second.coef[None, :, :]
                 total_fixed = rest_fixed[None, None, :] + first.fixed[:, None, :] + second.fixed[None, :, :]
                 top = peaks(capacity, total_fixed, total_coef).ravel()
                 squares = _squares(capacity, total_fixed, total_coef, rate).ravel()
-                i, j = np.unravel_index(_argbest(top, squares), (len(first.counts), len(second.counts)))
+                i, j = map(int, np.unravel_index(_argbest(top, squares), (len(first.counts), len(second.counts))))
                 k = i * len(second.counts) + j
                 candidate = ((top[k], squares[k]), {pair[0]: first.counts[i], pair[1]: second.counts[j]})
             if best is None or _better(candidate[0], best[0]):
                 best = candidate
         return best
 
-    def _best_triple(self, coef: np.ndarray, fixed: np.ndarray, rate: float, current: tuple[float, float]):
+    def _best_triple(self, choices: Sequence[Candidates], coef: np.ndarray, fixed: np.ndarray, rate: float,
+                     current: tuple[float, float]) -> Step | None:
         """The pair step for three components at once (small instances only: ``TRIPLE_LIMIT``)."""
         best = None
         capacity = self.model.capacity
         for triple in combinations(range(self.model.n_components), 3):
             rest_coef, rest_fixed = self._without(coef, fixed, triple)
-            a, b, c = (self.choices[i] for i in triple)
+            a, b, c = (choices[i] for i in triple)
             pair_coef = a.coef[:, None, :] + b.coef[None, :, :]
             pair_fixed = a.fixed[:, None, :] + b.fixed[None, :, :]
             # a lower bound on the peak of each slice: per machine the least the pair can add
@@ -224,7 +229,7 @@ class Descent:
                     best = candidate
         return best
 
-    def _best_swap(self, rate: float):
+    def _best_swap(self, rate: float) -> Step | None:
         """Exchange every instance of machine ``a`` with every instance of machine ``b``, for the best
         pair ``a < b``: on unlike machines it moves several components at once, which pair steps
         cannot (with bases, e.g. two spouts trading places with a sink). Only the two machines
@@ -253,7 +258,7 @@ class Descent:
         changed = np.flatnonzero((moved != counts).any(axis=1))
         return (float(top[i]), float(squares[i])), {int(c): moved[c] for c in changed}
 
-    def _best_single(self, coef: np.ndarray, fixed: np.ndarray, rate: float):
+    def _best_single(self, coef: np.ndarray, fixed: np.ndarray, rate: float) -> Step | None:
         best = None
         capacity = self.model.capacity
         for c in range(self.model.n_components):
@@ -281,7 +286,7 @@ def _max_excluding_two(values: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.n
     return result
 
 
-def _largest_triple(choices) -> int:
+def _largest_triple(choices: Sequence[Candidates]) -> int:
     sizes = sorted(len(c.counts) for c in choices)
     return sizes[-1] * sizes[-2] * sizes[-3] if len(sizes) >= 3 else 0
 
@@ -294,7 +299,8 @@ def _reference_rate(peak: float) -> float:
 def _squares(capacity: np.ndarray, fixed: np.ndarray, coef: np.ndarray, rate: float) -> np.ndarray:
     """Σ_m u_m² with ``u = (fixed + rate · coef) / capacity`` (over the last axis). Without bases
     this is ``rate²`` times the squared utilisations per unit rate: the same order."""
-    return (((fixed + rate * coef) / capacity) ** 2).sum(axis=-1)
+    squares: np.ndarray = (((fixed + rate * coef) / capacity) ** 2).sum(axis=-1)
+    return squares
 
 
 def spreads(smallest: int, largest: int, machines: int) -> int:
@@ -394,16 +400,17 @@ def rounded_fluid_counts(model: HeteroModel, counts: np.ndarray, lower: Sequence
     """
     rate, shares = fluid_solution(model, lower)
     if not rate > 0:
-        return counts.copy()   # the bases alone fill the machines: nothing to round
+        unchanged: np.ndarray = counts.copy()
+        return unchanged   # the bases alone fill the machines: nothing to round
     mu = propagate(model, np.ones(model.n_components)).total
     weight = rate * mu[:, None] * model.cost / model.capacity[None, :]   # utilisation at the LP's rate
     fixed = model.base / model.capacity[None, :]
     slack = ROUNDING_SLACK / model.n_components   # utilisation at the LP's rate, per component
-    start = counts.copy()
+    start: np.ndarray = counts.copy()
     for c in range(model.n_components):
         if np.isnan(shares[c]).any():
             continue
-        best = None
+        best: tuple[float, np.ndarray] | None = None
         for n in range(lower[c], upper[c] + 1):
             row = _largest_remainder(shares[c], n)
             error = float(np.abs((row / n - shares[c]) * weight[c] + (row - lower[c] * shares[c]) * fixed[c]).max())
@@ -411,6 +418,7 @@ def rounded_fluid_counts(model: HeteroModel, counts: np.ndarray, lower: Sequence
                 best = (error, row)
             if error <= slack:
                 break
+        assert best is not None, "lower <= upper: one count at least is tried"
         start[c] = best[1]
     return start
 
@@ -418,7 +426,7 @@ def rounded_fluid_counts(model: HeteroModel, counts: np.ndarray, lower: Sequence
 def _largest_remainder(shares: np.ndarray, n: int) -> np.ndarray:
     """``n`` whole instances in proportion to ``shares`` (Hamilton's method; ties: the first machine)."""
     exact = shares * n
-    row = np.floor(exact).astype(int)
+    row: np.ndarray = np.floor(exact).astype(int)
     row[np.argsort(-(exact - row), kind="stable")[:n - int(row.sum())]] += 1
     return row
 

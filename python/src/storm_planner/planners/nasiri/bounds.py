@@ -42,7 +42,7 @@ iteration (2–6 iterations on the benchmarks' instances).
 from __future__ import annotations
 
 import logging
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pulp
@@ -156,7 +156,7 @@ def _peak_ratio(model: HeteroModel, work: np.ndarray, fixed: np.ndarray,
 
 def _solve(lp: pulp.LpProblem, what: str, strict: bool = True) -> str:
     with native_output_to_log(logging.getLogger(__name__), f"HiGHS ({what})"):
-        status = pulp.LpStatus[lp.solve(pulp.HiGHS(msg=False))]
+        status: str = pulp.LpStatus[lp.solve(pulp.HiGHS(msg=False))]
     if strict and status != "Optimal":
         raise ProblemError(f"{what}: the LP ended {status}")
     return status

@@ -125,25 +125,24 @@ same for every seed.
 """
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Sequence
-
-import re
 
 import numpy as np
 
 from storm_planner.core.errors import InfeasibleError, ProblemError
 from storm_planner.core.plan import ParallelismAdvice, Plan
 from storm_planner.core.problem import Problem
+from storm_planner.planners._parameters import checked, to_flag, to_real, to_text, to_whole
+from storm_planner.planners.base import Planner
 from storm_planner.planners.nasiri._hetero_descent import improve, spreads
 from storm_planner.planners.nasiri.hetero_optimal import MAX_MACHINES, polish
 from storm_planner.planners.nasiri.model import ALL, HeteroModel, build_model
 from storm_planner.planners.nasiri.plans import plan_from_placement, starting_parallelism
 from storm_planner.planners.nasiri.rates import ComponentRates, propagate
 from storm_planner.planners.nasiri.simulate import Placement, max_input_rate
-from storm_planner.planners._parameters import checked, to_flag, to_real, to_text, to_whole
-from storm_planner.planners.base import Planner
 
 EPSILON = 1e-9
 MODES = ("auto", "search", "fixed")
@@ -175,13 +174,13 @@ class GraphState:
         self.coef = self._coefficients(self.counts, self.rates)
 
     def _coefficients(self, counts: np.ndarray, rates: ComponentRates) -> np.ndarray:
-        coef = (counts * rates.per_instance[:, None] * self.model.cost).sum(axis=0)
+        coef: np.ndarray = (counts * rates.per_instance[:, None] * self.model.cost).sum(axis=0)
         for c in np.flatnonzero(rates.first > 0):
             first_machine = self.machines_of[c][0]
             coef[first_machine] += rates.first[c] * self.model.cost[c, first_machine]
         return coef
 
-    def copy(self) -> "GraphState":
+    def copy(self) -> GraphState:
         clone = object.__new__(GraphState)
         clone.model, clone.rates = self.model, self.rates
         clone.machines_of = [list(m) for m in self.machines_of]
@@ -194,7 +193,7 @@ class GraphState:
     def instance_tcu(self, c: int, machine: int, first: bool, input_rate: float) -> float:
         """TCU of one instance of ``c`` on ``machine`` at ``input_rate``: base + IR · (ET + MET) / 10."""
         rate = self.rates.per_instance[c] + (self.rates.first[c] if first else 0.0)
-        return self.model.base[c, machine] + input_rate * rate * self.model.cost[c, machine]
+        return float(self.model.base[c, machine] + input_rate * rate * self.model.cost[c, machine])
 
     def first_over_utilised(self, input_rate: float) -> int | None:
         """The first machine over its budget (or holding an executor over the cap)."""
@@ -206,8 +205,8 @@ class GraphState:
 
     def _hottest_per_machine(self, input_rate: float) -> np.ndarray:
         tcu = self.model.base + input_rate * self.rates.per_instance[:, None] * self.model.cost
-        hottest = np.where(self.counts > 0, tcu, 0.0).max(axis=0)
-        for c in np.flatnonzero(self.rates.first > 0):
+        hottest: np.ndarray = np.where(self.counts > 0, tcu, 0.0).max(axis=0)
+        for c in np.flatnonzero(self.rates.first > 0).tolist():
             m = self.machines_of[c][0]
             hottest[m] = max(hottest[m], self.instance_tcu(c, m, True, input_rate))
         return hottest
@@ -215,7 +214,7 @@ class GraphState:
     def hot_tasks(self, machine: int, input_rate: float) -> list[tuple[int, bool]]:
         """Components of the tasks on ``machine``, hottest task first (with: is it the first instance)."""
         tasks = []
-        for c in np.flatnonzero(self.counts[:, machine] > 0):
+        for c in np.flatnonzero(self.counts[:, machine] > 0).tolist():
             first = self.machines_of[c][0] == machine
             tasks.append((-self.instance_tcu(c, machine, first, input_rate), int(c), first))
         return [(c, first) for _, c, first in sorted(tasks)]
@@ -312,7 +311,8 @@ def first_assignment(model: HeteroModel, parallelism: list[int], input_rate: flo
         m = int(min(np.flatnonzero(fits), key=lambda m: (round(tcu[m], 9), -free[m], m)))
         machines_of[c][i] = m
         load[m] += tcu[m]
-    return GraphState(model, [list(m) for m in machines_of])
+    placed = [[m for m in ms if m is not None] for ms in machines_of]   # every instance has its machine now
+    return GraphState(model, placed)
 
 
 # -- Algorithm 2 -----------------------------------------------------------------------
@@ -390,7 +390,7 @@ def search(model: HeteroModel, parallelism: list[int], *, threshold: float = 1.0
                                  next_hottest=next_hottest, max_iterations=max_iterations)
     if result.iterations >= max_iterations:
         notes.append(f"stopped after max_iterations={max_iterations}")
-    upper = max_instances if max_instances is not None else result.state.placement().parallelism
+    upper = max_instances if max_instances is not None else result.state.placement().parallelism.tolist()
     # With bases an instance is never free: the refinements may also remove instances (issue #18).
     lower = [1] * model.n_components if model.has_base else parallelism
     if descend:

@@ -38,21 +38,22 @@ Complexity: O(Π_c K_c) in the worst case, with
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations_with_replacement
-from typing import Sequence
+from typing import Any
 
 import numpy as np
 
 from storm_planner.core.errors import ProblemError, TooLargeError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
+from storm_planner.planners._parameters import checked, to_real, to_whole
+from storm_planner.planners.base import Planner
 from storm_planner.planners.nasiri.model import HeteroModel, build_model
 from storm_planner.planners.nasiri.plans import plan_from_placement, starting_parallelism
 from storm_planner.planners.nasiri.rates import propagate
 from storm_planner.planners.nasiri.simulate import Placement, max_input_rate
-from storm_planner.planners._parameters import checked, to_real, to_whole
-from storm_planner.planners.base import Planner
 
 MAX_MACHINES = 12
 DEFAULT_MAX_NODES = 2_000_000
@@ -60,7 +61,7 @@ RELATIVE_TOLERANCE = 1e-9
 
 
 @dataclass
-class _Candidates:
+class Candidates:
     """The placements of one component: instance counts, load added, floor on the peak."""
 
     counts: np.ndarray      # (K, M) instances per machine
@@ -83,7 +84,7 @@ def compositions(total: int, parts: int) -> np.ndarray:
     return np.array(rows, dtype=int).reshape(-1, parts)
 
 
-def component_candidates(model: HeteroModel, c: int, mu: float, smallest: int, largest: int) -> _Candidates:
+def component_candidates(model: HeteroModel, c: int, mu: float, smallest: int, largest: int) -> Candidates:
     """Every distinct placement of component ``c`` with ``smallest..largest`` instances."""
     counts = np.vstack([compositions(n, model.n_machines) for n in range(smallest, largest + 1)])
     instances = counts.sum(axis=1)
@@ -105,7 +106,7 @@ def component_candidates(model: HeteroModel, c: int, mu: float, smallest: int, l
         order = np.lexsort((instances if model.executor_cap is None else -instances,))
         _, first = np.unique(np.round(share[order], 12), axis=0, return_index=True)
         keep = np.sort(order[first])
-    return _Candidates(counts[keep], coef[keep], fixed[keep], floor[keep], instances[keep],
+    return Candidates(counts[keep], coef[keep], fixed[keep], floor[keep], instances[keep],
                        coef[keep].sum(axis=1), fixed[keep].sum(axis=1))
 
 
@@ -117,7 +118,8 @@ def peaks(capacity: np.ndarray, fixed: np.ndarray, coef: np.ndarray) -> np.ndarr
         ratio = np.where(coef > 0, coef / np.where(room > 0, room, np.nan), 0.0)
     ratio = np.where(np.isnan(ratio), np.inf, ratio)
     ratio = np.where(room < -RELATIVE_TOLERANCE * capacity, np.inf, ratio)
-    return ratio.max(axis=-1)
+    highest: np.ndarray = ratio.max(axis=-1)
+    return highest
 
 
 class ExhaustiveSearch:
@@ -131,7 +133,8 @@ class ExhaustiveSearch:
         self.model = model
         mu = propagate(model, np.ones(model.n_components)).total
         self.components = [c for c in np.argsort(-(mu[:, None] * model.cost).max(axis=1), kind="stable")]
-        largest = [int(largest)] * model.n_components if np.isscalar(largest) else [int(v) for v in largest]
+        largest = ([int(largest)] * model.n_components if isinstance(largest, (int, np.integer))
+                   else [int(v) for v in largest])
         self.candidates = {
             c: component_candidates(model, c, float(mu[c]), smallest[c], max(largest[c], smallest[c]))
             for c in self.components
@@ -153,7 +156,7 @@ class ExhaustiveSearch:
         self.complete = True           # False: stopped at max_nodes (stop_at_budget) before proving
 
     def _machine_classes(self) -> list[list[int]]:
-        key = {}
+        key: dict[tuple[Any, ...], list[int]] = {}
         for m in range(self.model.n_machines):
             signature = (self.model.machine_types[m], float(self.model.capacity[m]),
                          tuple(np.round(self.model.cost[:, m], 12)), tuple(np.round(self.model.base[:, m], 12)))
@@ -223,10 +226,10 @@ class ExhaustiveSearch:
         return mask
 
 
-def _within_one(candidates: _Candidates, counts: np.ndarray) -> _Candidates:
+def _within_one(candidates: Candidates, counts: np.ndarray) -> Candidates:
     """The candidates whose instance count on every machine differs from ``counts`` by at most one."""
     keep = (np.abs(candidates.counts - counts) <= 1).all(axis=1)
-    return _Candidates(*(getattr(candidates, field)[keep] for field in _Candidates.__dataclass_fields__))
+    return Candidates(*(getattr(candidates, field)[keep] for field in Candidates.__dataclass_fields__))
 
 
 class _Budget(TooLargeError):

@@ -35,8 +35,8 @@ receives the whole stream) and ``global`` (the first instance receives all).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
@@ -116,7 +116,7 @@ def build_model(
 ) -> HeteroModel:
     """The model of ``problem`` under ``profile`` (default: the problem's own profiles)."""
     profile = profile if profile is not None else profile_for_problem(problem)
-    if not 0 < mac:
+    if not mac > 0:
         raise ProblemError(f"mac: a positive percent of each node's capacity, got {mac!r}")
     nodes = [n for n in problem.nodes if not n.draining]
     if not nodes:

@@ -9,8 +9,8 @@ count) or at submission with the new parallelism hints.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Iterable, Mapping
 
 from storm_planner.core.derive import executor_name
 from storm_planner.core.errors import ProblemError
@@ -85,7 +85,7 @@ def placement_from_assignments(problem: Problem, model: HeteroModel,
     component_of = {e.id: e.component for e in problem.executors}
     rank = {e.id: i for i, e in enumerate(problem.executors)}
     machine_index = {m: i for i, m in enumerate(model.machines)}
-    per_component: dict[str, list[tuple[tuple, int]]] = {c: [] for c in model.components}
+    per_component: dict[str, list[tuple[tuple[int, int, int], int]]] = {c: [] for c in model.components}
     for executor, slot in assignments.items():
         node = slot.node if isinstance(slot, Slot) else Slot.parse(slot).node
         component = component_of.get(executor) or _component_of_new(executor, per_component)

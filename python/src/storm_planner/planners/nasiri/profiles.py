@@ -64,10 +64,11 @@ with R² and residuals). A profile records where it came from in ``source``.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from storm_planner.core import fields, settings
 from storm_planner.core.errors import ProblemError
@@ -122,7 +123,7 @@ class TupleTimes:
         """TCU [% of a core] = base + IR [tuples/s] · (ET + MET) [ms] / 10."""
         return self.base + input_rate * self.per_tuple_ms / 10.0
 
-    def scaled(self, speed: float) -> "TupleTimes":
+    def scaled(self, speed: float) -> TupleTimes:
         return TupleTimes(self.et / speed, self.met / speed, self.base / speed)
 
 

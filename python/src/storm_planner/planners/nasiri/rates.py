@@ -22,12 +22,12 @@ and S streams.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
-from storm_planner.planners.nasiri.model import ALL, GLOBAL, HeteroModel
+from storm_planner.planners.nasiri.model import ALL, GLOBAL, Flow, HeteroModel
 
 
 @dataclass(frozen=True)
@@ -42,12 +42,14 @@ class ComponentRates:
     @property
     def total(self) -> np.ndarray:
         """Total input rate of each component (all its instances together)."""
-        return self.split + self.parallelism * self.every + self.first
+        total: np.ndarray = self.split + self.parallelism * self.every + self.first
+        return total
 
     @property
     def per_instance(self) -> np.ndarray:
         """Input rate of each instance but the first (the first adds ``first``)."""
-        return self.split / self.parallelism + self.every
+        rate: np.ndarray = self.split / self.parallelism + self.every
+        return rate
 
     def instance_rate(self, component: int, instance: int) -> float:
         rate = self.per_instance[component]
@@ -68,7 +70,7 @@ def propagate(model: HeteroModel, parallelism: Sequence[int] | np.ndarray,
     split = model.input_share * input_rate
     every = np.zeros(model.n_components)
     first = np.zeros(model.n_components)
-    incoming: list[list] = [[] for _ in model.components]
+    incoming: list[list[Flow]] = [[] for _ in model.components]
     for flow in model.flows:
         incoming[flow.target].append(flow)
     total = np.zeros(model.n_components)

@@ -30,8 +30,8 @@ Complexity: O(C·M + S) per evaluation for C components, M machines, S streams.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -72,7 +72,7 @@ def machine_coefficients(model: HeteroModel, placement: Placement,
     """CPU percent each machine carries per tuple/s of topology input rate."""
     rates = rates or propagate(model, placement.parallelism)
     counts = placement.counts(model.n_machines)
-    coef = (counts * rates.per_instance[:, None] * model.cost).sum(axis=0)
+    coef: np.ndarray = (counts * rates.per_instance[:, None] * model.cost).sum(axis=0)
     for c, machines in enumerate(placement.machines_of):
         if rates.first[c] > 0:
             coef[machines[0]] += rates.first[c] * model.cost[c, machines[0]]
@@ -81,7 +81,8 @@ def machine_coefficients(model: HeteroModel, placement: Placement,
 
 def machine_fixed(model: HeteroModel, placement: Placement) -> np.ndarray:
     """CPU percent each machine carries at zero input: the bases of its instances."""
-    return (placement.counts(model.n_machines) * model.base).sum(axis=0)
+    fixed: np.ndarray = (placement.counts(model.n_machines) * model.base).sum(axis=0)
+    return fixed
 
 
 def hottest_executor_coefficient(model: HeteroModel, placement: Placement,

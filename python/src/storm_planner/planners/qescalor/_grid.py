@@ -19,7 +19,8 @@ Complexity: O(T · R · Π_r (cap_r + 1)) time and O(T · Π_r (cap_r + 1)) memo
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from storm_planner.planners.qescalor.problem import ScalingInstance
 from storm_planner.planners.qescalor.schedule import TOLERANCE, Schedule
 
 # A candidate rule: (instance, epoch, counts grids per provision, capacity grid) -> bool grid.
-CandidateRule = Callable[[ScalingInstance, int, list, np.ndarray], np.ndarray]
+CandidateRule = Callable[[ScalingInstance, int, np.ndarray, np.ndarray], np.ndarray]
 
 
 def box_caps(instance: ScalingInstance) -> np.ndarray:
@@ -40,7 +41,8 @@ def box_caps(instance: ScalingInstance) -> np.ndarray:
     starting counts unchanged), so the DP over this box is exact for the cost model."""
     peak = float(instance.workload.max()) if instance.n_epochs else 0.0
     alone = np.ceil(peak / instance.performance * (1 - TOLERANCE)).astype(int)
-    return np.maximum(alone, instance.current)
+    caps: np.ndarray = np.maximum(alone, instance.current)
+    return caps
 
 
 def solve(instance: ScalingInstance, candidates: CandidateRule, max_states: int) -> Schedule:
@@ -68,13 +70,14 @@ def solve(instance: ScalingInstance, candidates: CandidateRule, max_states: int)
 
 
 def covers(instance: ScalingInstance, t: int, capacity: np.ndarray) -> np.ndarray:
-    return capacity >= instance.workload[t] * (1 - TOLERANCE)
+    covered: np.ndarray = capacity >= instance.workload[t] * (1 - TOLERANCE)
+    return covered
 
 
 def _transform(value: np.ndarray, instance: ScalingInstance) -> np.ndarray:
     """min over s' of value(s') + move(s', s), for every s: per axis, one pass up, one down."""
     up, down = instance.startup_cost, instance.shutdown_cost
-    result = value.copy()
+    result: np.ndarray = value.copy()
     for axis in range(result.ndim):
         view = np.moveaxis(result, axis, 0)          # a view: passes write into ``result``
         for i in range(1, view.shape[0]):            # reach i from below: start instances
@@ -84,7 +87,8 @@ def _transform(value: np.ndarray, instance: ScalingInstance) -> np.ndarray:
     return result
 
 
-def _move_cost(instance: ScalingInstance, counts: np.ndarray, target: tuple[int, ...]) -> np.ndarray:
+def _move_cost(instance: ScalingInstance, counts: np.ndarray,
+               target: tuple[int | np.integer[Any], ...]) -> np.ndarray:
     """move(s', target) for every s' of the box."""
     cost = np.zeros(counts.shape[1:])
     for r, n in enumerate(target):
@@ -99,4 +103,5 @@ def _read_back(values: list[np.ndarray], instance: ScalingInstance, counts: np.n
     for t in range(len(values) - 1, 0, -1):
         total = values[t - 1] + _move_cost(instance, counts, chosen[-1])
         chosen.append(np.unravel_index(int(np.argmin(total)), total.shape))
-    return np.array(chosen[::-1], dtype=int).reshape(len(values), instance.n_resources)
+    path: np.ndarray = np.array(chosen[::-1], dtype=int).reshape(len(values), instance.n_resources)
+    return path

@@ -9,7 +9,8 @@ scaler, checks that every epoch is covered and returns the answer (docs/formats.
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from storm_planner.core.errors import PlanningError, UnknownAlgorithmError
 from storm_planner.planners._parameters import Parameterised

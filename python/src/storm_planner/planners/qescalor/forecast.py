@@ -13,7 +13,7 @@ share of epochs (``storm-planner bench qescalor day`` measures both).
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -37,4 +37,5 @@ def forecast(history: Sequence[float], season: int, horizon: int, quantile: floa
     if quantile is not None:
         residuals = rates - np.asarray(fitted.fittedvalues, dtype=float)
         predicted = predicted + max(0.0, float(np.quantile(residuals, quantile)))
-    return np.clip(predicted, 0.0, None)
+    clipped: np.ndarray = np.clip(predicted, 0.0, None)
+    return clipped

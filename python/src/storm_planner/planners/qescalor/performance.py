@@ -12,15 +12,16 @@ scikit-learn is imported inside the functions: it takes about a second to import
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any
 
 import numpy as np
 
 Sample = tuple[float, float, float]  # (cpu cores, memory MB, throughput tuples/s)
 
 
-def random_forest(seed: int):
+def random_forest(seed: int) -> Any:
     """The paper's RFR (§3.4) behind a min-max scaler, as a scikit-learn pipeline."""
     from sklearn.ensemble import RandomForestRegressor
     from sklearn.pipeline import make_pipeline
@@ -36,9 +37,9 @@ class PerformanceModel:
 
     def __init__(self, seed: int = 0):
         self.seed = seed
-        self.pipeline = None
+        self.pipeline: Any = None   # scikit-learn's, fitted
 
-    def fit(self, samples: Sequence[Sample]) -> "PerformanceModel":
+    def fit(self, samples: Sequence[Sample]) -> PerformanceModel:
         if len(samples) < 2:
             raise ValueError(f"the performance model needs at least 2 samples, got {len(samples)}")
         data = np.asarray(samples, dtype=float)
@@ -48,12 +49,12 @@ class PerformanceModel:
     def predict(self, provisions: Sequence[tuple[float, float]]) -> np.ndarray:
         if self.pipeline is None:
             raise RuntimeError("PerformanceModel.predict before fit")
-        return self.pipeline.predict(np.asarray(provisions, dtype=float).reshape(-1, 2))
+        return np.asarray(self.pipeline.predict(np.asarray(provisions, dtype=float).reshape(-1, 2)), dtype=float)
 
 
 # -- Table 3: the random forest against the other models ---------------------------------------------
 
-def candidate_models(seed: int) -> dict[str, tuple[object, dict]]:
+def candidate_models(seed: int) -> dict[str, tuple[Any, dict[str, list[Any]]]]:
     """name -> (pipeline, grid of its key hyper-parameters), with the paper's settings as the base."""
     from sklearn.ensemble import AdaBoostRegressor, GradientBoostingRegressor
     from sklearn.pipeline import make_pipeline
@@ -61,7 +62,7 @@ def candidate_models(seed: int) -> dict[str, tuple[object, dict]]:
     from sklearn.svm import SVR
     from xgboost import XGBRegressor
 
-    def scaled(model):
+    def scaled(model: Any) -> Any:
         return make_pipeline(MinMaxScaler(), model)
 
     return {

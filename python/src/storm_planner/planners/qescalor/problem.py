@@ -12,8 +12,9 @@ forecast from ``history`` by :mod:`.forecast`). docs/formats.md, *Scaling proble
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,7 @@ class ScalingInstance:
     def n_epochs(self) -> int:
         return len(self.workload)
 
-    def restricted(self, resource: int) -> "ScalingInstance":
+    def restricted(self, resource: int) -> ScalingInstance:
         """The same instance with provision ``resource`` alone (CBA's single provision)."""
         keep = slice(resource, resource + 1)
         return ScalingInstance(self.resource_ids[keep], self.performance[keep], self.price[keep],
@@ -130,6 +131,8 @@ def resolve(problem: ScalingProblem) -> ScalingInstance:
             performance[resource.id] = float(value)
     if problem.workload is not None:
         workload = np.asarray(problem.workload, dtype=float)
+    elif problem.history is None:
+        raise ProblemError("the scaling problem gives neither 'workload' nor 'history'")
     else:
         from storm_planner.planners.qescalor.forecast import forecast
         history = problem.history
@@ -148,14 +151,14 @@ def resolve(problem: ScalingProblem) -> ScalingInstance:
 
 # -- checks ------------------------------------------------------------------------------------------
 
-def _refuse_unknown(data: Mapping, known: Any, where: str) -> None:
+def _refuse_unknown(data: Mapping[str, Any], known: Any, where: str) -> None:
     unknown = sorted(set(data) - set(known))
     if unknown:
         raise ProblemError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
                            f"{', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}")
 
 
-def _mapping(value: Any, where: str) -> Mapping:
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise ProblemError(f"{where} must be an object, got {value!r}")
     return value

@@ -37,7 +37,8 @@ def paper_candidates(instance: ScalingInstance, t: int, counts: np.ndarray, capa
     weakest = np.full(capacity.shape, np.inf)
     for r, perf in enumerate(instance.performance):
         weakest = np.where(counts[r] > 0, np.minimum(weakest, perf), weakest)
-    return _grid.covers(instance, t, capacity) & (capacity - weakest < peak * (1 + TOLERANCE))
+    candidates: np.ndarray = _grid.covers(instance, t, capacity) & (capacity - weakest < peak * (1 + TOLERANCE))
+    return candidates
 
 
 def covering(instance: ScalingInstance, t: int, counts: np.ndarray, capacity: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ Complexity: at most one measurement per level.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 Level = tuple[float, float]
 Sample = tuple[float, float, float]

@@ -12,6 +12,7 @@ another. The constraint: Σ_r n[t, r] · perf_r ≥ workload_t in every epoch t.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -35,13 +36,15 @@ class Schedule:
         return int(np.clip(steps, 0, None).sum()), int(np.clip(-steps, 0, None).sum())
 
     def capacity(self, instance: ScalingInstance) -> np.ndarray:
-        return self.counts @ instance.performance
+        capacity: np.ndarray = self.counts @ instance.performance
+        return capacity
 
     def epoch_costs(self, instance: ScalingInstance) -> np.ndarray:
         """(T,) each epoch's running cost plus the startups and shutdowns that lead into it."""
         steps = np.diff(np.vstack([instance.current, self.counts]), axis=0)
-        return (self.counts @ instance.price + instance.startup_cost * np.clip(steps, 0, None).sum(axis=1)
-                + instance.shutdown_cost * np.clip(-steps, 0, None).sum(axis=1))
+        costs: np.ndarray = (self.counts @ instance.price + instance.startup_cost * np.clip(steps, 0, None).sum(axis=1)
+                             + instance.shutdown_cost * np.clip(-steps, 0, None).sum(axis=1))
+        return costs
 
     def cost(self, instance: ScalingInstance) -> float:
         return float(self.epoch_costs(instance).sum())
@@ -51,7 +54,7 @@ class Schedule:
         capacity = self.capacity(instance)
         return [int(t) for t in np.flatnonzero(capacity < instance.workload * (1 - TOLERANCE))]
 
-    def to_dict(self, instance: ScalingInstance) -> dict:
+    def to_dict(self, instance: ScalingInstance) -> dict[str, Any]:
         startups, shutdowns = self.changes(instance)
         return {
             "epochs": [{rid: int(n) for rid, n in zip(instance.resource_ids, row) if n}

@@ -31,12 +31,11 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from storm_planner.planners.qescalor.problem import Resource as Provision
-
 from storm_planner.profiling.cgroups import CGROUP_CPU, CGROUP_MEMORY, CpuQuota, EnrolmentRefused, MemoryLimit
 from storm_planner.profiling.errors import ProfilingError
 from storm_planner.profiling.processes import ProcessId, command_line, refusal
@@ -200,7 +199,7 @@ class InstanceProvisions:
         self.groups: dict[str, tuple[CpuQuota, MemoryLimit]] = {}  # by instance key (its task range)
         self.refusals = Refusals()
 
-    def __enter__(self) -> "InstanceProvisions":
+    def __enter__(self) -> InstanceProvisions:
         for parent in (self.cpu_parent, self.memory_parent):
             try:
                 parent.mkdir(exist_ok=True)

@@ -34,13 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from storm_planner.planners.qescalor.sampling import dsa, fssa
-from storm_planner.progress import Progress, print_progress
-
 from storm_planner.profiling.cgroups import throttled_share
 from storm_planner.profiling.errors import ProfilingError
 from storm_planner.profiling.qescalor.instances import Instance, InstanceProvisions, Provision, wait_for_instances
 from storm_planner.profiling.qescalor.oopser import SamplerSettings
-
+from storm_planner.progress import Progress, print_progress
 
 # Topology options under which every executor of a shuffle-grouped component gets an equal share.
 LIVE_SAMPLING_OPTIONS = {"topology.disable.loadaware.messaging": True}
@@ -59,8 +57,17 @@ class LiveSample:
                 "throttled": round(self.throttled, 3), "saturated": self.saturated}
 
 
-def sample_live(nimbus: str, zookeeper: str, log_dir: Path, name: str, component: str, settings: SamplerSettings,
-                *, min_throttled: float = 0.5, progress: Progress = print_progress) -> tuple[Instance, list[LiveSample]]:
+def sample_live(
+    nimbus: str,
+    zookeeper: str,
+    log_dir: Path,
+    name: str,
+    component: str,
+    settings: SamplerSettings,
+    *,
+    min_throttled: float = 0.5,
+    progress: Progress = print_progress,
+) -> tuple[Instance, list[LiveSample]]:
     """Sample ``component`` of the running topology ``name``; returns the sampling instance and its samples."""
     from storm_planner.submit import nimbus as nimbus_api
     from storm_planner.submit.operations import parse_nimbus, rebalance_topology, running_components

@@ -17,18 +17,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from storm_planner.planners.qescalor.sampling import dsa, fssa
-from storm_planner.progress import Progress, print_progress
-
 from storm_planner.profiling.builtin_project import RATE_FILE_OPTION, WORK_OPTION, write_builtin_project
 from storm_planner.profiling.cgroups import CpuQuota, detect_emulation
 from storm_planner.profiling.errors import ProfilingError
 from storm_planner.profiling.measurements import measure_component
 from storm_planner.profiling.profiles import collect_windows, supervisor_pid
+from storm_planner.progress import Progress, print_progress
 
 Level = tuple[float, float]   # (cpu cores, memory MB)
 

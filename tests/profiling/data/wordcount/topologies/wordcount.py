@@ -1,8 +1,7 @@
 """Word count: sentences -> split -> count, with a global report."""
-from streamparse import Grouping, Topology
-
 from bolts.wordcount import CountBolt, ReportBolt, SplitBolt
 from spouts.sentences import SentenceSpout
+from streamparse import Grouping, Topology
 
 
 class WordCount(Topology):

@@ -56,10 +56,20 @@ class WorkerMetricsPublisherTest {
                 "storm.zookeeper.session.timeout", 4000)), List.of());
     }
 
-    @SuppressWarnings("unchecked")
     private Map<String, Object> read(String path) throws Exception {
         byte[] data = reader.getData().forPath(path);
-        return (Map<String, Object>) JSONValue.parse(new String(data, StandardCharsets.UTF_8));
+        return map(JSONValue.parse(new String(data, StandardCharsets.UTF_8)));
+    }
+
+    // The parsed JSON document's objects and arrays: the one unchecked cast each, in one place.
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> map(Object json) {
+        return (Map<String, Object>) json;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Map<String, Object>> listOfMaps(Object json) {
+        return (List<Map<String, Object>>) json;
     }
 
     @Test
@@ -81,27 +91,27 @@ class WorkerMetricsPublisherTest {
         assertEquals(1, ((Number) doc.get("version")).intValue());
         assertEquals("words", doc.get("component"));
         assertEquals(TOPOLOGY, doc.get("topology"));
-        Map<String, Object> worker = (Map<String, Object>) doc.get("worker");
+        Map<String, Object> worker = map(doc.get("worker"));
         assertEquals("sup-fast", worker.get("node"));
         assertEquals(Map.of("speed", "2.0", "machine.type", "i7"), worker.get("meta"));
-        List<Map<String, Object>> sent = (List<Map<String, Object>>) doc.get("sent");
+        List<Map<String, Object>> sent = listOfMaps(doc.get("sent"));
         assertEquals(1, sent.size());
         assertEquals(3, ((Number) sent.get(0).get("to")).intValue());
         assertEquals(30, ((Number) sent.get(0).get("tuples")).intValue());
         assertEquals(180, ((Number) sent.get(0).get("bytes")).intValue());
-        Map<String, Object> window = (Map<String, Object>) doc.get("window");
+        Map<String, Object> window = map(doc.get("window"));
         assertEquals(1, ((Number) window.get("seq")).intValue());
         assertTrue(((Number) window.get("end_ms")).longValue() >= ((Number) window.get("start_ms")).longValue());
 
         Map<String, Object> counted = read("/storm-planner/metrics/" + TOPOLOGY + "/3");
-        List<Map<String, Object>> received = (List<Map<String, Object>>) counted.get("received");
+        List<Map<String, Object>> received = listOfMaps(counted.get("received"));
         assertEquals(30, ((Number) received.get(0).get("tuples")).intValue());
         assertEquals(1, ((Number) received.get(0).get("from")).intValue());
-        Map<String, Object> executed = (Map<String, Object>) counted.get("executed");
+        Map<String, Object> executed = map(counted.get("executed"));
         assertEquals(4, ((Number) executed.get("latency_ms_sum")).intValue());
         assertEquals(1, ((Number) executed.get("latency_samples")).intValue());
         assertEquals(12.5, ((Number) counted.get("state_mb")).doubleValue());
-        List<Map<String, Object>> threads = (List<Map<String, Object>>) ((Map<String, Object>) counted.get("cpu")).get("threads");
+        List<Map<String, Object>> threads = listOfMaps(map(counted.get("cpu")).get("threads"));
         assertEquals(Thread.currentThread().getName(), threads.get(0).get("name"));
 
         // Second window: the deltas since the first, the totals since the start.
@@ -110,10 +120,10 @@ class WorkerMetricsPublisherTest {
         }
         publisher.publishWindow();
         Map<String, Object> second = read("/storm-planner/metrics/" + TOPOLOGY + "/1");
-        Map<String, Object> flow = ((List<Map<String, Object>>) second.get("sent")).get(0);
+        Map<String, Object> flow = listOfMaps(second.get("sent")).get(0);
         assertEquals(5, ((Number) flow.get("tuples")).intValue());
         assertEquals(35, ((Number) flow.get("total")).intValue());
-        assertEquals(2, ((Number) ((Map<String, Object>) second.get("window")).get("seq")).intValue());
+        assertEquals(2, ((Number) map(second.get("window")).get("seq")).intValue());
         assertEquals(2, reader.checkExists().forPath("/storm-planner/metrics/" + TOPOLOGY + "/1").getVersion() + 1,
             "the znode is rewritten in place, one version per window");
         publisher.unregister(1);
@@ -160,16 +170,16 @@ class WorkerMetricsPublisherTest {
         publisher.register(new TaskCounters(3, "count"), () -> null);
         try {
             publisher.publishWindow();  // the first sample is the baseline: no figure
-            Map<String, Object> cpu = (Map<String, Object>) read("/storm-planner/metrics/" + TOPOLOGY + "/1").get("cpu");
+            Map<String, Object> cpu = map(read("/storm-planner/metrics/" + TOPOLOGY + "/1").get("cpu"));
             assertTrue(!cpu.containsKey("process_ms"), "no process CPU before a baseline: " + cpu);
 
             publisher.publishWindow();
             for (int task : new int[] {1, 3}) {
-                cpu = (Map<String, Object>) read("/storm-planner/metrics/" + TOPOLOGY + "/" + task).get("cpu");
+                cpu = map(read("/storm-planner/metrics/" + TOPOLOGY + "/" + task).get("cpu"));
                 assertEquals(400.0, ((Number) cpu.get("process_ms")).doubleValue(), 1e-9);
             }
             publisher.publishWindow();
-            cpu = (Map<String, Object>) read("/storm-planner/metrics/" + TOPOLOGY + "/3").get("cpu");
+            cpu = map(read("/storm-planner/metrics/" + TOPOLOGY + "/3").get("cpu"));
             assertEquals(750.0, ((Number) cpu.get("process_ms")).doubleValue(), 1e-9);
         } finally {
             publisher.unregister(1);

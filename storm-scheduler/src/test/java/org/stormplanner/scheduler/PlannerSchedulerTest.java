@@ -542,9 +542,14 @@ class PlannerSchedulerTest {
         }
 
         @Override
-        public void close() throws Exception {
+        public void close() throws IOException {
             socket.close();
-            thread.join(2000);
+            try {
+                thread.join(2000);
+            } catch (InterruptedException e) {
+                // Keep the interrupt for the caller (try-with-resources would suppress the exception).
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }

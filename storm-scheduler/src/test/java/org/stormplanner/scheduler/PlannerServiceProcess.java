@@ -71,12 +71,19 @@ public final class PlannerServiceProcess implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
-        if (process.isAlive()) {
-            process.destroy();
+    public void close() {
+        if (!process.isAlive()) {
+            return;
+        }
+        process.destroy();
+        try {
             if (!process.waitFor(10, TimeUnit.SECONDS)) {
                 process.destroyForcibly().waitFor();
             }
+        } catch (InterruptedException e) {
+            // Closing must not leave the service running, nor swallow the interrupt (try-with-resources would).
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -99,10 +99,15 @@ final class StandInPlanner implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         server.stop();
         socket.close();
-        thread.join(5000);
+        try {
+            thread.join(5000);
+        } catch (InterruptedException e) {
+            // Keep the interrupt for the caller (try-with-resources would suppress the exception).
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static void sleep(long millis) {
