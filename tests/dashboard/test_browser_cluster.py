@@ -143,10 +143,14 @@ def test_topology_page_matches_the_windows_and_shows_a_replan(cluster, tmp_path,
             def shown_and_sampled():
                 page = browser.execute_script("return window.topologyPage.data")
                 now = page["summary"]["now"]
+                # The first steps with relay busy may precede the first completed trees (the sink's Python
+                # still starting): wait for a step that has both.
+                if not now.get("acked_per_s"):
+                    return None
                 bounds = _window_bounds(sampler, "relay", now["start_ms"], now["end_ms"])
                 return bounds and (page, now, bounds)
-            page, now, (low, high, latencies) = until(shown_and_sampled, 60, "a step whose windows were all sampled",
-                                                      every_s=1)
+            page, now, (low, high, latencies) = until(shown_and_sampled, 90,
+                                                      "a step with acks whose windows were all sampled", every_s=1)
             relay = next(c for c in page["components"] if c["component"] == "relay")
             print(f"\nrelay on the page {relay['executed_per_s']}/s, {relay['execute_latency_ms']} ms; windows "
                   f"{low:.2f}-{high:.2f}/s, {min(latencies or [0]):.3f}-{max(latencies or [0]):.3f} ms")
