@@ -17,6 +17,19 @@ from pathlib import Path
 from storm_planner.cli import CommandError
 
 TOPOLOGY_NAME = "trends"
+# The shipped feed replays as 400 spout tuples: at 4 a second the topology runs for about 100 s, long
+# enough for the dashboard's 10 s steps to show its throughput, latency and capacity live.
+DEFAULT_RATE = 4.0
+
+
+def _rate(text: str) -> float:
+    try:
+        rate = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--rate {text!r} is not a number") from None
+    if not (0.0 <= rate < 1e6):
+        raise argparse.ArgumentTypeError(f"--rate {text!r}: tuples/s from 0 (as fast as it can) to 1e6")
+    return rate
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -24,6 +37,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     demo.add_argument("--algorithm", default=None,
                       help="planner for the topology (default: topdown when registered, else even)")
     demo.add_argument("--top-k", type=int, default=10, help="k of the top-k (default 10)")
+    demo.add_argument("--rate", type=_rate, default=DEFAULT_RATE,
+                      help=f"tuples/s the tweets spout replays its feed at, 0 = as fast as it can (default "
+                           f"{DEFAULT_RATE:g}: about 100 s of live figures on the dashboard)")
     demo.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the feed to drain")
     demo.add_argument("--project", type=Path, default=None,
                       help="the trends project directory (default: topologies/trends of this checkout)")
@@ -57,9 +73,9 @@ def demo_command(args: argparse.Namespace) -> int:
         raise CommandError(str(error)) from None
 
     sink = cluster.state_dir / "demo" / "trends.jsonl"
-    topology_id = submit_trends(addresses.nimbus, project, sink, algorithm, args.top_k)
+    topology_id = submit_trends(addresses.nimbus, project, sink, algorithm, args.top_k, args.rate)
     print_plan(cluster, topology_id)
-    print_dashboard(addresses)
+    print_dashboard(addresses, topology_id)
     print_top_k(sink, project, args.top_k, args.timeout)
     say("\nThe cluster keeps running. Try: storm-planner cluster status | storm-planner list | "
         "storm-planner cluster logs planner\nStop it with: storm-planner cluster down  (or make demo-down)")
@@ -73,7 +89,7 @@ def _running(cluster) -> bool:
     return bool(records) and all(daemons.is_alive(r) for r in records)
 
 
-def submit_trends(nimbus: str, project: Path, sink: Path, algorithm: str, top_k: int) -> str:
+def submit_trends(nimbus: str, project: Path, sink: Path, algorithm: str, top_k: int, rate: float = 0.0) -> str:
     from storm_planner.submit.operations import SubmitError, kill_topology, list_topologies, submit_project
 
     try:
@@ -84,18 +100,21 @@ def submit_trends(nimbus: str, project: Path, sink: Path, algorithm: str, top_k:
             stale.unlink(missing_ok=True)
         row = submit_project(project, nimbus=nimbus, name=TOPOLOGY_NAME, wait_active=180, progress=say, options={
             "trends.sink": str(sink), "trends.top_k": top_k,
-            "planner.algorithm": algorithm, "topology.workers": 2,
+            "planner.algorithm": algorithm, "topology.workers": 2, "trends.replay_rate": rate,
         })
     except SubmitError as error:
         raise CommandError(str(error)) from None
     return row.id
 
 
-def print_dashboard(addresses) -> None:
-    """Where to look at the running cluster: the dashboard shows what the table above shows, live."""
+def print_dashboard(addresses, topology_id: str | None = None) -> None:
+    """Where to look at the running cluster: the dashboard shows what the table above shows, live, and the
+    topology's own page its throughput, latency and capacity with its plans on a timeline."""
     url = getattr(addresses, "dashboard_url", None)
     if url:
         print(f"\nthe cluster, every plan and why, live: {url}  (storm-planner dashboard)")
+        if topology_id:
+            print(f"trends' throughput, latency and capacity, live: {url.rstrip('/')}/topology?id={topology_id}")
 
 
 def print_plan(cluster, topology_id: str) -> None:
