@@ -86,18 +86,19 @@ def hetero_benchmark(args: argparse.Namespace) -> int:
     parts = set(args.parts.split(","))
     meta: dict[str, Any] = {"command": "storm-planner bench hetero " + _argv(args), "parts": sorted(parts)}
     clusters_rows = random_rows = tiny_rows = None
+    reproduce = f"Reproduce: `{meta['command']}`\n\n"
     if "clusters" in parts:
         clusters_rows = cluster_experiment(args.clusters.split(","), args.repeats, args.max_nodes)
         write_csv(out / "clusters.csv", clusters_rows)
-        (out / "clusters.md").write_text(clusters_markdown(clusters_rows))
+        (out / "clusters.md").write_text(reproduce + clusters_markdown(clusters_rows))
     if "tiny" in parts:
         tiny_rows = tiny_experiment(args.max_nodes)
         write_csv(out / "tiny.csv", tiny_rows)
-        (out / "tiny.md").write_text(tiny_markdown(tiny_rows))
+        (out / "tiny.md").write_text(reproduce + tiny_markdown(tiny_rows))
     if "random" in parts:
         random_rows = random_experiment(args.random, args.max_nodes)
         write_csv(out / "random.csv", random_rows)
-        (out / "random.md").write_text(random_markdown(random_rows))
+        (out / "random.md").write_text(reproduce + random_markdown(random_rows))
     plot(out, clusters_rows, random_rows, tiny_rows)
     meta["seconds"] = round(time.perf_counter() - started, 1)
     (out / "run.json").write_text(json.dumps(meta, indent=2) + "\n")

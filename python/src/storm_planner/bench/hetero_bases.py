@@ -186,12 +186,16 @@ def cluster_instance(topology: str, cluster: str, bases: str, seed: int) -> dict
     return data
 
 
-def bench_clusters(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
-    clusters = ("paper", "small") if quick else tuple(CLUSTERS)
+def bench_clusters(out: Path, seed: int, quick: bool, command: str, clusters: tuple[str, ...] | None = None,
+                   topologies: tuple[str, ...] | None = None,
+                   bases_kinds: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """``clusters`` (default all; ``quick``: paper and small) × ``topologies`` (default all) × ``bases_kinds``
+    (default every kind of bases)."""
+    clusters = clusters or (("paper", "small") if quick else tuple(CLUSTERS))
     rows = []
     for cluster in clusters:
-        for topology in TOPOLOGIES:
-            for bases in (*MEASURED_BASES, *CLUSTER_BASES, INVERTED):
+        for topology in topologies or TOPOLOGIES:
+            for bases in bases_kinds or (*MEASURED_BASES, *CLUSTER_BASES, INVERTED):
                 row = compare(cluster_instance(topology, cluster, bases, seed))
                 rows.append({"cluster": cluster, "topology": topology, "bases (% of a core)": bases, **ratios(row),
                              "instances": row["instances"], "base-blind instances": row["base_blind_instances"],
