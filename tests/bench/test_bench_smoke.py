@@ -406,3 +406,14 @@ def test_the_e2e_report_test_this_file_relies_on_exists():
     assert harness.name == file_name
     names = {node.name for node in ast.walk(ast.parse(harness.read_text())) if isinstance(node, ast.FunctionDef)}
     assert test in names
+
+
+def test_every_benchmark_is_declared_one_way():
+    """Only :class:`~storm_planner.bench.report.Benchmark` adds a benchmark's parser (and ``commands`` the
+    ``bench`` command itself): a module that registers by hand would bypass the shared declaration."""
+    import storm_planner.bench as bench
+
+    package = Path(bench.__file__).parent
+    by_hand = sorted(str(path.relative_to(package)) for path in package.rglob("*.py")
+                     if "add_parser(" in path.read_text() and path.name not in ("report.py", "commands.py"))
+    assert not by_hand, f"benchmarks registered with add_parser instead of a Benchmark: {by_hand}"

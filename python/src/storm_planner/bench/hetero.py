@@ -36,7 +36,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench.report import markdown_table, pyplot, write_csv
+from storm_planner.bench.report import Benchmark, argument, markdown_table, publish, pyplot
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
 from storm_planner.generators.nasiri import CLUSTERS, TOPOLOGIES, micro_problem, micro_profile
@@ -68,17 +68,6 @@ OPTIMAL_BOUND = {"paper": 6, "small": 4}  # max instances per component for the 
 TYPE_SHORT = {"lowCompute": "L", "midCompute": "M", "highCompute": "H"}
 
 
-def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
-    bench = subparsers.add_parser("hetero", help="Nasiri et al.: hetero vs Storm's default, optimal, timing")
-    bench.add_argument("--out", default="benchmarks/reports/hetero", help="output directory")
-    bench.add_argument("--parts", default="clusters,tiny,random", help="comma list of: clusters, tiny, random")
-    bench.add_argument("--clusters", default=",".join(CLUSTERS), help="comma list of clusters")
-    bench.add_argument("--repeats", type=int, default=5, help="timing repeats per planner (median)")
-    bench.add_argument("--random", type=int, default=60, help="random instances per kind")
-    bench.add_argument("--max-nodes", type=int, default=5_000_000, help="search nodes for hetero-optimal")
-    bench.set_defaults(handler=hetero_benchmark)
-
-
 def hetero_benchmark(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -86,19 +75,19 @@ def hetero_benchmark(args: argparse.Namespace) -> int:
     parts = set(args.parts.split(","))
     meta: dict[str, Any] = {"command": "storm-planner bench hetero " + _argv(args), "parts": sorted(parts)}
     clusters_rows = random_rows = tiny_rows = None
-    reproduce = f"Reproduce: `{meta['command']}`\n\n"
+    command = meta["command"]
     if "clusters" in parts:
         clusters_rows = cluster_experiment(args.clusters.split(","), args.repeats, args.max_nodes)
-        write_csv(out / "clusters.csv", clusters_rows)
-        (out / "clusters.md").write_text(reproduce + clusters_markdown(clusters_rows))
+        publish(out, "clusters", clusters_rows, "hetero against storm-default on the paper's clusters", command,
+                text=clusters_markdown(clusters_rows))
     if "tiny" in parts:
         tiny_rows = tiny_experiment(args.max_nodes)
-        write_csv(out / "tiny.csv", tiny_rows)
-        (out / "tiny.md").write_text(reproduce + tiny_markdown(tiny_rows))
+        publish(out, "tiny", tiny_rows, "hetero against the optimum on every cluster of 2-3 of the paper's machines",
+                command, text=tiny_markdown(tiny_rows))
     if "random" in parts:
         random_rows = random_experiment(args.random, args.max_nodes)
-        write_csv(out / "random.csv", random_rows)
-        (out / "random.md").write_text(reproduce + random_markdown(random_rows))
+        publish(out, "random", random_rows, "hetero against the optimum on random tiny instances", command,
+                text=random_markdown(random_rows))
     plot(out, clusters_rows, random_rows, tiny_rows)
     meta["seconds"] = round(time.perf_counter() - started, 1)
     (out / "run.json").write_text(json.dumps(meta, indent=2) + "\n")
@@ -355,6 +344,16 @@ def plot(out: Path, clusters_rows, random_rows, tiny_rows=None) -> None:
         fig.tight_layout()
         fig.savefig(out / "optimal_gap.png", dpi=120)
         plt.close(fig)
+
+
+BENCHMARKS = (Benchmark("hetero", "Nasiri et al.: hetero vs Storm's default, optimal, timing", (
+    argument("--out", default="benchmarks/reports/hetero", help="output directory"),
+    argument("--parts", default="clusters,tiny,random", help="comma list of: clusters, tiny, random"),
+    argument("--clusters", default=",".join(CLUSTERS), help="comma list of clusters"),
+    argument("--repeats", type=int, default=5, help="timing repeats per planner (median)"),
+    argument("--random", type=int, default=60, help="random instances per kind"),
+    argument("--max-nodes", type=int, default=5_000_000, help="search nodes for hetero-optimal"),
+), hetero_benchmark),)
 
 
 def _argv(args: argparse.Namespace) -> str:

@@ -27,7 +27,6 @@ Every figure is the closed-form highest sustainable input rate of the model with
 """
 from __future__ import annotations
 
-import argparse
 import copy
 import random
 import statistics
@@ -37,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench.report import add_experiments, pyplot, stamped_progress, write_csv, write_table
+from storm_planner.bench.report import experiments_benchmark, pyplot, stamped_progress, write_csv, write_table
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
 from storm_planner.generators.nasiri import CLUSTERS, TOPOLOGIES, add_bases, micro_problem, random_problem
@@ -229,9 +228,9 @@ def _plot_clusters(out: Path, rows: list[dict[str, Any]]) -> None:
 EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {"random": bench_random, "clusters": bench_clusters}
 
 
-def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
-    add_experiments(subparsers, "hetero-bases", "Nasiri et al. with a fixed CPU cost per instance (issue #18)",
-                    EXPERIMENTS, DEFAULT_OUT, "few instances and the two smallest clusters (a smoke run)", _progress)
+BENCHMARKS = (experiments_benchmark("hetero-bases", "Nasiri et al. with a fixed CPU cost per instance (issue #18)",
+                                    EXPERIMENTS, DEFAULT_OUT, "few instances and the two smallest clusters (a smoke run)",
+                                    _progress),)
 
 
-__all__ = ["add_benchmarks", "compare", "strip_bases"]
+__all__ = ["BENCHMARKS", "compare", "strip_bases"]

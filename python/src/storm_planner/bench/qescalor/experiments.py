@@ -36,7 +36,6 @@ measure on the local cluster. The models, solvers and forecaster are the real li
 """
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -49,7 +48,7 @@ import numpy as np
 from storm_planner.api import scale
 from storm_planner.bench.qescalor.cluster import bench_cluster, bench_replay
 from storm_planner.bench.qescalor.live import bench_live
-from storm_planner.bench.report import add_experiments, pyplot, stamped_progress, write_table
+from storm_planner.bench.report import experiments_benchmark, pyplot, stamped_progress, write_table
 from storm_planner.generators.qescalor import (
     PAPER_PROVISIONS,
     diurnal_rates,
@@ -334,7 +333,6 @@ EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {
 }
 
 
-def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
-    add_experiments(subparsers, "qescalor", "QEScalor: QCESA vs CBA and the exact optimum, DSA vs FSSA, "
-                    "the model comparison (Figs. 2-3, Tables 2-3)", EXPERIMENTS, DEFAULT_OUT,
-                    "fewer instances, repeats and epochs (a smoke run)", _progress)
+BENCHMARKS = (experiments_benchmark("qescalor", "QEScalor: QCESA vs CBA and the exact optimum, DSA vs FSSA, "
+                                    "the model comparison (Figs. 2-3, Tables 2-3)", EXPERIMENTS, DEFAULT_OUT,
+                                    "fewer instances, repeats and epochs (a smoke run)", _progress),)
