@@ -17,7 +17,7 @@ Three parts, each writing a CSV, a markdown table and a plot under
   bound (2 × machines) — every paper-style instance the exhaustive search
   covers at that bound.
 * ``random`` — ``--random`` random tiny instances (2–3 machines, 2–4
-  components) of two kinds: *related* machines (one speed per machine type, as
+  components; :func:`storm_planner.generators.nasiri.random_problem`) of two kinds: *related* machines (one speed per machine type, as
   Table III nearly is) and *unrelated* ones (every cost drawn on its own):
   ``hetero`` against ``hetero-optimal`` with the same bound (2 × machines).
 * the plots: ``throughput_gain.png``, ``utilisation.png``, ``optimal_gap.png``.
@@ -39,8 +39,7 @@ from typing import Any
 from storm_planner.bench.report import Benchmark, argument, markdown_table, publish, pyplot
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
-from storm_planner.generators.nasiri import CLUSTERS, TOPOLOGIES, micro_problem, micro_profile
-from storm_planner.generators.nasiri import random_problem as generated_random_problem
+from storm_planner.generators.nasiri import CLUSTERS, TOPOLOGIES, micro_problem, micro_profile, random_problem
 from storm_planner.planners import run
 from storm_planner.planners.nasiri.bounds import fluid_bound
 from storm_planner.planners.nasiri.hetero_optimal import optimal_placement
@@ -255,16 +254,11 @@ def _tiny_cell(row: dict[str, Any]) -> str:
 
 # -- random instances -------------------------------------------------------------------------------------
 
-def random_problem(seed: int, related: bool, bases: tuple[float, float] | None = None) -> Problem:
-    """:func:`storm_planner.generators.nasiri.random_problem` as a Problem."""
-    return Problem.from_dict(generated_random_problem(seed, related, bases))
-
-
 def random_experiment(count: int, max_nodes: int) -> list[dict[str, Any]]:
     rows = []
     for kind in ("related", "unrelated"):
         for seed in range(count):
-            problem = random_problem(seed, kind == "related")
+            problem = Problem.from_dict(random_problem(seed, kind == "related"))
             model = build_model(problem)
             largest = 2 * model.n_machines
             plan = run(problem, "hetero")
