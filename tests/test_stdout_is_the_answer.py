@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -58,8 +60,6 @@ def test_the_api_writes_nothing_on_descriptor_1(algorithm, capfd):
 
 
 def test_what_native_code_prints_goes_to_the_debug_log(capfd, caplog):
-    import os
-
     logger = logging.getLogger("storm_planner.test.native")
     with caplog.at_level(logging.DEBUG, logger=logger.name):
         with native_output_to_log(logger, "a native library"):
@@ -71,3 +71,29 @@ def test_what_native_code_prints_goes_to_the_debug_log(capfd, caplog):
     assert out == "after the capture\n"
     logged = [r.getMessage() for r in caplog.records if r.name == logger.name]
     assert logged == ["a native library printed:\nRunning Something 1.0\nsecond line"]
+
+
+def test_a_reader_that_goes_away_ends_the_cli_quietly_in_a_pipe_into_head():
+    # `storm-planner algorithms --params | head -1`: head exits after one line; whether the CLI then
+    # still writes (and meets the closed pipe) is a race, so both endings are allowed, neither with a traceback.
+    script = (f"{sys.executable} -m storm_planner algorithms --params 2>err.txt | head -1; "
+              "echo status ${PIPESTATUS[0]}; cat err.txt")
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120,
+                         cwd=tempfile.mkdtemp(prefix="broken-pipe-"))
+    first, status, *stderr = out.stdout.split("\n")
+    assert first.split()[0] in available()
+    assert status in ("status 0", "status 141"), out.stdout
+    assert "Traceback" not in out.stdout and "BrokenPipeError" not in out.stdout, out.stdout
+
+
+def test_a_closed_standard_output_ends_the_cli_with_sigpipes_status_and_no_traceback():
+    # The reader is gone before the CLI writes anything: its writes must fail (deterministically).
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        out = subprocess.run([sys.executable, "-m", "storm_planner", "algorithms", "--params"], stdout=write_end,
+                             stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert out.returncode == 141, out.stderr
+    assert out.stderr == ""

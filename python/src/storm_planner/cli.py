@@ -14,7 +14,7 @@ import logging
 import sys
 
 from storm_planner.core.errors import StormPlannerError
-from storm_planner.core.quiet import answer_only_stdout
+from storm_planner.core.quiet import answer_only_stdout, stdout_to_devnull
 
 # Modules that contribute sub-commands, in help order. A module listed here
 # that is not importable (an optional area) is skipped with a debug line.
@@ -31,6 +31,10 @@ COMMAND_MODULES = (
     "storm_planner.dashboard.commands",
     "storm_planner.demo",
 )
+
+
+# A process whose reader went away ends as if killed by SIGPIPE, as Unix tools do (the shell's 128 + 13).
+BROKEN_PIPE_STATUS = 141
 
 
 class CommandError(StormPlannerError):
@@ -74,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # standard output's reader is gone (`storm-planner ... | head`): nothing more to say, no traceback
+        stdout_to_devnull()
+        return BROKEN_PIPE_STATUS
 
 
 if __name__ == "__main__":

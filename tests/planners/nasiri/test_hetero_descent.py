@@ -4,9 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from storm_planner.bench.hetero import random_problem as bench_problem
 from storm_planner.core.problem import Problem
-from storm_planner.generators.nasiri import micro_problem
+from storm_planner.generators.nasiri import micro_problem, random_problem
 from storm_planner.planners import run
 from storm_planner.planners.nasiri._hetero_descent import (
     _largest_remainder,
@@ -31,9 +30,9 @@ def rate_of(problem: Problem, plan) -> float:
 MISSED = [
     pytest.param(lambda: Problem.from_dict(micro_problem("star", (1, 2, 0))), id="star-1/2/0"),
     pytest.param(lambda: Problem.from_dict(micro_problem("star", (1, 0, 2))), id="star-1/0/2"),
-    pytest.param(lambda: bench_problem(11, related=True), id="related-11"),
-    pytest.param(lambda: bench_problem(29, related=True), id="related-29"),
-    pytest.param(lambda: bench_problem(40, related=False), id="unrelated-40"),
+    pytest.param(lambda: Problem.from_dict(random_problem(11, related=True)), id="related-11"),
+    pytest.param(lambda: Problem.from_dict(random_problem(29, related=True)), id="related-29"),
+    pytest.param(lambda: Problem.from_dict(random_problem(40, related=False)), id="unrelated-40"),
 ]
 
 
@@ -52,7 +51,7 @@ def test_the_descent_brings_hetero_within_4_percent_where_alg2_alone_missed(make
 
 @pytest.mark.parametrize("seed", range(30))
 def test_the_descent_never_lowers_the_rate_and_keeps_the_bounds(seed):
-    problem = bench_problem(seed, related=seed % 2 == 0)
+    problem = Problem.from_dict(random_problem(seed, related=seed % 2 == 0))
     model = build_model(problem)
     state = first_assignment(model, [1] * model.n_components, model.input_rate)
     start = maximize_throughput(model, state, model.input_rate, max_instances=[3] * model.n_components).state
@@ -67,7 +66,7 @@ def test_the_descent_never_lowers_the_rate_and_keeps_the_bounds(seed):
 
 
 def test_a_fixed_graph_keeps_its_instance_counts():
-    problem = bench_problem(3, related=False)
+    problem = Problem.from_dict(random_problem(3, related=False))
     model = build_model(problem)
     counts = np.zeros((model.n_components, model.n_machines), dtype=int)
     counts[:, 0] = 2  # everything on the first machine: the descent must spread it, not resize it
@@ -98,7 +97,7 @@ def test_the_papers_rules_as_written_skip_the_descent():
 
 def test_the_fluid_start_reaches_what_pairs_from_the_heuristic_cannot():
     # unrelated seed 41: the optimum changes all three components at once (benchmarks/reports/hetero.md)
-    problem = bench_problem(41, related=False)
+    problem = Problem.from_dict(random_problem(41, related=False))
     model = build_model(problem)
     bound = [2 * model.n_machines] * model.n_components
     heuristic = run(problem, "hetero", descent=False, polish_nodes=0)

@@ -9,14 +9,13 @@ there, is copied in as the report's notes.
 """
 from __future__ import annotations
 
-import csv
 import json
 import math
 import statistics
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench.report import markdown_table, pyplot
+from storm_planner.bench.report import markdown_table, pyplot, read_csv
 
 BASELINES = ("default", "ras")
 
@@ -26,8 +25,7 @@ def write_report(out: Path, command: str) -> Path | None:
     path = out / "cells.csv"
     if not path.exists():
         return None
-    with path.open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    _, rows = read_csv(path)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["workload"], row["rate"]), []).append(row)

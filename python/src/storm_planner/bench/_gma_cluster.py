@@ -96,12 +96,19 @@ def bench_cluster(out: Path, seed: int, quick: bool, command: str,
                 for rate in rates:
                     rows.append(run.topk(planner, rate, costs))
                     _write_partial(out, rows)
+    write_cluster_report(out, rows, costs, planners, command)
+    return rows
+
+
+def write_cluster_report(out: Path, rows: list[dict[str, Any]], costs: dict[str, Any], planners: tuple[str, ...],
+                         command: str) -> None:
+    """``cluster.csv``, ``cluster.md``, ``cluster-profile.json`` (the measured costs) and ``cluster.png``
+    from the rows of every (planner, rate); the partial record of an unfinished run goes."""
     (out / "cluster-partial.json").unlink(missing_ok=True)
     write_table(out, "cluster", rows, "Figs. 4-5 on the local cluster: Top-K beside Join and Word Count, "
                 f"four supervisors behind {LINK_MBIT:g} Mbit/s emulated links", command)
     (out / "cluster-profile.json").write_text(json.dumps(costs, indent=2) + "\n")
     _plot(out, rows, planners)
-    return rows
 
 
 def _write_partial(out: Path, rows: list[dict[str, Any]]) -> None:
@@ -337,8 +344,13 @@ def bench_overhead(out: Path, seed: int, quick: bool, command: str) -> list[dict
             time.sleep(run.settle_s)
             rows.extend(_overhead_rows(run, row.id, payload))
             kill_topology(run.nimbus, f"p{payload}", wait_secs=0, progress=lambda message: None)
-    write_table(out, "overhead", rows, "Wire bytes per tuple beyond the hook's payload estimate", command)
+    write_overhead_report(out, rows, command)
     return rows
+
+
+def write_overhead_report(out: Path, rows: list[dict[str, Any]], command: str) -> None:
+    """``overhead.csv`` and ``overhead.md``: per payload and link, the wire bytes beyond the hook's count."""
+    write_table(out, "overhead", rows, "Wire bytes per tuple beyond the hook's payload estimate", command)
 
 
 def _overhead_rows(run: _Run, topology_id: str, payload: int) -> list[dict[str, Any]]:

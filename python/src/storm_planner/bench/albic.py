@@ -25,13 +25,12 @@ The workloads come from :mod:`storm_planner.generators.madsen`.
 """
 from __future__ import annotations
 
-import argparse
 import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench.report import add_experiments, markdown_table, pyplot, stamped_progress, write_csv
+from storm_planner.bench.report import experiments_benchmark, pyplot, stamped_progress, write_table
 from storm_planner.core.evaluate import load_distance
 from storm_planner.core.problem import Problem
 from storm_planner.generators.madsen import (
@@ -45,22 +44,6 @@ from storm_planner.generators.madsen import (
 from storm_planner.planners import run
 
 DEFAULT_OUT = Path("benchmarks/reports/albic")
-
-
-# -- output helpers -------------------------------------------------------------------------
-
-def _write_table(out: Path, name: str, rows: list[dict[str, Any]], title: str, command: str) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    if not rows:
-        return
-    write_csv(out / f"{name}.csv", rows)
-    columns = list(rows[0])
-    table = markdown_table(columns, [[_cell(row[c]) for c in columns] for row in rows])
-    (out / f"{name}.md").write_text(f"# {title}\n\nReproduce: `{command}`\n\n" + table)
-
-
-def _cell(value: Any) -> str:
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
 _progress = stamped_progress("albic bench")
@@ -104,7 +87,7 @@ def bench_solve_time(out: Path, seed: int, quick: bool, command: str) -> list[di
                                      "solve_s": round(plan.solve_ms / 1000.0, 2),
                                      "milp": round(plan.figures["load_distance"], 3),
                                      "milp_migrations": int(plan.figures["migrations"])})
-    _write_table(out, "solve-time", rows, "§5.1: load distance against solve time (milp vs flux)", command)
+    write_table(out, "solve-time", rows, "§5.1: load distance against solve time (milp vs flux)", command)
     _plot_solve_time(out, rows)
     return rows
 
@@ -166,7 +149,7 @@ def bench_drift(out: Path, seed: int, quick: bool, command: str, rounds: int = 2
                 row[f"{algorithm}_migrations"] = int(plan.figures["migrations"])
                 row[f"{algorithm}_solve_s"] = round(plan.solve_ms / 1000.0, 2)
             rows.append(row)
-    _write_table(out, "drift", rows, "§5.2: load distance per round, 20 nodes, 300 executors, 13 migrations",
+    write_table(out, "drift", rows, "§5.2: load distance per round, 20 nodes, 300 executors, 13 migrations",
                  command)
     plt = pyplot()
     figure, axes = plt.subplots(1, len(sigmas), figsize=(7 * len(sigmas), 4), squeeze=False)
@@ -215,7 +198,7 @@ def bench_scale_in(out: Path, seed: int, quick: bool, command: str, rounds: int 
                              "drain_load": round(plan.figures["drain_load"], 2),
                              "migrations": int(plan.figures["migrations"]),
                              "solve_s": round(plan.solve_ms / 1000.0, 2)})
-    _write_table(out, "scale-in", rows, f"§5.1 scale-in: {nodes} nodes, {executors} executors, {marked} marked, "
+    write_table(out, "scale-in", rows, f"§5.1 scale-in: {nodes} nodes, {executors} executors, {marked} marked, "
                  "20 migrations per round", command)
     plt = pyplot()
     figure, axes = plt.subplots(1, 2, figsize=(11, 4))
@@ -295,7 +278,7 @@ def bench_collocation(out: Path, seed: int, quick: bool, command: str, periods: 
                                        time_limit_s=time_limit_s, reference_load=reference, progress=progress):
                 rows.append({"nodes": nodes, "executors": executors, "operators": operators,
                              "run": label, **row})
-    _write_table(out, "collocation", rows, "§5.3: albic vs cola, half the executors one-to-one, "
+    write_table(out, "collocation", rows, "§5.3: albic vs cola, half the executors one-to-one, "
                  "10 migrations per period", command)
     _plot_collocation(out, rows)
     return rows
@@ -332,6 +315,5 @@ EXPERIMENTS = {
 }
 
 
-def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
-    add_experiments(subparsers, "albic", "Madsen et al.: milp/albic vs flux/cola (§5.1-5.3)", EXPERIMENTS,
-                    DEFAULT_OUT, "small sizes and few rounds (a smoke run)", _progress)
+BENCHMARKS = (experiments_benchmark("albic", "Madsen et al.: milp/albic vs flux/cola (§5.1-5.3)", EXPERIMENTS,
+                                    DEFAULT_OUT, "small sizes and few rounds (a smoke run)", _progress),)

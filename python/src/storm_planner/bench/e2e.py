@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import dataclasses
 import json
 import signal
@@ -43,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from storm_planner.bench._e2e_workloads import WORKLOADS, Workload, parse_scheduler, parse_workloads
-from storm_planner.bench.report import stamped_progress
+from storm_planner.bench.report import Benchmark, append_csv, argument, read_csv, stamped_progress
 
 DEFAULT_OUT = Path("benchmarks/reports/e2e")
 DEFAULT_CLUSTER = Path("benchmarks/e2e/cluster.yaml")
@@ -73,23 +72,16 @@ def finished_cells(path: Path, header: list[str]) -> set[tuple[str, str, str, st
     """Keys of the cells already in ``path``; an existing file with other columns is refused."""
     if not path.exists():
         return set()
-    with path.open(newline="") as handle:
-        reader = csv.DictReader(handle)
-        if reader.fieldnames != header:
-            raise ValueError(f"{path}: its columns are not this cluster's ({', '.join(reader.fieldnames or [])}); "
-                             f"use another --out or move the file away")
-        return {cell_key(row) for row in reader}
+    found, rows = read_csv(path)
+    if found != header:
+        raise ValueError(f"{path}: its columns are not this cluster's ({', '.join(found)}); "
+                         f"use another --out or move the file away")
+    return {cell_key(row) for row in rows}
 
 
 def append_cell(path: Path, header: list[str], row: dict[str, Any]) -> None:
     """Append one finished cell (the header first when the file is new)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    new = not path.exists()
-    with path.open("a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=header, restval="")
-        if new:
-            writer.writeheader()
-        writer.writerow(row)
+    append_csv(path, header, row)
 
 
 def plan_cells(workloads: list[Workload], schedulers: list[str], repeat: int, rates: list[float] | None,
@@ -225,48 +217,46 @@ def _command(args: argparse.Namespace) -> str:
     return " ".join(parts)
 
 
-def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("e2e", help="Storm's DefaultScheduler and ResourceAwareScheduler against the "
-                                               "plugin's planners on a real local cluster (root)")
-    parser.add_argument("--workloads", default="topk-link", help=f"comma-separated, of {', '.join(WORKLOADS)} "
-                                                                 "(default: %(default)s)")
-    parser.add_argument("--schedulers", default=DEFAULT_SCHEDULERS,
-                        help="comma-separated: default, ras, planner:NAME (default: %(default)s)")
-    parser.add_argument("--rate", default=None, help="tuples/s for every workload (default: each workload's own); "
-                                                     "several, comma-separated, make a ramp: the report then gives "
-                                                     "each scheduler's highest sustainable rate")
-    parser.add_argument("--repeat", type=int, default=1, help="repetitions, interleaved (default: %(default)s)")
-    parser.add_argument("--quick", action="store_true", help="short cells at each workload's quick rate")
-    parser.add_argument("--settle", type=float, default=None, help="seconds after the first ack (default 20; "
-                                                                   "--quick 10)")
-    parser.add_argument("--measure", type=float, default=None, help="seconds measured (default 40; --quick 20)")
-    parser.add_argument("--drain", type=float, default=None, help="most seconds waited for the tuples in flight "
-                                                                  "(default 60; --quick 45)")
-    parser.add_argument("--start-timeout", type=float, default=180.0,
-                        help="most seconds from submission until the topology runs, and again until its first "
-                             "acked tuple (default: %(default)s)")
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help="cells.csv and plots (default: %(default)s); "
-                                                                "the report is <out>.md")
-    parser.add_argument("--cluster", default=str(DEFAULT_CLUSTER), help="cluster description (default: %(default)s)")
-    parser.add_argument("--link-mbit", type=float, default=None,
-                        help="every emulated link at this rate (default: the description's, 2 Mbit/s)")
-    parser.add_argument("--feed-records", type=int, default=None, help=f"synthetic records per feed (default "
-                                                                       f"{FEED_RECORDS:,}; --quick {QUICK_FEED_RECORDS:,})")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--report-only", action="store_true", help="rewrite the report from cells.csv, run nothing")
+def _handler(args: argparse.Namespace) -> int:
+    quick = (10.0, 20.0, 45.0) if args.quick else (20.0, 40.0, 60.0)
+    args.settle = quick[0] if args.settle is None else args.settle
+    args.measure = quick[1] if args.measure is None else args.measure
+    args.drain = quick[2] if args.drain is None else args.drain
+    started = time.perf_counter()
+    try:
+        return run(args)
+    except ValueError as error:
+        print(f"storm-planner bench e2e: {error}", file=sys.stderr)
+        return 2
+    finally:
+        _progress(f"done in {time.perf_counter() - started:.0f} s")
 
-    def handler(args: argparse.Namespace) -> int:
-        quick = (10.0, 20.0, 45.0) if args.quick else (20.0, 40.0, 60.0)
-        args.settle = quick[0] if args.settle is None else args.settle
-        args.measure = quick[1] if args.measure is None else args.measure
-        args.drain = quick[2] if args.drain is None else args.drain
-        started = time.perf_counter()
-        try:
-            return run(args)
-        except ValueError as error:
-            print(f"storm-planner bench e2e: {error}", file=sys.stderr)
-            return 2
-        finally:
-            _progress(f"done in {time.perf_counter() - started:.0f} s")
 
-    parser.set_defaults(handler=handler)
+BENCHMARKS = (Benchmark("e2e", "Storm's DefaultScheduler and ResourceAwareScheduler against the plugin's planners on "
+                               "a real local cluster (root)", (
+    argument("--workloads", default="topk-link", help=f"comma-separated, of {', '.join(WORKLOADS)} "
+                                                      "(default: %(default)s)"),
+    argument("--schedulers", default=DEFAULT_SCHEDULERS,
+             help="comma-separated: default, ras, planner:NAME (default: %(default)s)"),
+    argument("--rate", default=None, help="tuples/s for every workload (default: each workload's own); "
+                                          "several, comma-separated, make a ramp: the report then gives "
+                                          "each scheduler's highest sustainable rate"),
+    argument("--repeat", type=int, default=1, help="repetitions, interleaved (default: %(default)s)"),
+    argument("--quick", action="store_true", help="short cells at each workload's quick rate"),
+    argument("--settle", type=float, default=None, help="seconds after the first ack (default 20; --quick 10)"),
+    argument("--measure", type=float, default=None, help="seconds measured (default 40; --quick 20)"),
+    argument("--drain", type=float, default=None, help="most seconds waited for the tuples in flight "
+                                                       "(default 60; --quick 45)"),
+    argument("--start-timeout", type=float, default=180.0,
+             help="most seconds from submission until the topology runs, and again until its first "
+                  "acked tuple (default: %(default)s)"),
+    argument("--out", default=str(DEFAULT_OUT), help="cells.csv and plots (default: %(default)s); "
+                                                     "the report is <out>.md"),
+    argument("--cluster", default=str(DEFAULT_CLUSTER), help="cluster description (default: %(default)s)"),
+    argument("--link-mbit", type=float, default=None,
+             help="every emulated link at this rate (default: the description's, 2 Mbit/s)"),
+    argument("--feed-records", type=int, default=None, help=f"synthetic records per feed (default "
+                                                            f"{FEED_RECORDS:,}; --quick {QUICK_FEED_RECORDS:,})"),
+    argument("--seed", type=int, default=1),
+    argument("--report-only", action="store_true", help="rewrite the report from cells.csv, run nothing"),
+), _handler),)

@@ -25,7 +25,6 @@ constants are below, each with its reason.
 """
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 from collections.abc import Callable
@@ -34,7 +33,7 @@ from typing import Any
 
 from storm_planner.bench._gma_cluster import FIGURE_PANELS, bench_cluster, bench_overhead
 from storm_planner.bench.report import (
-    add_experiments,
+    experiments_benchmark,
     plot_by_planner,
     pyplot,
     stamped_progress,
@@ -231,6 +230,6 @@ EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {
 }
 
 
-def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
-    add_experiments(subparsers, "gma", "Elastic Allocator: gma vs random/even/topdown/milp (Figs. 4-5)", EXPERIMENTS,
-                    DEFAULT_OUT, "few workloads and instances (a smoke run)", _progress, not_in_all=("cluster", "overhead"))
+BENCHMARKS = (experiments_benchmark("gma", "Elastic Allocator: gma vs random/even/topdown/milp (Figs. 4-5)",
+                                    EXPERIMENTS, DEFAULT_OUT, "few workloads and instances (a smoke run)", _progress,
+                                    not_in_all=("cluster", "overhead")),)

@@ -17,7 +17,7 @@ Three parts, each writing a CSV, a markdown table and a plot under
   bound (2 × machines) — every paper-style instance the exhaustive search
   covers at that bound.
 * ``random`` — ``--random`` random tiny instances (2–3 machines, 2–4
-  components) of two kinds: *related* machines (one speed per machine type, as
+  components; :func:`storm_planner.generators.nasiri.random_problem`) of two kinds: *related* machines (one speed per machine type, as
   Table III nearly is) and *unrelated* ones (every cost drawn on its own):
   ``hetero`` against ``hetero-optimal`` with the same bound (2 × machines).
 * the plots: ``throughput_gain.png``, ``utilisation.png``, ``optimal_gap.png``.
@@ -36,11 +36,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench.report import markdown_table, pyplot, write_csv
+from storm_planner.bench.report import Benchmark, argument, markdown_table, publish, pyplot
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
-from storm_planner.generators.nasiri import CLUSTERS, TOPOLOGIES, micro_problem, micro_profile
-from storm_planner.generators.nasiri import random_problem as generated_random_problem
+from storm_planner.generators.nasiri import CLUSTERS, TOPOLOGIES, micro_problem, micro_profile, random_problem
 from storm_planner.planners import run
 from storm_planner.planners.nasiri.bounds import fluid_bound
 from storm_planner.planners.nasiri.hetero_optimal import optimal_placement
@@ -68,17 +67,6 @@ OPTIMAL_BOUND = {"paper": 6, "small": 4}  # max instances per component for the 
 TYPE_SHORT = {"lowCompute": "L", "midCompute": "M", "highCompute": "H"}
 
 
-def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
-    bench = subparsers.add_parser("hetero", help="Nasiri et al.: hetero vs Storm's default, optimal, timing")
-    bench.add_argument("--out", default="benchmarks/reports/hetero", help="output directory")
-    bench.add_argument("--parts", default="clusters,tiny,random", help="comma list of: clusters, tiny, random")
-    bench.add_argument("--clusters", default=",".join(CLUSTERS), help="comma list of clusters")
-    bench.add_argument("--repeats", type=int, default=5, help="timing repeats per planner (median)")
-    bench.add_argument("--random", type=int, default=60, help="random instances per kind")
-    bench.add_argument("--max-nodes", type=int, default=5_000_000, help="search nodes for hetero-optimal")
-    bench.set_defaults(handler=hetero_benchmark)
-
-
 def hetero_benchmark(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -86,18 +74,19 @@ def hetero_benchmark(args: argparse.Namespace) -> int:
     parts = set(args.parts.split(","))
     meta: dict[str, Any] = {"command": "storm-planner bench hetero " + _argv(args), "parts": sorted(parts)}
     clusters_rows = random_rows = tiny_rows = None
+    command = meta["command"]
     if "clusters" in parts:
         clusters_rows = cluster_experiment(args.clusters.split(","), args.repeats, args.max_nodes)
-        write_csv(out / "clusters.csv", clusters_rows)
-        (out / "clusters.md").write_text(clusters_markdown(clusters_rows))
+        publish(out, "clusters", clusters_rows, "hetero against storm-default on the paper's clusters", command,
+                text=clusters_markdown(clusters_rows))
     if "tiny" in parts:
         tiny_rows = tiny_experiment(args.max_nodes)
-        write_csv(out / "tiny.csv", tiny_rows)
-        (out / "tiny.md").write_text(tiny_markdown(tiny_rows))
+        publish(out, "tiny", tiny_rows, "hetero against the optimum on every cluster of 2-3 of the paper's machines",
+                command, text=tiny_markdown(tiny_rows))
     if "random" in parts:
         random_rows = random_experiment(args.random, args.max_nodes)
-        write_csv(out / "random.csv", random_rows)
-        (out / "random.md").write_text(random_markdown(random_rows))
+        publish(out, "random", random_rows, "hetero against the optimum on random tiny instances", command,
+                text=random_markdown(random_rows))
     plot(out, clusters_rows, random_rows, tiny_rows)
     meta["seconds"] = round(time.perf_counter() - started, 1)
     (out / "run.json").write_text(json.dumps(meta, indent=2) + "\n")
@@ -265,16 +254,11 @@ def _tiny_cell(row: dict[str, Any]) -> str:
 
 # -- random instances -------------------------------------------------------------------------------------
 
-def random_problem(seed: int, related: bool, bases: tuple[float, float] | None = None) -> Problem:
-    """:func:`storm_planner.generators.nasiri.random_problem` as a Problem."""
-    return Problem.from_dict(generated_random_problem(seed, related, bases))
-
-
 def random_experiment(count: int, max_nodes: int) -> list[dict[str, Any]]:
     rows = []
     for kind in ("related", "unrelated"):
         for seed in range(count):
-            problem = random_problem(seed, kind == "related")
+            problem = Problem.from_dict(random_problem(seed, kind == "related"))
             model = build_model(problem)
             largest = 2 * model.n_machines
             plan = run(problem, "hetero")
@@ -354,6 +338,16 @@ def plot(out: Path, clusters_rows, random_rows, tiny_rows=None) -> None:
         fig.tight_layout()
         fig.savefig(out / "optimal_gap.png", dpi=120)
         plt.close(fig)
+
+
+BENCHMARKS = (Benchmark("hetero", "Nasiri et al.: hetero vs Storm's default, optimal, timing", (
+    argument("--out", default="benchmarks/reports/hetero", help="output directory"),
+    argument("--parts", default="clusters,tiny,random", help="comma list of: clusters, tiny, random"),
+    argument("--clusters", default=",".join(CLUSTERS), help="comma list of clusters"),
+    argument("--repeats", type=int, default=5, help="timing repeats per planner (median)"),
+    argument("--random", type=int, default=60, help="random instances per kind"),
+    argument("--max-nodes", type=int, default=5_000_000, help="search nodes for hetero-optimal"),
+), hetero_benchmark),)
 
 
 def _argv(args: argparse.Namespace) -> str:

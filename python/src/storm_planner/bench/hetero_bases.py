@@ -27,7 +27,6 @@ Every figure is the closed-form highest sustainable input rate of the model with
 """
 from __future__ import annotations
 
-import argparse
 import copy
 import random
 import statistics
@@ -37,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench.report import add_experiments, pyplot, stamped_progress, write_csv, write_table
+from storm_planner.bench.report import experiments_benchmark, pyplot, stamped_progress, write_csv, write_table
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
 from storm_planner.generators.nasiri import CLUSTERS, TOPOLOGIES, add_bases, micro_problem, random_problem
@@ -186,12 +185,16 @@ def cluster_instance(topology: str, cluster: str, bases: str, seed: int) -> dict
     return data
 
 
-def bench_clusters(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
-    clusters = ("paper", "small") if quick else tuple(CLUSTERS)
+def bench_clusters(out: Path, seed: int, quick: bool, command: str, clusters: tuple[str, ...] | None = None,
+                   topologies: tuple[str, ...] | None = None,
+                   bases_kinds: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """``clusters`` (default all; ``quick``: paper and small) × ``topologies`` (default all) × ``bases_kinds``
+    (default every kind of bases)."""
+    clusters = clusters or (("paper", "small") if quick else tuple(CLUSTERS))
     rows = []
     for cluster in clusters:
-        for topology in TOPOLOGIES:
-            for bases in (*MEASURED_BASES, *CLUSTER_BASES, INVERTED):
+        for topology in topologies or TOPOLOGIES:
+            for bases in bases_kinds or (*MEASURED_BASES, *CLUSTER_BASES, INVERTED):
                 row = compare(cluster_instance(topology, cluster, bases, seed))
                 rows.append({"cluster": cluster, "topology": topology, "bases (% of a core)": bases, **ratios(row),
                              "instances": row["instances"], "base-blind instances": row["base_blind_instances"],
@@ -225,9 +228,9 @@ def _plot_clusters(out: Path, rows: list[dict[str, Any]]) -> None:
 EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {"random": bench_random, "clusters": bench_clusters}
 
 
-def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
-    add_experiments(subparsers, "hetero-bases", "Nasiri et al. with a fixed CPU cost per instance (issue #18)",
-                    EXPERIMENTS, DEFAULT_OUT, "few instances and the two smallest clusters (a smoke run)", _progress)
+BENCHMARKS = (experiments_benchmark("hetero-bases", "Nasiri et al. with a fixed CPU cost per instance (issue #18)",
+                                    EXPERIMENTS, DEFAULT_OUT, "few instances and the two smallest clusters (a smoke run)",
+                                    _progress),)
 
 
-__all__ = ["add_benchmarks", "compare", "strip_bases"]
+__all__ = ["BENCHMARKS", "compare", "strip_bases"]

@@ -73,6 +73,7 @@ from storm_planner.bench._hetero_real_driver import (
 from storm_planner.bench._hetero_real_project import base_options, real_profile, reference_times, write_project
 from storm_planner.bench._hetero_real_report import jsonable, write_outputs
 from storm_planner.bench._hetero_real_search import BenchError, assignment_counts, parse_capacities, run_order
+from storm_planner.bench.report import Benchmark, argument
 from storm_planner.core.jsonfile import read_json
 from storm_planner.generators.nasiri import TOPOLOGIES
 from storm_planner.profiling.cgroups import CpuAccount
@@ -104,30 +105,6 @@ def profile_reference(settings: BenchSettings, rates: Sequence[float], work_dir:
 
 
 # -- the command --------------------------------------------------------------------------------------------
-
-def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
-    bench = subparsers.add_parser(
-        "hetero-real", help="Nasiri et al. Fig. 8 on the real local cluster: hetero vs Storm's default, measured")
-    bench.add_argument("--out", default="benchmarks/reports/hetero/real", help="output directory")
-    bench.add_argument("--topologies", default="linear", help="comma list of: linear, diamond, star")
-    bench.add_argument("--pairs", type=int, default=2, help="hetero/default pairs per topology (A B A B ...)")
-    bench.add_argument("--capacities", default="100,50,25",
-                       help="cpu of the large, medium and small supervisor (percent of a core; also the quota)")
-    bench.add_argument("--rounds", default="300,1500,4000",
-                       help="SHA-256 rounds per tuple of the low, mid and high compute bolts")
-    bench.add_argument("--profile", help="reuse a profile written by an earlier run (profile.json) "
-                                         "instead of profiling")
-    bench.add_argument("--profile-rates", default="20,40,80", help="profiling rates (tuples/s)")
-    bench.add_argument("--period", type=int, default=3, help="metrics window, s")
-    bench.add_argument("--windows", type=int, default=3, help="windows measured per rate step")
-    bench.add_argument("--keep-up", type=float, default=0.95,
-                       help="share of the implied rate every component must execute for a step to count")
-    bench.add_argument("--load-aware", action="store_true",
-                       help="keep Storm 2's load- and locality-aware shuffle (default: uniform shuffle, as the "
-                            "paper's Storm 0.9.5 and eq. 8)")
-    bench.add_argument("--work-dir", help="state directory (default: a temporary one)")
-    bench.set_defaults(handler=hetero_real_benchmark)
-
 
 def hetero_real_benchmark(args: argparse.Namespace) -> int:
     import signal
@@ -272,6 +249,28 @@ def run_shape(bench: Bench, shape: str, settings: BenchSettings, report: dict[st
     for pair, placement in run_order(settings.pairs):
         runs.append(bench.run(shape, placement, pair, parallelism))
     return runs
+
+
+BENCHMARKS = (Benchmark(
+    "hetero-real", "Nasiri et al. Fig. 8 on the real local cluster: hetero vs Storm's default, measured", (
+        argument("--out", default="benchmarks/reports/hetero/real", help="output directory"),
+        argument("--topologies", default="linear", help="comma list of: linear, diamond, star"),
+        argument("--pairs", type=int, default=2, help="hetero/default pairs per topology (A B A B ...)"),
+        argument("--capacities", default="100,50,25",
+                 help="cpu of the large, medium and small supervisor (percent of a core; also the quota)"),
+        argument("--rounds", default="300,1500,4000",
+                 help="SHA-256 rounds per tuple of the low, mid and high compute bolts"),
+        argument("--profile", help="reuse a profile written by an earlier run (profile.json) instead of profiling"),
+        argument("--profile-rates", default="20,40,80", help="profiling rates (tuples/s)"),
+        argument("--period", type=int, default=3, help="metrics window, s"),
+        argument("--windows", type=int, default=3, help="windows measured per rate step"),
+        argument("--keep-up", type=float, default=0.95,
+                 help="share of the implied rate every component must execute for a step to count"),
+        argument("--load-aware", action="store_true",
+                 help="keep Storm 2's load- and locality-aware shuffle (default: uniform shuffle, as the "
+                      "paper's Storm 0.9.5 and eq. 8)"),
+        argument("--work-dir", help="state directory (default: a temporary one)"),
+    ), hetero_real_benchmark),)
 
 
 def _argv(args: argparse.Namespace) -> str:

@@ -1,5 +1,13 @@
-"""What every benchmark writes: CSV tables, markdown tables, PNG plots, the command that
-reproduces them, and progress lines while it runs.
+"""How a benchmark is declared and what every benchmark writes.
+
+A benchmark is one :class:`Benchmark`: its name after ``storm-planner bench``, its help, its
+arguments and the function that runs it; each module of :mod:`storm_planner.bench` lists its own in
+``BENCHMARKS`` (:mod:`storm_planner.bench.commands` registers them). Benchmarks made of experiments
+that share ``--out``, ``--seed`` and ``--quick`` are built by :func:`experiments_benchmark`.
+
+What a run produces goes through :func:`publish`: ``NAME.csv`` (the rows), ``NAME.md`` (a title, the
+command that reproduces it, the table or a report text) and ``NAME.png`` (a plot drawn from the rows).
+Tables written a row at a time (a resumable run) use :func:`append_csv` and :func:`read_csv`.
 """
 from __future__ import annotations
 
@@ -8,16 +16,49 @@ import csv
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from storm_planner.progress import Progress, print_progress
 
-__all__ = ["Progress", "add_experiments", "command_line", "markdown_table", "print_progress", "pyplot",
-           "stamped_progress", "write_csv", "write_table"]
+__all__ = ["Argument", "Benchmark", "Progress", "append_csv", "argument", "command_line", "experiments_benchmark",
+           "markdown_table", "print_progress", "publish", "pyplot", "read_csv", "stamped_progress", "write_csv",
+           "write_table"]
 
 # An experiment: (output folder, seed, quick, the command that reproduces it) -> its rows.
 Experiment = Callable[[Path, int, bool, str], Any]
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One argument of a benchmark: what ``ArgumentParser.add_argument`` takes."""
+    flags: tuple[str, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def argument(*flags: str, **options: Any) -> Argument:
+    """An :class:`Argument`, written as the ``add_argument`` call it stands for."""
+    return Argument(flags, options)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """``storm-planner bench NAME``: its help line, its arguments, and ``run(args) -> exit status``.
+    ``experiments`` names the experiments of a benchmark made of them (its ``EXPERIMENT`` argument)."""
+    name: str
+    help: str
+    arguments: Sequence[Argument]
+    run: Callable[[argparse.Namespace], int]
+    experiments: tuple[str, ...] = ()
+
+    def add_to(self, subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        """Register the benchmark as a sub-command; its handler is :attr:`run`."""
+        parser = subparsers.add_parser(self.name, help=self.help)
+        for arg in self.arguments:
+            parser.add_argument(*arg.flags, **arg.options)
+        parser.set_defaults(handler=self.run)
+        return parser
 
 
 def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
@@ -39,17 +80,53 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]], right: 
     return "\n".join(lines) + "\n"
 
 
+def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """A CSV file written by :func:`write_csv` or :func:`append_csv`: its columns and its rows (text)."""
+    with path.open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        rows = list(reader)
+        return list(reader.fieldnames or []), rows
+
+
+def append_csv(path: Path, header: Sequence[str], row: Mapping[str, Any]) -> None:
+    """Append one row to ``path`` (the header first when the file is new; a missing cell stays empty),
+    so that a long run keeps every row it finished."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new = not path.exists()
+    with path.open("a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(header), restval="")
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
+
+
+def _table(rows: Sequence[dict[str, Any]], digits: int) -> str:
+    columns = list(rows[0])
+    return markdown_table(columns, ([f"{row[c]:.{digits}f}" if isinstance(row[c], float) else row[c]
+                                     for c in columns] for row in rows))
+
+
+def publish(out: Path, name: str, rows: Sequence[dict[str, Any]], title: str, command: str, *,
+            text: str | None = None, plot: Callable[[Path], None] | None = None, digits: int = 3) -> str:
+    """A benchmark's output step under ``out``: ``NAME.csv`` (``rows``), ``NAME.md`` (``# title``, the
+    command that reproduces it, then ``text`` or else the rows as a table with ``digits`` decimals) and,
+    with ``plot``, ``NAME.png`` (``plot`` draws it to the path it is given). Returns the markdown;
+    without rows nothing is written and it is empty."""
+    out.mkdir(parents=True, exist_ok=True)
+    if not rows:
+        return ""
+    write_csv(out / f"{name}.csv", rows)
+    markdown = f"# {title}\n\nReproduce: `{command}`\n\n{_table(rows, digits) if text is None else text}"
+    (out / f"{name}.md").write_text(markdown)
+    if plot is not None:
+        plot(out / f"{name}.png")
+    return markdown
+
+
 def write_table(out: Path, name: str, rows: Sequence[dict[str, Any]], title: str, command: str,
                 digits: int = 3) -> None:
     """``NAME.csv`` and ``NAME.md`` (a title, the command that reproduces it, the table) under ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
-    if not rows:
-        return
-    columns = list(rows[0])
-    write_csv(out / f"{name}.csv", rows)
-    table = markdown_table(columns, ([f"{row[c]:.{digits}f}" if isinstance(row[c], float) else row[c]
-                                      for c in columns] for row in rows))
-    (out / f"{name}.md").write_text(f"# {title}\n\nReproduce: `{command}`\n\n{table}")
+    publish(out, name, rows, title, command, digits=digits)
 
 
 def pyplot():
@@ -100,17 +177,15 @@ def stamped_progress(label: str, stream: TextIO | None = None) -> Progress:
     return progress
 
 
-def add_experiments(subparsers: argparse._SubParsersAction, name: str, help: str,
-                    experiments: Mapping[str, Experiment], out: Path, quick_help: str,
-                    progress: Progress, not_in_all: tuple[str, ...] = ()) -> None:
+def experiments_benchmark(name: str, help: str, experiments: Mapping[str, Experiment], out: Path,
+                          quick_help: str, progress: Progress, not_in_all: tuple[str, ...] = ()) -> Benchmark:
     """``storm-planner bench NAME {EXPERIMENT,all} [--out] [--seed] [--quick]``, for benchmarks made of
     experiments that each write their report under ``--out``; ``all`` runs every experiment but
     ``not_in_all`` (those that need root or a cluster, run by name)."""
-    parser = subparsers.add_parser(name, help=help)
-    parser.add_argument("experiment", choices=[*experiments, "all"])
-    parser.add_argument("--out", default=str(out), help="output folder (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help=quick_help)
+    arguments = (argument("experiment", choices=[*experiments, "all"]),
+                 argument("--out", default=str(out), help="output folder (default: %(default)s)"),
+                 argument("--seed", type=int, default=1),
+                 argument("--quick", action="store_true", help=quick_help))
 
     def run(args: argparse.Namespace) -> int:
         folder = Path(args.out)
@@ -123,4 +198,4 @@ def add_experiments(subparsers: argparse._SubParsersAction, name: str, help: str
             progress(f"{experiment} done in {time.perf_counter() - started:.0f} s -> {folder}/{experiment}.md")
         return 0
 
-    parser.set_defaults(handler=run)
+    return Benchmark(name, help, arguments, run, tuple(experiments))

@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench.report import markdown_table, print_progress, write_csv
+from storm_planner.bench.report import Benchmark, argument, command_line, markdown_table, print_progress, publish
 
 DEFAULT_OUT = Path("benchmarks/reports/scale")
 # (executors, nodes, components): the measured shapes and the 52,000-executor topology.
@@ -112,22 +111,19 @@ def api_rate(seconds: float = 3.0) -> dict[str, float]:
 
 
 def write_report(out: Path, rows: list[dict[str, Any]], api: dict[str, float], command: str) -> Path:
-    out.mkdir(parents=True, exist_ok=True)
-    write_csv(out / "scale.csv", rows)
     import os
     machine = f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end of the run"
     table = [[f"{r['executors']:,}", f"{r['nodes']:,}", r["components"], r["algorithm"], f"{r['round_trip_ms']:.1f}",
               f"{r['solve_ms']:.1f}", r["nodes_used"]] for r in rows]
-    lines = ["# Planner service at scale", "", f"Reproduce: `{command}` ({machine}).", "",
+    lines = [f"Machine: {machine}.", "",
              markdown_table(["executors", "nodes", "components", "algorithm", "round trip ms (median)", "solve ms",
                              "nodes used"], table, right=(0, 1, 2, 4, 5, 6)).rstrip("\n")]
     lines += ["", "§7.2 pipeline (4 groups × 100 tasks), topdown:", "",
               f"- the algorithm alone on a ready Problem: {api['algorithm_per_s']:,.0f} plans/s",
               f"- `storm_planner.plan(dict)`, the whole call: {api['api_per_s']:,.0f} plans/s "
               f"({api['ratio']:.2f}× slower than the algorithm alone)", ""]
-    path = out / "scale.md"
-    path.write_text("\n".join(lines))
-    return path
+    publish(out, "scale", rows, "Planner service at scale", command, text="\n".join(lines))
+    return out / "scale.md"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -136,16 +132,15 @@ def run(args: argparse.Namespace) -> int:
     rows = service_round_trips(shapes, args.algorithms.split(","), args.repeat, progress)
     api = api_rate()
     progress(f"§7.2 pipeline: algorithm {api['algorithm_per_s']:,.0f}/s, API {api['api_per_s']:,.0f}/s")
-    command = "storm-planner bench scale " + " ".join(sys.argv[3:]) if len(sys.argv) > 3 else "storm-planner bench scale"
+    command = command_line(args, "scale")
     path = write_report(Path(args.out), rows, api, command)
     print(path.read_text())
     return 0
 
 
-def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("scale", help="planner service round trips on production-sized topologies")
-    parser.add_argument("--algorithms", default="even,topdown", help="comma-separated (default: %(default)s)")
-    parser.add_argument("--repeat", type=int, default=5, help="requests per row after a warm-up (median)")
-    parser.add_argument("--max-executors", type=int, default=52_000, help="skip larger shapes")
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help="output folder (default: %(default)s)")
-    parser.set_defaults(handler=run)
+BENCHMARKS = (Benchmark("scale", "planner service round trips on production-sized topologies", (
+    argument("--algorithms", default="even,topdown", help="comma-separated (default: %(default)s)"),
+    argument("--repeat", type=int, default=5, help="requests per row after a warm-up (median)"),
+    argument("--max-executors", type=int, default=52_000, help="skip larger shapes"),
+    argument("--out", default=str(DEFAULT_OUT), help="output folder (default: %(default)s)"),
+), run),)

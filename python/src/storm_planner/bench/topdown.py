@@ -30,7 +30,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from storm_planner.bench.report import command_line, markdown_table, print_progress, pyplot, write_csv
+from storm_planner.bench.report import (
+    Argument,
+    Benchmark,
+    argument,
+    command_line,
+    markdown_table,
+    print_progress,
+    publish,
+    pyplot,
+    write_csv,
+)
 from storm_planner.generators.chatzistergiou import (
     mixed_job,
     pipeline_job,
@@ -103,13 +113,9 @@ def bench_random(args: argparse.Namespace) -> int:
         if (index + 1) % 100 == 0:
             print_progress(f"topdown-random: {index + 1}/{args.graphs} graphs, "
                       f"{time.monotonic() - started:.0f} s")
-    out = Path(args.out)
-    write_csv(out / "random.csv", rows)
     summary = summarise_random(rows, variants, args.bootstrap, args.seed)
     elapsed = time.monotonic() - started
-    text = (f"# §7.3 random jobs: IMC gain as a fraction of the optimum\n\n"
-            f"`{command_line(args)}` - {args.graphs} graphs, generator seed {args.seed}, "
-            f"{elapsed:.0f} s wall.\n\n"
+    text = (f"{args.graphs} graphs, generator seed {args.seed}, {elapsed:.0f} s wall.\n\n"
             + markdown_table(
                 ["planner", "total gain / optimal", "95% CI (bootstrap)", "paper",
                  "graphs at optimum", "worst graph", "plans over capacity", "mean CPU ms"],
@@ -121,9 +127,8 @@ def bench_random(args: argparse.Namespace) -> int:
               f"plans within capacity above the optimum: "
               f"{sum(1 for r in rows for v in variants if r[v] > r['optimal'] + 1e-6 and not r[f'{v}_overloaded'])} "
               f"(must be 0; `even` ignores capacity, so its overloaded plans can exceed it).\n")
-    (out / "random.md").write_text(text)
-    _plot_random(out / "random.png", rows, summary)
-    print(text)
+    print(publish(Path(args.out), "random", rows, "§7.3 random jobs: IMC gain as a fraction of the optimum",
+                  command_line(args), text=text, plot=lambda path: _plot_random(path, rows, summary)))
     return 0
 
 
@@ -195,10 +200,7 @@ def bench_speed(args: argparse.Namespace) -> int:
         "tasklevel (plan)": lambda: get_planner("tasklevel").plan(problem),
     }
     timelines = _speed_timelines(calls, args.rounds, args.seconds)
-    out = Path(args.out)
-    text = _speed_report(args, problem, timelines, out)
-    _speed_plot(args, timelines, out)
-    print(text)
+    print(_speed_report(args, problem, timelines, Path(args.out)))
     return 0
 
 
@@ -223,15 +225,13 @@ def _speed_timelines(calls: Mapping[str, Callable[[], Any]], rounds: int, second
 
 def _speed_report(args: argparse.Namespace, problem: Problem, timelines: Mapping[str, list[float]],
                   out: Path) -> str:
-    """Write speed.csv and speed.md (allocations per CPU second of each call); return the markdown."""
+    """Write speed.csv, speed.md (allocations per CPU second of each call) and speed.png; return the markdown."""
     rates = {name: len(t) / t[-1] for name, t in timelines.items()}
     rows = [{"call": name, "allocations": len(timeline), "cpu_s": round(timeline[-1], 3),
              "allocations_per_s": round(rates[name], 2)} for name, timeline in timelines.items()]
-    write_csv(out / "speed.csv", rows)
     ratio_algorithm = rates["topdown (algorithm)"] / rates["tasklevel (algorithm)"]
     ratio_plan = rates["topdown (plan)"] / rates["tasklevel (plan)"]
-    text = (f"# §7.2 throughput: {args.groups} groups x {args.tasks} tasks pipeline, "
-            f"{args.nodes} nodes\n\n`{command_line(args)}` - {len(problem.executors)} executors, "
+    text = (f"{len(problem.executors)} executors, "
             f"{problem.traffic_model.pair_count} executor pairs with traffic (computed per component, "
             f"never built); CPU time, "
             f"{args.rounds} interleaved rounds.\n\n"
@@ -242,11 +242,12 @@ def _speed_report(args: argparse.Namespace, problem: Problem, timelines: Mapping
               f"'algorithm' runs Alg. 4 (or 1) on the job graph built once, as the paper's allocator "
               f"holds its job graph; 'plan' is `Planner.plan(problem)`: it also builds the job graph "
               f"from the streams and the slots of the plan.\n")
-    (out / "speed.md").write_text(text)
-    return text
+    return publish(out, "speed", rows, f"§7.2 throughput: {args.groups} groups x {args.tasks} tasks pipeline, "
+                   f"{args.nodes} nodes", command_line(args), text=text,
+                   plot=lambda path: _speed_plot(args, timelines, path))
 
 
-def _speed_plot(args: argparse.Namespace, timelines: Mapping[str, list[float]], out: Path) -> None:
+def _speed_plot(args: argparse.Namespace, timelines: Mapping[str, list[float]], path: Path) -> None:
     """speed.png: completed allocations against CPU seconds, one line per call (cf. the paper's Figure 5)."""
     plt = pyplot()
     figure, axis = plt.subplots(figsize=(7, 4.5))
@@ -258,7 +259,7 @@ def _speed_plot(args: argparse.Namespace, timelines: Mapping[str, list[float]], 
     axis.set_title(f"§7.2 (cf. Figure 5): {args.groups} x {args.tasks} pipeline")
     axis.legend()
     figure.tight_layout()
-    figure.savefig(out / "speed.png", dpi=110)
+    figure.savefig(path, dpi=110)
     plt.close(figure)
 
 
@@ -293,17 +294,19 @@ def bench_scale(args: argparse.Namespace) -> int:
                          "max_utilisation": round(plan.figures["max_utilisation"], 1),
                          "overloaded_nodes": int(plan.figures["overloaded_nodes"])})
             print_progress(f"topdown-scale: {case} {algorithm}: plan {plan_s:.2f} s, run {run_s:.2f} s")
-    out = Path(args.out)
-    write_csv(out / "scale.csv", rows)
-    text = (f"# Scale: {args.nodes} nodes, {args.executors} executors\n\n`{command_line(args)}` - seed "
-            f"{args.seed}; CPU seconds; 'plan' is `Planner.plan`, 'run' adds the plan check and the "
+    text = (f"Seed {args.seed}; CPU seconds; 'plan' is `Planner.plan`, 'run' adds the plan check and the "
             f"evaluator. Target: topdown <= 3 s.\n\n"
             + markdown_table(["traffic", "components", "executor pairs", "algorithm", "plan s", "run s",
                                "IMC collocated", "max util %", "overloaded"],
                               [[r["traffic"], r["components"], r["pairs"], r["algorithm"], r["plan_cpu_s"],
                                 r["run_cpu_s"], f"{r['imc_gain_pct']}%", r["max_utilisation"],
                                 r["overloaded_nodes"]] for r in rows]))
-    (out / "scale.md").write_text(text)
+    print(publish(Path(args.out), "scale", rows, f"Scale: {args.nodes} nodes, {args.executors} executors",
+                  command_line(args), text=text, plot=lambda path: _scale_plot(path, rows, args)))
+    return 0
+
+
+def _scale_plot(path: Path, rows: Sequence[dict], args: argparse.Namespace) -> None:
     plt = pyplot()
     figure, (times, gains) = plt.subplots(1, 2, figsize=(11, 4))
     labels = [f"{r['algorithm']}\n{r['traffic']}" for r in rows]
@@ -318,10 +321,8 @@ def bench_scale(args: argparse.Namespace) -> int:
     gains.tick_params(axis="x", labelsize=7)
     figure.suptitle(f"{args.nodes} nodes, {args.executors} executors")
     figure.tight_layout()
-    figure.savefig(out / "scale.png", dpi=110)
+    figure.savefig(path, dpi=110)
     plt.close(figure)
-    print(text)
-    return 0
 
 
 # ------------------------------------------------------------------------------------
@@ -344,7 +345,6 @@ def bench_priority(args: argparse.Namespace) -> int:
             plan, _ = _run(problem, variant)
             row[variant] = round(plan.figures["imc_gain"], 4)
         prioritisation.append(row)
-    write_csv(out / "priority.csv", prioritisation)
 
     task_count = []
     for factor in range(1, args.max_factor + 1):
@@ -359,12 +359,16 @@ def bench_priority(args: argparse.Namespace) -> int:
     def table(rows: list[dict]) -> str:
         return markdown_table(list(rows[0]), [list(r.values()) for r in rows])
 
-    text = (f"# §7.1 micro-benchmarks (cf. Figure 4)\n\n`{command_line(args)}`\n\n"
-            f"## (a) prioritisation: pipeline a -> b -> c (10 x 8%, 10 x 8%, 10 x 32%), 6 nodes x 100%; "
+    text = (f"## (a) prioritisation: pipeline a -> b -> c (10 x 8%, 10 x 8%, 10 x 32%), 6 nodes x 100%; "
             f"IMC(a, b) = 10, IMC(b, c) from 20 down to 10. IMC gain:\n\n{table(prioritisation)}\n"
             f"## (b) task count: a (10 tasks) -> b (10 x factor tasks), each group 200%, "
             f"6 nodes x 80% spare, IMC 100. IMC gain:\n\n{table(task_count)}")
-    (out / "priority.md").write_text(text)
+    print(publish(out, "priority", prioritisation, "§7.1 micro-benchmarks (cf. Figure 4)", command_line(args),
+                  text=text, plot=lambda path: _priority_plot(path, prioritisation, task_count)))
+    return 0
+
+
+def _priority_plot(path: Path, prioritisation: list[dict], task_count: list[dict]) -> None:
     plt = pyplot()
     figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     x = [r["second_pair_imc"] for r in prioritisation]
@@ -387,53 +391,50 @@ def bench_priority(args: argparse.Namespace) -> int:
     right.set_title("(b) impact of task count")
     right.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(out / "priority.png", dpi=110)
+    figure.savefig(path, dpi=110)
     plt.close(figure)
-    print(text)
-    return 0
 
 
 # ------------------------------------------------------------------------------------
 
-def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
-    def common(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--out", default=str(DEFAULT_OUT), help="output folder (default: %(default)s)")
-
-    parser = subparsers.add_parser("topdown-random", help="§7.3: planners vs the optimum on random jobs")
-    parser.add_argument("--graphs", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--cost-spread", type=float, default=0.0,
-                        help="processing cost per group ~ tasks x U(1-s, 1+s) (default: %(default)s)")
-    parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples for the CI")
-    common(parser)
-    parser.set_defaults(handler=bench_random)
-
-    parser = subparsers.add_parser("topdown-speed", help="§7.2: allocations per second")
-    parser.add_argument("--groups", type=int, default=4)
-    parser.add_argument("--tasks", type=int, default=100)
-    parser.add_argument("--nodes", type=int, default=10)
-    parser.add_argument("--seconds", type=float, default=10.0, help="CPU seconds per call kind")
-    parser.add_argument("--rounds", type=int, default=5)
-    common(parser)
-    parser.set_defaults(handler=bench_speed)
-
-    parser = subparsers.add_parser("topdown-scale", help="1,000 nodes, 50,000 executors")
-    parser.add_argument("--nodes", type=int, default=1000)
-    parser.add_argument("--executors", type=int, default=50_000)
-    parser.add_argument("--components", type=int, default=5000, help="components of the dense case")
-    parser.add_argument("--sparse-components", type=int, default=100)
-    parser.add_argument("--sparse-targets", type=int, default=4)
-    parser.add_argument("--algorithms", nargs="+", default=["topdown", "tasklevel", "topdown-ls", "even"])
-    parser.add_argument("--seed", type=int, default=1)
-    common(parser)
-    parser.set_defaults(handler=bench_scale)
-
-    parser = subparsers.add_parser("topdown-priority", help="§7.1: prioritisation and task count (Figure 4)")
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--max-factor", type=int, default=7)
-    common(parser)
-    parser.set_defaults(handler=bench_priority)
+def _out() -> Argument:
+    return argument("--out", default=str(DEFAULT_OUT), help="output folder (default: %(default)s)")
 
 
-__all__ = ["add_benchmarks", "mixed_job", "pipeline_job", "priority_job", "random_job", "scale_job",
+BENCHMARKS = (
+    Benchmark("topdown-random", "§7.3: planners vs the optimum on random jobs", (
+        argument("--graphs", type=int, default=2000),
+        argument("--seed", type=int, default=1),
+        argument("--cost-spread", type=float, default=0.0,
+                 help="processing cost per group ~ tasks x U(1-s, 1+s) (default: %(default)s)"),
+        argument("--bootstrap", type=int, default=2000, help="bootstrap resamples for the CI"),
+        _out(),
+    ), bench_random),
+    Benchmark("topdown-speed", "§7.2: allocations per second", (
+        argument("--groups", type=int, default=4),
+        argument("--tasks", type=int, default=100),
+        argument("--nodes", type=int, default=10),
+        argument("--seconds", type=float, default=10.0, help="CPU seconds per call kind"),
+        argument("--rounds", type=int, default=5),
+        _out(),
+    ), bench_speed),
+    Benchmark("topdown-scale", "1,000 nodes, 50,000 executors", (
+        argument("--nodes", type=int, default=1000),
+        argument("--executors", type=int, default=50_000),
+        argument("--components", type=int, default=5000, help="components of the dense case"),
+        argument("--sparse-components", type=int, default=100),
+        argument("--sparse-targets", type=int, default=4),
+        argument("--algorithms", nargs="+", default=["topdown", "tasklevel", "topdown-ls", "even"]),
+        argument("--seed", type=int, default=1),
+        _out(),
+    ), bench_scale),
+    Benchmark("topdown-priority", "§7.1: prioritisation and task count (Figure 4)", (
+        argument("--steps", type=int, default=10),
+        argument("--max-factor", type=int, default=7),
+        _out(),
+    ), bench_priority),
+)
+
+
+__all__ = ["BENCHMARKS", "mixed_job", "pipeline_job", "priority_job", "random_job", "scale_job",
            "task_count_job"]

@@ -17,7 +17,9 @@ first to enter makes it, the last to leave undoes it and logs the text.
 command runs, descriptor 1 (inherited by child processes such as Spark's JVM
 or the CBC binary) points at standard error, and ``sys.stdout`` writes to
 the real standard output, so only what the command itself prints with
-``print`` reaches it.
+``print`` reaches it. When the reader of that output goes away (``storm-planner
+... | head``), the command's writes fail with :class:`BrokenPipeError`;
+:func:`stdout_to_devnull` lets the CLI end quietly then, as Unix tools do.
 """
 from __future__ import annotations
 
@@ -107,9 +109,30 @@ def answer_only_stdout() -> Iterator[None]:
         yield
     finally:
         sys.stdout = original
-        answer.flush()
-        os.dup2(answer_fd, _STDOUT_FD)
-        answer.close()
+        try:
+            answer.flush()
+        except BrokenPipeError:
+            # The reader is gone: what is left goes nowhere, and closing ``answer`` must not flush again.
+            _to_devnull(answer_fd)
+            raise
+        finally:
+            os.dup2(answer_fd, _STDOUT_FD)
+            answer.close()
+
+
+def stdout_to_devnull() -> None:
+    """Point descriptor 1 at the null device: after a :class:`BrokenPipeError` on standard output,
+    Python's own flush at exit then has nowhere to fail (no "Exception ignored" message)."""
+    with contextlib.suppress(OSError, ValueError):
+        _to_devnull(sys.stdout.fileno())
+
+
+def _to_devnull(fd: int) -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def _is_process_stdout(stream: object) -> bool:

@@ -8,10 +8,8 @@ Used by the tests and the benchmarks alike (as ``networkx.generators`` or
 * :mod:`.madsen` — Madsen et al. §5: load fluctuation, drift, scale-in and the collocation
   workload;
 * :mod:`.nasiri` — Nasiri et al. §6: the Linear, Diamond and Star topologies, the
-  clusters of Tables II and IV and the profile of Table III;
+  clusters of Tables II and IV and the profile of Table III; the small random instances
+  of the heterogeneity benchmarks (``random_problem``, with bases: ``add_bases``);
 * :mod:`.qescalor` — QEScalor (Mu et al., ICCS 2020) §3: the provisions r1..r4, synthetic
   operators' performance curves, diurnal workloads and random scaling problems.
-
-Nasiri et al.'s random problems for the heterogeneity benchmark are still in
-:mod:`storm_planner.bench.hetero` (``random_problem``).
 """

@@ -50,6 +50,14 @@ def bench_cluster(out: Path, seed: int, quick: bool, command: str) -> list[dict[
                                    measure_windows=CLUSTER_MEASURE_WINDOWS)
         with tempfile.TemporaryDirectory(prefix=f"oopser-{method}-") as work:  # cluster state and logs
             runs[label] = sample_on_cluster(default_description(), settings, Path(work), progress=_progress)
+    return write_cluster_report(out, runs, seed, command)
+
+
+def write_cluster_report(out: Path, runs: dict[str, list[tuple[float, float, float]]], seed: int,
+                         command: str) -> list[dict[str, Any]]:
+    """Table 2 from the sample sets (label -> (cpu, memory, throughput) samples; ``FSSA-1`` the baseline,
+    labels starting ``DSA`` separate runs): ``cluster.csv``/``.md``, ``cluster-samples.csv``/``.md`` and
+    ``cluster.png``; returns the table's rows."""
     baseline = runs["FSSA-1"]
     truth = np.array([t for _, _, t in baseline])
     at = {c: t for c, _, t in baseline}
@@ -132,14 +140,20 @@ def bench_replay(out: Path, seed: int, quick: bool, command: str) -> list[dict[s
             (data / "stop").write_text("")
             drained = _wait_for(data / "done.txt", 180)
         rows, summary = _replay_rows(data, decisions, rates, started, epoch_s, drained)
-    write_table(out, "replay", rows, f"A compressed day ({epochs} epochs of {epoch_s} s) on the local cluster, "
-                f"relay scaled live by scale run: {summary}", command, digits=1)
-    costs = _offline_costs(out, [d["rate"] or 0.0 for d in decisions])
+    write_replay_report(out, rows, f"A compressed day ({epochs} epochs of {epoch_s} s) on the local cluster, "
+                        f"relay scaled live by scale run: {summary}", command)
+    return rows
+
+
+def write_replay_report(out: Path, rows: list[dict[str, Any]], title: str, command: str) -> None:
+    """``replay.csv``/``.md`` and ``replay.png`` from the rows per epoch; ``replay-costs.csv``/``.md`` (QCESA
+    and CBA offline on the measured rates) where ``cluster-samples.csv`` gives a performance model."""
+    write_table(out, "replay", rows, title, command, digits=1)
+    costs = _offline_costs(out, [r["measured"] for r in rows])
     if costs:
         write_table(out, "replay-costs", costs, "Offline on the rates the replay measured: QCESA against CBA with "
                     "each of r1..r4, performance from the random forest on the cluster samples", command, digits=2)
     _plot_replay(out, rows)
-    return rows
 
 
 def submit_pipeline(nimbus: str, name: str, data: Path, rate_file: Path, *, work: int, tasks: int, executors: int,

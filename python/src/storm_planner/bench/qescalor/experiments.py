@@ -36,7 +36,6 @@ measure on the local cluster. The models, solvers and forecaster are the real li
 """
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -49,7 +48,7 @@ import numpy as np
 from storm_planner.api import scale
 from storm_planner.bench.qescalor.cluster import bench_cluster, bench_replay
 from storm_planner.bench.qescalor.live import bench_live
-from storm_planner.bench.report import add_experiments, pyplot, stamped_progress, write_table
+from storm_planner.bench.report import experiments_benchmark, pyplot, stamped_progress, write_table
 from storm_planner.generators.qescalor import (
     PAPER_PROVISIONS,
     diurnal_rates,
@@ -83,8 +82,12 @@ def measured(kind: str, seed: int) -> Callable[[int], float]:
 
 # -- optimality -----------------------------------------------------------------------------------
 
-def bench_optimality(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
-    instances, small = (20, 5) if quick else (200, 30)
+def bench_optimality(out: Path, seed: int, quick: bool, command: str, instances: int | None = None,
+                     small: int | None = None) -> list[dict[str, Any]]:
+    """``instances`` random problems against the exact optimum, ``small`` of them also against the integer
+    program (default 200 and 30; ``quick``: 20 and 5)."""
+    instances = instances or (20 if quick else 200)
+    small = small or (5 if quick else 30)
     per_instance = []
     for i in range(instances):
         data = random_problem(seed * 100_000 + i, epochs=48)
@@ -130,11 +133,17 @@ def bench_optimality(out: Path, seed: int, quick: bool, command: str) -> list[di
     return rows
 
 
+def _operators(names: tuple[str, ...] | None) -> dict[str, tuple[str, int]]:
+    return {name: OPERATORS[name] for name in names} if names else OPERATORS
+
+
 # -- Table 2: DSA against FSSA --------------------------------------------------------------------
 
-def bench_sampling(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
+def bench_sampling(out: Path, seed: int, quick: bool, command: str,
+                   operators: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """DSA and FSSA on ``operators`` (default: all four)."""
     rows = []
-    for name, (kind, curve_seed) in OPERATORS.items():
+    for name, (kind, curve_seed) in _operators(operators).items():
         measure = measured(kind, curve_seed + 100 * seed)
         baseline = fssa(LEVELS, measure, 1)                  # every level: the paper's reference
         truth = np.array([s[2] for s in baseline])
@@ -173,12 +182,14 @@ def _plot_sampling(out: Path, seed: int) -> None:
 
 # -- Table 3: the model comparison ----------------------------------------------------------------
 
-def bench_models(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
+def bench_models(out: Path, seed: int, quick: bool, command: str, operators: tuple[str, ...] | None = None,
+                 repeats: int | None = None, models: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """Every model (or ``models``) on ``operators`` (default: all four), ``repeats`` times (10; ``quick``: 2)."""
     rows = []
-    for name, (kind, curve_seed) in OPERATORS.items():
+    for name, (kind, curve_seed) in _operators(operators).items():
         measure = measured(kind, curve_seed + 100 * seed)
         train, test = dsa(LEVELS, measure), fssa(LEVELS, measure, 1)
-        for score in compare_models(train, test, repeats=2 if quick else 10):
+        for score in compare_models(train, test, repeats=repeats or (2 if quick else 10), models=models):
             rows.append({"operator": name, "model": score.model, "RMSE": score.rmse, "MAE": score.mae})
         _progress(f"models {name}: " + ", ".join(f"{r['model']} {r['RMSE']:.1f}" for r in rows[-5:]))
     write_table(out, "models", rows, "Table 3: models trained on DSA samples, tested on every level "
@@ -322,7 +333,6 @@ EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {
 }
 
 
-def add_benchmarks(subparsers: argparse._SubParsersAction) -> None:
-    add_experiments(subparsers, "qescalor", "QEScalor: QCESA vs CBA and the exact optimum, DSA vs FSSA, "
-                    "the model comparison (Figs. 2-3, Tables 2-3)", EXPERIMENTS, DEFAULT_OUT,
-                    "fewer instances, repeats and epochs (a smoke run)", _progress)
+BENCHMARKS = (experiments_benchmark("qescalor", "QEScalor: QCESA vs CBA and the exact optimum, DSA vs FSSA, "
+                                    "the model comparison (Figs. 2-3, Tables 2-3)", EXPERIMENTS, DEFAULT_OUT,
+                                    "fewer instances, repeats and epochs (a smoke run)", _progress),)

@@ -107,15 +107,23 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
             drained = _wait_for(data / "done.txt", 180)
         rows, summary = _rows(data, decisions, rates, started, epoch_s, performance, season, drained)
     sample_rows = [{"task": instance.first_task, **s.to_dict()} for s in samples]
+    write_live_report(out, rows, sample_rows, performance, f"The QEScalor loop on the local cluster ({len(rates)} "
+                      f"epochs of {epoch_s} s, {days} compressed days of {season} epochs; forecast from day 3): "
+                      f"{summary}", command)
+    return rows
+
+
+def write_live_report(out: Path, rows: list[dict[str, Any]], sample_rows: list[dict[str, Any]],
+                      performance: dict[str, float], title: str, command: str) -> None:
+    """``live-samples``, ``live`` and ``live-costs`` (CSV and markdown) and ``live.png`` from the samples, the
+    rows per epoch and the model's performance per provision."""
     write_table(out, "live-samples", sample_rows, "OOPSer in the running topology: the sampling instance of relay "
                 f"under each CPU provision DSA visited (feed at {STRESS_RATE:g} tuples/s)", command, digits=3)
-    write_table(out, "live", rows, f"The QEScalor loop on the local cluster ({len(rates)} epochs of {epoch_s} s, "
-                f"{days} compressed days of {season} epochs; forecast from day 3): {summary}", command, digits=1)
+    write_table(out, "live", rows, title, command, digits=1)
     costs = _costs(rows, performance)
     write_table(out, "live-costs", costs, "Cost on the rates the run measured: the run's own decisions, QCESA and "
                 "CBA with each provision (offline, same model)", command, digits=2)
     _plot(out, rows, sample_rows)
-    return rows
 
 
 def _fit_performance(samples: list[Any], seed: int) -> dict[str, float]:
