@@ -111,6 +111,32 @@ def test_the_report_gives_medians_spreads_and_ratios(tmp_path):
     assert "Where the time to the first ack goes" not in report   # no startup/*.json yet
 
 
+def test_the_overview_sets_every_scheduler_on_every_workload_beside_storms_two(tmp_path):
+    out = tmp_path / "e2e"
+    header = e2e.columns(SUPERVISORS)
+    trends = {"workload": "trends-link"}
+    rows = [cell("default", r, 300.0, 600.0 + r) for r in (1, 2)] + [cell("ras", r, 400.0, 300.0 + r) for r in (1, 2)]
+    rows += [cell("planner:topdown", 1, 400.0, 150.0), cell("planner:topdown", 2, 400.0, 250.0)]  # beats both
+    rows += [cell("planner:milp", 1, 400.0, 200.0), cell("planner:milp", 2, 400.0, 400.0)]  # overlaps RAS
+    rows += [cell("planner:gma", 1, 400.0, 100.0, lost=3), cell("planner:gma", 2, 400.0, 100.0)]  # lost tuples
+    rows += [cell("default", 1, 100.0, 900.0, **trends), cell("ras", 1, 200.0, 450.0, **trends),
+             cell("planner:topdown", 1, 200.0, 90.0, **trends)]  # one repetition: no claim
+    for row in rows:
+        e2e.append_cell(out / "cells.csv", header, row)
+    report = write_report(out, "storm-planner bench e2e --repeat 2").read_text()
+    overview = report.split("## Every scheduler on every workload")[1].split("\n## ")[0]
+    throughput, p99 = overview.split("**p99 latency**")
+    assert "| scheduler | topk-link at 400 t/s | trends-link at 400 t/s |" in throughput
+    row = {line.split(" | ")[0].strip("| "): line for line in p99.splitlines() if line.startswith("| ")}
+    # topdown's p99 median 200 against default's 601.5 and RAS's 301.5, every repetition below both
+    assert "| 0.33 / 0.66 ✓ | 0.10 / 0.20 |" in row["planner:topdown"]
+    assert "✓" not in row["planner:milp"] and "✓" not in row["planner:gma"]
+    assert row["default"].startswith("| default | 1.00 / 2.00 |")
+    assert [line.split(" | ")[0] for line in p99.splitlines() if line.startswith("| ") and "---" not in line][1:3] == [
+        "| default", "| ras"]
+    assert "✓" not in throughput.split("**Throughput**")[1]   # level with RAS: no planner beat both
+
+
 def test_the_report_splits_the_time_to_the_first_ack_by_phase(tmp_path):
     from storm_planner.bench._startup import PHASES
 

@@ -1,5 +1,6 @@
 """`storm-planner demo --rate`: the replay rate trends is submitted with (no cluster needed)."""
 import pytest
+
 from storm_planner import demo
 from storm_planner.cli import build_parser
 

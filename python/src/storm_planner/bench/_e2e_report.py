@@ -29,7 +29,8 @@ def write_report(out: Path, command: str) -> Path | None:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["workload"], row["rate"]), []).append(row)
-    sections = [_section(out, workload, rate, cells) for (workload, rate), cells in groups.items()]
+    sections = [_overview(groups)]
+    sections += [_section(out, workload, rate, cells) for (workload, rate), cells in groups.items()]
     sections += [_ramp(workload, rows) for workload in dict.fromkeys(r["workload"] for r in rows)
                  if len({r["rate"] for r in rows if r["workload"] == workload}) > 1]
     sections.append(_startup(out, rows))
@@ -46,6 +47,48 @@ def write_report(out: Path, command: str) -> Path | None:
         f"summed over repetitions; ratios are of medians (× default and × ras).\n\n{''.join(sections)}{_notes(out)}"
         f"Every cell: [{out.name}/cells.csv]({out.name}/cells.csv).\n")
     return report
+
+
+def _overview(groups: dict[tuple[str, str], list[dict[str, Any]]]) -> str:
+    """The whole run in two tables, a row per scheduler and a column per workload and rate: its median
+    throughput and p99 as ratios to DefaultScheduler's and RAS's (``× default / × ras``). ✓ marks a planner
+    that beat both beyond the repetitions' spread: every one of its cells better than every cell of both,
+    at least two repetitions each, nothing lost."""
+    order = list(dict.fromkeys(c["scheduler"] for cells in groups.values() for c in cells))
+    schedulers = [b for b in BASELINES if b in order] + [s for s in order if s not in BASELINES]
+    header = ["scheduler", *(f"{workload} at {rate} t/s" for workload, rate in groups)]
+    tables = []
+    for column, title, higher in (("processed_tps", "Throughput", True), ("latency_p99_ms", "p99 latency", False)):
+        rows = [[s, *(_overview_cell(s, cells, column, higher) for cells in groups.values())] for s in schedulers]
+        tables.append(f"**{title}** (× default / × ras; {'higher' if higher else 'lower'} is better)\n\n"
+                      + markdown_table(header, rows, right=range(1, len(header))))
+    return ("## Every scheduler on every workload\n\nMedians over repetitions as ratios to Storm's two schedulers; "
+            "✓: better than both in every repetition (at least two each), nothing lost. Each workload's own "
+            "section below has the figures.\n\n" + "\n".join(tables) + "\n")
+
+
+def _overview_cell(scheduler: str, cells: list[dict[str, Any]], column: str, higher: bool) -> str:
+    mine = [c for c in cells if c["scheduler"] == scheduler]
+    if not _numbers(mine, column):
+        return "–"
+    value = _median(mine, column)
+    ratios = " / ".join(_ratio(value, _median([c for c in cells if c["scheduler"] == b], column)) for b in BASELINES)
+    return ratios + (" ✓" if scheduler not in BASELINES and beats_both(mine, cells, column, higher) else "")
+
+
+def beats_both(mine: list[dict[str, Any]], cells: list[dict[str, Any]], column: str, higher: bool) -> bool:
+    """Whether every cell of ``mine`` is better on ``column`` than every cell of DefaultScheduler and of
+    RAS among ``cells`` (two repetitions at least on each side, and none of ``mine`` lost a tuple)."""
+    values = _numbers(mine, column)
+    if len(values) < 2 or len(values) < len(mine) or any(v > 0 for v in _numbers(mine, "lost")):
+        return False
+    for baseline in BASELINES:
+        theirs = _numbers([c for c in cells if c["scheduler"] == baseline], column)
+        if len(theirs) < 2:
+            return False
+        if (min(values) <= max(theirs)) if higher else (max(values) >= min(theirs)):
+            return False
+    return True
 
 
 def _notes(out: Path) -> str:
