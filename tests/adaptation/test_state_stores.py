@@ -51,16 +51,21 @@ def test_non_json_states_are_refused(tmp_path):
         MemoryStateStore().save("k", ["not", "an", "object"])
 
 
+# How long a connect may take before the test calls ZooKeeper unreachable: generous, since it bounds only a
+# failure's time, and a loaded CI machine took more than 5 s to answer a fresh session.
+CONNECT_S = 30
+
+
 def test_zookeeper_store_round_trip_and_restart(zookeeper):
     root = f"/storm-planner-test/{uuid.uuid4().hex}"
-    store = ZooKeeperStateStore.connect(zookeeper.hosts, root=root, timeout_s=5)
+    store = ZooKeeperStateStore.connect(zookeeper.hosts, root=root, timeout_s=CONNECT_S)
     try:
         assert store.load("topo/albic") is None
         store.save("topo/albic", STATE)
         store.save("topo/albic", {**STATE, "sets": [["a", "b"]]})   # overwrite
     finally:
         store.close()
-    again = ZooKeeperStateStore.connect(zookeeper.hosts, root=root, timeout_s=5)   # a restarted service
+    again = ZooKeeperStateStore.connect(zookeeper.hosts, root=root, timeout_s=CONNECT_S)   # a restarted service
     try:
         assert again.load("topo/albic") == {**STATE, "sets": [["a", "b"]]}
         again.delete("topo/albic")
@@ -90,14 +95,14 @@ def test_service_runner_keeps_albic_state_in_zookeeper_across_a_restart(zookeepe
         json.loads((Path(__file__).resolve().parents[1] / "data" / "measured-skewed.json").read_text())
     )
     root = f"/storm-planner-test/{uuid.uuid4().hex}"
-    first = ZooKeeperStateStore.connect(zookeeper.hosts, root=root, timeout_s=5)
+    first = ZooKeeperStateStore.connect(zookeeper.hosts, root=root, timeout_s=CONNECT_S)
     try:
         plan = stateful_runner(first)(problem, "albic")
         saved = first.load(state_key(problem.topology_id, "albic"))
     finally:
         first.close()
     assert saved is not None and saved == dict(plan.state)
-    restarted = ZooKeeperStateStore.connect(zookeeper.hosts, root=root, timeout_s=5)
+    restarted = ZooKeeperStateStore.connect(zookeeper.hosts, root=root, timeout_s=CONNECT_S)
     try:
         assert restarted.load(state_key(problem.topology_id, "albic")) == saved
     finally:
