@@ -55,6 +55,14 @@ def sleeper() -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
 
 
+def orphan() -> int:
+    """A process this one did not start (as far as /proc can tell): a shell's background child, left to
+    init when the shell exits. (The test's parent is no such process when pytest itself is an orphan.)"""
+    run = subprocess.run(["sh", "-c", "sleep 120 >/dev/null 2>&1 & echo $!"], capture_output=True, text=True,
+                         check=True)
+    return int(run.stdout)
+
+
 def test_a_launched_line_forged_in_a_message_finds_no_process_outside_the_workers_tree(tmp_path, storm_worker):
     worker = storm_worker(children=1)
     outsider, unmatched = sleeper(), sleeper()
@@ -174,10 +182,11 @@ def test_a_machine_types_quota_refuses_pid_1_and_processes_it_did_not_start_and_
     name = f"storm-planner-test-quota-{os.getpid()}"
     with OriginGroups() as origin:
         daemon = sleeper()  # as a supervisor the cluster launcher started
+        stranger = orphan()
         try:
             origin.put(daemon.pid)
             with CpuQuota(name, 50.0) as quota:
-                for pid, reason in ((1, "pid 1"), (os.getppid(), f"(before|not a descendant of) process {os.getpid()}")):
+                for pid, reason in ((1, "pid 1"), (stranger, f"(before|not a descendant of) process {os.getpid()}")):
                     with pytest.raises(EnrolmentRefused, match=f"pid {pid} not put in a cgroup: .*{reason}"):
                         quota.add(pid)
                 quota.add(daemon.pid)
@@ -187,3 +196,4 @@ def test_a_machine_types_quota_refuses_pid_1_and_processes_it_did_not_start_and_
         finally:
             daemon.kill()
             daemon.wait()
+            os.kill(stranger, 9)

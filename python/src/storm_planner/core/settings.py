@@ -262,8 +262,9 @@ REPLAN_SETTLE_SECS = _define("planner.replan.settle.secs", NUMBER, 30.0, TOPOLOG
                              "after a re-plan moved executors, no re-plan for this long", minimum=0)
 REPLAN_CAUTIOUS = _define("planner.replan.cautious", FLAG, True, TOPOLOGY, SERVICE,
                           "weigh the restarts a move causes: move a running topology only when it is short "
-                          "of something (a node at 90 % of its CPU or more, a link at 50 % or more), and "
-                          "restart a spout's worker only to relieve overload (false: apply any placement "
+                          "of something (a node at 90 % of its CPU or more, a link at 50 % or more) and the "
+                          "move relieves it, and restart a spout's worker only to relieve overload (false: "
+                          "apply any placement "
                           "better by planner.replan.min.gain)")
 
 # -- planners --------------------------------------------------------------------------------------------
