@@ -51,3 +51,20 @@ def test_partners_join_the_seed_before_strangers():
     rates = {"spout": {"bolt": 50.0}, "bolt": {"spout": 50.0}, "other": {}}
     workers = split_by_traffic(list(executors), executors, 256.0, rates)
     assert sorted(map(sorted, workers)) == [["e1", "e2"], ["e3", "e4"]]
+
+
+def test_pair_rates_count_an_all_grouped_stream_once_per_target_executor_as_the_traffic_model_does():
+    """An ``all`` stream delivers every emit to each of the target's executors: bargains' watermarks
+    (trades -> vwap x2) were counted at half their traffic, so the relief and the swaps undervalued them."""
+    from storm_planner.core.problem import Problem
+    from storm_planner.core.worker_split import pair_rates
+
+    problem = Problem.from_dict({
+        "nodes": [{"id": "n0", "capacity": 100}],
+        "topology": {"id": "t", "components": [{"id": "s", "type": "spout", "executors": 2},
+                                               {"id": "b", "executors": 3}],
+                     "streams": [{"from": "s", "to": "b", "grouping": "all", "rate": 6.0},
+                                 {"from": "s", "to": "b", "grouping": "fields", "rate": 6.0, "stream": "other"}]}})
+    rates = pair_rates(problem)
+    assert rates["s"]["b"] == pytest.approx(6.0 / 2 + 6.0 / (2 * 3))
+    assert rates["s"]["b"] * 2 * 3 == pytest.approx(problem.traffic_model.total)

@@ -40,7 +40,7 @@ from types import MappingProxyType
 
 from storm_planner.core.errors import InfeasibleError
 from storm_planner.core.problem import Executor, Node, Problem, Slot
-from storm_planner.core.swap_refine import refine_by_swaps
+from storm_planner.core.swap_refine import MAX_PAIRS, refine_by_swaps, rejoin_lone_ackers
 from storm_planner.core.worker_split import pair_rates, split_by_traffic
 
 EPSILON = 1e-9
@@ -106,20 +106,52 @@ def fit_to_resources(problem: Problem, assignments: Mapping[str, Slot]) -> tuple
     rooms = _rooms(problem, assignments, executors, cpu_of, declared)
     notes = []
     moved, between = _relieve(rooms, executors, cpu_of, problem, declared)
-    swapped = refine_by_swaps({node: room.members for node, room in rooms.items()},
-                              {e: executors[e].component for e in executors},
-                              {e: (cpu_of[e], executors[e].memory) for e in executors},
-                              pair_rates(problem), between) if moved else 0
+    swapped, rejoined = _refine(problem, rooms, executors, cpu_of, between) if moved else (0, 0)
     slots, split = _pack_workers(problem, rooms, executors, assignments)
     if moved:
         notes.append(f"{moved} executor(s) moved off nodes over their free "
                      f"{'declared CPU or ' if declared else ''}memory"
-                     + (f", then {swapped} swap(s) of equal-demand executors between those nodes kept more "
-                        f"traffic inside a node" if swapped else ""))
+                     + (f", then {swapped} swap(s) of equal-demand executors kept more traffic inside a node"
+                        if swapped else "")
+                     + (f"; {rejoined} acker(s) left alone on a node traded places with an executor they serve"
+                        if rejoined else ""))
     if split:
         notes.append(f"{split} node(s) run several workers to keep each within "
                      f"{problem.options.worker_max_heap_mb:g} MB (topology.worker.max.heap.size.mb)")
     return MappingProxyType(slots), notes
+
+
+def _refine(problem: Problem, rooms: dict[str, _Room], executors: Mapping[str, Executor],
+            cpu_of: Mapping[str, float], between: list[tuple[str, str]]) -> tuple[int, int]:
+    """After the relief: swaps that keep more traffic inside a node, then no node of ackers alone
+    (:mod:`~storm_planner.core.swap_refine`). Returns (swaps, acker trades)."""
+    members = {node: room.members for node, room in rooms.items()}
+    component = {e: executors[e].component for e in executors}
+    demand = {e: (cpu_of[e], executors[e].memory) for e in executors}
+    rates = pair_rates(problem)
+    swapped = refine_by_swaps(members, component, demand, rates, _swap_pairs(rooms, between))
+    return swapped, rejoin_lone_ackers(members, component, demand, rates)
+
+
+def _swap_pairs(rooms: Mapping[str, _Room], between: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The node pairs the swaps look at: those the relief moved executors between, then each node it moved
+    executors onto with every other node holding some of the topology, at most ``MAX_PAIRS`` in all.
+
+    The relief's own pairs alone left the quota-held trends topology's two ackers alone on an i5 (every
+    message they handle crossing its link): the executor that could trade places with them sat on a third
+    node. O(pairs) beyond the rooms: never more than ``MAX_PAIRS`` are made.
+    """
+    pairs = list(dict.fromkeys(between))
+    known = set(pairs)
+    held = [node for node, room in rooms.items() if room.members]
+    for target in dict.fromkeys(to for _, to in between):
+        for node in held:
+            if len(pairs) >= MAX_PAIRS:
+                return pairs
+            if node != target and (node, target) not in known and (target, node) not in known:
+                pairs.append((target, node))
+                known.add((target, node))
+    return pairs
 
 
 def _cpu_demand(problem: Problem, declared: bool) -> dict[str, float]:

@@ -37,13 +37,18 @@ EPSILON = 1e-9
 
 
 def pair_rates(problem: Problem) -> dict[str, dict[str, float]]:
-    """Tuples/s between one executor of component A and one of B, both directions summed."""
+    """Tuples/s between one executor of component A and one of B, both directions summed.
+
+    A stream's rate is what its source emits; an ``all``-grouped stream delivers every emit to each
+    target executor (as :mod:`~storm_planner.core.traffic` counts it), the others spread it over them.
+    """
     sizes = {c.id: max(1, c.executors) for c in problem.components}
     rates: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for stream in problem.streams:
         if stream.source == stream.target or not stream.rate > 0:
             continue
-        per_pair = stream.rate / (sizes.get(stream.source, 1) * sizes.get(stream.target, 1))
+        spread = 1 if stream.grouping == "all" else sizes.get(stream.target, 1)
+        per_pair = stream.rate / (sizes.get(stream.source, 1) * spread)
         rates[stream.source][stream.target] += per_pair
         rates[stream.target][stream.source] += per_pair
     return rates
