@@ -325,14 +325,13 @@ def _unrelieved(before: Mapping[str, float], after: Mapping[str, float]) -> str:
     its restarts: on the end-to-end bench such a move (inter-worker traffic 655 -> 584 tuples/s,
     busiest node unchanged) restarted two workers and sent p99 from 0.6 to 55 s."""
     short = []
-    if before["max_utilisation"] >= CPU_PRESSURE_PCT or before["over_capacity"] > EPSILON:
+    if _short_of_cpu(before):
         if after["max_utilisation"] <= before["max_utilisation"] - MIN_RELIEF_PCT:
             return ""
         short.append(f"the busiest node stays at {after['max_utilisation']:.0f} % of its CPU "
                      f"(from {before['max_utilisation']:.0f} %)")
-    link_before = before.get("max_network_utilisation", 0.0)
-    if link_before >= LINK_PRESSURE_PCT:
-        link_after = after.get("max_network_utilisation", 0.0)
+    if _short_of_link(before):
+        link_before, link_after = before["max_network_utilisation"], after.get("max_network_utilisation", 0.0)
         if link_after <= link_before - MIN_RELIEF_PCT:
             return ""
         short.append(f"the busiest link stays at {link_after:.0f} % (from {link_before:.0f} %)")
@@ -341,8 +340,15 @@ def _unrelieved(before: Mapping[str, float], after: Mapping[str, float]) -> str:
 
 def _short_of_something(figures: Mapping[str, float]) -> bool:
     """A node at CPU_PRESSURE_PCT of its CPU or over it, or a link at LINK_PRESSURE_PCT or more."""
-    return (figures["max_utilisation"] >= CPU_PRESSURE_PCT or figures["over_capacity"] > EPSILON
-            or figures.get("max_network_utilisation", 0.0) >= LINK_PRESSURE_PCT)
+    return _short_of_cpu(figures) or _short_of_link(figures)
+
+
+def _short_of_cpu(figures: Mapping[str, float]) -> bool:
+    return figures["max_utilisation"] >= CPU_PRESSURE_PCT or figures["over_capacity"] > EPSILON
+
+
+def _short_of_link(figures: Mapping[str, float]) -> bool:
+    return figures.get("max_network_utilisation", 0.0) >= LINK_PRESSURE_PCT
 
 
 def _sparing_spout_workers(problem: Problem, plan: Mapping[str, Slot]) -> tuple[dict[str, Slot], int]:

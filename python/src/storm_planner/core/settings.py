@@ -264,8 +264,7 @@ REPLAN_CAUTIOUS = _define("planner.replan.cautious", FLAG, True, TOPOLOGY, SERVI
                           "weigh the restarts a move causes: move a running topology only when it is short "
                           "of something (a node at 90 % of its CPU or more, a link at 50 % or more) and the "
                           "move relieves it, and restart a spout's worker only to relieve overload (false: "
-                          "apply any placement "
-                          "better by planner.replan.min.gain)")
+                          "apply any placement better by planner.replan.min.gain)")
 
 # -- planners --------------------------------------------------------------------------------------------
 HETERO_PROFILES = _define("planner.hetero.profiles", JSON, None, TOPOLOGY, PLANNER,

@@ -57,12 +57,15 @@ class _Placement:
         return sum(rate * self.count[partner][node]
                    for partner, rate in self.rates.get(self.component[executor], {}).items())
 
+    def pair_rate(self, x: str, y: str) -> float:
+        """Tuples/s between x and y. They stay apart when they trade places, yet each one's affinity
+        for the other's node counts their pair as gained: a swap's gain takes it off twice."""
+        return self.rates.get(self.component[x], {}).get(self.component[y], 0.0)
+
     def gain(self, x: str, a: str, y: str, b: str) -> float:
         """Traffic kept inside a node gained by x (on a) and y (on b) trading places."""
-        pair = self.rates.get(self.component[x], {}).get(self.component[y], 0.0)
-        # x and y stay apart after the swap: their own pair was counted as gained by both.
         return (self.affinity(x, b) - self.affinity(x, a) + self.affinity(y, a) - self.affinity(y, b)
-                - 2 * pair)
+                - 2 * self.pair_rate(x, y))
 
     def swap(self, a: str, b: str, x: str, y: str) -> None:
         """x (on a) and y (on b) trade places; the counts follow."""
@@ -129,7 +132,8 @@ def _best_swap(on_a: list[str], on_b: list[str], a: str, b: str, demand: Mapping
                placement: _Placement) -> tuple[str, str] | None:
     """The swap (x from a, y from b) of equal demand and different components that gains the most
     traffic kept inside a node, or None when none gains."""
-    component, rates, affinity = placement.component, placement.rates, placement.affinity
+    component, affinity = placement.component, placement.affinity
+    # _Placement.gain term by term, each node's side once per executor rather than once per pair
     gain_a = {x: affinity(x, b) - affinity(x, a) for x in on_a}   # what x gains by moving to b
     gain_b = {y: affinity(y, a) - affinity(y, b) for y in on_b}
     best, best_gain = None, EPSILON
@@ -137,8 +141,7 @@ def _best_swap(on_a: list[str], on_b: list[str], a: str, b: str, demand: Mapping
         for y in on_b:
             if component[x] == component[y] or demand[x] != demand[y]:
                 continue
-            # x and y stay apart after the swap: their own pair was counted as gained by both.
-            gain = gain_a[x] + gain_b[y] - 2 * rates.get(component[x], {}).get(component[y], 0.0)
+            gain = gain_a[x] + gain_b[y] - 2 * placement.pair_rate(x, y)
             if gain > best_gain:
                 best, best_gain = (x, y), gain
     return best
