@@ -16,11 +16,22 @@ or a new one:
 4. The topology's own ``planner.algorithm`` plans on the measured problem with
    ``max_migrations`` = what is left of the budget; the result is then cut to
    that budget (:func:`~storm_planner.adaptation.budget.limit_moves`) whatever the
-   planner did with it.
+   planner did with it. When a node is short of CPU (``CPU_PRESSURE_PCT``) and the
+   topology's load fits under ``RELIEF_TARGET_PCT`` of the cluster, the planner is
+   asked for a placement within that share of every node
+   (``planner.max.cpu.utilisation``, D_CPU, unless the topology sets a lower one):
+   what the gate below accepts. Left to fill nodes to 100 % by measured load,
+   ``topdown`` re-planned trends on the end-to-end bench into the same layout,
+   its quota-held busiest node at 93 % beside an idle one.
 5. The new placement is applied only if it beats the current one on the same
    measured problem: overload lower by ``planner.replan.min.gain`` (relative)
    and at least 5 % of a core, or the same overload and traffic / load distance
-   lower by at least ``planner.replan.min.gain``. Traffic is the bytes between
+   lower by at least ``planner.replan.min.gain``; or, when a node is short of
+   CPU, a placement that ends it (busiest node ``MIN_RELIEF_PCT`` lower and
+   under ``CPU_PRESSURE_PCT``, no link put under pressure), ahead of traffic:
+   measured CPU never exceeds what a node has (a quota-held node shows 93-100 %
+   while its queue grows), so the pressure line is where overload can be
+   seen, and its relief counts as overload's does. Traffic is the bytes between
    nodes when every tuple size is measured and a link is at least half busy,
    then the tuples between workers; worse on either by ``min_gain`` refuses the
    move. Of the planner's moves only the fewest that pay are taken (1, 2, 4,
@@ -87,6 +98,9 @@ MIN_OVERLOAD_DROP = 5.0
 # Under planner.replan.cautious, a move for traffic or balance must also take this many percentage points
 # off the busiest node (or link) the topology is short of.
 MIN_RELIEF_PCT = 5.0
+# A topology short of CPU is re-planned within this share of every node (D_CPU): the placement the gate
+# takes for relief (under the pressure line by the relief it asks for), not one that fills a node again.
+RELIEF_TARGET_PCT = CPU_PRESSURE_PCT - MIN_RELIEF_PCT
 EPSILON = 1e-6
 # A topology not offered for this long is gone (killed): its state is dropped.
 FORGET_AFTER_S = 3600.0
@@ -191,7 +205,8 @@ class Replanner:
                               f"{settings.period_s:g} s) is spent: current placement kept", quiet=True)
 
         # Narrowed, never rebuilt: every other option (heap limit, GMA's D_CPU/D_BW, ...) must survive.
-        bounded = problem.replace(options=dataclasses.replace(problem.options, max_migrations=left))
+        bounded = problem.replace(options=dataclasses.replace(problem.options, max_migrations=left,
+                                                              **_relief_target(problem)))
         candidate = self.runner(bounded, algorithm)
         self._remember(problem, now, planned=True)
         decision = _decide(problem, candidate.assignments, left, settings)
@@ -257,6 +272,27 @@ class Replanner:
         )
 
 
+def _relief_target(problem: Problem) -> dict[str, float]:
+    """``max_cpu_utilisation`` for the planner when the current placement is short of CPU and the topology
+    fits under ``RELIEF_TARGET_PCT`` of every usable node (other work included); else nothing to narrow.
+
+    A planner that fills nodes to their whole capacity by measured load reproduces the pressure it was
+    asked to relieve (module docstring, step 4); one that honours D_CPU (``gma``, the
+    Chatzistergiou & Viglas family: §2.2's load-balancing n.mu) leaves the headroom the gate asks for.
+    """
+    before = evaluate(problem, problem.current)
+    if not _short_of_cpu(before):
+        return {}
+    share = RELIEF_TARGET_PCT / 100.0
+    if problem.options.max_cpu_utilisation is not None and problem.options.max_cpu_utilisation <= share:
+        return {}
+    active = [n for n in problem.nodes if not n.draining]
+    room = sum(max(0.0, share * n.capacity - n.used_cpu) * n.speed for n in active)
+    if problem.total_load > room:
+        return {}  # no placement gets every node under the line: plan as asked
+    return {"max_cpu_utilisation": share}
+
+
 def _why_now(problem: Problem, state: _TopologyState | None, settings: ReplanSettings,
              now: float) -> tuple[str, str]:
     """(why re-plan now, "") or ("", why wait): a new basis, metrics changed past the threshold, or a
@@ -299,7 +335,7 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
                          f"restart workers (planner.replan.cautious)")
     limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain)
     note = ""
-    if settings.cautious and moved and verdict is not None and not verdict.startswith("overload"):
+    if settings.cautious and moved and verdict is not None and not _relieves_overload(verdict):
         # Only relieving overload is worth a spout's restart: try the same plan without those moves.
         spared, held_back = _sparing_spout_workers(problem, plan)
         if held_back:
@@ -310,11 +346,19 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
         return _Decision(problem.current, [], None, "no move needed", note)
     if verdict is None:
         return _Decision(problem.current, moved, None, f"no placement better by {settings.min_gain:.0%}", note)
-    if settings.cautious and not verdict.startswith("overload"):
+    if settings.cautious and not _relieves_overload(verdict):
         unrelieved = _unrelieved(before, evaluate(problem, limited))
         if unrelieved:
             return _Decision(problem.current, moved, None, f"{verdict}, but {unrelieved}", note)
     return _Decision(limited, moved, verdict, note=note)
+
+
+RELIEF = "CPU pressure relieved"
+
+
+def _relieves_overload(verdict: str) -> bool:
+    """Whether a verdict is overload's or the CPU pressure's relief: worth a spout's restart (step 5)."""
+    return verdict.startswith(("overload", RELIEF))
 
 
 def _unrelieved(before: Mapping[str, float], after: Mapping[str, float]) -> str:
@@ -336,6 +380,22 @@ def _unrelieved(before: Mapping[str, float], after: Mapping[str, float]) -> str:
             return ""
         short.append(f"the busiest link stays at {link_after:.0f} % (from {link_before:.0f} %)")
     return " and ".join(short) + " (planner.replan.cautious)" if short else ""
+
+
+def _ends_cpu_pressure(before: Mapping[str, float], after: Mapping[str, float]) -> bool:
+    """A node short of CPU before; after, the busiest node ``MIN_RELIEF_PCT`` lower and under the pressure
+    line, and no link newly put at ``LINK_PRESSURE_PCT`` (traffic matters where a link is short of it).
+
+    Judged before traffic: measured CPU never exceeds what a node has, so a saturated node (a quota-held
+    one at 93-100 %, its queue growing) shows no overload; the gate took no placement for relieving it
+    (trends on the end-to-end bench kept a node at 94 % beside an idle one: load distance, pinned by the
+    idle node, could not fall, and the spread's extra tuples between workers refused it).
+    """
+    if "max_utilisation" not in before or not _short_of_cpu(before) or after["max_utilisation"] >= CPU_PRESSURE_PCT:
+        return False
+    if after["max_utilisation"] > before["max_utilisation"] - MIN_RELIEF_PCT:
+        return False
+    return _short_of_link(before) or not _short_of_link(after)
 
 
 def _short_of_something(figures: Mapping[str, float]) -> bool:
@@ -411,6 +471,9 @@ def _improvement(before: Mapping[str, float], after: Mapping[str, float], min_ga
         return None  # less overload, but not by enough to pay for the moves
     if over_after > over_before + EPSILON:
         return None
+    if _ends_cpu_pressure(before, after):
+        return (f"{RELIEF}: busiest node {before['max_utilisation']:.0f} -> {after['max_utilisation']:.0f} % "
+                f"of its CPU")
     # Bytes between nodes count where a link is under pressure (or the move would put one there); below
     # that they cost what the tuples between workers already measure (Storm serialises both alike), and
     # a restart for bytes no link is short of bought nothing on the end-to-end bench.
