@@ -74,7 +74,7 @@ from storm_planner.core import settings
 from storm_planner.core.elements import SPOUT
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
-from storm_planner.core.problem import Problem, Slot
+from storm_planner.core.problem import Options, Problem, Slot
 from storm_planner.metrics.derive import change
 from storm_planner.planners import run as run_planner
 
@@ -204,9 +204,7 @@ class Replanner:
                               f"{why}, but the migration budget ({settings.budget} moves per "
                               f"{settings.period_s:g} s) is spent: current placement kept", quiet=True)
 
-        # Narrowed, never rebuilt: every other option (heap limit, GMA's D_CPU/D_BW, ...) must survive.
-        bounded = problem.replace(options=dataclasses.replace(problem.options, max_migrations=left,
-                                                              **_relief_target(problem)))
+        bounded = problem.replace(options=_candidate_options(problem, left))
         candidate = self.runner(bounded, algorithm)
         self._remember(problem, now, planned=True)
         decision = _decide(problem, candidate.assignments, left, settings)
@@ -272,25 +270,30 @@ class Replanner:
         )
 
 
-def _relief_target(problem: Problem) -> dict[str, float]:
+def _candidate_options(problem: Problem, left: int | None) -> Options:
+    """The options the planner re-plans with: the budget left, and D_CPU when relieving CPU pressure.
+    Narrowed, never rebuilt: every other option (heap limit, GMA's D_CPU/D_BW, ...) must survive."""
+    options = dataclasses.replace(problem.options, max_migrations=left)
+    share = _relief_share(problem)
+    return options if share is None else dataclasses.replace(options, max_cpu_utilisation=share)
+
+
+def _relief_share(problem: Problem) -> float | None:
     """``max_cpu_utilisation`` for the planner when the current placement is short of CPU and the topology
-    fits under ``RELIEF_TARGET_PCT`` of every usable node (other work included); else nothing to narrow.
+    fits under ``RELIEF_TARGET_PCT`` of every usable node (other work included); else None (as asked).
 
     A planner that fills nodes to their whole capacity by measured load reproduces the pressure it was
     asked to relieve (module docstring, step 4); one that honours D_CPU (``gma``, the
     Chatzistergiou & Viglas family: §2.2's load-balancing n.mu) leaves the headroom the gate asks for.
     """
-    before = evaluate(problem, problem.current)
-    if not _short_of_cpu(before):
-        return {}
+    if not _short_of_cpu(evaluate(problem, problem.current)):
+        return None
     share = RELIEF_TARGET_PCT / 100.0
     if problem.options.max_cpu_utilisation is not None and problem.options.max_cpu_utilisation <= share:
-        return {}
+        return None
     active = [n for n in problem.nodes if not n.draining]
     room = sum(max(0.0, share * n.capacity - n.used_cpu) * n.speed for n in active)
-    if problem.total_load > room:
-        return {}  # no placement gets every node under the line: plan as asked
-    return {"max_cpu_utilisation": share}
+    return share if problem.total_load <= room else None   # else no placement gets every node under it
 
 
 def _why_now(problem: Problem, state: _TopologyState | None, settings: ReplanSettings,
