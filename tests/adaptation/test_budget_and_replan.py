@@ -376,3 +376,14 @@ def test_a_topology_short_of_cpu_is_replanned_within_the_share_the_gate_accepts(
     own = own.replace(options=dataclasses.replace(own.options, max_cpu_utilisation=0.7))
     Replanner(clock=FakeClock(), runner=runner).plan(own, "topdown")
     assert seen == [RELIEF_TARGET_PCT / 100, None, None, 0.7]
+
+
+def test_under_cpu_pressure_the_fewest_moves_that_relieve_are_taken():
+    """The planner moves m1 off the saturated sup-a and also s1 and m2 to sup-c. Ranked by traffic alone the
+    first moves taken were the bolts' (m2 -> s1 kept together), which relieve nothing; ranked within the
+    relief's D_CPU, m1 comes first and one move ends the pressure: the other two restart workers for nothing."""
+    plan = {**slots(SATURATED), "m1": Slot("sup-c", 6700), "m2": Slot("sup-c", 6700), "s1": Slot("sup-c", 6700)}
+    r = Replanner(clock=FakeClock(), runner=lambda p, a: Plan(algorithm=a, assignments=plan))
+    moved = r.plan(three_nodes(SATURATED, SATURATED_LOADS), "topdown")
+    assert moves_between(slots(SATURATED), moved.assignments) == ["m1"]
+    assert "1 executor(s) move; CPU pressure relieved: busiest node 94 -> 60 % of its CPU" in moved.notes[-1]

@@ -207,7 +207,7 @@ class Replanner:
         bounded = problem.replace(options=_candidate_options(problem, left))
         candidate = self.runner(bounded, algorithm)
         self._remember(problem, now, planned=True)
-        decision = _decide(problem, candidate.assignments, left, settings)
+        decision = _decide(problem, candidate.assignments, left, settings, bounded)
         cut = len(moves_between(problem.current, candidate.assignments))
         budget_note = ("" if left is None else f" (budget {settings.budget} per {settings.period_s:g} s, "
                        f"{left} left{'; ' + str(cut) + ' wanted' if cut > len(decision.moved) else ''})")
@@ -326,8 +326,10 @@ class _Decision:
     note: str = ""
 
 
-def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settings: ReplanSettings) -> _Decision:
-    """The gain gate and, with ``settings.cautious``, the restarts weighed (module docstring, step 5)."""
+def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settings: ReplanSettings,
+            asked: Problem | None = None) -> _Decision:
+    """The gain gate and, with ``settings.cautious``, the restarts weighed (module docstring, step 5).
+    ``asked``: the problem the planner was given (its D_CPU orders the moves, :func:`_fewest_moves`)."""
     before = evaluate(problem, problem.current)
     if not moves_between(problem.current, plan):
         return _Decision(problem.current, [], None, "no move needed")
@@ -336,13 +338,15 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
                          f"it keeps up (busiest node at {before['max_utilisation']:.0f} % of its CPU, busiest "
                          f"link at {before.get('max_network_utilisation', 0.0):.0f} %), and a move would only "
                          f"restart workers (planner.replan.cautious)")
-    limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain)
+    # Cautious and short of CPU: a cut that only cuts traffic is no answer while a larger one relieves.
+    relief = settings.cautious and _short_of_cpu(before)
+    limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain, asked, relief)
     note = ""
     if settings.cautious and moved and verdict is not None and not _relieves_overload(verdict):
         # Only relieving overload is worth a spout's restart: try the same plan without those moves.
         spared, held_back = _sparing_spout_workers(problem, plan)
         if held_back:
-            limited, moved, verdict = _fewest_moves(problem, spared, left, before, settings.min_gain)
+            limited, moved, verdict = _fewest_moves(problem, spared, left, before, settings.min_gain, asked, relief)
             note = (f"; {held_back} move(s) held back that restart a spout's worker (its tuples in flight are "
                     f"lost; only relieving overload is worth that)")
     if not moved:
@@ -436,23 +440,27 @@ def _sparing_spout_workers(problem: Problem, plan: Mapping[str, Slot]) -> tuple[
 
 
 def _fewest_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None, before: Mapping[str, float],
-                  min_gain: float) -> tuple[dict[str, Slot], list[str], str | None]:
+                  min_gain: float, asked: Problem | None = None,
+                  relief: bool = False) -> tuple[dict[str, Slot], list[str], str | None]:
     """The plan cut to the fewest moves (1, 2, 4, ... up to ``budget``) that already pay, best moves first.
 
     Every move restarts the workers it touches (tens of seconds without their tuples), so a re-plan
     takes only as many of the planner's moves as its gain needs: on the end-to-end bench ``topdown``
     re-planned a whole CPU-bound topology (8 moves) where moving its ackers would have relieved the
     node. Returns (assignment, moved, verdict); the verdict is None when not even the whole cut pays.
-    O(log moves) cuts and evaluations.
+    The moves are ranked on ``asked`` (the planner's problem): under the D_CPU of a relief re-plan the
+    ones that take load off a node above it come first; with ``relief`` a smaller cut is taken only for
+    a verdict that relieves overload or the CPU pressure (a traffic verdict there would be refused as
+    unrelieved, when a larger cut of the same plan relieves). O(log moves) cuts and evaluations.
     """
     wanted = len(moves_between(problem.current, plan))
     most = wanted if budget is None else min(budget, wanted)
     by_bytes = problem.traffic_model.sizes_known()
     steps = [k for k in (2 ** i for i in range(max(1, most).bit_length())) if k < most] + [most]
     for count in steps:
-        limited, moved = limit_moves(problem, plan, count)
+        limited, moved = limit_moves(asked or problem, plan, count)
         verdict = _improvement(before, evaluate(problem, limited), min_gain, by_bytes=by_bytes)
-        if verdict is not None or count == most:
+        if count == most or (verdict is not None and (not relief or _relieves_overload(verdict))):
             return limited, moved, verdict
     raise AssertionError("unreachable: the last step is the whole cut")
 
