@@ -51,6 +51,7 @@ def test_every_workload_names_its_topology_components_and_feeds(tmp_path):
         source = "\n".join(p.read_text() for p in (repo / workload.project / "src").rglob("*.py"))
         names = {node.value for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Constant)
                  and isinstance(node.value, str)}
+        assert (repo / workload.project / "topologies" / f"{workload.topology}.py").is_file(), workload.name
         assert set(workload.cpu) <= names, workload.name
         assert {key for key in workload.feed_paths if key.endswith("feed")} <= names | {"feed"}, workload.name
         options = workload.feed_options(tmp_path)
@@ -58,6 +59,7 @@ def test_every_workload_names_its_topology_components_and_feeds(tmp_path):
     assert WORKLOADS["bargains-link"].feed_options(tmp_path) == {
         "bargains.trades_feed": str(tmp_path / "trades"), "bargains.quotes_feed": str(tmp_path / "quotes")}
     assert WORKLOADS["trends-link"].feed_options(tmp_path) == {"trends.feed": str(tmp_path)}
+    assert WORKLOADS["airline-link"].feed_options(tmp_path) == {"airline.flights_feed": str(tmp_path / "flights")}
 
 
 def test_repetitions_interleave():
