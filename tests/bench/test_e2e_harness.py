@@ -51,6 +51,7 @@ def test_every_workload_names_its_topology_components_and_feeds(tmp_path):
         source = "\n".join(p.read_text() for p in (repo / workload.project / "src").rglob("*.py"))
         names = {node.value for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Constant)
                  and isinstance(node.value, str)}
+        assert (repo / workload.project / "topologies" / f"{workload.topology}.py").is_file(), workload.name
         assert set(workload.cpu) <= names, workload.name
         assert {key for key in workload.feed_paths if key.endswith("feed")} <= names | {"feed"}, workload.name
         options = workload.feed_options(tmp_path)
@@ -58,6 +59,7 @@ def test_every_workload_names_its_topology_components_and_feeds(tmp_path):
     assert WORKLOADS["bargains-link"].feed_options(tmp_path) == {
         "bargains.trades_feed": str(tmp_path / "trades"), "bargains.quotes_feed": str(tmp_path / "quotes")}
     assert WORKLOADS["trends-link"].feed_options(tmp_path) == {"trends.feed": str(tmp_path)}
+    assert WORKLOADS["airline-link"].feed_options(tmp_path) == {"airline.flights_feed": str(tmp_path / "flights")}
 
 
 def test_repetitions_interleave():
@@ -196,6 +198,19 @@ def test_link_mbit_overrides_every_link():
     assert e2e.with_links(described, None) is described
     with pytest.raises(ValueError, match="--link-mbit must be positive"):
         e2e.with_links(described, 0)
+
+
+def test_cpu_scale_multiplies_every_supervisors_capacity_and_refuses_nonsense():
+    from storm_planner.cluster.description import load_description
+
+    described = load_description(Path(__file__).resolve().parents[2] / e2e.DEFAULT_CLUSTER)
+    scaled = e2e.with_cpu_scale(described, 1.5)
+    assert [s.cpu for s in scaled.supervisors] == [s.cpu * 1.5 for s in described.supervisors]
+    assert [s.memory_mb for s in scaled.supervisors] == [s.memory_mb for s in described.supervisors]
+    assert e2e.with_cpu_scale(described, None) is described
+    for bad in (0.0, -1.0, float("nan"), float("inf"), 50.0):
+        with pytest.raises(ValueError, match="--cpu-scale"):
+            e2e.with_cpu_scale(described, bad)
 
 
 def test_a_cell_counts_the_plans_and_moves_of_its_topology_and_names_a_refusal(tmp_path):
