@@ -8,7 +8,8 @@ measured node loads between executors (the plan log gives node figures only).
 Builders: ``tests/service/test_trends_replan.py`` (the service's own conversion of the bench's request).
 "by quota" is what the executors' CPU (% of the host's cores) makes of each supervisor's quota, an executor
 costing the same wherever it runs: true on the bench, whose supervisors share one host's cores. "declared"
-speeds are the bench's (i7 1.5, i5 1.0); "equal" speeds are what its quotas emulate.
+speeds are those of the bench's e2e-fix run (i7 1.5, i5 1.0); "equal" speeds are what its quotas emulate,
+and what benchmarks/e2e/cluster.yaml declares since.
 """
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The end-to-end bench's trends cell rebuilt offline: why topdown kept a quota-held node at its quota
 beside an idle one, and the re-plan that now relieves it.
 
-The cluster of ``benchmarks/e2e/cluster.yaml`` (i7-a, i7-b: 45 % quota, speed 1.5; i5-a, i5-b: 35 %),
+The cluster of ``benchmarks/e2e/cluster.yaml`` as the bench's e2e-fix run declared it (i7-a, i7-b: 45 % quota, speed 1.5,
+since set to 1.0; i5-a, i5-b: 35 %),
 trends (tweets -> count x2 -> rank x2 -> total, 4 ackers, topology.workers 4, every executor declaring
 10 %), through the service's own conversion (:func:`problem_from_thrift`). The measured loads are the
 bench's figures at steady state: the plan log's measured re-plan put i7-a at 94 %, i5-a at 89 % and i7-b
