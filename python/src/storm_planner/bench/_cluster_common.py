@@ -35,16 +35,21 @@ def kill_and_wait(nimbus: str, job: str, topology_id: str | None = None, timeout
         time.sleep(1)
 
 
-def node_quotas(cluster, stack: contextlib.ExitStack, label: str, progress: Progress) -> dict[str, Any]:
+def node_quotas(cluster, stack: contextlib.ExitStack, label: str, progress: Progress,
+                quotas: dict[str, Any] | None = None) -> dict[str, Any]:
     """Each supervisor in a CPU quota of its declared capacity and a cpuacct group to read its CPU from
-    (its workers and their Python subprocesses inherit both); the groups go when ``stack`` closes."""
+    (its workers and their Python subprocesses inherit both); the groups go when ``stack`` closes.
+    Returns the cpuacct groups by supervisor; ``quotas``, when given, receives the quota groups."""
     from storm_planner.profiling.cgroups import CpuAccount, CpuQuota
     from storm_planner.profiling.profiles import supervisor_pid
 
     accounts = {}
     for sup in cluster.description.supervisors:
         pid = supervisor_pid(cluster, sup.name)
-        stack.enter_context(CpuQuota(f"storm-planner-{label}-{sup.name}-{pid}", sup.cpu)).add(pid)
+        quota = stack.enter_context(CpuQuota(f"storm-planner-{label}-{sup.name}-{pid}", sup.cpu))
+        quota.add(pid)
+        if quotas is not None:
+            quotas[sup.name] = quota
         account = stack.enter_context(CpuAccount(f"storm-planner-{label}-{sup.name}-{pid}"))
         account.add(pid)
         accounts[sup.name] = account

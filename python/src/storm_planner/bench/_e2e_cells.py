@@ -58,14 +58,17 @@ class Bench:
     latency_dir: Path                 # each cell's latency quantiles, for the CDF plot
     progress: Progress
     timing: Timing = field(default_factory=Timing)
+    quotas: dict[str, Any] = field(default_factory=dict)   # supervisor -> CpuQuota (profiling lifts one)
 
     @property
     def nimbus(self) -> str:
         return self.cluster.addresses.nimbus
 
 
-def run_cell(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler, repetition: int) -> dict[str, Any]:
-    """Run one cell; returns its row (figures NaN where the topology never ran)."""
+def run_cell(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler, repetition: int,
+             profile: str | None = None) -> dict[str, Any]:
+    """Run one cell; returns its row (figures NaN where the topology never ran). ``profile``: the
+    workload's profile (JSON text) for the hetero planners (:mod:`storm_planner.bench._e2e_profiles`)."""
     from storm_planner.cluster.nimbus_restart import switch_scheduler
     from storm_planner.submit.operations import SubmitError
 
@@ -77,7 +80,7 @@ def run_cell(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler
     key = {"workload": workload.name, "rate": f"{rate:g}", "scheduler": scheduler.label, "repetition": repetition}
     submitted = time.time()
     try:
-        row = _submit(bench, workload, rate, scheduler, scratch, job)
+        row = _submit(bench, workload, rate, scheduler, scratch, job, profile=profile)
     except SubmitError as error:
         bench.progress(f"{scheduler.label}: {workload.name} not running: {error}")
         with contextlib.suppress(Exception):
@@ -90,7 +93,12 @@ def run_cell(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler
         kill_and_wait(bench.nimbus, job, row.id)
 
 
-def _submit(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler, scratch: Path, job: str):
+def _submit(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler, scratch: Path, job: str,
+            profile: str | None = None, extra: dict[str, Any] | None = None):
+    """Submit the workload for one cell; ``profile`` reaches the topology as ``planner.hetero.profiles``
+    for the hetero planners alone (an error if they have none), ``extra`` options override the rest."""
+    from storm_planner.bench._e2e_profiles import HeteroProfileError, needs_profile
+    from storm_planner.core.settings import HETERO_PROFILES
     from storm_planner.submit.operations import submit_project
 
     prefix = workload.prefix
@@ -106,6 +114,11 @@ def _submit(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler,
         options["planner.algorithm"] = scheduler.algorithm
     if not scheduler.hook:
         options["planner.metrics.enabled"] = False
+    if needs_profile(scheduler):
+        if not profile:
+            raise HeteroProfileError(f"{scheduler.label} needs a profile of {workload.name}: none was made or given")
+        options[HETERO_PROFILES.key] = profile
+    options.update(extra or {})
     # streamparse prints its upload progress; the command's standard output is its JSON answer alone.
     with contextlib.redirect_stdout(sys.stderr):
         return submit_project(bench.repo / workload.project, nimbus=bench.nimbus, topology=workload.topology,

@@ -27,6 +27,10 @@ link rate (2 Mbit/s) for every link; ``--quick``: 10, 20 and 45 s, each workload
 quick rate and a 30,000-record feed. Each workload's synthetic feeds (World Cup requests, tweets, or
 trades and quotes; ``--feed-records``, default 120,000: 400 t/s for five minutes) are built once per
 kind with PySpark and kept under the state directory (``$STORM_PLANNER_STATE``/e2e-feeds).
+
+``planner:hetero`` and ``planner:hetero-optimal`` need a profile per workload: profiled on the
+cluster before the workload's first hetero cell and kept as ``--out``/profiles/<workload>.json for
+later cells and reruns, or given with ``--profiles DIR`` (:mod:`storm_planner.bench._e2e_profiles`).
 """
 from __future__ import annotations
 
@@ -162,6 +166,12 @@ def report_path(out: Path) -> Path:
 def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, command: str) -> int:
     """Run the cells not yet in ``cells.csv`` on one cluster; returns how many ran."""
     from storm_planner.bench._e2e_cells import run_cell
+    from storm_planner.bench._e2e_profiles import (
+        HeteroProfiles,
+        cluster_machine_types,
+        hetero_optimal_note,
+        needs_profile,
+    )
     from storm_planner.bench._e2e_report import write_report
     from storm_planner.cluster.description import load_description
 
@@ -172,12 +182,21 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
     _progress(f"{len(cells)} cells, {len(cells) - len(todo)} already in {out / 'cells.csv'}, {len(todo)} to run")
     if not todo:
         return 0
+    saved = getattr(args, "profiles", None)
+    profiles = HeteroProfiles(out / "profiles", cluster_machine_types(description), Path(saved) if saved else None)
+    hetero = {c[0].name: c[0] for c in todo if needs_profile(schedulers[c[2]])}
+    profiles.check(hetero.values())   # a bad saved profile is refused before the cluster starts
+    optimal = {c[0].name: c[0] for c in todo if schedulers[c[2]].algorithm == "hetero-optimal"}
+    for note in filter(None, map(hetero_optimal_note, optimal.values())):
+        _progress(f"warning: {note}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # leave through the context managers
     # Nimbus starts with the first cell's scheduler: one restart fewer.
     with _bench(args, description.with_scheduler(schedulers[todo[0][2]].nimbus), out) as bench:
         for index, (workload, rate, label, repetition) in enumerate(todo, 1):
             _progress(f"cell {index}/{len(todo)}: {workload.name} at {rate:g} t/s, {label}, repetition {repetition}")
-            append_cell(out / "cells.csv", header, run_cell(bench, workload, rate, schedulers[label], repetition))
+            profile = profiles.text(bench, workload) if workload.name in hetero else None
+            row = run_cell(bench, workload, rate, schedulers[label], repetition, profile=profile)
+            append_cell(out / "cells.csv", header, row)
             write_report(out, command)
     return len(todo)
 
@@ -195,9 +214,10 @@ def _bench(args: argparse.Namespace, description, out: Path):
     with tempfile.TemporaryDirectory(prefix="e2e-bench-") as work, contextlib.ExitStack() as stack:
         cluster = stack.enter_context(local_cluster(description, Path(work) / "cluster", free_ports=True, ui=False,
                                                     dashboard=False, progress=_progress))
-        accounts = node_quotas(cluster, stack, "e2e", _progress)
+        quotas: dict = {}
+        accounts = node_quotas(cluster, stack, "e2e", _progress, quotas=quotas)
         yield Bench(cluster=cluster, accounts=accounts, work=Path(work) / "cells", feeds=feeds,
-                    repo=Path.cwd(), latency_dir=out / "latency", progress=_progress, timing=timing)
+                    repo=Path.cwd(), latency_dir=out / "latency", progress=_progress, timing=timing, quotas=quotas)
 
 
 def _feeds(args: argparse.Namespace, kinds: set[str]) -> dict[str, Path]:
@@ -229,6 +249,7 @@ def _command(args: argparse.Namespace) -> str:
     parts += [f"--cpu-scale {args.cpu_scale:g}"] if args.cpu_scale else []
     parts += [f"--feed-records {args.feed_records}"] if args.feed_records else []
     parts += [f"--seed {args.seed}"] if args.seed != 1 else []
+    parts += [f"--profiles {args.profiles}"] if getattr(args, "profiles", None) else []
     return " ".join(parts)
 
 
@@ -276,5 +297,8 @@ BENCHMARKS = (Benchmark("e2e", "Storm's DefaultScheduler and ResourceAwareSchedu
     argument("--feed-records", type=int, default=None, help=f"synthetic records per feed (default "
                                                             f"{FEED_RECORDS:,}; --quick {QUICK_FEED_RECORDS:,})"),
     argument("--seed", type=int, default=1),
+    argument("--profiles", default=None, metavar="DIR",
+             help="saved profiles for planner:hetero and planner:hetero-optimal, DIR/<workload>.json "
+                  "(default: profile each workload on the cluster once, kept under <out>/profiles)"),
     argument("--report-only", action="store_true", help="rewrite the report from cells.csv, run nothing"),
 ), _handler),)

@@ -12,11 +12,16 @@ Three modes, chosen by two numbers:
 
 The pacer never sleeps: it says how long until the next record is due, and the
 spout returns from ``next_tuple`` (a multilang spout must not block).
+
+A fixed rate may change while the topology runs (:meth:`ReplayPacer.set_rate`): :class:`RateFile`
+reads it from a file, as profiling raises a running topology's input rate step by step.
 """
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+
+RATE_FILE_CHECK_S = 0.5
 
 
 class ReplayPacer:
@@ -57,3 +62,37 @@ class ReplayPacer:
     def emitted(self, tuples: int) -> None:
         """Record that a record's tuples went out (counts toward the rate)."""
         self._tuples += tuples
+
+    def set_rate(self, rate: float) -> None:
+        """Emit at ``rate`` tuples/s from now on (counted afresh, so no burst makes up for the past)."""
+        if not rate > 0:
+            raise ValueError(f"replay rate must be positive, not {rate!r}")
+        self.rate = float(rate)
+        self._start_wall = None
+        self._tuples = 0
+
+
+class RateFile:
+    """A rate in tuples/s read from ``path`` at most every ``RATE_FILE_CHECK_S``; :meth:`changed` gives
+    a new positive rate once, else None (a missing file, or contents that are not a positive number,
+    keep the rate as it was)."""
+
+    def __init__(self, path: str | None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.path, self.clock = path, clock
+        self._checked: float | None = None
+        self._rate: float | None = None
+
+    def changed(self) -> float | None:
+        now = self.clock()
+        if not self.path or (self._checked is not None and now - self._checked < RATE_FILE_CHECK_S):
+            return None
+        self._checked = now
+        try:
+            with open(self.path) as handle:
+                rate = float(handle.read().strip())
+        except (OSError, ValueError):
+            return None
+        if not rate > 0 or rate == self._rate:
+            return None
+        self._rate = rate
+        return rate

@@ -35,6 +35,9 @@ with ``feed_key`` when a topology has several feeds):
 ``P.feed``            absolute path of the feed (default: :meth:`default_feed`)
 ``P.sink``            absolute path of the topology's sink (the marker goes next to it)
 ``P.replay_rate``     tuples per second over all tasks of the spout, 0 = as fast as possible
+``P.replay_rate_file`` absolute path: a file holding a rate (tuples/s over all tasks) that replaces
+                      ``P.replay_rate`` whenever it changes, read every 0.5 s (profiling raises
+                      a running topology's rate this way; default: off)
 ``P.replay_speed``    × event time (overrides the rate when > 0), 0 = off
 ``P.replay_batch``    most records emitted per ``next`` call (default 50)
 ``P.max_replays``     re-emits of one failed tuple before giving up on it (default 0 = never give up)
@@ -56,7 +59,7 @@ from streamparse import Spout
 
 from storm_planner.streaming.conf import ConfReader
 from storm_planner.streaming.feedio import FeedStats, iter_feed_records
-from storm_planner.streaming.pacing import ReplayPacer
+from storm_planner.streaming.pacing import RateFile, ReplayPacer
 from storm_planner.streaming.timelog import SUFFIX as TIMES_SUFFIX
 from storm_planner.streaming.timelog import StopSignal, TimeLog
 from storm_planner.streaming.watermarks import END
@@ -137,6 +140,7 @@ class ReplaySpout(Spout):
         rate = self.options.float("replay_rate", 0.0, minimum=0.0) / self.task_count
         speed = self.options.float("replay_speed", 0.0, minimum=0.0)
         self.pacer = ReplayPacer(rate=rate, speed=speed)
+        self.rate_file = RateFile(self.options.path("replay_rate_file"))
         self.batch = self.options.int("replay_batch", 50, minimum=1)
         self.max_replays = self.options.int("max_replays", 0, minimum=0)
         self.feed_spouts = list(storm_conf.get(FEED_SPOUTS_KEY) or [self.component_name])
@@ -171,6 +175,9 @@ class ReplaySpout(Spout):
     # -- Storm callbacks -----------------------------------------------------
     def next_tuple(self):
         self.times.maybe_flush()
+        new_rate = self.rate_file.changed()
+        if new_rate is not None:
+            self.pacer.set_rate(new_rate / self.task_count)
         if self.exhausted:
             self._maybe_report()
             return

@@ -1,0 +1,59 @@
+"""``storm-planner bench e2e`` with ``planner:hetero`` on a real cluster (marked ``cluster``; root, cgroup v1,
+iproute2): Top-K at its quick rate on the heterogeneous cluster. The bench profiles the workload on one
+supervisor first (``bench/_e2e_profiles.py``), keeps the profile under ``<out>/profiles``, and the cell
+runs with it: the service answers hetero's plans (no fallback) for the executors Storm runs. A second
+repetition reuses the kept profile without profiling again."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from storm_planner.planners.nasiri.profiles import parse_profile
+from tests.bench.test_e2e_cluster import pytestmark as cluster_marks
+
+REPO = Path(__file__).resolve().parents[2]
+CLUSTER = REPO / "benchmarks" / "e2e" / "cluster.yaml"
+pytestmark = cluster_marks
+
+
+def bench(out: Path, env: dict, repeat: int) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "storm_planner", "bench", "e2e", "--quick", "--workloads", "topk-link",
+         "--schedulers", "planner:hetero", "--repeat", str(repeat), "--cluster", str(CLUSTER), "--settle", "5",
+         "--measure", "15", "--feed-records", "8000", "--out", str(out)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
+
+
+def test_a_hetero_cell_runs_with_the_profile_the_bench_made(tmp_path):
+    out = tmp_path / "e2e"
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python" / "src"), STORM_PLANNER_STATE=str(tmp_path / "state"))
+    run = bench(out, env, repeat=1)
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert json.loads(run.stdout)["cells_run"] == 1
+    assert "profiling topk-link on one supervisor" in run.stderr
+    saved = out / "profiles" / "topk-link.json"
+    profile = json.loads(saved.read_text())
+    parsed = parse_profile(profile)
+    for component in ("requests", "count", "top"):
+        times = [parsed.times(component, machine_type) for machine_type in ("i7", "i5")]
+        assert times[0] == times[1] and times[0].per_tuple_ms > 0, (component, times)
+    assert {t for entry in profile["components"].values() for t in entry["times"]} == {"i7", "i5"}
+    assert len(profile["profiling"]["steps"]) == 3
+    with (out / "cells.csv").open() as handle:
+        (cell,) = list(csv.DictReader(handle))
+    assert cell["scheduler"] == "planner:hetero" and cell["status"] == "ran", cell   # not the fallback
+    assert int(cell["plans"]) >= 1 and float(cell["processed_tps"]) > 0 and int(cell["lost"]) == 0, cell
+    assert math.isfinite(float(cell["latency_p99_ms"])), cell
+    (kept,) = (out / "plans").glob("*.jsonl")   # the service's answers for the cell's topology
+    plans = [json.loads(line) for line in kept.read_text().splitlines()]
+    assert plans and all(p.get("algorithm") == "hetero" and not p.get("error") for p in plans), plans[:2]
+    # A second repetition reuses the kept profile: no profiling again, the file unchanged.
+    written = saved.read_text()
+    again = bench(out, env, repeat=2)
+    assert again.returncode == 0 and json.loads(again.stdout)["cells_run"] == 1, again.stderr[-4000:]
+    assert "profiling topk-link" not in again.stderr and saved.read_text() == written

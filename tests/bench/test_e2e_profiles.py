@@ -1,0 +1,309 @@
+"""``bench e2e``'s profiles for ``planner:hetero`` and ``planner:hetero-optimal`` without a cluster: the
+option reaches the hetero cells' topology options and no other cell's, a profile is made once and
+reused, its machine types are the cluster's, and a bad saved profile is refused naming its file."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from storm_planner.bench import _e2e_cells, _e2e_profiles, e2e
+from storm_planner.bench._e2e_cells import Timing
+from storm_planner.bench._e2e_profiles import (
+    HeteroProfileError,
+    HeteroProfiles,
+    cluster_machine_types,
+    component_alphas,
+    load_checked,
+    profile_document,
+)
+from storm_planner.bench._e2e_workloads import TOPK_LINK, parse_scheduler
+from storm_planner.cluster.description import load_description
+from storm_planner.planners.nasiri.profiles import Measurement, parse_profile
+from storm_planner.profiling.measurements import Step, WindowFigures
+from storm_planner.streaming.pacing import RateFile, ReplayPacer
+
+REPO = Path(__file__).resolve().parents[2]
+CLUSTER = REPO / "benchmarks" / "e2e" / "cluster.yaml"
+KEY = "planner.hetero.profiles"
+
+
+def topk_steps(machine_type: str = "i7", throttled: float = 0.0) -> list[Step]:
+    """Top-K measured at three rates: CPU % = 2 + IR · per-tuple ms / 10 for each component."""
+    per_tuple = {"requests": 0.4, "count": 0.8, "top": 0.3}
+    return [Step(machine_type, rate, False, throttled,
+                 [Measurement(c, machine_type, rate, 2.0 + rate * ms / 10.0, ms / 2 if c != "requests" else 0.0)
+                  for c, ms in per_tuple.items()]) for rate in (15.0, 30.0, 60.0)]
+
+
+def topk_profile(types=("i7", "i5")) -> dict:
+    return profile_document(topk_steps(), {"requests": 1.0, "count": 1.0, "top": 0.1}, types, 15.0,
+                            {"supervisor": "i7-a"})
+
+
+def fake_bench(tmp_path: Path) -> SimpleNamespace:
+    return SimpleNamespace(feeds={"worldcup": tmp_path / "feeds"}, repo=REPO, nimbus="127.0.0.1:6627",
+                           timing=Timing(start_s=5), progress=lambda message: None, work=tmp_path / "cells")
+
+
+@pytest.fixture
+def captured(monkeypatch) -> list[dict]:
+    """What ``submit_project`` was asked to submit (nothing is submitted)."""
+    from storm_planner.submit import operations
+
+    calls: list[dict] = []
+    monkeypatch.setattr(operations, "submit_project",
+                        lambda project, **kwargs: calls.append(kwargs) or SimpleNamespace(id="t-1"))
+    return calls
+
+
+def test_the_profile_reaches_hetero_cells_and_no_other(tmp_path, captured):
+    bench, text = fake_bench(tmp_path), json.dumps(topk_profile())
+    for label in ("planner:hetero", "planner:hetero-optimal", "planner:hetero+nohook", "planner:topdown",
+                  "default", "ras"):
+        _e2e_cells._submit(bench, TOPK_LINK, 60.0, parse_scheduler(label), tmp_path, "job", profile=text)
+    options = [call["options"] for call in captured]
+    assert [KEY in o for o in options] == [True, True, True, False, False, False]
+    assert all(o[KEY] == text and o["planner.algorithm"].startswith("hetero") for o in options[:3])
+    assert parse_profile(json.loads(options[0][KEY])).times("count", "i5").per_tuple_ms == pytest.approx(0.8)
+
+
+def test_a_hetero_cell_without_a_profile_is_an_error_not_a_placement(tmp_path, captured):
+    with pytest.raises(HeteroProfileError, match="planner:hetero needs a profile of topk-link"):
+        _e2e_cells._submit(fake_bench(tmp_path), TOPK_LINK, 60.0, parse_scheduler("planner:hetero"),
+                           tmp_path, "job")
+    assert not captured
+
+
+def test_the_profile_has_the_clusters_machine_types_and_the_fitted_times():
+    types = cluster_machine_types(load_description(CLUSTER))
+    assert types == ("i7", "i5")
+    profile = topk_profile(types)
+    assert {t for entry in profile["components"].values() for t in entry["times"]} == set(types)
+    parsed = parse_profile(profile)
+    for machine_type in types:   # the affine fit recovers base and per-tuple cost, the same on every type
+        times = parsed.times("count", machine_type)
+        assert (times.base, times.per_tuple_ms) == (pytest.approx(2.0), pytest.approx(0.8))
+        assert times.et == pytest.approx(0.4)
+    assert parsed.alpha("top", "anything") == pytest.approx(0.1)
+    assert profile["profiling"]["supervisor"] == "i7-a" and len(profile["profiling"]["steps"]) == 3
+    assert load_checked_ok(profile)
+
+
+def load_checked_ok(profile: dict) -> bool:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as work:
+        path = Path(work) / "topk-link.json"
+        path.write_text(json.dumps(profile))
+        return load_checked(path, TOPK_LINK, ("i7", "i5")) == profile
+
+
+def test_throttled_steps_are_left_out_but_one_is_kept():
+    steps = topk_steps()
+    steps[2] = Step("i7", 60.0, False, 0.4, [Measurement("count", "i7", 60.0, 90.0, 0.4)])  # at capacity
+    profile = parse_profile(profile_document(steps, {}, ("i7", "i5"), 15.0, {}))
+    assert profile.times("count", "i5").per_tuple_ms == pytest.approx(0.8)   # the 90 % step did not count
+
+
+def test_alpha_is_emitted_per_executed_and_a_spouts_is_one():
+    def window(component, emitted, executed):
+        return WindowFigures(component, 1, 1, 3000.0, 10.0, executed, emitted, 0.0, 0)
+
+    windows = [window("requests", 90, 0), window("count", 60, 30), window("count", 30, 30), window("top", 1, 60),
+               window("__acker", 5, 5)]
+    assert component_alphas(windows, ["requests"]) == {"requests": 1.0, "count": 1.5, "top": pytest.approx(1 / 60, abs=1e-6)}
+
+
+def test_a_profile_is_made_once_and_reused_by_later_cells_and_reruns(tmp_path, monkeypatch):
+    made: list[str] = []
+    monkeypatch.setattr(_e2e_profiles, "profile_workload",
+                        lambda bench, workload, types: made.append(workload.name) or topk_profile(types))
+    bench = SimpleNamespace(progress=lambda message: None)
+    profiles = HeteroProfiles(tmp_path / "profiles", ("i7", "i5"))
+    first = profiles.text(bench, TOPK_LINK)
+    assert profiles.text(bench, TOPK_LINK) == first and made == ["topk-link"]
+    assert json.loads((tmp_path / "profiles" / "topk-link.json").read_text()) == json.loads(first)
+    rerun = HeteroProfiles(tmp_path / "profiles", ("i7", "i5"))   # the same --out, another run
+    rerun.check([TOPK_LINK])
+    assert rerun.text(bench, TOPK_LINK) == first and made == ["topk-link"]
+
+
+def test_profiling_that_fails_says_what_to_do(tmp_path, monkeypatch):
+    from storm_planner.submit.operations import SubmitError
+
+    def fail(bench, workload, types):
+        raise SubmitError("nimbus said no")
+
+    monkeypatch.setattr(_e2e_profiles, "profile_workload", fail)
+    profiles = HeteroProfiles(tmp_path / "profiles", ("i7", "i5"))
+    with pytest.raises(HeteroProfileError, match="profiling it on the cluster failed: nimbus said no.*--profiles"):
+        profiles.text(SimpleNamespace(progress=lambda message: None), TOPK_LINK)
+    assert not (tmp_path / "profiles" / "topk-link.json").exists()
+
+
+@pytest.mark.parametrize("content, named", [
+    ("{not json", "topk-link.json"),
+    (json.dumps({"format": "storm-planner-profile/1", "components": {"requests": {"times": {"i7": 0.1}}},
+                 "bse": 1}), "unknown key 'bse'"),
+    (json.dumps(topk_profile(("i7",))), "no times for machine type 'i5'"),
+    (json.dumps({**topk_profile(), "components": {k: v for k, v in topk_profile()["components"].items()
+                                                  if k != "top"}}), "no entry for component 'top'"),
+])
+def test_a_bad_saved_profile_is_refused_naming_the_file(tmp_path, content, named):
+    (tmp_path / "topk-link.json").write_text(content)
+    profiles = HeteroProfiles(tmp_path / "out" / "profiles", ("i7", "i5"), saved=tmp_path)
+    with pytest.raises(HeteroProfileError, match=str(tmp_path / "topk-link.json")) as error:
+        profiles.check([TOPK_LINK])
+    assert named in str(error.value)
+
+
+def test_a_missing_saved_profile_is_refused(tmp_path):
+    with pytest.raises(HeteroProfileError, match="no profile topk-link.json for workload topk-link"):
+        HeteroProfiles(tmp_path / "profiles", ("i7", "i5"), saved=tmp_path).check([TOPK_LINK])
+
+
+def test_the_bench_refuses_a_bad_saved_profile_before_any_cluster_starts(tmp_path, monkeypatch, capsys):
+    (tmp_path / "saved").mkdir()
+    (tmp_path / "saved" / "topk-link.json").write_text(json.dumps(topk_profile(("i7",))))
+    monkeypatch.setattr(e2e, "_bench", lambda *a, **k: pytest.fail("a cluster was started"))
+    args = argparse.Namespace(
+        workloads="topk-link", schedulers="default,planner:hetero", repeat=1, rate=None, quick=True, settle=1.0,
+        measure=1.0, drain=1.0, start_timeout=180.0, out=str(tmp_path / "e2e"), cluster=str(CLUSTER),
+        link_mbit=None, cpu_scale=None, feed_records=None, seed=1, report_only=False,
+        profiles=str(tmp_path / "saved"))
+    assert e2e._handler(args) == 2
+    err = capsys.readouterr().err
+    assert "saved/topk-link.json" in err and "'i5'" in err
+    assert f"--profiles {tmp_path / 'saved'}" in e2e._command(args)   # the report names them
+
+
+def test_the_spout_rate_can_change_while_it_runs(tmp_path):
+    now = [0.0]
+    pacer = ReplayPacer(rate=10.0, clock=lambda: now[0])
+    assert pacer.wait_for(None) == 0.0
+    pacer.emitted(10)
+    assert pacer.wait_for(None) == pytest.approx(1.0)
+    pacer.set_rate(100.0)                      # counted afresh from now: no backlog, no burst
+    assert pacer.wait_for(None) == 0.0
+    pacer.emitted(10)
+    assert pacer.wait_for(None) == pytest.approx(0.1)
+    with pytest.raises(ValueError):
+        pacer.set_rate(0)
+
+    path = tmp_path / "rate"
+    rates = RateFile(str(path), clock=lambda: now[0])
+    assert rates.changed() is None             # no file yet
+    path.write_text("40")
+    assert rates.changed() is None             # read again only after RATE_FILE_CHECK_S
+    now[0] += 1.0
+    assert rates.changed() == 40.0
+    now[0] += 1.0
+    assert rates.changed() is None             # unchanged
+    path.write_text("junk")
+    now[0] += 1.0
+    assert rates.changed() is None
+    path.write_text("80")
+    now[0] += 1.0
+    assert rates.changed() == 80.0
+    assert RateFile(None).changed() is None
+
+
+def service_plan(algorithm: str, profile: dict):
+    """The planner service's answer for Top-K as e2e submits it, on the e2e cluster's four supervisors."""
+    from storm_planner.profiling.project import load_project_topology
+    from storm_planner.service.contract import planner_thrift as T
+    from storm_planner.service.handler import PlannerHandler
+
+    nodes = [T.Node(id=name, host=name, cpu_capacity=cpu, memory_mb=2048.0, free_ports=[6700, 6701, 6702],
+                    used_ports=[], meta={"machine.type": name[:2], "speed": "1.0"})
+             for name, cpu in (("i7-a", 45.0), ("i7-b", 45.0), ("i5-a", 35.0), ("i5-b", 35.0))]
+    topology = load_project_topology(REPO / TOPK_LINK.project, TOPK_LINK.topology)
+    components = [T.Component(id=c.name, type=c.kind, parallelism=c.hint_for(None)) for c in topology.components]
+    components.append(T.Component(id="__acker", type="bolt", parallelism=TOPK_LINK.ackers, system=True))
+    owners = [c.name for c in topology.components for _ in range(c.hint_for(None))] + ["__acker"] * TOPK_LINK.ackers
+    executors = [T.Executor(id=f"[{i}-{i}]", component=c) for i, c in enumerate(owners, start=1)]
+    streams = [T.Stream(from_component=source, to_component=c.name, grouping=grouping)
+               for c in topology.components for source, _, grouping in c.inputs]
+    spec = T.TopologySpec(id="e2e-topk-link-1", name="e2e-topk-link", components=components, streams=streams,
+                          executors=executors, current={}, algorithm=algorithm, num_workers=TOPK_LINK.workers,
+                          options={KEY: json.dumps(profile)})
+    (plan,) = PlannerHandler().plan(T.PlanRequest(request_id="r", nodes=nodes, topologies=[spec],
+                                                  deadline_ms=20000)).plans
+    return plan, {e.id for e in executors}
+
+
+def test_the_service_places_the_submitted_graph_with_hetero_and_names_why_hetero_optimal_cannot():
+    plan, executors = service_plan("hetero", topk_profile())
+    assert plan.error is None
+    assert set(plan.assignments) == executors          # the fixed-graph mode: Storm's executors, placed
+    assert any(note.startswith("parallelism kept (running topology)") for note in plan.notes), plan.notes
+    plan, _ = service_plan("hetero-optimal", topk_profile())
+    assert plan.error is not None and "split groupings only" in plan.error.message
+    note = _e2e_profiles.hetero_optimal_note(TOPK_LINK)
+    assert note and "count->top (global)" in note
+
+
+class FakeQuota:
+    def __init__(self) -> None:
+        self.capacities: list[float] = []
+        self.periods = 0
+
+    def set_capacity(self, cpu: float) -> None:
+        self.capacities.append(cpu)
+
+    def throttled(self) -> dict[str, int]:
+        self.periods += 100
+        return {"nr_periods": self.periods, "nr_throttled": 0}
+
+
+def test_profiling_steps_the_rate_on_one_supervisor_and_gives_its_quota_back(tmp_path, monkeypatch):
+    """The procedure's order against stand-ins for the cluster (no cluster here): the topology goes to one
+    supervisor through storm-default in one worker, the rate file steps through the rates before each
+    measurement, the supervisor's quota is lifted and restored, and the topology is killed."""
+    from storm_planner.bench import _cluster_common
+    from storm_planner.cluster import nimbus_restart
+    from storm_planner.profiling import profiles as profiling
+
+    description = load_description(CLUSTER)
+    quota, events = FakeQuota(), []
+    rate_file = tmp_path / "cells" / "profile-topk-link" / "rate"
+
+    def windows(zookeeper, topology_id, count, period_s, timeout_s):
+        rate, seconds = float(rate_file.read_text()), period_s * count
+        per_tuple = {"requests": 0.4, "count": 0.8, "top": 0.3}
+        return [WindowFigures(c, i, 1, 1000.0 * seconds, (2.0 + rate * ms / 10.0) * 10 * seconds,
+                              0 if c == "requests" else int(rate * seconds), int(rate * seconds), 0.4 * rate, int(rate))
+                for i, (c, ms) in enumerate(per_tuple.items())]
+
+    def submit(bench, workload, rate, scheduler, scratch, job, profile=None, extra=None):
+        events.append(("submit", scheduler.algorithm, extra["topology.workers"], extra["topology.acker.executors"]))
+        return SimpleNamespace(id="e2e-profile-topk-link-1")
+
+    monkeypatch.setattr(_e2e_cells, "_submit", submit)
+    monkeypatch.setattr(_e2e_cells, "_wait_first_ack", lambda times, deadline: True)
+    monkeypatch.setattr(_cluster_common, "kill_and_wait", lambda *a: events.append(("kill",) + a[1:]))
+    monkeypatch.setattr(nimbus_restart, "switch_scheduler", lambda cluster, name: events.append(("nimbus", name)))
+    monkeypatch.setattr(profiling, "collect_windows", windows)
+    cluster = SimpleNamespace(description=description, addresses=SimpleNamespace(zookeeper="zk:2181"),
+                              assignment=lambda topology_id: [{"node": "i5-a"}, {"node": "i5-a"}])
+    bench = SimpleNamespace(cluster=cluster, nimbus="nimbus:6627", timing=Timing(), work=tmp_path / "cells",
+                            progress=lambda message: None, quotas={"i5-a": quota})
+    profile = _e2e_profiles.profile_workload(bench, TOPK_LINK, ("i7", "i5"))
+    assert events == [("nimbus", "planner"), ("submit", "storm-default", 1, 1),
+                      ("kill", "e2e-profile-topk-link", "e2e-profile-topk-link-1")]
+    assert quota.capacities == [_e2e_profiles.PROFILE_CPU, 35.0]       # lifted, then the declared 35 %
+    assert [s["rate"] for s in profile["profiling"]["steps"]] == [15.0, 30.0, 60.0]
+    assert profile["profiling"]["supervisor"] == "i5-a" and "(i5)" in profile["source"]
+    times = parse_profile(profile).times("count", "i7")
+    assert (times.base, times.per_tuple_ms) == (pytest.approx(2.0), pytest.approx(0.8))
+    assert load_checked_ok(profile)
+
+    cluster.assignment = lambda topology_id: [{"node": "i5-a"}, {"node": "i7-b"}]
+    quota.capacities.clear()
+    with pytest.raises(HeteroProfileError, match="runs on i5-a, i7-b, not on one supervisor"):
+        _e2e_profiles.profile_workload(bench, TOPK_LINK, ("i7", "i5"))
+    assert events[-1][0] == "kill" and not quota.capacities
