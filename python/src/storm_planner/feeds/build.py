@@ -28,10 +28,13 @@ KINDS = ("tweets", "stocks", "airline", "worldcup")
 
 def build_feeds(spark, kind: str, out: str | Path, *, inputs=(), weather=(), stations=None,
                 synthetic: bool = False, records: int = 100_000, seed: int | None = None,
-                partitions: int = 8, progress: Progress = print_progress) -> dict[str, dict]:
-    """Build the feeds of ``kind`` under ``out``; returns ``{feed name: summary}``."""
+                partitions: int = 8, progress: Progress = print_progress, drift_every: int = 0) -> dict[str, dict]:
+    """Build the feeds of ``kind`` under ``out``; returns ``{feed name: summary}``. ``drift_every``
+    (synthetic airline only): the hot planes and airports change every that many flights."""
     if kind not in KINDS:
         raise ValueError(f"unknown feed kind {kind!r} (kinds: {', '.join(KINDS)})")
+    if drift_every and not (synthetic and kind == "airline"):
+        raise ValueError("a drifting key skew (drift_every) is a property of the synthetic airline feed only")
     if not synthetic and not inputs:
         raise ValueError("give --input files of the real dataset, or --synthetic --records N")
     out = Path(out)
@@ -63,7 +66,8 @@ def build_feeds(spark, kind: str, out: str | Path, *, inputs=(), weather=(), sta
         progress(f"catalogue: {len(catalogue)} objects")
     else:
         if synthetic:
-            feeds, station_map = generate.airline(spark, records, partitions=partitions, **seeds)
+            feeds, station_map = generate.airline(spark, records, partitions=partitions, drift_every=drift_every,
+                                                  **seeds)
         else:
             feeds = {"flights": readers.read_bts(spark, inputs)}
             if weather:
