@@ -292,3 +292,37 @@ def test_a_replan_takes_the_fewest_of_the_planners_moves_that_pay():
     # Nothing that pays (s1 alone only trades one crossing stream for another): no verdict.
     _, _, none = _fewest_moves(base, slots({**SPREAD, "s1": A}), None, before, 0.10)
     assert none is None
+
+
+def test_a_trusted_replan_applies_the_planners_plan_within_the_budget_without_the_gates():
+    """planner.replan.trust: no caution (nodes at 10 % CPU), no cut to the fewest moves, no gain gate."""
+    r, clock, runner = replanner()
+    trusted = {"planner.replan.trust": "true", "planner.replan.settle.secs": "0"}
+    whole = r.plan(problem(SPREAD, traffic=HEAVY, options=trusted), "cola")
+    assert len(moves_between(slots(SPREAD), whole.assignments)) == 3, whole.notes   # a2, m1, s1: all of it
+    assert "planner.replan.trust" in whole.notes[-1]
+    # Within a budget the plan is cut to it (the most useful moves first), still without a gain gate.
+    r2, _, _ = replanner()
+    cut = r2.plan(problem(SPREAD, traffic=HEAVY, options={**trusted, "max_migrations": 2}), "albic")
+    assert len(moves_between(slots(SPREAD), cut.assignments)) == 2
+    # Untrusted, the same offer keeps the placement: the topology is short of nothing.
+    r3, _, _ = replanner()
+    kept = r3.plan(problem(SPREAD, traffic=HEAVY), "cola")
+    assert kept.assignments == slots(SPREAD)
+
+
+def test_the_initial_algorithm_places_a_new_topology_and_the_algorithm_replans_it():
+    import pytest
+
+    from storm_planner.core.settings import SettingError
+
+    r, _, runner = replanner()
+    seen = []
+    r.runner = lambda p, algorithm: (seen.append(algorithm), runner(p, algorithm))[1]
+    options = {"planner.initial.algorithm": "spread", "planner.replan.trust": "true",
+               "planner.replan.settle.secs": "0"}
+    r.plan(problem({}, measured=False, options=options), "albic")
+    r.plan(problem(SPREAD, traffic=HEAVY, options=options), "albic")
+    assert seen == ["spread", "albic"]
+    with pytest.raises(SettingError, match="planner.initial.algorithm='nope'"):
+        r.plan(problem({}, measured=False, options={"planner.initial.algorithm": "nope"}), "albic")

@@ -44,6 +44,12 @@ or a new one:
    settled figures (without it, each move's own disturbance triggered the next
    move: ``topdown`` moved 8-12 executors per 40 s on the end-to-end bench).
 
+With ``planner.replan.trust`` the gates of step 5 are off: the planner's plan is applied as it is, cut
+to what is left of the budget (an experiment on a planner's own adaptation: ALBIC's collocation
+period after period against COLA's re-optimisation, Madsen et al. §5.4). ``planner.initial.algorithm``
+names the planner of step 1 alone (a topology's first placement), e.g. ``spread``, the little-collocation
+start of that experiment.
+
 Budget: at most ``planner.max.migrations`` executor moves per
 ``planner.replan.period.secs`` (unset: no limit), counted when a plan that
 moves executors is returned.
@@ -65,6 +71,7 @@ from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot
 from storm_planner.metrics.derive import change
+from storm_planner.planners import available
 from storm_planner.planners import run as run_planner
 
 log = logging.getLogger("storm_planner.replan")
@@ -103,6 +110,7 @@ class ReplanSettings:
     budget: int | None = None
     settle_s: float = DEFAULT_SETTLE_S
     cautious: bool = True
+    trust: bool = False
 
     @classmethod
     def of(cls, problem: Problem) -> ReplanSettings:
@@ -118,6 +126,7 @@ class ReplanSettings:
             budget=problem.options.max_migrations,
             settle_s=settings.REPLAN_SETTLE_SECS.read(extra),
             cautious=settings.REPLAN_CAUTIOUS.read(extra),
+            trust=settings.REPLAN_TRUST.read(extra),
         )
 
 
@@ -159,7 +168,7 @@ class Replanner:
         self._prune(now, topology)
         fully_placed = bool(problem.current) and all(e.id in problem.current for e in problem.executors)
         if not fully_placed:
-            plan = self.runner(problem, algorithm)
+            plan = self.runner(problem, initial_algorithm(problem, algorithm))
             self._remember(problem, now)
             return plan
         settings = ReplanSettings.of(problem)
@@ -257,6 +266,18 @@ class Replanner:
         )
 
 
+def initial_algorithm(problem: Problem, algorithm: str) -> str:
+    """The planner of a topology's first placement: ``planner.initial.algorithm`` when set (a registered
+    planner, else :class:`~storm_planner.core.settings.SettingError`), else ``algorithm``."""
+    initial = settings.INITIAL_ALGORITHM.read(problem.options.extra)
+    if not initial:
+        return algorithm
+    if initial not in available():
+        raise settings.SettingError(f"{settings.INITIAL_ALGORITHM.key}={initial!r}: no such planner (registered: "
+                                    f"{', '.join(sorted(available()))})", settings.INITIAL_ALGORITHM.key)
+    return str(initial)
+
+
 def _why_now(problem: Problem, state: _TopologyState | None, settings: ReplanSettings,
              now: float) -> tuple[str, str]:
     """(why re-plan now, "") or ("", why wait): a new basis, metrics changed past the threshold, or a
@@ -289,9 +310,12 @@ class _Decision:
 
 def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settings: ReplanSettings) -> _Decision:
     """The gain gate and, with ``settings.cautious``, the restarts weighed (module docstring, step 5)."""
-    before = evaluate(problem, problem.current)
     if not moves_between(problem.current, plan):
         return _Decision(problem.current, [], None, "no move needed")
+    if settings.trust:
+        limited, moved = limit_moves(problem, plan, left)
+        return _Decision(limited, moved, "applied as planned (planner.replan.trust)")
+    before = evaluate(problem, problem.current)
     if settings.cautious and not _short_of_something(before):
         return _Decision(problem.current, [], None,
                          f"it keeps up (busiest node at {before['max_utilisation']:.0f} % of its CPU, busiest "
