@@ -5,7 +5,6 @@ import statistics
 from collections import Counter
 
 import pytest
-
 import trends
 
 from storm_planner.feeds.synthetic.airline import AirlineGenerator
@@ -104,8 +103,12 @@ def test_airline_drift_moves_the_hot_planes_and_routes_every_epoch():
     # Epoch 0 is the plain feed: a drifting feed starts as the fixed one.
     assert [drifting.flight_record(i) for i in range(0, drift, 97)] == [steady.flight_record(i) for i in range(0, drift, 97)]
     epochs = [[drifting.flight_record(i) for i in range(e * drift, (e + 1) * drift)] for e in range(3)]
-    plane = (lambda f: f["TailNum"][1:-2])   # "N{100 + plane}{carrier}" -> 100 + plane
-    routes = (lambda f: (f["Origin"], f["Dest"]))
+    def plane(flight: dict) -> str:
+        return flight["TailNum"][1:-2]   # "N{100 + plane}{carrier}" -> 100 + plane
+
+    def routes(flight: dict) -> tuple:
+        return flight["Origin"], flight["Dest"]
+
     for before, after in zip(epochs, epochs[1:]):
         assert len(_hottest(before, plane) & _hottest(after, plane)) <= 1       # new hot airframes
         assert len(_hottest(before, routes, 3) & _hottest(after, routes, 3)) <= 1  # new busy routes

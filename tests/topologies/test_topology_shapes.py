@@ -96,6 +96,7 @@ def test_partial_key_grouping_replaces_only_the_fields_grouped_inputs():
     """PoTC on the airline job: the data inputs take the kit's PartialKeyFieldsGrouping on the named
     fields; the watermark stream into extract stays a broadcast."""
     from airline.topology import build
+
     from storm_planner.streaming.topology import PARTIAL_KEY_CLASS
 
     job = build(3)
