@@ -77,7 +77,7 @@ def run_cell(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler
     key = {"workload": workload.name, "rate": f"{rate:g}", "scheduler": scheduler.label, "repetition": repetition}
     submitted = time.time()
     try:
-        row = _submit(bench, workload, rate, scheduler, scratch, job)
+        row = submit_workload(bench, workload, rate, scheduler, scratch, job)
     except SubmitError as error:
         bench.progress(f"{scheduler.label}: {workload.name} not running: {error}")
         with contextlib.suppress(Exception):
@@ -90,7 +90,12 @@ def run_cell(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler
         kill_and_wait(bench.nimbus, job, row.id)
 
 
-def _submit(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler, scratch: Path, job: str):
+def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler, scratch: Path, job: str,
+                    extra: dict[str, Any] | None = None):
+    """Submit ``workload`` at ``rate`` for ``scheduler`` as ``job``, its spout's sink, times and stop file
+    under ``scratch``; ``extra`` options go on top (``bench albic-real``'s re-planning settings and groupings).
+    Returns the submission (its ``id``); :class:`~storm_planner.submit.operations.SubmitError` when it does
+    not run within the start timeout."""
     from storm_planner.submit.operations import submit_project
 
     prefix = workload.prefix
@@ -106,6 +111,7 @@ def _submit(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler,
         options["planner.algorithm"] = scheduler.algorithm
     if not scheduler.hook:
         options["planner.metrics.enabled"] = False
+    options.update(extra or {})
     # streamparse prints its upload progress; the command's standard output is its JSON answer alone.
     with contextlib.redirect_stdout(sys.stderr):
         return submit_project(bench.repo / workload.project, nimbus=bench.nimbus, topology=workload.topology,
@@ -122,7 +128,7 @@ def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: f
     from storm_planner.cluster import network
 
     times_dir = scratch / "times"
-    if not _wait_first_ack(times_dir, submitted + bench.timing.start_s):
+    if not wait_first_ack(times_dir, submitted + bench.timing.start_s):
         status = f"no tuple acked within {bench.timing.start_s:.0f} s of submission"
     else:
         status = "ran"
@@ -135,7 +141,7 @@ def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: f
     cpu_after, bytes_after = cpu_seconds(bench.accounts), {link.supervisor: network.link_bytes(link) for link in links}
     placement = bench.cluster.assignment(topology_id)
     (scratch / "stop").write_text("")
-    times = _drain(times_dir, bench.timing.drain_s)
+    times = drain(times_dir, bench.timing.drain_s)
     seconds = end - begin
     figures = _throughput_and_latency(times, begin, end, submitted)
     processed = figures["acked_in_window"]
@@ -161,7 +167,8 @@ def cell_status(status: str, refused: str, plans: int) -> str:
     return status
 
 
-def _wait_first_ack(times_dir: Path, deadline: float) -> bool:
+def wait_first_ack(times_dir: Path, deadline: float) -> bool:
+    """Whether the spout logged an acked tuple before ``deadline`` (wall clock)."""
     while time.time() < deadline:
         if times_dir.is_dir() and read_times(times_dir).acked:
             return True
@@ -169,7 +176,7 @@ def _wait_first_ack(times_dir: Path, deadline: float) -> bool:
     return False
 
 
-def _drain(times_dir: Path, drain_s: float) -> TupleTimes:
+def drain(times_dir: Path, drain_s: float) -> TupleTimes:
     """The spout's times once every tuple it emitted was acked, or after ``drain_s``.
 
     The spout flushes its log every second, so "all acked" counts only when it still holds after a

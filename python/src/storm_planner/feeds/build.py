@@ -33,10 +33,7 @@ def build_feeds(spark, kind: str, out: str | Path, *, inputs=(), weather=(), sta
     (synthetic airline only): the hot planes and airports change every that many flights."""
     if kind not in KINDS:
         raise ValueError(f"unknown feed kind {kind!r} (kinds: {', '.join(KINDS)})")
-    if drift_every and not (synthetic and kind == "airline"):
-        raise ValueError("a drifting key skew (drift_every) is a property of the synthetic airline feed only")
-    if not synthetic and not inputs:
-        raise ValueError("give --input files of the real dataset, or --synthetic --records N")
+    _check_source(kind, synthetic, inputs, drift_every)
     out = Path(out)
     started = time.monotonic()
     seeds = {"seed": seed} if seed is not None else {}
@@ -89,6 +86,13 @@ def build_feeds(spark, kind: str, out: str | Path, *, inputs=(), weather=(), sta
     progress(f"built {kind} feeds in {out}: {total_records} records, {total_bytes / 1e6:.1f} MB, "
              f"{time.monotonic() - started:.0f} s")
     return summaries
+
+
+def _check_source(kind: str, synthetic: bool, inputs, drift_every: int) -> None:
+    if drift_every and not (synthetic and kind == "airline"):
+        raise ValueError("a drifting key skew (drift_every) is a property of the synthetic airline feed only")
+    if not synthetic and not inputs:
+        raise ValueError("give --input files of the real dataset, or --synthetic --records N")
 
 
 def _catalogue_of_requests(feed) -> list[dict]:

@@ -27,7 +27,12 @@ from storm_planner.core.errors import InfeasibleError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot
 from storm_planner.planners.base import Planner
-from storm_planner.planners.baselines.even import executor_order
+
+
+def start_task(executor_id: str) -> tuple[int, int, str]:
+    """Storm's executor order: by start task for "[s-e]" ids, else by name after them."""
+    first = executor_id[1:].split("-", 1)[0] if executor_id.startswith("[") else ""
+    return (0, int(first), executor_id) if first.isdigit() else (1, 0, executor_id)
 
 
 def depths(problem: Problem) -> dict[str, int]:
@@ -65,10 +70,10 @@ class SpreadPlanner(Planner):
             raise InfeasibleError("spread: no usable node has a slot")
         depth = depths(problem)
         by_component: dict[str, list[str]] = {}
-        for executor in problem.executors:
-            by_component.setdefault(executor.component, []).append(executor.id)
+        for one in problem.executors:
+            by_component.setdefault(one.component, []).append(one.id)
         assignments: dict[str, Slot] = {}
-        for component, executors in by_component.items():
-            for k, executor in enumerate(sorted(executors, key=executor_order)):
-                assignments[executor] = slots[(k + depth.get(component, 0)) % len(slots)]
+        for component, ids in by_component.items():
+            for k, executor_id in enumerate(sorted(ids, key=start_task)):
+                assignments[executor_id] = slots[(k + depth.get(component, 0)) % len(slots)]
         return Plan(algorithm=self.name, assignments=MappingProxyType(assignments))
