@@ -155,3 +155,69 @@ def test_a_period_row_from_counters_and_the_spouts_times():
     assert row["cpu_ms_per_tuple"] == 40.0
     halved = period_row(before, after, {"a": 45.0, "b": 35.0}, period, times, reference_cpu_s=0.8)
     assert halved["load_index"] == 0.5
+
+
+# -- the run loop, its cluster calls stood in for ------------------------------------------------------------
+
+class _Account:
+    def __init__(self, per_s: float) -> None:
+        import time
+
+        self.per_s, self.started = per_s, time.time()
+
+    def usage_ns(self) -> int:
+        import time
+
+        return int((time.time() - self.started) * self.per_s * 1e9)
+
+
+def test_a_run_turns_windows_counters_and_plans_into_one_row_per_period(tmp_path, monkeypatch):
+    """``run_one`` on stand-ins for the cluster (no Storm here; the cluster test runs the real one): each
+    period gets its windows, its CPU, its plans; the submission carries the contender's options."""
+    import json
+    import time
+    from types import SimpleNamespace
+
+    from storm_planner.bench import _cluster_common, _e2e_cells
+    from storm_planner.cluster import nimbus_restart
+    from storm_planner.metrics import windows as windows_module
+
+    submitted = {}
+    monkeypatch.setattr(albic_real, "SAMPLE_S", 0.05)
+    monkeypatch.setattr(nimbus_restart, "switch_scheduler", lambda cluster, scheduler: False)
+    monkeypatch.setattr(_cluster_common, "kill_and_wait", lambda *a, **k: None)
+    monkeypatch.setattr(_e2e_cells, "submit_workload", lambda bench, workload, rate, scheduler, scratch, job, extra:
+                        submitted.update(extra, topology=workload.topology) or SimpleNamespace(id="job2-1"))
+    monkeypatch.setattr(_e2e_cells, "wait_first_ack", lambda directory, deadline: True)
+    monkeypatch.setattr(windows_module, "fetch_windows",
+                        lambda hosts, topology: job_windows(int(time.time() * 10), int(time.time() * 1000) - 1))
+    started = time.time()
+    emitted = {f"m{i}": started + i * 0.01 for i in range(300)}
+    monkeypatch.setattr(_e2e_cells, "drain", lambda directory, seconds: TupleTimes(
+        emitted=emitted, acked={m: at + 0.02 for m, at in emitted.items()}))
+    plan_log = tmp_path / "plans.jsonl"
+    plan_log.write_text("".join(json.dumps({"event": "plan", "topology": "job2-1", "time": at, "error": None,
+                                            "assignments": {"[2-2]": slot}, "figures": {}}) + "\n"
+                                for at, slot in ((started, "a:1"), (started + 0.5, "b:1"))))
+    cluster = SimpleNamespace(addresses=SimpleNamespace(zookeeper="zk:2181"), network=None, plan_log=plan_log,
+                              assignment=lambda topology: [{"executor": "[1-3]", "node": "a"},
+                                                           {"executor": "[4-9]", "node": "b"}],
+                              description=SimpleNamespace(supervisors=[SimpleNamespace(name="a", cpu=50.0),
+                                                                       SimpleNamespace(name="b", cpu=50.0)]))
+    bench = SimpleNamespace(cluster=cluster, accounts={"a": _Account(0.3), "b": _Account(0.1)}, work=tmp_path / "w",
+                            latency_dir=tmp_path / "out" / "latency", progress=lambda message: None, nimbus="n:6627")
+    settings = albic_real.Settings(job=2, rate=100.0, period_s=0.4, periods=3, settle_s=0.0, drain_s=0.0)
+    real_sleep = time.sleep   # the short waits between samples are real; the wait for the last windows is not
+    monkeypatch.setattr(time, "sleep", lambda seconds: None if seconds > 1 else real_sleep(seconds))
+    (contender,) = albic_real.parse_contenders("planner:albic", settings)
+    rows = albic_real.run_one(bench, settings, contender, 1)
+    assert [r["period"] for r in rows] == [1, 2, 3] and {r["status"] for r in rows} == {"ran"}
+    assert submitted["topology"] == "airline_job2" and submitted["planner.max.migrations"] == 3
+    assert submitted["airline.parallelism.extract"] == 4
+    # extract 2 (a) -> plane 4 (b) 300 tuples, extract 3 (a) -> plane 5 (b) 100: nothing collocated.
+    assert all(r["collocation_factor"] == 0.0 and r["operator_tuples"] > 0 for r in rows), rows
+    assert rows[0]["load_index"] == 1.0 and all(abs(r["load_index"] - 1.0) < 0.3 for r in rows)
+    assert all(abs(r["load_distance"] - 20.0) < 4.0 for r in rows), rows   # 60 % and 20 % of the quotas
+    assert sum(r["migrations"] for r in rows) == 1
+    assert (tmp_path / "out" / "plans").is_dir()
+
