@@ -200,6 +200,19 @@ def test_link_mbit_overrides_every_link():
         e2e.with_links(described, 0)
 
 
+def test_cpu_scale_multiplies_every_supervisors_capacity_and_refuses_nonsense():
+    from storm_planner.cluster.description import load_description
+
+    described = load_description(Path(__file__).resolve().parents[2] / e2e.DEFAULT_CLUSTER)
+    scaled = e2e.with_cpu_scale(described, 1.5)
+    assert [s.cpu for s in scaled.supervisors] == [s.cpu * 1.5 for s in described.supervisors]
+    assert [s.memory_mb for s in scaled.supervisors] == [s.memory_mb for s in described.supervisors]
+    assert e2e.with_cpu_scale(described, None) is described
+    for bad in (0.0, -1.0, float("nan"), float("inf"), 50.0):
+        with pytest.raises(ValueError, match="--cpu-scale"):
+            e2e.with_cpu_scale(described, bad)
+
+
 def test_a_cell_counts_the_plans_and_moves_of_its_topology_and_names_a_refusal(tmp_path):
     from storm_planner.bench._e2e_cells import _plans, cell_status
 

@@ -232,6 +232,35 @@ def test_the_committed_settings_page_is_what_the_command_writes(capsys):
 def test_options_are_built_where_they_are_read_and_otherwise_only_narrowed():
     """``Options`` is made from a problem file (core/codec.py) or a request (service/convert.py); anything
     that changes one uses ``dataclasses.replace``, so no field is lost on the way (the re-plan regression)."""
-    builders = sorted(str(path.relative_to(SOURCE)) for path, tree in _modules() for node in ast.walk(tree)
-                      if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Options")
+    builders = sorted({str(path.relative_to(SOURCE)) for path, tree in _modules() for node in ast.walk(tree)
+                       if isinstance(node, ast.Call) and _calls_options(node.func, _options_names(tree))})
     assert builders == ["core/codec.py", "service/convert.py"]
+
+
+def _options_names(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """The names ``Options`` goes by in a module (itself and any ``import ... Options as X``), and the
+    names the kit's own modules go by there (``X.Options`` is the kit's; ``pymetis.Options`` is not)."""
+    names, modules = {"Options"}, set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("storm_planner"):
+            names |= {a.asname for a in node.names if a.name == "Options" and a.asname}
+            modules |= {a.asname or a.name for a in node.names if a.name != "Options"}
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname or a.name for a in node.names if a.name.startswith("storm_planner")}
+    return names, modules
+
+
+def _calls_options(func: ast.expr, names: tuple[set[str], set[str]]) -> bool:
+    """``Options(...)``, an alias of it, or ``module.Options(...)`` for one of the kit's modules."""
+    options, modules = names
+    return ((isinstance(func, ast.Name) and func.id in options)
+            or (isinstance(func, ast.Attribute) and func.attr == "Options" and isinstance(func.value, ast.Name)
+                and func.value.id in modules))
+
+
+def test_the_options_builder_check_sees_aliases_and_module_calls():
+    tree = ast.parse("from storm_planner.core.problem import Options as O\nimport storm_planner.core.problem as p\n"
+                     "from storm_planner.core import problem\nimport pymetis\n"
+                     "O(seed=1)\np.Options(seed=2)\nproblem.Options()\nOptionsLike()\npymetis.Options(seed=3)\n")
+    calls = [node.func for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    assert [_calls_options(f, _options_names(tree)) for f in calls] == [True, True, True, False, False]

@@ -141,6 +141,20 @@ def with_links(description, link_mbit: float | None):
                                network=dataclasses.replace(description.network, link_mbit=link_mbit))
 
 
+def with_cpu_scale(description, scale: float | None):
+    """The description with every supervisor's declared CPU (and so its quota) times ``scale``: topDown's
+    §7.4 axis, the node capacity the schedulers see and the nodes have (None: as described).
+
+    Quotas are limits, not reservations: above the machine's cores in total, the nodes also contend for
+    the real cores, which the run's CPU columns show."""
+    if scale is None:
+        return description
+    if not (0.05 <= scale <= 20):
+        raise ValueError(f"--cpu-scale must be between 0.05 and 20, not {scale:g}")
+    supervisors = tuple(dataclasses.replace(s, cpu=s.cpu * scale) for s in description.supervisors)
+    return dataclasses.replace(description, supervisors=supervisors)
+
+
 def report_path(out: Path) -> Path:
     return out.parent / f"{out.name}.md"
 
@@ -151,7 +165,7 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
     from storm_planner.bench._e2e_report import write_report
     from storm_planner.cluster.description import load_description
 
-    description = with_links(load_description(args.cluster), args.link_mbit)
+    description = with_cpu_scale(with_links(load_description(args.cluster), args.link_mbit), args.cpu_scale)
     header = columns([s.name for s in description.supervisors])
     done = finished_cells(out / "cells.csv", header)
     todo = [c for c in cells if (c[0].name, f"{c[1]:g}", c[2], str(c[3])) not in done]
@@ -215,6 +229,7 @@ def _command(args: argparse.Namespace) -> str:
     parts += [f"--start-timeout {args.start_timeout:g}"] if args.start_timeout != 180.0 else []
     parts += [f"--cluster {args.cluster}"] if args.cluster != str(DEFAULT_CLUSTER) else []
     parts += [f"--link-mbit {args.link_mbit:g}"] if args.link_mbit else []
+    parts += [f"--cpu-scale {args.cpu_scale:g}"] if args.cpu_scale else []
     parts += [f"--feed-records {args.feed_records}"] if args.feed_records else []
     parts += [f"--seed {args.seed}"] if args.seed != 1 else []
     return " ".join(parts)
@@ -258,6 +273,9 @@ BENCHMARKS = (Benchmark("e2e", "Storm's DefaultScheduler and ResourceAwareSchedu
     argument("--cluster", default=str(DEFAULT_CLUSTER), help="cluster description (default: %(default)s)"),
     argument("--link-mbit", type=float, default=None,
              help="every emulated link at this rate (default: the description's, 2 Mbit/s)"),
+    argument("--cpu-scale", type=float, default=None,
+             help="every supervisor's declared CPU and quota times this (topDown's node-capacity axis; "
+                  "default: as described)"),
     argument("--feed-records", type=int, default=None, help=f"synthetic records per feed (default "
                                                             f"{FEED_RECORDS:,}; --quick {QUICK_FEED_RECORDS:,})"),
     argument("--seed", type=int, default=1),
