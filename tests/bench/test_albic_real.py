@@ -220,4 +220,11 @@ def test_a_run_turns_windows_counters_and_plans_into_one_row_per_period(tmp_path
     assert all(abs(r["load_distance"] - 20.0) < 4.0 for r in rows), rows   # 60 % and 20 % of the quotas
     assert sum(r["migrations"] for r in rows) == 1
     assert (tmp_path / "out" / "plans").is_dir()
+    # Every figure has its column in periods.csv (a key without one would stop the run at its first row).
+    from storm_planner.bench.report import append_csv, read_csv
+
+    for row in rows:
+        append_csv(tmp_path / "periods.csv", albic_real.columns(["a", "b"]), row)
+    header, written = read_csv(tmp_path / "periods.csv")
+    assert len(written) == 3 and set(rows[0]) <= set(header)
 
