@@ -68,6 +68,7 @@ def test_contenders_carry_the_options_that_make_them():
     job2 = albic_real.parse_contenders("potc", albic_real.settings_of(args(job=2)))[0]
     assert set(job2.options) == {"airline.grouping.extract", "airline.grouping.plane_delays"}
     assert albic_real.job_options(albic_real.settings_of(args(job=2))) == {
+        "topology.component.cpu.pcore.percent": albic_real.DECLARED_CPU,
         "airline.parallelism.extract": 4, "airline.parallelism.plane_delays": 4}
 
 
@@ -83,6 +84,11 @@ def test_the_job_is_an_e2e_workload_with_its_feeds():
     assert workload.topology == "airline_job4" and workload.feed_kind == "airline"
     assert set(workload.feed_paths) == {"flights_feed", "weather_feed"}
     assert {"weather", "rainscore", "join", "courier", "store_courier"} <= set(workload.cpu)
+    # What every executor declares (4 ackers among them) fits the e2e cluster's 160 % with room: RAS places it.
+    settings = albic_real.settings_of(args(job=4))
+    executors = 4 + sum(settings.parallelism if f"airline.parallelism.{c}" in albic_real.job_options(settings)
+                        else (2 if c == "rainscore" else 1) for c in workload.cpu)
+    assert executors == 31 and executors * albic_real.DECLARED_CPU <= 0.8 * 160
 
 
 # -- the per-period figures -----------------------------------------------------------------------------------

@@ -126,9 +126,11 @@ def job_workload(settings: Settings) -> Workload:
 
 
 def job_options(settings: Settings) -> dict[str, Any]:
-    """The executors of extract and of the key-partitioned operators, for every scheduler alike."""
+    """The executors of extract and of the key-partitioned operators, for every scheduler alike, and the
+    ackers' declared CPU (the topology's default for components that declare none)."""
     sums = [c for c in ("extract", "plane_delays", "route_delays", "join", "courier") if c in COMPONENTS[settings.job]]
-    return {f"airline.parallelism.{c}": settings.parallelism for c in sums}
+    return {"topology.component.cpu.pcore.percent": DECLARED_CPU,
+            **{f"airline.parallelism.{c}": settings.parallelism for c in sums}}
 
 
 def replan_options(algorithm: str, settings: Settings) -> dict[str, Any]:
