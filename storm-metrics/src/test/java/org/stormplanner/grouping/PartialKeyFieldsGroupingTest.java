@@ -9,7 +9,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.storm.Thrift;
 import org.apache.storm.generated.GlobalStreamId;
+import org.apache.storm.generated.JavaObject;
+import org.apache.storm.generated.JavaObjectArg;
 import org.apache.storm.task.WorkerTopologyContext;
 import org.apache.storm.tuple.Fields;
 import org.junit.jupiter.api.Test;
@@ -49,6 +52,15 @@ class PartialKeyFieldsGroupingTest {
             chosen.addAll(grouping.chooseTasks(1, List.of("N1", 2004, 5.0, "A" + i, "B")));
         }
         assertTrue(chosen.size() > 2, "sixty routes of one plane went to " + chosen);
+    }
+
+    @Test
+    void stormBuildsItFromTheJavaObjectStreamparseDeclares() {
+        // What a worker does with a custom_object grouping (GrouperFactory): the class by name, its String constructor.
+        JavaObject declared = new JavaObject(PartialKeyFieldsGrouping.class.getName(),
+                List.of(JavaObjectArg.string_arg("origin,dest")));
+        Object grouping = Thrift.instantiateJavaObject(declared);
+        assertTrue(grouping instanceof PartialKeyFieldsGrouping, String.valueOf(grouping));
     }
 
     @Test
