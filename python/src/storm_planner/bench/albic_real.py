@@ -41,6 +41,7 @@ import argparse
 import contextlib
 import json
 import math
+import signal
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -236,6 +237,7 @@ def run_all(args: argparse.Namespace, out: Path, settings: Settings, contenders:
               f"(~{len(todo) * (settings.periods * settings.period_s + settings.settle_s + 150) / 60:.0f} min)")
     if not todo:
         return 0
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # leave through the context managers
     feeds = {"airline": _feed(settings)}
     timing_args = argparse.Namespace(settle=settings.settle_s, measure=settings.period_s, drain=settings.drain_s,
                                      start_timeout=settings.start_s)
