@@ -31,10 +31,10 @@ def args(**given) -> argparse.Namespace:
 
 def test_settings_take_the_defaults_the_quick_ones_and_what_is_given():
     full = albic_real.settings_of(args())
-    assert (full.job, full.period_s, full.periods, full.rate, full.budget, full.start) == (3, 60.0, 10, 200.0, 3, "spread")
-    assert full.drift_every == 24_000 and full.feed_records() >= 200.0 * (30 + 600)
+    assert (full.job, full.period_s, full.periods, full.rate, full.budget, full.start) == (3, 120.0, 8, 200.0, 3, "spread")
+    assert full.drift_every == 48_000 and full.feed_records() >= 200.0 * (30 + 960)
     quick = albic_real.settings_of(args(quick=True, job=2, budget=5))
-    assert (quick.job, quick.period_s, quick.periods, quick.rate, quick.budget) == (2, 30.0, 4, 50.0, 5)
+    assert (quick.job, quick.period_s, quick.periods, quick.rate, quick.budget) == (2, 60.0, 3, 50.0, 5)
     assert albic_real.settings_of(args(drift=0)).drift_every == 0
 
 
@@ -60,7 +60,8 @@ def test_contenders_carry_the_options_that_make_them():
     albic, cola = by["planner:albic"].options, by["planner:cola"].options
     assert albic["planner.max.migrations"] == 3 and "planner.max.migrations" not in cola   # COLA: from scratch
     for options in (albic, cola):
-        assert options["planner.replan.trust"] is True and options["planner.replan.period.secs"] == 60.0
+        assert options["planner.replan.trust"] is True and options["planner.replan.period.secs"] == 120.0
+        assert options["planner.replan.settle.secs"] == 60.0
         assert options["planner.initial.algorithm"] == "spread"
         assert options["planner.replan.threshold"] > 100   # only the period triggers
     own = albic_real.parse_contenders("planner:albic", albic_real.settings_of(args(start="own")))[0]

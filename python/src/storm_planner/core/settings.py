@@ -275,8 +275,8 @@ REPLAN_CAUTIOUS = _define("planner.replan.cautious", FLAG, True, TOPOLOGY, SERVI
                           "apply any placement better by planner.replan.min.gain)")
 REPLAN_TRUST = _define("planner.replan.trust", FLAG, False, TOPOLOGY, SERVICE,
                        "apply the planner's re-plan as it is, within planner.max.migrations: no gain gate, no "
-                       "cut to the fewest moves that pay, no caution (experiments on a planner's own "
-                       "adaptation, e.g. ALBIC's collocation period after period)")
+                       "cut to the fewest moves that pay, no caution but that no spout's worker restarts "
+                       "(experiments on a planner's own adaptation, e.g. ALBIC's collocation period after period)")
 INITIAL_ALGORITHM = _define("planner.initial.algorithm", NAME, None, TOPOLOGY, SERVICE,
                             "algorithm of the topology's first placement only; re-plans use planner.algorithm "
                             "(unset: planner.algorithm for both)")
