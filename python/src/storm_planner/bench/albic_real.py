@@ -80,7 +80,7 @@ class Settings:
     """One run's shape: the job and its parallelism, the offered rate, the periods and the drift."""
 
     job: int = 3
-    rate: float = 200.0
+    rate: float = 100.0
     period_s: float = 120.0
     periods: int = 8
     drift_s: float = 240.0
@@ -414,7 +414,7 @@ BENCHMARKS = (Benchmark("albic-real", "Madsen et al. §5.4 on real Storm: ALBIC 
              help="seconds between two changes of the feed's hot planes and routes (0: none; default 240, "
                   "--quick 60)"),
     argument("--budget", type=int, default=None, help="moves per period of every planner but cola (default 3)"),
-    argument("--rate", type=float, default=None, help="flights per second offered (default 200; --quick 50)"),
+    argument("--rate", type=float, default=None, help="flights per second offered (default 100; --quick 50)"),
     argument("--parallelism", type=int, default=None,
              help="executors of extract and of each key-partitioned operator (default 4)"),
     argument("--start", default=None, help="planner of the planners' first placement, or 'own' (default spread)"),
