@@ -196,18 +196,25 @@ def test_a_move_for_traffic_that_leaves_the_busy_node_as_busy_waits():
     assert moved.assignments == joined
 
 
-def test_a_move_that_restarts_a_spouts_worker_waits_for_overload():
-    """The same pressed sup-b, but the planner joins everything to the spouts' worker: each of its moves
-    restarts a spout's worker, and balance alone does not pay for the tuples it loses."""
+def test_a_move_that_restarts_a_spouts_worker_is_taken_when_it_ends_the_cpu_pressure():
+    """The same pressed sup-b (90 %), the planner joins everything to the spouts' worker on the roomy sup-a:
+    each move restarts a spout's worker, and one already ends the pressure (sup-b 90 -> 60 %). Measured CPU
+    never exceeds a node's capacity, so the pressure line is where overload shows; its relief is worth the
+    restart as overload's is (before: held back, 'balance alone does not pay')."""
+    from storm_planner.adaptation.replan import _relieves_overload
+
     apart = {"a1": A, "a2": A, "m1": B, "m2": B, "s1": B}
     loads = {"a1": 10.0, "a2": 10.0, "m1": 30.0, "m2": 30.0, "s1": 30.0}
     r, _, runner = replanner()
-    kept = r.plan(problem(apart, traffic=HEAVY, loads=loads, capacity=(400, 100)), "topdown")
-    assert runner.calls == 1 and kept.assignments == slots(apart)
-    assert "3 move(s) held back that restart a spout's worker" in kept.notes[0]
-    careless = replanner()[0].plan(problem(apart, traffic=HEAVY, loads=loads, capacity=(400, 100),
-                                           options={"planner.replan.cautious": "false"}), "topdown")
-    assert moves_between(slots(apart), careless.assignments)
+    moved = r.plan(problem(apart, traffic=HEAVY, loads=loads, capacity=(400, 100)), "topdown")
+    assert runner.calls == 1 and moves_between(slots(apart), moved.assignments)
+    assert "1 executor(s) move; CPU pressure relieved: busiest node 90 -> 60 % of its CPU" in moved.notes[-1]
+    assert "held back" not in moved.notes[-1]
+    # Traffic and balance verdicts still spare a spout's worker; overload and the pressure's relief do not.
+    assert not _relieves_overload("inter-worker traffic 718.0 -> 530.0")
+    assert not _relieves_overload("load distance 40.0 -> 10.0")
+    assert _relieves_overload("overload 40.0 -> 0.0") and _relieves_overload(
+        "CPU pressure relieved: busiest node 94 -> 79 % of its CPU")
 
 
 def test_a_replan_keeps_every_option_but_the_budget_it_narrows():
@@ -292,6 +299,94 @@ def test_a_replan_takes_the_fewest_of_the_planners_moves_that_pay():
     # Nothing that pays (s1 alone only trades one crossing stream for another): no verdict.
     _, _, none = _fewest_moves(base, slots({**SPREAD, "s1": A}), None, before, 0.10)
     assert none is None
+
+
+def three_nodes(current: dict[str, str], loads: dict[str, float], options=None) -> Problem:
+    """Spouts a1, a2 -> m1, m2 -> s1 on three 100 % nodes (sup-c idle unless told)."""
+    component = {"a1": "a", "a2": "a", "m1": "m", "m2": "m", "s1": "s"}
+    return Problem.from_dict({
+        "nodes": [{"id": n, "capacity": 100, "slots": [6700, 6701]} for n in ("sup-a", "sup-b", "sup-c")],
+        "topology": {"id": "t-1", "components": [
+            {"id": "a", "type": "spout", "executors": 2}, {"id": "m", "executors": 2}, {"id": "s", "executors": 1}],
+            "streams": [{"from": "a", "to": "m"}, {"from": "m", "to": "s"}]},
+        "executors": [{"id": e, "component": component[e], "load": loads[e]} for e in component],
+        "traffic": [{"from": f, "to": t, "rate": r} for f, t, r in HEAVY],
+        "current": current, "options": options or {},
+    }).replace(measured=True)
+
+
+SATURATED = {"a1": A, "a2": A, "m1": A, "m2": B, "s1": B}          # sup-a: both spouts and m1
+SATURATED_LOADS = {"a1": 30.0, "a2": 30.0, "m1": 34.0, "m2": 34.0, "s1": 6.0}
+
+
+def test_a_saturated_node_is_relieved_even_when_more_tuples_then_cross_workers():
+    """sup-a at 94 % (the spouts and a bolt: a quota-held node shows no more, its queue grows), sup-b at 40 %,
+    sup-c idle. Moving m1 to sup-c ends the pressure (94 -> 60 %) but puts a1 -> m1 (100 t/s) between
+    workers. Before, the gate refused it twice over: traffic up 10 % or more, load distance pinned by
+    the idle node, and the move restarts the spouts' worker 'for balance'. The trends reconstruction
+    (tests/service/test_trends_replan.py) is this shape."""
+    relieved = {**slots(SATURATED), "m1": Slot("sup-c", 6700)}
+    r = Replanner(clock=FakeClock(), runner=lambda p, a: Plan(algorithm=a, assignments=relieved))
+    pressed = three_nodes(SATURATED, SATURATED_LOADS)
+    before, after = evaluate(pressed, pressed.current), evaluate(pressed, relieved)
+    assert before["max_utilisation"] == 94 and after["max_utilisation"] == 60
+    assert after["inter_worker"] > 1.1 * before["inter_worker"]   # the old gate refused it on traffic first
+    moved = r.plan(pressed, "topdown")
+    assert moved.assignments == relieved
+    assert "CPU pressure relieved: busiest node 94 -> 60 % of its CPU" in moved.notes[-1]
+
+
+def test_a_move_that_leaves_a_node_at_the_pressure_line_is_no_relief():
+    """Relief ends the pressure: a plan that leaves a node at 90 % or more, or takes under 5 points off the
+    busiest, relieves nothing; and a topology short of nothing has nothing to relieve."""
+    from storm_planner.adaptation.replan import _ends_cpu_pressure
+
+    pressed = three_nodes(SATURATED, SATURATED_LOADS)
+    before = evaluate(pressed, pressed.current)
+    still = evaluate(pressed, {**slots(SATURATED), "a1": Slot("sup-c", 6700), "m2": Slot("sup-a", 6700)})
+    assert still["max_utilisation"] >= 90 and not _ends_cpu_pressure(before, still)
+    barely = {**before, "max_utilisation": before["max_utilisation"] - 4.0}   # under 5 points of relief
+    assert not _ends_cpu_pressure({**before, "max_utilisation": 92.0}, {**barely, "max_utilisation": 88.0})
+    calm = evaluate(pressed, {**slots(SATURATED), "m1": Slot("sup-c", 6700)})
+    assert not _ends_cpu_pressure(calm, calm)   # nothing short before: nothing to relieve
+
+
+def test_a_topology_short_of_cpu_is_replanned_within_the_share_the_gate_accepts():
+    """Short of CPU, the planner is asked for every node within RELIEF_TARGET_PCT (D_CPU), not to fill nodes
+    to 100 % again; not when nothing is short, when the load does not fit under the line, or when the
+    topology asks for less itself."""
+    import dataclasses
+
+    from storm_planner.adaptation.replan import RELIEF_TARGET_PCT
+
+    seen = []
+
+    def runner(p, a):
+        seen.append(p.options.max_cpu_utilisation)
+        return Plan(algorithm=a, assignments=dict(p.current))
+
+    Replanner(clock=FakeClock(), runner=runner).plan(three_nodes(SATURATED, SATURATED_LOADS), "topdown")
+    calm_loads = {e: 10.0 for e in SATURATED_LOADS}
+    Replanner(clock=FakeClock(), runner=runner).plan(three_nodes(SATURATED, calm_loads), "topdown")
+    packed = {e: 56.0 for e in SATURATED_LOADS}   # 280 % of 300: no placement under 85 % of each node
+    everything_on = {e: ("sup-a:6700" if e in ("a1",) else "sup-b:6700" if e in ("a2", "m1") else "sup-c:6700")
+                     for e in SATURATED}
+    Replanner(clock=FakeClock(), runner=runner).plan(three_nodes(everything_on, packed), "topdown")
+    own = three_nodes(SATURATED, SATURATED_LOADS)
+    own = own.replace(options=dataclasses.replace(own.options, max_cpu_utilisation=0.7))
+    Replanner(clock=FakeClock(), runner=runner).plan(own, "topdown")
+    assert seen == [RELIEF_TARGET_PCT / 100, None, None, 0.7]
+
+
+def test_under_cpu_pressure_the_fewest_moves_that_relieve_are_taken():
+    """The planner moves m1 off the saturated sup-a and also s1 and m2 to sup-c. Ranked by traffic alone the
+    first moves taken were the bolts' (m2 -> s1 kept together), which relieve nothing; ranked within the
+    relief's D_CPU, m1 comes first and one move ends the pressure: the other two restart workers for nothing."""
+    plan = {**slots(SATURATED), "m1": Slot("sup-c", 6700), "m2": Slot("sup-c", 6700), "s1": Slot("sup-c", 6700)}
+    r = Replanner(clock=FakeClock(), runner=lambda p, a: Plan(algorithm=a, assignments=plan))
+    moved = r.plan(three_nodes(SATURATED, SATURATED_LOADS), "topdown")
+    assert moves_between(slots(SATURATED), moved.assignments) == ["m1"]
+    assert "1 executor(s) move; CPU pressure relieved: busiest node 94 -> 60 % of its CPU" in moved.notes[-1]
 
 
 def test_a_trusted_replan_applies_the_planners_plan_within_the_budget_without_the_gates():

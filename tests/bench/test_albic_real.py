@@ -31,10 +31,10 @@ def args(**given) -> argparse.Namespace:
 
 def test_settings_take_the_defaults_the_quick_ones_and_what_is_given():
     full = albic_real.settings_of(args())
-    assert (full.job, full.period_s, full.periods, full.rate, full.budget, full.start) == (3, 120.0, 8, 100.0, 3, "spread")
-    assert full.drift_every == 24_000 and full.feed_records() >= 100.0 * (30 + 960)
+    assert (full.job, full.period_s, full.periods, full.rate, full.budget, full.start) == (3, 120.0, 8, 40.0, 3, "spread")
+    assert full.drift_every == 9_600 and full.feed_records() >= 40.0 * (30 + 960)
     quick = albic_real.settings_of(args(quick=True, job=2, budget=5))
-    assert (quick.job, quick.period_s, quick.periods, quick.rate, quick.budget) == (2, 60.0, 3, 50.0, 5)
+    assert (quick.job, quick.period_s, quick.periods, quick.rate, quick.budget) == (2, 60.0, 3, 30.0, 5)
     assert albic_real.settings_of(args(drift=0)).drift_every == 0
 
 

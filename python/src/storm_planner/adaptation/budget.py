@@ -9,7 +9,9 @@ best first, until the budget is spent or no move helps any more:
   executors in different slots: what Storm serialises and sends), and first of
   all the overload it removes (load above a node's effective capacity);
 * a move never loads a node beyond both its capacity and what the full plan
-  itself puts there;
+  itself puts there; with ``planner.max.cpu.utilisation`` (D_CPU) set, a node's
+  capacity here is its share within it (the re-plan of a topology short of CPU
+  sets it), so the moves that relieve a node above the share come first;
 * pairs: two executors that talk to each other and go to the same node are
   also tried together, since moving either alone may cut nothing (it leaves its
   partner behind).
@@ -24,6 +26,7 @@ from collections.abc import Iterable, Mapping
 
 from storm_planner.core.errors import TooLargeError
 from storm_planner.core.problem import Problem, Slot, Traffic
+from storm_planner.core.utilisation import cpu_room
 
 EPSILON = 1e-9
 PAIR_PARTNERS = 3
@@ -71,7 +74,7 @@ class _Moves:
         self.plan = plan
         self.placed = placed
         self.load = {e.id: e.load for e in problem.executors}
-        self.capacity = {n.id: n.effective_capacity for n in problem.nodes}
+        self.capacity = {n.id: max(0.0, cpu_room(n, problem.options)) for n in problem.nodes}
         self.talk: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
         for t in _pairs_within_limit(problem):
             if t.source != t.target:

@@ -16,11 +16,22 @@ or a new one:
 4. The topology's own ``planner.algorithm`` plans on the measured problem with
    ``max_migrations`` = what is left of the budget; the result is then cut to
    that budget (:func:`~storm_planner.adaptation.budget.limit_moves`) whatever the
-   planner did with it.
+   planner did with it. When a node is short of CPU (``CPU_PRESSURE_PCT``) and the
+   topology's load fits under ``RELIEF_TARGET_PCT`` of the cluster, the planner is
+   asked for a placement within that share of every node
+   (``planner.max.cpu.utilisation``, D_CPU, unless the topology sets a lower one):
+   what the gate below accepts. Left to fill nodes to 100 % by measured load,
+   ``topdown`` re-planned trends on the end-to-end bench into the same layout,
+   its quota-held busiest node at 93 % beside an idle one.
 5. The new placement is applied only if it beats the current one on the same
    measured problem: overload lower by ``planner.replan.min.gain`` (relative)
    and at least 5 % of a core, or the same overload and traffic / load distance
-   lower by at least ``planner.replan.min.gain``. Traffic is the bytes between
+   lower by at least ``planner.replan.min.gain``; or, when a node is short of
+   CPU, a placement that ends it (busiest node ``MIN_RELIEF_PCT`` lower and
+   under ``CPU_PRESSURE_PCT``, no link put under pressure), ahead of traffic:
+   measured CPU never exceeds what a node has (a quota-held node shows 93-100 %
+   while its queue grows), so the pressure line is where overload can be
+   seen, and its relief counts as overload's does. Traffic is the bytes between
    nodes when every tuple size is measured and a link is at least half busy,
    then the tuples between workers; worse on either by ``min_gain`` refuses the
    move. Of the planner's moves only the fewest that pay are taken (1, 2, 4,
@@ -70,7 +81,7 @@ from storm_planner.core import settings
 from storm_planner.core.elements import SPOUT
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
-from storm_planner.core.problem import Problem, Slot
+from storm_planner.core.problem import Options, Problem, Slot
 from storm_planner.metrics.derive import change
 from storm_planner.planners import available
 from storm_planner.planners import run as run_planner
@@ -95,6 +106,9 @@ MIN_OVERLOAD_DROP = 5.0
 # Under planner.replan.cautious, a move for traffic or balance must also take this many percentage points
 # off the busiest node (or link) the topology is short of.
 MIN_RELIEF_PCT = 5.0
+# A topology short of CPU is re-planned within this share of every node (D_CPU): the placement the gate
+# takes for relief (under the pressure line by the relief it asks for), not one that fills a node again.
+RELIEF_TARGET_PCT = CPU_PRESSURE_PCT - MIN_RELIEF_PCT
 EPSILON = 1e-6
 # A topology not offered for this long is gone (killed): its state is dropped.
 FORGET_AFTER_S = 3600.0
@@ -200,11 +214,10 @@ class Replanner:
                               f"{why}, but the migration budget ({settings.budget} moves per "
                               f"{settings.period_s:g} s) is spent: current placement kept", quiet=True)
 
-        # Narrowed, never rebuilt: every other option (heap limit, GMA's D_CPU/D_BW, ...) must survive.
-        bounded = problem.replace(options=dataclasses.replace(problem.options, max_migrations=left))
+        bounded = problem.replace(options=_candidate_options(problem, left))
         candidate = self.runner(bounded, algorithm)
         self._remember(problem, now, planned=True)
-        decision = _decide(problem, candidate.assignments, left, settings)
+        decision = _decide(problem, candidate.assignments, left, settings, bounded)
         cut = len(moves_between(problem.current, candidate.assignments))
         budget_note = ("" if left is None else f" (budget {settings.budget} per {settings.period_s:g} s, "
                        f"{left} left{'; ' + str(cut) + ' wanted' if cut > len(decision.moved) else ''})")
@@ -279,6 +292,32 @@ def initial_algorithm(problem: Problem, algorithm: str) -> str:
     return str(initial)
 
 
+def _candidate_options(problem: Problem, left: int | None) -> Options:
+    """The options the planner re-plans with: the budget left, and D_CPU when relieving CPU pressure.
+    Narrowed, never rebuilt: every other option (heap limit, GMA's D_CPU/D_BW, ...) must survive."""
+    options = dataclasses.replace(problem.options, max_migrations=left)
+    share = _relief_share(problem)
+    return options if share is None else dataclasses.replace(options, max_cpu_utilisation=share)
+
+
+def _relief_share(problem: Problem) -> float | None:
+    """``max_cpu_utilisation`` for the planner when the current placement is short of CPU and the topology
+    fits under ``RELIEF_TARGET_PCT`` of every usable node (other work included); else None (as asked).
+
+    A planner that fills nodes to their whole capacity by measured load reproduces the pressure it was
+    asked to relieve (module docstring, step 4); one that honours D_CPU (``gma``, the
+    Chatzistergiou & Viglas family: §2.2's load-balancing n.mu) leaves the headroom the gate asks for.
+    """
+    if not _short_of_cpu(evaluate(problem, problem.current)):
+        return None
+    share = RELIEF_TARGET_PCT / 100.0
+    if problem.options.max_cpu_utilisation is not None and problem.options.max_cpu_utilisation <= share:
+        return None
+    active = [n for n in problem.nodes if not n.draining]
+    room = sum(max(0.0, share * n.capacity - n.used_cpu) * n.speed for n in active)
+    return share if problem.total_load <= room else None   # else no placement gets every node under it
+
+
 def _why_now(problem: Problem, state: _TopologyState | None, settings: ReplanSettings,
              now: float) -> tuple[str, str]:
     """(why re-plan now, "") or ("", why wait): a new basis, metrics changed past the threshold, or a
@@ -309,8 +348,11 @@ class _Decision:
     note: str = ""
 
 
-def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settings: ReplanSettings) -> _Decision:
-    """The gain gate and, with ``settings.cautious``, the restarts weighed (module docstring, step 5)."""
+def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settings: ReplanSettings,
+            asked: Problem | None = None) -> _Decision:
+    """The gain gate and, with ``settings.cautious``, the restarts weighed (module docstring, step 5).
+    ``asked``: the problem the planner was given (its D_CPU orders the moves, :func:`_fewest_moves`)."""
+    before = evaluate(problem, problem.current)
     if not moves_between(problem.current, plan):
         return _Decision(problem.current, [], None, "no move needed")
     if settings.trust:
@@ -323,30 +365,39 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
         if not moved:
             return _Decision(problem.current, [], None, "no move but ones that restart a spout's worker", note)
         return _Decision(limited, moved, "applied as planned (planner.replan.trust)", note=note)
-    before = evaluate(problem, problem.current)
     if settings.cautious and not _short_of_something(before):
         return _Decision(problem.current, [], None,
                          f"it keeps up (busiest node at {before['max_utilisation']:.0f} % of its CPU, busiest "
                          f"link at {before.get('max_network_utilisation', 0.0):.0f} %), and a move would only "
                          f"restart workers (planner.replan.cautious)")
-    limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain)
+    # Cautious and short of CPU: a cut that only cuts traffic is no answer while a larger one relieves.
+    relief = settings.cautious and _short_of_cpu(before)
+    limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain, asked, relief)
     note = ""
-    if settings.cautious and moved and verdict is not None and not verdict.startswith("overload"):
+    if settings.cautious and moved and verdict is not None and not _relieves_overload(verdict):
         # Only relieving overload is worth a spout's restart: try the same plan without those moves.
         spared, held_back = _sparing_spout_workers(problem, plan)
         if held_back:
-            limited, moved, verdict = _fewest_moves(problem, spared, left, before, settings.min_gain)
+            limited, moved, verdict = _fewest_moves(problem, spared, left, before, settings.min_gain, asked, relief)
             note = (f"; {held_back} move(s) held back that restart a spout's worker (its tuples in flight are "
                     f"lost; only relieving overload is worth that)")
     if not moved:
         return _Decision(problem.current, [], None, "no move needed", note)
     if verdict is None:
         return _Decision(problem.current, moved, None, f"no placement better by {settings.min_gain:.0%}", note)
-    if settings.cautious and not verdict.startswith("overload"):
+    if settings.cautious and not _relieves_overload(verdict):
         unrelieved = _unrelieved(before, evaluate(problem, limited))
         if unrelieved:
             return _Decision(problem.current, moved, None, f"{verdict}, but {unrelieved}", note)
     return _Decision(limited, moved, verdict, note=note)
+
+
+RELIEF = "CPU pressure relieved"
+
+
+def _relieves_overload(verdict: str) -> bool:
+    """Whether a verdict is overload's or the CPU pressure's relief: worth a spout's restart (step 5)."""
+    return verdict.startswith(("overload", RELIEF))
 
 
 def _unrelieved(before: Mapping[str, float], after: Mapping[str, float]) -> str:
@@ -368,6 +419,22 @@ def _unrelieved(before: Mapping[str, float], after: Mapping[str, float]) -> str:
             return ""
         short.append(f"the busiest link stays at {link_after:.0f} % (from {link_before:.0f} %)")
     return " and ".join(short) + " (planner.replan.cautious)" if short else ""
+
+
+def _ends_cpu_pressure(before: Mapping[str, float], after: Mapping[str, float]) -> bool:
+    """A node short of CPU before; after, the busiest node ``MIN_RELIEF_PCT`` lower and under the pressure
+    line, and no link newly put at ``LINK_PRESSURE_PCT`` (traffic matters where a link is short of it).
+
+    Judged before traffic: measured CPU never exceeds what a node has, so a saturated node (a quota-held
+    one at 93-100 %, its queue growing) shows no overload; the gate took no placement for relieving it
+    (trends on the end-to-end bench kept a node at 94 % beside an idle one: load distance, pinned by the
+    idle node, could not fall, and the spread's extra tuples between workers refused it).
+    """
+    if "max_utilisation" not in before or not _short_of_cpu(before) or after["max_utilisation"] >= CPU_PRESSURE_PCT:
+        return False
+    if after["max_utilisation"] > before["max_utilisation"] - MIN_RELIEF_PCT:
+        return False
+    return _short_of_link(before) or not _short_of_link(after)
 
 
 def _short_of_something(figures: Mapping[str, float]) -> bool:
@@ -421,23 +488,27 @@ def _spouts_held_still(problem: Problem, plan: Mapping[str, Slot]) -> tuple[dict
 
 
 def _fewest_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None, before: Mapping[str, float],
-                  min_gain: float) -> tuple[dict[str, Slot], list[str], str | None]:
+                  min_gain: float, asked: Problem | None = None,
+                  relief: bool = False) -> tuple[dict[str, Slot], list[str], str | None]:
     """The plan cut to the fewest moves (1, 2, 4, ... up to ``budget``) that already pay, best moves first.
 
     Every move restarts the workers it touches (tens of seconds without their tuples), so a re-plan
     takes only as many of the planner's moves as its gain needs: on the end-to-end bench ``topdown``
     re-planned a whole CPU-bound topology (8 moves) where moving its ackers would have relieved the
     node. Returns (assignment, moved, verdict); the verdict is None when not even the whole cut pays.
-    O(log moves) cuts and evaluations.
+    The moves are ranked on ``asked`` (the planner's problem): under the D_CPU of a relief re-plan the
+    ones that take load off a node above it come first; with ``relief`` a smaller cut is taken only for
+    a verdict that relieves overload or the CPU pressure (a traffic verdict there would be refused as
+    unrelieved, when a larger cut of the same plan relieves). O(log moves) cuts and evaluations.
     """
     wanted = len(moves_between(problem.current, plan))
     most = wanted if budget is None else min(budget, wanted)
     by_bytes = problem.traffic_model.sizes_known()
     steps = [k for k in (2 ** i for i in range(max(1, most).bit_length())) if k < most] + [most]
     for count in steps:
-        limited, moved = limit_moves(problem, plan, count)
+        limited, moved = limit_moves(asked or problem, plan, count)
         verdict = _improvement(before, evaluate(problem, limited), min_gain, by_bytes=by_bytes)
-        if verdict is not None or count == most:
+        if count == most or (verdict is not None and (not relief or _relieves_overload(verdict))):
             return limited, moved, verdict
     raise AssertionError("unreachable: the last step is the whole cut")
 
@@ -459,6 +530,9 @@ def _improvement(before: Mapping[str, float], after: Mapping[str, float], min_ga
         return None  # less overload, but not by enough to pay for the moves
     if over_after > over_before + EPSILON:
         return None
+    if _ends_cpu_pressure(before, after):
+        return (f"{RELIEF}: busiest node {before['max_utilisation']:.0f} -> {after['max_utilisation']:.0f} % "
+                f"of its CPU")
     # Bytes between nodes count where a link is under pressure (or the move would put one there); below
     # that they cost what the tuples between workers already measure (Storm serialises both alike), and
     # a restart for bytes no link is short of bought nothing on the end-to-end bench.

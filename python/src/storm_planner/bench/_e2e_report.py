@@ -113,7 +113,7 @@ def _section(out: Path, workload: str, rate: str, cells: list[dict[str, Any]]) -
     return (f"## {workload} at {rate} tuples/s\n\n"
             + markdown_table(header, rows, right=range(1, 18))
             + ("\n" + "\n".join(notes) + "\n" if notes else "")
-            + _hook_overhead(medians)
+            + _hook_overhead(medians, {s: _median_node_cpu(by[s]) for s in schedulers})
             + f"\n![{workload} at {rate} t/s]({out.name}/{plot.name})\n\n")
 
 
@@ -149,8 +149,11 @@ def _ramp(workload: str, rows: list[dict[str, Any]]) -> str:
             + markdown_table(header, table, right=range(1, 4)) + "\n")
 
 
-def _hook_overhead(medians: dict[str, tuple[float, float]]) -> str:
-    """The metrics hook's cost: each scheduler with the hook against itself without (``+nohook``)."""
+def _hook_overhead(medians: dict[str, tuple[float, float]], node_cpu: dict[str, float]) -> str:
+    """The metrics hook's cost: each scheduler with the hook against itself without (``+nohook``).
+
+    At a fixed offered rate both keep up, so throughput barely moves and p99 is as noisy as the run; the
+    CPU all nodes used together (cgroup cpuacct, median over repetitions) is what the hook's work adds."""
     from storm_planner.bench._e2e_workloads import NO_HOOK
 
     rows = []
@@ -159,13 +162,21 @@ def _hook_overhead(medians: dict[str, tuple[float, float]]) -> str:
         if with_hook in medians:
             (t_on, p_on), (t_off, p_off) = medians[with_hook], medians[without]
             rows.append([with_hook, _fmt(t_on), _fmt(t_off), _change(t_on, t_off), _fmt(p_on), _fmt(p_off),
-                         _change(p_on, p_off)])
+                         _change(p_on, p_off), _fmt(node_cpu[with_hook]), _fmt(node_cpu[without]),
+                         _change(node_cpu[with_hook], node_cpu[without])])
     if not rows:
         return ""
     header = ["scheduler", "t/s hook on", "t/s hook off", "throughput change", "p99 ms on", "p99 ms off",
-              "p99 change"]
-    return "\nThe metrics hook's cost (medians, hook on against off):\n\n" + markdown_table(header, rows,
-                                                                                             right=range(1, 7))
+              "p99 change", "nodes' CPU % on", "nodes' CPU % off", "CPU change"]
+    return ("\nThe metrics hook's cost (medians, hook on against off; CPU: all supervisors together, % of a "
+            "core):\n\n" + markdown_table(header, rows, right=range(1, 10)))
+
+
+def _median_node_cpu(cells: list[dict[str, Any]]) -> float:
+    """Median over cells of the CPU every supervisor used together (the ``cpu_<node>_pct`` columns)."""
+    totals = [sum(_numbers([cell], column)[0] for column in cell if column.startswith("cpu_")
+                  and _numbers([cell], column)) for cell in cells]
+    return statistics.median(totals) if totals else math.nan
 
 
 def _change(on: float, off: float) -> str:

@@ -12,7 +12,13 @@ A planner that balances measured load knows nothing of that, so
    executors declare it; memory, when nodes state theirs), executors leave it,
    last placed first, for the node that takes them and holds most of what they
    exchange tuples with (their streams' partners, the acker's included), else
-   the node with the most CPU left that takes them;
+   the node with the most CPU left that takes them. When the loads are
+   measured, a destination (and a swap after the relief) must also keep the
+   node's measured load within its CPU (``planner.max.cpu.utilisation`` of it
+   when set) where some node can: the declared CPU is Storm's accounting, the
+   measured load what the node really runs, and the planner's plan fitted the
+   latter (on the end-to-end bench, moves by declared CPU alone put a 35 %
+   node's measured load at 106 % of it);
 2. **workers**: on each node whose workers would hold more than the heap
    limit, executors are split into workers so that the tuples they exchange
    stay inside one (:mod:`~storm_planner.core.worker_split`), or first-fit by
@@ -40,7 +46,8 @@ from types import MappingProxyType
 
 from storm_planner.core.errors import InfeasibleError
 from storm_planner.core.problem import Executor, Node, Problem, Slot
-from storm_planner.core.swap_refine import MAX_PAIRS, refine_by_swaps, rejoin_lone_ackers
+from storm_planner.core.swap_refine import MAX_PAIRS, SwapFits, refine_by_swaps, rejoin_lone_ackers
+from storm_planner.core.utilisation import cpu_room
 from storm_planner.core.worker_split import pair_rates, split_by_traffic
 
 EPSILON = 1e-9
@@ -54,9 +61,12 @@ class _Room:
     cpu_left: float
     memory_left: float
     members: list[str]
+    load_left: float = math.inf   # measured load (reference-core %) it may still take: measured problems only
 
-    def takes(self, cpu: float, memory: float) -> bool:
-        return cpu <= self.cpu_left + EPSILON and memory <= self.memory_left + EPSILON
+    def takes(self, cpu: float, memory: float, load: float | None = None) -> bool:
+        """Whether (cpu, memory) fit what is left; with ``load``, its measured load too."""
+        return (cpu <= self.cpu_left + EPSILON and memory <= self.memory_left + EPSILON
+                and (load is None or load <= self.load_left + EPSILON))
 
 
 # Capacity left to a full node that still runs some of this topology: enough to express draining it.
@@ -129,8 +139,32 @@ def _refine(problem: Problem, rooms: dict[str, _Room], executors: Mapping[str, E
     component = {e: executors[e].component for e in executors}
     demand = {e: (cpu_of[e], executors[e].memory) for e in executors}
     rates = pair_rates(problem)
-    swapped = refine_by_swaps(members, component, demand, rates, _swap_pairs(rooms, between))
-    return swapped, rejoin_lone_ackers(members, component, demand, rates)
+    fits = _measured_fits(problem, rooms, executors)
+    swapped = refine_by_swaps(members, component, demand, rates, _swap_pairs(rooms, between), fits)
+    return swapped, rejoin_lone_ackers(members, component, demand, rates, fits=fits)
+
+
+def _measured_fits(problem: Problem, rooms: Mapping[str, _Room], executors: Mapping[str, Executor]) -> SwapFits | None:
+    """For measured loads: whether x (on a) and y (on b) may trade places, keeping each node's measured load
+    within its room or, where it is over already, not adding to it. Executors of equal declared demand
+    may run very different loads (trends: a count at 18 % of a core, a rank at 5 %). None: not measured."""
+    if not problem.measured:
+        return None
+    room_of = {node: _load_room(problem, room.node) for node, room in rooms.items()}
+
+    def held(node: str) -> float:
+        return sum(executors[e].load for e in rooms[node].members)
+
+    def fits(x: str, a: str, y: str, b: str) -> bool:
+        delta = executors[y].load - executors[x].load   # what node a gains, node b loses
+        return ((delta <= EPSILON or held(a) + delta <= room_of[a] + EPSILON)
+                and (-delta <= EPSILON or held(b) - delta <= room_of[b] + EPSILON))
+    return fits
+
+
+def _load_room(problem: Problem, node: Node) -> float:
+    """The measured load (reference-core %) ``node`` may hold of this topology: its CPU within D_CPU."""
+    return max(0.0, cpu_room(node, problem.options))
 
 
 def _swap_pairs(rooms: Mapping[str, _Room], between: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -171,6 +205,7 @@ def _rooms(problem: Problem, assignments: Mapping[str, Slot], executors: Mapping
         room.members.append(executor_id)
         room.cpu_left -= cpu_of[executor_id]
         room.memory_left -= executors[executor_id].memory if executor_id in executors else 0.0
+        room.load_left -= executors[executor_id].load if executor_id in executors else 0.0
     return rooms
 
 
@@ -180,7 +215,7 @@ def _room(problem: Problem, node: Node, declared: bool) -> _Room:
     memory_left = math.inf if node.free_memory is None else node.free_memory
     if heap is not None:
         memory_left = min(memory_left, heap * len(node.slots))
-    return _Room(node, cpu_left, memory_left, [])
+    return _Room(node, cpu_left, memory_left, [], _load_room(problem, node) if problem.measured else math.inf)
 
 
 def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of: Mapping[str, float], problem: Problem,
@@ -204,17 +239,22 @@ def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of:
     for room in over:
         while room.cpu_left < -EPSILON or room.memory_left < -EPSILON:
             executor_id = room.members.pop()
-            cpu, memory = cpu_of[executor_id], executors[executor_id].memory
+            cpu, memory, load = cpu_of[executor_id], executors[executor_id].memory, executors[executor_id].load
             room.cpu_left += cpu
             room.memory_left += memory
+            room.load_left += load
             partners.left(executor_id, room.node.id)
-            target = (partners.best_room(executor_id, cpu, memory, exclude=over_ids)
+            # Within its measured load too where a node can take it (module docstring), else as before.
+            target = (partners.best_room(executor_id, cpu, memory, exclude=over_ids, load=load)
+                      or _take_room(queue, rooms, cpu, memory, load)
+                      or partners.best_room(executor_id, cpu, memory, exclude=over_ids)
                       or _take_room(queue, rooms, cpu, memory))
             if target is None:
                 raise InfeasibleError(_shortfall(problem, rooms, executor_id, cpu, memory, declared))
             target.members.append(executor_id)
             target.cpu_left -= cpu
             target.memory_left -= memory
+            target.load_left -= load
             partners.arrived(executor_id, target.node.id)
             heapq.heappush(queue, (-target.cpu_left, -target.memory_left, target.node.id))
             moved += 1
@@ -257,7 +297,8 @@ class _Partners:
         if component is not None:
             self.count[component][node_id] += 1
 
-    def best_room(self, executor_id: str, cpu: float, memory: float, exclude: set[str]) -> _Room | None:
+    def best_room(self, executor_id: str, cpu: float, memory: float, exclude: set[str],
+                  load: float | None = None) -> _Room | None:
         partners = self.rate.get(self.component.get(executor_id, ""), {})
         affinity: dict[str, float] = defaultdict(float)
         for partner, rate in partners.items():
@@ -268,14 +309,14 @@ class _Partners:
                 return None
         for node_id, _ in sorted(affinity.items(), key=lambda item: (-item[1], item[0])):
             room = self.rooms[node_id]
-            if not room.node.draining and room.takes(cpu, memory):
+            if not room.node.draining and room.takes(cpu, memory, load):
                 return room
         return None
 
 
 def _take_room(queue: list[tuple[float, float, str]], rooms: dict[str, _Room], cpu: float,
-               memory: float) -> _Room | None:
-    """Pop the roomiest node that takes (cpu, memory); the others popped on the way go back."""
+               memory: float, load: float | None = None) -> _Room | None:
+    """Pop the roomiest node that takes (cpu, memory[, load]); the others popped on the way go back."""
     passed = []
     found = None
     while queue:
@@ -283,7 +324,7 @@ def _take_room(queue: list[tuple[float, float, str]], rooms: dict[str, _Room], c
         room = rooms[entry[2]]
         if (-entry[0], -entry[1]) != (room.cpu_left, room.memory_left):
             continue  # stale entry: the room changed since
-        if room.takes(cpu, memory):
+        if room.takes(cpu, memory, load):
             found = room
             break
         passed.append(entry)

@@ -218,8 +218,8 @@ TIME_LIMIT_SECS = _define("planner.time.limit.secs", NUMBER, 5.0, TOPOLOGY, SERV
 SEED = _define("planner.seed", INTEGER, 1, TOPOLOGY, SERVICE, "random seed of randomised planners", minimum=0,
                field="seed")
 MAX_CPU_UTILISATION = _define("planner.max.cpu.utilisation", NUMBER, None, TOPOLOGY, SERVICE,
-                              "share of a node's CPU that may be in use after placement (GMA's D_CPU; unset: "
-                              "all)", positive=True, field="max_cpu_utilisation")
+                              "share of a node's CPU that may be in use after placement (GMA's D_CPU; topdown, "
+                              "tasklevel and topdown-ls fill nodes up to it; unset: all)", positive=True, field="max_cpu_utilisation")
 MAX_BANDWIDTH_UTILISATION = _define("planner.max.bandwidth.utilisation", NUMBER, None, TOPOLOGY, SERVICE,
                                     "share of a node's link that may be in use after placement (GMA's D_BW; "
                                     "unset: all)", positive=True, field="max_bandwidth_utilisation")
@@ -271,8 +271,8 @@ REPLAN_SETTLE_SECS = _define("planner.replan.settle.secs", NUMBER, 30.0, TOPOLOG
 REPLAN_CAUTIOUS = _define("planner.replan.cautious", FLAG, True, TOPOLOGY, SERVICE,
                           "weigh the restarts a move causes: move a running topology only when it is short "
                           "of something (a node at 90 % of its CPU or more, a link at 50 % or more) and the "
-                          "move relieves it, and restart a spout's worker only to relieve overload (false: "
-                          "apply any placement better by planner.replan.min.gain)")
+                          "move relieves it, and restart a spout's worker only to relieve overload or end the "
+                          "CPU pressure (false: apply any placement better by planner.replan.min.gain)")
 REPLAN_TRUST = _define("planner.replan.trust", FLAG, False, TOPOLOGY, SERVICE,
                        "apply the planner's re-plan as it is, within planner.max.migrations: no gain gate, no "
                        "cut to the fewest moves that pay, no caution but that no spout's worker restarts "

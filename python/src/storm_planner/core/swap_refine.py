@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from storm_planner.core.system_streams import ACKER
 
@@ -39,6 +39,9 @@ EPSILON = 1e-9
 MAX_SWAPS = 32
 MAX_PAIRS = 16
 MAX_MEMBERS = 64
+# Whether x (on node a) and y (on node b) may trade places beyond their equal declared demand: the caller's
+# check of measured loads (core.resources). None: any two of equal demand may.
+SwapFits = Callable[[str, str, str, str], bool]
 
 
 class _Placement:
@@ -79,9 +82,10 @@ class _Placement:
 
 def refine_by_swaps(members: Mapping[str, list[str]], component: Mapping[str, str],
                     demand: Mapping[str, tuple[float, float]], rates: Mapping[str, Mapping[str, float]],
-                    pairs: Iterable[tuple[str, str]]) -> int:
+                    pairs: Iterable[tuple[str, str]], fits: SwapFits | None = None) -> int:
     """Swap equal-demand executors between each node pair in ``pairs`` while a swap keeps more traffic
-    inside a node; ``members`` (node -> executor ids) is updated in place. Returns the swaps made."""
+    inside a node (and ``fits`` allows it); ``members`` (node -> executor ids) is updated in place.
+    Returns the swaps made."""
     placement = _Placement(members, component, rates)
     swaps, ordered = 0, list(dict.fromkeys(pairs))[:MAX_PAIRS]
     swapped = True
@@ -89,7 +93,7 @@ def refine_by_swaps(members: Mapping[str, list[str]], component: Mapping[str, st
         swapped = False
         for a, b in ordered:
             while swaps < MAX_SWAPS:
-                best = _best_swap(members[a][:MAX_MEMBERS], members[b][:MAX_MEMBERS], a, b, demand, placement)
+                best = _best_swap(members[a][:MAX_MEMBERS], members[b][:MAX_MEMBERS], a, b, demand, placement, fits)
                 if best is None:
                     break
                 placement.swap(a, b, *best)
@@ -99,7 +103,7 @@ def refine_by_swaps(members: Mapping[str, list[str]], component: Mapping[str, st
 
 def rejoin_lone_ackers(members: Mapping[str, list[str]], component: Mapping[str, str],
                        demand: Mapping[str, tuple[float, float]], rates: Mapping[str, Mapping[str, float]],
-                       acker: str = ACKER) -> int:
+                       acker: str = ACKER, fits: SwapFits | None = None) -> int:
     """On every node holding ackers and nothing else, one acker trades places with the equal-demand
     executor (no acker) of another node whose trade costs the least traffic kept inside a node, even
     when it costs some (module docstring). Returns the trades made; ``members`` is updated in place."""
@@ -116,7 +120,7 @@ def rejoin_lone_ackers(members: Mapping[str, list[str]], component: Mapping[str,
                 continue  # its one executor would leave ackers alone there instead
             for x in members[node][:MAX_MEMBERS]:
                 for y in members[other][:MAX_MEMBERS]:
-                    if component[y] == acker or demand[x] != demand[y]:
+                    if component[y] == acker or demand[x] != demand[y] or (fits and not fits(x, node, y, other)):
                         continue
                     gain = placement.gain(x, node, y, other)
                     if gain > best_gain + EPSILON:
@@ -129,7 +133,7 @@ def rejoin_lone_ackers(members: Mapping[str, list[str]], component: Mapping[str,
 
 
 def _best_swap(on_a: list[str], on_b: list[str], a: str, b: str, demand: Mapping[str, tuple[float, float]],
-               placement: _Placement) -> tuple[str, str] | None:
+               placement: _Placement, fits: SwapFits | None = None) -> tuple[str, str] | None:
     """The swap (x from a, y from b) of equal demand and different components that gains the most
     traffic kept inside a node, or None when none gains."""
     component, affinity = placement.component, placement.affinity
@@ -142,6 +146,6 @@ def _best_swap(on_a: list[str], on_b: list[str], a: str, b: str, demand: Mapping
             if component[x] == component[y] or demand[x] != demand[y]:
                 continue
             gain = gain_a[x] + gain_b[y] - 2 * placement.pair_rate(x, y)
-            if gain > best_gain:
+            if gain > best_gain and (fits is None or fits(x, a, y, b)):
                 best, best_gain = (x, y), gain
     return best

@@ -16,7 +16,9 @@ and holds the pieces both algorithms of the paper share:
   or derived from stream rates) summed over both directions, because the IMC
   gain of §2.2 counts every ordered pair of collocated tasks.
 * §5's relaxations: node capacity is ``Node.effective_capacity`` (capacity
-  times speed, i.e. normalised to a reference core); groups whose executors have
+  times speed, i.e. normalised to a reference core), held to the share
+  ``planner.max.cpu.utilisation`` allows when it is set (:func:`node_capacities`:
+  §2.2's other setting of n.mu, below what a node could take); groups whose executors have
   skewed loads are split by a linear scan over the sorted loads into
   near-uniform sub-groups (:func:`near_uniform_runs`); draining nodes get nothing.
 * :class:`NodePool` - the paper's prioritised node list ``N`` (a max-heap on free
@@ -51,6 +53,7 @@ from storm_planner.core.errors import InfeasibleError, TooLargeError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Executor, Node, Problem, Traffic
 from storm_planner.core.slots import slots_for_nodes
+from storm_planner.core.utilisation import cpu_room
 from storm_planner.planners.chatzistergiou._counts import EPSILON, solve_counts
 
 DEFAULT_SKEW_MARGIN = 0.25
@@ -115,6 +118,21 @@ class JobGraph:
 def usable_nodes(problem: Problem) -> tuple[Node, ...]:
     """Nodes that may receive executors: all but the draining ones, in problem order."""
     return tuple(n for n in problem.nodes if not n.draining)
+
+
+def node_capacities(problem: Problem, nodes: Sequence[Node]) -> list[float] | None:
+    """Each node's n.mu when ``planner.max.cpu.utilisation`` (D_CPU) is set: the CPU this topology may use
+    there within that share (:func:`~storm_planner.core.utilisation.cpu_room`); None when it is unset
+    (n.mu is the node's effective capacity, as the paper sets it to minimise IMC).
+
+    §2.2 sets n.mu below a node's whole capacity when the aim is to balance load rather than to fill as
+    few nodes as possible. The re-plan of a topology short of CPU asks for that
+    (:mod:`storm_planner.adaptation.replan`): packed to 100 % by measured load, topDown kept a quota-held
+    node at 93 % (its measured loads) beside one idle node on the end-to-end bench.
+    """
+    if problem.options.max_cpu_utilisation is None:
+        return None
+    return [max(0.0, cpu_room(n, problem.options)) for n in nodes]
 
 
 def require_capacity(problem: Problem, nodes: Sequence[Node]) -> None:
@@ -277,9 +295,9 @@ class NodePool:
     every task (Alg. 1 line 23).
     """
 
-    def __init__(self, nodes: Sequence[Node]) -> None:
+    def __init__(self, nodes: Sequence[Node], capacities: Sequence[float] | None = None) -> None:
         self.nodes = tuple(nodes)
-        self.initial = [n.effective_capacity for n in nodes]
+        self.initial = [n.effective_capacity for n in nodes] if capacities is None else list(capacities)
         self.free = list(self.initial)
         self._heap = [(-free, k) for k, free in enumerate(self.free)]
         heapq.heapify(self._heap)
@@ -444,21 +462,30 @@ def _best_fit(free: Sequence[float], load: float) -> int:
 
 
 def complete(node_of: list[int], loads: Sequence[float], nodes: Sequence[Node],
-             notes: list[str]) -> list[int]:
+             notes: list[str], capacities: Sequence[float] | None = None) -> list[int]:
     """Repack when the greedy pass left tasks unplaced, with a note saying how.
 
     Best fit first (:func:`repack`); when that fails too, an exhaustive search
     over how many executors of each load go to each node settles it on small
     problems, so :class:`InfeasibleError` then means that no packing exists.
+    ``capacities`` (:func:`node_capacities`, D_CPU) are tried first; when nothing packs within them the
+    nodes' whole capacities are used, and a note says so: D_CPU is a target, never a reason to refuse.
     """
     unplaced = sum(1 for n in node_of if n < 0)
     if not unplaced:
         return node_of
-    capacities = [n.effective_capacity for n in nodes]
-    try:
-        result, how = repack(node_of, loads, capacities), "best fit"
-    except InfeasibleError as error:
-        result, how = exact_packing(loads, capacities, error), "exhaustive packing"
+    whole = [n.effective_capacity for n in nodes]
+    result, how = None, ""
+    if capacities is not None:
+        try:
+            result, how = repack(node_of, loads, capacities), "best fit within planner.max.cpu.utilisation"
+        except InfeasibleError:
+            notes.append("no packing within planner.max.cpu.utilisation: packed within the nodes' whole CPU")
+    if result is None:
+        try:
+            result, how = repack(node_of, loads, whole), "best fit"
+        except InfeasibleError as error:
+            result, how = exact_packing(loads, whole, error), "exhaustive packing"
     moved = sum(1 for before, after in zip(node_of, result) if before >= 0 and before != after)
     notes.append(f"greedy pass left {unplaced} executor(s) unplaced; repacked ({how}), "
                  f"moving {moved} placed executor(s)")

@@ -51,6 +51,7 @@ from storm_planner.planners.chatzistergiou._groups import (
     complete,
     finish_plan,
     job_graph,
+    node_capacities,
     require_capacity,
     usable_nodes,
 )
@@ -81,15 +82,17 @@ def prioritised_task_pairs(graph: JobGraph, priority: str, seed: int = 1,
 
 
 def task_level(graph: JobGraph, nodes: Sequence[Node], priority: str = "significance", seed: int = 1,
-               pairs: Sequence[tuple[int, int]] | None = None, pair_order: str = "shuffled") -> list[int]:
+               pairs: Sequence[tuple[int, int]] | None = None, pair_order: str = "shuffled",
+               capacities: Sequence[float] | None = None) -> list[int]:
     """Algorithm 1 on a prepared job graph (with links): node index per task, -1 if unplaced.
 
     ``pairs`` gives the task pairs in the order to process them (default: by
-    ``priority``, ties shuffled by ``seed``).
+    ``priority``, ties shuffled by ``seed``); ``capacities`` each node's n.mu when not its effective
+    capacity (:func:`._groups.node_capacities`).
     """
     if pairs is None:
         pairs = prioritised_task_pairs(graph, priority, seed, pair_order)
-    pool = NodePool(nodes)
+    pool = NodePool(nodes, capacities)
     placement = Placement(pool, len(graph.task_ids))
     loads, group_of = graph.task_loads, graph.task_group
     single: list[int] = []
@@ -159,6 +162,8 @@ class TaskLevelPlanner(Planner):
         require_capacity(problem, nodes)
         graph = job_graph(problem, self.skew_margin, with_links=True)
         notes: list[str] = []
+        capacities = node_capacities(problem, nodes)
         node_of = complete(task_level(graph, nodes, self.priority, problem.options.seed,
-                                          pair_order=self.pair_order), graph.task_loads, nodes, notes)
+                                      pair_order=self.pair_order, capacities=capacities),
+                           graph.task_loads, nodes, notes, capacities)
         return finish_plan(problem, self.name, graph, nodes, node_of, notes)

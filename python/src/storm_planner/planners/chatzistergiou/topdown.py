@@ -68,6 +68,7 @@ from storm_planner.planners.chatzistergiou._groups import (
     finish_plan,
     imc_in_bytes,
     job_graph,
+    node_capacities,
     prioritised,
     require_capacity,
     usable_nodes,
@@ -190,9 +191,11 @@ class _TopDown:
                 return
 
 
-def top_down(graph: JobGraph, nodes: Sequence[Node], priority: str = "significance") -> list[int]:
-    """Algorithm 4 on a prepared job graph: node index of every task (-1: unplaced)."""
-    return _TopDown(graph, NodePool(nodes)).run(priority)
+def top_down(graph: JobGraph, nodes: Sequence[Node], priority: str = "significance",
+             capacities: Sequence[float] | None = None) -> list[int]:
+    """Algorithm 4 on a prepared job graph: node index of every task (-1: unplaced); ``capacities``: each
+    node's n.mu when not its effective capacity (:func:`._groups.node_capacities`)."""
+    return _TopDown(graph, NodePool(nodes, capacities)).run(priority)
 
 
 class TopDownPlanner(Planner):
@@ -227,5 +230,7 @@ class TopDownPlanner(Planner):
         by_bytes = imc_in_bytes(problem, self.imc_unit)
         graph = job_graph(problem, self.skew_margin, by_bytes=by_bytes)
         notes: list[str] = [f"IMC weighed in {'bytes' if by_bytes else 'tuples'}/s (imc_unit {self.imc_unit})"]
-        node_of = complete(top_down(graph, nodes, self.priority), graph.task_loads, nodes, notes)
+        capacities = node_capacities(problem, nodes)
+        node_of = complete(top_down(graph, nodes, self.priority, capacities), graph.task_loads, nodes, notes,
+                           capacities)
         return finish_plan(problem, self.name, graph, nodes, node_of, notes)

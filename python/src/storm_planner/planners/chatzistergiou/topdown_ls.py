@@ -45,6 +45,7 @@ from storm_planner.planners.chatzistergiou._groups import (
     complete,
     finish_plan,
     job_graph,
+    node_capacities,
     require_capacity,
     usable_nodes,
 )
@@ -222,10 +223,11 @@ def local_search(graph: JobGraph, capacities: Sequence[float], start: Sequence[i
     return search.node_of, False
 
 
-def starting_points(graph: JobGraph, nodes: Sequence[Node], seed: int) -> list[list[int]]:
-    starts = [top_down(graph, nodes, "significance"), top_down(graph, nodes, "imc")]
+def starting_points(graph: JobGraph, nodes: Sequence[Node], seed: int,
+                    capacities: Sequence[float] | None = None) -> list[list[int]]:
+    starts = [top_down(graph, nodes, "significance", capacities), top_down(graph, nodes, "imc", capacities)]
     if len(graph.task_links()) <= TASKLEVEL_START_MAX_LINKS:
-        starts.append(task_level(graph, nodes, "significance", seed))
+        starts.append(task_level(graph, nodes, "significance", seed, capacities=capacities))
     return starts
 
 
@@ -259,16 +261,19 @@ class TopDownLocalSearchPlanner(Planner):
         nodes = usable_nodes(problem)
         require_capacity(problem, nodes)
         graph = job_graph(problem, self.skew_margin, with_links=True)
-        capacities = [n.effective_capacity for n in nodes]
+        held = node_capacities(problem, nodes)   # D_CPU's n.mu, when set
+        capacities = [n.effective_capacity for n in nodes] if held is None else held
         notes: list[str] = []
         best: list[int] = []   # every start's gain is >= 0: the first one replaces this
         best_gain = -1.0
-        for start in starting_points(graph, nodes, problem.options.seed):
-            start = complete(start, graph.task_loads, nodes, [])
+        for start in starting_points(graph, nodes, problem.options.seed, held):
+            start = complete(start, graph.task_loads, nodes, [], held)
             gain = _collocated(graph, start)
             if gain > best_gain + EPSILON:
                 best, best_gain = start, gain
         start_gain = best_gain
+        if held is not None and not _within(graph.task_loads, best, held):
+            capacities = [n.effective_capacity for n in nodes]   # no start packs within D_CPU
         deadline = time.monotonic() + problem.options.time_limit_s
         node_of, timed_out = local_search(graph, capacities, best, problem.options.seed,
                                           self.kicks, self.max_evaluations, deadline)
@@ -276,6 +281,15 @@ class TopDownLocalSearchPlanner(Planner):
             notes.append(f"local search stopped at the time limit ({problem.options.time_limit_s:g} s)")
         notes.append(f"local search: IMC gain {start_gain:g} -> {_collocated(graph, node_of):g}")
         return finish_plan(problem, self.name, graph, nodes, node_of, notes)
+
+
+def _within(loads: Sequence[float], node_of: Sequence[int], capacities: Sequence[float]) -> bool:
+    """Whether every node's tasks fit its capacity: the local search keeps a placement within the capacities
+    it is given, so it is given ones the start already fits."""
+    used = [0.0] * len(capacities)
+    for task, node in enumerate(node_of):
+        used[node] += loads[task]
+    return all(u <= c + EPSILON for u, c in zip(used, capacities))
 
 
 def _collocated(graph: JobGraph, node_of: Sequence[int]) -> float:
