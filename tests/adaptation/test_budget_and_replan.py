@@ -387,3 +387,45 @@ def test_under_cpu_pressure_the_fewest_moves_that_relieve_are_taken():
     moved = r.plan(three_nodes(SATURATED, SATURATED_LOADS), "topdown")
     assert moves_between(slots(SATURATED), moved.assignments) == ["m1"]
     assert "1 executor(s) move; CPU pressure relieved: busiest node 94 -> 60 % of its CPU" in moved.notes[-1]
+
+
+def test_a_trusted_replan_applies_the_planners_plan_within_the_budget_without_the_gates():
+    """planner.replan.trust: no caution (nodes at 10 % CPU), no cut to the fewest moves, no gain gate; only
+    moves that restart a spout's worker are held back (the source stays put)."""
+    trusted = {"planner.replan.trust": "true", "planner.replan.settle.secs": "0"}
+    apart = {"a1": "sup-a:6701", "a2": "sup-a:6701", "m1": B, "m2": A, "s1": B}   # the spouts in a worker of their own
+    r, _, _ = replanner()
+    whole = r.plan(problem(apart, traffic=HEAVY, options=trusted), "cola")   # the runner wants all on sup-a:6700
+    assert sorted(moves_between(slots(apart), whole.assignments)) == ["m1", "s1"], whole.notes
+    assert "planner.replan.trust" in whole.notes[-1] and "2 move(s) held back" in whole.notes[-1]
+    # Within a budget the plan is cut to it (the budget's cut takes only moves that pay: here none alone).
+    r2, _, _ = replanner()
+    within = r2.plan(problem(apart, traffic=HEAVY, options={**trusted, "max_migrations": 2}), "albic")
+    assert sorted(moves_between(slots(apart), within.assignments)) == ["m1", "s1"]
+    r2b, _, _ = replanner()
+    cut = r2b.plan(problem(apart, traffic=HEAVY, options={**trusted, "max_migrations": 1}), "albic")
+    assert len(moves_between(slots(apart), cut.assignments)) <= 1
+    # Every wanted move restarts a spout's worker: nothing moves.
+    r3, _, _ = replanner()
+    kept = r3.plan(problem(SPREAD, traffic=HEAVY, options=trusted), "cola")
+    assert kept.assignments == slots(SPREAD) and "restart a spout's worker" in kept.notes[0]
+    # Untrusted, the same offer keeps the placement: the topology is short of nothing.
+    r4, _, _ = replanner()
+    assert r4.plan(problem(apart, traffic=HEAVY), "cola").assignments == slots(apart)
+
+
+def test_the_initial_algorithm_places_a_new_topology_and_the_algorithm_replans_it():
+    import pytest
+
+    from storm_planner.core.settings import SettingError
+
+    r, _, runner = replanner()
+    seen = []
+    r.runner = lambda p, algorithm: (seen.append(algorithm), runner(p, algorithm))[1]
+    options = {"planner.initial.algorithm": "spread", "planner.replan.trust": "true",
+               "planner.replan.settle.secs": "0"}
+    r.plan(problem({}, measured=False, options=options), "albic")
+    r.plan(problem(SPREAD, traffic=HEAVY, options=options), "albic")
+    assert seen == ["spread", "albic"]
+    with pytest.raises(SettingError, match="planner.initial.algorithm='nope'"):
+        r.plan(problem({}, measured=False, options={"planner.initial.algorithm": "nope"}), "albic")

@@ -362,6 +362,38 @@ def test_hetero_real_report(tmp_path):
     assert float(pairs["gain_mean"]) > 0   # hetero sustained 40 tuples/s in both pairs, default 30
 
 
+def test_albic_real_report(tmp_path):
+    """``bench albic-real``'s report from fixture periods: ALBIC's collocation climbing, COLA's at once."""
+    from storm_planner.bench._albic_real_report import write_report
+
+    out = tmp_path / "out"
+    out.mkdir()
+    rows = []
+    for scheduler, rise in (("default", 0.0), ("potc", 0.0), ("planner:albic", 0.15), ("planner:cola", 0.6)):
+        for repetition in (1, 2):
+            for period in range(1, 5):
+                collocation = min(0.6, 0.1 + rise * period)
+                rows.append({"job": 3, "scheduler": scheduler, "repetition": repetition, "period": period,
+                             "t_end_s": 30.0 * period, "status": "ran", "seconds": 30.0,
+                             "collocation_factor": collocation, "operator_tuples": 4000, "load_distance": 8.0 - period,
+                             "load_index": 1.0 - collocation / 3, "cpu_pct": 90.0, "cpu_ms_per_tuple": 9.0,
+                             "migrations": {"planner:albic": 3, "planner:cola": 20}.get(scheduler, 0),
+                             "replans": int(scheduler.startswith("planner")), "planned_collocation": "",
+                             "link_mbytes": 3.0, "link_mbit": 0.8, "processed_tps": 50.0, "emitted_tps": 50.0,
+                             "latency_p99_ms": 200.0 + period, "load_i7-a_pct": 40.0})
+    rows.append({**rows[0], "scheduler": "ras", "period": 0, "status": "not scheduled: no slots",
+                 **{k: "" for k in ("collocation_factor", "load_distance", "load_index", "link_mbit")}})
+    write_rows(out / "periods.csv", rows)
+    written = write_report(out, "storm-planner bench albic-real --job 3 --quick")
+    assert written == [out / "job3.md"]
+    check_outputs(out, Case("albic-real", None, print,
+                            {"job3.csv": ("period", "collocation_factor", "load_distance", "load_index", "migrations")},
+                            {"job3.md": "storm-planner bench albic-real --job 3 --quick"}, ("job3.png",)))
+    text = (out / "job3.md").read_text()
+    assert "| planner:cola | 2 | 0.60 | 0.60 |" in text and "| planner:albic | 2 | 0.25 | 0.60 |" in text
+    assert "not scheduled: no slots" in text
+
+
 # -- no benchmark without a case -----------------------------------------------------------------------------------
 
 # Cluster-only benchmarks and experiments -> the test of their report step.
@@ -372,6 +404,7 @@ REPORT_ONLY = {
     ("qescalor", "replay"): test_qescalor_replay_report_with_the_costs_from_the_cluster_samples,
     ("qescalor", "live"): test_qescalor_live_report,
     ("hetero-real", None): test_hetero_real_report,
+    ("albic-real", None): test_albic_real_report,
     ("e2e", None): "test_e2e_harness.py::test_the_report_gives_medians_spreads_and_ratios",
 }
 

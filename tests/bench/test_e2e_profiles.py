@@ -64,7 +64,7 @@ def test_the_profile_reaches_hetero_cells_and_no_other(tmp_path, captured):
     bench, text = fake_bench(tmp_path), json.dumps(topk_profile())
     for label in ("planner:hetero", "planner:hetero-optimal", "planner:hetero+nohook", "planner:topdown",
                   "default", "ras"):
-        _e2e_cells._submit(bench, TOPK_LINK, 60.0, parse_scheduler(label), tmp_path, "job", profile=text)
+        _e2e_cells.submit_workload(bench, TOPK_LINK, 60.0, parse_scheduler(label), tmp_path, "job", profile=text)
     options = [call["options"] for call in captured]
     assert [KEY in o for o in options] == [True, True, True, False, False, False]
     assert all(o[KEY] == text and o["planner.algorithm"].startswith("hetero") for o in options[:3])
@@ -73,7 +73,7 @@ def test_the_profile_reaches_hetero_cells_and_no_other(tmp_path, captured):
 
 def test_a_hetero_cell_without_a_profile_is_an_error_not_a_placement(tmp_path, captured):
     with pytest.raises(HeteroProfileError, match="planner:hetero needs a profile of topk-link"):
-        _e2e_cells._submit(fake_bench(tmp_path), TOPK_LINK, 60.0, parse_scheduler("planner:hetero"),
+        _e2e_cells.submit_workload(fake_bench(tmp_path), TOPK_LINK, 60.0, parse_scheduler("planner:hetero"),
                            tmp_path, "job")
     assert not captured
 
@@ -169,7 +169,7 @@ def test_a_missing_saved_profile_is_refused(tmp_path):
 def test_the_bench_refuses_a_bad_saved_profile_before_any_cluster_starts(tmp_path, monkeypatch, capsys):
     (tmp_path / "saved").mkdir()
     (tmp_path / "saved" / "topk-link.json").write_text(json.dumps(topk_profile(("i7",))))
-    monkeypatch.setattr(e2e, "_bench", lambda *a, **k: pytest.fail("a cluster was started"))
+    monkeypatch.setattr(e2e, "open_bench", lambda *a, **k: pytest.fail("a cluster was started"))
     args = argparse.Namespace(
         workloads="topk-link", schedulers="default,planner:hetero", repeat=1, rate=None, quick=True, settle=1.0,
         measure=1.0, drain=1.0, start_timeout=180.0, out=str(tmp_path / "e2e"), cluster=str(CLUSTER),
@@ -279,12 +279,12 @@ def test_profiling_steps_the_rate_on_one_supervisor_and_gives_its_quota_back(tmp
                               0 if c == "requests" else int(rate * seconds), int(rate * seconds), 0.4 * rate, int(rate))
                 for i, (c, ms) in enumerate(per_tuple.items())]
 
-    def submit(bench, workload, rate, scheduler, scratch, job, profile=None, extra=None):
+    def submit(bench, workload, rate, scheduler, scratch, job, extra=None, profile=None):
         events.append(("submit", scheduler.algorithm, extra["topology.workers"], extra["topology.acker.executors"]))
         return SimpleNamespace(id="e2e-profile-topk-link-1")
 
-    monkeypatch.setattr(_e2e_cells, "_submit", submit)
-    monkeypatch.setattr(_e2e_cells, "_wait_first_ack", lambda times, deadline: True)
+    monkeypatch.setattr(_e2e_cells, "submit_workload", submit)
+    monkeypatch.setattr(_e2e_cells, "wait_first_ack", lambda times, deadline: True)
     monkeypatch.setattr(_cluster_common, "kill_and_wait", lambda *a: events.append(("kill",) + a[1:]))
     monkeypatch.setattr(nimbus_restart, "switch_scheduler", lambda cluster, name: events.append(("nimbus", name)))
     monkeypatch.setattr(profiling, "collect_windows", windows)

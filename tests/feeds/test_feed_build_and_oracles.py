@@ -105,6 +105,9 @@ def test_build_from_real_formats_reports_malformed_rows(spark, data, tmp_path):
     assert (tmp_path / "air" / "stations.jsonl").exists()
     with pytest.raises(ValueError, match="--synthetic"):
         build_feeds(spark, "tweets", tmp_path / "t", progress=messages.append)
+    with pytest.raises(ValueError, match="synthetic airline feed only"):
+        build_feeds(spark, "tweets", tmp_path / "d", synthetic=True, records=10, drift_every=5,
+                    progress=messages.append)
 
 
 def test_cli_oracle_and_build(spark, built, tmp_path, capsys):
@@ -128,3 +131,8 @@ def test_spark_generates_every_synthetic_kind(spark):
     feeds, stations = generate.airline(spark, 700, partitions=2)  # 3000 flights a day: one day
     assert feeds["flights"].frame.count() == 700
     assert feeds["weather"].frame.count() == len(stations) == 60
+    # A drifting feed: its first 100 flights are the plain feed's, the later ones (mostly) not.
+    drifting, _ = generate.airline(spark, 700, partitions=2, drift_every=100)
+    plain = {r["json"] for r in feeds["flights"].frame.collect()}
+    drifted = {r["json"] for r in drifting["flights"].frame.collect()}
+    assert 100 <= len(plain & drifted) < 400

@@ -4,6 +4,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 
+import pytest
 import trends
 
 from storm_planner.feeds.synthetic.airline import AirlineGenerator
@@ -89,3 +90,36 @@ def test_airline_flights_and_weather_shape():
             by_month[w["YEARMODA"][4:6]] += 1
     assert max(by_month.values()) > 1.3 * min(by_month.values())
     assert {s["airport"] for s in generator.stations()} >= set(origins)
+
+
+def _hottest(flights: list[dict], key, count: int = 5) -> set:
+    return {k for k, _ in Counter(key(f) for f in flights).most_common(count)}
+
+
+def test_airline_drift_moves_the_hot_planes_and_routes_every_epoch():
+    drift = 4000
+    drifting = AirlineGenerator(seed=9, drift_every=drift)
+    steady = AirlineGenerator(seed=9)
+    # Epoch 0 is the plain feed: a drifting feed starts as the fixed one.
+    assert [drifting.flight_record(i) for i in range(0, drift, 97)] == [steady.flight_record(i) for i in range(0, drift, 97)]
+    epochs = [[drifting.flight_record(i) for i in range(e * drift, (e + 1) * drift)] for e in range(3)]
+    def plane(flight: dict) -> str:
+        return flight["TailNum"][1:-2]   # "N{100 + plane}{carrier}" -> 100 + plane
+
+    def routes(flight: dict) -> tuple:
+        return flight["Origin"], flight["Dest"]
+
+    for before, after in zip(epochs, epochs[1:]):
+        assert len(_hottest(before, plane) & _hottest(after, plane)) <= 1       # new hot airframes
+        assert len(_hottest(before, routes, 3) & _hottest(after, routes, 3)) <= 1  # new busy routes
+    for epoch, flights in enumerate(epochs):
+        # The skew itself stays: the generator's hottest planes of the epoch are the ones the feed uses most.
+        counts = Counter(plane(f) for f in flights)
+        hot = [str(100 + p) for p in drifting.hot_planes(epoch, 3)]
+        assert counts[hot[0]] > 3 * statistics.median(counts.values())
+        assert set(hot) & _hottest(flights, plane, 5)
+    # Without drift the hot set stays where it was.
+    fixed = [[steady.flight_record(i) for i in range(e * drift, (e + 1) * drift)] for e in range(2)]
+    assert len(_hottest(fixed[0], plane) & _hottest(fixed[1], plane)) >= 3
+    with pytest.raises(ValueError, match="drift_every"):
+        AirlineGenerator(drift_every=-1)

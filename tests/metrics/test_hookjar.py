@@ -24,8 +24,11 @@ def test_submit_bundles_the_hook_classes_and_switches_the_hook_on(tmp_path):
     jar = build_topology_jar(tmp_path / "src", tmp_path / "t.jar", extra_entries=bundle.entries)
     names = zipfile.ZipFile(jar).namelist()
     assert "org/stormplanner/metrics/MetricsTaskHook.class" in names
+    # The kit's partial key grouping rides along (partial_key:a,b groupings name it).
+    assert "org/stormplanner/grouping/PartialKeyFieldsGrouping.class" in names
     assert "resources/pkg/__init__.py" in names
-    assert all(n.startswith(("org/stormplanner/metrics/", "resources/", "META-INF/MANIFEST.MF")) for n in names)
+    assert all(n.startswith(("org/stormplanner/metrics/", "org/stormplanner/grouping/", "resources/",
+                             "META-INF/MANIFEST.MF")) for n in names)
     again = {}
     bundle_metrics_hook(again)
     bundle_metrics_hook(again)

@@ -92,9 +92,13 @@ def test_store_bolt_upserts_latest_sums_into_sqlite(tmp_path):
         bolt.tick()
         bolt.process(["route_delays", ["A", "B"], 4.0, 1], tup_id="c", comp="route_delays", task=7)
         bolt.tick("t2")
+        # Partial key grouping: a second task's partial sum of the same key adds to the first's latest.
+        bolt.process(["route_delays", ["A", "B"], 6.0, 2], tup_id="d", comp="route_delays", task=8)
+        bolt.process(["route_delays", ["A", "B"], 5.0, 2], tup_id="e", comp="route_delays", task=7)
+        bolt.tick("t3")
     tables = airline.read_tables("sqlite:///" + str(tmp_path / "results.db"))
     assert tables["plane_delays"] == {("N1", 2004): (20.0, 3)}
-    assert tables["route_delays"] == {("A", "B"): (4.0, 1)}
+    assert tables["route_delays"] == {("A", "B"): (11.0, 4)}
 
 
 def test_rainscore_bolt_scores_station_days_and_forwards_watermarks(tmp_path):

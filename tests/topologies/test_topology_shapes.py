@@ -92,6 +92,30 @@ def test_configure_topology_declares_a_components_cpu_for_ras_and_the_planner():
     assert "topology.component.cpu.pcore.percent" not in conf
 
 
+def test_partial_key_grouping_replaces_only_the_fields_grouped_inputs():
+    """PoTC on the airline job: the data inputs take the kit's PartialKeyFieldsGrouping on the named
+    fields; the watermark stream into extract stays a broadcast."""
+    from airline.topology import build
+
+    from storm_planner.streaming.topology import PARTIAL_KEY_CLASS
+
+    job = build(3)
+    changed = configure_topology(job, {"airline.grouping.extract": "partial_key:tail_num",
+                                       "airline.grouping.route_delays": "partial_key: origin, dest"})
+    assert changed["grouping"] == {"extract": "partial_key:tail_num", "route_delays": "partial_key: origin, dest"}
+    extract = {sid.streamId: g for sid, g in job.thrift_bolts["extract"].common.inputs.items()}
+    assert extract["default"].custom_object.full_class_name == PARTIAL_KEY_CLASS
+    assert [a.string_arg for a in extract["default"].custom_object.args_list] == ["tail_num"]
+    assert extract["watermark"].all is not None, extract
+    (routes,) = job.thrift_bolts["route_delays"].common.inputs.values()
+    assert [a.string_arg for a in routes.custom_object.args_list] == ["origin,dest"]
+    (planes,) = job.thrift_bolts["plane_delays"].common.inputs.values()
+    assert planes.fields == ["tail_num"]   # not named: left as declared
+    configure_topology(job, {})
+    (routes,) = job.thrift_bolts["route_delays"].common.inputs.values()
+    assert routes.fields == ["origin", "dest"]
+
+
 @pytest.mark.parametrize("options, message", [
     ({"trends.cpu.count": "0"}, "positive number"),
     ({"trends.cpu.count": "lots"}, "positive number"),
@@ -100,6 +124,7 @@ def test_configure_topology_declares_a_components_cpu_for_ras_and_the_planner():
     ({"trends.parallelism.count": "two"}, "positive integer"),
     ({"trends.grouping.tweets": "shuffle"}, "spout"),
     ({"trends.grouping.rank": "fields:"}, "field names"),
+    ({"trends.grouping.rank": "partial_key:"}, "field names"),
     ({"trends.grouping.rank": "random"}, "expected one of"),
 ])
 def test_configure_topology_rejects_bad_options(options, message):

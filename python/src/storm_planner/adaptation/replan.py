@@ -55,6 +55,13 @@ or a new one:
    settled figures (without it, each move's own disturbance triggered the next
    move: ``topdown`` moved 8-12 executors per 40 s on the end-to-end bench).
 
+With ``planner.replan.trust`` the gates of step 5 are off: the planner's plan is applied as it is (but for
+moves that restart a spout's worker: the source stays put, as the input nodes of that paper), cut
+to what is left of the budget (an experiment on a planner's own adaptation: ALBIC's collocation
+period after period against COLA's re-optimisation, Madsen et al. §5.4). ``planner.initial.algorithm``
+names the planner of step 1 alone (a topology's first placement), e.g. ``spread``, the little-collocation
+start of that experiment.
+
 Budget: at most ``planner.max.migrations`` executor moves per
 ``planner.replan.period.secs`` (unset: no limit), counted when a plan that
 moves executors is returned.
@@ -76,6 +83,7 @@ from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Options, Problem, Slot
 from storm_planner.metrics.derive import change
+from storm_planner.planners import available
 from storm_planner.planners import run as run_planner
 
 log = logging.getLogger("storm_planner.replan")
@@ -117,6 +125,7 @@ class ReplanSettings:
     budget: int | None = None
     settle_s: float = DEFAULT_SETTLE_S
     cautious: bool = True
+    trust: bool = False
 
     @classmethod
     def of(cls, problem: Problem) -> ReplanSettings:
@@ -132,6 +141,7 @@ class ReplanSettings:
             budget=problem.options.max_migrations,
             settle_s=settings.REPLAN_SETTLE_SECS.read(extra),
             cautious=settings.REPLAN_CAUTIOUS.read(extra),
+            trust=settings.REPLAN_TRUST.read(extra),
         )
 
 
@@ -173,7 +183,7 @@ class Replanner:
         self._prune(now, topology)
         fully_placed = bool(problem.current) and all(e.id in problem.current for e in problem.executors)
         if not fully_placed:
-            plan = self.runner(problem, algorithm)
+            plan = self.runner(problem, initial_algorithm(problem, algorithm))
             self._remember(problem, now)
             return plan
         settings = ReplanSettings.of(problem)
@@ -270,6 +280,18 @@ class Replanner:
         )
 
 
+def initial_algorithm(problem: Problem, algorithm: str) -> str:
+    """The planner of a topology's first placement: ``planner.initial.algorithm`` when set (a registered
+    planner, else :class:`~storm_planner.core.settings.SettingError`), else ``algorithm``."""
+    initial = settings.INITIAL_ALGORITHM.read(problem.options.extra)
+    if not initial:
+        return algorithm
+    if initial not in available():
+        raise settings.SettingError(f"{settings.INITIAL_ALGORITHM.key}={initial!r}: no such planner (registered: "
+                                    f"{', '.join(sorted(available()))})", settings.INITIAL_ALGORITHM.key)
+    return str(initial)
+
+
 def _candidate_options(problem: Problem, left: int | None) -> Options:
     """The options the planner re-plans with: the budget left, and D_CPU when relieving CPU pressure.
     Narrowed, never rebuilt: every other option (heap limit, GMA's D_CPU/D_BW, ...) must survive."""
@@ -333,6 +355,16 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
     before = evaluate(problem, problem.current)
     if not moves_between(problem.current, plan):
         return _Decision(problem.current, [], None, "no move needed")
+    if settings.trust:
+        # Input never moves (Madsen et al.'s input nodes): a move that restarts a spout's worker stops the
+        # source for as long as the worker takes to come back (on a loaded machine, longer than a 30 s
+        # period: a real run under trust processed nothing).
+        spared, held_back = _spouts_held_still(problem, plan)
+        limited, moved = limit_moves(problem, spared, left)
+        note = f"; {held_back} move(s) held back that restart a spout's worker" if held_back else ""
+        if not moved:
+            return _Decision(problem.current, [], None, "no move but ones that restart a spout's worker", note)
+        return _Decision(limited, moved, "applied as planned (planner.replan.trust)", note=note)
     if settings.cautious and not _short_of_something(before):
         return _Decision(problem.current, [], None,
                          f"it keeps up (busiest node at {before['max_utilisation']:.0f} % of its CPU, busiest "
@@ -434,6 +466,22 @@ def _sparing_spout_workers(problem: Problem, plan: Mapping[str, Slot]) -> tuple[
     for executor_id in moves_between(problem.current, plan):
         now, then = problem.current[executor_id], plan[executor_id]
         if now in spout_slots or then in spout_slots:
+            spared[executor_id] = now
+            undone += 1
+    return spared, undone
+
+
+def _spouts_held_still(problem: Problem, plan: Mapping[str, Slot]) -> tuple[dict[str, Slot], int]:
+    """``plan`` with every spout executor where it is and no move out of or into the workers they run in;
+    returns (plan, moves undone). Unlike :func:`_sparing_spout_workers`, the slots the plan would give the
+    spouts do not count: the spouts stay where they are. O(E)."""
+    spouts = {c.id for c in problem.components if c.type == SPOUT}
+    moving_spouts = {e.id for e in problem.executors if e.component in spouts}
+    still = {problem.current[e] for e in moving_spouts if e in problem.current}
+    spared, undone = dict(plan), 0
+    for executor_id in moves_between(problem.current, plan):
+        now, then = problem.current[executor_id], plan[executor_id]
+        if executor_id in moving_spouts or now in still or then in still:
             spared[executor_id] = now
             undone += 1
     return spared, undone

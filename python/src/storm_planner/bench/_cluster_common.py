@@ -69,8 +69,10 @@ def build_feed(root: Path, seed: int, records: int, progress: Progress) -> tuple
     return root / "requests", root / "catalogue.jsonl"
 
 
-def build_synthetic_feeds(root: Path, kind: str, seed: int, records: int, progress: Progress) -> Path:
-    """The synthetic feeds of ``kind`` (see :mod:`storm_planner.feeds.build`) under ``root``, by PySpark."""
+def build_synthetic_feeds(root: Path, kind: str, seed: int, records: int, progress: Progress,
+                          drift_every: int = 0) -> Path:
+    """The synthetic feeds of ``kind`` (see :mod:`storm_planner.feeds.build`) under ``root``, by PySpark;
+    ``drift_every``: the airline feed's hot planes and airports change every that many flights."""
     from storm_planner.feeds.build import build_feeds
     from storm_planner.feeds.spark import spark_session
 
@@ -78,7 +80,7 @@ def build_synthetic_feeds(root: Path, kind: str, seed: int, records: int, progre
     spark = spark_session(shuffle_partitions=2)
     try:
         build_feeds(spark, kind, root, synthetic=True, records=records, seed=seed, partitions=2,
-                    progress=lambda message: None)
+                    progress=lambda message: None, drift_every=drift_every)
     finally:
         spark.stop()
     (root / ".complete").write_text("")   # a build cut short is not taken for a feed next time

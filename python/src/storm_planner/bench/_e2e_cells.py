@@ -80,7 +80,7 @@ def run_cell(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler
     key = {"workload": workload.name, "rate": f"{rate:g}", "scheduler": scheduler.label, "repetition": repetition}
     submitted = time.time()
     try:
-        row = _submit(bench, workload, rate, scheduler, scratch, job, profile=profile)
+        row = submit_workload(bench, workload, rate, scheduler, scratch, job, profile=profile)
     except SubmitError as error:
         bench.progress(f"{scheduler.label}: {workload.name} not running: {error}")
         with contextlib.suppress(Exception):
@@ -93,10 +93,14 @@ def run_cell(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler
         kill_and_wait(bench.nimbus, job, row.id)
 
 
-def _submit(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler, scratch: Path, job: str,
-            profile: str | None = None, extra: dict[str, Any] | None = None):
-    """Submit the workload for one cell; ``profile`` reaches the topology as ``planner.hetero.profiles``
-    for the hetero planners alone (an error if they have none), ``extra`` options override the rest."""
+def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler, scratch: Path, job: str,
+                    extra: dict[str, Any] | None = None, profile: str | None = None):
+    """Submit ``workload`` at ``rate`` for ``scheduler`` as ``job``, its spout's sink, times and stop file
+    under ``scratch``; ``extra`` options go on top (``bench albic-real``'s re-planning settings and groupings,
+    the profiling run's single worker). ``profile`` reaches the topology as ``planner.hetero.profiles`` for
+    the hetero planners alone (:class:`~storm_planner.bench._e2e_profiles.HeteroProfileError` if they have
+    none). Returns the submission (its ``id``); :class:`~storm_planner.submit.operations.SubmitError` when it
+    does not run within the start timeout."""
     from storm_planner.bench._e2e_profiles import HeteroProfileError, needs_profile
     from storm_planner.core.settings import HETERO_PROFILES
     from storm_planner.submit.operations import submit_project
@@ -135,7 +139,7 @@ def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: f
     from storm_planner.cluster import network
 
     times_dir = scratch / "times"
-    if not _wait_first_ack(times_dir, submitted + bench.timing.start_s):
+    if not wait_first_ack(times_dir, submitted + bench.timing.start_s):
         status = f"no tuple acked within {bench.timing.start_s:.0f} s of submission"
     else:
         status = "ran"
@@ -148,7 +152,7 @@ def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: f
     cpu_after, bytes_after = cpu_seconds(bench.accounts), {link.supervisor: network.link_bytes(link) for link in links}
     placement = bench.cluster.assignment(topology_id)
     (scratch / "stop").write_text("")
-    times = _drain(times_dir, bench.timing.drain_s)
+    times = drain(times_dir, bench.timing.drain_s)
     seconds = end - begin
     figures = _throughput_and_latency(times, begin, end, submitted)
     processed = figures["acked_in_window"]
@@ -174,7 +178,8 @@ def cell_status(status: str, refused: str, plans: int) -> str:
     return status
 
 
-def _wait_first_ack(times_dir: Path, deadline: float) -> bool:
+def wait_first_ack(times_dir: Path, deadline: float) -> bool:
+    """Whether the spout logged an acked tuple before ``deadline`` (wall clock)."""
     while time.time() < deadline:
         if times_dir.is_dir() and read_times(times_dir).acked:
             return True
@@ -182,7 +187,7 @@ def _wait_first_ack(times_dir: Path, deadline: float) -> bool:
     return False
 
 
-def _drain(times_dir: Path, drain_s: float) -> TupleTimes:
+def drain(times_dir: Path, drain_s: float) -> TupleTimes:
     """The spout's times once every tuple it emitted was acked, or after ``drain_s``.
 
     The spout flushes its log every second, so "all acked" counts only when it still holds after a

@@ -212,7 +212,7 @@ def component_alphas(windows: Iterable, spouts: Iterable[str]) -> dict[str, floa
 def profile_workload(bench, workload, machine_types: Sequence[str]) -> dict[str, Any]:
     """Profile ``workload`` on one supervisor of the running bench cluster (see the module's notes)."""
     from storm_planner.bench._cluster_common import kill_and_wait
-    from storm_planner.bench._e2e_cells import _submit, _wait_first_ack
+    from storm_planner.bench._e2e_cells import submit_workload, wait_first_ack
     from storm_planner.bench._e2e_workloads import Scheduler
     from storm_planner.cluster.nimbus_restart import switch_scheduler
 
@@ -226,13 +226,12 @@ def profile_workload(bench, workload, machine_types: Sequence[str]) -> dict[str,
     job = f"e2e-profile-{workload.name}"
     bench.progress(f"profiling {workload.name} on one supervisor at {', '.join(f'{r:g}' for r in rates)} t/s")
     started = time.time()
-    row = _submit(bench, workload, rates[0], Scheduler("planner:storm-default", "planner", "storm-default"),
-                  scratch, job, extra={
-                      "topology.workers": 1, "topology.acker.executors": 1, "planner.replan": False,
-                      "planner.metrics.period.secs": PERIOD_S,
-                      f"{workload.prefix}.replay_rate_file": str(rate_file)})
+    single = {"topology.workers": 1, "topology.acker.executors": 1, "planner.replan": False,
+              "planner.metrics.period.secs": PERIOD_S, f"{workload.prefix}.replay_rate_file": str(rate_file)}
+    row = submit_workload(bench, workload, rates[0], Scheduler("planner:storm-default", "planner", "storm-default"),
+                          scratch, job, extra=single)
     try:
-        if not _wait_first_ack(scratch / "times", started + bench.timing.start_s):
+        if not wait_first_ack(scratch / "times", started + bench.timing.start_s):
             raise HeteroProfileError(f"profiling {workload.name}: no tuple acked within "
                                      f"{bench.timing.start_s:.0f} s of submission")
         supervisor = _one_supervisor(bench.cluster.assignment(row.id), workload)

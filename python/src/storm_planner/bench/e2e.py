@@ -191,7 +191,7 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
         _progress(f"warning: {note}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # leave through the context managers
     # Nimbus starts with the first cell's scheduler: one restart fewer.
-    with _bench(args, description.with_scheduler(schedulers[todo[0][2]].nimbus), out) as bench:
+    with open_bench(args, description.with_scheduler(schedulers[todo[0][2]].nimbus), out) as bench:
         for index, (workload, rate, label, repetition) in enumerate(todo, 1):
             _progress(f"cell {index}/{len(todo)}: {workload.name} at {rate:g} t/s, {label}, repetition {repetition}")
             profile = profiles.text(bench, workload) if workload.name in hetero else None
@@ -202,14 +202,17 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
 
 
 @contextlib.contextmanager
-def _bench(args: argparse.Namespace, description, out: Path):
-    """The cluster, its quotas and the feed, for the whole run."""
+def open_bench(args: argparse.Namespace, description, out: Path, feeds: dict[str, Path] | None = None):
+    """The cluster, its quotas and the feeds (by kind; default: each workload's of ``args.workloads``,
+    built once), for the whole run. ``args`` gives ``settle``, ``measure``, ``drain`` and ``start_timeout``.
+    Also the cluster of ``storm-planner bench albic-real``."""
     from storm_planner.bench._cluster_common import node_quotas
     from storm_planner.bench._e2e_cells import Bench, Timing
     from storm_planner.cluster import local_cluster, network
 
     network.check_available()
-    feeds = _feeds(args, {workload.feed_kind for workload in parse_workloads(args.workloads)})
+    if feeds is None:
+        feeds = _feeds(args, {workload.feed_kind for workload in parse_workloads(args.workloads)})
     timing = Timing(settle_s=args.settle, measure_s=args.measure, drain_s=args.drain, start_s=args.start_timeout)
     with tempfile.TemporaryDirectory(prefix="e2e-bench-") as work, contextlib.ExitStack() as stack:
         cluster = stack.enter_context(local_cluster(description, Path(work) / "cluster", free_ports=True, ui=False,

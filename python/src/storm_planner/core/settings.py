@@ -33,6 +33,7 @@ ignored, and the plan's notes say so (:func:`unknown_keys`).
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -45,6 +46,7 @@ PREFIX = "planner."
 
 # Kinds of value.
 FLAG, INTEGER, NUMBER, TEXT, CHOICE, JSON, HOSTS = "flag", "integer", "number", "text", "choice", "json", "hosts"
+NAME = "name"   # a planner's registered name: lower-case letters, digits and dashes (the service checks it exists)
 # Where a key is set.
 TOPOLOGY, STORM_YAML, TOPOLOGY_OR_YAML = "topology conf", "storm.yaml", "topology conf or storm.yaml"
 EXECUTOR_DATA = "executor data"   # set by a component's code (TopologyContext.setExecutorData), not in a conf
@@ -107,6 +109,12 @@ class Setting:
             return word
         if self.kind == TEXT:
             return str(raw).strip()
+        if self.kind == NAME:
+            name = str(raw).strip()
+            if not re.fullmatch(r"[a-z][a-z0-9-]*", name):
+                raise SettingError(f"{shown}={raw!r} is not a planner's name (lower-case letters, digits, dashes)",
+                                   self.key)
+            return name
         return raw  # JSON and host lists: the reader named in ``readers`` checks their shape
 
     def _number(self, raw: Any, shown: str) -> int | float:
@@ -265,6 +273,13 @@ REPLAN_CAUTIOUS = _define("planner.replan.cautious", FLAG, True, TOPOLOGY, SERVI
                           "of something (a node at 90 % of its CPU or more, a link at 50 % or more) and the "
                           "move relieves it, and restart a spout's worker only to relieve overload or end the "
                           "CPU pressure (false: apply any placement better by planner.replan.min.gain)")
+REPLAN_TRUST = _define("planner.replan.trust", FLAG, False, TOPOLOGY, SERVICE,
+                       "apply the planner's re-plan as it is, within planner.max.migrations: no gain gate, no "
+                       "cut to the fewest moves that pay, no caution but that no spout's worker restarts "
+                       "(experiments on a planner's own adaptation, e.g. ALBIC's collocation period after period)")
+INITIAL_ALGORITHM = _define("planner.initial.algorithm", NAME, None, TOPOLOGY, SERVICE,
+                            "algorithm of the topology's first placement only; re-plans use planner.algorithm "
+                            "(unset: planner.algorithm for both)")
 
 # -- planners --------------------------------------------------------------------------------------------
 HETERO_PROFILES = _define("planner.hetero.profiles", JSON, None, TOPOLOGY, PLANNER,

@@ -28,12 +28,12 @@ KINDS = ("tweets", "stocks", "airline", "worldcup")
 
 def build_feeds(spark, kind: str, out: str | Path, *, inputs=(), weather=(), stations=None,
                 synthetic: bool = False, records: int = 100_000, seed: int | None = None,
-                partitions: int = 8, progress: Progress = print_progress) -> dict[str, dict]:
-    """Build the feeds of ``kind`` under ``out``; returns ``{feed name: summary}``."""
+                partitions: int = 8, progress: Progress = print_progress, drift_every: int = 0) -> dict[str, dict]:
+    """Build the feeds of ``kind`` under ``out``; returns ``{feed name: summary}``. ``drift_every``
+    (synthetic airline only): the hot planes and airports change every that many flights."""
     if kind not in KINDS:
         raise ValueError(f"unknown feed kind {kind!r} (kinds: {', '.join(KINDS)})")
-    if not synthetic and not inputs:
-        raise ValueError("give --input files of the real dataset, or --synthetic --records N")
+    _check_source(kind, synthetic, inputs, drift_every)
     out = Path(out)
     started = time.monotonic()
     seeds = {"seed": seed} if seed is not None else {}
@@ -63,7 +63,8 @@ def build_feeds(spark, kind: str, out: str | Path, *, inputs=(), weather=(), sta
         progress(f"catalogue: {len(catalogue)} objects")
     else:
         if synthetic:
-            feeds, station_map = generate.airline(spark, records, partitions=partitions, **seeds)
+            feeds, station_map = generate.airline(spark, records, partitions=partitions, drift_every=drift_every,
+                                                  **seeds)
         else:
             feeds = {"flights": readers.read_bts(spark, inputs)}
             if weather:
@@ -85,6 +86,13 @@ def build_feeds(spark, kind: str, out: str | Path, *, inputs=(), weather=(), sta
     progress(f"built {kind} feeds in {out}: {total_records} records, {total_bytes / 1e6:.1f} MB, "
              f"{time.monotonic() - started:.0f} s")
     return summaries
+
+
+def _check_source(kind: str, synthetic: bool, inputs, drift_every: int) -> None:
+    if drift_every and not (synthetic and kind == "airline"):
+        raise ValueError("a drifting key skew (drift_every) is a property of the synthetic airline feed only")
+    if not synthetic and not inputs:
+        raise ValueError("give --input files of the real dataset, or --synthetic --records N")
 
 
 def _catalogue_of_requests(feed) -> list[dict]:

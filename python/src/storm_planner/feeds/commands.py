@@ -26,6 +26,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--records", type=int, default=100_000, help="synthetic: number of records (default 100000)")
     build.add_argument("--seed", type=int, help="synthetic: random seed")
     build.add_argument("--partitions", type=int, default=8, help="output part files per feed (default 8)")
+    build.add_argument("--drift-every", type=int, default=0, metavar="FLIGHTS",
+                       help="synthetic airline: the hot planes and airports change every FLIGHTS flights "
+                            "(default 0: a fixed skew)")
     _spark_options(build)
     build.set_defaults(handler=build_command)
 
@@ -85,7 +88,7 @@ def build_command(args) -> int:
     try:
         summaries = build_feeds(spark, args.kind, args.out, inputs=args.input, weather=args.weather,
                                 stations=args.stations, synthetic=args.synthetic, records=args.records,
-                                seed=args.seed, partitions=args.partitions)
+                                seed=args.seed, partitions=args.partitions, drift_every=args.drift_every)
     except (ValueError, FileNotFoundError) as error:
         raise CommandError(str(error)) from None
     for name, summary in summaries.items():

@@ -58,16 +58,19 @@ def stocks(spark, records: int, seed: int = 100, symbols: int = 100, partitions:
             for kind in ("trades", "quotes")}
 
 
-def airline(spark, records: int, seed: int = 2004, partitions: int = 8) -> tuple[dict[str, FeedFrame], list[dict]]:
-    """``records`` flights, the weather of every airport's station over their days, and the station map."""
+def airline(spark, records: int, seed: int = 2004, partitions: int = 8,
+            drift_every: int = 0) -> tuple[dict[str, FeedFrame], list[dict]]:
+    """``records`` flights, the weather of every airport's station over their days, and the station map;
+    with ``drift_every`` the hot planes and airports change every that many flights (see
+    :class:`~storm_planner.feeds.synthetic.airline.AirlineGenerator`)."""
     from storm_planner.feeds.synthetic.airline import AirlineGenerator
-    probe = AirlineGenerator(seed=seed)
+    probe = AirlineGenerator(seed=seed, drift_every=drift_every)
     weather_records = probe.days_for(records) * probe.airports
 
     def flights(indexes):
         from storm_planner.feeds.synthetic.airline import AirlineGenerator
         from storm_planner.feeds.timeparse import flight_ts_ms
-        generator = AirlineGenerator(seed=seed)
+        generator = AirlineGenerator(seed=seed, drift_every=drift_every)
         for index in indexes:
             record = generator.flight_record(index)
             yield flight_ts_ms(record["FlightDate"], record["CRSDepTime"]), index, _dumps(record)

@@ -26,7 +26,8 @@ HOOK_CLASS = "org.stormplanner.metrics.MetricsTaskHook"
 HOOKS_KEY = "topology.auto.task.hooks"
 JAR_ENV = "STORM_PLANNER_METRICS_JAR"
 JAR_NAME = "storm-planner-metrics.jar"
-_PACKAGE_DIR = "org/stormplanner/metrics/"
+# The hook's package, and the kit's stream groupings (PartialKeyFieldsGrouping) that ride along with it.
+_PACKAGE_DIRS = ("org/stormplanner/metrics/", "org/stormplanner/grouping/")
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,12 @@ def default_hook_jar() -> Path | None:
 
 
 def hook_entries(jar: Path) -> tuple[tuple[str, bytes], ...]:
-    """The hook's class files (its package only: Storm and its shaded deps are on the worker classpath)."""
+    """The hook's class files and the kit's groupings (their packages only: Storm and its shaded deps are on
+    the worker classpath)."""
     with zipfile.ZipFile(jar) as archive:
         entries = tuple(
             (name, archive.read(name)) for name in sorted(archive.namelist())
-            if name.startswith(_PACKAGE_DIR) and name.endswith(".class")
+            if name.startswith(_PACKAGE_DIRS) and name.endswith(".class")
         )
     if not any(name == HOOK_CLASS.replace(".", "/") + ".class" for name, _ in entries):
         raise ValueError(f"{jar}: no {HOOK_CLASS} in it")

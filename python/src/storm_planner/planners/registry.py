@@ -35,6 +35,7 @@ from storm_planner.planners.madsen.albic import AlbicPlanner
 from storm_planner.planners.madsen.cola import ColaPlanner
 from storm_planner.planners.madsen.flux import FluxPlanner
 from storm_planner.planners.madsen.milp import MilpPlanner
+from storm_planner.planners.madsen.spread import SpreadPlanner
 from storm_planner.planners.nasiri.hetero import HeteroPlanner
 from storm_planner.planners.nasiri.hetero_optimal import HeteroOptimalPlanner
 from storm_planner.planners.qescalor.base import Scaler, register_scaler
@@ -46,7 +47,7 @@ from storm_planner.planners.qescalor.qcesa import QCESA, ExactQCESA
 PLANNER_FAMILIES: dict[str, tuple[type[Planner], ...]] = {
     "baselines": (EvenPlanner, StormDefaultPlanner, RandomPlanner),
     "chatzistergiou": (TaskLevelPlanner, TopDownPlanner, TopDownLocalSearchPlanner, OptimalPlanner),
-    "madsen": (MilpPlanner, AlbicPlanner, FluxPlanner, ColaPlanner),
+    "madsen": (MilpPlanner, AlbicPlanner, FluxPlanner, ColaPlanner, SpreadPlanner),
     "nasiri": (HeteroPlanner, HeteroOptimalPlanner),
     "gma": (GmaPlanner, GmaRepairPlanner),
 }

@@ -18,7 +18,12 @@ class whose ``conf_prefix`` is ``P``:
 - ``P.grouping.<component>=shuffle|global|all|local_or_shuffle|none|fields:a,b``
   — the grouping of every input of that component (changing it can change what
   the topology computes; the defaults are the ones whose output the oracles
-  predict);
+  predict); ``partial_key:a,b`` is Storm's partial key grouping (PoTC: each key
+  to the less loaded of two tasks) on those fields and replaces only the
+  component's *fields-grouped* inputs (a watermark stream sent to all tasks stays
+  so). It names the kit's ``org.stormplanner.grouping.PartialKeyFieldsGrouping``
+  (Storm's ``PartialKeyGrouping`` built from a field list), which ``storm-planner
+  submit`` bundles with the metrics hook: the hook must be on;
 - ``P.cpu.<component>=X`` — the CPU one executor of the component declares, in percent of a core
   (Storm's ``topology.component.cpu.pcore.percent`` in the component's own configuration, what
   the ResourceAwareScheduler accounts and what the planner service takes as an executor's load
@@ -48,19 +53,29 @@ def _components(topology_class) -> dict:
     return components
 
 
+PARTIAL_KEY_CLASS = "org.stormplanner.grouping.PartialKeyFieldsGrouping"
+
+
 def grouping_from_text(text: str):
     kind, _, args = str(text).partition(":")
     kind = kind.strip().lower()
-    if kind == "fields":
+    if kind in ("fields", "partial_key"):
         fields = [f.strip() for f in args.split(",") if f.strip()]
         if not fields:
-            raise ConfError(f"grouping {text!r}: fields grouping needs field names (fields:a,b)")
+            raise ConfError(f"grouping {text!r}: a {kind} grouping needs field names ({kind}:a,b)")
+        if kind == "partial_key":
+            return Grouping.custom_object(PARTIAL_KEY_CLASS, [",".join(fields)])
         return Grouping.fields(*fields)
     simple = {"shuffle": Grouping.SHUFFLE, "global": Grouping.GLOBAL, "all": Grouping.ALL,
               "local_or_shuffle": Grouping.LOCAL_OR_SHUFFLE, "none": Grouping.NONE}
     if kind not in simple:
-        raise ConfError(f"grouping {text!r}: expected one of {sorted(simple)} or fields:a,b")
+        raise ConfError(f"grouping {text!r}: expected one of {sorted(simple)}, fields:a,b or partial_key:a,b")
     return simple[kind]
+
+
+def _is_fields(grouping) -> bool:
+    """A fields grouping (named fields; Storm's global grouping is fields grouping on none)."""
+    return bool(getattr(grouping, "fields", None))
 
 
 def _restore_defaults(topology_class, components: dict) -> None:
@@ -151,8 +166,10 @@ def configure_topology(topology_class, options: Mapping[str, Any] | None) -> dic
                     raise ConfError(f"{key}: {name!r} is a spout; spouts have no input grouping")
                 grouping = grouping_from_text(value)
                 inputs = component.common.inputs
+                partial = str(value).strip().lower().startswith("partial_key")
                 for stream_id in list(inputs):
-                    inputs[stream_id] = grouping
+                    if not partial or _is_fields(inputs[stream_id]):
+                        inputs[stream_id] = grouping
                 changed["grouping"][name] = str(value)
     _check_tasks_cover_hints(components, changed["tasks"], prefix)
     return changed

@@ -14,7 +14,8 @@
   ``(bucket, delay)``.
 - :class:`CourierBolt` (fields on bucket): sum of delays per bucket.
 - :class:`StoreBolt` (one per result table): upserts the latest sums into the
-  database every ``airline.store_interval_s``.
+  database every ``airline.store_interval_s`` (the sum of every task's latest
+  partial sum of a key: one task per key under fields grouping, two under PoTC).
 """
 from __future__ import annotations
 
@@ -201,7 +202,12 @@ class RouteRainJoinBolt(Bolt):
 
 
 class StoreBolt(Bolt):
-    """Upserts ``(table, key, delay_sum, flights)`` rows into the result database periodically."""
+    """Upserts ``(table, key, delay_sum, flights)`` rows into the result database periodically.
+
+    A sum task sends its latest sum of a key; the store adds up the latest sums of every task that sent
+    one. Under a fields grouping one task holds a key, and the row is that task's sum; under a partial
+    key grouping (PoTC: ``airline.grouping.<sums>=partial_key:...``) a key's tuples are split between two
+    tasks, and the row is the merge of both partial sums."""
 
     outputs = []
 
@@ -209,18 +215,22 @@ class StoreBolt(Bolt):
         options = ConfReader(storm_conf, PREFIX)
         self.store = ResultStore(database_url(options))
         self.timer = EmitTimer(options.float("store_interval_s", 2.0, minimum=0.0))
-        self.pending: dict[tuple, tuple] = {}
+        self.partials: dict[tuple, dict[int, tuple]] = {}
+        self.pending: set[tuple] = set()
 
     def process(self, tup):
         table, key, delay_sum, flights = tup.values
-        self.pending[(table, *key)] = (delay_sum, flights)
+        row = (table, *key)
+        self.partials.setdefault(row, {})[tup.task] = (delay_sum, flights)
+        self.pending.add(row)
 
     def process_tick(self, tup):
         if not (self.pending and self.timer.due()):
             return
         by_table: dict[str, list] = {}
-        for (table, *key), (delay_sum, flights) in self.pending.items():
-            by_table.setdefault(table, []).append((*key, delay_sum, flights))
+        for table, *key in sorted(self.pending):
+            sums = self.partials[(table, *key)].values()
+            by_table.setdefault(table, []).append((*key, sum(s for s, _ in sums), sum(n for _, n in sums)))
         for table, rows in by_table.items():
             self.store.upsert(table, rows)
         self.pending.clear()

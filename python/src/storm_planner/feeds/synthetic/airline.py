@@ -16,6 +16,16 @@ log-normal delay whose mean grows with the rain at the origin that day; about
 seasonal per station (wetter months, wetter stations), log-normal when it
 rains, and missing on 2 % of station-days. Flights start on 2004-01-01 at a
 fixed number per day, so ten million flights span about nine years.
+
+Drifting skew (``drift_every`` > 0): which airframes and airports are hot changes
+every ``drift_every`` flights. The Zipf ranks stay; epoch ``index // drift_every``
+maps each rank to a plane (and an airport) through its own seeded permutation,
+so the busiest tail numbers and routes of one epoch are ordinary ones in the
+next. Replayed at a fixed rate, a feed drifting every ``rate × N`` flights moves
+its hot keys every N seconds: a key-partitioned operator's load per task and the
+traffic between key groups shift over time (the changing load under which
+Madsen et al. re-plan each adaptation period, §5.4). Epoch 0 keeps the identity,
+so a drifting feed starts like the plain one.
 """
 from __future__ import annotations
 
@@ -39,8 +49,12 @@ def station_of(index: int) -> str:
 
 class AirlineGenerator:
     def __init__(self, seed: int = 2004, airports: int = 60, planes: int = 800,
-                 flights_per_day: int = 3000):
+                 flights_per_day: int = 3000, drift_every: int = 0):
+        if drift_every < 0:
+            raise ValueError(f"drift_every must be 0 (no drift) or a positive number of flights, not {drift_every}")
         self.seed = seed
+        self.drift_every = drift_every
+        self._permutations: dict[tuple[str, int], list[int]] = {}
         self.airports = airports
         self.planes = planes
         self.flights_per_day = flights_per_day
@@ -75,6 +89,28 @@ class AirlineGenerator:
                 "TEMP": round(55 + 25 * season + rng.gauss(0, 6), 1),
                 "PRCP": prcp, "PRCP_FLAG": "" if prcp is None else "G"}
 
+    # -- drift -------------------------------------------------------------------
+    def epoch(self, index: int) -> int:
+        """The skew epoch of the index-th flight (always 0 without drift)."""
+        return index // self.drift_every if self.drift_every else 0
+
+    def _permuted(self, kind: str, rank: int, epoch: int) -> int:
+        """The key holding Zipf ``rank`` in ``epoch``: the identity in epoch 0, else a seeded shuffle."""
+        if epoch == 0:
+            return rank
+        key = (kind, epoch)
+        if key not in self._permutations:
+            order = list(range(self.planes if kind == "plane" else self.airports))
+            rng_for(self.seed, "drift", kind, epoch).shuffle(order)
+            if len(self._permutations) > 64:
+                self._permutations.clear()
+            self._permutations[key] = order
+        return self._permutations[key][rank]
+
+    def hot_planes(self, epoch: int, count: int = 10) -> list[int]:
+        """The tail-number indexes of the ``count`` most used planes in ``epoch`` (busiest first)."""
+        return [self._permuted("plane", rank, epoch) for rank in range(min(count, self.planes))]
+
     # -- flights -----------------------------------------------------------------
     def flight_record(self, index: int) -> dict:
         rng = rng_for(self.seed, "flight", index)
@@ -82,11 +118,12 @@ class AirlineGenerator:
         day = FIRST_DAY + timedelta(days=day_index)
         # Scheduled departures spread over 05:00–23:00 in time order within the day.
         minute = 300 + slot * (18 * 60) // self.flights_per_day
-        origin = sample_cdf(self.airport_cdf, rng.random())
-        dest = sample_cdf(self.airport_cdf, rng.random())
+        epoch = self.epoch(index)
+        origin = self._permuted("airport", sample_cdf(self.airport_cdf, rng.random()), epoch)
+        dest = self._permuted("airport", sample_cdf(self.airport_cdf, rng.random()), epoch)
         if dest == origin:
             dest = (origin + 1 + rng.randrange(self.airports - 1)) % self.airports
-        plane = sample_cdf(self.plane_cdf, rng.random())
+        plane = self._permuted("plane", sample_cdf(self.plane_cdf, rng.random()), epoch)
         carrier = CARRIERS[plane % len(CARRIERS)]
         rain = self.precipitation(origin, day_index) or 0.0
         cancelled = rng.random() < 0.015 + 0.02 * min(rain, 1.0)

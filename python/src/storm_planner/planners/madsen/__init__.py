@@ -9,6 +9,7 @@ Stream Processing Engine*.
   baseline of §2.2 and §5;
 * :mod:`.cola` — ``cola``: COLA's recursive balanced partitioning (Khandekar et al.,
   Middleware 2009), the baseline of §2.1 and §5;
+* :mod:`.spread` — ``spread``: the little-collocation start of the real-data experiment (§5.4);
 * private: :mod:`._milp_model` (the MILP over units of executors), :mod:`._units` (its
   units and start placement), :mod:`._mip` (the mixed-integer program as arrays, solved by CBC or HiGHS), :mod:`._descent` (a primal
   heuristic giving the MILP an incumbent), :mod:`._partition` (balanced graph partitioning

@@ -1,0 +1,70 @@
+"""``storm-planner bench albic-real`` end to end on a real cluster (marked ``cluster``; root, cgroup v1,
+iproute2): airline Job 2 at its quick rate on a drifting feed, under PoTC and ALBIC, two one-minute
+periods each, through the command line. It checks the harness (every period recorded, figures finite, tuples
+processed, the report and its figure written, standard output one JSON document), that PoTC's partial
+key grouping ran (the kit's class in the topology jar) and ALBIC's setting: it starts from ``spread``
+(the one-to-one pairs extract k / plane sums k apart) and the service re-plans within the budget; never
+that ALBIC wins."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from storm_planner.cluster.locations import default_plugin_jar
+from storm_planner.metrics.hookjar import default_hook_jar
+from storm_planner.profiling.cgroups import detect_emulation
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEDULERS = ("potc", "planner:albic")
+FINITE = ("collocation_factor", "load_distance", "load_index", "cpu_pct", "link_mbit", "processed_tps",
+          "latency_p99_ms")
+
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.skipif(not (default_plugin_jar() and default_plugin_jar().is_file()
+                            and default_hook_jar() and default_hook_jar().is_file()),
+                       reason="plugin or metrics jar not built (mvn package)"),
+    pytest.mark.skipif(not (os.geteuid() == 0 and all(shutil.which(t) for t in ("ip", "tc", "nsenter"))),
+                       reason="the emulated network needs root, iproute2 and nsenter"),
+    pytest.mark.skipif(not detect_emulation().cgroup_quota, reason="needs a writable cgroup v1 CPU hierarchy"),
+]
+
+
+def test_potc_and_albic_period_by_period(tmp_path):
+    out = tmp_path / "albic-real"
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python" / "src"), STORM_PLANNER_STATE=str(tmp_path / "state"))
+    run = subprocess.run(
+        [sys.executable, "-m", "storm_planner", "bench", "albic-real", "--quick", "--job", "2",
+         "--schedulers", ",".join(SCHEDULERS), "--periods", "2", "--period", "60", "--settle", "30",
+         "--budget", "2", "--out", str(out)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=1500)
+    assert run.returncode == 0, run.stderr[-4000:]
+    summary = json.loads(run.stdout)   # nothing but the answer on standard output
+    assert summary["runs"] == len(SCHEDULERS)
+    with (out / "periods.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["scheduler"], r["period"]) for r in rows] == [(s, str(p)) for s in SCHEDULERS for p in (1, 2)]
+    for row in rows:
+        where = f"{row['scheduler']} period {row['period']}: {row}"
+        assert row["status"] == "ran", where
+        assert all(math.isfinite(float(row[column])) for column in FINITE), where
+        assert float(row["processed_tps"]) > 0 and int(row["operator_tuples"]) > 0, where
+    potc = [r for r in rows if r["scheduler"] == "potc"]
+    albic = [r for r in rows if r["scheduler"] == "planner:albic"]
+    assert all(int(r["migrations"]) == 0 for r in potc), "Storm's scheduler does not move executors"
+    # The service's budget windows are not the bench's periods: at most the budget per window, one more window.
+    assert sum(int(r["migrations"]) for r in albic) <= 2 * (len(albic) + 1), albic
+    plans = [json.loads(line) for path in (out / "plans").glob("*albic*.jsonl") for line in path.read_text().splitlines()]
+    assert plans and plans[0]["algorithm"] == "spread", "the first placement is the little-collocation start"
+    assert {p["algorithm"] for p in plans[1:]} == {"albic"}
+    report = (out / "job2.md").read_text()
+    assert all(f"| {s} |" in report for s in SCHEDULERS)
+    assert (out / "job2.png").stat().st_size > 1000
