@@ -126,7 +126,8 @@ def test_a_profile_is_made_once_and_reused_by_later_cells_and_reruns(tmp_path, m
     profiles = HeteroProfiles(tmp_path / "profiles", ("i7", "i5"))
     first = profiles.text(bench, TOPK_LINK)
     assert profiles.text(bench, TOPK_LINK) == first and made == ["topk-link"]
-    assert json.loads((tmp_path / "profiles" / "topk-link.json").read_text()) == json.loads(first)
+    kept = json.loads((tmp_path / "profiles" / "topk-link.json").read_text())
+    assert kept == topk_profile() and json.loads(first) == {k: v for k, v in kept.items() if k != "profiling"}
     rerun = HeteroProfiles(tmp_path / "profiles", ("i7", "i5"))   # the same --out, another run
     rerun.check([TOPK_LINK])
     assert rerun.text(bench, TOPK_LINK) == first and made == ["topk-link"]
@@ -161,9 +162,13 @@ def test_a_bad_saved_profile_is_refused_naming_the_file(tmp_path, content, named
     assert named in str(error.value)
 
 
-def test_a_missing_saved_profile_is_refused(tmp_path):
+def test_a_missing_saved_profile_is_refused_and_not_profiled(tmp_path, monkeypatch):
+    monkeypatch.setattr(_e2e_profiles, "profile_workload", lambda *a: pytest.fail("profiled despite --profiles"))
+    profiles = HeteroProfiles(tmp_path / "profiles", ("i7", "i5"), saved=tmp_path)
     with pytest.raises(HeteroProfileError, match="no profile topk-link.json for workload topk-link"):
-        HeteroProfiles(tmp_path / "profiles", ("i7", "i5"), saved=tmp_path).check([TOPK_LINK])
+        profiles.check([TOPK_LINK])
+    with pytest.raises(HeteroProfileError, match="no profile topk-link.json"):
+        profiles.text(SimpleNamespace(progress=lambda message: None), TOPK_LINK)
 
 
 def test_the_bench_refuses_a_bad_saved_profile_before_any_cluster_starts(tmp_path, monkeypatch, capsys):

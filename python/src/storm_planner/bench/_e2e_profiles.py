@@ -111,20 +111,20 @@ class HeteroProfiles:
                 raise HeteroProfileError(f"--profiles {self.saved}: no profile {path.name} for workload "
                                          f"{workload.name} (planner:hetero needs one per workload)")
             if path.is_file():
-                self.texts[workload.name] = json.dumps(load_checked(path, workload, self.machine_types))
+                self.texts[workload.name] = submitted(load_checked(path, workload, self.machine_types))
 
     def text(self, bench, workload) -> str:
         """The workload's profile: saved, cached or profiled now on the bench's cluster (then cached)."""
         if workload.name not in self.texts:
             path = self.path(workload)
-            if path.is_file():
-                profile = load_checked(path, workload, self.machine_types)
-            else:
-                profile = self._profile(bench, workload)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(json.dumps(profile, indent=2) + "\n")
-                bench.progress(f"profile of {workload.name} written to {path}")
-            self.texts[workload.name] = json.dumps(profile)
+            if path.is_file() or self.saved is not None:
+                self.check([workload])
+                return self.texts[workload.name]
+            profile = self._profile(bench, workload)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(profile, indent=2) + "\n")
+            bench.progress(f"profile of {workload.name} written to {path}")
+            self.texts[workload.name] = submitted(profile)
         return self.texts[workload.name]
 
     def _profile(self, bench, workload) -> dict[str, Any]:
@@ -133,6 +133,12 @@ class HeteroProfiles:
         except (StormPlannerError, OSError) as error:   # profiling, submission, the cluster, cgroups
             raise HeteroProfileError(f"planner:hetero needs a profile of {workload.name} and profiling it on "
                                      f"the cluster failed: {error} (give saved ones with --profiles DIR)") from None
+
+
+def submitted(profile: Mapping[str, Any]) -> str:
+    """The profile as the topology carries it: JSON without the profiling record (steps and fits, kept in
+    the file), which the planner does not read."""
+    return json.dumps({key: value for key, value in profile.items() if key != "profiling"})
 
 
 def load_checked(path: Path, workload, machine_types: Sequence[str]) -> dict[str, Any]:
