@@ -97,3 +97,35 @@ def test_without_the_options_nothing_is_written(tmp_path):
     log.flush()
     assert not StopSignal(None).is_set()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_rate_file_sets_the_spouts_rate_while_it_runs(tmp_path):
+    """``worldcup.replay_rate_file`` replaces ``replay_rate`` whenever the file changes (how ``bench e2e``
+    steps a running topology's rate to profile it)."""
+    import time
+
+    from worldcup.spouts import RequestSpout
+
+    feed = tmp_path / "requests.jsonl"
+    feed.write_text("\n".join(request(i) for i in range(400)) + "\n")
+    rate_file = tmp_path / "rate"
+    rate_file.write_text("100")
+    spout = RequestSpout(input_stream=io.BytesIO(), output_stream=io.BytesIO())
+    spout.logger = logging.getLogger("test-spout")
+    spout.component_name = "requests"
+    spout.sent = []
+    spout.emit = lambda values, tup_id=None, stream=None: spout.sent.append(tup_id)
+    spout.initialize({"worldcup.feed": str(feed), "worldcup.sink": str(tmp_path / "sink.jsonl"),
+                      "worldcup.replay_rate": 4, "worldcup.replay_rate_file": str(rate_file)},
+                     {"taskid": 3, "componentid": "requests", "task->component": {"3": "requests"}})
+
+    def emitted_in(seconds: float) -> int:
+        before, start = len(spout.sent), time.monotonic()
+        while time.monotonic() - start < seconds:
+            spout.next_tuple()
+        return len(spout.sent) - before
+
+    assert 35 <= emitted_in(0.5) <= 65          # 100 tuples/s, not replay_rate's 4
+    rate_file.write_text("20")
+    time.sleep(0.6)                              # the file is looked at every 0.5 s
+    assert 5 <= emitted_in(1.0) <= 30            # 20 tuples/s from the change on, no catching up
