@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import pytest
 
-from storm_planner.adaptation.budget import moves_between
 from storm_planner.adaptation.replan import CPU_PRESSURE_PCT, RELIEF_TARGET_PCT, Replanner
 from storm_planner.core.evaluate import evaluate, utilisations
 from storm_planner.core.problem import Executor, Slot, Traffic
@@ -92,21 +91,29 @@ def test_the_reconstruction_gives_the_bench_first_plan_and_its_measured_figures(
     assert figures["load_distance"] == pytest.approx(100 * problem.total_load / problem.total_capacity)
 
 
-def test_topdown_replans_trends_off_the_pressure_line_and_the_gate_takes_it():
+def test_topdown_replans_trends_off_the_pressure_line_but_spares_the_spouts_worker():
     """Before: topdown filled nodes to 100 % by measured load, its relief step moved executors by declared
     CPU alone (i5-a at 106 % of its CPU by measured load), and the gate took no placement for relief
     ('no placement better by 10%': the spread's extra tuples between workers, and load distance pinned by
-    the idle i5-b). Now the re-plan asks for every node within RELIEF_TARGET_PCT, and takes the relief."""
+    the idle i5-b). Now the re-plan asks for every node within RELIEF_TARGET_PCT and gets a placement that
+    ends the pressure; its relief needs executors out of the spout's worker on i7-a, though, and a
+    spout's restart loses the tuples in flight (the bench's Top-K lost 439 to two such moves), so the
+    gate holds those moves back and keeps the placement."""
     problem = measured_problem()
-    plan = Replanner().plan(problem, "topdown")
-    assert moves_between(problem.current, plan.assignments)
-    assert "CPU pressure relieved: busiest node 94 ->" in plan.notes[-1]
-    after = evaluate(problem, plan.assignments)
+    asked = []
+    replanner = Replanner(runner=lambda p, a: (asked.append(p), run(p, a))[1])
+    kept = replanner.plan(problem, "topdown")
+    (candidate_problem,) = asked
+    assert candidate_problem.options.max_cpu_utilisation == pytest.approx(RELIEF_TARGET_PCT / 100)
+    candidate = run(candidate_problem, "topdown").assignments
+    after = evaluate(problem, candidate)
     assert after["max_utilisation"] <= RELIEF_TARGET_PCT + 1e-6 < CPU_PRESSURE_PCT
     assert after["over_capacity"] == 0 and after["max_network_utilisation"] < 50
     per_node: dict[str, int] = {}
-    for slot in plan.assignments.values():
+    for slot in candidate.values():
         assert isinstance(slot, Slot)
         per_node[slot.node] = per_node.get(slot.node, 0) + 1
     # Storm's accounting still holds: 10 % declared each within 45 % (i7) and 35 % (i5).
     assert all(count * 10 <= (45 if node.startswith("i7") else 35) for node, count in per_node.items())
+    assert kept.assignments == problem.current
+    assert "held back that restart a spout's worker" in " ".join(kept.notes)

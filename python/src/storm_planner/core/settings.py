@@ -271,8 +271,8 @@ REPLAN_SETTLE_SECS = _define("planner.replan.settle.secs", NUMBER, 30.0, TOPOLOG
 REPLAN_CAUTIOUS = _define("planner.replan.cautious", FLAG, True, TOPOLOGY, SERVICE,
                           "weigh the restarts a move causes: move a running topology only when it is short "
                           "of something (a node at 90 % of its CPU or more, a link at 50 % or more) and the "
-                          "move relieves it, and restart a spout's worker only to relieve overload or end the "
-                          "CPU pressure (false: apply any placement better by planner.replan.min.gain)")
+                          "move relieves it, and restart a spout's worker only to relieve overload (false: apply "
+                          "any placement better by planner.replan.min.gain)")
 REPLAN_TRUST = _define("planner.replan.trust", FLAG, False, TOPOLOGY, SERVICE,
                        "apply the planner's re-plan as it is, within planner.max.migrations: no gain gate, no "
                        "cut to the fewest moves that pay, no caution but that no spout's worker restarts "
