@@ -34,6 +34,10 @@ first cell is a hetero one has none.
 measure the same times again. So the times measured on the profiled supervisor are written for every
 machine type of the cluster (``machine.type`` of its supervisors), as ``bench hetero-real`` does.
 
+What the profile leaves out, as the paper's model does: the ackers (system components cost nothing in
+eq. 7, so ``hetero`` places them anywhere) and what crossing workers costs (the profiled topology runs in
+one worker, so its tuples are never serialised between workers).
+
 **hetero-optimal** has no fixed-graph mode (it searches instance counts, which a running topology
 cannot take without a rebalance) and handles split groupings only; every workload of the bench has a
 ``global`` or ``all`` stream, so the service refuses it and the cell runs on Storm's fallback
