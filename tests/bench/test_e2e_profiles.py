@@ -13,14 +13,13 @@ import pytest
 from storm_planner.bench import _e2e_cells, _e2e_profiles, e2e
 from storm_planner.bench._e2e_cells import Timing
 from storm_planner.bench._e2e_profiles import (
-    HeteroProfileError,
     HeteroProfiles,
     cluster_machine_types,
     component_alphas,
     load_checked,
     profile_document,
 )
-from storm_planner.bench._e2e_workloads import TOPK_LINK, parse_scheduler
+from storm_planner.bench._e2e_workloads import TOPK_LINK, HeteroProfileError, parse_scheduler
 from storm_planner.cluster.description import load_description
 from storm_planner.planners.nasiri.profiles import Measurement, parse_profile
 from storm_planner.profiling.measurements import Step, WindowFigures

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from storm_planner.bench._cluster_common import cpu_seconds, kill_and_wait
-from storm_planner.bench._e2e_workloads import Scheduler, Workload
+from storm_planner.bench._e2e_workloads import HeteroProfileError, Scheduler, Workload, needs_profile
 from storm_planner.progress import Progress
 from storm_planner.streaming.timelog import TupleTimes, read_times
 
@@ -98,10 +98,9 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
     """Submit ``workload`` at ``rate`` for ``scheduler`` as ``job``, its spout's sink, times and stop file
     under ``scratch``; ``extra`` options go on top (``bench albic-real``'s re-planning settings and groupings,
     the profiling run's single worker). ``profile`` reaches the topology as ``planner.hetero.profiles`` for
-    the hetero planners alone (:class:`~storm_planner.bench._e2e_profiles.HeteroProfileError` if they have
+    the hetero planners alone (:class:`~storm_planner.bench._e2e_workloads.HeteroProfileError` if they have
     none). Returns the submission (its ``id``); :class:`~storm_planner.submit.operations.SubmitError` when it
     does not run within the start timeout."""
-    from storm_planner.bench._e2e_profiles import HeteroProfileError, needs_profile
     from storm_planner.core.settings import HETERO_PROFILES
     from storm_planner.submit.operations import submit_project
 

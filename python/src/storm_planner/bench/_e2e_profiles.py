@@ -57,24 +57,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from storm_planner.bench._e2e_workloads import HeteroProfileError
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.core.jsonfile import read_json
 
-HETERO_PLANNERS = frozenset({"hetero", "hetero-optimal"})
 PROFILE_SHARES = (0.25, 0.5, 1.0)   # the profiling rates, as shares of the workload's quick rate
 PROFILE_CPU = 100.0                 # the profiled supervisor's quota while profiling (one core)
 PERIOD_S = 3                        # metrics window while profiling
 SETTLE_WINDOWS, MEASURE_WINDOWS = 2, 3
 MAX_THROTTLED = 0.05                # steps throttled more often than this are left out of the fit
-
-
-class HeteroProfileError(StormPlannerError, ValueError):
-    """A hetero cell has no usable profile: a saved one is bad, or profiling it failed."""
-
-
-def needs_profile(scheduler) -> bool:
-    """Does this scheduler (:class:`~storm_planner.bench._e2e_workloads.Scheduler`) need a profile?"""
-    return scheduler.algorithm in HETERO_PLANNERS
 
 
 def hetero_optimal_note(workload) -> str | None:

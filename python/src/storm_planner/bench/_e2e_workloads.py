@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from storm_planner.core.errors import StormPlannerError
+
 WORLDCUP = Path("topologies/worldcup")
 TRENDS = Path("topologies/trends")
 BARGAINS = Path("topologies/bargains")
@@ -104,6 +106,19 @@ class Scheduler:
 
 
 NO_HOOK = "+nohook"
+
+
+# The planners that need a profile (Nasiri et al.'s): the bench makes one per workload (bench._e2e_profiles).
+HETERO_PLANNERS = frozenset({"hetero", "hetero-optimal"})
+
+
+class HeteroProfileError(StormPlannerError, ValueError):
+    """A hetero cell has no usable profile: a saved one is bad, or profiling it failed."""
+
+
+def needs_profile(scheduler: Scheduler) -> bool:
+    """Does this scheduler need a profile?"""
+    return scheduler.algorithm in HETERO_PLANNERS
 
 
 def parse_scheduler(text: str) -> Scheduler:

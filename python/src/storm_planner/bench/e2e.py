@@ -170,9 +170,9 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
         HeteroProfiles,
         cluster_machine_types,
         hetero_optimal_note,
-        needs_profile,
     )
     from storm_planner.bench._e2e_report import write_report
+    from storm_planner.bench._e2e_workloads import needs_profile
     from storm_planner.cluster.description import load_description
 
     description = with_cpu_scale(with_links(load_description(args.cluster), args.link_mbit), args.cpu_scale)
