@@ -11,31 +11,19 @@ import csv
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from storm_planner.cluster.locations import default_plugin_jar
-from storm_planner.metrics.hookjar import default_hook_jar
-from storm_planner.profiling.cgroups import detect_emulation
+from tests.bench.test_e2e_cluster import pytestmark as cluster_marks
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEDULERS = ("potc", "planner:albic")
 FINITE = ("collocation_factor", "load_distance", "load_index", "cpu_pct", "link_mbit", "processed_tps",
           "latency_p99_ms")
 
-pytestmark = [
-    pytest.mark.cluster,
-    pytest.mark.skipif(not (default_plugin_jar() and default_plugin_jar().is_file()
-                            and default_hook_jar() and default_hook_jar().is_file()),
-                       reason="plugin or metrics jar not built (mvn package)"),
-    pytest.mark.skipif(not (os.geteuid() == 0 and all(shutil.which(t) for t in ("ip", "tc", "nsenter"))),
-                       reason="the emulated network needs root, iproute2 and nsenter"),
-    pytest.mark.skipif(not detect_emulation().cgroup_quota, reason="needs a writable cgroup v1 CPU hierarchy"),
-]
+# The end-to-end bench's own requirements (cluster marker, jars, root and iproute2, cgroup v1 quotas).
+pytestmark = cluster_marks
 
 
 def test_potc_and_albic_period_by_period(tmp_path):

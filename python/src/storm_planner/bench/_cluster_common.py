@@ -4,11 +4,26 @@ topology until its workers are gone."""
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from storm_planner.progress import Progress
+
+
+def run_reporting(command: str, run: Callable[[], int], progress: Progress) -> int:
+    """A cluster benchmark's command: ``run()``'s status, a ``ValueError`` (a bad option) as status 2 with
+    its message on standard error, and the run's wall time as the last progress line either way."""
+    started = time.perf_counter()
+    try:
+        return run()
+    except ValueError as error:
+        print(f"storm-planner {command}: {error}", file=sys.stderr)
+        return 2
+    finally:
+        progress(f"done in {time.perf_counter() - started:.0f} s")
 
 
 def processes_of(topology_id: str) -> list[int]:

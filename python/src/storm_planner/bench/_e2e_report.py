@@ -174,8 +174,7 @@ def _hook_overhead(medians: dict[str, tuple[float, float]], node_cpu: dict[str, 
 
 def _median_node_cpu(cells: list[dict[str, Any]]) -> float:
     """Median over cells of the CPU every supervisor used together (the ``cpu_<node>_pct`` columns)."""
-    totals = [sum(_numbers([cell], column)[0] for column in cell if column.startswith("cpu_")
-                  and _numbers([cell], column)) for cell in cells]
+    totals = [sum(sum(_numbers([cell], column)) for column in cell if column.startswith("cpu_")) for cell in cells]
     return statistics.median(totals) if totals else math.nan
 
 

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from storm_planner.bench._cluster_common import run_reporting
 from storm_planner.bench._e2e_workloads import AIRLINE, Scheduler, Workload, parse_scheduler
 from storm_planner.bench.report import Benchmark, append_csv, argument, read_csv, stamped_progress
 
@@ -393,14 +394,7 @@ def _command(args: argparse.Namespace) -> str:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    started = time.perf_counter()
-    try:
-        return run(args)
-    except ValueError as error:
-        print(f"storm-planner bench albic-real: {error}", file=sys.stderr)
-        return 2
-    finally:
-        _progress(f"done in {time.perf_counter() - started:.0f} s")
+    return run_reporting("bench albic-real", lambda: run(args), _progress)
 
 
 BENCHMARKS = (Benchmark("albic-real", "Madsen et al. §5.4 on real Storm: ALBIC against COLA, PoTC and Storm's "

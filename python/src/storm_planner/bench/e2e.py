@@ -41,10 +41,10 @@ import json
 import signal
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
+from storm_planner.bench._cluster_common import run_reporting
 from storm_planner.bench._e2e_workloads import WORKLOADS, Workload, parse_scheduler, parse_workloads
 from storm_planner.bench.report import Benchmark, append_csv, argument, read_csv, stamped_progress
 
@@ -261,14 +261,7 @@ def _handler(args: argparse.Namespace) -> int:
     args.settle = quick[0] if args.settle is None else args.settle
     args.measure = quick[1] if args.measure is None else args.measure
     args.drain = quick[2] if args.drain is None else args.drain
-    started = time.perf_counter()
-    try:
-        return run(args)
-    except ValueError as error:
-        print(f"storm-planner bench e2e: {error}", file=sys.stderr)
-        return 2
-    finally:
-        _progress(f"done in {time.perf_counter() - started:.0f} s")
+    return run_reporting("bench e2e", lambda: run(args), _progress)
 
 
 BENCHMARKS = (Benchmark("e2e", "Storm's DefaultScheduler and ResourceAwareScheduler against the plugin's planners on "

@@ -18,6 +18,7 @@ reads it from a file, as profiling raises a running topology's input rate step b
 """
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -89,10 +90,10 @@ class RateFile:
         self._checked = now
         try:
             with open(self.path) as handle:
-                rate = float(handle.read().strip())
+                rate = float(handle.read(64).strip())   # a number: what is longer is not one
         except (OSError, ValueError):
             return None
-        if not rate > 0 or rate == self._rate:
+        if not 0 < rate < math.inf or rate == self._rate:
             return None
         self._rate = rate
         return rate
