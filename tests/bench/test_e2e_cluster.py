@@ -97,3 +97,31 @@ def test_three_schedulers_side_by_side(tmp_path):
                             ",".join(SCHEDULERS), "--cluster", str(LINK_CLUSTER), "--out", str(out)], cwd=REPO,
                            env=env, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0 and json.loads(again.stdout)["cells_run"] == 0, again.stderr[-2000:]
+
+
+def test_a_stepped_ramp_measures_each_rate_on_one_submission(tmp_path):
+    """``--stepped``: one submission raised from 30 to 60 t/s through the spout's rate file, each step a
+    row of its own with the rate it offered, nothing lost; the start-up and the plans are the ramp's."""
+    out = tmp_path / "ramp"
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python" / "src"), STORM_PLANNER_STATE=str(tmp_path / "state"))
+    run = subprocess.run(
+        [sys.executable, "-m", "storm_planner", "bench", "e2e", "--schedulers", "planner:topdown", "--rate", "30,60",
+         "--stepped", "--step-settle", "5", "--cluster", str(LINK_CLUSTER), "--settle", "5", "--measure", "15",
+         "--drain", "45", "--feed-records", "6000", "--out", str(out)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert json.loads(run.stdout)["cells_run"] == 2
+    assert run.stderr.count("Submitting e2e-topk-link topology") == 1, run.stderr[-4000:]
+    with (out / "cells.csv").open() as handle:
+        steps = list(csv.DictReader(handle))
+    assert [(s["rate"], s["status"]) for s in steps] == [("30", "ran"), ("60", "ran")], steps
+    for step in steps:
+        offered = float(step["rate"])
+        assert abs(float(step["emitted_tps"]) - offered) <= 0.15 * offered, step    # the rate file took
+        assert float(step["processed_tps"]) > 0 and int(step["lost"]) == 0, step
+        assert all(math.isfinite(float(step[column])) for column in FINITE), step
+    assert [p.name for p in (out / "startup").iterdir()] == ["topk-link-30-planner-topdown-1.json"]
+    assert [p.name for p in (out / "plans").iterdir()] == ["topk-link-30-planner-topdown-1.jsonl"]
+    assert sum(int(s["plans"]) for s in steps) >= 1
+    assert "topk-link: highest sustainable rate of 30, 60 t/s" in (tmp_path / "ramp.md").read_text()
+    assert (out / "topk-link-ramp.png").is_file()

@@ -38,12 +38,14 @@ class Timing:
     """How long a cell waits: up to ``start_s`` from submission until Nimbus runs the topology and again
     until its first tuple is acked (Python workers start slowly on a loaded machine), ``settle_s`` after
     the first ack, ``measure_s`` measured, up to ``drain_s`` after the spout stopped for the tuples in
-    flight."""
+    flight; in a stepped ramp (:mod:`~storm_planner.bench._e2e_ramp`), ``step_s`` after each rate change
+    before its window."""
 
     settle_s: float = 20.0
     measure_s: float = 40.0
     drain_s: float = 60.0
     start_s: float = 180.0
+    step_s: float = 20.0
 
 
 @dataclass
@@ -135,38 +137,62 @@ def cell_name(workload: str, rate: float | str, scheduler: str, repetition: int 
 
 def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: float, scheduled: float,
                      name: str) -> dict[str, Any]:
-    from storm_planner.cluster import network
-
     times_dir = scratch / "times"
     if not wait_first_ack(times_dir, submitted + bench.timing.start_s):
         status = f"no tuple acked within {bench.timing.start_s:.0f} s of submission"
     else:
         status = "ran"
     time.sleep(bench.timing.settle_s)
+    window = measure_window(bench)
+    placement = bench.cluster.assignment(topology_id)
+    (scratch / "stop").write_text("")
+    times = drain(times_dir, bench.timing.drain_s)
+    figures = _throughput_and_latency(times, window.begin, window.end, submitted)
+    figures.update(window.nodes(figures["acked_in_window"]))
+    figures.update(_placement(placement))
+    figures.update(_plans(bench.cluster.plan_log, topology_id, bench.latency_dir.parent / "plans" / f"{name}.jsonl"))
+    status = cell_status(status, figures.pop("plan_error"), figures["plans"])
+    figures["submit_to_scheduled_s"] = round(scheduled - submitted, 1)
+    _save_latency_quantiles(bench.latency_dir / f"{name}.json", times, window.begin, window.end)
+    _save_startup(bench.latency_dir.parent / "startup" / f"{name}.json",
+                  bench.cluster.log_dir / "workers-artifacts" / topology_id, submitted, times)
+    bench.progress(f"  {status}: processed {figures['processed_tps']:.0f} t/s of {figures['emitted_tps']:.0f} "
+                   f"emitted, p50 {figures['latency_p50_ms']:.0f} ms, p99 {figures['latency_p99_ms']:.0f} ms, "
+                   f"lost {figures['lost']}, on {figures['placement']}")
+    return {"status": status, "measure_s": round(window.seconds, 1), **figures}
+
+
+@dataclass(frozen=True)
+class Window:
+    """A measured window: its wall-clock bounds, each supervisor's CPU seconds and link bytes at both ends."""
+
+    begin: float
+    end: float
+    cpu_before: dict[str, float]
+    cpu_after: dict[str, float]
+    bytes_before: dict[str, Any]
+    bytes_after: dict[str, Any]
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.begin
+
+    def nodes(self, processed: int) -> dict[str, Any]:
+        """Per supervisor CPU and link figures over the window (:func:`_nodes`)."""
+        return _nodes(self.cpu_before, self.cpu_after, self.bytes_before, self.bytes_after, self.seconds, processed)
+
+
+def measure_window(bench: Bench) -> Window:
+    """Measure for ``bench.timing.measure_s``: the supervisors' CPU and link bytes at both ends."""
+    from storm_planner.cluster import network
+
     links = bench.cluster.network.links if bench.cluster.network else []
     cpu_before, bytes_before = cpu_seconds(bench.accounts), {link.supervisor: network.link_bytes(link) for link in links}
     begin = time.time()
     time.sleep(bench.timing.measure_s)
     end = time.time()
     cpu_after, bytes_after = cpu_seconds(bench.accounts), {link.supervisor: network.link_bytes(link) for link in links}
-    placement = bench.cluster.assignment(topology_id)
-    (scratch / "stop").write_text("")
-    times = drain(times_dir, bench.timing.drain_s)
-    seconds = end - begin
-    figures = _throughput_and_latency(times, begin, end, submitted)
-    processed = figures["acked_in_window"]
-    figures.update(_nodes(cpu_before, cpu_after, bytes_before, bytes_after, seconds, processed))
-    figures.update(_placement(placement))
-    figures.update(_plans(bench.cluster.plan_log, topology_id, bench.latency_dir.parent / "plans" / f"{name}.jsonl"))
-    status = cell_status(status, figures.pop("plan_error"), figures["plans"])
-    figures["submit_to_scheduled_s"] = round(scheduled - submitted, 1)
-    _save_latency_quantiles(bench.latency_dir / f"{name}.json", times, begin, end)
-    _save_startup(bench.latency_dir.parent / "startup" / f"{name}.json",
-                  bench.cluster.log_dir / "workers-artifacts" / topology_id, submitted, times)
-    bench.progress(f"  {status}: processed {figures['processed_tps']:.0f} t/s of {figures['emitted_tps']:.0f} "
-                   f"emitted, p50 {figures['latency_p50_ms']:.0f} ms, p99 {figures['latency_p99_ms']:.0f} ms, "
-                   f"lost {figures['lost']}, on {figures['placement']}")
-    return {"status": status, "measure_s": round(seconds, 1), **figures}
+    return Window(begin, end, cpu_before, cpu_after, bytes_before, bytes_after)
 
 
 def cell_status(status: str, refused: str, plans: int) -> str:

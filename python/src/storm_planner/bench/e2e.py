@@ -18,7 +18,10 @@ skips the cells already there (key: workload, rate, scheduler, repetition), so a
 The report (``<out>.md``, default ``benchmarks/reports/e2e.md``, and a plot per workload under
 ``--out``) is written from ``cells.csv`` after every cell; ``--report-only`` rewrites it alone.
 
-``--rate 200,400,600`` runs every rate (a ramp) and the report adds each scheduler's highest sustained rate.
+``--rate 200,400,600`` runs every rate (a ramp) and the report adds each scheduler's highest sustained rate;
+each rate is a cell of its own (a submission each) unless ``--stepped`` raises one running topology's
+rate through them step by step (:mod:`storm_planner.bench._e2e_ramp`: ``--step-settle`` seconds after each
+change before its window, the ramp stopped at the first rate not kept up; about half the time).
 
 Settings (defaults): ``--settle`` 20 s after the first acked tuple, ``--measure`` 40 s, ``--drain``
 60 s at most for the tuples in flight once the spout stops, ``--start-timeout`` 180 s at most from submission
@@ -124,7 +127,10 @@ def run(args: argparse.Namespace) -> int:
     schedulers = [parse_scheduler(s) for s in args.schedulers.split(",") if s.strip()]
     if args.repeat < 1:
         raise ValueError(f"--repeat must be at least 1, not {args.repeat}")
-    cells = plan_cells(workloads, [s.label for s in schedulers], args.repeat, parse_rates(args.rate), args.quick)
+    rates = parse_rates(args.rate)
+    cells = plan_cells(workloads, [s.label for s in schedulers], args.repeat, rates, args.quick)
+    if getattr(args, "stepped", False):
+        check_stepped(args, rates)
     command = _command(args)
     out.mkdir(parents=True, exist_ok=True)
     saved.write_text(command + "\n")
@@ -132,6 +138,32 @@ def run(args: argparse.Namespace) -> int:
     write_report(out, command)
     print(json.dumps({"cells_run": ran, "cells": str(out / "cells.csv"), "report": str(report_path(out))}))
     return 0
+
+
+def check_stepped(args: argparse.Namespace, rates: list[float] | None) -> None:
+    """``--stepped`` needs several rates, a non-negative ``--step-settle`` and feeds that last the whole
+    ramp (a feed that runs out mid-ramp would read as falling behind)."""
+    from storm_planner.bench._e2e_ramp import feed_tuples_needed
+
+    if not rates or len(rates) < 2:
+        raise ValueError("--stepped needs several rates: --rate 300,400,500")
+    if not (0 <= args.step_settle < 3600):
+        raise ValueError(f"--step-settle must be between 0 and 3600 s, not {args.step_settle:g}")
+    needed = feed_tuples_needed(rates, args.settle, args.step_settle, args.measure)
+    records = args.feed_records or (QUICK_FEED_RECORDS if args.quick else FEED_RECORDS)
+    if records < needed:
+        raise ValueError(f"--stepped: a ramp through {', '.join(f'{r:g}' for r in rates)} t/s emits up to "
+                         f"{needed:,} tuples, more than the feeds' {records:,} records: give --feed-records "
+                         f"{needed:,} or more")
+
+
+def plan_ramps(cells: list[tuple[Workload, float, str, int]]) -> list[tuple[Workload, list[float], str, int]]:
+    """The cells grouped into stepped ramps, in run order: one per workload, scheduler and repetition, its
+    rates rising."""
+    ramps: dict[tuple[str, str, int], tuple[Workload, list[float], str, int]] = {}
+    for workload, rate, scheduler, repetition in cells:
+        ramps.setdefault((workload.name, scheduler, repetition), (workload, [], scheduler, repetition))[1].append(rate)
+    return [(w, sorted(rates), s, r) for w, rates, s, r in ramps.values()]
 
 
 def with_links(description, link_mbit: float | None):
@@ -171,6 +203,7 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
         cluster_machine_types,
         hetero_optimal_note,
     )
+    from storm_planner.bench._e2e_ramp import run_ramp
     from storm_planner.bench._e2e_report import write_report
     from storm_planner.bench._e2e_workloads import needs_profile
     from storm_planner.cluster.description import load_description
@@ -192,6 +225,19 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # leave through the context managers
     # Nimbus starts with the first cell's scheduler: one restart fewer.
     with open_bench(args, description.with_scheduler(schedulers[todo[0][2]].nimbus), out) as bench:
+        if getattr(args, "stepped", False):
+            # A ramp runs whole: the rates a stopped run left out are run again from the first.
+            pending = {(w.name, label, repetition) for w, _, label, repetition in todo}
+            ramps = plan_ramps([c for c in cells if (c[0].name, c[2], c[3]) in pending])
+            for index, (workload, rates, label, repetition) in enumerate(ramps, 1):
+                _progress(f"ramp {index}/{len(ramps)}: {workload.name} at {', '.join(f'{r:g}' for r in rates)} t/s, "
+                          f"{label}, repetition {repetition}")
+                profile = profiles.text(bench, workload) if workload.name in hetero else None
+                for row in run_ramp(bench, workload, rates, schedulers[label], repetition, profile=profile):
+                    if cell_key(row) not in done:
+                        append_cell(out / "cells.csv", header, row)
+                write_report(out, command)
+            return len(todo)
         for index, (workload, rate, label, repetition) in enumerate(todo, 1):
             _progress(f"cell {index}/{len(todo)}: {workload.name} at {rate:g} t/s, {label}, repetition {repetition}")
             profile = profiles.text(bench, workload) if workload.name in hetero else None
@@ -213,7 +259,8 @@ def open_bench(args: argparse.Namespace, description, out: Path, feeds: dict[str
     network.check_available()
     if feeds is None:
         feeds = _feeds(args, {workload.feed_kind for workload in parse_workloads(args.workloads)})
-    timing = Timing(settle_s=args.settle, measure_s=args.measure, drain_s=args.drain, start_s=args.start_timeout)
+    timing = Timing(settle_s=args.settle, measure_s=args.measure, drain_s=args.drain, start_s=args.start_timeout,
+                    step_s=getattr(args, "step_settle", 20.0))
     with tempfile.TemporaryDirectory(prefix="e2e-bench-") as work, contextlib.ExitStack() as stack:
         cluster = stack.enter_context(local_cluster(description, Path(work) / "cluster", free_ports=True, ui=False,
                                                     dashboard=False, progress=_progress))
@@ -244,6 +291,7 @@ def _command(args: argparse.Namespace) -> str:
     parts = ["storm-planner bench e2e", f"--workloads {args.workloads}", f"--schedulers {args.schedulers}",
              f"--repeat {args.repeat}"]
     parts += [f"--rate {args.rate}"] if args.rate else []
+    parts += [f"--stepped --step-settle {args.step_settle:g}"] if getattr(args, "stepped", False) else []
     parts += ["--quick"] if args.quick else []
     parts += [f"--settle {args.settle:g} --measure {args.measure:g} --drain {args.drain:g}"]
     parts += [f"--start-timeout {args.start_timeout:g}"] if args.start_timeout != 180.0 else []
@@ -273,6 +321,12 @@ BENCHMARKS = (Benchmark("e2e", "Storm's DefaultScheduler and ResourceAwareSchedu
     argument("--rate", default=None, help="tuples/s for every workload (default: each workload's own); "
                                           "several, comma-separated, make a ramp: the report then gives "
                                           "each scheduler's highest sustainable rate"),
+    argument("--stepped", action="store_true",
+             help="with several --rate values: one submission per scheduler and repetition, its rate raised "
+                  "through them step by step, stopped at the first rate not kept up (default: a submission "
+                  "per rate)"),
+    argument("--step-settle", type=float, default=20.0,
+             help="with --stepped: seconds after each rate change before its window (default: %(default)s)"),
     argument("--repeat", type=int, default=1, help="repetitions, interleaved (default: %(default)s)"),
     argument("--quick", action="store_true", help="short cells at each workload's quick rate"),
     argument("--settle", type=float, default=None, help="seconds after the first ack (default 20; --quick 10)"),
