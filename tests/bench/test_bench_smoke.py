@@ -8,7 +8,8 @@ that every plot exists and is not empty.
 
 The benchmarks that need root and a real cluster (``gma cluster``/``overhead``, ``qescalor
 cluster``/``replay``/``live``, ``hetero-real``, ``e2e``) are tested through their report step, from
-rows written here (``e2e``'s report is tested in ``test_e2e_harness.py``).
+rows written here (``e2e``'s report is tested in ``test_e2e_harness.py``, ``topdown-real``'s in
+``test_topdown_real.py``).
 
 :func:`test_every_registered_benchmark_has_a_smoke_case` derives the benchmarks from what the
 ``bench`` modules register, so a new benchmark (or experiment) cannot land without a case here.
@@ -406,6 +407,7 @@ REPORT_ONLY = {
     ("hetero-real", None): test_hetero_real_report,
     ("albic-real", None): test_albic_real_report,
     ("e2e", None): "test_e2e_harness.py::test_the_report_gives_medians_spreads_and_ratios",
+    ("topdown-real", None): "test_topdown_real.py::test_the_report_sets_gains_against_capacity_and_over_the_rate_schedule",
 }
 
 
@@ -431,14 +433,14 @@ def test_every_registered_benchmark_has_a_smoke_case():
     assert not stale, f"cases for benchmarks no module registers: {stale}"
 
 
-def test_the_e2e_report_test_this_file_relies_on_exists():
+def test_the_report_tests_in_other_files_this_file_relies_on_exist():
     import ast
 
-    harness = Path(__file__).with_name("test_e2e_harness.py")
-    file_name, test = str(REPORT_ONLY[("e2e", None)]).split("::")
-    assert harness.name == file_name
-    names = {node.name for node in ast.walk(ast.parse(harness.read_text())) if isinstance(node, ast.FunctionDef)}
-    assert test in names
+    for case in (c for c in REPORT_ONLY.values() if isinstance(c, str)):
+        file_name, test = case.split("::")
+        harness = Path(__file__).with_name(file_name)
+        names = {node.name for node in ast.walk(ast.parse(harness.read_text())) if isinstance(node, ast.FunctionDef)}
+        assert test in names, case
 
 
 def test_every_benchmark_is_declared_one_way():

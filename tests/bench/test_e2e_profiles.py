@@ -182,7 +182,7 @@ def test_the_bench_refuses_a_bad_saved_profile_before_any_cluster_starts(tmp_pat
     assert e2e._handler(args) == 2
     err = capsys.readouterr().err
     assert "saved/topk-link.json" in err and "'i5'" in err
-    assert f"--profiles {tmp_path / 'saved'}" in e2e._command(args)   # the report names them
+    assert f"--profiles {tmp_path / 'saved'}" in e2e.e2e_command(args)   # the report names them
 
 
 def test_the_spout_rate_can_change_while_it_runs(tmp_path):

@@ -101,9 +101,10 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
     under ``scratch``; ``extra`` options go on top (``bench albic-real``'s re-planning settings and groupings,
     the profiling run's single worker). ``profile`` reaches the topology as ``planner.hetero.profiles`` for
     the hetero planners alone (:class:`~storm_planner.bench._e2e_workloads.HeteroProfileError` if they have
-    none). Returns the submission (its ``id``); :class:`~storm_planner.submit.operations.SubmitError` when it
-    does not run within the start timeout."""
-    from storm_planner.core.settings import HETERO_PROFILES
+    none); a scheduler without re-planning (``+noreplan``) sets ``planner.replan: false``. Returns the
+    submission (its ``id``); :class:`~storm_planner.submit.operations.SubmitError` when it does not run
+    within the start timeout."""
+    from storm_planner.core.settings import HETERO_PROFILES, REPLAN
     from storm_planner.submit.operations import submit_project
 
     prefix = workload.prefix
@@ -119,6 +120,8 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
         options["planner.algorithm"] = scheduler.algorithm
     if not scheduler.hook:
         options["planner.metrics.enabled"] = False
+    if not scheduler.replan:
+        options[REPLAN.key] = False     # placed once: the plugin never offers it for re-planning
     if needs_profile(scheduler):
         if not profile:
             raise HeteroProfileError(f"{scheduler.label} needs a profile of {workload.name}: none was made or given")

@@ -21,6 +21,10 @@ highest sustained rate read a stepped ramp as they read cells. What differs, per
 A step at a rate differs from a cell at that rate: it starts from the placement and queues the lower
 rates left, which is how the rate changes under a running topology (topDown §7.4's reconfiguration
 under varying rates), and a re-plan during the ramp restarts workers inside a later step.
+
+:func:`run_schedule` is the same machinery for any sequence of rates (falling as well as rising, a rate
+repeated) that may run every step whatever happens: ``storm-planner bench topdown-real``'s rate schedule
+(topDown §7.4, Fig. 9), its rows keyed by step rather than by rate.
 """
 from __future__ import annotations
 
@@ -73,22 +77,44 @@ def feed_tuples_needed(rates: Sequence[float], settle_s: float, step_s: float, m
 def run_ramp(bench: Bench, workload: Workload, rates: Sequence[float], scheduler: Scheduler, repetition: int,
              profile: str | None = None) -> list[dict[str, Any]]:
     """Run one stepped ramp; returns a row per rate (figures absent where a step did not run)."""
+    keys = [{"workload": workload.name, "rate": f"{rate:g}", "scheduler": scheduler.label, "repetition": repetition}
+            for rate in rates]
+    names = [cell_name(workload.name, rate, scheduler.label, repetition) for rate in rates]
+    rows = run_schedule(bench, workload, rates, scheduler, keys, names, profile=profile)
+    for row in rows:
+        row.pop(WINDOW_START, None)   # cells.csv has no such column
+    return rows
+
+
+# A schedule's rows also say when each step's window began: seconds after the first step's window began.
+WINDOW_START = "window_start_s"
+
+
+def run_schedule(bench: Bench, workload: Workload, rates: Sequence[float], scheduler: Scheduler,
+                 keys: Sequence[dict[str, Any]], names: Sequence[str], *, profile: str | None = None,
+                 extra: dict[str, Any] | None = None, stop_behind: bool = True) -> list[dict[str, Any]]:
+    """One submission of ``workload`` whose offered rate goes through ``rates`` in the order given (a
+    schedule may fall and rise again, and repeat a rate), each step measured like a stepped ramp's; returns
+    ``keys[i]`` and step i's figures (with :data:`WINDOW_START`) for every step. ``names[i]`` names step
+    i's latency quantiles (and the first its start-up and plans). ``extra``: topology options on top of
+    the workload's. ``stop_behind``: stop at the first step :func:`clearly_behind` (a ramp) or run every
+    step whatever happens (a schedule over time). A topology that never acked a tuple stops either way."""
     from storm_planner.cluster.nimbus_restart import switch_scheduler
     from storm_planner.submit.operations import SubmitError
 
+    if not (len(rates) == len(keys) == len(names)) or not rates:
+        raise ValueError(f"a schedule needs a key and a name per rate: {len(rates)} rates, {len(keys)} keys, "
+                         f"{len(names)} names")
     switch_scheduler(bench.cluster, scheduler.nimbus)
-    first = cell_name(workload.name, rates[0], scheduler.label, repetition)
-    scratch = bench.work / f"{first}-ramp"
+    scratch = bench.work / f"{names[0]}-ramp"
     scratch.mkdir(parents=True, exist_ok=True)
     rate_file = scratch / "rate"
     rate_file.write_text(f"{rates[0]:g}")
     job = f"e2e-{workload.name}"
-    keys = [{"workload": workload.name, "rate": f"{rate:g}", "scheduler": scheduler.label, "repetition": repetition}
-            for rate in rates]
     submitted = time.time()
     try:
         submission = submit_workload(bench, workload, rates[0], scheduler, scratch, job, profile=profile,
-                                     extra={f"{workload.prefix}.replay_rate_file": str(rate_file)})
+                                     extra={**(extra or {}), f"{workload.prefix}.replay_rate_file": str(rate_file)})
     except SubmitError as error:
         bench.progress(f"{scheduler.label}: {workload.name} not running: {error}")
         with contextlib.suppress(Exception):
@@ -96,15 +122,15 @@ def run_ramp(bench: Bench, workload: Workload, rates: Sequence[float], scheduler
         return [{**key, "status": f"not scheduled: {error}"[:300]} for key in keys]
     scheduled = time.time()
     try:
-        steps = _steps(bench, submission.id, scratch, rate_file, keys, submitted, scheduled)
+        steps = _steps(bench, submission.id, scratch, rate_file, list(rates), list(names), submitted, scheduled,
+                       stop_behind)
     finally:
         kill_and_wait(bench.nimbus, job, submission.id)
     return [{**key, **step} for key, step in zip(keys, steps)]
 
 
-def _steps(bench: Bench, topology_id: str, scratch: Path, rate_file: Path, keys: list[dict[str, Any]],
-           submitted: float, scheduled: float) -> list[dict[str, Any]]:
-    rates = [float(key["rate"]) for key in keys]
+def _steps(bench: Bench, topology_id: str, scratch: Path, rate_file: Path, rates: list[float], names: list[str],
+           submitted: float, scheduled: float, stop_behind: bool) -> list[dict[str, Any]]:
     times_dir = scratch / "times"
     status = "ran"
     if not wait_first_ack(times_dir, submitted + bench.timing.start_s):
@@ -120,14 +146,14 @@ def _steps(bench: Bench, topology_id: str, scratch: Path, rate_file: Path, keys:
         window = measure_window(bench)
         taken.append((started if index else -math.inf, window, bench.cluster.assignment(topology_id)))
         time.sleep(FLUSH_S)   # the window's last acks reach the spout's log
-        if status != "ran" or clearly_behind(read_times(times_dir), window, rate, time.time()):
+        if status != "ran" or (stop_behind and clearly_behind(read_times(times_dir), window, rate, time.time())):
             break
     (scratch / "stop").write_text("")
     times = drain(times_dir, bench.timing.drain_s)
-    names = [cell_name(k["workload"], k["rate"], k["scheduler"], k["repetition"]) for k in keys]
     found = _plans(bench.cluster.plan_log, topology_id, bench.latency_dir.parent / "plans" / f"{names[0]}.jsonl")
     answered = [a for a in read_plan_log(bench.cluster.plan_log) if a["topology"] == topology_id and not a.get("error")]
     bounds = [start for start, _, _ in taken] + [math.inf]
+    first_window = taken[0][1].begin
     rows = []
     for index, (start, window, placement) in enumerate(taken):
         figures = _throughput_and_latency(times, window.begin, window.end, submitted)
@@ -143,9 +169,11 @@ def _steps(bench: Bench, topology_id: str, scratch: Path, rate_file: Path, keys:
         bench.progress(f"  {rates[index]:g} t/s: processed {figures['processed_tps']:.0f} t/s, p99 "
                        f"{figures['latency_p99_ms']:.0f} ms, lost {figures['lost']}, on {figures['placement']}")
         rows.append({"status": cell_status(status, found["plan_error"], found["plans"]),
-                     "measure_s": round(window.seconds, 1), **figures})
+                     "measure_s": round(window.seconds, 1), WINDOW_START: round(window.begin - first_window, 1),
+                     **figures})
     stopped = rates[len(taken) - 1]
-    return rows + [{"status": NOT_RUN.format(rate=stopped)} for _ in rates[len(taken):]]
+    why = NOT_RUN.format(rate=stopped) if status == "ran" else f"not run: {status}"
+    return rows + [{"status": why} for _ in rates[len(taken):]]
 
 
 def clearly_behind(times: TupleTimes, window: Window, rate: float, now: float) -> bool:

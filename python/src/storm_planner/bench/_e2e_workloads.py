@@ -7,7 +7,9 @@ account), ``topology.workers`` and ``topology.acker.executors``. A scheduler is 
 DefaultScheduler), ``ras`` (Storm's ResourceAwareScheduler) or ``planner:NAME`` (the plugin asking the
 planner service for the registered planner NAME). Any of them with ``+nohook`` runs the topology without
 the kit's metrics hook (``planner.metrics.enabled: false``): set beside the same scheduler with the hook,
-it measures what the hook costs a running topology.
+it measures what the hook costs a running topology. ``planner:NAME+noreplan`` places the topology once and
+never re-plans it (``planner.replan: false``): the plan made at submission stays, whatever the rate does
+(topDown §7.4's TD against TD-RC, ``storm-planner bench topdown-real``).
 """
 from __future__ import annotations
 
@@ -98,6 +100,7 @@ class Scheduler:
     nimbus: str         # the cluster description's scheduler: default, resource-aware, planner
     algorithm: str | None = None
     hook: bool = True   # the kit's metrics hook in the topology
+    replan: bool = True  # the plugin offers the running topology for re-planning (planner.replan)
 
     @property
     def with_hook(self) -> str:
@@ -106,6 +109,7 @@ class Scheduler:
 
 
 NO_HOOK = "+nohook"
+NO_REPLAN = "+noreplan"
 
 
 # The planners that need a profile (Nasiri et al.'s): the bench makes one per workload (bench._e2e_profiles).
@@ -122,23 +126,34 @@ def needs_profile(scheduler: Scheduler) -> bool:
 
 
 def parse_scheduler(text: str) -> Scheduler:
-    """``default``, ``ras`` (or ``resource-aware``), ``planner:NAME``, each optionally with ``+nohook``;
-    a clear error for anything else."""
+    """``default``, ``ras`` (or ``resource-aware``), ``planner:NAME``, each optionally with ``+nohook``,
+    ``planner:NAME`` also with ``+noreplan`` (in either order; the label puts ``+noreplan`` first); a clear
+    error for anything else."""
     from storm_planner.planners import available
 
     text = text.strip()
-    base, hook = (text.removesuffix(NO_HOOK), False) if text.endswith(NO_HOOK) else (text, True)
+    base, hook, replan = text, True, True
+    while base.endswith((NO_HOOK, NO_REPLAN)):
+        if base.endswith(NO_HOOK):
+            base, hook = base.removesuffix(NO_HOOK), False
+        else:
+            base, replan = base.removesuffix(NO_REPLAN), False
+    suffix = ("" if replan else NO_REPLAN) + ("" if hook else NO_HOOK)
+    if base in ("default", "ras", "resource-aware") and not replan:
+        raise ValueError(f"--schedulers: {text!r}: {NO_REPLAN} is for planner:NAME alone (Storm's own schedulers "
+                         "never re-plan a running topology)")
     if base == "default":
-        return Scheduler(text, "default", hook=hook)
+        return Scheduler(base + suffix, "default", hook=hook)
     if base in ("ras", "resource-aware"):
-        return Scheduler("ras" + ("" if hook else NO_HOOK), "resource-aware", hook=hook)
+        return Scheduler("ras" + suffix, "resource-aware", hook=hook)
     kind, _, algorithm = base.partition(":")
     if kind == "planner" and algorithm:
         if algorithm not in available():
             raise ValueError(f"--schedulers: {text!r}: no planner {algorithm!r} (registered: "
                              f"{', '.join(sorted(available()))})")
-        return Scheduler(text, "planner", algorithm, hook=hook)
-    raise ValueError(f"--schedulers: {text!r} is not default, ras or planner:NAME (each may end in {NO_HOOK})")
+        return Scheduler(base + suffix, "planner", algorithm, hook=hook, replan=replan)
+    raise ValueError(f"--schedulers: {text!r} is not default, ras or planner:NAME (each may end in {NO_HOOK}; "
+                     f"planner:NAME in {NO_REPLAN})")
 
 
 def parse_workloads(text: str) -> list[Workload]:

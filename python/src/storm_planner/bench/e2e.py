@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     saved = out / "command.txt"   # the run's command, for a report rewritten with --report-only
     if args.report_only:
-        write_report(out, saved.read_text().strip() if saved.exists() else _command(args))
+        write_report(out, saved.read_text().strip() if saved.exists() else e2e_command(args))
         print(json.dumps({"report": str(report_path(out))}))
         return 0
     workloads = parse_workloads(args.workloads)
@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     cells = plan_cells(workloads, [s.label for s in schedulers], args.repeat, rates, args.quick)
     if getattr(args, "stepped", False):
         check_stepped(args, rates)
-    command = _command(args)
+    command = e2e_command(args)
     out.mkdir(parents=True, exist_ok=True)
     saved.write_text(command + "\n")
     ran = run_cells(args, out, cells, {s.label: s for s in schedulers}, command)
@@ -258,7 +258,7 @@ def open_bench(args: argparse.Namespace, description, out: Path, feeds: dict[str
 
     network.check_available()
     if feeds is None:
-        feeds = _feeds(args, {workload.feed_kind for workload in parse_workloads(args.workloads)})
+        feeds = workload_feeds(args, {workload.feed_kind for workload in parse_workloads(args.workloads)})
     timing = Timing(settle_s=args.settle, measure_s=args.measure, drain_s=args.drain, start_s=args.start_timeout,
                     step_s=getattr(args, "step_settle", 20.0))
     with tempfile.TemporaryDirectory(prefix="e2e-bench-") as work, contextlib.ExitStack() as stack:
@@ -270,9 +270,9 @@ def open_bench(args: argparse.Namespace, description, out: Path, feeds: dict[str
                     repo=Path.cwd(), latency_dir=out / "latency", progress=_progress, timing=timing, quotas=quotas)
 
 
-def _feeds(args: argparse.Namespace, kinds: set[str]) -> dict[str, Path]:
+def workload_feeds(args: argparse.Namespace, kinds: set[str]) -> dict[str, Path]:
     """The synthetic feeds of each kind the workloads replay, built once per (kind, records, seed) and kept
-    for later runs."""
+    for later runs (``args``: ``feed_records``, ``quick``, ``seed``)."""
     from storm_planner.bench._cluster_common import build_synthetic_feeds
     from storm_planner.cluster.locations import default_state_root
 
@@ -287,7 +287,8 @@ def _feeds(args: argparse.Namespace, kinds: set[str]) -> dict[str, Path]:
     return feeds
 
 
-def _command(args: argparse.Namespace) -> str:
+def e2e_command(args: argparse.Namespace) -> str:
+    """The ``storm-planner bench e2e`` command that runs ``args`` (also ``bench topdown-real``'s per scale)."""
     parts = ["storm-planner bench e2e", f"--workloads {args.workloads}", f"--schedulers {args.schedulers}",
              f"--repeat {args.repeat}"]
     parts += [f"--rate {args.rate}"] if args.rate else []

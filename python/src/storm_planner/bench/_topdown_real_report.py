@@ -1,0 +1,269 @@
+"""The report of ``storm-planner bench topdown-real`` (``<out>.md`` and its plots under ``<out>``), from
+``<out>/capacity/cpu-<scale>/cells.csv`` and ``<out>/rates/steps.csv`` alone.
+
+IMC gain of a scheduler against Storm's default, at one scale (or one step of the rate schedule):
+``1 − B / B_default``, ``B`` a cell's ``link_bytes_per_tuple`` (bytes over every emulated link in the
+measured window per tuple acked in it: measured on the real daemons, not the planners' modelled IMC) and
+``B_default`` the median of DefaultScheduler's cells there. Each figure is the median over repetitions
+with the spread (min–max) in brackets; a gain's spread is that of its own cells against default's median.
+"""
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+from storm_planner.bench._e2e_report import BASELINES, _fmt, _median, _numbers, _spread, _sum
+from storm_planner.bench.report import markdown_table, pyplot, read_csv
+
+DEFAULT = "default"
+BYTES = "link_bytes_per_tuple"
+
+
+def report_path(out: Path) -> Path:
+    return out.parent / f"{out.name}.md"
+
+
+def imc_gain(value: float, default: float) -> float:
+    """``1 − value / default``: the share of DefaultScheduler's link bytes per tuple kept off the links
+    (NaN when either is unknown or default sent nothing)."""
+    if math.isnan(value) or math.isnan(default) or default <= 0:
+        return math.nan
+    return 1.0 - value / default
+
+
+def gain_of(cells: list[dict[str, Any]], default_cells: list[dict[str, Any]]) -> tuple[float, float, float]:
+    """(median, min, max) IMC gain of ``cells`` against the median of ``default_cells``; NaN if unknown."""
+    default = _median(default_cells, BYTES)
+    gains = [imc_gain(b, default) for b in _numbers(cells, BYTES)]
+    gains = [g for g in gains if not math.isnan(g)]
+    if not gains:
+        return math.nan, math.nan, math.nan
+    return statistics.median(gains), min(gains), max(gains)
+
+
+def _gain_text(gain: tuple[float, float, float]) -> str:
+    median, low, high = gain
+    if math.isnan(median):
+        return "–"
+    return f"{100 * median:+.0f} %" + (f" [{100 * low:+.0f} – {100 * high:+.0f}]" if high > low else "")
+
+
+def _ordered(schedulers: list[str]) -> list[str]:
+    """Storm's schedulers first, then the others as met."""
+    return [b for b in BASELINES if b in schedulers] + [s for s in schedulers if s not in BASELINES]
+
+
+def write_report(out: Path, command: str) -> Path | None:
+    """``<out>.md`` from whatever parts have data (none: nothing written)."""
+    sections = [_capacity(out), _rates(out)]
+    if not any(sections):
+        return None
+    path = report_path(out)
+    path.write_text(
+        "# topDown §7.4 on real Storm: IMC gain as node capacity grows and as the rate varies (issue #27)\n\n"
+        "Chatzistergiou & Viglas, *Fast Heuristics for Near-Optimal Task Allocation in Data Stream Processing over "
+        "Clusters*, §7.4 (Figs. 6, 7 and 9), on the local cluster of `bench e2e`. Reproduce (root, from the "
+        "repository root, one cluster at a time):\n\n"
+        f"    flock /tmp/storm-cluster.lock .venv/bin/{command} --out {out}\n\n"
+        "**IMC gain** of a scheduler = 1 − B / B_default, B = bytes sent and received over every supervisor's "
+        "emulated link in the measured window per tuple acked in it (measured on the real daemons, not the "
+        "planners' model; heartbeats and acker traffic included), B_default = the median of Storm's "
+        "DefaultScheduler's cells at the same scale or step: the share of default's network bytes per tuple the "
+        "scheduler keeps inside nodes (default's own row shows its repetitions' spread around 0). The paper's "
+        "gain is the absolute IMC kept inside nodes, against which Storm's default also gains; here default "
+        "is the reference. Medians over repetitions, spread min–max in brackets.\n\n"
+        + "".join(sections) + _notes(out))
+    return path
+
+
+def _notes(out: Path) -> str:
+    path = out / "notes.md"
+    return f"## Notes\n\n{path.read_text().strip()}\n\n" if path.exists() else ""
+
+
+def _scales(out: Path) -> list[tuple[float, Path]]:
+    """(scale, folder) of every ``<out>/capacity/cpu-<scale>`` holding a cells.csv, by scale."""
+    found = []
+    for folder in (out / "capacity").glob("cpu-*"):
+        try:
+            scale = float(folder.name.removeprefix("cpu-"))
+        except ValueError:
+            continue
+        if (folder / "cells.csv").is_file():
+            found.append((scale, folder))
+    return sorted(found)
+
+
+def _node_cpu(folder: Path) -> str:
+    """The supervisors' declared CPU as run (``nodes.json``), ``26–34`` (% of a core)."""
+    try:
+        cpus = [float(v) for v in json.loads((folder / "nodes.json").read_text()).values()]
+    except (OSError, ValueError, AttributeError):
+        return "–"
+    low, high = min(cpus), max(cpus)
+    return _fmt(low) if low == high else f"{_fmt(low)}–{_fmt(high)}"
+
+
+def _capacity(out: Path) -> str:
+    scales = _scales(out)
+    if not scales:
+        return ""
+    cells: list[dict[str, Any]] = [{**row, "scale": scale, "node_cpu": _node_cpu(folder)}
+             for scale, folder in scales for row in read_csv(folder / "cells.csv")[1]]
+    sections = ["## Node capacity (Figs. 6 and 7)\n\nEach scale multiplies every supervisor's declared CPU and its "
+                "cgroup quota (node CPU: % of a core, as run); each scale's e2e report: "
+                + ", ".join(f"[{f.name}]({out.name}/capacity/{f.name}.md)" for _, f in scales) + ".\n\n"]
+    for workload in dict.fromkeys(c["workload"] for c in cells):
+        mine = [c for c in cells if c["workload"] == workload]
+        sections.append(_capacity_workload(out, workload, mine, [s for s, _ in scales]))
+    return "".join(sections)
+
+
+def _capacity_workload(out: Path, workload: str, cells: list[dict[str, Any]], scales: list[float]) -> str:
+    schedulers = _ordered(list(dict.fromkeys(c["scheduler"] for c in cells)))
+    rows, gains = [], {}
+    for scale in scales:
+        at = [c for c in cells if c["scale"] == scale]
+        default = [c for c in at if c["scheduler"] == DEFAULT]
+        for scheduler in schedulers:
+            mine = [c for c in at if c["scheduler"] == scheduler]
+            if not mine:
+                continue
+            gains[scheduler, scale] = gain_of(mine, default)
+            rows.append([f"{scale:g}", mine[0]["node_cpu"], scheduler, len(mine), _spread(mine, BYTES),
+                         _gain_text(gains[scheduler, scale]), _spread(mine, "processed_tps"),
+                         _spread(mine, "latency_p99_ms"), _sum(mine, "lost"), _fmt(_median(mine, "supervisors_used")),
+                         _sum(mine, "replans"), _sum(mine, "migrations")])
+    header = ["CPU scale", "node CPU %", "scheduler", "cells", "link B/tuple", "IMC gain vs default",
+              "processed t/s", "p99 ms", "lost", "supervisors", "re-plans", "migrations"]
+    notes = [f"- scale {c['scale']:g}, {c['scheduler']} repetition {c['repetition']}: {c['status']}"
+             for c in cells if c.get("status") != "ran"]
+    plot = _capacity_plot(out, workload, scales, schedulers, gains, cells)
+    rate = cells[0].get("rate", "")
+    return (f"### {workload} at {rate} t/s\n\n" + markdown_table(header, rows, right=[0, 1, *range(3, 12)])
+            + ("\n" + "\n".join(notes) + "\n" if notes else "")
+            + f"\n![{workload}: IMC gain against node capacity]({out.name}/{plot.name})\n\n")
+
+
+def _errorbar(axis, xs, gains, colour: str, label: str, style: str = "o-") -> None:
+    """Medians joined by a line, the spread as error bars (gains in %)."""
+    shown = [(x, g) for x, g in zip(xs, gains) if not math.isnan(g[0])]
+    if not shown:
+        return
+    x = [s[0] for s in shown]
+    median = [100 * s[1][0] for s in shown]
+    low = [100 * (s[1][0] - s[1][1]) for s in shown]
+    high = [100 * (s[1][2] - s[1][0]) for s in shown]
+    axis.errorbar(x, median, yerr=[low, high], fmt=style, color=colour, label=label, capsize=3, markersize=4)
+
+
+def _capacity_plot(out: Path, workload: str, scales: list[float], schedulers: list[str],
+                   gains: dict[tuple[str, float], tuple[float, float, float]], cells: list[dict[str, Any]]) -> Path:
+    plt = pyplot()
+    figure, (gain, traffic) = plt.subplots(1, 2, figsize=(11, 3.8))
+    nan = (math.nan, math.nan, math.nan)
+    for k, scheduler in enumerate(schedulers):
+        _errorbar(gain, scales, [gains.get((scheduler, s), nan) for s in scales], f"C{k}", scheduler)
+        spreads = []
+        for scale in scales:
+            values = _numbers([c for c in cells if c["scale"] == scale and c["scheduler"] == scheduler], BYTES)
+            spreads.append((statistics.median(values), min(values), max(values)) if values else nan)
+        shown = [(s, v) for s, v in zip(scales, spreads) if not math.isnan(v[0])]
+        if shown:
+            traffic.errorbar([s for s, _ in shown], [v[0] for _, v in shown],
+                             yerr=[[v[0] - v[1] for _, v in shown], [v[2] - v[0] for _, v in shown]],
+                             fmt="o-", color=f"C{k}", capsize=3, markersize=4)
+    gain.axhline(0, color="grey", linestyle=":")
+    gain.set_title("IMC gain against Storm's default (%)", fontsize=10)
+    traffic.set_title("link bytes per tuple", fontsize=10)
+    for axis in (gain, traffic):
+        axis.set_xlabel("node capacity (× the described CPU)")
+        axis.set_xticks(scales)
+    if gain.get_legend_handles_labels()[0]:
+        gain.legend(fontsize=8)
+    figure.suptitle(f"{workload}: IMC gain as node capacity grows", fontsize=11)
+    figure.tight_layout()
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{workload}-capacity.png"
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
+
+
+def _rates(out: Path) -> str:
+    path = out / "rates" / "steps.csv"
+    if not path.is_file():
+        return ""
+    rows = read_csv(path)[1]
+    sections = ["## A varying input rate (Fig. 9)\n\nOne submission per scheduler and repetition, the replay spout's "
+                "rate changed step by step; each step measured after its settle. TD (`+noreplan`) is placed once at "
+                "submission, on the estimates (no metrics exist yet), and never re-planned; TD-RC (`planner:topdown`) "
+                "re-plans on the measured loads when they change. Time: the start of each step's window after the "
+                f"first step's (median over runs). Node CPU %: {_node_cpu(out / 'rates')}.\n\n"]
+    for workload in dict.fromkeys(r["workload"] for r in rows):
+        sections.append(_rates_workload(out, workload, [r for r in rows if r["workload"] == workload]))
+    return "".join(sections)
+
+
+def _rates_workload(out: Path, workload: str, rows: list[dict[str, Any]]) -> str:
+    schedulers = _ordered(list(dict.fromkeys(r["scheduler"] for r in rows)))
+    steps = sorted({int(r["step"]) for r in rows})
+    offered = {int(r["step"]): float(r["rate"]) for r in rows}
+    starts = {s: _median([r for r in rows if int(r["step"]) == s], "window_start_s") for s in steps}
+    table, gains = [], {}
+    for step in steps:
+        at = [r for r in rows if int(r["step"]) == step]
+        default = [r for r in at if r["scheduler"] == DEFAULT]
+        for scheduler in schedulers:
+            mine = [r for r in at if r["scheduler"] == scheduler]
+            gains[scheduler, step] = gain_of(mine, default)
+            table.append([step, _fmt(offered[step]), _fmt(starts[step]), scheduler, len(mine), _spread(mine, BYTES),
+                          _gain_text(gains[scheduler, step]), _spread(mine, "processed_tps"),
+                          _spread(mine, "latency_p99_ms"), _sum(mine, "lost"), _sum(mine, "replans"),
+                          _sum(mine, "migrations"), (mine[-1].get("placement") or "–") if mine else "–"])
+    header = ["step", "offered t/s", "window at s", "scheduler", "runs", "link B/tuple", "IMC gain vs default",
+              "processed t/s", "p99 ms", "lost", "re-plans", "migrations", "placement (last run)"]
+    notes = [f"- {r['scheduler']} repetition {r['repetition']}, step {r['step']}: {r['status']}"
+             for r in rows if r.get("status") != "ran"]
+    plot = _rates_plot(out, workload, steps, offered, starts, schedulers, gains, rows)
+    return (f"### {workload}\n\n" + markdown_table(header, table, right=[0, 1, 2, *range(4, 12)])
+            + ("\n" + "\n".join(notes) + "\n" if notes else "")
+            + f"\n![{workload}: IMC gain under a varying rate]({out.name}/{plot.name})\n\n")
+
+
+def _rates_plot(out: Path, workload: str, steps: list[int], offered: dict[int, float], starts: dict[int, float],
+                schedulers: list[str], gains: dict[tuple[str, int], tuple[float, float, float]],
+                rows: list[dict[str, Any]]) -> Path:
+    plt = pyplot()
+    figure, (gain, rate) = plt.subplots(2, 1, figsize=(9, 6), sharex=True, gridspec_kw={"height_ratios": [3, 2]})
+    # A step's x: its window's start in minutes (its number when no time was recorded).
+    x = {s: (starts[s] / 60.0 if not math.isnan(starts[s]) else float(s)) for s in steps}
+    xs = [x[s] for s in steps]
+    for k, scheduler in enumerate(schedulers):
+        _errorbar(gain, xs, [gains[scheduler, s] for s in steps], f"C{k}", scheduler)
+        processed = [(x[s], _median([r for r in rows if r["scheduler"] == scheduler and int(r["step"]) == s],
+                                    "processed_tps")) for s in steps]
+        rate.plot([p for p, v in processed if not math.isnan(v)], [v for _, v in processed if not math.isnan(v)],
+                  "o", color=f"C{k}", markersize=4, alpha=0.7)
+    # Each offered rate held from its window's start to the next one's (the last for as long as the one before).
+    end = xs[-1] + (xs[-1] - xs[-2] if len(xs) > 1 else 1.0)
+    rate.step([*xs, end], [*(offered[s] for s in steps), offered[steps[-1]]], where="post", color="black",
+              label="offered")
+    gain.axhline(0, color="grey", linestyle=":")
+    gain.set_ylabel("IMC gain vs default (%)")
+    rate.set_ylabel("tuples/s (points: processed)")
+    rate.set_xlabel("minutes (each step's window start)" if any(not math.isnan(v) for v in starts.values())
+                    else "step")
+    if gain.get_legend_handles_labels()[0]:
+        gain.legend(fontsize=8)
+    rate.legend(fontsize=8)
+    figure.suptitle(f"{workload}: IMC gain as the input rate varies", fontsize=11)
+    figure.tight_layout()
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{workload}-rates.png"
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path

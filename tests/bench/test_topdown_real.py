@@ -1,0 +1,238 @@
+"""``storm-planner bench topdown-real`` without a cluster: the options refused, the cells planned per CPU
+scale, the IMC gain, ``+noreplan`` and TD-RC's options reaching the topology, a rate schedule that runs
+every step where a ramp stops, the resumable steps.csv, and the report written from hand-made cells and
+steps."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from storm_planner import cli
+from storm_planner.bench import _e2e_ramp, e2e, topdown_real
+from storm_planner.bench._e2e_cells import Bench, Timing, Window
+from storm_planner.bench._e2e_workloads import TRENDS_LINK, parse_scheduler
+from storm_planner.bench._topdown_real_report import gain_of, imc_gain, write_report
+from storm_planner.bench.report import append_csv
+from storm_planner.streaming.timelog import TupleTimes
+
+SUPERVISORS = ["i7-a", "i5-a"]
+
+
+def options(**given) -> argparse.Namespace:
+    """The command's defaults, as its parser and handler leave them, with ``given`` on top."""
+    parser = argparse.ArgumentParser()
+    for arg in topdown_real.BENCHMARKS[0].arguments:
+        parser.add_argument(*arg.flags, **arg.options)
+    args = parser.parse_args([])
+    args.settle, args.measure, args.drain = 90.0, 40.0, 60.0
+    for key, value in given.items():
+        setattr(args, key, value)
+    return args
+
+
+def test_scales_schedules_and_schedulers_are_checked_with_the_option_named():
+    assert topdown_real.parse_scales("1.5, 0.75,1") == [0.75, 1.0, 1.5]
+    for bad, says in (("big", "'big' is not a number"), ("0", "between 0.05 and 20"), ("nan", "between"),
+                      ("inf", "between"), ("1,1", "gives a scale twice"), ("", "'' is not a number")):
+        with pytest.raises(ValueError, match=f"--cpu-scales: .*{says}"):
+            topdown_real.parse_scales(bad)
+    assert topdown_real.parse_schedule("400,200,400,600,300") == [400.0, 200.0, 400.0, 600.0, 300.0]
+    for bad, says in (("400", "is one rate"), ("400,fast", "'fast' is not a number"), ("400,-1", "positive"),
+                      ("400,nan", "positive")):
+        with pytest.raises(ValueError, match=f"--rate-schedule: .*{says}"):
+            topdown_real.parse_schedule(bad)
+    with pytest.raises(ValueError, match="no planner 'topdwn'"):
+        topdown_real.parse_schedulers("default,planner:topdwn")
+    with pytest.raises(ValueError, match="--rate-schedulers: none given"):
+        topdown_real.parse_schedulers(" , ", "--rate-schedulers")
+    with pytest.raises(ValueError, match="names a scheduler twice"):
+        topdown_real.parse_schedulers("default,planner:topdown,default")
+    with pytest.raises(ValueError, match=r"\+noreplan is for planner:NAME alone"):
+        parse_scheduler("ras+noreplan")
+
+
+def test_a_bad_option_exits_2_naming_it_before_any_cluster_starts(tmp_path, capsys):
+    out = str(tmp_path / "run")
+    for argv, says in ((["--cpu-scales", "0.75,x"], "--cpu-scales: 'x' is not a number"),
+                       (["--part", "rates", "--rate-schedule", "400"], "--rate-schedule: '400' is one rate"),
+                       (["--schedulers", "default,fifo"], "'fifo' is not default, ras or planner:NAME"),
+                       (["--repeat", "0"], "--repeat must be at least 1"),
+                       (["--part", "rates", "--step", "0"], "--step must be"),
+                       (["--part", "rates", "--feed-records", "1000"], "give 256,000 or more"),
+                       (["--part", "rates", "--rates-cpu-scale", "0"], "--rates-cpu-scale")):
+        assert cli.main(["bench", "topdown-real", *argv, "--out", out]) == 2, argv
+        assert says in capsys.readouterr().err, argv
+    assert not Path(out).exists()
+
+
+def test_each_scale_runs_e2e_cells_in_e2e_order_into_its_own_folder(tmp_path):
+    args = options(out=str(tmp_path / "td"), cpu_scales="1.5,0.75")
+    plans = topdown_real.plan_capacity(args)
+    assert [scale for scale, _, _ in plans] == [0.75, 1.5]
+    for scale, scale_args, cells in plans:
+        assert Path(scale_args.out) == tmp_path / "td" / "capacity" / f"cpu-{scale:g}"
+        assert scale_args.cpu_scale == scale and not scale_args.stepped and scale_args.rate is None
+        assert len(cells) == 2 * 4 * 2          # workloads x schedulers x repetitions
+        assert [(w.name, s, r) for w, _, s, r in cells[:5]] == [
+            ("trends-link", "default", 1), ("trends-link", "ras", 1), ("trends-link", "planner:tasklevel", 1),
+            ("trends-link", "planner:topdown", 1), ("bargains-link", "default", 1)]
+        assert {rate for w, rate, _, _ in cells if w.name == "bargains-link"} == {200.0}
+        # The folder's own command reproduces (resumes, reports) the scale with bench e2e alone.
+        command = e2e.e2e_command(scale_args)
+        assert command.startswith("storm-planner bench e2e --workloads trends-link,bargains-link")
+        assert f"--cpu-scale {scale:g}" in command and "--settle 90" in command
+    quick = topdown_real.plan_capacity(options(out=str(tmp_path), cpu_scales="1", quick=True, repeat=1))
+    assert {rate for _, _, cells in quick for _, rate, _, _ in cells} == {60.0, 40.0}
+
+
+def test_the_default_run_is_estimated_from_its_cells_and_steps():
+    minutes = topdown_real.estimate_minutes(options(), ["capacity", "rates"])
+    capacity = 3 * 90 + 48 * (100 + 90 + 40)
+    rates = 90 + 6 * (100 + 90 + 5 * 40 + 4 * 80)
+    assert minutes == pytest.approx((capacity + rates) / 60)
+
+
+def test_imc_gain_is_the_share_of_defaults_link_bytes_kept_off_the_links():
+    assert imc_gain(300.0, 600.0) == pytest.approx(0.5)
+    assert imc_gain(900.0, 600.0) == pytest.approx(-0.5)
+    assert all(math.isnan(g) for g in (imc_gain(math.nan, 600.0), imc_gain(100.0, math.nan), imc_gain(1.0, 0.0)))
+    default = [{"link_bytes_per_tuple": b} for b in (500, 700)]         # median 600
+    mine = [{"link_bytes_per_tuple": b} for b in (120, 300, "")]        # an empty figure is no figure
+    assert gain_of(mine, default) == pytest.approx((1 - 210 / 600, 0.5, 0.8))
+    assert all(math.isnan(g) for g in gain_of(mine, []))
+
+
+def test_noreplan_and_td_rc_reach_the_topology_options(tmp_path, monkeypatch):
+    import storm_planner.submit.operations as operations
+    from storm_planner.bench._e2e_cells import submit_workload
+
+    submitted = []
+    monkeypatch.setattr(operations, "submit_project", lambda *a, **k: submitted.append(k["options"]))
+    bench = Bench(cluster=SimpleNamespace(addresses=SimpleNamespace(nimbus="localhost:6627")), accounts={},
+                  work=tmp_path, feeds={"tweets": tmp_path / "feeds"}, repo=tmp_path, latency_dir=tmp_path,
+                  progress=print)
+    td, td_rc = parse_scheduler("planner:topdown+noreplan"), parse_scheduler("planner:topdown")
+    assert (td.label, td.algorithm, td.replan, td.hook) == ("planner:topdown+noreplan", "topdown", False, True)
+    both = parse_scheduler("planner:topdown+nohook+noreplan")
+    assert (both.label, both.with_hook, both.replan, both.hook) == (
+        "planner:topdown+noreplan+nohook", "planner:topdown+noreplan", False, False)
+    for scheduler in (td, td_rc, parse_scheduler("default")):
+        submit_workload(bench, TRENDS_LINK, 400.0, scheduler, tmp_path, "job",
+                        extra=topdown_real.rate_options(scheduler, cautious=False))
+    (td_options, td_rc_options, default_options) = submitted
+    assert td_options["planner.replan"] is False and "planner.replan.cautious" not in td_options
+    assert "planner.replan" not in td_rc_options and td_rc_options["planner.replan.cautious"] is False
+    assert not any(key.startswith("planner.replan") for key in default_options)
+    assert topdown_real.rate_options(td_rc, cautious=True) == {}
+
+
+def test_a_schedule_runs_every_step_where_a_ramp_stops_at_the_first_behind(tmp_path, monkeypatch):
+    """No tuple is ever acked in a window (every step behind): the ramp stops after its first step and
+    records the rest as not run, the schedule measures all three, each keyed and timed as given."""
+    clock = iter(range(100, 10_000, 10))
+
+    def window(begin: int) -> tuple[float, float]:
+        return float(begin), begin + 5.0
+    monkeypatch.setattr(_e2e_ramp, "FLUSH_S", 0.0)
+    monkeypatch.setattr(_e2e_ramp, "wait_first_ack", lambda *a: True)
+    monkeypatch.setattr(_e2e_ramp, "measure_window", lambda bench: Window(*window(next(clock)), {}, {}, {}, {}))
+    monkeypatch.setattr(_e2e_ramp, "read_times", lambda d: TupleTimes())
+    monkeypatch.setattr(_e2e_ramp, "drain", lambda d, s: TupleTimes(emitted={"m": 1.0}))
+    monkeypatch.setattr(_e2e_ramp, "_save_startup", lambda *a: None)
+    plan_log = tmp_path / "plans.jsonl"
+    plan_log.write_text("")
+    cluster = SimpleNamespace(assignment=lambda topology: [], plan_log=plan_log, log_dir=tmp_path)
+    bench = Bench(cluster=cluster, accounts={}, work=tmp_path, feeds={}, repo=tmp_path,
+                  latency_dir=tmp_path / "latency", progress=lambda message: None,
+                  timing=Timing(settle_s=0.0, measure_s=0.0, drain_s=0.0, start_s=1.0, step_s=0.0))
+
+    def steps(stop_behind: bool) -> list[dict]:
+        rate_file = tmp_path / "rate"
+        rate_file.write_text("400")
+        names = [f"n{i}-{stop_behind}" for i in range(3)]
+        return _e2e_ramp._steps(bench, "t-1", tmp_path, rate_file, [400.0, 200.0, 400.0], names, 0.0, 0.0,
+                                stop_behind)
+
+    ramp = steps(stop_behind=True)
+    assert [r["status"] for r in ramp][1:] == [_e2e_ramp.NOT_RUN.format(rate=400)] * 2
+    schedule = steps(stop_behind=False)
+    assert [r["status"] for r in schedule] == ["ran"] * 3
+    assert [r[_e2e_ramp.WINDOW_START] for r in schedule] == [0.0, 10.0, 20.0]
+    assert (tmp_path / "rate").read_text() == "400"        # the last step's rate reached the spout
+    assert sorted(p.name for p in (tmp_path / "latency").iterdir()) == [
+        "n0-False.json", "n0-True.json", "n1-False.json", "n2-False.json"]
+
+
+def step_row(scheduler: str, repetition: int, step: int, rate: float, link_bytes: float, **extra) -> dict:
+    return {"workload": "trends-link", "scheduler": scheduler, "repetition": repetition, "step": step,
+            "rate": f"{rate:g}", "window_start_s": 120.0 * (step - 1), "status": "ran", "processed_tps": rate,
+            "latency_p99_ms": 80.0, "lost": 0, "replans": 0, "migrations": 0, "link_bytes_per_tuple": link_bytes,
+            "placement": "i7-a:6 i5-a:6", **extra}
+
+
+def test_steps_csv_resumes_by_run_and_refuses_another_schedule(tmp_path):
+    header = topdown_real.step_columns(SUPERVISORS)
+    assert header[:6] == ["workload", "scheduler", "repetition", "step", "rate", "window_start_s"]
+    path = tmp_path / "steps.csv"
+    for step, rate in enumerate((400.0, 200.0), 1):
+        append_csv(path, header, step_row("default", 1, step, rate, 600.0))
+    assert topdown_real.finished_schedules(path, header, [400.0, 200.0]) == {("trends-link", "default", "1")}
+    with pytest.raises(ValueError, match="ran the schedule 400,200, not 400,300: use another --out"):
+        topdown_real.finished_schedules(path, header, [400.0, 300.0])
+    with pytest.raises(ValueError, match="its columns are not this cluster's"):
+        topdown_real.finished_schedules(path, topdown_real.step_columns(["other"]), [400.0, 200.0])
+
+
+def cell(scheduler: str, repetition: int, link_bytes: float, **extra) -> dict:
+    return {"workload": "trends-link", "rate": "400", "scheduler": scheduler, "repetition": repetition,
+            "status": "ran", "processed_tps": 400.0, "latency_p99_ms": 100.0, "lost": 0, "link_bytes_per_tuple":
+            link_bytes, "supervisors_used": 2, "replans": 0, "migrations": 0, **extra}
+
+
+def test_the_report_sets_gains_against_capacity_and_over_the_rate_schedule(tmp_path):
+    out = tmp_path / "topdown-real"
+    header = e2e.columns(SUPERVISORS)
+    for scale, default_bytes, topdown_bytes in ((0.75, (600, 800), (500, 560)), (1.5, (700, 700), (70, 210))):
+        folder = topdown_real.scale_dir(out, scale)
+        for repetition in (1, 2):
+            e2e.append_cell(folder / "cells.csv", header, cell("default", repetition, default_bytes[repetition - 1]))
+            e2e.append_cell(folder / "cells.csv", header,
+                            cell("planner:topdown", repetition, topdown_bytes[repetition - 1]))
+        (folder / "nodes.json").write_text(json.dumps({"i7-a": 45 * scale, "i5-a": 35 * scale}))
+    e2e.append_cell(topdown_real.scale_dir(out, 1.5) / "cells.csv", header,
+                    cell("planner:tasklevel", 1, math.nan, status="not scheduled: no slots"))
+    steps = out / "rates" / "steps.csv"
+    step_header = topdown_real.step_columns(SUPERVISORS)
+    for step, rate in enumerate((400.0, 200.0), 1):
+        append_csv(steps, step_header, step_row("default", 1, step, rate, 600.0))
+        append_csv(steps, step_header, step_row("planner:topdown+noreplan", 1, step, rate, 300.0))
+        append_csv(steps, step_header, step_row("planner:topdown", 1, step, rate, 300.0 if step == 1 else 60.0,
+                                                replans=step - 1, migrations=3 * (step - 1)))
+    command = "storm-planner bench topdown-real --repeat 2"
+    report = write_report(out, command).read_text()
+    assert f"flock /tmp/storm-cluster.lock .venv/bin/{command} --out {out}" in report
+    rows = [line for line in report.splitlines() if line.startswith("| ")]
+    # Scale 0.75: default's median 700; topdown's 530 -> +24 % [+20 – +29]. Scale 1.5: 140 of 700 -> +80 %.
+    assert "| 0.75 | 26.2–33.8 | planner:topdown | 2 | 530 [500–560] | +24 % [+20 – +29] |" in report
+    assert "| 0.75 | 26.2–33.8 | default | 2 | 700 [600–800] | +0 % [-14 – +14] |" in report
+    assert any(r.startswith("| 1.5 | 52.5–67.5 | planner:topdown | 2 | 140 [70–210] | +80 % [+70 – +90] |") for r in rows)
+    assert "scale 1.5, planner:tasklevel repetition 1: not scheduled: no slots" in report
+    # The schedule: TD keeps +50 %, TD-RC climbs to +90 % at 200 t/s after its re-plan.
+    assert "| 2 | 200 | 120 | planner:topdown+noreplan | 1 | 300 | +50 % |" in report
+    assert "| 2 | 200 | 120 | planner:topdown | 1 | 60 | +90 % | 200 | 80 | 0 | 1 | 3 |" in report
+    for plot in ("trends-link-capacity.png", "trends-link-rates.png"):
+        assert (out / plot).stat().st_size > 10_000 and f"{out.name}/{plot}" in report
+    # --report-only rewrites it from the saved command.
+    (out / "command.txt").write_text(command + "\n")
+    (out.parent / "topdown-real.md").unlink()
+    assert cli.main(["bench", "topdown-real", "--report-only", "--out", str(out)]) == 0
+    assert (out.parent / "topdown-real.md").read_text() == report
+
+
+def test_nothing_to_report_writes_nothing(tmp_path):
+    assert write_report(tmp_path / "empty", "storm-planner bench topdown-real") is None
