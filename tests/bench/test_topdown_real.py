@@ -166,6 +166,25 @@ def test_a_schedule_runs_every_step_where_a_ramp_stops_at_the_first_behind(tmp_p
     assert (tmp_path / "rate").read_text() == "400"        # the last step's rate reached the spout
     assert sorted(p.name for p in (tmp_path / "latency").iterdir()) == [
         "n0-False.json", "n0-True.json", "n1-False.json", "n2-False.json"]
+    # A topology that never acked a tuple stops a schedule too, and the steps not run say why.
+    monkeypatch.setattr(_e2e_ramp, "wait_first_ack", lambda *a: False)
+    silent = [r["status"] for r in steps(stop_behind=False)]
+    assert silent[0].startswith("no tuple acked within 1 s") and silent[1:] == [f"not run: {silent[0]}"] * 2
+
+
+def test_a_ramp_is_a_schedule_keyed_by_rate_without_the_window_start(tmp_path, monkeypatch):
+    given = {}
+
+    def schedule(bench, workload, rates, scheduler, keys, names, **options):
+        given.update(keys=keys, names=names, options=options)
+        return [{**key, "status": "ran", _e2e_ramp.WINDOW_START: 0.0} for key in keys]
+
+    monkeypatch.setattr(_e2e_ramp, "run_schedule", schedule)
+    rows = _e2e_ramp.run_ramp(None, TRENDS_LINK, [300.0, 400.0], parse_scheduler("ras"), 2)
+    assert rows == [{"workload": "trends-link", "rate": rate, "scheduler": "ras", "repetition": 2, "status": "ran"}
+                    for rate in ("300", "400")]
+    assert given["names"] == ["trends-link-300-ras-2", "trends-link-400-ras-2"]
+    assert given["options"] == {"profile": None}      # stops at the first step behind, as before
 
 
 def step_row(scheduler: str, repetition: int, step: int, rate: float, link_bytes: float, **extra) -> dict:
