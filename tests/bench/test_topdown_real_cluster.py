@@ -4,7 +4,7 @@ iproute2): trends at its quick rate under DefaultScheduler and the plugin's ``to
 re-planned, through the command line, with the shortest settings that still measure. It checks the
 harness: every cell and step recorded with finite link bytes, tuples processed, each scale's cluster
 declaring its scaled CPU, the rate file taking each step's rate, ``+noreplan``'s topology never
-re-planned, the report and its plots written; never that a scheduler gains."""
+moved, the report and its plots written; never that a scheduler gains."""
 from __future__ import annotations
 
 import csv
@@ -38,7 +38,7 @@ def test_capacity_scales_and_a_rate_schedule(tmp_path):
          "--repeat", "1", "--quick", "--settle", "5", "--measure", "15", "--drain", "45",
          "--rate-schedule", "60,30", "--rate-schedulers", "planner:topdown+noreplan,planner:topdown",
          "--step", "15", "--step-settle", "10", "--feed-records", "20000", "--out", str(out)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=2700)
     assert run.returncode == 0, run.stderr[-4000:]
     summary = json.loads(run.stdout)   # nothing but the answer on standard output
     assert summary == {"capacity_cells_run": 4, "rate_runs": 2, "report": str(tmp_path / "topdown-real.md")}
@@ -61,8 +61,10 @@ def test_capacity_scales_and_a_rate_schedule(tmp_path):
         offered = float(step["rate"])
         assert abs(float(step["emitted_tps"]) - offered) <= 0.15 * offered, step    # the rate file took
         assert math.isfinite(float(step["link_bytes_per_tuple"])) and float(step["window_start_s"]) >= 0, step
-    # Placed once: the service answered one plan for TD's topology, none after.
-    assert sum(int(s["plans"]) for s in steps if s["scheduler"] == "planner:topdown+noreplan") == 1, steps
+    # Both were planned by the service; TD, placed once, never had an executor moved.
+    for label in ("planner:topdown+noreplan", "planner:topdown"):
+        assert sum(int(s["plans"]) for s in steps if s["scheduler"] == label) >= 1, steps
+    assert sum(int(s["migrations"]) for s in steps if s["scheduler"] == "planner:topdown+noreplan") == 0, steps
     report = (tmp_path / "topdown-real.md").read_text()
     assert "## Node capacity" in report and "## A varying input rate" in report
     for plot in ("trends-link-capacity.png", "trends-link-rates.png"):
