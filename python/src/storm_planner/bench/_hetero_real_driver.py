@@ -235,9 +235,11 @@ class Run:
     def row(self) -> dict[str, Any]:
         return {"run": self.name, "topology": self.shape, "placement": self.placement,
                 "repetition": self.repetition + 1, "scheduler": self.scheduler, "status": self.status,
-                "sustained_offered": self.sustained_offered, "measured_input": round(self.measured_input, 1),
-                "measured_throughput": round(self.measured_throughput, 1),
-                "predicted_input": round(self.predicted.get("input_rate", 0.0), 1),
+                # A run that never ran (RAS placed nothing) has no figures: blank, not 0.
+                "sustained_offered": self.sustained_offered if self.measured else "",
+                "measured_input": round(self.measured_input, 1) if self.measured else "",
+                "measured_throughput": round(self.measured_throughput, 1) if self.measured else "",
+                "predicted_input": round(self.predicted["input_rate"], 1) if self.predicted else "",
                 "steps": len(self.steps), "load_avg_mean": round(statistics.mean(self.load_avg), 2) if self.load_avg else "",
                 "load_avg_max": round(max(self.load_avg), 2) if self.load_avg else "",
                 "plan_check": self.plan_check, "seconds": round(self.seconds),

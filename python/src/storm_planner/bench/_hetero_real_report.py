@@ -52,9 +52,11 @@ def _run_table(runs: Sequence[Any]) -> str:
     table = []
     for r in runs:
         row = r.row()
-        table.append([r.name, r.placement, r.status, row["parallelism"], row["placement_counts"] or "–",
-                      f"{r.sustained_offered:g}", f"{r.measured_input:.1f}", f"{r.measured_throughput:.1f}",
-                      row["predicted_input"], f"{row['load_avg_mean']} / {row['load_avg_max']}",
+        figures = ([f"{r.sustained_offered:g}", f"{r.measured_input:.1f}", f"{r.measured_throughput:.1f}"]
+                   if r.measured else ["–"] * 3)
+        table.append([r.name, r.placement, r.status, row["parallelism"], row["placement_counts"] or "–", *figures,
+                      row["predicted_input"] or "–",
+                      f"{row['load_avg_mean']} / {row['load_avg_max']}" if r.load_avg else "–",
                       "" if r.ras_share is None else f"{r.ras_share:g}", len(r.steps), row["seconds"]])
     return markdown_table(["run", "placement", "status", "parallelism", "executors per machine",
                            "highest sustained offered per spout (tuples/s)", "measured input (tuples/s, all spouts)",
@@ -170,6 +172,9 @@ def plot(path: Path, rows: Sequence[Mapping[str, Any]], summary: Sequence[Mappin
             if own and own["predicted_throughput"] != "":
                 ax.scatter([x + 0.2], [own["predicted_throughput"]], marker="x", color="black",
                            label="simulator" if x == 0 else None)
+        top = max([0.0, *(float(r["measured_throughput"] or 0) for r in rows if r["topology"] == shape),
+                   *(float(s["predicted_throughput"] or 0) for s in summary if s["topology"] == shape)])
+        ax.set_ylim(0, 1.3 * top or 1.0)   # room for the legend above the dots
         ax.set_xticks(range(len(order)), order, rotation=20)
         ax.set_title(shape)
         ax.set_ylabel("highest sustained throughput (tuples/s, all tasks)")
