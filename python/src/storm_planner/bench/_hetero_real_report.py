@@ -36,10 +36,13 @@ def _plan_lines(runs: Sequence[Any], report: Mapping[str, Any]) -> list[str]:
                      f"placement of the submitted graph: {same}.")
         optimal = plan.get("optimal")
         if optimal:
+            search = " ".join(f"{k}={v}" for k, v in optimal["search_placement"].items())
+            applied = {" ".join(f"{k}={v}" for k, v in r.counts.items()) for r in runs
+                       if r.shape == shape and r.placement == "hetero-optimal" and r.measured}
+            same = "the same" if applied == {search} else f"different: {'; '.join(sorted(applied)) or 'none ran'}"
             lines.append(f"  `hetero-optimal` (search mode, exhaustive) chose {optimal['parallelism']}, simulator "
-                         f"{optimal['figures']['max_input_rate']:.1f} tuples/s per spout, placement "
-                         + " ".join(f"{k}={v}" for k, v in optimal["search_placement"].items())
-                         + f" ({optimal['seconds']:.1f} s; the service plans the submitted graph again).")
+                         f"{optimal['figures']['max_input_rate']:.1f} tuples/s per spout, placement {search} "
+                         f"({optimal['seconds']:.1f} s); the service's placement of the submitted graph: {same}.")
         for placement, why in (plan.get("skipped") or {}).items():
             lines.append(f"  **{placement} not run**: {why}.")
         if plan.get("declared_cpu"):
