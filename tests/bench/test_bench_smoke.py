@@ -330,16 +330,17 @@ def test_hetero_real_report(tmp_path):
     from storm_planner.bench._hetero_real_search import Verdict
 
     fixture = tmp_path / "steps.csv"   # per run, its rate steps: offered rate, kept up, spout's measured rate
-    write_rows(fixture, [{"placement": placement, "pair": pair, "offered": offered, "sustained": offered < limit,
-                          "spout": offered * 0.99}
-                         for placement, limit in (("hetero", 50.0), ("storm-default", 35.0)) for pair in (0, 1)
-                         for offered in (20.0, 30.0, 40.0)])
+    limits = (("hetero", 50.0), ("hetero-optimal", 50.0), ("storm-default", 35.0), ("default", 35.0), ("ras", 25.0))
+    write_rows(fixture, [{"placement": placement, "repetition": repetition, "offered": offered,
+                          "sustained": offered < limit, "spout": offered * 0.99}
+                         for repetition in (0, 1) for placement, limit in limits for offered in (20.0, 30.0, 40.0)])
     runs: dict[tuple[str, int], Run] = {}
     for row in read_rows(fixture):
-        run = runs.setdefault((row["placement"], int(row["pair"])), Run(
-            "linear", row["placement"], int(row["pair"]), parallelism={"spout": 1, "mid": 2},
-            counts={"mid@sup-large": 2}, predicted={"input_rate": 45.0 if row["placement"] == "hetero" else 33.0},
-            load_avg=[1.0, 1.5], seconds=60.0))
+        run = runs.setdefault((row["placement"], int(row["repetition"])), Run(
+            "linear", row["placement"], int(row["repetition"]), parallelism={"spout": 1, "mid": 2},
+            counts={"mid@sup-large": 2},
+            predicted={"input_rate": 45.0 if row["placement"].startswith("hetero") else 33.0, "throughput": 180.0},
+            load_avg=[1.0, 1.5], seconds=60.0, ras_share=0.9 if row["placement"] == "ras" else None))
         rates = {"spout": row["spout"], "mid": row["spout"], "high": row["spout"], "sink": row["spout"]}
         sustained = row["sustained"] == "True"
         run.steps.append(Step(run.name, row["offered"], len(run.steps),
@@ -347,9 +348,13 @@ def test_hetero_real_report(tmp_path):
                               {"large": 0.1}, {"large": 90.0}, {"large": 70.0}))
         if sustained:
             run.sustained_offered, run.sustained_rates = row["offered"], rates
-    report = {"command": "storm-planner bench hetero-real --pairs 2", "settings": {"load_aware": False},
+    not_placed = Run("linear", "ras", 2, status="not scheduled: RAS placed no worker within 60 s at any declared share")
+    report = {"command": "storm-planner bench hetero-real --repetitions 2", "settings": {"load_aware": False},
               "plans": {"linear": {"parallelism": {"spout": 1, "mid": 2}, "figures": {"max_input_rate": 45.0},
-                                   "search_placement": {"mid@sup-large": 2}}}}
+                                   "search_placement": {"mid@sup-large": 2}, "declared_cpu": {"spout": 2.0},
+                                   "optimal": {"parallelism": {"spout": 1, "mid": 3},
+                                               "figures": {"max_input_rate": 46.0},
+                                               "search_placement": {"mid@sup-large": 3}, "seconds": 1.0}}}}
     out = tmp_path / "out"
     out.mkdir()
     write_outputs(out, list(runs.values()), report, 0.0)
@@ -357,10 +362,21 @@ def test_hetero_real_report(tmp_path):
                             {"runs.csv": ("sustained_offered", "measured_input", "measured_throughput",
                                           "predicted_input"),
                              "steps.csv": ("offered", "worst_share", "rate_spout"),
-                             "pairs.csv": ("gain_mean", "predicted_gain")},
-                            {"results.md": "storm-planner bench hetero-real --pairs 2"}, ("throughput.png",)))
-    (pairs,) = finite_rows(out / "pairs.csv", ("gain_mean",))
-    assert float(pairs["gain_mean"]) > 0   # hetero sustained 40 tuples/s in both pairs, default 30
+                             "summary.csv": ("throughput_median", "predicted_throughput")},
+                            {"results.md": "storm-planner bench hetero-real --repetitions 2"}, ("throughput.png",)))
+    rows = {r["placement"]: r for r in finite_rows(out / "summary.csv", ("throughput_median",))}
+    assert set(rows) == {"hetero", "hetero-optimal", "storm-default", "default", "ras"}
+    # hetero sustained 40 tuples/s per spout in both repetitions, default 30 and ras 20: beyond the spread.
+    assert float(rows["hetero"]["x_default"]) > 1 and float(rows["hetero"]["x_ras"]) > float(rows["hetero"]["x_default"])
+    assert rows["hetero"]["beats_default_and_ras"] == "True"
+    assert "| linear | **yes** |" in (out / "results.md").read_text()
+    # A RAS repetition that RAS could not place: reported with its reason, blank figures, not counted.
+    write_outputs(out, [*runs.values(), not_placed], report, 0.0)
+    (ras,) = [r for r in read_rows(out / "summary.csv") if r["placement"] == "ras"]
+    assert ras["not_run"] == 1 and ras["runs"] == 2
+    (blank,) = [r for r in read_rows(out / "runs.csv") if r["status"] != "ran"]
+    assert blank["measured_throughput"] == blank["sustained_offered"] == ""
+    assert "not scheduled: RAS placed no worker" in (out / "results.md").read_text()
 
 
 def test_albic_real_report(tmp_path):

@@ -1,6 +1,8 @@
 """`storm-planner bench hetero-real`: the pure parts (implied rates, judging a rate step on synthetic
-windows, the rate search, the placement check, pair ratios, the profile, the project). The cluster
-run itself is a benchmark command, reported in benchmarks/reports/hetero.md, not a test."""
+windows, the rate search, the placement check, the placements and their run order, the plans and RAS's
+declared CPU, the comparison of placements, the profile, the project). The cluster run itself is a
+benchmark command, reported in benchmarks/reports/hetero.md; tests/bench/test_hetero_real_cluster.py
+runs it once with the shortest settings."""
 from __future__ import annotations
 
 import pytest
@@ -15,8 +17,10 @@ from storm_planner.bench._hetero_real_search import (
     grid_index_below,
     grid_rate,
     judge_step,
-    pair_ratios,
+    nimbus_scheduler,
     parse_capacities,
+    parse_placements,
+    parse_shares,
     placement_counts,
     placement_differences,
     run_order,
@@ -131,13 +135,34 @@ def test_placement_counts_per_component_and_node():
     assert placement_counts(rows) == {("high", "a"): 2, ("mid", "b"): 1}
 
 
-def test_pairs_are_hetero_over_default_in_run_order():
-    assert run_order(2) == [(0, "hetero"), (0, "storm-default"), (1, "hetero"), (1, "storm-default")]
-    summary = pair_ratios([150, 120], [100, 100])
-    assert summary.ratios == (1.5, 1.2) and summary.spread == (1.2, 1.5)
-    assert summary.mean == pytest.approx(1.35)
-    with pytest.raises(BenchError):
-        pair_ratios([150], [0])
+def test_placements_are_parsed_in_order_and_wrong_lists_refused():
+    assert parse_placements("hetero, ras,default") == ("hetero", "ras", "default")
+    assert parse_placements("hetero,resource-aware") == ("hetero", "ras")
+    assert parse_placements("hetero,storm-default") == ("hetero", "storm-default")   # the comparison before
+    for bad, named in (("hetero,even", "even"), ("", "none given"), (" , ", "none given"),
+                       ("hetero,ras,resource-aware", "ras named twice"), ("default,default", "default named twice")):
+        with pytest.raises(BenchError, match=named):
+            parse_placements(bad)
+
+
+def test_each_placement_runs_under_its_nimbus_scheduler():
+    assert [nimbus_scheduler(p) for p in ("hetero", "hetero-optimal", "storm-default", "default", "ras")] == [
+        "planner", "planner", "planner", "default", "resource-aware"]
+
+
+def test_runs_interleave_every_placement_once_then_again():
+    assert run_order(2, ("hetero", "default", "ras")) == [
+        (0, "hetero"), (0, "default"), (0, "ras"), (1, "hetero"), (1, "default"), (1, "ras")]
+    assert run_order(1) == [(0, p) for p in ("hetero", "hetero-optimal", "storm-default", "default", "ras")]
+    with pytest.raises(BenchError, match="at least 1"):
+        run_order(0)
+
+
+def test_ras_shares_are_decreasing_shares_of_the_rate():
+    assert parse_shares("1,0.9,0.75") == (1.0, 0.9, 0.75)
+    for bad in ("", "1.2", "0", "0.8,0.9", "1,1", "a"):
+        with pytest.raises(BenchError, match="--ras-shares"):
+            parse_shares(bad)
 
 
 def test_capacities_are_three_positive_numbers():
@@ -187,3 +212,156 @@ def test_task_cpu_is_summed_per_machine_over_each_tasks_own_window_time():
                WindowFigures("__system", 9, 1, 3000, 999.0, 0, 0, 0.0, 0)]
     found = machine_task_cpu(windows, {3: "sup-large", 4: "sup-small"})
     assert found == {"sup-large": pytest.approx(15.0), "sup-small": pytest.approx(10.0)}
+
+
+# -- the plans, RAS's declarations and the command's options -------------------------------------------
+
+REFERENCE = {"source": {"et": 0.0, "met": 0.4}, "lowCompute": {"et": 0.1, "met": 0.25},
+             "midCompute": {"et": 0.05, "met": 0.9}, "highCompute": {"et": 0.15, "met": 1.75}}
+MACHINES = [Machine("sup-large", "large", 100, 6700), Machine("sup-medium", "medium", 50, 6701),
+            Machine("sup-small", "small", 25, 6702)]
+
+
+def test_ras_declares_what_eq_7_predicts_per_executor_at_heteros_rate():
+    from storm_planner.bench._hetero_real_driver import problem_dict
+    from storm_planner.bench._hetero_real_plans import declared_cpu
+    from storm_planner.core.problem import Problem
+    from storm_planner.planners import run as run_planner
+
+    profile = real_profile(REFERENCE, ["large", "medium", "small"])
+    parallelism = {"spout": 2, "mid": 4, "high": 5, "sink": 1}
+    declared = declared_cpu("linear", MACHINES, profile, parallelism, 100.0)
+    # Every component of Linear executes 100 tuples/s, split evenly over its executors: IR · (ET + MET) / 10.
+    assert declared == pytest.approx({"spout": 50 * 0.4 / 10, "mid": 25 * 0.95 / 10, "high": 20 * 1.9 / 10,
+                                      "sink": 100 * 0.35 / 10})
+    # Diamond's sink receives the three middle bolts' streams: three times the input rate.
+    diamond = declared_cpu("diamond", MACHINES, profile, {"spout": 1, "low": 1, "mid": 1, "high": 1, "sink": 2}, 10.0)
+    assert diamond["sink"] == pytest.approx(15 * 0.35 / 10)
+    # At hetero's predicted rate the declarations add up to the load the simulator puts on the machines.
+    plan = run_planner(Problem.from_dict(problem_dict("linear", MACHINES, profile)), "hetero", mode="search")
+    rate = plan.figures["max_input_rate"]
+    chosen = {c: int(n) for c, n in plan.parallelism.items()}
+    total = sum(chosen[c] * cpu for c, cpu in declared_cpu("linear", MACHINES, profile, chosen, rate).items())
+    rows = [{"component": e.rsplit("/", 1)[0], "node": str(slot).rsplit(":", 1)[0], "port": 0}
+            for e, slot in plan.assignments.items()]
+    load = predicted_rate("linear", MACHINES, profile, rows)["utilisation"]
+    assert total == pytest.approx(sum(load[m.supervisor] * m.capacity / 100 for m in MACHINES), rel=0.01)
+
+
+def test_ras_options_scale_the_declarations_and_let_memory_never_decide():
+    from storm_planner.bench._hetero_real_project import ras_options
+
+    options = ras_options({"spout": 5.04, "mid": 23.75, "sink": 0.01}, 0.8, {"spout": 1, "mid": 2, "sink": 2})
+    assert options["realbench.cpu.spout"] == 4.0 and options["realbench.cpu.mid"] == 19.0
+    assert options["realbench.cpu.sink"] == 0.1                     # never 0: RAS reads a positive figure
+    assert options["topology.worker.max.heap.size.mb"] == 768.0     # 5 executors: Storm's default holds them
+    big = ras_options({"mid": 10.0}, 1.0, {"spout": 5, "mid": 6, "high": 6, "sink": 5})
+    assert big["topology.worker.max.heap.size.mb"] == 128.0 * 22   # one worker may hold all 22
+    assert "realbench.cpu.high" not in big                          # only what was declared
+
+
+def test_the_shape_plan_gives_each_placement_its_graph_and_records_a_refused_optimum():
+    from storm_planner.bench._hetero_real_plans import plan_shape
+    from storm_planner.core.errors import StormPlannerError
+
+    profile = real_profile(REFERENCE, ["large", "medium", "small"])
+    plan = plan_shape("linear", MACHINES, profile, optimal=True, optimal_max_nodes=2_000_000)
+    assert plan.optimal is not None and not plan.skipped
+    assert plan.parallelism_of("hetero") == plan.parallelism == plan.parallelism_of("ras")
+    assert plan.parallelism_of("hetero-optimal") == plan.optimal["parallelism"]
+    # The optimum is at least as good as hetero's, and planning its own graph again keeps the graph.
+    assert plan.optimal["figures"]["max_input_rate"] >= plan.figures["max_input_rate"] * (1 - 1e-9)
+    assert sum(plan.optimal["graph_placement"].values()) == sum(plan.optimal["parallelism"].values())
+    assert set(plan.declared_cpu) == set(plan.parallelism) and all(v > 0 for v in plan.declared_cpu.values())
+    bounded = plan_shape("linear", MACHINES, profile, optimal=True, optimal_max_nodes=3)
+    assert bounded.optimal is None and "more than 3 search nodes" in bounded.skipped["hetero-optimal"]
+    with pytest.raises(StormPlannerError, match="hetero-optimal has no plan"):
+        bounded.parallelism_of("hetero-optimal")
+    assert plan_shape("linear", MACHINES, profile, optimal=False, optimal_max_nodes=3).skipped == {}
+
+
+def command_args(*argv: str):
+    import argparse
+
+    from storm_planner.bench.hetero_real import BENCHMARKS
+
+    parser = argparse.ArgumentParser()
+    BENCHMARKS[0].add_to(parser.add_subparsers())
+    return parser.parse_args(["hetero-real", *argv])
+
+
+def test_the_command_takes_placements_and_repetitions_and_pairs_as_their_old_name():
+    from storm_planner.bench.hetero_real import settings_from_args
+
+    settings = settings_from_args(command_args())
+    assert tuple(settings.placements) == ("hetero", "hetero-optimal", "storm-default", "default", "ras")
+    assert settings.repetitions == 2 and settings.ras_shares[0] == 1.0
+    before = settings_from_args(command_args("--placements", "hetero,storm-default", "--pairs", "3"))
+    assert tuple(before.placements) == ("hetero", "storm-default") and before.repetitions == 3
+    for argv, named in ((("--placements", "hetero,fast"), "fast"), (("--repetitions", "0"), "at least 1"),
+                        (("--ras-shares", "2"), "--ras-shares"), (("--optimal-max-nodes", "0"), "max-nodes")):
+        with pytest.raises(BenchError, match=named):
+            settings_from_args(command_args(*argv))
+
+
+# -- the comparison -------------------------------------------------------------------------------------
+
+def made_run(placement: str, repetition: int, throughput: float, *, throttled: float = 0.9, status: str = "ran"):
+    """A finished run of Linear whose highest sustained step processed ``throughput`` tuples/s in all."""
+    from storm_planner.bench._hetero_real_driver import Run, Step
+    from storm_planner.bench._hetero_real_search import Verdict
+
+    run = Run("linear", placement, repetition, status=status, predicted={"input_rate": 50.0, "throughput": 200.0})
+    if status != "ran":
+        return run
+    rates = {c: throughput / 4 for c in LINEAR}
+    run.steps.append(Step(run.name, throughput / 4, 3, Verdict(True, "high", 1.0, 1.0, rates), 1.0,
+                          {"large": throttled, "small": 1.0}, {"large": 90.0, "small": 25.0}, {"large": 80.0}))
+    run.sustained_offered, run.sustained_rates = throughput / 4, rates
+    return run
+
+
+def test_ratios_are_of_medians_with_the_spread_of_the_repetitions():
+    from storm_planner.bench._hetero_real_compare import summaries, summary_rows
+
+    runs = [made_run("hetero", 0, 400), made_run("default", 0, 200), made_run("ras", 0, 100),
+            made_run("hetero", 1, 600), made_run("default", 1, 100), made_run("ras", 1, 300),
+            made_run("hetero", 2, 500), made_run("default", 2, 150), made_run("ras", 2, 200)]
+    (shape,) = summaries(runs)
+    hetero = shape["placements"]["hetero"]
+    assert hetero["throughput"].median == 500 and (hetero["throughput"].low, hetero["throughput"].high) == (400, 600)
+    assert hetero["ratios"]["default"] == pytest.approx({"median": 500 / 150, "low": 400 / 200, "high": 600 / 100})
+    assert hetero["ratios"]["ras"] == pytest.approx({"median": 2.5, "low": 400 / 300, "high": 6.0})
+    assert shape["placements"]["default"]["ratios"]["default"]["median"] == pytest.approx(1.0)
+    assert shape["verdict"]["beats"] is True
+    rows = {r["placement"]: r for r in summary_rows([shape])}
+    assert rows["hetero"]["beats_default_and_ras"] is True and rows["ras"]["beats_default_and_ras"] == ""
+    assert rows["hetero"]["x_ras"] == 2.5 and rows["hetero"]["throttled_large"] == 0.9
+    assert rows["hetero"]["saturated"] == "large small"
+
+
+def test_hetero_does_not_beat_both_when_one_repetition_of_a_baseline_reaches_it():
+    from storm_planner.bench._hetero_real_compare import summaries
+
+    runs = [made_run("hetero", 0, 400), made_run("default", 0, 200), made_run("ras", 0, 410, throttled=0.2),
+            made_run("hetero", 1, 600), made_run("default", 1, 100), made_run("ras", 1, 300, throttled=0.2)]
+    (shape,) = summaries(runs)
+    assert shape["verdict"]["beats"] is False
+    assert "ras's highest (410.0)" in shape["verdict"]["reason"]
+    # Where each placement saturated: ras's runs left the large machine unthrottled.
+    assert shape["placements"]["ras"]["saturated"] == ["small"]
+    assert shape["placements"]["hetero"]["saturated"] == ["large", "small"]
+
+
+def test_no_verdict_without_a_measured_run_of_each_baseline():
+    from storm_planner.bench._hetero_real_compare import summaries
+
+    not_placed = "not scheduled: RAS placed no worker within 60 s at any declared share"
+    runs = [made_run("hetero", 0, 400), made_run("default", 0, 200), made_run("ras", 0, 0, status=not_placed)]
+    (shape,) = summaries(runs)
+    assert shape["verdict"] == {"beats": None, "reason": "not judged: no measured run of ras"}
+    assert shape["placements"]["ras"]["not_run"] == [not_placed] and shape["placements"]["ras"]["runs"] == 0
+    assert shape["placements"]["hetero"]["ratios"]["ras"] is None
+    (alone,) = summaries([made_run("hetero", 0, 400), made_run("storm-default", 0, 200)])
+    assert alone["verdict"]["beats"] is None and "default, ras" in alone["verdict"]["reason"]
+    assert alone["placements"]["hetero"]["ratios"] == {}

@@ -3,6 +3,7 @@ metrics windows it reads, and :class:`Bench`, which runs one placement of one to
 input rate until a machine saturates (:mod:`storm_planner.bench.hetero_real` drives it)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
@@ -13,14 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench._hetero_real_project import CONF_PREFIX, base_options
+from storm_planner.bench._hetero_real_project import CONF_PREFIX, base_options, ras_options
 from storm_planner.bench._hetero_real_search import (
+    PLACEMENTS,
+    PLANNED,
     BenchError,
     RateSearch,
     Verdict,
     grid_index_below,
     grid_rate,
     judge_step,
+    nimbus_scheduler,
     placement_counts,
     placement_differences,
     spouts_of,
@@ -85,6 +89,10 @@ def predicted_rate(shape: str, machines: Sequence[Machine], profile: Mapping[str
 # -- the cluster ------------------------------------------------------------------------------------------
 
 MACHINE_NAMES = ("large", "medium", "small")
+STORM_SCHEDULER_NAMES = {"default": "DefaultScheduler", "ras": "ResourceAwareScheduler"}
+# hetero-optimal plans the submitted graph in the service while Nimbus waits: seconds on this host's shapes,
+# more than the plugin's default deadline (5 s) for Diamond.
+PLANNER_TIMEOUT_MS = 120_000
 
 
 def bench_description(capacities: Sequence[float], period_s: int):
@@ -95,7 +103,7 @@ def bench_description(capacities: Sequence[float], period_s: int):
         "name": "hetero-real",
         "storm_version": "2.8.3",
         "host": "127.0.0.1",
-        "planner": {"algorithm": "even", "timeout_ms": 5000},
+        "planner": {"algorithm": "even", "timeout_ms": PLANNER_TIMEOUT_MS},
         "heap_mb": {"zookeeper": 256, "nimbus": 384, "supervisor": 256, "ui": 384, "worker": 256},
         "storm": {"nimbus.monitor.freq.secs": 3, "supervisor.worker.timeout.secs": 60,
                   "topology.subprocess.timeout.secs": 60},
@@ -105,6 +113,11 @@ def bench_description(capacities: Sequence[float], period_s: int):
             for name, cpu in zip(MACHINE_NAMES, capacities)
         ],
     }, source="<bench hetero-real>")
+
+
+def machines_of(description: Any) -> list[Machine]:
+    """The bench's machines: each supervisor of ``description`` with its type, capacity and one slot."""
+    return [Machine(s.name, s.meta["machine.type"], s.cpu, s.slot_ports[0]) for s in description.supervisors]
 
 
 class WindowReader:
@@ -172,8 +185,11 @@ class Step:
 class Run:
     shape: str
     placement: str
-    pair: int
+    repetition: int                                        # from 0
     topology_id: str = ""
+    status: str = "ran"                                    # else why it has no figures (not scheduled, ...)
+    declared_cpu: Mapping[str, float] = field(default_factory=dict)  # ras: per executor, as submitted
+    ras_share: float | None = None                         # ras: the share of hetero's rate declared
     parallelism: Mapping[str, int] = field(default_factory=dict)
     applied: list = field(default_factory=list)            # rows: executor, component, node, port
     plan_check: str = ""
@@ -188,7 +204,17 @@ class Run:
 
     @property
     def name(self) -> str:
-        return f"{self.shape}-{self.placement}-{self.pair + 1}"
+        return f"{self.shape}-{self.placement}-{self.repetition + 1}"
+
+    @property
+    def scheduler(self) -> str:
+        """The scheduler Nimbus ran: ``planner`` (the plugin), ``default`` or ``resource-aware``."""
+        return nimbus_scheduler(self.placement)
+
+    @property
+    def measured(self) -> bool:
+        """Did the run reach a rate search (its figures are measurements, a 0 included)?"""
+        return self.status == "ran"
 
     @property
     def top_step(self) -> Step | None:
@@ -207,23 +233,32 @@ class Run:
         return sum(self.sustained_rates.values())
 
     def row(self) -> dict[str, Any]:
-        return {"run": self.name, "topology": self.shape, "placement": self.placement, "pair": self.pair + 1,
-                "sustained_offered": self.sustained_offered, "measured_input": round(self.measured_input, 1),
-                "measured_throughput": round(self.measured_throughput, 1),
-                "predicted_input": round(self.predicted.get("input_rate", 0.0), 1),
+        return {"run": self.name, "topology": self.shape, "placement": self.placement,
+                "repetition": self.repetition + 1, "scheduler": self.scheduler, "status": self.status,
+                # A run that never ran (RAS placed nothing) has no figures: blank, not 0.
+                "sustained_offered": self.sustained_offered if self.measured else "",
+                "measured_input": round(self.measured_input, 1) if self.measured else "",
+                "measured_throughput": round(self.measured_throughput, 1) if self.measured else "",
+                "predicted_input": round(self.predicted["input_rate"], 1) if self.predicted else "",
                 "steps": len(self.steps), "load_avg_mean": round(statistics.mean(self.load_avg), 2) if self.load_avg else "",
                 "load_avg_max": round(max(self.load_avg), 2) if self.load_avg else "",
                 "plan_check": self.plan_check, "seconds": round(self.seconds),
                 "parallelism": " ".join(f"{c}={n}" for c, n in self.parallelism.items()),
-                "placement_counts": " ".join(f"{k}={v}" for k, v in sorted(self.counts.items()))}
+                "placement_counts": " ".join(f"{k}={v}" for k, v in sorted(self.counts.items())),
+                "declared_cpu": " ".join(f"{c}={v:g}" for c, v in self.declared_cpu.items()),
+                "ras_share": "" if self.ras_share is None else self.ras_share}
 
 
 @dataclass
 class BenchSettings:
     shapes: Sequence[str]
-    pairs: int
+    repetitions: int
     capacities: Sequence[float]
     rounds: Mapping[str, int]
+    placements: Sequence[str] = PLACEMENTS
+    ras_shares: Sequence[float] = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)
+    ras_wait_s: float = 60.0          # how long RAS may take to place a submission before a lower share
+    optimal_max_nodes: int = 2_000_000
     period_s: int = 3
     settle_windows: int = 1
     measure_windows: int = 3
@@ -242,42 +277,99 @@ class Bench:
         self.cluster, self.settings, self.profile = cluster, settings, profile
         self.work_dir, self.progress = work_dir, progress
         d = cluster.description
-        self.machines = [Machine(s.name, s.meta["machine.type"], s.cpu, s.slot_ports[0]) for s in d.supervisors]
+        self.machines = machines_of(d)
         self.quotas: dict[str, Any] = {}
         self.accounts: dict[str, CpuAccount] = {}
         self.reader = WindowReader(cluster.addresses.zookeeper)
+        self.ras_start: dict[str, int] = {}   # shape -> index of the share in ras_shares RAS last placed
 
     # -- one run -----------------------------------------------------------------------------------------
-    def run(self, shape: str, placement: str, pair: int, parallelism: Mapping[str, int]) -> Run:
-        from storm_planner.submit.operations import kill_topology, submit_project
+    def run(self, shape: str, placement: str, repetition: int, parallelism: Mapping[str, int],
+            declared: Mapping[str, float] | None = None) -> Run:
+        """Run ``placement`` of ``shape`` on ``parallelism`` once: Nimbus switched to the placement's scheduler,
+        the topology submitted, its placement checked, its input rate climbed. ``declared``: the CPU per
+        executor a RAS run declares at share 1 (:func:`~storm_planner.bench._hetero_real_project.ras_options`).
+        A RAS run that no share lets RAS place returns with its ``status`` saying so and no steps."""
+        from storm_planner.cluster.nimbus_restart import switch_scheduler
+        from storm_planner.submit.operations import kill_topology
 
-        run = Run(shape, placement, pair, parallelism=dict(parallelism))
+        switch_scheduler(self.cluster, nimbus_scheduler(placement))
+        run = Run(shape, placement, repetition, parallelism=dict(parallelism))
         started = time.monotonic()
         rate_file = self.work_dir / f"rate-{run.name}"
         rate_file.write_text("0")
-        options = {**base_options(self.settings.period_s, self.settings.rounds, self.settings.load_aware),
-                   RATE_FILE_OPTION: str(rate_file), "topology.workers": len(self.machines),
-                   "planner.algorithm": placement, "planner.hetero.profiles": json.dumps(self.profile),
-                   **{f"{CONF_PREFIX}.parallelism.{c}": n for c, n in parallelism.items()}}
-        a = self.cluster.addresses
-        self.progress(f"[{run.name}] submitting ({', '.join(f'{c}={n}' for c, n in parallelism.items())}; "
-                      f"planner.algorithm {placement})")
-        row = submit_project(self.work_dir / f"project-{shape}", nimbus=a.nimbus, name=run.name,
-                             options=options, wait_active=240, progress=lambda m: None)
+        options = self._options(run, rate_file)
+        row = self._submit_ras(run, options, declared or {}) if placement == "ras" else self._submit(run, options)
+        if row is None:
+            run.seconds = time.monotonic() - started
+            self.progress(f"[{run.name}] {run.status}")
+            return run
         run.topology_id = row.id
         try:
-            self._check_placement(run)
+            if placement in PLANNED:
+                self._check_placement(run)
+            else:
+                self._storm_placement(run)
             tasks = len(run.applied)
             # Every task's Python subprocess is up once every task has written a window.
             self.reader.next_windows(run.topology_id, 1, self.settings.period_s, tasks, timeout_s=240)
             self._climb(run, rate_file, tasks)
         finally:
-            kill_topology(a.nimbus, run.name, wait_secs=0, progress=lambda m: None)
+            kill_topology(self.cluster.addresses.nimbus, run.name, wait_secs=0, progress=lambda m: None)
             run.seconds = time.monotonic() - started
         self.progress(f"[{run.name}] highest sustained offered rate {run.sustained_offered:g}/s "
                       f"(measured input {run.measured_input:.1f}/s, throughput {run.measured_throughput:.1f} "
                       f"tuples/s; predicted input {run.predicted.get('input_rate', 0):.1f}/s) in {run.seconds:.0f} s")
         return run
+
+    def _options(self, run: Run, rate_file: Path) -> dict[str, Any]:
+        """The topology options every placement shares, and the planner's for the plugin's placements."""
+        options: dict[str, Any] = {
+            **base_options(self.settings.period_s, self.settings.rounds, self.settings.load_aware),
+            RATE_FILE_OPTION: str(rate_file), "topology.workers": len(self.machines),
+            **{f"{CONF_PREFIX}.parallelism.{c}": n for c, n in run.parallelism.items()}}
+        if run.placement in PLANNED:
+            options.update({"planner.algorithm": run.placement, "planner.hetero.profiles": json.dumps(self.profile)})
+        if run.placement == "hetero-optimal":   # the service's search bounded as the bench's was
+            options["planner.hetero-optimal.max_nodes"] = self.settings.optimal_max_nodes
+        return options
+
+    def _submit(self, run: Run, options: Mapping[str, Any], wait_s: float = 240.0) -> Any:
+        """Submit ``run``'s topology; its row once Nimbus has assigned workers (SubmitError after ``wait_s``)."""
+        from storm_planner.submit.operations import submit_project
+
+        who = (f"planner.algorithm {run.placement}" if run.placement in PLANNED
+               else f"Storm's {STORM_SCHEDULER_NAMES[run.placement]}")
+        self.progress(f"[{run.name}] submitting ({', '.join(f'{c}={n}' for c, n in run.parallelism.items())}; {who})")
+        return submit_project(self.work_dir / f"project-{run.shape}", nimbus=self.cluster.addresses.nimbus,
+                              name=run.name, options=dict(options), wait_active=wait_s, progress=lambda m: None)
+
+    def _submit_ras(self, run: Run, options: Mapping[str, Any], declared: Mapping[str, float]) -> Any:
+        """Submit a RAS run with the declarations at the first share of ``ras_shares`` RAS can place (from the
+        share an earlier repetition of the shape ran with); None when none can be placed."""
+        from storm_planner.submit.operations import SubmitError, kill_topology
+
+        shares = self.settings.ras_shares
+        wait = self.settings.ras_wait_s
+        for index in range(self.ras_start.get(run.shape, 0), len(shares)):
+            extra = ras_options(declared, shares[index], run.parallelism)
+            run.ras_share = shares[index]
+            run.declared_cpu = {c: extra[f"{CONF_PREFIX}.cpu.{c}"] for c in run.parallelism
+                                if f"{CONF_PREFIX}.cpu.{c}" in extra}
+            try:
+                row = self._submit(run, {**options, **extra}, wait)
+            except SubmitError as error:
+                self.progress(f"[{run.name}] RAS placed no worker within {wait:.0f} s declaring "
+                              f"{shares[index]:g} of hetero's rate: {error}")
+                with contextlib.suppress(SubmitError):
+                    kill_topology(self.cluster.addresses.nimbus, run.name, wait_secs=0, progress=lambda m: None)
+                continue
+            self.ras_start[run.shape] = index
+            return row
+        run.ras_share, run.declared_cpu = None, {}
+        run.status = (f"not scheduled: RAS placed no worker within {wait:.0f} s at any declared share "
+                      f"({', '.join(f'{s:g}' for s in shares)} of hetero's predicted rate)")
+        return None
 
     def _check_placement(self, run: Run) -> None:
         """What Nimbus applied must be what the planner service answered for this topology."""
@@ -307,9 +399,32 @@ class Bench:
             raise BenchError(f"{run.name}: Nimbus applied another placement than planned: {differences[:5]}")
         run.applied = applied
         run.plan_check = f"applied == planned ({len(applied)} executors, plan by {last['algorithm']})"
-        run.counts = {f"{c}@{n}": k for (c, n), k in sorted(placement_counts(applied).items())}
         run.notes.extend(last.get("notes") or [])
-        run.predicted = predicted_rate(run.shape, self.machines, self.profile, applied)
+        self._record_placement(run)
+
+    def _storm_placement(self, run: Run) -> None:
+        """The placement Storm's own scheduler applied; the planner service must not have been asked."""
+        from storm_planner.service.planlog import read_plan_log
+
+        deadline = time.monotonic() + 60
+        applied: list = []
+        while not applied and time.monotonic() < deadline:
+            applied = self.cluster.assignment(run.topology_id)
+            if not applied:
+                time.sleep(1)
+        if not applied:
+            raise BenchError(f"{run.name}: Nimbus reports no placement of {run.topology_id}")
+        if any(p["topology"] == run.topology_id for p in read_plan_log(self.cluster.plan_log)):
+            raise BenchError(f"{run.name}: the planner service planned {run.topology_id}, so Nimbus did not run "
+                             f"Storm's {STORM_SCHEDULER_NAMES[run.placement]}")
+        run.applied = applied
+        run.plan_check = (f"placed by Storm's {STORM_SCHEDULER_NAMES[run.placement]} ({len(applied)} executors; "
+                          "no plan asked of the service)")
+        self._record_placement(run)
+
+    def _record_placement(self, run: Run) -> None:
+        run.counts = {f"{c}@{n}": k for (c, n), k in sorted(placement_counts(run.applied).items())}
+        run.predicted = predicted_rate(run.shape, self.machines, self.profile, run.applied)
         self.progress(f"[{run.name}] {run.plan_check}: {' '.join(f'{k}={v}' for k, v in run.counts.items())}; "
                       f"simulator: {run.predicted['input_rate']:.1f}/s, utilisation {run.predicted['utilisation']}")
 

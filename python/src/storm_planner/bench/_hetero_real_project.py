@@ -28,6 +28,10 @@ COMPONENT_TYPES = {
     "mid": "midCompute", "sink1": "midCompute", "sink2": "midCompute",
     "high": "highCompute", "center": "highCompute",
 }
+# Storm's defaults.yaml: the on-heap memory an executor declares unless told otherwise (MB).
+STORM_DEFAULT_ONHEAP_MB = 128.0
+STORM_DEFAULT_WORKER_MAX_HEAP_MB = 768.0
+MIN_DECLARED_CPU = 0.1   # percent of a core: the least a RAS run declares for an executor
 DEFAULT_ROUNDS = {"lowCompute": 300, "midCompute": 1500, "highCompute": 4000}
 PROFILED = {"spout": "source", "sink": "lowCompute", "mid": "midCompute", "high": "highCompute"}  # Linear
 
@@ -195,3 +199,14 @@ def base_options(period_s: int, rounds: Mapping[str, int], load_aware: bool = Fa
             **PARK, **work_options(rounds)}
 
 
+def ras_options(declared: Mapping[str, float], share: float, parallelism: Mapping[str, int]) -> dict[str, Any]:
+    """The topology options of a RAS run: each component's declared CPU per executor, ``declared`` times
+    ``share`` (``realbench.cpu.<component>``, :mod:`storm_planner.streaming.topology`), and a worker heap
+    limit (``topology.worker.max.heap.size.mb``, read by RAS alone) that lets one worker hold every
+    executor at Storm's default memory per executor, so RAS packs by CPU: at its default, 768 MB, a
+    worker holds six executors and three one-slot supervisors no graph of more than 18. The memory the
+    executors declare, from which Storm sizes every worker's heap whatever the scheduler, is unchanged."""
+    executors = sum(int(n) for n in parallelism.values())
+    return {**{f"{CONF_PREFIX}.cpu.{c}": max(MIN_DECLARED_CPU, round(cpu * share, 1)) for c, cpu in declared.items()
+               if c in parallelism},
+            "topology.worker.max.heap.size.mb": max(STORM_DEFAULT_WORKER_MAX_HEAP_MB, STORM_DEFAULT_ONHEAP_MB * executors)}

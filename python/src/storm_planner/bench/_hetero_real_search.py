@@ -1,12 +1,12 @@
-"""``bench hetero-real``'s pure parts: expected rates, judging a step, the rate search, placements, pairs.
+"""``bench hetero-real``'s pure parts: expected rates, judging a step, the rate search, the placements.
 
 No cluster here: what one step's metrics windows say about whether the topology kept up, how the
-offered rate is searched on a geometric grid, and how hetero/default pairs are compared.
+offered rate is searched on a geometric grid, which placements a run may name and in what order
+they run.
 """
 from __future__ import annotations
 
 import math
-import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +17,14 @@ from storm_planner.generators.nasiri import TOPOLOGIES
 from storm_planner.profiling.measurements import WindowFigures
 
 GRID_BASE, GRID_FACTOR = 10.0, 1.1         # offered rates: GRID_BASE · GRID_FACTOR^k tuples/s
-PLACEMENTS = ("hetero", "storm-default")
+# What a run's placement may be. The first three are the plugin asking the planner service (Nimbus runs
+# storm-planner's scheduler): hetero (its fixed-graph mode on hetero's graph), hetero-optimal (the exhaustive
+# optimum, on its own graph) and storm-default (Storm's EvenScheduler order, planned by the service). The last
+# two are Storm's own schedulers in Nimbus, no plugin: default (DefaultScheduler) and ras (ResourceAwareScheduler).
+PLACEMENTS = ("hetero", "hetero-optimal", "storm-default", "default", "ras")
+PLANNED = ("hetero", "hetero-optimal", "storm-default")
+NIMBUS_SCHEDULERS = {"default": "default", "ras": "resource-aware"}   # the others: "planner"
+ALIASES = {"resource-aware": "ras"}
 
 
 class BenchError(StormPlannerError, RuntimeError):
@@ -160,7 +167,7 @@ class RateSearch:
         return untried[0] if untried else None
 
 
-# -- pure parts: placements, pairs ------------------------------------------------------------------------
+# -- pure parts: placements, run order --------------------------------------------------------------------
 
 def placement_counts(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], int]:
     """``{(component, node): executors}`` of assignment rows ``{"component", "node"}``."""
@@ -182,36 +189,31 @@ def placement_differences(applied: Mapping[str, str], planned: Mapping[str, str]
     return found
 
 
-@dataclass(frozen=True)
-class PairSummary:
-    """Hetero over default per pair (run i of hetero with run i of default)."""
-
-    ratios: tuple[float, ...]
-
-    @property
-    def mean(self) -> float:
-        return statistics.mean(self.ratios)
-
-    @property
-    def spread(self) -> tuple[float, float]:
-        return min(self.ratios), max(self.ratios)
-
-    @property
-    def stdev(self) -> float:
-        return statistics.stdev(self.ratios) if len(self.ratios) > 1 else 0.0
+def nimbus_scheduler(placement: str) -> str:
+    """The cluster description's scheduler Nimbus runs for ``placement``: ``planner``, ``default`` or
+    ``resource-aware``."""
+    return NIMBUS_SCHEDULERS.get(placement, "planner")
 
 
-def pair_ratios(hetero: Sequence[float], default: Sequence[float]) -> PairSummary:
-    """Pair the i-th hetero run with the i-th default run (they ran back to back)."""
-    pairs = [(h, d) for h, d in zip(hetero, default) if d > 0]
-    if not pairs:
-        raise BenchError("no complete hetero/default pair with a positive default throughput")
-    return PairSummary(tuple(h / d for h, d in pairs))
+def parse_placements(text: str) -> tuple[str, ...]:
+    """``--placements``: a comma list of :data:`PLACEMENTS` (``resource-aware`` is ``ras``), each once."""
+    names = [ALIASES.get(part.strip(), part.strip()) for part in text.split(",") if part.strip()]
+    unknown = [n for n in names if n not in PLACEMENTS]
+    if unknown or not names:
+        raise BenchError(f"--placements {text!r}: unknown {', '.join(unknown) or '(none given)'}; "
+                         f"choose from {', '.join(PLACEMENTS)}")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise BenchError(f"--placements {text!r}: {', '.join(twice)} named twice (--repetitions repeats them)")
+    return tuple(names)
 
 
-def run_order(pairs: int) -> list[tuple[int, str]]:
-    """A B A B …: ``(pair, placement)`` in the order the runs happen."""
-    return [(k, placement) for k in range(pairs) for placement in PLACEMENTS]
+def run_order(repetitions: int, placements: Sequence[str] = PLACEMENTS) -> list[tuple[int, str]]:
+    """Every placement once, in the order given, then again: ``(repetition, placement)`` as the runs happen
+    (A B C A B C …), so a slow drift of the host touches every placement alike."""
+    if repetitions < 1:
+        raise BenchError(f"--repetitions {repetitions}: at least 1")
+    return [(k, placement) for k in range(repetitions) for placement in placements]
 
 
 def parse_capacities(text: str) -> tuple[float, float, float]:
@@ -224,3 +226,17 @@ def parse_capacities(text: str) -> tuple[float, float, float]:
     return values
 
 
+
+
+def parse_shares(text: str) -> tuple[float, ...]:
+    """``--ras-shares``: shares of hetero's predicted rate at which RAS's declarations are made, tried in
+    turn until RAS places the topology; each in (0, 1], highest first."""
+    try:
+        values = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise BenchError(f"--ras-shares {text!r}: numbers in (0, 1], e.g. 1,0.9,0.8") from None
+    if not values or any(not 0 < v <= 1 for v in values):
+        raise BenchError(f"--ras-shares {text!r}: numbers in (0, 1], e.g. 1,0.9,0.8")
+    if list(values) != sorted(set(values), reverse=True):
+        raise BenchError(f"--ras-shares {text!r}: each once, highest first (the first that RAS can place is used)")
+    return values

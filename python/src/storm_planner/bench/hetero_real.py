@@ -1,29 +1,54 @@
-"""``storm-planner bench hetero-real``: ``hetero`` against Storm's default placement, measured.
+"""``storm-planner bench hetero-real``: ``hetero`` against Storm's own schedulers, measured.
 
 Nasiri et al. §6.3 (Fig. 8) measure on a real three-machine heterogeneous
 cluster that their scheduler sustains 7–44 % more throughput than Storm's
 default scheduler placing the *same* execution graph (Linear +44 %). This
 benchmark does the same on the local multi-process cluster
 (:mod:`storm_planner.cluster.launcher`), with every figure read from the real
-daemons:
+daemons, and sets ``hetero`` beside Storm's real DefaultScheduler and its
+ResourceAwareScheduler:
 
 1. **Profile** (§5.2) the benchmark topology once on one unthrottled
    supervisor with :func:`~storm_planner.profiling.profiles.run_profiling` (or
    read a saved profile, ``--profile``). A CPU quota does not change what one
    tuple costs, so the same ET/MET is used for every machine type.
-2. **One cluster** of three supervisors with the planner plugin and service.
+2. **Plan** before the cluster starts (:mod:`storm_planner.bench._hetero_real_plans`):
+   ``hetero`` in search mode (the planner API) chooses the parallelism for the
+   three machines; ``hetero-optimal`` in search mode chooses its own, the
+   exhaustive optimum, bounded as ``bench hetero`` bounds it (a shape it refuses
+   is recorded and its runs skipped); each component's CPU per executor for the
+   ResourceAwareScheduler is derived from the profile.
+3. **One cluster** of three supervisors with the planner plugin and service.
    Each supervisor is put into a cgroup v1 group whose CFS quota is its
    ``cpu`` (:class:`~storm_planner.profiling.cgroups.CpuQuota`) *before* any
    topology is submitted, so every worker JVM and its Python subprocesses
-   inherit the quota. The machines differ in capacity only.
-3. **Plan**: ``hetero`` in search mode (the planner API) chooses the
-   parallelism for the three machines. The topology is submitted with that
-   parallelism and ``planner.algorithm: hetero`` — the service then places the
-   running graph (its fixed-graph mode) — and again with
-   ``planner.algorithm: storm-default`` (Storm's EvenScheduler order on the
-   same graph). Every run checks that what Nimbus applied
-   (``getTopologyInfo``) is what the service planned (``plans.jsonl``).
-4. **Measure** each run's highest sustained input rate: the spout reads its
+   inherit the quota. The machines differ in capacity only. Each supervisor's
+   declared capacity (``supervisor.cpu.capacity``, what RAS and the planners
+   read) is the same ``cpu``: declared and enforced capacity agree.
+4. **Placements** (``--placements``, default all five), on hetero's graph unless
+   said otherwise; Nimbus is restarted with the placement's scheduler when it
+   runs another (:func:`~storm_planner.cluster.nimbus_restart.switch_scheduler`):
+
+   * ``hetero``: Nimbus runs the plugin, ``planner.algorithm: hetero`` (the
+     service places the running graph, its fixed-graph mode);
+   * ``hetero-optimal``: the plugin, ``planner.algorithm: hetero-optimal``, on
+     hetero-optimal's own graph;
+   * ``storm-default``: the plugin, the service answering Storm's EvenScheduler
+     order (today's comparison, kept);
+   * ``default``: Nimbus with Storm's DefaultScheduler, no plugin;
+   * ``ras``: Nimbus with Storm's ResourceAwareScheduler. RAS places by declared
+     resources, so the topology declares each component's CPU per executor
+     (``topology.component.cpu.pcore.percent``): what eq. 7 predicts on the
+     profile for one executor of hetero's graph at the input rate hetero's plan
+     predicts, what an operator who profiled would declare. When RAS cannot place
+     those (their sum is about the cluster's whole capacity), the next share of
+     that rate in ``--ras-shares`` is declared; the share RAS ran with is
+     recorded. The worker heap limit RAS checks is raised so memory never decides.
+
+   The plugin's placements check that what Nimbus applied (``getTopologyInfo``)
+   is what the service planned (``plans.jsonl``); Storm's check that the service
+   was not asked.
+5. **Measure** each run's highest sustained input rate: the spout reads its
    rate from a file, and the rate climbs a fixed geometric grid
    (:class:`RateSearch`). A step is sustained when every component executes at
    least ``--keep-up`` (95 %) of the tuples/s the offered rate implies, over
@@ -31,11 +56,18 @@ daemons:
    metrics hook's ZooKeeper windows. Acking is off: a rate step keeps the
    offered load known, where a saturating spout with ``max.spout.pending``
    would add the acker's own CPU and make the sustained rate depend on the
-   pending bound.
-5. **Noise**: runs alternate hetero, default, hetero, default … (``--pairs``);
-   each pair gives a ratio; the load average is recorded per run.
-6. **Predict**: the simulator (:mod:`storm_planner.planners.nasiri.simulate`) evaluates
-   both applied placements under the same profile: predicted vs measured gain.
+   pending bound. The paper's metric is the throughput there: eq. 2's tuples/s
+   of all tasks.
+6. **Repetitions**: every placement once in the order given, then again
+   (``--repetitions``, ``--pairs`` its old name), so a drift of the host touches
+   every placement alike; the load average is recorded per step.
+7. **Compare** (:mod:`storm_planner.bench._hetero_real_compare`): per shape and
+   placement the median throughput and its spread, the ratios to ``default`` and
+   to ``ras``, and whether hetero beats both beyond the spread (every hetero
+   repetition above every default and every ras one); when it does not, the
+   machines' CPU and throttled share at each placement's highest step say where
+   it saturated. The simulator (:mod:`storm_planner.planners.nasiri.simulate`)
+   evaluates every applied placement under the same profile: predicted vs measured.
 
 Idle executors park (``WaitStrategyPark``, 1 ms) instead of spinning: with
 Storm 2's default wait strategy, idle threads burn CPU that eq. 7 cannot see
@@ -48,9 +80,9 @@ every step records each machine's whole CPU beside the CPU the metrics hook
 gives its tasks (the part eq. 7 models) and the share of throttled periods.
 
 Outputs under ``--out`` (default ``benchmarks/reports/hetero/real``):
-``runs.csv`` (one row per run), ``steps.csv`` (every rate step), ``pairs.csv``,
-``results.md``, ``run.json`` (everything, plans and placements included),
-``profile.json``, ``throughput.png``.
+``runs.csv`` (one row per run), ``steps.csv`` (every rate step), ``summary.csv``
+(one row per shape and placement), ``results.md``, ``run.json`` (everything,
+plans and placements included), ``profile.json``, ``throughput.png``.
 """
 from __future__ import annotations
 
@@ -66,13 +98,22 @@ from typing import Any
 from storm_planner.bench._hetero_real_driver import (
     Bench,
     BenchSettings,
+    Machine,
     Run,
     bench_description,
-    problem_dict,
+    machines_of,
 )
+from storm_planner.bench._hetero_real_plans import ShapePlan, plan_shape
 from storm_planner.bench._hetero_real_project import base_options, real_profile, reference_times, write_project
 from storm_planner.bench._hetero_real_report import jsonable, write_outputs
-from storm_planner.bench._hetero_real_search import BenchError, assignment_counts, parse_capacities, run_order
+from storm_planner.bench._hetero_real_search import (
+    PLACEMENTS,
+    BenchError,
+    parse_capacities,
+    parse_placements,
+    parse_shares,
+    run_order,
+)
 from storm_planner.bench.report import Benchmark, argument
 from storm_planner.core.jsonfile import read_json
 from storm_planner.generators.nasiri import TOPOLOGIES
@@ -117,15 +158,7 @@ def hetero_real_benchmark(args: argparse.Namespace) -> int:
     # CPU quota groups are removed by the context managers.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
-        shapes = [s.strip() for s in args.topologies.split(",") if s.strip()]
-        unknown = [s for s in shapes if s not in TOPOLOGIES]
-        if unknown or not shapes:
-            raise BenchError(f"--topologies: unknown {unknown}; choose from {', '.join(TOPOLOGIES)}")
-        low, mid, high = (int(x) for x in args.rounds.split(","))
-        settings = BenchSettings(shapes=shapes, pairs=args.pairs, capacities=parse_capacities(args.capacities),
-                                 rounds={"lowCompute": low, "midCompute": mid, "highCompute": high},
-                                 period_s=args.period, measure_windows=args.windows, keep_up=args.keep_up,
-                                 load_aware=args.load_aware)
+        settings = settings_from_args(args)
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="storm-planner-hetero-real-") as tmp:
@@ -136,6 +169,27 @@ def hetero_real_benchmark(args: argparse.Namespace) -> int:
         raise CommandError(str(error)) from None
     print(f"wrote {out} ({report['seconds']:.0f} s)")
     return 0
+
+
+def settings_from_args(args: argparse.Namespace) -> BenchSettings:
+    """The bench's settings from its options; :class:`BenchError` naming the option that is wrong."""
+    shapes = [s.strip() for s in args.topologies.split(",") if s.strip()]
+    unknown = [s for s in shapes if s not in TOPOLOGIES]
+    if unknown or not shapes:
+        raise BenchError(f"--topologies: unknown {unknown}; choose from {', '.join(TOPOLOGIES)}")
+    try:
+        low, mid, high = (int(x) for x in args.rounds.split(","))
+    except ValueError:
+        raise BenchError(f"--rounds {args.rounds!r}: three whole numbers, e.g. 300,1500,4000") from None
+    placements = parse_placements(args.placements)
+    run_order(args.repetitions, placements)   # refuses fewer than one repetition
+    if args.optimal_max_nodes < 1:
+        raise BenchError(f"--optimal-max-nodes {args.optimal_max_nodes}: at least 1")
+    return BenchSettings(shapes=shapes, repetitions=args.repetitions, capacities=parse_capacities(args.capacities),
+                         rounds={"lowCompute": low, "midCompute": mid, "highCompute": high},
+                         placements=placements, ras_shares=parse_shares(args.ras_shares),
+                         optimal_max_nodes=args.optimal_max_nodes, period_s=args.period,
+                         measure_windows=args.windows, keep_up=args.keep_up, load_aware=args.load_aware)
 
 
 def _say(message: str) -> None:
@@ -157,6 +211,7 @@ def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse
     reference = _reference_times(settings, args, work_dir, report)
     description = bench_description(settings.capacities, settings.period_s)
     profile = _write_profile(out, reference, [s.meta["machine.type"] for s in description.supervisors], report)
+    plans = plan_shapes(settings, machines_of(description), profile, report)
     for shape in settings.shapes:
         write_project(work_dir / f"project-{shape}", shape)
 
@@ -171,9 +226,8 @@ def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse
         entered: list[Any] = []
         try:
             _throttle_supervisors(bench, cluster, quotas, entered)
-            report["plans"] = {}
             for shape in settings.shapes:
-                runs.extend(run_shape(bench, shape, settings, report))
+                runs.extend(run_shape(bench, plans[shape], settings))
                 write_outputs(out, runs, report, started)   # keep what was measured if a later shape fails
         finally:
             bench.reader.close()
@@ -228,34 +282,59 @@ def _throttle_supervisors(bench: Bench, cluster: Any, quotas: dict[str, Any], en
              f"(and in cpuacct group {account.path.name})")
 
 
-def run_shape(bench: Bench, shape: str, settings: BenchSettings, report: dict[str, Any]) -> list[Run]:
-    """Plan ``shape`` with hetero (search mode), then run hetero and default placements alternately."""
-    from storm_planner.core.problem import Problem
-    from storm_planner.planners import run as run_planner
+def plan_shapes(settings: BenchSettings, machines: Sequence[Machine], profile: dict[str, Any],
+                report: dict[str, Any]) -> dict[str, ShapePlan]:
+    """Every shape's plans (:func:`~storm_planner.bench._hetero_real_plans.plan_shape`), in the report too."""
+    plans = {}
+    report["plans"] = {}
+    for shape in settings.shapes:
+        plan = plan_shape(shape, machines, profile, optimal="hetero-optimal" in settings.placements,
+                          optimal_max_nodes=settings.optimal_max_nodes)
+        plans[shape] = plan
+        report["plans"][shape] = plan.to_dict()
+        _say(f"[{shape}] hetero (search mode) chose {plan.parallelism}; predicted max input rate "
+             f"{plan.figures['max_input_rate']:.1f}/s; placement "
+             + " ".join(f"{k}={v}" for k, v in plan.search_placement.items()))
+        if plan.optimal is not None:
+            _say(f"[{shape}] hetero-optimal chose {plan.optimal['parallelism']}; predicted max input rate "
+                 f"{plan.optimal['figures']['max_input_rate']:.1f}/s ({plan.optimal['seconds']:.1f} s; again on its "
+                 f"graph {plan.optimal['graph_seconds']:.1f} s)")
+        for placement, why in plan.skipped.items():
+            _say(f"[{shape}] {placement} skipped: {why}")
+        if "ras" in settings.placements:
+            _say(f"[{shape}] RAS declarations (CPU % per executor at share 1): "
+                 + ", ".join(f"{c} {v:.1f}" for c, v in plan.declared_cpu.items()))
+    return plans
 
-    problem = Problem.from_dict(problem_dict(shape, bench.machines, bench.profile))
-    plan = run_planner(problem, "hetero", mode="search")
-    parallelism = {c: int(n) for c, n in plan.parallelism.items()}
-    component_of = {e: e.rsplit("/", 1)[0] for e in plan.assignments}
-    search_counts = assignment_counts({e: str(s) for e, s in plan.assignments.items()}, component_of)
-    report["plans"][shape] = {
-        "parallelism": parallelism, "figures": dict(plan.figures), "notes": list(plan.notes),
-        "search_placement": {f"{c}@{n}": k for (c, n), k in sorted(search_counts.items())},
-    }
-    bench.progress(f"[{shape}] hetero (search mode) chose {parallelism}; predicted max input rate "
-                   f"{plan.figures['max_input_rate']:.1f}/s; placement "
-                   + " ".join(f"{c}@{n}={k}" for (c, n), k in sorted(search_counts.items())))
+
+def run_shape(bench: Bench, plan: ShapePlan, settings: BenchSettings) -> list[Run]:
+    """Every placement of ``plan``'s shape once, then again (``settings.repetitions``); placements the plan
+    skips (hetero-optimal where it could not plan) are left out."""
     runs = []
-    for pair, placement in run_order(settings.pairs):
-        runs.append(bench.run(shape, placement, pair, parallelism))
+    for repetition, placement in run_order(settings.repetitions, settings.placements):
+        if placement in plan.skipped:
+            continue
+        runs.append(bench.run(plan.shape, placement, repetition, plan.parallelism_of(placement),
+                              declared=plan.declared_cpu))
     return runs
 
 
 BENCHMARKS = (Benchmark(
-    "hetero-real", "Nasiri et al. Fig. 8 on the real local cluster: hetero vs Storm's default, measured", (
+    "hetero-real", "Nasiri et al. Fig. 8 on the real local cluster: hetero and hetero-optimal vs Storm's "
+                   "DefaultScheduler and ResourceAwareScheduler, measured", (
         argument("--out", default="benchmarks/reports/hetero/real", help="output directory"),
         argument("--topologies", default="linear", help="comma list of: linear, diamond, star"),
-        argument("--pairs", type=int, default=2, help="hetero/default pairs per topology (A B A B ...)"),
+        argument("--placements", default=",".join(PLACEMENTS),
+                 help="comma list of: hetero, hetero-optimal, storm-default (the plugin), default (Storm's "
+                      "DefaultScheduler), ras (Storm's ResourceAwareScheduler); run in this order. "
+                      "Before: hetero,storm-default"),
+        argument("--repetitions", "--pairs", dest="repetitions", type=int, default=2,
+                 help="runs of every placement per topology, interleaved (A B C A B C ...); --pairs is its old name"),
+        argument("--ras-shares", default="1,0.9,0.8,0.7,0.6,0.5",
+                 help="ras: shares of hetero's predicted rate at which each executor's CPU is declared, tried in "
+                      "turn until RAS places the topology"),
+        argument("--optimal-max-nodes", type=int, default=2_000_000,
+                 help="hetero-optimal: most search nodes; a shape needing more is recorded and skipped"),
         argument("--capacities", default="100,50,25",
                  help="cpu of the large, medium and small supervisor (percent of a core; also the quota)"),
         argument("--rounds", default="300,1500,4000",
@@ -274,7 +353,9 @@ BENCHMARKS = (Benchmark(
 
 
 def _argv(args: argparse.Namespace) -> str:
-    parts = [f"--topologies {args.topologies}", f"--pairs {args.pairs}", f"--capacities {args.capacities}",
+    parts = [f"--topologies {args.topologies}", f"--placements {args.placements}",
+             f"--repetitions {args.repetitions}", f"--ras-shares {args.ras_shares}",
+             f"--optimal-max-nodes {args.optimal_max_nodes}", f"--capacities {args.capacities}",
              f"--rounds {args.rounds}", f"--period {args.period}", f"--windows {args.windows}",
              f"--keep-up {args.keep_up}", f"--out {args.out}"] + (["--load-aware"] if args.load_aware else [])
     parts.append(f"--profile {args.profile}" if args.profile else f"--profile-rates {args.profile_rates}")
