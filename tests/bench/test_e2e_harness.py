@@ -234,3 +234,20 @@ def test_a_cell_counts_the_plans_and_moves_of_its_topology_and_names_a_refusal(t
         "ran on DefaultScheduler's placement: the planner answered BAD_REQUEST: no profiles")
     assert cell_status("ran", "", 2) == "ran"
     assert cell_status("no tuple acked within 180 s of submission", "BAD_REQUEST: x", 0).startswith("no tuple")
+
+
+def test_the_report_gives_each_schedulers_spread_of_cpu_and_link_load_over_the_supervisors(tmp_path):
+    out = tmp_path / "e2e"
+    header = e2e.columns(SUPERVISORS)
+    balanced = {"cpu_i7-a_pct": 30.0, "cpu_i5-a_pct": 30.0, "link_i7-a_mbit": 1.0, "link_i5-a_mbit": 1.0}
+    skewed = {"cpu_i7-a_pct": 40.0, "cpu_i5-a_pct": 20.0, "link_i7-a_mbit": 1.5, "link_i5-a_mbit": 0.5}
+    for row in (cell("default", 1, 400.0, 100.0, **skewed), cell("ras", 1, 400.0, 100.0, **balanced),
+                cell("planner:gma", 1, 400.0, 100.0)):
+        e2e.append_cell(out / "cells.csv", header, row)
+    report = write_report(out, "storm-planner bench e2e").read_text()
+    table = report.split("## topk-link at 400 tuples/s")[1]
+    lines = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in table.splitlines() if line.startswith("| ")}
+    column = lines["scheduler"].index("CPU sd %")
+    assert lines["default"][column:column + 2] == ["10", "0.5"]     # population sd of (40, 20) and (1.5, 0.5)
+    assert lines["ras"][column:column + 2] == ["0", "0"]
+    assert lines["planner:gma"][column:column + 2] == ["–", "–"]    # no node figures recorded

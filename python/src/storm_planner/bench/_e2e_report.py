@@ -44,7 +44,9 @@ def write_report(out: Path, command: str) -> Path | None:
         "Throughput = tuples acked per second in the measured window; latency = the replay spout's first emit to "
         "ack of the tuples emitted in it; lost = emitted and never acked after the drain; re-plans = plans the "
         "service answered after the first (one may keep the placement), migrations = executors they moved, both "
-        f"summed over repetitions; ratios are of medians (× default and × ras).\n\n{''.join(sections)}{_notes(out)}"
+        "summed over repetitions; CPU sd and link sd = the standard deviation over the supervisors of their CPU (% "
+        "of a core) and their links' Mbit/s, the Elastic Allocator's balance measure; ratios are of medians (× "
+        f"default and × ras).\n\n{''.join(sections)}{_notes(out)}"
         f"Every cell: [{out.name}/cells.csv]({out.name}/cells.csv).\n")
     return report
 
@@ -106,12 +108,12 @@ def _section(out: Path, workload: str, rate: str, cells: list[dict[str, Any]]) -
     medians = {s: (_median(by[s], "processed_tps"), _median(by[s], "latency_p99_ms")) for s in schedulers}
     rows = [_summary_row(s, by[s], medians) for s in schedulers]
     header = ["scheduler", "cells", "processed t/s", "× default", "× ras", "p50 ms", "p99 ms", "p99 × default",
-              "p99 × ras", "mean ms", "lost", "failed", "first ack s", "link B/tuple", "supervisors", "workers",
-              "re-plans", "migrations", "placement (last cell)"]
+              "p99 × ras", "mean ms", "lost", "failed", "first ack s", "link B/tuple", "CPU sd %", "link sd Mbit/s",
+              "supervisors", "workers", "re-plans", "migrations", "placement (last cell)"]
     plot = _plot(out, workload, rate, schedulers, by)
     notes = [f"- {c['scheduler']} repetition {c['repetition']}: {c['status']}" for c in cells if c["status"] != "ran"]
     return (f"## {workload} at {rate} tuples/s\n\n"
-            + markdown_table(header, rows, right=range(1, 18))
+            + markdown_table(header, rows, right=range(1, 20))
             + ("\n" + "\n".join(notes) + "\n" if notes else "")
             + _hook_overhead(medians, {s: _median_node_cpu(by[s]) for s in schedulers})
             + f"\n![{workload} at {rate} t/s]({out.name}/{plot.name})\n\n")
@@ -232,8 +234,23 @@ def _summary_row(scheduler: str, cells: list[dict[str, Any]], medians: dict[str,
             *(_ratio(p99, medians[b][1]) if b in medians else "–" for b in BASELINES),
             _spread(cells, "latency_mean_ms"), _sum(cells, "lost"), _sum(cells, "failed"),
             _fmt(_median(cells, "submit_to_first_ack_s")), _fmt(_median(cells, "link_bytes_per_tuple")),
+            *(_fmt(statistics.median(d)) if (d := [x for x in map(_deviation(kind), cells) if not math.isnan(x)])
+              else "–" for kind in ("cpu", "link")),
             _fmt(_median(cells, "supervisors_used")), _fmt(_median(cells, "workers_used")),
             _sum(cells, "replans"), _sum(cells, "migrations"), cells[-1].get("placement") or "–"]
+
+
+def _deviation(kind: str):
+    """The spread of one cell's load over its supervisors (the Elastic Allocator's measure of balance,
+    its Fig. 5): the population standard deviation of their CPU (``cpu``: % of a core, cgroup cpuacct) or
+    of their links' traffic (``link``: Mbit/s both ways) over the measured window."""
+    prefix, suffix = ("cpu_", "_pct") if kind == "cpu" else ("link_", "_mbit")
+
+    def deviation(cell: dict[str, Any]) -> float:
+        values = [v for column in cell if column.startswith(prefix) and column.endswith(suffix)
+                  for v in _numbers([cell], column)]
+        return statistics.pstdev(values) if len(values) > 1 else math.nan
+    return deviation
 
 
 def _numbers(cells: list[dict[str, Any]], column: str) -> list[float]:
