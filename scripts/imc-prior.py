@@ -13,9 +13,10 @@ speed 1.0; 2 Mbit/s links), and converted by the service's own ``problem_from_th
 * ``model t``: tuples crossing nodes per spout tuple, by the planner's own prior (the plan log's ``imc``);
 * ``model B``: bytes crossing nodes per spout tuple, the same rates with each user tuple at ``--truth``
   bytes on the wire and each acker message at its default (``ACK_PAYLOAD_BYTES`` + the per-tuple overhead);
-* ``data B``: the same bytes with the streams a tick emits (aggregates, unanchored) and the acks of their
-  tuples at rate 0: the traffic that scales with the offered rate, which is what the bench's
-  ``link_bytes_per_tuple`` grows with (Storm sends no ack for an unanchored tuple).
+* ``data B``: the same bytes for the streams that carry a tuple per input alone (``SPARSE`` and watermark
+  streams left out: aggregates a tick emits unanchored, bargains' rare matches) with the acker's streams they
+  imply: closer to what grows with the offered rate, which the bench's ``link_bytes_per_tuple`` measures
+  (Storm sends no ack for an unanchored tuple). Our reading of the topologies' code, not the planner's.
 
 Rows: ``auto`` is the default (``imc_unit`` auto; user streams of unknown size);
 ``tuples``, ``bytes`` force ``imc_unit``; ``tuple.bytes=N`` sets ``planner.tuple.bytes`` (every user stream N
@@ -31,7 +32,7 @@ from collections import Counter
 from pathlib import Path
 
 from storm_planner.bench._e2e_workloads import WORKLOADS
-from storm_planner.core.system_streams import ACK_PAYLOAD_BYTES, ACKER
+from storm_planner.core.system_streams import ACK_PAYLOAD_BYTES, ACKER, acker_streams
 from storm_planner.planners.base import run
 from storm_planner.profiling.project import load_project_topology
 from storm_planner.service.contract import planner_thrift as T
@@ -41,9 +42,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SUPERVISORS = [("i7-a", 45.0), ("i7-b", 45.0), ("i5-a", 35.0), ("i5-b", 35.0)]
 OVERHEAD = 40.0   # planner.network.tuple.overhead.bytes' default
 ACK_BYTES = ACK_PAYLOAD_BYTES + OVERHEAD
-# Streams whose tuples a tick emits, unanchored (the bolts' emit(..., anchors=[])): aggregates, not per input.
-TICKED = {"count->rank", "rank->total", "count->top", "words->counts", "totals->sections",
+# Streams that do not carry a tuple per input: aggregates a tick emits, unanchored (the bolts' emit(..., anchors=[]))
+# and bargains' rare matches (join -> filter -> sink); watermark streams are periodic. Left out of ``data B``.
+SPARSE = {"count->rank", "rank->total", "count->top", "words->counts", "totals->sections",
           "plane_delays->store_planes", "route_delays->store_routes", "join->filter", "filter->sink"}
+WATERMARK = "watermark"
 
 
 def nodes():
@@ -72,23 +75,21 @@ def spec(workload, options=None):
 
 
 def crossing(problem, node_of, truth: float, data_only: bool) -> tuple[float, float]:
-    """(tuples, bytes) crossing nodes per spout tuple under ``problem``'s prior rates."""
+    """(tuples, bytes) crossing nodes per spout tuple under ``problem``'s prior rates; ``data_only``: the user
+    streams less ``SPARSE`` and watermark ones, with the acker's streams those alone imply (core.system_streams)."""
     members: dict[str, list[str]] = {}
     for e in problem.executors:
         members.setdefault(e.component, []).append(e.id)
-    inputs: dict[str, set[str]] = {}
-    for s in problem.streams:
-        if ACKER not in (s.source, s.target):
-            inputs.setdefault(s.target, set()).add(f"{s.source}->{s.target}")
-    unanchored_only = {c for c, streams in inputs.items() if streams <= TICKED}  # they send no acks
     spouts = {c.id for c in problem.components if c.type == "spout"}
     spout_rate = sum(s.rate for s in problem.streams
                      if s.source in spouts and s.target != ACKER and s.stream_id == "default")
+    streams = problem.streams
+    if data_only:
+        user = tuple(s for s in streams if ACKER not in (s.source, s.target)
+                     and f"{s.source}->{s.target}" not in SPARSE and s.stream_id != WATERMARK)
+        streams = user + acker_streams(problem.components, user, tuple_bytes=ACK_BYTES)
     tuples = size = 0.0
-    for s in problem.streams:
-        if data_only and (f"{s.source}->{s.target}" in TICKED
-                          or (s.target == ACKER and s.source in unanchored_only)):
-            continue
+    for s in streams:
         bytes_ = ACK_BYTES if ACKER in (s.source, s.target) else truth
         sources, targets = members.get(s.source, []), members.get(s.target, [])
         if not sources or not targets:
