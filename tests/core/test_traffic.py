@@ -1,6 +1,7 @@
 """The component-level traffic model equals the all-pairs computation, and never builds pairs itself."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 
@@ -93,3 +94,34 @@ def test_pairs_beyond_the_limit_are_refused_with_the_count_and_what_to_use():
     with pytest.raises(TooLargeError, match=r"tasklevel needs every executor pair.*1,000,000.*topdown"):
         problem.traffic_model.executor_pairs(limit=999_999, who="tasklevel")
     assert len(problem.traffic_model.executor_pairs(limit=1_000_000)) == 1_000_000
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_in_bytes_each_tuple_weighs_its_streams_size_or_the_given_one_when_unknown(seed):
+    """Group rates and executor pairs in bytes agree with the tuples' rates times the sizes, a stream of unknown
+    size (0) weighing ``unknown_bytes``; the group rates of sized streams alone do not depend on it."""
+    rng = random.Random(seed)
+    problem = random_problem(seed)
+    sized = [dataclasses.replace(s, tuple_bytes=rng.choice([0.0, rng.uniform(10, 500)])) for s in problem.streams]
+    problem = problem.replace(streams=tuple(sized))
+    model = problem.traffic_model
+    unknown = rng.uniform(50, 100)
+    size_of = {}
+    for s in problem.streams:
+        size_of.setdefault((s.source, s.target), []).append(s)
+    component = {e.id: e.component for e in problem.executors}
+    pairs = model.executor_pairs(limit=None)
+    in_bytes = {(t.source, t.target): t.rate for t in model.executor_pairs_in_bytes(unknown, limit=None)}
+    for t in pairs:
+        streams = size_of[(component[t.source], component[t.target])]
+        rate = sum(s.rate for s in streams)
+        mean = sum(s.rate * s.tuple_bytes for s in streams) / rate if rate else 0.0
+        assert in_bytes[(t.source, t.target)] == pytest.approx(t.rate * (mean or unknown))
+    group_of = {e.id: i for i, e in enumerate(problem.executors)}   # one group per executor: the pairs
+    groups = model.group_rates(group_of, by_bytes=True, unknown_bytes=unknown)
+    for t in pairs:
+        streams = size_of[(component[t.source], component[t.target])]
+        if len({s.tuple_bytes for s in streams}) == 1:   # one size between the two components: exact per pair
+            size = streams[0].tuple_bytes or unknown
+            assert groups[(group_of[t.source], group_of[t.target])] == pytest.approx(t.rate * size)
+    assert model.some_sizes_known() == any(f.tuple_bytes > 0 for f in model.flows)

@@ -45,6 +45,21 @@ Sizes: an acker message carries two 64-bit ids and, for init, a task id
 (``ACK_PAYLOAD_BYTES`` of payload, on the wire plus Storm's per-tuple
 envelope, ``planner.network.tuple.overhead.bytes``); measured sizes replace it.
 
+A user stream's size is unknown until the metrics hook has seen it (unless
+``planner.tuple.bytes`` gives one). What it weighs against an acker message
+follows from Storm's wire format (``KryoTupleSerializer.serialize``: source task,
+stream id, ``MessageId.serialize``, then the values): a message id is a count and,
+per anchor, two 64-bit ids (the root id and the xor of the edge ids: ``ANCHOR_BYTES``);
+an acker message is sent unanchored and carries those same two ids (root id, ack
+value) as its values. An anchored user tuple - the kind every ack stream above
+assumes, since only anchored tuples are acked - therefore carries what an acker
+message carries plus its own values. :func:`unknown_tuple_bytes` weighs it so:
+the acker message's bytes (the problem's acker streams, measured or the default)
+plus ``PRIOR_VALUES_BYTES`` for values of unknown size. That prior is ours, not
+Storm's or the paper's: as many bytes as the acker's payload again (two numbers
+and a few characters as the metrics hook counts them); a tweet's topic and time,
+a request's object id and size, a trade's symbol, price and volume all take more.
+
 Complexity: O(components + streams).
 """
 from __future__ import annotations
@@ -52,6 +67,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
+from storm_planner.core import settings
 from storm_planner.core.elements import SPOUT, Component, Stream
 
 ACKER = "__acker"
@@ -61,6 +77,10 @@ METRICS_PREFIX = "__metrics"
 METRICS_STREAM = "__metrics"
 # Payload of one acker message: root id and ack value (two longs) and, for init, the spout task id.
 ACK_PAYLOAD_BYTES = 20.0
+# One anchor in a tuple's message id: its root id and the xor of its edge ids, two longs (MessageId.serialize).
+ANCHOR_BYTES = 16.0
+# Values of a user tuple nothing is measured about: as much as an acker message's payload (a prior, see above).
+PRIOR_VALUES_BYTES = ACK_PAYLOAD_BYTES
 # A metrics batch: one task's data points of one bucket (a few hundred bytes of names and numbers).
 METRICS_PAYLOAD_BYTES = 400.0
 DEFAULT_METRICS_BUCKET_S = 60.0
@@ -112,6 +132,23 @@ def acker_streams(components: Iterable[Component], streams: Iterable[Stream], *,
             added.append(Stream(c.id, ACKER, "fields", received[c.id], ACK_ACK_STREAM,
                                 sizes.get((c.id, ACKER), tuple_bytes)))
     return tuple(added)
+
+
+def unknown_tuple_bytes(streams: Iterable[Stream]) -> float:
+    """Wire bytes to weigh a tuple of a stream of unknown size by, beside sized streams: an anchored user tuple,
+    i.e. an acker message (its anchor's two ids stand where the message's ids stand) plus its values.
+
+    The acker message's bytes are the rate-weighted mean size of ``streams`` to and from ``__acker`` (measured,
+    or ``ACK_PAYLOAD_BYTES`` plus the overhead the conversion gave them), else ``ACK_PAYLOAD_BYTES`` plus the
+    default overhead; the values add ``PRIOR_VALUES_BYTES``. O(streams).
+    """
+    weighted = rate = 0.0
+    for s in streams:
+        if ACKER in (s.source, s.target) and s.tuple_bytes > 0 and s.rate > 0:
+            weighted += s.rate * s.tuple_bytes
+            rate += s.rate
+    ack = weighted / rate if rate > 0 else ACK_PAYLOAD_BYTES + settings.TUPLE_OVERHEAD_BYTES.default
+    return ack + PRIOR_VALUES_BYTES
 
 
 def metrics_streams(components: Iterable[Component], *, bucket_s: float = DEFAULT_METRICS_BUCKET_S,

@@ -220,6 +220,12 @@ class TrafficModel:
         return all(size.get((component_of[t.source], component_of[t.target]), 0.0) > 0
                    for t in self.measured if t.rate > 0 and t.source != t.target)
 
+    def some_sizes_known(self) -> bool:
+        """Whether any flow, or any measured pair's component pair, has a known tuple size (bytes > 0)."""
+        if not self.measured:
+            return any(f.tuple_bytes > 0 for f in self.flows)
+        return any(size > 0 for size in self._pair_sizes().values())
+
     def _pair_sizes(self) -> dict[tuple[str, str], float]:
         """Bytes per tuple per (source component, target component): the rate-weighted mean of their streams."""
         weighted: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
@@ -233,13 +239,15 @@ class TrafficModel:
         return {e: c for c, members in self.members.items() for e in members} if self.measured else {}
 
     # -- group level -----------------------------------------------------------------
-    def group_rates(self, group_of: Mapping[str, int], by_bytes: bool = False) -> dict[tuple[int, int], float]:
+    def group_rates(self, group_of: Mapping[str, int], by_bytes: bool = False,
+                    unknown_bytes: float = 0.0) -> dict[tuple[int, int], float]:
         """Traffic between executor groups, per ordered (source group, target group).
 
         Pairs appear in the order the executor pairs would (stream by stream, then
         by the groups' first executors), so planners that break ties by that order
         keep their choices. O(streams × groups²) for derived traffic. ``by_bytes``:
-        bytes per second (each tuple weighted by its stream's size) instead of tuples.
+        bytes per second (each tuple weighted by its stream's size) instead of tuples;
+        a tuple of unknown size (0) then weighs ``unknown_bytes``.
         """
         rates: dict[tuple[int, int], float] = {}
         if not self.flows:
@@ -248,7 +256,8 @@ class TrafficModel:
                 if t.rate <= 0 or t.source == t.target:
                     continue
                 key = (group_of[t.source], group_of[t.target])
-                weight = size.get((component_of[t.source], component_of[t.target]), 0.0) if by_bytes else 1.0
+                weight = (size.get((component_of[t.source], component_of[t.target]), 0.0) or unknown_bytes
+                          if by_bytes else 1.0)
                 rates[key] = rates.get(key, 0.0) + t.rate * weight
             return rates
         sizes: dict[str, list[tuple[int, int]]] = {}
@@ -257,7 +266,7 @@ class TrafficModel:
                 if component not in sizes:
                     sizes[component] = self._group_sizes(component, group_of)
             sources = sizes[flow.source]
-            share = flow.share * (flow.tuple_bytes if by_bytes else 1.0)
+            share = flow.share * ((flow.tuple_bytes or unknown_bytes) if by_bytes else 1.0)
             if flow.grouping == "global":
                 first = self.members[flow.target][0]
                 target_group = group_of[first]
@@ -296,6 +305,16 @@ class TrafficModel:
                     f"(more than {limit:,}); use a planner that works per component (topdown, even, milp)")
             self._pairs = self._derived_pairs() if self.flows else self.measured
         return self._pairs
+
+    def executor_pairs_in_bytes(self, unknown_bytes: float = 0.0, limit: int | None = MAX_EXECUTOR_PAIRS,
+                                who: str = "this planner") -> tuple[Traffic, ...]:
+        """:meth:`executor_pairs` in bytes/s: each pair's tuples weighted by the size of its components' streams
+        (the rate-weighted mean, as for link use), ``unknown_bytes`` where that size is unknown (0)."""
+        size = self._pair_sizes()
+        component = {e: c for c, members in self.members.items() for e in members}
+        return tuple(Traffic(t.source, t.target,
+                             t.rate * (size.get((component[t.source], component[t.target]), 0.0) or unknown_bytes))
+                     for t in self.executor_pairs(limit, who))
 
     def _derived_pairs(self) -> tuple[Traffic, ...]:
         rates: dict[tuple[str, str], float] = defaultdict(float)

@@ -52,7 +52,9 @@ from storm_planner.core.elements import EXECUTOR_ID, EXECUTOR_LOAD, executors_by
 from storm_planner.core.errors import InfeasibleError, TooLargeError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Executor, Node, Problem, Traffic
+from storm_planner.core.resources import fit_to_resources
 from storm_planner.core.slots import slots_for_nodes
+from storm_planner.core.system_streams import unknown_tuple_bytes
 from storm_planner.core.utilisation import cpu_room
 from storm_planner.planners.chatzistergiou._counts import EPSILON, solve_counts
 
@@ -181,20 +183,98 @@ def near_uniform_runs(executors: Sequence[Executor], margin: float | None) -> li
 IMC_UNITS = ("auto", "bytes", "tuples")
 
 
-def imc_in_bytes(problem: Problem, imc_unit: str) -> bool:
-    """Whether group IMC is weighed in bytes/s: ``bytes``, or ``auto`` when every stream's tuple size is known.
+def imc_unknown_bytes(problem: Problem, imc_unit: str) -> float | None:
+    """How group IMC is weighed: None for tuples/s, else bytes/s with a tuple of unknown size weighing the
+    returned bytes (:func:`~storm_planner.core.system_streams.unknown_tuple_bytes`).
 
-    The paper's IMC is a data volume (MB/s, §7.3). In tuples, one acker message (two ids, ~60 bytes on the
-    wire) weighs as much as a data tuple several times its size, and a spout kept with its ackers sends
-    every data tuple across a link.
+    The paper's IMC is a data volume (MB/s, §7.3). ``tuples`` counts tuples; ``bytes`` weighs each tuple by
+    its stream's size; ``auto`` does so whenever some stream's size is known (the acker's streams always are
+    when the service adds them), and counts tuples when none is (every tuple would weigh the same prior).
+    Weighed in tuples, one acker message (two ids, ~60 bytes on the wire) counts as much as a data tuple
+    that carries those ids and its values too, and a spout kept with its ackers sends every data tuple across
+    a link: before metrics exist the user streams have no size, and ``auto`` used to fall back to tuples
+    there, which placed the bench's trends spout with three ackers and away from both counts.
     """
-    return imc_unit == "bytes" or (imc_unit == "auto" and problem.traffic_model.sizes_known())
+    if imc_unit == "tuples" or (imc_unit == "auto" and not problem.traffic_model.some_sizes_known()):
+        return None
+    return unknown_tuple_bytes(problem.streams)
+
+
+def imc_note(unknown_bytes: float | None, imc_unit: str) -> str:
+    """The plan's note on how IMC was weighed."""
+    if unknown_bytes is None:
+        return f"IMC weighed in tuples/s (imc_unit {imc_unit})"
+    unknown = "" if unknown_bytes <= 0 else f"; a tuple of unknown size weighs {unknown_bytes:g} B"
+    return f"IMC weighed in bytes/s (imc_unit {imc_unit}{unknown})"
+
+
+def weighed_graphs(problem: Problem, imc_unit: str, skew_margin: float | None, with_links: bool,
+                   notes: list[str]) -> tuple[JobGraph, JobGraph | None]:
+    """The job graph IMC is weighed on (:func:`imc_unknown_bytes`), and a second one in tuples/s when ``auto``
+    weighs some tuples by the prior alone (a stream of unknown size): None otherwise.
+
+    An anchored user tuple is never lighter than an acker message, and the prior puts it a little heavier;
+    tuples/s is the other end of that range (a user tuple exactly as heavy). topDown and taskLevel are greedy, and
+    on tight nodes a small change of weights reorders their pairs: on the end-to-end bench's Top-K, weighed
+    by the prior, topDown fills the spout's node with its counts and their sink before any acker fits there,
+    which puts every init, completion and ack on a link. So a planner that gets the second graph plans on
+    both and keeps the plan that collocates more IMC by the first (:func:`better_of`). The note says which.
+    """
+    unknown = imc_unknown_bytes(problem, imc_unit)
+    notes.append(imc_note(unknown, imc_unit))
+    graph = job_graph(problem, skew_margin, with_links, unknown)
+    if imc_unit != "auto" or unknown is None or problem.traffic_model.sizes_known():
+        return graph, None
+    return graph, job_graph(problem, skew_margin, with_links, None)
+
+
+def imc_gain(graph: JobGraph, node_of: Sequence[int]) -> float:
+    """IMC kept on one node by ``node_of`` (node per task), in ``graph``'s unit: executor links when the graph
+    has them, else group pairs under Eq. 1. O(links), or O(tasks + pairs x nodes)."""
+    if graph.links is not None:
+        return sum(w for (i, j), w in graph.links.items() if node_of[i] == node_of[j])
+    per_group: dict[int, dict[int, int]] = {}
+    for task, node in enumerate(node_of):
+        here = per_group.setdefault(graph.task_group[task], {})
+        here[node] = here.get(node, 0) + 1
+    gain = 0.0
+    for pair in graph.pairs:
+        first, second = per_group.get(pair.first, {}), per_group.get(pair.second, {})
+        gain += graph.link_imc(pair) * sum(n * second.get(k, 0) for k, n in first.items())
+    return gain
+
+
+def better_of(problem: Problem, graph: JobGraph, nodes: Sequence[Node], weighed: list[int], in_tuples: list[int],
+              notes: list[str]) -> list[int]:
+    """``weighed`` unless ``in_tuples`` (the plan on the tuples/s graph) collocates more of ``graph``'s IMC.
+
+    Both are compared as they will run: after :func:`~storm_planner.core.resources.fit_to_resources` (which
+    :func:`~storm_planner.planners.base.run` applies to the chosen one), since moving executors off a node
+    over its declared CPU can part what the planner put together.
+    """
+    index = {n.id: k for k, n in enumerate(nodes)}
+
+    def fitted_gain(node_of: list[int]) -> float:
+        placement = {graph.task_ids[t]: nodes[k].id for t, k in enumerate(node_of)}
+        try:
+            fitted, _ = fit_to_resources(problem, slots_for_nodes(problem, placement))
+        except InfeasibleError:
+            return -math.inf
+        return imc_gain(graph, [index.get(fitted[e].node, -1 - t) for t, e in enumerate(graph.task_ids)])
+
+    gain, other = fitted_gain(weighed), fitted_gain(in_tuples)
+    if other > gain + EPSILON * max(1.0, abs(gain)):
+        notes.append(f"the plan weighed in tuples/s keeps more IMC off the network by the bytes weighing "
+                     f"({other:g} against {gain:g} B/s): taken")
+        return in_tuples
+    return weighed
 
 
 def job_graph(problem: Problem, skew_margin: float | None = DEFAULT_SKEW_MARGIN,
-              with_links: bool = False, by_bytes: bool = False) -> JobGraph:
+              with_links: bool = False, unknown_bytes: float | None = None) -> JobGraph:
     """The paper's job graph of ``problem``: O(E + streams × groups²) time (+ executor pairs with links).
-    ``by_bytes``: group IMC in bytes/s (:func:`imc_in_bytes`); executor links stay in tuples."""
+    ``unknown_bytes`` (:func:`imc_unknown_bytes`): None weighs IMC (groups and links) in tuples/s, a number
+    in bytes/s with a tuple of unknown size weighing that many bytes."""
     executors = problem.executors
     task_ids = tuple(map(EXECUTOR_ID, executors))  # C-level passes: this runs for every plan
     index = dict(zip(task_ids, range(len(task_ids))))
@@ -214,7 +294,7 @@ def job_graph(problem: Problem, skew_margin: float | None = DEFAULT_SKEW_MARGIN,
                 task_group[t] = group.index
             groups.append(group)
 
-    group_imc, links = _aggregate_traffic(problem, index, task_group, len(groups), with_links, by_bytes)
+    group_imc, links = _aggregate_traffic(problem, index, task_group, len(groups), with_links, unknown_bytes)
     pairs: list[GroupPair] = []
     for (gi, gj), imc in group_imc.items():
         if gi == gj:
@@ -227,7 +307,7 @@ def job_graph(problem: Problem, skew_margin: float | None = DEFAULT_SKEW_MARGIN,
 
 
 def _aggregate_traffic(problem: Problem, index: Mapping[str, int], task_group: Sequence[int],
-                       group_count: int, with_links: bool, by_bytes: bool = False,
+                       group_count: int, with_links: bool, unknown_bytes: float | None = None,
                        ) -> tuple[dict[tuple[int, int], float], dict[tuple[int, int], float] | None]:
     """Sum traffic per unordered group pair (and, on request, per unordered executor pair).
 
@@ -235,15 +315,19 @@ def _aggregate_traffic(problem: Problem, index: Mapping[str, int], task_group: S
     groups²) when the streams carry it), so topDown never sees executor pairs;
     ``with_links`` (taskLevel, the local search) builds them, within the
     model's size limit. Pair order is the order of first appearance in the
-    executor traffic, which keeps tie-breaking stable.
+    executor traffic, which keeps tie-breaking stable. ``unknown_bytes``: see :func:`job_graph`.
     """
     model = problem.traffic_model
+    by_bytes = unknown_bytes is not None
     group_of = {executor: task_group[i] for executor, i in index.items()}
     group_imc: dict[tuple[int, int], float] = {}
-    for (gi, gj), rate in model.group_rates(group_of, by_bytes).items():
+    for (gi, gj), rate in model.group_rates(group_of, by_bytes, unknown_bytes or 0.0).items():
         key = (gi, gj) if gi <= gj else (gj, gi)
         group_imc[key] = group_imc.get(key, 0.0) + rate
-    links = _executor_links(model.executor_pairs(), index, len(task_group)) if with_links else None
+    links = None
+    if with_links:
+        pairs = model.executor_pairs() if not by_bytes else model.executor_pairs_in_bytes(unknown_bytes or 0.0)
+        links = _executor_links(pairs, index, len(task_group))
     return group_imc, links
 
 

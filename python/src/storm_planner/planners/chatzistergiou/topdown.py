@@ -63,15 +63,15 @@ from storm_planner.planners.chatzistergiou._groups import (
     NodePool,
     Placement,
     allocate_single_tasks,
+    better_of,
     complete,
     count_fitting,
     finish_plan,
-    imc_in_bytes,
-    job_graph,
     node_capacities,
     prioritised,
     require_capacity,
     usable_nodes,
+    weighed_graphs,
 )
 
 
@@ -211,8 +211,10 @@ class TopDownPlanner(Planner):
         Relative load spread within a component beyond which it is split into near-uniform sub-groups
         (§5's skew relaxation); None keeps every component whole.
     imc_unit : {"auto", "bytes", "tuples"}, default="auto"
-        What IMC counts: bytes per second (the paper's data volume) or tuples per second; ``auto``
-        takes bytes when every stream's tuple size is known (measured), else tuples.
+        What IMC counts: bytes per second (the paper's data volume) or tuples per second. ``auto`` takes
+        bytes whenever some stream's size is known (the acker's streams are sized from the start), a user
+        tuple of unknown size weighing an acker message plus a prior for its values
+        (:func:`~storm_planner.core.system_streams.unknown_tuple_bytes`); tuples when no size is known.
     """
 
     name = "topdown"
@@ -227,10 +229,14 @@ class TopDownPlanner(Planner):
     def plan(self, problem: Problem) -> Plan:
         nodes = usable_nodes(problem)
         require_capacity(problem, nodes)
-        by_bytes = imc_in_bytes(problem, self.imc_unit)
-        graph = job_graph(problem, self.skew_margin, by_bytes=by_bytes)
-        notes: list[str] = [f"IMC weighed in {'bytes' if by_bytes else 'tuples'}/s (imc_unit {self.imc_unit})"]
+        notes: list[str] = []
+        graph, in_tuples = weighed_graphs(problem, self.imc_unit, self.skew_margin, False, notes)
         capacities = node_capacities(problem, nodes)
-        node_of = complete(top_down(graph, nodes, self.priority, capacities), graph.task_loads, nodes, notes,
-                           capacities)
+
+        def solve(on: JobGraph, notes: list[str]) -> list[int]:
+            return complete(top_down(on, nodes, self.priority, capacities), on.task_loads, nodes, notes, capacities)
+
+        node_of = solve(graph, notes)
+        if in_tuples is not None:
+            node_of = better_of(problem, graph, nodes, node_of, solve(in_tuples, []), notes)
         return finish_plan(problem, self.name, graph, nodes, node_of, notes)

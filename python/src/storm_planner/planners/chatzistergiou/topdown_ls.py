@@ -36,18 +36,20 @@ from collections.abc import Sequence
 
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Node, Problem
-from storm_planner.planners._parameters import checked, to_real, to_whole
+from storm_planner.planners._parameters import checked, to_real, to_text, to_whole
 from storm_planner.planners.base import Planner
 from storm_planner.planners.chatzistergiou._counts import EPSILON
 from storm_planner.planners.chatzistergiou._groups import (
     DEFAULT_SKEW_MARGIN,
+    IMC_UNITS,
     JobGraph,
     complete,
     finish_plan,
-    job_graph,
+    imc_gain,
     node_capacities,
     require_capacity,
     usable_nodes,
+    weighed_graphs,
 )
 from storm_planner.planners.chatzistergiou.tasklevel import task_level
 from storm_planner.planners.chatzistergiou.topdown import top_down
@@ -246,27 +248,36 @@ class TopDownLocalSearchPlanner(Planner):
     skew_margin : float or None, default=0.25
         Relative load spread within a component beyond which it is split into near-uniform sub-groups
         for the topDown and taskLevel starts; None keeps every component whole.
+    imc_unit : {"auto", "bytes", "tuples"}, default="auto"
+        What a link's IMC counts, as for ``topdown``: bytes per second or tuples per second; ``auto`` takes
+        bytes whenever some stream's size is known, a user tuple of unknown size weighing an acker message
+        plus a prior for its values, and then also starts from the plans weighed in tuples
+        (:func:`._groups.weighed_graphs`); the search itself weighs bytes.
     """
 
     name = "topdown-ls"
     summary = "topDown (and taskLevel) starts refined by a bounded local search of moves and swaps"
 
     def __init__(self, *, kicks: int = DEFAULT_KICKS, max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
-                 skew_margin: float | None = DEFAULT_SKEW_MARGIN) -> None:
+                 skew_margin: float | None = DEFAULT_SKEW_MARGIN, imc_unit: str = "auto") -> None:
         self.kicks = checked(self.name, "kicks", kicks, to_whole, minimum=0)
         self.max_evaluations = checked(self.name, "max_evaluations", max_evaluations, to_whole, minimum=0)
         self.skew_margin = checked(self.name, "skew_margin", skew_margin, to_real, minimum=0, optional=True)
+        self.imc_unit = checked(self.name, "imc_unit", imc_unit, to_text, choices=IMC_UNITS)
 
     def plan(self, problem: Problem) -> Plan:
         nodes = usable_nodes(problem)
         require_capacity(problem, nodes)
-        graph = job_graph(problem, self.skew_margin, with_links=True)
+        notes: list[str] = []
+        graph, in_tuples = weighed_graphs(problem, self.imc_unit, self.skew_margin, True, notes)
         held = node_capacities(problem, nodes)   # D_CPU's n.mu, when set
         capacities = [n.effective_capacity for n in nodes] if held is None else held
-        notes: list[str] = []
         best: list[int] = []   # every start's gain is >= 0: the first one replaces this
         best_gain = -1.0
-        for start in starting_points(graph, nodes, problem.options.seed, held):
+        starts = starting_points(graph, nodes, problem.options.seed, held)
+        if in_tuples is not None:
+            starts += starting_points(in_tuples, nodes, problem.options.seed, held)
+        for start in starts:
             start = complete(start, graph.task_loads, nodes, [], held)
             gain = _collocated(graph, start)
             if gain > best_gain + EPSILON:
@@ -293,4 +304,4 @@ def _within(loads: Sequence[float], node_of: Sequence[int], capacities: Sequence
 
 
 def _collocated(graph: JobGraph, node_of: Sequence[int]) -> float:
-    return sum(w for (i, j), w in graph.task_links().items() if node_of[i] == node_of[j])
+    return imc_gain(graph, node_of)
