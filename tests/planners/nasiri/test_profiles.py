@@ -160,3 +160,14 @@ def test_a_submitted_topology_carries_its_profile_as_json_in_an_option():
     data["options"]["planner.hetero.profiles"] = json.dumps({"components": {"spout1": {"times": {"i5": -1}}}})
     with pytest.raises(ProfileError, match=r"^options.planner.hetero.profiles.components.spout1.times.i5: must not"):
         profile_for_problem(Problem.from_dict(data))
+
+
+def test_a_fit_with_no_r2_is_saved_as_strict_json():
+    """One rate gives no coefficient of determination: the saved fit says null, not NaN (a profile the bench
+    wrote was refused on reading it back: strict JSON has no NaN)."""
+    from storm_planner.planners.nasiri.profiles import Measurement, fit_affine_series
+
+    fit = fit_affine_series([Measurement("counts", "i5", 13.7, 18.8, 0.14)])
+    assert fit.r2 != fit.r2                       # NaN: undefined for one rate
+    saved = json.loads(json.dumps(fit.to_dict(), allow_nan=False))
+    assert saved["r2"] is None and saved["per_tuple_ms"] > 0

@@ -63,6 +63,7 @@ with R² and residuals). A profile records where it came from in ``source``.
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -387,7 +388,8 @@ class SeriesFit:
 
     def to_dict(self) -> dict[str, Any]:
         return {"component": self.component, "machine_type": self.machine_type, "base": self.base,
-                "per_tuple_ms": self.per_tuple_ms, "et": self.et, "r2": self.r2,
+                # An undefined r2 (one rate, or a CPU that did not vary) is null: saved profiles are strict JSON.
+                "per_tuple_ms": self.per_tuple_ms, "et": self.et, "r2": self.r2 if math.isfinite(self.r2) else None,
                 "rates": list(self.rates), "residuals": list(self.residuals), "note": self.note}
 
 
