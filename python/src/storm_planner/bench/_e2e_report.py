@@ -15,7 +15,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench.report import markdown_table, pyplot, read_csv
+from storm_planner.bench.report import markdown_table, pyplot, read_csv, save_figure
 
 BASELINES = ("default", "ras")
 
@@ -182,13 +182,7 @@ def _ramp_plot(out: Path, workload: str, rates: list[float], schedulers: list[st
     for axis in (throughput, p99):
         axis.set_xlabel("offered tuples/s")
     throughput.legend(fontsize=8)
-    figure.suptitle(f"{workload}: the rate ramp", fontsize=11)
-    figure.tight_layout()
-    path = out / f"{workload}-ramp.png"
-    out.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return path
+    return save_figure(figure, out / f"{workload}-ramp.png", f"{workload}: the rate ramp")
 
 
 def _hook_overhead(medians: dict[str, tuple[float, float]], node_cpu: dict[str, float]) -> str:
@@ -346,13 +340,7 @@ def _plot(out: Path, workload: str, rate: str, schedulers: list[str], by: dict[s
     cdf.set_title("latency CDF, every cell", fontsize=10)
     if cdf.get_legend_handles_labels()[0]:
         cdf.legend(fontsize=8)
-    figure.suptitle(f"{workload} at {rate} tuples/s", fontsize=11)
-    figure.tight_layout()
-    path = out / f"{workload}-{rate}.png"
-    out.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return path
+    return save_figure(figure, out / f"{workload}-{rate}.png", f"{workload} at {rate} tuples/s")
 
 
 def _quantiles(out: Path, cell: dict[str, Any]) -> list[float]:

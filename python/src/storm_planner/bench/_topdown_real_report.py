@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from storm_planner.bench._e2e_report import BASELINES, _fmt, _median, _numbers, _spread, _sum
-from storm_planner.bench.report import markdown_table, pyplot, read_csv
+from storm_planner.bench.report import markdown_table, pyplot, read_csv, save_figure
 
 DEFAULT = "default"
 BYTES = "link_bytes_per_tuple"
@@ -184,13 +184,7 @@ def _capacity_plot(out: Path, workload: str, scales: list[float], schedulers: li
         axis.set_xticks(scales)
     if gain.get_legend_handles_labels()[0]:
         gain.legend(fontsize=8)
-    figure.suptitle(f"{workload}: IMC gain as node capacity grows", fontsize=11)
-    figure.tight_layout()
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{workload}-capacity.png"
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return path
+    return save_figure(figure, out / f"{workload}-capacity.png", f"{workload}: IMC gain as node capacity grows")
 
 
 def _rates(out: Path) -> str:
@@ -260,10 +254,4 @@ def _rates_plot(out: Path, workload: str, steps: list[int], offered: dict[int, f
     if gain.get_legend_handles_labels()[0]:
         gain.legend(fontsize=8)
     rate.legend(fontsize=8)
-    figure.suptitle(f"{workload}: IMC gain as the input rate varies", fontsize=11)
-    figure.tight_layout()
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{workload}-rates.png"
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return path
+    return save_figure(figure, out / f"{workload}-rates.png", f"{workload}: IMC gain as the input rate varies")

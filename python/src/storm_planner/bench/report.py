@@ -139,6 +139,18 @@ def pyplot():
     return plt
 
 
+def save_figure(figure, path: Path, title: str) -> Path:
+    """``figure`` titled, laid out and written to ``path`` (its folder made), then closed; returns ``path``."""
+    import matplotlib.pyplot as plt
+
+    figure.suptitle(title, fontsize=11)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
+
+
 def plot_by_planner(path: Path, rows: Sequence[dict[str, Any]], planners: Sequence[str],
                     panels: Sequence[tuple[str, str]], *, x: str = "workload", xlabel: str = "",
                     suptitle: str | None = None, styles: Mapping[str, tuple[str, float]] | None = None) -> None:
