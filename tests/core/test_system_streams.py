@@ -10,12 +10,15 @@ from storm_planner.core.system_streams import (
     ACK_ACK_STREAM,
     ACK_INIT_STREAM,
     ACKER,
+    DEFAULT_WATERMARK_STREAMS,
     MAX_PRIOR_RATE,
+    WATERMARK_STREAM,
     acker_streams,
     metrics_streams,
     prior_rates,
     with_system_streams,
 )
+from storm_planner.streaming.watermarks import WATERMARK_STREAM as streaming_watermark_stream
 
 TOPK = (Component("requests", "spout", 1), Component("count", "bolt", 2), Component("top", "bolt", 1),
         Component(ACKER, "bolt", 2, system=True))
@@ -114,3 +117,64 @@ def test_the_workers_note_says_how_many_against_topology_workers():
     spread = {"a/0": Slot("n0", 6700), "a/1": Slot("n1", 6700)}
     assert "more than topology.workers 1" in workers_note(_problem(1), spread)
     assert "one per node used" in workers_note(_problem(None), spread)
+
+
+# bargains' graph (topologies/bargains): two replay spouts with all-grouped watermark streams beside their data.
+BARGAINS = (Component("trades", "spout", 1), Component("quotes", "spout", 1), Component("vwap", "bolt", 2),
+            Component("join", "bolt", 2), Component("filter", "bolt", 1), Component("sink", "bolt", 1),
+            Component(ACKER, "bolt", 4, system=True))
+BARGAINS_STREAMS = (
+    Stream("trades", "vwap", "fields"), Stream("trades", "vwap", "all", stream_id=WATERMARK_STREAM),
+    Stream("vwap", "join", "fields"), Stream("vwap", "join", "all", stream_id=WATERMARK_STREAM),
+    Stream("quotes", "join", "fields"), Stream("quotes", "join", "all", stream_id=WATERMARK_STREAM),
+    Stream("join", "filter", "shuffle"), Stream("filter", "sink", "global"))
+
+
+def test_watermarks_are_priced_as_the_kit_sends_them_and_add_no_data():
+    """A replay spout sends a watermark per record (its data rate), each all-grouped copy reaches every task, a
+    bolt passes one on per one received, and a watermark adds no data tuple. Selectivity 1 over every input (the
+    code before) made vwap emit 3 tuples per trade on each output and the join 12 per trade and quote."""
+    rates = {(s.source, s.target, s.stream_id): s.rate for s in prior_rates(BARGAINS, BARGAINS_STREAMS)}
+    assert rates[("trades", "vwap", WATERMARK_STREAM)] == 1.0
+    assert rates[("vwap", "join", "default")] == 1.0               # one VWAP per trade
+    assert rates[("vwap", "join", WATERMARK_STREAM)] == 2.0        # each of vwap's 2 tasks passes each one on
+    assert rates[("quotes", "join", WATERMARK_STREAM)] == 1.0
+    assert rates[("join", "filter", "default")] == 2.0             # its data inputs: a VWAP and a quote
+    assert rates[("filter", "sink", "default")] == 2.0
+
+
+def test_watermarks_start_no_tree_and_cost_the_acker_nothing():
+    """Watermarks go out unanchored (no message id at the spout, anchors=[] in the bolts): one init and one
+    completion per spout record, and a bolt acks only its data tuples to the acker."""
+    user = prior_rates(BARGAINS, BARGAINS_STREAMS)
+    acks = by_pair(acker_streams(BARGAINS, user))
+    assert acks["trades", ACKER, ACK_INIT_STREAM].rate == 1.0
+    assert acks[ACKER, "quotes", ACK_ACK_STREAM].rate == 1.0
+    assert acks["vwap", ACKER, ACK_ACK_STREAM].rate == 1.0          # the trade; not its 2 watermark copies
+    assert acks["join", ACKER, ACK_ACK_STREAM].rate == 2.0          # a VWAP and a quote; not 6 watermark copies
+
+
+def test_which_streams_are_watermarks_is_the_callers_choice():
+    """Another id is declared as a watermark stream; declaring none prices every stream as data (as before)."""
+    renamed = tuple(Stream(s.source, s.target, s.grouping, s.rate, "marks" if s.stream_id == WATERMARK_STREAM
+                           else s.stream_id) for s in BARGAINS_STREAMS)
+    rates = {(s.source, s.target): s.rate for s in prior_rates(BARGAINS, renamed, watermark_streams=("marks",))
+             if s.stream_id == "default"}
+    assert rates[("join", "filter")] == 2.0
+    as_data = {(s.source, s.target): s.rate for s in prior_rates(BARGAINS, BARGAINS_STREAMS, watermark_streams=())
+               if s.stream_id == "default"}
+    assert as_data[("vwap", "join")] == 3.0 and as_data[("join", "filter")] == 12.0
+    assert DEFAULT_WATERMARK_STREAMS == (WATERMARK_STREAM,) == (streaming_watermark_stream,)
+
+
+def test_a_bolt_fed_by_watermarks_alone_and_one_that_starts_them():
+    """No data input: its data outputs take every input (the old rule). No watermark input but a watermark output:
+    it starts them, one per data tuple it receives, as a spout does per record."""
+    components = (Component("s", "spout", 1), Component("timer", "bolt", 3), Component("a", "bolt", 2),
+                  Component("b", "bolt", 1))
+    streams = (Stream("s", "timer", "all", stream_id=WATERMARK_STREAM), Stream("timer", "b"),
+               Stream("s", "a"), Stream("s", "a", "fields", stream_id="side"),
+               Stream("a", "b", "all", stream_id=WATERMARK_STREAM))
+    rates = {(s.source, s.target, s.stream_id): s.rate for s in prior_rates(components, streams)}
+    assert rates[("timer", "b", "default")] == 3.0     # 3 watermark copies in, no data input
+    assert rates[("a", "b", WATERMARK_STREAM)] == 2.0  # started per data tuple: default 1 + side 1

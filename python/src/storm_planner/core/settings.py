@@ -232,6 +232,10 @@ SYSTEM_STREAMS = _define("planner.system.streams", FLAG, True, TOPOLOGY, SERVICE
                          "false: the acker's and metrics consumers' streams are not added to the declared ones")
 TUPLE_OVERHEAD_BYTES = _define("planner.network.tuple.overhead.bytes", NUMBER, 40.0, TOPOLOGY, SERVICE,
                                "wire bytes per tuple beyond the hook's payload estimate", minimum=0)
+WATERMARK_STREAMS = _define("planner.watermark.streams", TEXT, "watermark", TOPOLOGY, SERVICE,
+                            "comma-separated stream ids that carry event-time watermarks (the kit's "
+                            "streaming.watermarks): before metrics, one per spout record, passed on once per "
+                            "task, unanchored; an id no stream has turns this off")
 
 # -- the planner service: metrics (metrics/source.py) ----------------------------------------------------
 METRICS_WINDOWS = _define("planner.metrics.windows", INTEGER, 3, TOPOLOGY, SERVICE,
@@ -289,6 +293,11 @@ HETERO_PROFILES = _define("planner.hetero.profiles", JSON, None, TOPOLOGY, PLANN
 CATALOGUE: Mapping[str, Setting] = MappingProxyType(_CATALOGUE)
 # The keys that fill Options fields, by field.
 OPTION_FIELDS: Mapping[str, Setting] = MappingProxyType({s.field: s for s in CATALOGUE.values() if s.field})
+
+
+def stream_ids(text: str) -> tuple[str, ...]:
+    """A comma-separated list of stream ids (``planner.watermark.streams``), blanks dropped."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
 def setting(key: str) -> Setting:

@@ -26,17 +26,58 @@ data points from every task once a bucket (``topology.builtin.metrics.bucket.siz
 
 Before metrics exist the user streams have no measured rates either.
 :func:`prior_rates` propagates one: every spout emits one tuple (a unit of rate)
-on each of its output streams, and every bolt emits on each of its output
-streams as many tuples as it receives (selectivity 1). A bolt receives the sum
-of its input streams, an ``all``-grouped stream once per executor of the bolt
-(every executor gets a copy). Components in a cycle are resolved in one pass
-over what is known when the cycle is reached. Each rate is capped at
-``MAX_PRIOR_RATE`` so a deep cascade of joins cannot overflow.
+on each of its output streams, and every bolt emits on each of its data output
+streams as many tuples as it receives on its data input streams (selectivity 1).
+A bolt receives the sum of its input streams, an ``all``-grouped stream once per
+executor of the bolt (every executor gets a copy: Storm sends one message per
+target task). Components in a cycle are resolved in one pass over what is known
+when the cycle is reached. Each rate is capped at ``MAX_PRIOR_RATE`` so a deep
+cascade of joins cannot overflow.
+
+Watermark streams are not data, and selectivity 1 over them was wrong: the
+stream ids ``planner.watermark.streams`` names (default ``watermark``, the
+kit's :mod:`storm_planner.streaming.watermarks`) are priced as the kit emits
+them (``ReplaySpout._advance_watermark``, ``WatermarkTracker``, the bargains and
+airline bolts). This prior is ours, read from that code, not Storm's or a paper's:
+
+* a replay spout sends ``[W]`` whenever a record's event time is later than the
+  last it sent: one per record where times do not tie (the synthetic stock feeds'
+  trades and quotes fall on distinct milliseconds), fewer where they do. The prior
+  takes one per record, i.e. a spout's watermark stream at its data rate (an upper
+  bound). Watermarks are not periodic in the kit: no timer sends them.
+* a bolt passes on at most one watermark per watermark it receives
+  (``WatermarkTracker.update`` answers only when the minimum advanced), so its
+  watermark output is the watermark copies its tasks receive (exact with one
+  upstream task). A component that receives none but declares a watermark output
+  starts them as a spout does: one per data tuple it receives.
+* a watermark adds no data tuple: it may release data a bolt buffered (the
+  bargains join's quotes), each of which came in as a data tuple. So data outputs
+  follow data inputs only; a bolt fed by watermarks alone keeps the old rule
+  (every input counts).
+* watermarks are emitted unanchored (no message id at the spout, ``anchors=[]``
+  in the bolts): they start no tuple tree, and acking one sends the acker nothing
+  (``BoltOutputCollectorImpl.ack`` sends one message per anchor). So they add no
+  acker stream.
+* their size stays unknown until measured, as every user stream's: one number and
+  no anchor would make them lighter than a data tuple, but weighed so topDown-LS
+  parted the airline job's ``extract`` tasks and sent more bytes across (the
+  bench's model, ``scripts/imc-prior.py``), so no size prior is given.
+
+Bargains (two spouts with all-grouped watermarks into ``vwap`` and ``join``, two
+executors each) shows what that changed. Selectivity 1 over every input gave
+``vwap`` 3 tuples per trade on each output (1 trade + 2 watermark copies) and the
+join 12 per trade and quote (3 + 2·3 + 1 + 2), so ``join -> filter -> sink`` and
+their acks looked like the heaviest flows, 12 tuples each per spout tuple. As the
+kit emits (per trade and quote): 4 data tuples (3 into ``vwap`` and the join, the
+quote out of it), 8 watermark copies, 7 acker messages; 19, 9.5 per input tuple,
+as the bench measured between bargains' executors at 2 × 200 t/s (3,810 tuples/s;
+rare watermarks would have made 5.5). Measured rates replace every prior as before.
 
 The acker's streams are rated from the user streams' rates, measured or prior:
 init and complete of a spout = the trees it starts (per output stream id, the
 tuples emitted on it: streams of one id to several consumers carry the same
-emits), ack of a bolt = the tuples it receives. Once the workers' metrics
+emits), ack of a bolt = the tuples it receives; watermark streams, unanchored,
+count in neither. Once the workers' metrics
 exist, the measured executor pairs (which count the acker's tuples: the metrics
 hook sees every emit) replace all of these as the problem's traffic; the acker
 streams then still carry the tuple size used for link use.
@@ -65,7 +106,7 @@ Complexity: O(components + streams).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from storm_planner.core import settings
 from storm_planner.core.elements import SPOUT, Component, Stream
@@ -73,6 +114,9 @@ from storm_planner.core.elements import SPOUT, Component, Stream
 ACKER = "__acker"
 ACK_INIT_STREAM = "__ack_init"
 ACK_ACK_STREAM = "__ack_ack"
+# The kit's event-time watermark stream (storm_planner.streaming.watermarks.WATERMARK_STREAM; a test keeps them equal).
+WATERMARK_STREAM = "watermark"
+DEFAULT_WATERMARK_STREAMS = (WATERMARK_STREAM,)
 METRICS_PREFIX = "__metrics"
 METRICS_STREAM = "__metrics"
 # Payload of one acker message: root id and ack value (two longs) and, for init, the spout task id.
@@ -88,34 +132,41 @@ DEFAULT_METRICS_BUCKET_S = 60.0
 MAX_PRIOR_RATE = 1e6
 
 
-def prior_rates(components: Iterable[Component], streams: Iterable[Stream]) -> tuple[Stream, ...]:
-    """The user streams with rates propagated from one tuple per spout output stream (selectivity 1).
+def prior_rates(components: Iterable[Component], streams: Iterable[Stream], *,
+                watermark_streams: Collection[str] = DEFAULT_WATERMARK_STREAMS) -> tuple[Stream, ...]:
+    """The user streams with rates propagated from one tuple per spout output stream (selectivity 1 over data
+    inputs; the ids in ``watermark_streams`` priced as the kit's watermarks, see the module's notes).
 
     System streams (to or from a system component) keep their rates.
     """
     by_id = {c.id: c for c in components}
     streams = tuple(streams)
+    marks = frozenset(watermark_streams)
     user = [k for k, s in enumerate(streams) if _is_user(s, by_id)]
-    emitted = _emitted_by_prior(by_id, [streams[k] for k in user])
+    emitted = _emitted_by_prior(by_id, [streams[k] for k in user], marks)
     out = list(streams)
     for k in user:
         s = streams[k]
-        out[k] = _with_rate(s, emitted.get(s.source, 1.0))
+        data, watermarks = emitted.get(s.source, (1.0, 1.0))
+        out[k] = _with_rate(s, watermarks if s.stream_id in marks else data)
     return tuple(out)
 
 
 def acker_streams(components: Iterable[Component], streams: Iterable[Stream], *,
                   tuple_bytes: float = ACK_PAYLOAD_BYTES,
-                  sizes: Mapping[tuple[str, str], float] | None = None) -> tuple[Stream, ...]:
+                  sizes: Mapping[tuple[str, str], float] | None = None,
+                  watermark_streams: Collection[str] = DEFAULT_WATERMARK_STREAMS) -> tuple[Stream, ...]:
     """The acker's streams implied by the user ``streams`` (empty without an ``__acker`` component).
 
-    ``sizes`` (component pair → bytes per tuple, measured) overrides ``tuple_bytes`` where given.
+    ``sizes`` (component pair → bytes per tuple, measured) overrides ``tuple_bytes`` where given. Streams whose
+    id is in ``watermark_streams`` are unanchored (no tree, no ack) and imply none.
     """
     by_id = {c.id: c for c in components}
     if ACKER not in by_id:
         return ()
     sizes = sizes or {}
-    user = [s for s in streams if _is_user(s, by_id)]
+    marks = frozenset(watermark_streams)
+    user = [s for s in streams if _is_user(s, by_id) and s.stream_id not in marks]
     received, roots_of = _received(by_id, user), _roots(user)
     added = []
     for c in by_id.values():
@@ -166,7 +217,8 @@ def metrics_streams(components: Iterable[Component], *, bucket_s: float = DEFAUL
 def with_system_streams(components: Iterable[Component], streams: Iterable[Stream], *,
                         ack_bytes: float = ACK_PAYLOAD_BYTES,
                         sizes: Mapping[tuple[str, str], float] | None = None,
-                        metrics_bucket_s: float = DEFAULT_METRICS_BUCKET_S) -> tuple[Stream, ...]:
+                        metrics_bucket_s: float = DEFAULT_METRICS_BUCKET_S,
+                        watermark_streams: Collection[str] = DEFAULT_WATERMARK_STREAMS) -> tuple[Stream, ...]:
     """``streams`` plus the acker's and the metrics consumers' (none added where some already name them)."""
     components = tuple(components)
     streams = tuple(streams)
@@ -174,7 +226,8 @@ def with_system_streams(components: Iterable[Component], streams: Iterable[Strea
     system_ids = {c.id for c in components if c.system}
     if named & system_ids:
         return streams  # the caller's graph already carries its system streams (a problem file, say)
-    return (streams + acker_streams(components, streams, tuple_bytes=ack_bytes, sizes=sizes)
+    return (streams + acker_streams(components, streams, tuple_bytes=ack_bytes, sizes=sizes,
+                                    watermark_streams=watermark_streams)
             + tuple(_sized(s, sizes, METRICS_PAYLOAD_BYTES)
                     for s in metrics_streams(components, bucket_s=metrics_bucket_s)))
 
@@ -210,8 +263,10 @@ def _roots(streams: Iterable[Stream]) -> dict[str, float]:
     return roots
 
 
-def _emitted_by_prior(components: Mapping[str, Component], streams: list[Stream]) -> dict[str, float]:
-    """Per component, tuples emitted on each of its output streams: spouts 1, bolts what they receive.
+def _emitted_by_prior(components: Mapping[str, Component], streams: list[Stream],
+                      marks: frozenset[str]) -> dict[str, tuple[float, float]]:
+    """Per component, (data, watermark) tuples emitted on each of its output streams of that kind: spouts 1
+    and 1, bolts what they receive (:func:`_emit_rates`).
 
     Kahn's order over the user graph; components left in cycles take what is known of their inputs.
     """
@@ -223,27 +278,42 @@ def _emitted_by_prior(components: Mapping[str, Component], streams: list[Stream]
             inputs[s.target].append(s)
             outputs[s.source].append(s)
             waiting[s.target] += 1
-    emitted: dict[str, float] = {}
+    emitted: dict[str, tuple[float, float]] = {}
     ready = [c for c in components if waiting[c] == 0 and not components[c].system]
     while ready:
         current = ready.pop()
-        emitted[current] = _emit_rate(components, current, inputs, emitted)
+        emitted[current] = _emit_rates(components, current, inputs, emitted, marks)
         for s in outputs[current]:
             waiting[s.target] -= 1
             if waiting[s.target] == 0 and s.target not in emitted:
                 ready.append(s.target)
     for c in components:  # in cycles: one pass over what is known
         if c not in emitted and not components[c].system:
-            emitted[c] = _emit_rate(components, c, inputs, emitted)
+            emitted[c] = _emit_rates(components, c, inputs, emitted, marks)
     return emitted
 
 
-def _emit_rate(components: Mapping[str, Component], component: str, inputs: Mapping[str, list[Stream]],
-               emitted: Mapping[str, float]) -> float:
+def _emit_rates(components: Mapping[str, Component], component: str, inputs: Mapping[str, list[Stream]],
+                emitted: Mapping[str, tuple[float, float]], marks: frozenset[str]) -> tuple[float, float]:
+    """(data, watermark) rate of one component's output streams: a spout (or a component without inputs) 1
+    and 1 (a watermark per record); a bolt its data inputs' copies on data outputs (all its inputs' when it
+    has no data input), its watermark inputs' copies on watermark outputs (its data inputs' when it receives
+    no watermark: it starts them, one per tuple, as a spout does per record)."""
     if components[component].type == SPOUT or not inputs.get(component):
-        return 1.0
-    total = sum(emitted.get(s.source, 0.0) * _copies(s, components) for s in inputs[component])
-    return min(MAX_PRIOR_RATE, total) if total > 0 else 1.0
+        return 1.0, 1.0
+    data = watermarks = 0.0
+    for s in inputs[component]:
+        known = emitted.get(s.source)
+        if known is None:
+            continue
+        if s.stream_id in marks:
+            watermarks += known[1] * _copies(s, components)
+        else:
+            data += known[0] * _copies(s, components)
+    data_out = data if data > 0 else data + watermarks
+    watermark_out = watermarks if watermarks > 0 else data_out
+    return (min(MAX_PRIOR_RATE, data_out) if data_out > 0 else 1.0,
+            min(MAX_PRIOR_RATE, watermark_out) if watermark_out > 0 else 1.0)
 
 
 def _with_rate(stream: Stream, rate: float) -> Stream:

@@ -6,8 +6,9 @@ come from :class:`~storm_planner.service.request_state.RequestState`.
 
 Loads: when the metrics store has nothing for a topology, each executor gets its
 declared CPU (or ``planner.executor.cost``, default 10 % of a core) and each
-stream a prior rate (one tuple per spout output, selectivity 1), so that planners
-still see the graph's shape. The acker's streams (and metrics consumers') are
+stream a prior rate (one tuple per spout output, selectivity 1 over data inputs,
+watermark streams as the kit sends them: ``planner.watermark.streams``), so that
+planners still see the graph's shape. The acker's streams (and metrics consumers') are
 added to the declared ones: :mod:`storm_planner.core.system_streams`.
 """
 from __future__ import annotations
@@ -157,6 +158,7 @@ def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str,
     the metrics consumers'), unless ``planner.system.streams`` is false (:mod:`storm_planner.core.system_streams`)."""
     known = {c.id for c in components}
     default_size = settings.TUPLE_BYTES.read(options)
+    marks = settings.stream_ids(settings.WATERMARK_STREAMS.read(options))
     declared = tuple(
         Stream(
             source=s.from_component,
@@ -169,13 +171,13 @@ def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str,
         for s in spec.streams
         if s.from_component in known and s.to_component in known
     )
-    declared = prior_rates(components, declared)
+    declared = prior_rates(components, declared, watermark_streams=marks)
     if not settings.SYSTEM_STREAMS.read(options):
         return declared
     overhead = settings.TUPLE_OVERHEAD_BYTES.read(options)
     bucket = option(options, "topology.builtin.metrics.bucket.size.secs", float, DEFAULT_METRICS_BUCKET_S)
     return with_system_streams(components, declared, ack_bytes=ACK_PAYLOAD_BYTES + overhead, sizes=sizes,
-                               metrics_bucket_s=bucket)
+                               metrics_bucket_s=bucket, watermark_streams=marks)
 
 
 def _declared(executor: Any) -> dict[str, float]:
