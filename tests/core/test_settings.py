@@ -30,6 +30,7 @@ WHERE = {"storm.yaml": settings.STORM_YAML, "topology conf": settings.TOPOLOGY,
     (settings.REPLAN_THRESHOLD, "0.4", 0.4), (settings.REPLAN_THRESHOLD, 0.4, 0.4),
     (settings.MAX_MIGRATIONS, " 7 ", 7), (settings.METRICS_TRAFFIC_UNIT, "Bytes", "bytes"),
     (settings.SEED, "0", 0),
+    (settings.WATERMARK_STREAMS, " watermark, marks ", ("watermark", "marks")),
 ])
 def test_a_value_is_read_in_its_type(setting, raw, value):
     read = setting.read({setting.key: raw})
@@ -53,6 +54,7 @@ def test_unset_or_empty_is_the_default(raw):
     (settings.METRICS_MIN_COVERAGE, "1.5", "must not be above 1"),
     (settings.METRICS_STALE_SECS, "inf", "is not a finite number"),
     (settings.METRICS_TRAFFIC_UNIT, "bits", "is not one of tuples, bytes"),
+    (settings.WATERMARK_STREAMS, "watermark,,marks", "is not a comma-separated list of stream ids"),
 ])
 def test_an_unusable_value_is_refused_naming_the_key(setting, raw, says):
     with pytest.raises(SettingError) as refused:
@@ -91,6 +93,7 @@ def test_options_fields_fill_the_options_dataclass_and_leave_the_rest_in_extra()
 
 def test_module_defaults_are_the_catalogue_s():
     from storm_planner.adaptation import replan
+    from storm_planner.core import system_streams
     from storm_planner.metrics import derive, network_use
     from storm_planner.service import rebalance
 
@@ -107,6 +110,7 @@ def test_module_defaults_are_the_catalogue_s():
     )
     assert settings.METRICS_WINDOWS.default == derive.DEFAULT_WINDOWS
     assert settings.TUPLE_OVERHEAD_BYTES.default == network_use.DEFAULT_TUPLE_OVERHEAD_BYTES
+    assert settings.WATERMARK_STREAMS.default == system_streams.DEFAULT_WATERMARK_STREAMS
 
 
 # -- one reader ----------------------------------------------------------------------------------------

@@ -46,6 +46,8 @@ PREFIX = "planner."
 
 # Kinds of value.
 FLAG, INTEGER, NUMBER, TEXT, CHOICE, JSON, HOSTS = "flag", "integer", "number", "text", "choice", "json", "hosts"
+STREAM_IDS = "stream ids"   # comma-separated Storm stream ids, read as a tuple
+STREAM_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_.$-]*")
 NAME = "name"   # a planner's registered name: lower-case letters, digits and dashes (the service checks it exists)
 # Where a key is set.
 TOPOLOGY, STORM_YAML, TOPOLOGY_OR_YAML = "topology conf", "storm.yaml", "topology conf or storm.yaml"
@@ -109,6 +111,11 @@ class Setting:
             return word
         if self.kind == TEXT:
             return str(raw).strip()
+        if self.kind == STREAM_IDS:
+            ids = tuple(part.strip() for part in str(raw).split(","))
+            if not all(STREAM_ID.fullmatch(part) for part in ids):
+                raise SettingError(f"{shown}={raw!r} is not a comma-separated list of stream ids", self.key)
+            return ids
         if self.kind == NAME:
             name = str(raw).strip()
             if not re.fullmatch(r"[a-z][a-z0-9-]*", name):
@@ -232,10 +239,10 @@ SYSTEM_STREAMS = _define("planner.system.streams", FLAG, True, TOPOLOGY, SERVICE
                          "false: the acker's and metrics consumers' streams are not added to the declared ones")
 TUPLE_OVERHEAD_BYTES = _define("planner.network.tuple.overhead.bytes", NUMBER, 40.0, TOPOLOGY, SERVICE,
                                "wire bytes per tuple beyond the hook's payload estimate", minimum=0)
-WATERMARK_STREAMS = _define("planner.watermark.streams", TEXT, "watermark", TOPOLOGY, SERVICE,
+WATERMARK_STREAMS = _define("planner.watermark.streams", STREAM_IDS, ("watermark",), TOPOLOGY, SERVICE,
                             "comma-separated stream ids that carry event-time watermarks (the kit's "
                             "streaming.watermarks): before metrics, one per spout record, passed on once per "
-                            "task, unanchored; an id no stream has turns this off")
+                            "task, unanchored; an id no stream has (none) turns this off")
 
 # -- the planner service: metrics (metrics/source.py) ----------------------------------------------------
 METRICS_WINDOWS = _define("planner.metrics.windows", INTEGER, 3, TOPOLOGY, SERVICE,
@@ -293,11 +300,6 @@ HETERO_PROFILES = _define("planner.hetero.profiles", JSON, None, TOPOLOGY, PLANN
 CATALOGUE: Mapping[str, Setting] = MappingProxyType(_CATALOGUE)
 # The keys that fill Options fields, by field.
 OPTION_FIELDS: Mapping[str, Setting] = MappingProxyType({s.field: s for s in CATALOGUE.values() if s.field})
-
-
-def stream_ids(text: str) -> tuple[str, ...]:
-    """A comma-separated list of stream ids (``planner.watermark.streams``), blanks dropped."""
-    return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
 def setting(key: str) -> Setting:
@@ -396,6 +398,8 @@ Any other `planner.*` key is ignored, and the plan's notes say so, naming the cl
 
 
 def _shown(value: Any) -> str:
+    if isinstance(value, tuple):
+        return ",".join(map(str, value))
     return str(value).lower() if isinstance(value, bool) else f"{value:g}" if isinstance(value, float) else str(value)
 
 

@@ -158,7 +158,7 @@ def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str,
     the metrics consumers'), unless ``planner.system.streams`` is false (:mod:`storm_planner.core.system_streams`)."""
     known = {c.id for c in components}
     default_size = settings.TUPLE_BYTES.read(options)
-    marks = settings.stream_ids(settings.WATERMARK_STREAMS.read(options))
+    marks = settings.WATERMARK_STREAMS.read(options)
     declared = tuple(
         Stream(
             source=s.from_component,
