@@ -280,7 +280,7 @@ REPLAN_TRUST = _define("planner.replan.trust", FLAG, False, TOPOLOGY, SERVICE,
                        "(experiments on a planner's own adaptation, e.g. ALBIC's collocation period after period)")
 SOURCE_RESUMABLE = _define("planner.source.resumable", FLAG, False, TOPOLOGY, SERVICE,
                            "the topology's spouts resume after a restart without loss (from a committed offset, "
-                           "as Kafka's spout does, or the kit's replay spouts with <prefix>.checkpoint_dir): "
+                           "as Kafka's spout does, or the kit's replay spouts given a checkpoint_dir): "
                            "under planner.replan.cautious a move may then restart a spout's worker to relieve a "
                            "node short of CPU (when no relief spares it), not for traffic or balance")
 INITIAL_ALGORITHM = _define("planner.initial.algorithm", NAME, None, TOPOLOGY, SERVICE,
