@@ -148,6 +148,19 @@ def test_a_tuple_given_up_counts_as_done(tmp_path):
     assert spout.given_up == 1 and spout.committed() == 1
 
 
+def test_one_record_held_open_long_keeps_the_commit_there_in_bounded_memory(tmp_path):
+    (tmp_path / "requests.jsonl").write_text("\n".join(request(i) for i in range(3000)) + "\n")
+    spout = start(tmp_path, **{"worldcup.replay_batch": 500})
+    while not spout.exhausted:
+        spout.next_tuple()
+        for tup_id in [t for t in spout.pending if t != "0:7:0"]:
+            spout.ack(tup_id)
+        spout.committed()
+    assert spout.committed() == 7 and len(spout._open_heap) <= 1 + 1024 + 4
+    spout.ack("0:7:0")
+    assert spout.committed() == 3000
+
+
 @pytest.mark.parametrize("content, says", [
     (b"abc\n", "is not a non-negative integer"),
     (b"-3\n", "is not a non-negative integer"),

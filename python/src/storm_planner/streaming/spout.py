@@ -319,6 +319,10 @@ class ReplaySpout(Spout):
         """The committed record number: every record of this task's share below it had all its tuples acked
         (or given up). O(log n) amortised."""
         heap = self._open_heap
+        if len(heap) > 4 * len(self._open) + 1024:
+            # One record held open long (a tuple failing again and again) leaves the entries of every
+            # finished record after it in the heap: rebuild it from the open ones (a sorted list is a heap).
+            heap[:] = sorted(self._open)
         while heap and heap[0] not in self._open:
             heapq.heappop(heap)
         return heap[0] if heap else self.record_seq
