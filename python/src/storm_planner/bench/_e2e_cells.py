@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -129,10 +128,8 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
             raise HeteroProfileError(f"{scheduler.label} needs a profile of {workload.name}: none was made or given")
         options[HETERO_PROFILES.key] = profile
     options.update(extra or {})
-    # streamparse prints its upload progress; the command's standard output is its JSON answer alone.
-    with contextlib.redirect_stdout(sys.stderr):
-        return submit_project(bench.repo / workload.project, nimbus=bench.nimbus, topology=workload.topology,
-                              name=job, options=options, wait_active=bench.timing.start_s, progress=lambda message: None)
+    return submit_project(bench.repo / workload.project, nimbus=bench.nimbus, topology=workload.topology,
+                          name=job, options=options, wait_active=bench.timing.start_s, progress=lambda message: None)
 
 
 def cell_paths(prefix: str, scratch: Path) -> dict[str, str]:
