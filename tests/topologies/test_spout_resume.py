@@ -279,3 +279,42 @@ def test_a_stable_log_writes_its_header_once_and_first(tmp_path):
     assert lines[0] == f"{STABLE_HEADER} requests-3" and len(lines) == 3 and lines[1].startswith("e 0:0:0 ")
     with pytest.raises(ValueError):
         TimeLog(str(path), stable_key="two words")
+
+
+# -- over the real multilang protocol ------------------------------------------------------------------
+
+def test_a_spout_process_that_storm_leaves_saves_its_progress_and_the_next_one_resumes(tmp_path):
+    """Two worker processes one after the other, each a real ``streamparse_run`` of the trends spout with this
+    checkout's kit on its PYTHONPATH (what ``bench e2e`` gives its workers). The first acks two of its
+    tuples and Storm goes away (its stdin closes): it saves its progress on the way out, and the second
+    emits from the third record on, under the ids the first gave them."""
+    from multilang import MultilangComponent, emits, storm_context
+
+    import storm_planner
+
+    topology_src = Path(__file__).resolve().parents[2] / "topologies" / "trends" / "src"
+    kit = Path(storm_planner.__file__).resolve().parents[1]
+    feed = tmp_path / "tweets.jsonl"
+    feed.write_text("".join(json.dumps({"id": i, "timestamp_ms": str(1000 * (i + 1)), "text": f"#t{i}",
+                                        "entities": {"hashtags": [{"text": f"t{i}", "indices": [0, 1]}]}}) + "\n"
+                            for i in range(6)))
+    conf = {"storm.id": RUN, "trends.feed": str(feed), "trends.sink": str(tmp_path / "sink.jsonl"),
+            "trends.checkpoint_dir": str(tmp_path / "checkpoints"), "trends.times_dir": str(tmp_path / "times"),
+            "trends.replay_batch": 4}
+    context = storm_context("tweets", 10, {10: "tweets"})
+    with MultilangComponent("trends.spouts.TweetSpout", topology_src, conf, context, python_path=[kit]) as first:
+        sent = emits(first.next())
+        ids = [m["id"] for m in sent]
+        assert [m["tuple"][0] for m in sent] == ["t0", "t1", "t2", "t3"]
+        first.ack(ids[0])
+        first.ack(ids[1])
+        first.ack(ids[3])
+    assert (tmp_path / "checkpoints" / RUN / f"tweets-0-of-1{CHECKPOINT_SUFFIX}").read_text().strip() == "2"
+    with MultilangComponent("trends.spouts.TweetSpout", topology_src, conf, context, python_path=[kit]) as second:
+        again = emits(second.next())
+        assert [m["tuple"][0] for m in again] == ["t2", "t3", "t4", "t5"]
+        assert [m["id"] for m in again[:2]] == ids[2:4]
+        second.ack_all([m["id"] for m in again])
+        assert any("resuming at record 2" in line for line in second.logs)
+    times = read_times(tmp_path / "times")
+    assert (len(times.emitted), times.never_acked(), times.replayed) == (6, 0, 2)

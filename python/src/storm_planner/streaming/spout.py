@@ -53,8 +53,10 @@ checkpoint it replays its share of the feed from the first record, its message i
 tuples its predecessor had in flight are never acked. With one, each task keeps its *committed record
 number* ``C`` in ``<checkpoint_dir>/<storm.id>/<component>-<task index>-of-<task count>.checkpoint``:
 every record of its share below ``C`` had all its tuples acked (or given up after ``P.max_replays``). The
-file holds ``C`` in decimal; it is rewritten atomically at most every ``CHECKPOINT_S`` seconds and when the
-feed is exhausted (and on a clean exit), only when ``C`` advanced. A task that finds its checkpoint reads past the
+file holds ``C`` in decimal; it is rewritten atomically at most every ``CHECKPOINT_S`` seconds, when the
+feed is exhausted, when Storm deactivates the spout and when the process leaves because Storm went away,
+only when ``C`` advanced (a process killed by a signal keeps the last save, so its successor emits up to
+about a second's records more again). A task that finds its checkpoint reads past the
 records below ``C`` without turning them into tuples, numbers the rest from ``C`` on, so a record's message
 ids ``<task index>:<record>:<position>`` are the same in every incarnation, and emits every record from
 ``C`` on again: at least once, as Storm's Kafka spout resuming from its committed offset (records between
@@ -224,7 +226,8 @@ class ReplaySpout(Spout):
                          self.task_count, self.pacer.mode, ", ".join(self.feed_spouts),
                          f", resuming at record {self.resumed_from} ({self.checkpoint.path})"
                          if self.resumed_from else "")
-        # A clean exit (Storm went away) writes the last progress; a killed worker keeps the last periodic one.
+        # Leaving because Storm went away (its pipe closed) saves the last progress (_exit, and this for an
+        # exit that skips it); a process killed by a signal keeps the last periodic save.
         atexit.register(_close_at_exit, weakref.ref(self))
 
     # -- Storm callbacks -----------------------------------------------------
@@ -291,6 +294,12 @@ class ReplaySpout(Spout):
         """Write what is buffered: the time log and the committed progress. Safe to call more than once."""
         self.times.flush()
         self._save_checkpoint()
+
+    def _exit(self, status_code):
+        """pystorm's way out when Storm went away (or on an error): save first, for it may leave by
+        ``os._exit``, which runs no exit handler."""
+        _close_at_exit(weakref.ref(self))
+        super()._exit(status_code)
 
     def fail(self, tup_id):
         self.times.record("f", tup_id)
