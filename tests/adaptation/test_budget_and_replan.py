@@ -493,3 +493,17 @@ def test_the_resumable_source_option_is_read_through_the_catalogue():
         assert error.key == "planner.source.resumable"
     else:
         raise AssertionError("an unusable planner.source.resumable was accepted")
+
+
+def test_a_resumable_source_is_restarted_only_when_no_relief_spares_it():
+    """sup-a at 94 %: the spouts' worker (a1, a2) and m1 in a worker of its own. The planner moves a2 and m1
+    to sup-c; its first move alone (a2's) ends the pressure but restarts the spouts' worker, m1's alone ends
+    it too and restarts nothing: with planner.source.resumable, m1's is taken (a restart still stops the
+    source)."""
+    current = {"a1": A, "a2": A, "m1": "sup-a:6701", "m2": B, "s1": B}
+    loads = {"a1": 30.0, "a2": 30.0, "m1": 34.0, "m2": 34.0, "s1": 6.0}
+    plan = {**slots(current), "a2": Slot("sup-c", 6700), "m1": Slot("sup-c", 6701)}
+    runner = lambda p, a: Plan(algorithm=a, assignments=plan)  # noqa: E731
+    moved = Replanner(clock=FakeClock(), runner=runner).plan(three_nodes(current, loads, options=RESUMABLE), "topdown")
+    assert moves_between(slots(current), moved.assignments) == ["m1"]
+    assert "held back that restart a spout's worker (a relief without them was found)" in moved.notes[-1]
