@@ -122,6 +122,8 @@ EPSILON = 1e-6
 FORGET_AFTER_S = 3600.0
 
 Runner = Callable[[Problem, str], Plan]
+# A cut of a plan: (assignment, executors moved, why it pays or None).
+_Cut = tuple[dict[str, Slot], list[str], str | None]
 
 
 @dataclass(frozen=True)
@@ -384,33 +386,9 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
     relief = settings.cautious and _short_of_cpu(before)
     limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain, asked, relief)
     note = ""
-    if settings.cautious and moved and verdict is not None and settings.resumable and verdict.startswith(RELIEF):
-        # The spouts resume without loss: the CPU pressure's relief is worth a spout's restart, but only
-        # when no relief spares it (a restart still stops the source for tens of seconds).
-        restarts = _sparing_spout_workers(problem, limited)[1]
-        if restarts:
-            spared, held_back = _sparing_spout_workers(problem, plan)
-            alternative = _fewest_moves(problem, spared, left, before, settings.min_gain, asked, relief)
-            if alternative[1] and alternative[2] is not None and _relieves_overload(alternative[2]):
-                limited, moved, verdict = alternative
-                note = (f"; {held_back} move(s) held back that restart a spout's worker (a relief without "
-                        f"them was found)")
-            else:
-                note = (f"; {restarts} move(s) restart a spout's worker: its source resumes from its committed "
-                        f"progress (planner.source.resumable), so relieving the CPU pressure is worth that")
-    elif settings.cautious and moved and verdict is not None and not verdict.startswith("overload"):
-        # Only relieving overload is worth a spout's restart: try the same plan without those moves. Not
-        # the CPU pressure's relief either, unless the source resumes (above): allowed that, topdown
-        # re-planned Top-K on the end-to-end bench twice within a minute, each time restarting the spout's
-        # worker, and lost 439 tuples (the replay spout then started its feed over).
-        spared, held_back = _sparing_spout_workers(problem, plan)
-        if held_back:
-            limited, moved, verdict = _fewest_moves(problem, spared, left, before, settings.min_gain, asked, relief)
-            cost = ("its source stops while the worker restarts; only relieving overload or the CPU pressure "
-                    "is worth that" if settings.resumable else
-                    "its tuples in flight are lost; only relieving overload is worth that, or the CPU pressure "
-                    "with planner.source.resumable")
-            note = f"; {held_back} move(s) held back that restart a spout's worker ({cost})"
+    if settings.cautious and moved and verdict is not None and not verdict.startswith("overload"):
+        (limited, moved, verdict), note = _weigh_spout_restarts(problem, plan, (limited, moved, verdict), left,
+                                                                before, settings, asked, relief)
     if not moved:
         return _Decision(problem.current, [], None, "no move needed", note)
     if verdict is None:
@@ -420,6 +398,42 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
         if unrelieved:
             return _Decision(problem.current, moved, None, f"{verdict}, but {unrelieved}", note)
     return _Decision(limited, moved, verdict, note=note)
+
+
+def _weigh_spout_restarts(problem: Problem, plan: Mapping[str, Slot], cut: _Cut, left: int | None,
+                          before: Mapping[str, float], settings: ReplanSettings, asked: Problem | None,
+                          relief: bool) -> tuple[_Cut, str]:
+    """A cautious cut (assignment, moved, verdict) for anything but overload, with the moves that restart a
+    spout's worker weighed; returns (the cut kept, a note for the plan).
+
+    With ``planner.source.resumable`` the spouts resume without loss: the CPU pressure's relief is worth a
+    spout's restart, but only when no relief spares it (a restart still stops the source for tens of
+    seconds). Otherwise only relieving overload is worth it: the same plan is tried without those moves.
+    Not the CPU pressure's relief either: allowed that, topdown re-planned Top-K on the end-to-end bench
+    twice within a minute, each time restarting the spout's worker, and lost 439 tuples (the replay spout
+    then started its feed over).
+    """
+    limited, _, verdict = cut
+    assert verdict is not None
+    spared, held_back = _sparing_spout_workers(problem, plan)
+    if settings.resumable and verdict.startswith(RELIEF):
+        restarts = _sparing_spout_workers(problem, limited)[1]
+        if not restarts:
+            return cut, ""
+        alternative = _fewest_moves(problem, spared, left, before, settings.min_gain, asked, relief)
+        if alternative[1] and alternative[2] is not None and _relieves_overload(alternative[2]):
+            return alternative, (f"; {held_back} move(s) held back that restart a spout's worker (a relief without "
+                                 f"them was found)")
+        return cut, (f"; {restarts} move(s) restart a spout's worker: its source resumes from its committed "
+                     f"progress (planner.source.resumable), so relieving the CPU pressure is worth that")
+    if not held_back:
+        return cut, ""
+    cost = ("its source stops while the worker restarts; only relieving overload or the CPU pressure is worth that"
+            if settings.resumable else
+            "its tuples in flight are lost; only relieving overload is worth that, or the CPU pressure with "
+            "planner.source.resumable")
+    return (_fewest_moves(problem, spared, left, before, settings.min_gain, asked, relief),
+            f"; {held_back} move(s) held back that restart a spout's worker ({cost})")
 
 
 RELIEF = "CPU pressure relieved"

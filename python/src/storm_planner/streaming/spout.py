@@ -189,7 +189,18 @@ class ReplaySpout(Spout):
         # Part markers are kept per run so that a rerun with the same sink is
         # not declared done by the previous run's parts.
         self.run_id = str(storm_conf.get("storm.id") or storm_conf.get("topology.name") or "run")
+        self._init_progress(feed)
+        self._init_logs(context)
+        self.logger.info("replaying %s (task %d of %d, %s) into %s%s", feed, self.task_index + 1,
+                         self.task_count, self.pacer.mode, ", ".join(self.feed_spouts),
+                         f", resuming at record {self.resumed_from} ({self.checkpoint.path})"
+                         if self.resumed_from else "")
+        # Leaving because Storm went away (its pipe closed) saves the last progress (_exit, and this for an
+        # exit that skips it); a process killed by a signal keeps the last periodic save.
+        atexit.register(_close_at_exit, weakref.ref(self))
 
+    def _init_progress(self, feed: str) -> None:
+        """The feed's records, what is pending, the counters, and the checkpoint to resume from."""
         self.feed_stats = FeedStats()
         self._records = self.records(feed, self.task_count, self.task_index)
         self._lookahead: Any = None
@@ -214,6 +225,9 @@ class ReplaySpout(Spout):
                                         self.task_index, self.task_count, self.logger)
         self.resumed_from = self.checkpoint.load() if self.checkpoint else 0
         self._skip_left = self.resumed_from   # committed records still to read past (next_tuple)
+
+    def _init_logs(self, context: dict) -> None:
+        """The time log and the stop signal."""
         times_dir = self.options.path("times_dir")
         # One file per incarnation. Without a checkpoint a spout moved to another worker starts its message
         # ids over (each file's ids stand alone); with one its ids are the same in every incarnation, and the
@@ -222,13 +236,6 @@ class ReplaySpout(Spout):
                                                      f"{TIMES_SUFFIX}") if times_dir else None,
                              stable_key=f"{_file_safe(self.component_name)}-{context.get('taskid')}" if self.checkpoint else None)
         self.stop = StopSignal(self.options.path("stop_file"))
-        self.logger.info("replaying %s (task %d of %d, %s) into %s%s", feed, self.task_index + 1,
-                         self.task_count, self.pacer.mode, ", ".join(self.feed_spouts),
-                         f", resuming at record {self.resumed_from} ({self.checkpoint.path})"
-                         if self.resumed_from else "")
-        # Leaving because Storm went away (its pipe closed) saves the last progress (_exit, and this for an
-        # exit that skips it); a process killed by a signal keeps the last periodic save.
-        atexit.register(_close_at_exit, weakref.ref(self))
 
     # -- Storm callbacks -----------------------------------------------------
     def next_tuple(self):
