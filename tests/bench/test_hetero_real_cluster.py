@@ -7,7 +7,8 @@ planner and applied as planned, RAS placing the topology with no plan asked of t
 declared CPU; every run reached a sustained rate; the report and the verdict were written. It never checks
 which placement is faster. The other placements take the same two paths (``hetero-optimal`` and
 ``storm-default`` the plugin's, ``default`` Storm's without declarations); Storm's DefaultScheduler runs on
-real daemons in ``test_e2e_cluster.py``, the shape plans of every placement in ``tests/profiling/test_hetero_real.py``."""
+real daemons in ``test_e2e_cluster.py``, the shape plans of every placement in
+``tests/profiling/test_hetero_real.py``."""
 from __future__ import annotations
 
 import csv
