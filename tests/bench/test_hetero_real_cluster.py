@@ -38,6 +38,8 @@ def test_every_placement_runs_under_its_scheduler(tmp_path):
          "--windows", "1", "--max-steps", "2", "--out", str(out), "--work-dir", str(tmp_path / "work")],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=3600)
     assert run.returncode == 0, (run.stdout[-3000:], run.stderr[-3000:])
+    # Standard output is the answer alone (progress and streamparse's upload lines go to standard error).
+    assert json.loads(run.stdout)["report"] == str(out / "results.md"), run.stdout[-3000:]
     with (out / "runs.csv").open() as handle:
         runs = {row["placement"]: row for row in csv.DictReader(handle)}
     assert set(runs) == set(PLACEMENTS), runs.keys()

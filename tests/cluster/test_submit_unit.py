@@ -97,3 +97,31 @@ def test_structure_options_change_parallelism_and_reject_unknown_components():
         apply_structure_options(project, {"trends.parallelism.nope": 2})
     assert apply_structure_options(project, {}) == ""  # defaults restored, nothing reported
     assert project.topology_class.thrift_bolts["count"].common.parallelism_hint == 2
+
+
+def test_what_streamparse_prints_while_submitting_goes_to_stderr(monkeypatch, capsys, wordcount_project):
+    """streamparse's upload and submit helpers print() their progress; a command's standard output carries
+    its answer alone, so submit_project sends whatever they print to standard error."""
+    import contextlib
+    import types
+
+    from storm_planner.submit import operations
+
+    class Client:
+        def getClusterInfo(self):
+            return types.SimpleNamespace(topologies=[])
+
+    def upload(client, jar):
+        print(f"Uploading topology jar {jar}")
+        return "/inbox/stormjar.jar"
+
+    def submit_topology(name, *args, **kwargs):
+        print(f"Submitting {name} topology to nimbus...done")
+
+    monkeypatch.setattr(operations, "nimbus_client", lambda *a, **k: contextlib.nullcontext(Client()))
+    monkeypatch.setattr(operations, "_streamparse_submit",
+                        lambda: types.SimpleNamespace(_upload_jar=upload, _submit_topology=submit_topology))
+    operations.submit_project(wordcount_project, nimbus="127.0.0.1:1", name="quiet", progress=lambda m: None)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "Uploading topology jar" in captured.err and "Submitting quiet topology" in captured.err

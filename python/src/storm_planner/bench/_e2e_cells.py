@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -127,10 +126,8 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
             raise HeteroProfileError(f"{scheduler.label} needs a profile of {workload.name}: none was made or given")
         options[HETERO_PROFILES.key] = profile
     options.update(extra or {})
-    # streamparse prints its upload progress; the command's standard output is its JSON answer alone.
-    with contextlib.redirect_stdout(sys.stderr):
-        return submit_project(bench.repo / workload.project, nimbus=bench.nimbus, topology=workload.topology,
-                              name=job, options=options, wait_active=bench.timing.start_s, progress=lambda message: None)
+    return submit_project(bench.repo / workload.project, nimbus=bench.nimbus, topology=workload.topology,
+                          name=job, options=options, wait_active=bench.timing.start_s, progress=lambda message: None)
 
 
 def cell_name(workload: str, rate: float | str, scheduler: str, repetition: int | str) -> str:

@@ -120,7 +120,7 @@ from storm_planner.core.jsonfile import read_json
 from storm_planner.generators.nasiri import TOPOLOGIES
 from storm_planner.profiling.cgroups import CpuAccount
 from storm_planner.profiling.profiles import supervisor_pid
-from storm_planner.progress import Progress
+from storm_planner.progress import Progress, print_progress
 
 # -- profiling --------------------------------------------------------------------------------------------
 
@@ -168,7 +168,9 @@ def hetero_real_benchmark(args: argparse.Namespace) -> int:
             report = run_bench(settings, out, work_dir, args)
     except (BenchError, ValueError, OSError) as error:
         raise CommandError(str(error)) from None
-    print(f"wrote {out} ({report['seconds']:.0f} s)")
+    _say(f"wrote {out} ({report['seconds']:.0f} s)")
+    print(json.dumps({"report": str(out / "results.md"), "runs": str(out / "runs.csv"),
+                      "seconds": round(report["seconds"])}))
     return 0
 
 
@@ -197,7 +199,8 @@ def settings_from_args(args: argparse.Namespace) -> BenchSettings:
 
 
 def _say(message: str) -> None:
-    print(f"{time.strftime('%H:%M:%S')} {message}", flush=True)
+    """A progress line, timed, on standard error (standard output carries the command's answer)."""
+    print_progress(f"{time.strftime('%H:%M:%S')} {message}")
 
 
 def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse.Namespace) -> dict[str, Any]:

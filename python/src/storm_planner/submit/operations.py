@@ -23,6 +23,7 @@ would silently cap or reject.
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 import tempfile
 import time
@@ -178,11 +179,14 @@ def submit_project(
             with nimbus_client(host, port, timeout_ms) as client:
                 if any(t.name == storm_name for t in client.getClusterInfo().topologies or []):
                     raise SubmitError(f"a topology named {storm_name!r} is already running; kill it first")
-                remote = submit._upload_jar(client, str(jar))
-                submit._submit_topology(
-                    storm_name, project.topology_class, remote, project.config, env_config, client,
-                    options=merged, active=True,
-                )
+                # streamparse prints its upload progress with print(): standard output carries a command's
+                # answer alone, so whatever it prints goes to standard error.
+                with contextlib.redirect_stdout(sys.stderr):
+                    remote = submit._upload_jar(client, str(jar))
+                    submit._submit_topology(
+                        storm_name, project.topology_class, remote, project.config, env_config, client,
+                        options=merged, active=True,
+                    )
         except SubmitError:
             raise
         except Exception as error:  # noqa: BLE001 - Thrift/socket errors become one clear line
