@@ -438,3 +438,72 @@ def test_the_initial_algorithm_places_a_new_topology_and_the_algorithm_replans_i
     assert seen == ["spread", "albic"]
     with pytest.raises(SettingError, match="planner.initial.algorithm='nope'"):
         r.plan(problem({}, measured=False, options={"planner.initial.algorithm": "nope"}), "albic")
+
+
+RESUMABLE = {"planner.source.resumable": "true"}
+
+
+def test_a_resumable_source_lets_the_cpu_pressures_relief_restart_the_spouts_worker():
+    """The saturated sup-a (94 %) of the test above, m1 sharing the spouts' worker: the only relief moves m1
+    out and so restarts that worker. A replay spout without a checkpoint starts its feed over and loses
+    what it had in flight: held back. With planner.source.resumable the spouts resume from their committed
+    progress, and the relief is taken; the note says a spout's worker restarts and why."""
+    relieved = {**slots(SATURATED), "m1": Slot("sup-c", 6700)}
+    runner = lambda p, a: Plan(algorithm=a, assignments=relieved)  # noqa: E731
+    kept = Replanner(clock=FakeClock(), runner=runner).plan(three_nodes(SATURATED, SATURATED_LOADS), "topdown")
+    assert kept.assignments == slots(SATURATED)
+    assert "held back that restart a spout's worker" in kept.notes[0] and "planner.source.resumable" in kept.notes[0]
+    moved = Replanner(clock=FakeClock(), runner=runner).plan(
+        three_nodes(SATURATED, SATURATED_LOADS, options=RESUMABLE), "topdown")
+    assert moved.assignments == relieved
+    assert "CPU pressure relieved: busiest node 94 -> 60 % of its CPU" in moved.notes[-1]
+    assert "1 move(s) restart a spout's worker: its source resumes from its committed progress " \
+           "(planner.source.resumable)" in moved.notes[-1]
+
+
+def test_a_resumable_source_still_holds_back_a_spouts_restart_for_traffic():
+    """sup-c at 94 % with m2 alone; the planner joins m1 to the spouts' worker on sup-a (100 tuples/s fewer
+    between workers), which leaves sup-c as it is: a traffic verdict. Its move restarts the spouts' worker,
+    and a restart stops the source for tens of seconds even when it loses nothing: held back with
+    planner.source.resumable too."""
+    current = {"a1": A, "a2": A, "m1": "sup-b:6700", "m2": "sup-c:6700", "s1": "sup-b:6700"}
+    loads = {"a1": 10.0, "a2": 10.0, "m1": 10.0, "m2": 94.0, "s1": 6.0}
+    joined = {**slots(current), "m1": Slot.parse(A)}
+    runner = lambda p, a: Plan(algorithm=a, assignments=joined)  # noqa: E731
+    for options in (None, RESUMABLE):
+        pressed = three_nodes(current, loads, options=options)
+        before, after = evaluate(pressed, pressed.current), evaluate(pressed, joined)
+        assert before["max_utilisation"] == after["max_utilisation"] == 94
+        assert after["inter_worker"] < 0.9 * before["inter_worker"]
+        kept = Replanner(clock=FakeClock(), runner=runner).plan(pressed, "topdown")
+        assert kept.assignments == pressed.current
+        assert "1 move(s) held back that restart a spout's worker" in kept.notes[0]
+        assert ("CPU pressure is worth that" in kept.notes[0]) == (options is not None)
+
+
+def test_the_resumable_source_option_is_read_through_the_catalogue():
+    from storm_planner.adaptation.replan import ReplanSettings
+    from storm_planner.core.settings import SettingError
+
+    assert not ReplanSettings.of(three_nodes(SATURATED, SATURATED_LOADS)).resumable
+    assert ReplanSettings.of(three_nodes(SATURATED, SATURATED_LOADS, options=RESUMABLE)).resumable
+    try:
+        ReplanSettings.of(three_nodes(SATURATED, SATURATED_LOADS, options={"planner.source.resumable": "maybe"}))
+    except SettingError as error:
+        assert error.key == "planner.source.resumable"
+    else:
+        raise AssertionError("an unusable planner.source.resumable was accepted")
+
+
+def test_a_resumable_source_is_restarted_only_when_no_relief_spares_it():
+    """sup-a at 94 %: the spouts' worker (a1, a2) and m1 in a worker of its own. The planner moves a2 and m1
+    to sup-c; its first move alone (a2's) ends the pressure but restarts the spouts' worker, m1's alone ends
+    it too and restarts nothing: with planner.source.resumable, m1's is taken (a restart still stops the
+    source)."""
+    current = {"a1": A, "a2": A, "m1": "sup-a:6701", "m2": B, "s1": B}
+    loads = {"a1": 30.0, "a2": 30.0, "m1": 34.0, "m2": 34.0, "s1": 6.0}
+    plan = {**slots(current), "a2": Slot("sup-c", 6700), "m1": Slot("sup-c", 6701)}
+    runner = lambda p, a: Plan(algorithm=a, assignments=plan)  # noqa: E731
+    moved = Replanner(clock=FakeClock(), runner=runner).plan(three_nodes(current, loads, options=RESUMABLE), "topdown")
+    assert moves_between(slots(current), moved.assignments) == ["m1"]
+    assert "held back that restart a spout's worker (a relief without them was found)" in moved.notes[-1]

@@ -251,3 +251,28 @@ def test_the_report_gives_each_schedulers_spread_of_cpu_and_link_load_over_the_s
     assert lines["default"][column:column + 2] == ["10", "0.5"]     # population sd of (40, 20) and (1.5, 0.5)
     assert lines["ras"][column:column + 2] == ["0", "0"]
     assert lines["planner:gma"][column:column + 2] == ["–", "–"]    # no node figures recorded
+
+
+def test_each_cell_gives_its_replay_spouts_a_checkpoint_dir_of_its_own_and_marks_the_source_resumable(
+        tmp_path, monkeypatch):
+    """A re-plan that restarts the spout's worker then delays its tuples but loses none (the spout resumes from
+    its committed progress), and the service may take that move to relieve a node short of CPU. Per cell: no
+    run resumes another run's checkpoint."""
+    from types import SimpleNamespace
+
+    from storm_planner.bench._e2e_cells import submit_workload
+    from storm_planner.bench._e2e_workloads import BARGAINS_LINK, TRENDS_LINK
+    from storm_planner.submit import operations
+
+    submitted: list[dict] = []
+    monkeypatch.setattr(operations, "submit_project",
+                        lambda project, **kwargs: submitted.append(kwargs["options"]) or SimpleNamespace(id="t-1"))
+    bench = SimpleNamespace(feeds={"tweets": tmp_path / "tweets", "stocks": tmp_path / "stocks"}, repo=tmp_path,
+                            nimbus="127.0.0.1:6627", timing=SimpleNamespace(start_s=5))
+    for workload, cell in ((TRENDS_LINK, "a"), (TRENDS_LINK, "b"), (BARGAINS_LINK, "c")):
+        submit_workload(bench, workload, 100.0, parse_scheduler("planner:topdown"), tmp_path / cell, "job")
+    trends_a, trends_b, bargains = submitted
+    assert trends_a["trends.checkpoint_dir"] == str(tmp_path / "a" / "checkpoints")
+    assert trends_b["trends.checkpoint_dir"] == str(tmp_path / "b" / "checkpoints")
+    assert bargains["bargains.checkpoint_dir"] == str(tmp_path / "c" / "checkpoints")   # both its spouts
+    assert all(options["planner.source.resumable"] is True for options in submitted)

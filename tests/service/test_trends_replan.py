@@ -48,7 +48,7 @@ def nodes():
             for n, cpu, speed, port in SUPERVISORS]
 
 
-def spec(current=None):
+def spec(current=None, options=None):
     components = [T.Component(id=c, type=kind, parallelism=n, system=c.startswith("__")) for c, kind, n in COMPONENTS]
     streams = [T.Stream(from_component="tweets", to_component="count", grouping="fields"),
                T.Stream(from_component="count", to_component="rank", grouping="fields"),
@@ -57,7 +57,8 @@ def spec(current=None):
     slots = None if current is None else {e: T.WorkerSlot(node_id=s.split(":")[0], port=int(s.split(":")[1]))
                                           for e, s in current.items()}
     return T.TopologySpec(id="e2e-trends-link-1", name="e2e-trends-link", components=components, streams=streams,
-                          executors=executors, num_workers=4, worker_max_heap_mb=768.0, options={}, current=slots)
+                          executors=executors, num_workers=4, worker_max_heap_mb=768.0, options=options or {},
+                          current=slots)
 
 
 def measured_traffic():
@@ -69,7 +70,7 @@ def measured_traffic():
     return tuple(Traffic(*p) for p in pairs)
 
 
-def measured_problem():
+def measured_problem(options=None):
     """The running topology as the service sees it: loads = CPU x the node's speed (metrics/derive.py)."""
     speed = {n: s for n, _, s, _ in SUPERVISORS}
     executors = tuple(Executor(e, COMPONENT[e], MEASURED_CPU[e] * speed[FIRST_PLAN[e].split(":")[0]], 1.0, 128.0, 10.0)
@@ -77,7 +78,7 @@ def measured_problem():
     sizes = {("tweets", "count"): 80.0, ("count", "rank"): 90.0, ("rank", "total"): 400.0,
              ("__acker", "tweets"): 60.0, **{(c, "__acker"): 60.0 for c in ("tweets", "count", "rank", "total")}}
     measured = MeasuredTopology(executors=executors, traffic=measured_traffic(), tuple_bytes=sizes)
-    return problem_from_thrift(spec(FIRST_PLAN), nodes(), measured)
+    return problem_from_thrift(spec(FIRST_PLAN, options), nodes(), measured)
 
 
 def test_the_reconstruction_gives_the_bench_first_plan_and_its_measured_figures():
@@ -118,3 +119,16 @@ def test_topdown_replans_trends_off_the_pressure_line_but_spares_the_spouts_work
     assert all(count * 10 <= (45 if node.startswith("i7") else 35) for node, count in per_node.items())
     assert kept.assignments == problem.current
     assert "held back that restart a spout's worker" in " ".join(kept.notes)
+
+
+def test_with_a_resumable_source_topdowns_relief_restarts_the_spouts_worker():
+    """The same re-plan with planner.source.resumable (what ``bench e2e`` sets now that its replay spouts
+    resume from a checkpoint): the relief that takes executors out of the spout's worker on i7-a is applied,
+    and the note says the spout's worker restarts because its source resumes."""
+    problem = measured_problem({"planner.source.resumable": "true"})
+    moved = Replanner().plan(problem, "topdown")
+    assert moved.assignments != problem.current
+    after = evaluate(problem, moved.assignments)
+    assert after["max_utilisation"] < CPU_PRESSURE_PCT and after["over_capacity"] == 0
+    assert "CPU pressure relieved" in moved.notes[-1]
+    assert "restart a spout's worker: its source resumes from its committed progress" in moved.notes[-1]

@@ -45,7 +45,9 @@ class MultilangComponent:
     """One shell component subprocess and its end of the protocol."""
 
     def __init__(self, target: str, src_dir: str | os.PathLike, conf: dict, context: dict,
-                 timeout: float = 20.0):
+                 timeout: float = 20.0, python_path: list[str] | None = None):
+        """``python_path``: the component's PYTHONPATH (as ``topology.environment`` sets it; the bench points
+        it at its checkout's kit). Unset, the kit is the one installed in the venv."""
         self.target = target
         self.timeout = timeout
         self._tmp = tempfile.TemporaryDirectory(prefix="multilang-")
@@ -56,6 +58,8 @@ class MultilangComponent:
         self.pid_dir.mkdir()
         env = dict(os.environ)
         env.pop("PYTHONPATH", None)  # the component must find its package via resources/
+        if python_path:
+            env["PYTHONPATH"] = os.pathsep.join(str(p) for p in python_path)
         self.proc = subprocess.Popen(
             [str(STREAMPARSE_RUN), target], cwd=workdir, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -47,7 +47,15 @@ or a new one:
    end-to-end bench every planner that moved for traffic or balance on links at
    20 % collapsed from 400 to 11-126 tuples/s for the rest of the run). And a
    move that restarts a spout's worker is taken only to relieve overload; for
-   traffic or balance the plan is tried without such moves.
+   traffic or balance the plan is tried without such moves. With
+   ``planner.source.resumable`` (the topology's spouts resume from their committed
+   progress after a restart, as Kafka's spout does or the kit's replay spouts with
+   ``<prefix>.checkpoint_dir``: a restart delays their tuples but loses none) such a
+   move may also relieve the CPU pressure, when no relief without it is found; the
+   plan's note then says how many moves restart a spout's worker and why. For traffic
+   or balance they stay held back: the restart still stops the source for tens of
+   seconds. (On the end-to-end bench topdown's first trends plan puts the spout and
+   both counts in one quota-held worker: only moves out of the spout's worker relieve it.)
 6. After a re-plan that moved executors, their workers restart and lose what
    was in flight; their first windows measure the move, not the placement.
    For ``planner.replan.settle.secs`` (30) nothing is re-planned and the basis
@@ -126,6 +134,7 @@ class ReplanSettings:
     settle_s: float = DEFAULT_SETTLE_S
     cautious: bool = True
     trust: bool = False
+    resumable: bool = False   # planner.source.resumable: the spouts lose nothing when their worker restarts
 
     @classmethod
     def of(cls, problem: Problem) -> ReplanSettings:
@@ -142,6 +151,7 @@ class ReplanSettings:
             settle_s=settings.REPLAN_SETTLE_SECS.read(extra),
             cautious=settings.REPLAN_CAUTIOUS.read(extra),
             trust=settings.REPLAN_TRUST.read(extra),
+            resumable=settings.SOURCE_RESUMABLE.read(extra),
         )
 
 
@@ -374,15 +384,33 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
     relief = settings.cautious and _short_of_cpu(before)
     limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain, asked, relief)
     note = ""
-    if settings.cautious and moved and verdict is not None and not verdict.startswith("overload"):
+    if settings.cautious and moved and verdict is not None and settings.resumable and verdict.startswith(RELIEF):
+        # The spouts resume without loss: the CPU pressure's relief is worth a spout's restart, but only
+        # when no relief spares it (a restart still stops the source for tens of seconds).
+        restarts = _sparing_spout_workers(problem, limited)[1]
+        if restarts:
+            spared, held_back = _sparing_spout_workers(problem, plan)
+            alternative = _fewest_moves(problem, spared, left, before, settings.min_gain, asked, relief)
+            if alternative[1] and alternative[2] is not None and _relieves_overload(alternative[2]):
+                limited, moved, verdict = alternative
+                note = (f"; {held_back} move(s) held back that restart a spout's worker (a relief without "
+                        f"them was found)")
+            else:
+                note = (f"; {restarts} move(s) restart a spout's worker: its source resumes from its committed "
+                        f"progress (planner.source.resumable), so relieving the CPU pressure is worth that")
+    elif settings.cautious and moved and verdict is not None and not verdict.startswith("overload"):
         # Only relieving overload is worth a spout's restart: try the same plan without those moves. Not
-        # the CPU pressure's relief either: allowed that, topdown re-planned Top-K on the end-to-end bench
-        # twice within a minute, each time restarting the spout's worker, and lost 439 tuples.
+        # the CPU pressure's relief either, unless the source resumes (above): allowed that, topdown
+        # re-planned Top-K on the end-to-end bench twice within a minute, each time restarting the spout's
+        # worker, and lost 439 tuples (the replay spout then started its feed over).
         spared, held_back = _sparing_spout_workers(problem, plan)
         if held_back:
             limited, moved, verdict = _fewest_moves(problem, spared, left, before, settings.min_gain, asked, relief)
-            note = (f"; {held_back} move(s) held back that restart a spout's worker (its tuples in flight are "
-                    f"lost; only relieving overload is worth that)")
+            cost = ("its source stops while the worker restarts; only relieving overload or the CPU pressure "
+                    "is worth that" if settings.resumable else
+                    "its tuples in flight are lost; only relieving overload is worth that, or the CPU pressure "
+                    "with planner.source.resumable")
+            note = f"; {held_back} move(s) held back that restart a spout's worker ({cost})"
     if not moved:
         return _Decision(problem.current, [], None, "no move needed", note)
     if verdict is None:
@@ -399,7 +427,8 @@ RELIEF = "CPU pressure relieved"
 
 def _relieves_overload(verdict: str) -> bool:
     """Whether a verdict is overload's or the CPU pressure's relief: a move for either needs no further
-    relief (step 5); only overload's is worth a spout's restart."""
+    relief (step 5); only overload's is worth a spout's restart (and the pressure's when the source is
+    resumable)."""
     return verdict.startswith(("overload", RELIEF))
 
 

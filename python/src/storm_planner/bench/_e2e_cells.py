@@ -7,7 +7,9 @@ then measures for ``measure_s``: each supervisor's CPU (its cgroup's cpuacct) an
 both ways. Then it tells the spout to stop emitting (its stop file), waits up to ``drain_s`` for every
 emitted tuple to be acked, reads the placement Nimbus applied and the plans the service answered,
 and kills the topology. The figures come from the spout's own times (Storm reports only a mean
-complete latency).
+complete latency), the time logs of a spout's incarnations merged by message id: the spout resumes from
+its checkpoint (:func:`cell_paths`) when a re-plan restarts its worker, so a tuple emitted before the
+restart and acked after it counts once, as acked, with its latency from the first emit.
 """
 from __future__ import annotations
 
@@ -96,22 +98,22 @@ def run_cell(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler
 
 def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler, scratch: Path, job: str,
                     extra: dict[str, Any] | None = None, profile: str | None = None):
-    """Submit ``workload`` at ``rate`` for ``scheduler`` as ``job``, its spout's sink, times and stop file
-    under ``scratch``; ``extra`` options go on top (``bench albic-real``'s re-planning settings and groupings,
-    the profiling run's single worker). ``profile`` reaches the topology as ``planner.hetero.profiles`` for
-    the hetero planners alone (:class:`~storm_planner.bench._e2e_workloads.HeteroProfileError` if they have
-    none); a scheduler without re-planning (``+noreplan``) sets ``planner.replan: false``. Returns the
-    submission (its ``id``); :class:`~storm_planner.submit.operations.SubmitError` when it does not run
-    within the start timeout."""
-    from storm_planner.core.settings import HETERO_PROFILES, REPLAN
+    """Submit ``workload`` at ``rate`` for ``scheduler`` as ``job``, its spout's sink, times, stop file and
+    checkpoints under ``scratch`` (:func:`cell_paths`; the topology marked ``planner.source.resumable``: its
+    replay spouts resume from their checkpoints when a re-plan restarts their worker); ``extra`` options go
+    on top (``bench albic-real``'s re-planning settings and groupings, the profiling run's single worker).
+    ``profile`` reaches the topology as ``planner.hetero.profiles`` for the hetero planners alone
+    (:class:`~storm_planner.bench._e2e_workloads.HeteroProfileError` if they have none); a scheduler without
+    re-planning (``+noreplan``) sets ``planner.replan: false``. Returns the submission (its ``id``);
+    :class:`~storm_planner.submit.operations.SubmitError` when it does not run within the start timeout."""
+    from storm_planner.core.settings import HETERO_PROFILES, REPLAN, SOURCE_RESUMABLE
     from storm_planner.submit.operations import submit_project
 
-    prefix = workload.prefix
     options = {
         **workload.options(rate),
         **workload.feed_options(bench.feeds[workload.feed_kind]),
-        f"{prefix}.sink": str(scratch / "sink.jsonl"), f"{prefix}.times_dir": str(scratch / "times"),
-        f"{prefix}.stop_file": str(scratch / "stop"),
+        **cell_paths(workload.prefix, scratch),
+        SOURCE_RESUMABLE.key: True,
         # The workers' Python runs this checkout's kit (the spout's time log), whatever the venv holds.
         "topology.environment": {"PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     }
@@ -128,6 +130,14 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
     options.update(extra or {})
     return submit_project(bench.repo / workload.project, nimbus=bench.nimbus, topology=workload.topology,
                           name=job, options=options, wait_active=bench.timing.start_s, progress=lambda message: None)
+
+
+def cell_paths(prefix: str, scratch: Path) -> dict[str, str]:
+    """The replay spouts' files under a cell's ``scratch``: the sink (its done marker beside it), the time
+    logs, the stop file, and the checkpoints of their committed progress (per cell, and inside it per run,
+    so no cell resumes another's)."""
+    return {f"{prefix}.sink": str(scratch / "sink.jsonl"), f"{prefix}.times_dir": str(scratch / "times"),
+            f"{prefix}.stop_file": str(scratch / "stop"), f"{prefix}.checkpoint_dir": str(scratch / "checkpoints")}
 
 
 def cell_name(workload: str, rate: float | str, scheduler: str, repetition: int | str) -> str:

@@ -31,6 +31,13 @@ quick rate and a 30,000-record feed. Each workload's synthetic feeds (World Cup 
 trades and quotes; ``--feed-records``, default 120,000: 400 t/s for five minutes) are built once per
 kind with PySpark and kept under the state directory (``$STORM_PLANNER_STATE``/e2e-feeds).
 
+Every cell's replay spouts keep their committed progress under the cell's scratch directory
+(``<prefix>.checkpoint_dir``, :mod:`storm_planner.streaming.spout`) and the topology says its source is
+resumable (``planner.source.resumable``): when a re-plan restarts a spout's worker, the spout resumes
+where its acked records end, under the same message ids, so the tuples it had in flight are emitted again
+(counted as replayed, their latency from the first emit) instead of lost, and the service may make that
+move to relieve a node short of CPU.
+
 ``planner:hetero`` and ``planner:hetero-optimal`` need a profile per workload: profiled on the
 cluster before the workload's first hetero cell and kept as ``--out``/profiles/<workload>.json for
 later cells and reruns, or given with ``--profiles DIR`` (:mod:`storm_planner.bench._e2e_profiles`).

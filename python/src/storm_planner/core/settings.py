@@ -271,12 +271,18 @@ REPLAN_SETTLE_SECS = _define("planner.replan.settle.secs", NUMBER, 30.0, TOPOLOG
 REPLAN_CAUTIOUS = _define("planner.replan.cautious", FLAG, True, TOPOLOGY, SERVICE,
                           "weigh the restarts a move causes: move a running topology only when it is short "
                           "of something (a node at 90 % of its CPU or more, a link at 50 % or more) and the "
-                          "move relieves it, and restart a spout's worker only to relieve overload (false: apply "
-                          "any placement better by planner.replan.min.gain)")
+                          "move relieves it, and restart a spout's worker only to relieve overload (or the CPU "
+                          "pressure, with planner.source.resumable) (false: apply any placement better by "
+                          "planner.replan.min.gain)")
 REPLAN_TRUST = _define("planner.replan.trust", FLAG, False, TOPOLOGY, SERVICE,
                        "apply the planner's re-plan as it is, within planner.max.migrations: no gain gate, no "
                        "cut to the fewest moves that pay, no caution but that no spout's worker restarts "
                        "(experiments on a planner's own adaptation, e.g. ALBIC's collocation period after period)")
+SOURCE_RESUMABLE = _define("planner.source.resumable", FLAG, False, TOPOLOGY, SERVICE,
+                           "the topology's spouts resume after a restart without loss (from a committed offset, "
+                           "as Kafka's spout does, or the kit's replay spouts given a checkpoint_dir): "
+                           "under planner.replan.cautious a move may then restart a spout's worker to relieve a "
+                           "node short of CPU (when no relief spares it), not for traffic or balance")
 INITIAL_ALGORITHM = _define("planner.initial.algorithm", NAME, None, TOPOLOGY, SERVICE,
                             "algorithm of the topology's first placement only; re-plans use planner.algorithm "
                             "(unset: planner.algorithm for both)")

@@ -44,12 +44,45 @@ with ``feed_key`` when a topology has several feeds):
 ``P.times_dir``       absolute directory: log every emit, ack and fail with its time (default: off;
                       see :mod:`.timelog`)
 ``P.stop_file``       absolute path: once it exists, emit no new record (replays and acks go on)
+``P.checkpoint_dir``  absolute directory: keep each task's committed progress there and resume from it
+                      after a restart (default: off; see below)
+
+Resuming after a restart (``P.checkpoint_dir``). Storm restarts a worker whenever the executors it runs
+change (a re-plan that moves one in or out), and the spout's task starts again in a new process. Without a
+checkpoint it replays its share of the feed from the first record, its message ids starting over, and the
+tuples its predecessor had in flight are never acked. With one, each task keeps its *committed record
+number* ``C`` in ``<checkpoint_dir>/<storm.id>/<component>-<task index>-of-<task count>.checkpoint``:
+every record of its share below ``C`` had all its tuples acked (or given up after ``P.max_replays``). The
+file holds ``C`` in decimal; it is rewritten atomically at most every ``CHECKPOINT_S`` seconds, when the
+feed is exhausted, when Storm deactivates the spout and when the process leaves because Storm went away,
+only when ``C`` advanced (a process killed by a signal keeps the last save, so its successor emits up to
+about a second's records more again). A task that finds its checkpoint reads past the
+records below ``C`` without turning them into tuples, numbers the rest from ``C`` on, so a record's message
+ids ``<task index>:<record>:<position>`` are the same in every incarnation, and emits every record from
+``C`` on again: at least once, as Storm's Kafka spout resuming from its committed offset (records between
+``C`` and where the predecessor stopped arrive twice downstream, late for an event-time consumer). Its
+watermark (``watermark_stream``) starts again from the first record it emits; consumers keep the highest
+watermark per task (:class:`~.watermarks.WatermarkTracker`), so the older one is ignored. A checkpoint that
+cannot be read, is not a non-negative integer, or is larger than ``MAX_CHECKPOINT_BYTES`` is ignored
+with a warning naming the file (the task starts from its first record); one past the end of the task's
+share leaves nothing to emit. With a checkpoint its time log (``P.times_dir``) says that its ids are stable
+(:mod:`.timelog`), so an id emitted by one incarnation and acked by the next counts as acked, not lost.
+
+A resumed task's exhaustion summary (and so the done marker) counts ``records`` over its whole share,
+the committed ones included (a predecessor emitted them and saw them acked), but ``tuples``, ``acked``,
+``replays`` and ``given_up`` of its own incarnation only; ``resumed_from`` is the ``C`` it started from
+(0 for a task that started at the beginning).
 """
 from __future__ import annotations
 
+import atexit
+import heapq
 import json
 import os
+import re
+import stat
 import time
+import weakref
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -70,6 +103,14 @@ from storm_planner.streaming.watermarks import END
 FEED_SPOUTS_KEY = "storm_planner.replay.spouts"
 DONE_SUFFIX = ".feed-done"
 PARTS_SUFFIX = ".feed-done.parts"
+CHECKPOINT_SUFFIX = ".checkpoint"
+# A task's committed progress is written at most this often (and at exhaustion and exit).
+CHECKPOINT_S = 1.0
+# A checkpoint file longer than this is not ours (a decimal count and a newline): ignored.
+MAX_CHECKPOINT_BYTES = 32
+# Records skipped per ``next`` call while a resumed task reads past its committed ones (the multilang
+# protocol wants an answer to every call; a long skip is spread over calls).
+SKIP_BATCH = 5000
 
 Emission = tuple  # (values, stream-or-None)
 
@@ -155,7 +196,12 @@ class ReplaySpout(Spout):
         self._has_lookahead = False
         self.exhausted = False
         self.reported = False
-        self.pending: dict[str, tuple[list, str | None]] = {}
+        # message id -> (values, stream, record number)
+        self.pending: dict[str, tuple[list, str | None, int]] = {}
+        # record number -> its tuples not yet acked (nor given up); a heap of those record numbers (entries
+        # of finished records are dropped lazily): the committed record number is the heap's least.
+        self._open: dict[int, int] = {}
+        self._open_heap: list[int] = []
         self.replays: Counter = Counter()
         self.total_replays = 0
         self.given_up = 0
@@ -164,17 +210,30 @@ class ReplaySpout(Spout):
         self.tuples_acked = 0
         self.last_watermark: float | None = None
         self.started = time.time()
+        self.checkpoint = Checkpoint.of(self.options.path("checkpoint_dir"), self.run_id, self.component_name,
+                                        self.task_index, self.task_count, self.logger)
+        self.resumed_from = self.checkpoint.load() if self.checkpoint else 0
+        self._skip_left = self.resumed_from   # committed records still to read past (next_tuple)
         times_dir = self.options.path("times_dir")
-        # One file per incarnation: a spout moved to another worker starts its message ids over.
+        # One file per incarnation. Without a checkpoint a spout moved to another worker starts its message
+        # ids over (each file's ids stand alone); with one its ids are the same in every incarnation, and the
+        # file says so, naming the task its incarnations share.
         self.times = TimeLog(os.path.join(times_dir, f"{self.component_name}-{context.get('taskid')}-{os.getpid()}"
-                                                     f"{TIMES_SUFFIX}") if times_dir else None)
+                                                     f"{TIMES_SUFFIX}") if times_dir else None,
+                             stable_key=f"{_file_safe(self.component_name)}-{context.get('taskid')}" if self.checkpoint else None)
         self.stop = StopSignal(self.options.path("stop_file"))
-        self.logger.info("replaying %s (task %d of %d, %s) into %s", feed, self.task_index + 1,
-                         self.task_count, self.pacer.mode, ", ".join(self.feed_spouts))
+        self.logger.info("replaying %s (task %d of %d, %s) into %s%s", feed, self.task_index + 1,
+                         self.task_count, self.pacer.mode, ", ".join(self.feed_spouts),
+                         f", resuming at record {self.resumed_from} ({self.checkpoint.path})"
+                         if self.resumed_from else "")
+        # Leaving because Storm went away (its pipe closed) saves the last progress (_exit, and this for an
+        # exit that skips it); a process killed by a signal keeps the last periodic save.
+        atexit.register(_close_at_exit, weakref.ref(self))
 
     # -- Storm callbacks -----------------------------------------------------
     def next_tuple(self):
         self.times.maybe_flush()
+        self._maybe_checkpoint()
         new_rate = self.rate_file.changed()
         if new_rate is not None:
             self.pacer.set_rate(new_rate / self.task_count)
@@ -183,6 +242,8 @@ class ReplaySpout(Spout):
             return
         if self.stop.is_set():
             time.sleep(0.005)   # told to stop: nothing new, replays and acks go on
+            return
+        if self._skip_left and not self._skip_committed():
             return
         for _ in range(self.batch):
             if not self._peek():
@@ -203,10 +264,13 @@ class ReplaySpout(Spout):
                 self._advance_watermark(when)
             emissions = self.tuples_for(record) or []
             seq = self.record_seq
+            if emissions:
+                self._open[seq] = len(emissions)
+                heapq.heappush(self._open_heap, seq)
             self.record_seq += 1
             for position, (values, stream) in enumerate(emissions):
                 tup_id = f"{self.task_index}:{seq}:{position}"
-                self.pending[tup_id] = (list(values), stream)
+                self.pending[tup_id] = (list(values), stream, seq)
                 self.times.record("e", tup_id)
                 self.emit(list(values), tup_id=tup_id, stream=stream)
             self.tuples_emitted += len(emissions)
@@ -214,11 +278,28 @@ class ReplaySpout(Spout):
 
     def ack(self, tup_id):
         self.times.record("a", tup_id)
-        if self.pending.pop(tup_id, None) is not None:
+        saved = self.pending.pop(tup_id, None)
+        if saved is not None:
             self.tuples_acked += 1
             self.replays.pop(tup_id, None)
+            self._tuple_done(saved[2])
         if self.exhausted:
             self._maybe_report()
+
+    def deactivate(self):
+        """Storm deactivated the topology (a rebalance, a kill): save the progress now."""
+        self.close()
+
+    def close(self) -> None:
+        """Write what is buffered: the time log and the committed progress. Safe to call more than once."""
+        self.times.flush()
+        self._save_checkpoint()
+
+    def _exit(self, status_code):
+        """pystorm's way out when Storm went away (or on an error): save first, for it may leave by
+        ``os._exit``, which runs no exit handler."""
+        _close_at_exit(weakref.ref(self))
+        super()._exit(status_code)
 
     def fail(self, tup_id):
         self.times.record("f", tup_id)
@@ -230,6 +311,7 @@ class ReplaySpout(Spout):
             self.pending.pop(tup_id)
             self.replays.pop(tup_id, None)
             self.given_up += 1
+            self._tuple_done(saved[2])   # given up counts as done for the committed progress
             if self.exhausted:
                 self._maybe_report()
             return
@@ -237,11 +319,58 @@ class ReplaySpout(Spout):
         self.total_replays += 1
         if self.total_replays in (1, 10, 100) or self.total_replays % 1000 == 0:
             self.logger.warning("re-emitting failed tuples (%d so far)", self.total_replays)
-        values, stream = saved
+        values, stream, _ = saved
         self.times.record("e", tup_id)
         self.emit(values, tup_id=tup_id, stream=stream)
 
     # -- internals -----------------------------------------------------------
+    def committed(self) -> int:
+        """The committed record number: every record of this task's share below it had all its tuples acked
+        (or given up). O(log n) amortised."""
+        heap = self._open_heap
+        if len(heap) > 4 * len(self._open) + 1024:
+            # One record held open long (a tuple failing again and again) leaves the entries of every
+            # finished record after it in the heap: rebuild it from the open ones (a sorted list is a heap).
+            heap[:] = sorted(self._open)
+        while heap and heap[0] not in self._open:
+            heapq.heappop(heap)
+        return heap[0] if heap else self.record_seq
+
+    def _tuple_done(self, seq: int) -> None:
+        left = self._open.get(seq, 0) - 1
+        if left > 0:
+            self._open[seq] = left
+        else:
+            self._open.pop(seq, None)
+
+    def _maybe_checkpoint(self) -> None:
+        if self.checkpoint and self.checkpoint.due():
+            self._save_checkpoint()
+
+    def _save_checkpoint(self) -> None:
+        if self.checkpoint and not self._skip_left:
+            self.checkpoint.save(self.committed())
+
+    def _skip_committed(self) -> bool:
+        """Read past (up to ``SKIP_BATCH`` of) the records a predecessor committed, without turning them into
+        tuples; True once none is left."""
+        for _ in range(min(self._skip_left, SKIP_BATCH)):
+            if not self._peek():
+                self.logger.warning("checkpoint %s says %d records are committed, but this task's share of %s "
+                                    "has only %d: nothing left to emit", self.checkpoint.path if self.checkpoint
+                                    else "-", self.resumed_from, self.feed, self.record_seq)
+                self._skip_left = 0
+                return True
+            self._has_lookahead = False
+            self._lookahead = None
+            self.record_seq += 1
+            self._skip_left -= 1
+        if self._skip_left:
+            return False
+        self.logger.info("read past %d committed records; emitting from record %d", self.resumed_from,
+                         self.record_seq)
+        return True
+
     def _advance_watermark(self, event_time: float) -> None:
         """Everything before ``event_time`` went out: say so downstream."""
         if not self.watermark_stream:
@@ -275,13 +404,14 @@ class ReplaySpout(Spout):
             "malformed": self.feed_stats.malformed, "tuples": self.tuples_emitted,
             "acked": self.tuples_acked, "replays": self.total_replays,
             "given_up": self.given_up, "seconds": round(time.time() - self.started, 3),
+            "resumed_from": self.resumed_from,
         }
 
     def _maybe_report(self) -> None:
         if self.reported or self.pending:
             return
         self.reported = True
-        self.times.flush()
+        self.close()
         summary = self.summary()
         self.logger.info(
             "feed exhausted: %(records)d records (%(malformed)d malformed skipped), "
@@ -320,6 +450,97 @@ def write_done_marker(sink: str, summary: dict, expected_parts: int, run_id: str
     }
     _write_atomically(sink + DONE_SUFFIX, json.dumps(done))
     return True
+
+
+class Checkpoint:
+    """One spout task's committed record number in a file (module docstring: resuming after a restart)."""
+
+    def __init__(self, path: str, logger: Any) -> None:
+        self.path = path
+        self.logger = logger
+        self.written: int | None = None
+        self._saved_at = time.monotonic()
+        self._failing = ""
+
+    @classmethod
+    def of(cls, directory: str | None, run_id: str, component: str, task_index: int, task_count: int,
+           logger: Any) -> Checkpoint | None:
+        """The task's checkpoint under ``directory`` (None: no checkpointing). Per run (a rerun starts over)
+        and per split of the feed (its records are numbered within the task's share)."""
+        if not directory:
+            return None
+        name = f"{_file_safe(component)}-{task_index}-of-{task_count}{CHECKPOINT_SUFFIX}"
+        return cls(os.path.join(directory, _file_safe(run_id), name), logger)
+
+    def load(self) -> int:
+        """The committed record number saved by a predecessor, or 0 (none, or one that is ignored with a
+        warning naming the file: unreadable, not a non-negative integer, too large)."""
+        value, why = read_checkpoint(self.path)
+        if why:
+            self.logger.warning("ignoring checkpoint %s: %s; this task starts from its first record", self.path, why)
+        self.written = value or 0
+        return value or 0
+
+    def due(self) -> bool:
+        return time.monotonic() - self._saved_at >= CHECKPOINT_S
+
+    def save(self, committed: int) -> None:
+        """Write ``committed`` when it advanced past what was written (atomically); a failure is logged once
+        per kind, never raised (the spout goes on; a later save may succeed)."""
+        self._saved_at = time.monotonic()
+        if self.written is not None and committed <= self.written:
+            return
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            _write_atomically(self.path, str(committed))
+        except OSError as error:
+            why = f"{type(error).__name__}: {error.strerror or error}"
+            if why != self._failing:
+                self._failing = why
+                self.logger.warning("cannot write checkpoint %s (%s); a restart would replay from the last one "
+                                    "written", self.path, why)
+            return
+        self._failing = ""
+        self.written = committed
+
+
+def read_checkpoint(path: str) -> tuple[int | None, str]:
+    """(committed record number, "") from a checkpoint file; (None, "") when there is none; (None, why) when
+    it cannot be used. Reads at most ``MAX_CHECKPOINT_BYTES + 1`` bytes of a regular file, never blocks on
+    anything else (a FIFO in its place)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None, ""
+    except OSError as error:
+        return None, f"unreadable ({error.strerror or error})"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None, "not a regular file"
+        data = os.read(fd, MAX_CHECKPOINT_BYTES + 1)
+    except OSError as error:
+        return None, f"unreadable ({error.strerror or error})"
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CHECKPOINT_BYTES:
+        return None, f"larger than {MAX_CHECKPOINT_BYTES} bytes"
+    text = data.decode("ascii", errors="replace").strip()
+    if not re.fullmatch(r"[0-9]+", text):
+        return None, f"{text[:MAX_CHECKPOINT_BYTES]!r} is not a non-negative integer"
+    return int(text), ""
+
+
+def _file_safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "_"
+
+
+def _close_at_exit(ref: Any) -> None:
+    spout = ref()
+    if spout is not None:
+        try:
+            spout.close()
+        except Exception:   # noqa: BLE001 - at exit, nothing is left to report to
+            pass
 
 
 def _write_atomically(path: str, text: str) -> None:

@@ -2,9 +2,7 @@
 
 Storm reports only a mean complete latency; a benchmark wants percentiles and the tuples lost, so a
 :class:`~storm_planner.streaming.spout.ReplaySpout` given ``P.times_dir`` writes one line per event
-to ``<times_dir>/<component>-<task>-<pid>.times`` (one file per incarnation of the task: a spout that a
-re-plan moves to another worker starts its message ids over, and its predecessor's tuples in flight are
-lost)::
+to ``<times_dir>/<component>-<task>-<pid>.times``, one file per incarnation of the task::
 
     e <message id> <unix time>     emitted (again on every replay)
     a <message id> <unix time>     acked
@@ -12,6 +10,16 @@ lost)::
 
 Lines are buffered and written at most ``FLUSH_S`` apart (and when the spout closes), so the log
 costs the spout little. :func:`read_times` reads a directory of such files back.
+
+Message ids across incarnations. A spout without a checkpoint that a re-plan restarts (its worker's
+executors changed) starts its message ids over: "0:0:0" of one incarnation is not "0:0:0" of the next, so
+each file's ids stand alone and the predecessor's tuples in flight count as lost. A spout that resumes
+from a checkpoint (``P.checkpoint_dir``, :mod:`.spout`) gives a record the same ids in every incarnation;
+its files begin with the line ``# ids stable <component>-<task>`` (``STABLE_HEADER``), and
+:func:`read_times` merges the files that name the same task by id: a tuple emitted by one incarnation and
+acked by the next counts as acked, its latency from its first emit (in any incarnation) to its first ack,
+and every later emit of it (a replay after a fail, or the re-emit of an uncommitted record after a
+restart) as ``replayed``. Files without that line are keyed by file, as before.
 
 A spout given ``P.stop_file`` stops emitting new records once that file exists (checked at most
 ``STOP_CHECK_S`` apart); it still re-emits failed tuples and takes acks, so the tuples in flight
@@ -27,13 +35,19 @@ from pathlib import Path
 FLUSH_S = 1.0
 STOP_CHECK_S = 1.0
 SUFFIX = ".times"
+# First line of a file whose ids are the same in every incarnation of its task, followed by the task's key.
+STABLE_HEADER = "# ids stable"
 
 
 class TimeLog:
-    """One spout task's event log (``path`` None: records nothing)."""
+    """One spout task's event log (``path`` None: records nothing). ``stable_key`` (``<component>-<task>``):
+    the task's message ids are the same in every incarnation; the file's first line says so."""
 
-    def __init__(self, path: str | None) -> None:
+    def __init__(self, path: str | None, stable_key: str | None = None) -> None:
+        if stable_key is not None and (not stable_key.strip() or any(c.isspace() for c in stable_key)):
+            raise ValueError(f"a time log's stable key must be one word, not {stable_key!r}")
         self.path = path
+        self.stable_key = stable_key
         self._lines: list[str] = []
         self._flushed = time.monotonic()
         if path:
@@ -52,6 +66,8 @@ class TimeLog:
         if not self._lines or not self.path:
             return
         with open(self.path, "a", encoding="utf-8") as out:
+            if self.stable_key and out.tell() == 0:
+                out.write(f"{STABLE_HEADER} {self.stable_key}\n")
             out.writelines(self._lines)
         self._lines.clear()
 
@@ -98,28 +114,50 @@ class TupleTimes:
 
 
 def read_times(directory: str | os.PathLike, prefix: str = "") -> TupleTimes:
-    """Every ``<prefix>*.times`` file under ``directory`` merged (ids are unique within one incarnation of a
-    spout task only, so each is qualified by its file)."""
+    """Every ``<prefix>*.times`` file under ``directory`` merged. Ids are qualified by their file, or, in a
+    file that begins with ``STABLE_HEADER``, by the task it names: the incarnations of one task are then
+    merged by id (module docstring). The order the files are read in does not matter: the earliest emit
+    and the earliest ack of an id count."""
     times = TupleTimes()
     for path in sorted(Path(directory).glob(f"{prefix}*{SUFFIX}")):
         _read_one(path, times)
     return times
 
 
+def stable_key_of(first_line: str) -> str | None:
+    """The task a file's ids belong to when ``first_line`` is ``STABLE_HEADER <key>``, else None."""
+    if not first_line.startswith(STABLE_HEADER + " "):
+        return None
+    key = first_line[len(STABLE_HEADER) + 1:].strip()
+    return key if key and not any(c.isspace() for c in key) else None
+
+
 def _read_one(path: Path, times: TupleTimes) -> None:
-    task = path.stem
-    for line in path.read_text(encoding="utf-8").splitlines():
+    lines = path.read_text(encoding="utf-8").splitlines()
+    stable = stable_key_of(lines[0]) if lines else None
+    # "@" cannot begin a file-keyed task (the spout names its files after the component, an identifier).
+    task = f"@{stable}" if stable else path.stem
+    for line in lines:
         parts = line.split()
-        if len(parts) != 3:
-            continue   # a line cut short by a worker killed mid-write
-        kind, message_id, at = parts
+        if len(parts) != 3 or line.startswith("#"):
+            continue   # a header, or a line cut short by a worker killed mid-write
+        kind, message_id, text = parts
+        try:
+            at = float(text)
+        except ValueError:
+            continue
         key = f"{task}/{message_id}"
         if kind == "e":
-            if key in times.emitted:
-                times.replayed += 1
+            first = times.emitted.get(key)
+            if first is None:
+                times.emitted[key] = at
             else:
-                times.emitted[key] = float(at)
+                times.replayed += 1
+                if at < first:   # another incarnation's file, read later, emitted it first
+                    times.emitted[key] = at
         elif kind == "a":
-            times.acked.setdefault(key, float(at))
+            first = times.acked.get(key)
+            if first is None or at < first:
+                times.acked[key] = at
         elif kind == "f":
             times.failed += 1
