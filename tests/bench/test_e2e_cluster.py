@@ -55,9 +55,9 @@ def test_workers_by_node_reads_the_cells_column():
         "i7-a": {"__acker", "count", "top"}, "i5-b": {"__acker"}}
 
 
-def test_three_schedulers_side_by_side(tmp_path):
+def test_three_schedulers_side_by_side(tmp_path, bench_state):
     out = tmp_path / "e2e"
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python" / "src"), STORM_PLANNER_STATE=str(tmp_path / "state"))
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python" / "src"), STORM_PLANNER_STATE=str(bench_state))
     run = subprocess.run(
         [sys.executable, "-m", "storm_planner", "bench", "e2e", "--quick", "--schedulers", ",".join(SCHEDULERS),
          "--cluster", str(LINK_CLUSTER), "--settle", "5", "--measure", "15", "--feed-records", "6000",
@@ -99,11 +99,11 @@ def test_three_schedulers_side_by_side(tmp_path):
     assert again.returncode == 0 and json.loads(again.stdout)["cells_run"] == 0, again.stderr[-2000:]
 
 
-def test_a_stepped_ramp_measures_each_rate_on_one_submission(tmp_path):
+def test_a_stepped_ramp_measures_each_rate_on_one_submission(tmp_path, bench_state):
     """``--stepped``: one submission raised from 30 to 60 t/s through the spout's rate file, each step a
     row of its own with the rate it offered, nothing lost; the start-up and the plans are the ramp's."""
     out = tmp_path / "ramp"
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python" / "src"), STORM_PLANNER_STATE=str(tmp_path / "state"))
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python" / "src"), STORM_PLANNER_STATE=str(bench_state))
     run = subprocess.run(
         [sys.executable, "-m", "storm_planner", "bench", "e2e", "--schedulers", "planner:topdown", "--rate", "30,60",
          "--stepped", "--step-settle", "5", "--cluster", str(LINK_CLUSTER), "--settle", "5", "--measure", "15",

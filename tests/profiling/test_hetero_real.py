@@ -91,8 +91,8 @@ def test_the_rate_grid_is_shared_and_indexes_round_down():
     assert grid_index_below(3) == 0
 
 
-def search_until_done(capacity: float, start: int, noisy: set[int] = frozenset()):
-    search, index, measured = RateSearch(start=start), None, []
+def search_until_done(capacity: float, start: int, noisy: set[int] = frozenset(), max_steps: int = 30):
+    search, index, measured = RateSearch(start=start, max_steps=max_steps), None, []
     index = search.first()
     while index is not None:
         sustained = grid_rate(index) <= capacity and not (index in noisy and index not in measured)
@@ -113,6 +113,14 @@ def test_one_noisy_failure_does_not_end_the_climb():
     best, measured = search_until_done(capacity=60, start=10, noisy={14})
     assert grid_rate(best) <= 60 < grid_rate(best + 1)
     assert measured.count(14) == 2
+
+
+def test_max_steps_bounds_the_search_and_keeps_the_highest_step_kept_up():
+    assert search_until_done(capacity=60, start=10, max_steps=2) == (12, [10, 12])
+    assert search_until_done(capacity=60, start=18, max_steps=2) == (18, [18, 20])   # the climb fell behind
+    # A failure is measured again within the bound; two failures leave no sustained step.
+    assert search_until_done(capacity=60, start=10, noisy={10}, max_steps=2) == (10, [10, 10])
+    assert search_until_done(capacity=20, start=12, max_steps=2) == (None, [12, 12])
 
 
 def test_the_rate_search_steps_down_when_the_start_is_too_high():
@@ -295,11 +303,13 @@ def test_the_command_takes_placements_and_repetitions_and_pairs_as_their_old_nam
 
     settings = settings_from_args(command_args())
     assert tuple(settings.placements) == ("hetero", "hetero-optimal", "storm-default", "default", "ras")
-    assert settings.repetitions == 2 and settings.ras_shares[0] == 1.0
+    assert settings.repetitions == 2 and settings.ras_shares[0] == 1.0 and settings.max_steps == 30
+    assert settings_from_args(command_args("--max-steps", "2")).max_steps == 2
     before = settings_from_args(command_args("--placements", "hetero,storm-default", "--pairs", "3"))
     assert tuple(before.placements) == ("hetero", "storm-default") and before.repetitions == 3
     for argv, named in ((("--placements", "hetero,fast"), "fast"), (("--repetitions", "0"), "at least 1"),
-                        (("--ras-shares", "2"), "--ras-shares"), (("--optimal-max-nodes", "0"), "max-nodes")):
+                        (("--ras-shares", "2"), "--ras-shares"), (("--optimal-max-nodes", "0"), "max-nodes"),
+                        (("--max-steps", "0"), "--max-steps")):
         with pytest.raises(BenchError, match=named):
             settings_from_args(command_args(*argv))
 

@@ -266,6 +266,7 @@ class BenchSettings:
     start_fraction: float = 0.4       # first step: this share of the simulator's rate for the placement
     warmup_fraction: float = 0.25
     warmup_windows: int = 5
+    max_steps: int = 30               # rate steps measured per run at most (RateSearch.max_steps)
     load_aware: bool = False          # Storm 2's load/locality-aware shuffle (False: uniform, as the paper's)
 
 
@@ -439,7 +440,8 @@ class Bench:
         self.progress(f"[{run.name}] warmed up at {warm:g}/s for {s.warmup_windows} windows")
         node_of_task = {int(r["executor"].strip("[]").split("-")[0]): r["node"] for r in run.applied}
         machine_of_node = {m.supervisor: m.machine_type for m in self.machines}
-        search = RateSearch(start=grid_index_below(s.start_fraction * run.predicted["input_rate"]))
+        search = RateSearch(start=grid_index_below(s.start_fraction * run.predicted["input_rate"]),
+                            max_steps=s.max_steps)
         index: int | None = search.first()
         while index is not None:
             offered = grid_rate(index)

@@ -50,7 +50,8 @@ ResourceAwareScheduler:
    was not asked.
 5. **Measure** each run's highest sustained input rate: the spout reads its
    rate from a file, and the rate climbs a fixed geometric grid
-   (:class:`RateSearch`). A step is sustained when every component executes at
+   (:class:`RateSearch`; ``--max-steps`` bounds the steps, a failure measured
+   again counting twice). A step is sustained when every component executes at
    least ``--keep-up`` (95 %) of the tuples/s the offered rate implies, over
    the measured windows and in the last one (:func:`judge_step`), read from the
    metrics hook's ZooKeeper windows. Acking is off: a rate step keeps the
@@ -187,11 +188,14 @@ def settings_from_args(args: argparse.Namespace) -> BenchSettings:
     run_order(args.repetitions, placements)   # refuses fewer than one repetition
     if args.optimal_max_nodes < 1:
         raise BenchError(f"--optimal-max-nodes {args.optimal_max_nodes}: at least 1")
+    if args.max_steps < 1:
+        raise BenchError(f"--max-steps {args.max_steps}: at least 1")
     return BenchSettings(shapes=shapes, repetitions=args.repetitions, capacities=parse_capacities(args.capacities),
                          rounds={"lowCompute": low, "midCompute": mid, "highCompute": high},
                          placements=placements, ras_shares=parse_shares(args.ras_shares),
                          optimal_max_nodes=args.optimal_max_nodes, period_s=args.period,
-                         measure_windows=args.windows, keep_up=args.keep_up, load_aware=args.load_aware)
+                         measure_windows=args.windows, max_steps=args.max_steps, keep_up=args.keep_up,
+                         load_aware=args.load_aware)
 
 
 def _say(message: str) -> None:
@@ -346,6 +350,9 @@ BENCHMARKS = (Benchmark(
         argument("--profile-rates", default="20,40,80", help="profiling rates (tuples/s)"),
         argument("--period", type=int, default=3, help="metrics window, s"),
         argument("--windows", type=int, default=3, help="windows measured per rate step"),
+        argument("--max-steps", type=int, default=30,
+                 help="rate steps measured per run at most (a failed step measured again counts twice); the "
+                      "run's sustained rate is the highest step kept up among them (default: %(default)s)"),
         argument("--keep-up", type=float, default=0.95,
                  help="share of the implied rate every component must execute for a step to count"),
         argument("--load-aware", action="store_true",
@@ -360,6 +367,7 @@ def _argv(args: argparse.Namespace) -> str:
              f"--repetitions {args.repetitions}", f"--ras-shares {args.ras_shares}",
              f"--optimal-max-nodes {args.optimal_max_nodes}", f"--capacities {args.capacities}",
              f"--rounds {args.rounds}", f"--period {args.period}", f"--windows {args.windows}",
-             f"--keep-up {args.keep_up}", f"--out {args.out}"] + (["--load-aware"] if args.load_aware else [])
+             f"--max-steps {args.max_steps}", f"--keep-up {args.keep_up}",
+             f"--out {args.out}"] + (["--load-aware"] if args.load_aware else [])
     parts.append(f"--profile {args.profile}" if args.profile else f"--profile-rates {args.profile_rates}")
     return " ".join(parts)
