@@ -253,11 +253,11 @@ def test_the_report_gives_each_schedulers_spread_of_cpu_and_link_load_over_the_s
     assert lines["planner:gma"][column:column + 2] == ["–", "–"]    # no node figures recorded
 
 
-def test_each_cell_gives_its_replay_spouts_a_checkpoint_dir_of_its_own_and_marks_the_source_resumable(
+def test_each_cell_gives_its_replay_spouts_a_checkpoint_dir_of_its_own_and_resumable_marks_the_source(
         tmp_path, monkeypatch):
-    """A re-plan that restarts the spout's worker then delays its tuples but loses none (the spout resumes from
-    its committed progress), and the service may take that move to relieve a node short of CPU. Per cell: no
-    run resumes another run's checkpoint."""
+    """A worker restart then delays the spout's tuples but loses none (the spout resumes from its committed
+    progress); per cell, so no run resumes another run's checkpoint. Only ``+resumable`` tells the service it
+    may restart the spout's worker to relieve a node short of CPU."""
     from types import SimpleNamespace
 
     from storm_planner.bench._e2e_cells import submit_workload
@@ -269,10 +269,22 @@ def test_each_cell_gives_its_replay_spouts_a_checkpoint_dir_of_its_own_and_marks
                         lambda project, **kwargs: submitted.append(kwargs["options"]) or SimpleNamespace(id="t-1"))
     bench = SimpleNamespace(feeds={"tweets": tmp_path / "tweets", "stocks": tmp_path / "stocks"}, repo=tmp_path,
                             nimbus="127.0.0.1:6627", timing=SimpleNamespace(start_s=5))
-    for workload, cell in ((TRENDS_LINK, "a"), (TRENDS_LINK, "b"), (BARGAINS_LINK, "c")):
-        submit_workload(bench, workload, 100.0, parse_scheduler("planner:topdown"), tmp_path / cell, "job")
+    for workload, cell, scheduler in ((TRENDS_LINK, "a", "planner:topdown"),
+                                      (TRENDS_LINK, "b", "planner:topdown+resumable"),
+                                      (BARGAINS_LINK, "c", "ras")):
+        submit_workload(bench, workload, 100.0, parse_scheduler(scheduler), tmp_path / cell, "job")
     trends_a, trends_b, bargains = submitted
     assert trends_a["trends.checkpoint_dir"] == str(tmp_path / "a" / "checkpoints")
     assert trends_b["trends.checkpoint_dir"] == str(tmp_path / "b" / "checkpoints")
     assert bargains["bargains.checkpoint_dir"] == str(tmp_path / "c" / "checkpoints")   # both its spouts
-    assert all(options["planner.source.resumable"] is True for options in submitted)
+    assert trends_b["planner.source.resumable"] is True
+    assert "planner.source.resumable" not in trends_a and "planner.source.resumable" not in bargains
+
+
+def test_resumable_is_a_planner_suffix_and_keeps_one_label_order():
+    both = parse_scheduler("planner:topdown+nohook+resumable+noreplan")
+    assert (both.label, both.resumable, both.replan, both.hook) == (
+        "planner:topdown+noreplan+resumable+nohook", True, False, False)
+    assert not parse_scheduler("planner:topdown").resumable
+    with pytest.raises(ValueError, match=r"\+resumable are for planner:NAME alone"):
+        parse_scheduler("ras+resumable")

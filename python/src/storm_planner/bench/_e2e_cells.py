@@ -99,8 +99,9 @@ def run_cell(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler
 def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler, scratch: Path, job: str,
                     extra: dict[str, Any] | None = None, profile: str | None = None):
     """Submit ``workload`` at ``rate`` for ``scheduler`` as ``job``, its spout's sink, times, stop file and
-    checkpoints under ``scratch`` (:func:`cell_paths`; the topology marked ``planner.source.resumable``: its
-    replay spouts resume from their checkpoints when a re-plan restarts their worker); ``extra`` options go
+    checkpoints under ``scratch`` (:func:`cell_paths`: its replay spouts resume from their checkpoints when
+    their worker restarts; with ``+resumable`` the topology is marked ``planner.source.resumable``, so a
+    re-plan may restart a spout's worker to relieve a node short of CPU); ``extra`` options go
     on top (``bench albic-real``'s re-planning settings and groupings, the profiling run's single worker).
     ``profile`` reaches the topology as ``planner.hetero.profiles`` for the hetero planners alone
     (:class:`~storm_planner.bench._e2e_workloads.HeteroProfileError` if they have none); a scheduler without
@@ -113,7 +114,6 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
         **workload.options(rate),
         **workload.feed_options(bench.feeds[workload.feed_kind]),
         **cell_paths(workload.prefix, scratch),
-        SOURCE_RESUMABLE.key: True,
         # The workers' Python runs this checkout's kit (the spout's time log), whatever the venv holds.
         "topology.environment": {"PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     }
@@ -123,6 +123,8 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
         options["planner.metrics.enabled"] = False
     if not scheduler.replan:
         options[REPLAN.key] = False     # placed once: the plugin never offers it for re-planning
+    if scheduler.resumable:
+        options[SOURCE_RESUMABLE.key] = True
     if needs_profile(scheduler):
         if not profile:
             raise HeteroProfileError(f"{scheduler.label} needs a profile of {workload.name}: none was made or given")

@@ -9,7 +9,10 @@ planner service for the registered planner NAME). Any of them with ``+nohook`` r
 the kit's metrics hook (``planner.metrics.enabled: false``): set beside the same scheduler with the hook,
 it measures what the hook costs a running topology. ``planner:NAME+noreplan`` places the topology once and
 never re-plans it (``planner.replan: false``): the plan made at submission stays, whatever the rate does
-(topDown §7.4's TD against TD-RC, ``storm-planner bench topdown-real``).
+(topDown §7.4's TD against TD-RC, ``storm-planner bench topdown-real``). ``planner:NAME+resumable`` marks
+the topology ``planner.source.resumable``: the replay spouts resume from their checkpoints (every cell keeps
+them), so a re-plan may restart a spout's worker to relieve a node short of CPU. Not the default: on trends
+under ``topdown`` two such reliefs within 75 s each stopped the source for 30 s (``e2e/notes.md``).
 """
 from __future__ import annotations
 
@@ -101,6 +104,7 @@ class Scheduler:
     algorithm: str | None = None
     hook: bool = True   # the kit's metrics hook in the topology
     replan: bool = True  # the plugin offers the running topology for re-planning (planner.replan)
+    resumable: bool = False  # planner.source.resumable: a relief may restart the spout's worker
 
     @property
     def with_hook(self) -> str:
@@ -110,6 +114,7 @@ class Scheduler:
 
 NO_HOOK = "+nohook"
 NO_REPLAN = "+noreplan"
+RESUMABLE = "+resumable"
 
 
 # The planners that need a profile (Nasiri et al.'s): the bench makes one per workload (bench._e2e_profiles).
@@ -127,33 +132,33 @@ def needs_profile(scheduler: Scheduler) -> bool:
 
 def parse_scheduler(text: str) -> Scheduler:
     """``default``, ``ras`` (or ``resource-aware``), ``planner:NAME``, each optionally with ``+nohook``,
-    ``planner:NAME`` also with ``+noreplan`` (in either order; the label puts ``+noreplan`` first); a clear
-    error for anything else."""
+    ``planner:NAME`` also with ``+noreplan`` and ``+resumable`` (in any order; the label puts them in the order
+    ``+noreplan+resumable+nohook``); a clear error for anything else."""
     from storm_planner.planners import available
 
     text = text.strip()
-    base, hook, replan = text, True, True
-    while base.endswith((NO_HOOK, NO_REPLAN)):
-        if base.endswith(NO_HOOK):
-            base, hook = base.removesuffix(NO_HOOK), False
-        else:
-            base, replan = base.removesuffix(NO_REPLAN), False
-    suffix = ("" if replan else NO_REPLAN) + ("" if hook else NO_HOOK)
-    if base in ("default", "ras", "resource-aware") and not replan:
-        raise ValueError(f"--schedulers: {text!r}: {NO_REPLAN} is for planner:NAME alone (Storm's own schedulers "
-                         "never re-plan a running topology)")
+    base, found = text, set()
+    while base.endswith((NO_HOOK, NO_REPLAN, RESUMABLE)):
+        suffix = next(s for s in (NO_HOOK, NO_REPLAN, RESUMABLE) if base.endswith(s))
+        base = base.removesuffix(suffix)
+        found.add(suffix)
+    label_suffix = "".join(s for s in (NO_REPLAN, RESUMABLE, NO_HOOK) if s in found)
+    hook, replan, resumable = NO_HOOK not in found, NO_REPLAN not in found, RESUMABLE in found
+    if base in ("default", "ras", "resource-aware") and (not replan or resumable):
+        raise ValueError(f"--schedulers: {text!r}: {NO_REPLAN} and {RESUMABLE} are for planner:NAME alone (Storm's "
+                         "own schedulers never re-plan a running topology)")
     if base == "default":
-        return Scheduler(base + suffix, "default", hook=hook)
+        return Scheduler(base + label_suffix, "default", hook=hook)
     if base in ("ras", "resource-aware"):
-        return Scheduler("ras" + suffix, "resource-aware", hook=hook)
+        return Scheduler("ras" + label_suffix, "resource-aware", hook=hook)
     kind, _, algorithm = base.partition(":")
     if kind == "planner" and algorithm:
         if algorithm not in available():
             raise ValueError(f"--schedulers: {text!r}: no planner {algorithm!r} (registered: "
                              f"{', '.join(sorted(available()))})")
-        return Scheduler(base + suffix, "planner", algorithm, hook=hook, replan=replan)
+        return Scheduler(base + label_suffix, "planner", algorithm, hook=hook, replan=replan, resumable=resumable)
     raise ValueError(f"--schedulers: {text!r} is not default, ras or planner:NAME (each may end in {NO_HOOK}; "
-                     f"planner:NAME in {NO_REPLAN})")
+                     f"planner:NAME in {NO_REPLAN} or {RESUMABLE})")
 
 
 def parse_workloads(text: str) -> list[Workload]:

@@ -32,11 +32,11 @@ trades and quotes; ``--feed-records``, default 120,000: 400 t/s for five minutes
 kind with PySpark and kept under the state directory (``$STORM_PLANNER_STATE``/e2e-feeds).
 
 Every cell's replay spouts keep their committed progress under the cell's scratch directory
-(``<prefix>.checkpoint_dir``, :mod:`storm_planner.streaming.spout`) and the topology says its source is
-resumable (``planner.source.resumable``): when a re-plan restarts a spout's worker, the spout resumes
-where its acked records end, under the same message ids, so the tuples it had in flight are emitted again
-(counted as replayed, their latency from the first emit) instead of lost, and the service may make that
-move to relieve a node short of CPU.
+(``<prefix>.checkpoint_dir``, :mod:`storm_planner.streaming.spout`): when its worker restarts, the spout
+resumes where its acked records end, under the same message ids, so the tuples it had in flight are emitted
+again (counted as replayed, their latency from the first emit) instead of lost. ``planner:NAME+resumable``
+also tells the service so (``planner.source.resumable``): it may then restart a spout's worker to relieve a
+node short of CPU (not the default: each such restart stops the source for tens of seconds).
 
 ``planner:hetero`` and ``planner:hetero-optimal`` need a profile per workload: profiled on the
 cluster before the workload's first hetero cell and kept as ``--out``/profiles/<workload>.json for
@@ -325,7 +325,9 @@ BENCHMARKS = (Benchmark("e2e", "Storm's DefaultScheduler and ResourceAwareSchedu
     argument("--workloads", default="topk-link", help=f"comma-separated, of {', '.join(WORKLOADS)} "
                                                       "(default: %(default)s)"),
     argument("--schedulers", default=DEFAULT_SCHEDULERS,
-             help="comma-separated: default, ras, planner:NAME (default: %(default)s)"),
+             help="comma-separated: default, ras, planner:NAME, each with +nohook (no metrics hook); planner:NAME "
+                  "with +noreplan (placed once) or +resumable (a relief may restart the spout's worker) "
+                  "(default: %(default)s)"),
     argument("--rate", default=None, help="tuples/s for every workload (default: each workload's own); "
                                           "several, comma-separated, make a ramp: the report then gives "
                                           "each scheduler's highest sustainable rate"),
