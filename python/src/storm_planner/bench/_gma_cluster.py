@@ -41,7 +41,7 @@ from storm_planner.bench._cluster_common import build_feed, cpu_seconds, kill_an
 from storm_planner.bench.report import plot_by_planner, stamped_progress, write_table
 from storm_planner.core.utilisation import utilisation_and_deviation
 
-_progress = stamped_progress("gma cluster bench", sys.stderr)
+_progress = stamped_progress("gma cluster bench")
 
 SUPERVISORS, SUPERVISOR_CPU, SLOTS = 4, 50.0, 3
 LINK_MBIT = 10.0

@@ -73,7 +73,7 @@ COMPONENTS: dict[int, tuple[str, ...]] = {
 POTC = {"extract": "partial_key:tail_num", "plane_delays": "partial_key:tail_num",
         "route_delays": "partial_key:origin,dest", "join": "partial_key:origin,dest", "courier": "partial_key:bucket"}
 
-_progress = stamped_progress("albic-real bench", sys.stderr)
+_progress = stamped_progress("albic-real bench")
 
 
 @dataclass(frozen=True)

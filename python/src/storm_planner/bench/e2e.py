@@ -68,7 +68,7 @@ FIGURES = ("status", "measure_s", "emitted_tps", "processed_tps", "acked_in_wind
            "submit_to_scheduled_s", "submit_to_first_emit_s", "submit_to_first_ack_s", "link_bytes_per_tuple",
            "supervisors_used", "workers_used", "placement", "ackers_on", "workers", "plans", "replans", "migrations")
 
-_progress = stamped_progress("e2e bench", sys.stderr)
+_progress = stamped_progress("e2e bench")
 
 
 def columns(supervisors: list[str]) -> list[str]:

@@ -26,7 +26,6 @@ constants are below, each with its reason.
 from __future__ import annotations
 
 import random
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,7 @@ from storm_planner.core.utilisation import node_network
 from storm_planner.planners import run
 
 DEFAULT_OUT = Path("benchmarks/reports/gma")
-_progress = stamped_progress("gma bench", sys.stderr)
+_progress = stamped_progress("gma bench")
 
 # The paper's cluster (§V.A): ten slave nodes, one 4-core Xeon each; three slots per worker (Fig. 3).
 NODES, CAPACITY, SLOTS = 10, 400.0, (6700, 6701, 6702)

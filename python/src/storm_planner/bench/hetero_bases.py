@@ -30,7 +30,6 @@ from __future__ import annotations
 import copy
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -47,7 +46,7 @@ from storm_planner.planners.nasiri.plans import placement_from_assignments
 from storm_planner.planners.nasiri.simulate import max_input_rate
 
 DEFAULT_OUT = Path("benchmarks/reports/hetero-bases")
-_progress = stamped_progress("hetero-bases bench", sys.stderr)
+_progress = stamped_progress("hetero-bases bench")
 
 RANDOM_BASES = (5.0, 40.0)              # percent of a core: issue #18's range
 CLUSTER_BASES = {"5-10": (5.0, 10.0), "10-20": (10.0, 20.0), "20-40": (20.0, 40.0)}

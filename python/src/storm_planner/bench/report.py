@@ -182,9 +182,12 @@ def command_line(args: argparse.Namespace, name: str | None = None) -> str:
 
 
 def stamped_progress(label: str, stream: TextIO | None = None) -> Progress:
-    """A :data:`Progress` that prefixes every line with ``[label HH:MM:SS]`` (stdout by default)."""
+    """A :data:`Progress` that prefixes every line with ``[label HH:MM:SS]``, on ``stream`` or else on
+    whatever ``sys.stderr`` is when the line is written (standard output carries a command's answer; and a
+    module-level progress must not keep the stream of the moment it was imported, which a test harness may
+    have replaced and closed since)."""
     def progress(message: str) -> None:
-        print(f"[{label} {time.strftime('%H:%M:%S')}] {message}", file=stream or sys.stdout, flush=True)
+        print(f"[{label} {time.strftime('%H:%M:%S')}] {message}", file=stream or sys.stderr, flush=True)
 
     return progress
 

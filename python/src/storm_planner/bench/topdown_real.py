@@ -68,7 +68,7 @@ STEP_KEY = ("workload", "scheduler", "repetition", "step")
 # Nimbus' restart), and a cluster's start: for the run's time estimate.
 CELL_OVERHEAD_S, CLUSTER_START_S = 100.0, 90.0
 
-_progress = stamped_progress("topdown-real bench", sys.stderr)
+_progress = stamped_progress("topdown-real bench")
 
 
 def parse_scales(text: str) -> list[float]:

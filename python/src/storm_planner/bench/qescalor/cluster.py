@@ -10,7 +10,6 @@
 """
 from __future__ import annotations
 
-import sys
 import tempfile
 import threading
 import time
@@ -24,7 +23,7 @@ from storm_planner.bench.report import pyplot, stamped_progress, write_table
 from storm_planner.generators.qescalor import diurnal_rates
 from storm_planner.planners.qescalor.performance import PerformanceModel
 
-_progress = stamped_progress("qescalor bench", sys.stderr)
+_progress = stamped_progress("qescalor bench")
 
 
 # -- Table 2 on the real cluster -------------------------------------------------------------------

@@ -37,7 +37,6 @@ measure on the local cluster. The models, solvers and forecaster are the real li
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -63,7 +62,7 @@ from storm_planner.planners.qescalor.sampling import dsa, fssa
 from storm_planner.planners.qescalor.schedule import Schedule
 
 DEFAULT_OUT = Path("benchmarks/reports/qescalor")
-_progress = stamped_progress("qescalor bench", sys.stderr)
+_progress = stamped_progress("qescalor bench")
 
 # The sampled path: CPU from 0.1 to 4.0 cores in steps of 0.1 (the minimum step), memory rising with it
 # as in the paper's provisions (33.2 MB at 0.6 cores to 33.8 MB at 2.4), so r1..r4 lie on the path: the

@@ -17,7 +17,6 @@ ack times; and the run's cost beside QCESA and CBA with each provision, offline 
 """
 from __future__ import annotations
 
-import sys
 import tempfile
 import threading
 import time
@@ -38,7 +37,7 @@ from storm_planner.bench.report import pyplot, stamped_progress, write_table
 from storm_planner.generators.qescalor import diurnal_rates
 from storm_planner.planners.qescalor.performance import PerformanceModel
 
-_progress = stamped_progress("qescalor bench", sys.stderr)
+_progress = stamped_progress("qescalor bench")
 
 # relay's work per tuple: ~45 ms of one core (60,000 SHA-256 rounds; measured 1.1 tuples/s at 0.05 cores
 # and 6.2 at 0.25), so that relay, not the Python spout (which logs every emit and ack), sets the pace.
