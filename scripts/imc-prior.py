@@ -191,32 +191,31 @@ def layout(problem, node_of) -> str:
 
 def from_layout(problem, text: str) -> dict[str, str]:
     """A ``layout`` line (``node[component x count, ...] ...``) back to executor -> node."""
-    free: dict[str, list[str]] = {}
-    for e in problem.executors:
-        free.setdefault(e.component, []).append(e.id)
-    node_of = {}
-    for node, body in re.findall(r"(\S+?)\[([^\]]*)\]", text):
-        for part in body.split(","):
-            match = re.fullmatch(r"(.+)x(\d+)", part)
-            component, count = (match.group(1), int(match.group(2))) if match else (part, 1)
-            for _ in range(count):
-                node_of[free[component].pop(0)] = node
-    return node_of
+    def counted(part):
+        match = re.fullmatch(r"(.+)x(\d+)", part)
+        return (match.group(1), int(match.group(2))) if match else (part, 1)
+    return _assigned(problem, ((node, *counted(part)) for node, body in re.findall(r"(\S+?)\[([^\]]*)\]", text)
+                               for part in body.split(",")))
 
 
 def from_cells(problem, text: str) -> dict[str, str]:
     """A cells.csv ``workers`` column as executor -> node (executors of a component are interchangeable)."""
+    def counted(part):
+        component, count = part.rsplit("x", 1)
+        return component, int(count)
+    return _assigned(problem, ((node, *counted(part)) for node, body in re.findall(r"(\S+?):\d+\[([^\]]*)\]", text)
+                               for part in body.split(",") if part))
+
+
+def _assigned(problem, placed) -> dict[str, str]:
+    """(node, component, count) triples as executor -> node, each component's executors taken in turn."""
     free: dict[str, list[str]] = {}
     for e in problem.executors:
         free.setdefault(e.component, []).append(e.id)
     node_of = {}
-    for node, body in re.findall(r"(\S+?):\d+\[([^\]]*)\]", text):
-        for part in body.split(","):
-            if not part:
-                continue
-            component, count = part.rsplit("x", 1)
-            for _ in range(int(count)):
-                node_of[free[component].pop(0)] = node
+    for node, component, count in placed:
+        for _ in range(count):
+            node_of[free[component].pop(0)] = node
     return node_of
 
 
