@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from storm_planner.bench import e2e
 from storm_planner.bench._e2e_report import write_report
 from storm_planner.bench._e2e_workloads import TOPK_LINK, WORKLOADS, parse_scheduler, parse_workloads
+from storm_planner.bench.report import code_version, read_csv
 
 SUPERVISORS = ["i7-a", "i5-a"]
 
@@ -87,6 +89,19 @@ def test_cells_csv_is_appended_and_a_rerun_skips_what_it_holds(tmp_path):
     assert e2e.finished_cells(path, header) == {("topk-link", "400", "default", "1"), ("topk-link", "400", "ras", "1")}
     with pytest.raises(ValueError, match="cells.csv: its columns are not this cluster's"):
         e2e.finished_cells(path, e2e.columns(["other"]))
+
+
+def test_each_cell_names_the_commit_that_ran_it(tmp_path):
+    header = e2e.columns(SUPERVISORS)
+    e2e.append_cell(tmp_path / "cells.csv", header, cell("default", 1, 244.0, 4700.0), "abc1234+changes")
+    _, rows = read_csv(tmp_path / "cells.csv")
+    assert rows[0]["code"] == "abc1234+changes"
+    # This checkout's own commit, marked when tracked files differ from it; outside git: unknown.
+    code = code_version()
+    sha = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True,
+                         cwd=Path(e2e.__file__).parent).stdout.strip()
+    assert code in (sha, f"{sha}+changes"), (code, sha)
+    assert code_version(tmp_path) == "unknown"
 
 
 def test_the_report_gives_medians_spreads_and_ratios(tmp_path):

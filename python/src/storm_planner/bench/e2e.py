@@ -56,7 +56,14 @@ from typing import Any
 
 from storm_planner.bench._cluster_common import run_reporting
 from storm_planner.bench._e2e_workloads import WORKLOADS, Workload, parse_scheduler, parse_workloads
-from storm_planner.bench.report import Benchmark, append_csv, argument, read_csv, stamped_progress
+from storm_planner.bench.report import (
+    Benchmark,
+    append_csv,
+    argument,
+    code_version,
+    read_csv,
+    stamped_progress,
+)
 
 DEFAULT_OUT = Path("benchmarks/reports/e2e")
 DEFAULT_CLUSTER = Path("benchmarks/e2e/cluster.yaml")
@@ -66,7 +73,8 @@ KEY = ("workload", "rate", "scheduler", "repetition")
 FIGURES = ("status", "measure_s", "emitted_tps", "processed_tps", "acked_in_window", "latency_mean_ms",
            "latency_p50_ms", "latency_p99_ms", "emitted", "acked", "lost", "failed", "replayed",
            "submit_to_scheduled_s", "submit_to_first_emit_s", "submit_to_first_ack_s", "link_bytes_per_tuple",
-           "supervisors_used", "workers_used", "placement", "ackers_on", "workers", "plans", "replans", "migrations")
+           "supervisors_used", "workers_used", "placement", "ackers_on", "workers", "plans", "replans", "migrations",
+           "code")
 
 _progress = stamped_progress("e2e bench")
 
@@ -93,9 +101,9 @@ def finished_cells(path: Path, header: list[str]) -> set[tuple[str, str, str, st
     return {cell_key(row) for row in rows}
 
 
-def append_cell(path: Path, header: list[str], row: dict[str, Any]) -> None:
-    """Append one finished cell (the header first when the file is new)."""
-    append_csv(path, header, row)
+def append_cell(path: Path, header: list[str], row: dict[str, Any], code: str = "") -> None:
+    """Append one finished cell (the header first when the file is new), with the commit that ran it."""
+    append_csv(path, header, {**row, "code": code or row.get("code", "")})
 
 
 def plan_cells(workloads: list[Workload], schedulers: list[str], repeat: int, rates: list[float] | None,
@@ -222,6 +230,8 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
     _progress(f"{len(cells)} cells, {len(cells) - len(todo)} already in {out / 'cells.csv'}, {len(todo)} to run")
     if not todo:
         return 0
+    code = code_version()
+    _progress(f"code: {code}")
     saved = getattr(args, "profiles", None)
     profiles = HeteroProfiles(out / "profiles", cluster_machine_types(description), Path(saved) if saved else None)
     hetero = {c[0].name: c[0] for c in todo if needs_profile(schedulers[c[2]])}
@@ -242,14 +252,14 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
                 profile = profiles.text(bench, workload) if workload.name in hetero else None
                 for row in run_ramp(bench, workload, rates, schedulers[label], repetition, profile=profile):
                     if cell_key(row) not in done:
-                        append_cell(out / "cells.csv", header, row)
+                        append_cell(out / "cells.csv", header, row, code)
                 write_report(out, command)
             return len(todo)
         for index, (workload, rate, label, repetition) in enumerate(todo, 1):
             _progress(f"cell {index}/{len(todo)}: {workload.name} at {rate:g} t/s, {label}, repetition {repetition}")
             profile = profiles.text(bench, workload) if workload.name in hetero else None
             row = run_cell(bench, workload, rate, schedulers[label], repetition, profile=profile)
-            append_cell(out / "cells.csv", header, row)
+            append_cell(out / "cells.csv", header, row, code)
             write_report(out, command)
     return len(todo)
 

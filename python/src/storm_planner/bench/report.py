@@ -88,6 +88,23 @@ def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
         return list(reader.fieldnames or []), rows
 
 
+def code_version(repo: Path | None = None) -> str:
+    """The commit the code runs from (``<sha>``, ``<sha>+changes`` with uncommitted changes to tracked
+    files, ``unknown`` outside a git checkout): a run resumed over several sittings shows per row which code
+    measured it."""
+    import subprocess
+
+    where = str(repo or Path(__file__).resolve().parent)
+    try:
+        sha = subprocess.run(["git", "-C", where, "rev-parse", "--short=7", "HEAD"], capture_output=True,
+                             text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{sha}+changes" if dirty else sha or "unknown"
+
+
 def append_csv(path: Path, header: Sequence[str], row: Mapping[str, Any]) -> None:
     """Append one row to ``path`` (the header first when the file is new; a missing cell stays empty),
     so that a long run keeps every row it finished."""
