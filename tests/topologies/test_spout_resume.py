@@ -76,7 +76,7 @@ def test_a_restarted_spout_skips_its_committed_records_and_reuses_their_ids(tmp_
         first.ack(acked)
     assert first.committed() == 2
     first.close()                                   # what the periodic save and a clean exit do
-    assert checkpoint_file(tmp_path).read_text().strip() == "2"
+    assert checkpoint_file(tmp_path).read_text().strip() == "2 4"   # committed 2, emitted 4
 
     own_pid = os.getpid()
     monkeypatch.setattr(os, "getpid", lambda: 424242)   # the restarted worker is another process
@@ -92,7 +92,7 @@ def test_a_restarted_spout_skips_its_committed_records_and_reuses_their_ids(tmp_
     for tup_id in list(second.pending):
         second.ack(tup_id)
     assert second.reported and 0 not in second.turned and 1 not in second.turned
-    assert checkpoint_file(tmp_path).read_text().strip() == "10"   # exhausted and all acked
+    assert checkpoint_file(tmp_path).read_text().strip() == "10 10"   # exhausted and all acked
     done = json.loads(Path(str(tmp_path / "sink.jsonl") + DONE_SUFFIX).read_text())
     (task,) = done["tasks"]
     assert (done["records"], task["resumed_from"], task["tuples"], task["acked"]) == (10, 2, 8, 8)
@@ -108,6 +108,45 @@ def test_a_restarted_spout_skips_its_committed_records_and_reuses_their_ids(tmp_
     first_emit = min(float(line.split()[2]) for f in files for line in f.read_text().splitlines()
                      if line.startswith("e 0:2:0 "))
     assert times.emitted["@requests-3/0:2:0"] == first_emit
+
+
+def test_a_spout_restarted_after_the_stop_re_emits_what_its_predecessor_had_in_flight_then_stops(tmp_path):
+    """The stop file says: no new record. A predecessor's unacked records are not new; without their
+    re-emit they would never be acked (lost), however long the drain."""
+    stop = tmp_path / "stop"
+    first = start(tmp_path, **{"worldcup.stop_file": str(stop)})
+    first.next_tuple()
+    first.next_tuple()                                  # records 0..7 emitted
+    for acked in ("0:0:0", "0:1:0", "0:5:0"):
+        first.ack(acked)
+    stop.touch()
+    first.close()
+    assert checkpoint_file(tmp_path).read_text().strip() == "2 8"
+    second = start(tmp_path, **{"worldcup.stop_file": str(stop)})
+    for _ in range(4):
+        second.next_tuple()
+    # Records 2..7 come again under their ids (5 had been acked, but 2 before it had not); 8 and 9 are new.
+    assert second.sent == [f"0:{r}:0" for r in range(2, 8)] and not second.exhausted
+    for tup_id in list(second.pending):
+        second.ack(tup_id)
+    second.close()
+    assert checkpoint_file(tmp_path).read_text().strip() == "8 8"
+    third = start(tmp_path, **{"worldcup.stop_file": str(stop)})
+    third.next_tuple()
+    assert third.sent == []                             # nothing was in flight: the stop holds
+
+
+def test_a_checkpoint_of_one_number_resumes_with_nothing_in_flight(tmp_path):
+    """The format before the emitted record number: ``C`` alone (E = C)."""
+    path = checkpoint_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("3\n")
+    stop = tmp_path / "stop"
+    stop.touch()
+    spout = start(tmp_path, **{"worldcup.stop_file": str(stop)})
+    spout.next_tuple()
+    spout.next_tuple()
+    assert (spout.resumed_from, spout.emitted_before, spout.sent) == (3, 3, [])
 
 
 def test_a_resumed_spout_re_emits_its_watermark_from_the_first_record_it_emits(tmp_path):
@@ -132,12 +171,15 @@ def test_the_checkpoint_is_written_at_most_once_a_second_and_only_when_it_advanc
     spout.next_tuple()
     assert not checkpoint_file(tmp_path).exists()          # under a second since the last save
     spout.checkpoint._saved_at -= 2
-    spout.next_tuple()
-    assert checkpoint_file(tmp_path).read_text().strip() == "1"
-    checkpoint_file(tmp_path).write_text("1 (not rewritten)\n")
+    spout.next_tuple()                                      # saved before it emits records 8 and 9
+    assert checkpoint_file(tmp_path).read_text().strip() == "1 8"
     spout.checkpoint._saved_at -= 2
-    spout.next_tuple()                                      # still 1 committed: nothing written
-    assert checkpoint_file(tmp_path).read_text() == "1 (not rewritten)\n"
+    spout.next_tuple()                                      # the feed is exhausted: emitted 10
+    assert spout.exhausted and checkpoint_file(tmp_path).read_text().strip() == "1 10"
+    checkpoint_file(tmp_path).write_text("1 10 (not rewritten)\n")
+    spout.checkpoint._saved_at -= 2
+    spout.next_tuple()                                      # neither advanced: nothing written
+    assert checkpoint_file(tmp_path).read_text() == "1 10 (not rewritten)\n"
 
 
 def test_a_tuple_given_up_counts_as_done(tmp_path):
@@ -162,11 +204,13 @@ def test_one_record_held_open_long_keeps_the_commit_there_in_bounded_memory(tmp_
 
 
 @pytest.mark.parametrize("content, says", [
-    (b"abc\n", "is not a non-negative integer"),
-    (b"-3\n", "is not a non-negative integer"),
-    (b"2.5\n", "is not a non-negative integer"),
-    (b"", "is not a non-negative integer"),
-    (b"\xff\xfe7\n", "is not a non-negative integer"),
+    (b"abc\n", "is not one or two non-negative integers"),
+    (b"-3\n", "is not one or two non-negative integers"),
+    (b"2.5\n", "is not one or two non-negative integers"),
+    (b"", "is not one or two non-negative integers"),
+    (b"\xff\xfe7\n", "is not one or two non-negative integers"),
+    (b"2 3 4\n", "is not one or two non-negative integers"),
+    (b"5 3\n", "its emitted record number is below its committed one"),
     (b"1" * (MAX_CHECKPOINT_BYTES + 1), f"larger than {MAX_CHECKPOINT_BYTES} bytes"),
     (None, "not a regular file"),       # a directory in its place
 ])
@@ -309,7 +353,7 @@ def test_a_spout_process_that_storm_leaves_saves_its_progress_and_the_next_one_r
         first.ack(ids[0])
         first.ack(ids[1])
         first.ack(ids[3])
-    assert (tmp_path / "checkpoints" / RUN / f"tweets-0-of-1{CHECKPOINT_SUFFIX}").read_text().strip() == "2"
+    assert (tmp_path / "checkpoints" / RUN / f"tweets-0-of-1{CHECKPOINT_SUFFIX}").read_text().strip() == "2 4"
     with MultilangComponent("trends.spouts.TweetSpout", topology_src, conf, context, python_path=[kit]) as second:
         again = emits(second.next())
         assert [m["tuple"][0] for m in again] == ["t2", "t3", "t4", "t5"]

@@ -43,7 +43,8 @@ with ``feed_key`` when a topology has several feeds):
 ``P.max_replays``     re-emits of one failed tuple before giving up on it (default 0 = never give up)
 ``P.times_dir``       absolute directory: log every emit, ack and fail with its time (default: off;
                       see :mod:`.timelog`)
-``P.stop_file``       absolute path: once it exists, emit no new record (replays and acks go on)
+``P.stop_file``       absolute path: once it exists, emit no new record (replays, acks and a resumed
+                      task's re-emits of its predecessor's records go on)
 ``P.checkpoint_dir``  absolute directory: keep each task's committed progress there and resume from it
                       after a restart (default: off; see below)
 
@@ -53,17 +54,21 @@ checkpoint it replays its share of the feed from the first record, its message i
 tuples its predecessor had in flight are never acked. With one, each task keeps its *committed record
 number* ``C`` in ``<checkpoint_dir>/<storm.id>/<component>-<task index>-of-<task count>.checkpoint``:
 every record of its share below ``C`` had all its tuples acked (or given up after ``P.max_replays``). The
-file holds ``C`` in decimal; it is rewritten atomically at most every ``CHECKPOINT_S`` seconds, when the
-feed is exhausted, when Storm deactivates the spout and when the process leaves because Storm went away,
-only when ``C`` advanced (a process killed by a signal keeps the last save, so its successor emits up to
+file holds ``C`` and the *emitted record number* ``E`` (every record below it was emitted by some
+incarnation) in decimal, separated by a space (a file of ``C`` alone reads as ``E = C``); it is rewritten
+atomically at most every ``CHECKPOINT_S`` seconds, when the feed is exhausted, when Storm deactivates the
+spout and when the process leaves because Storm went away, only when ``C`` or ``E`` advanced (a process killed by a signal keeps the last save, so its successor emits up to
 about a second's records more again). A task that finds its checkpoint reads past the
 records below ``C`` without turning them into tuples, numbers the rest from ``C`` on, so a record's message
 ids ``<task index>:<record>:<position>`` are the same in every incarnation, and emits every record from
 ``C`` on again: at least once, as Storm's Kafka spout resuming from its committed offset (records between
-``C`` and where the predecessor stopped arrive twice downstream, late for an event-time consumer). Its
+``C`` and where the predecessor stopped arrive twice downstream, late for an event-time consumer). The
+records from ``C`` to ``E`` are not new: the predecessor's tuples of them were in flight, so the task
+emits them again even when the stop file is already set (a worker restarted while its topology drains),
+and stops after them. Its
 watermark (``watermark_stream``) starts again from the first record it emits; consumers keep the highest
 watermark per task (:class:`~.watermarks.WatermarkTracker`), so the older one is ignored. A checkpoint that
-cannot be read, is not a non-negative integer, or is larger than ``MAX_CHECKPOINT_BYTES`` is ignored
+cannot be read, is not one or two non-negative integers (``E`` not below ``C``), or is larger than ``MAX_CHECKPOINT_BYTES`` is ignored
 with a warning naming the file (the task starts from its first record); one past the end of the task's
 share leaves nothing to emit. With a checkpoint its time log (``P.times_dir``) says that its ids are stable
 (:mod:`.timelog`), so an id emitted by one incarnation and acked by the next counts as acked, not lost.
@@ -223,7 +228,7 @@ class ReplaySpout(Spout):
         self.started = time.time()
         self.checkpoint = Checkpoint.of(self.options.path("checkpoint_dir"), self.run_id, self.component_name,
                                         self.task_index, self.task_count, self.logger)
-        self.resumed_from = self.checkpoint.load() if self.checkpoint else 0
+        self.resumed_from, self.emitted_before = self.checkpoint.load() if self.checkpoint else (0, 0)
         self._skip_left = self.resumed_from   # committed records still to read past (next_tuple)
 
     def _init_logs(self, context: dict) -> None:
@@ -247,12 +252,14 @@ class ReplaySpout(Spout):
         if self.exhausted:
             self._maybe_report()
             return
-        if self.stop.is_set():
+        if self._stopped():
             time.sleep(0.005)   # told to stop: nothing new, replays and acks go on
             return
         if self._skip_left and not self._skip_committed():
             return
         for _ in range(self.batch):
+            if self._stopped():
+                return
             if not self._peek():
                 self.exhausted = True
                 self._advance_watermark(END)
@@ -350,13 +357,17 @@ class ReplaySpout(Spout):
         else:
             self._open.pop(seq, None)
 
+    def _stopped(self) -> bool:
+        """Told to stop, and past the records a predecessor emitted (those are in flight: emitted again)."""
+        return self.record_seq >= self.emitted_before and self.stop.is_set()
+
     def _maybe_checkpoint(self) -> None:
         if self.checkpoint and self.checkpoint.due():
             self._save_checkpoint()
 
     def _save_checkpoint(self) -> None:
         if self.checkpoint and not self._skip_left:
-            self.checkpoint.save(self.committed())
+            self.checkpoint.save(self.committed(), max(self.record_seq, self.emitted_before))
 
     def _skip_committed(self) -> bool:
         """Read past (up to ``SKIP_BATCH`` of) the records a predecessor committed, without turning them into
@@ -465,7 +476,7 @@ class Checkpoint:
     def __init__(self, path: str, logger: Any) -> None:
         self.path = path
         self.logger = logger
-        self.written: int | None = None
+        self.written: tuple[int, int] | None = None
         self._saved_at = time.monotonic()
         self._failing = ""
 
@@ -479,27 +490,27 @@ class Checkpoint:
         name = f"{_file_safe(component)}-{task_index}-of-{task_count}{CHECKPOINT_SUFFIX}"
         return cls(os.path.join(directory, _file_safe(run_id), name), logger)
 
-    def load(self) -> int:
-        """The committed record number saved by a predecessor, or 0 (none, or one that is ignored with a
-        warning naming the file: unreadable, not a non-negative integer, too large)."""
+    def load(self) -> tuple[int, int]:
+        """The committed and emitted record numbers a predecessor saved, or (0, 0) (none, or one that is
+        ignored with a warning naming the file: unreadable, malformed, too large)."""
         value, why = read_checkpoint(self.path)
         if why:
             self.logger.warning("ignoring checkpoint %s: %s; this task starts from its first record", self.path, why)
-        self.written = value or 0
-        return value or 0
+        self.written = value or (0, 0)
+        return self.written
 
     def due(self) -> bool:
         return time.monotonic() - self._saved_at >= CHECKPOINT_S
 
-    def save(self, committed: int) -> None:
-        """Write ``committed`` when it advanced past what was written (atomically); a failure is logged once
-        per kind, never raised (the spout goes on; a later save may succeed)."""
+    def save(self, committed: int, emitted: int) -> None:
+        """Write ``committed`` and ``emitted`` when either advanced past what was written (atomically); a
+        failure is logged once per kind, never raised (the spout goes on; a later save may succeed)."""
         self._saved_at = time.monotonic()
-        if self.written is not None and committed <= self.written:
+        if self.written is not None and committed <= self.written[0] and emitted <= self.written[1]:
             return
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            _write_atomically(self.path, str(committed))
+            _write_atomically(self.path, f"{committed} {emitted}")
         except OSError as error:
             why = f"{type(error).__name__}: {error.strerror or error}"
             if why != self._failing:
@@ -508,12 +519,12 @@ class Checkpoint:
                                     "written", self.path, why)
             return
         self._failing = ""
-        self.written = committed
+        self.written = (committed, emitted)
 
 
-def read_checkpoint(path: str) -> tuple[int | None, str]:
-    """(committed record number, "") from a checkpoint file; (None, "") when there is none; (None, why) when
-    it cannot be used. Reads at most ``MAX_CHECKPOINT_BYTES + 1`` bytes of a regular file, never blocks on
+def read_checkpoint(path: str) -> tuple[tuple[int, int] | None, str]:
+    """((committed, emitted) record numbers, "") from a checkpoint file (one number alone: both); (None, "")
+    when there is none; (None, why) when it cannot be used. Reads at most ``MAX_CHECKPOINT_BYTES + 1`` bytes of a regular file, never blocks on
     anything else (a FIFO in its place)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -532,9 +543,14 @@ def read_checkpoint(path: str) -> tuple[int | None, str]:
     if len(data) > MAX_CHECKPOINT_BYTES:
         return None, f"larger than {MAX_CHECKPOINT_BYTES} bytes"
     text = data.decode("ascii", errors="replace").strip()
-    if not re.fullmatch(r"[0-9]+", text):
-        return None, f"{text[:MAX_CHECKPOINT_BYTES]!r} is not a non-negative integer"
-    return int(text), ""
+    found = re.fullmatch(r"([0-9]+)(?: ([0-9]+))?", text)
+    if not found:
+        return None, f"{text[:MAX_CHECKPOINT_BYTES]!r} is not one or two non-negative integers"
+    committed = int(found[1])
+    emitted = int(found[2]) if found[2] is not None else committed
+    if emitted < committed:
+        return None, f"{text!r}: its emitted record number is below its committed one"
+    return (committed, emitted), ""
 
 
 def _file_safe(name: str) -> str:
