@@ -15,13 +15,15 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from storm_planner.bench._e2e_papers import DERIVED, Capacities, papers_section
 from storm_planner.bench.report import markdown_table, pyplot, read_csv, save_figure
 
 BASELINES = ("default", "ras")
 
 
-def write_report(out: Path, command: str) -> Path | None:
-    """``<out>.md`` and the plots from ``<out>/cells.csv`` (nothing there yet: nothing written)."""
+def write_report(out: Path, command: str, capacities: Capacities | None = None) -> Path | None:
+    """``<out>.md`` and the plots from ``<out>/cells.csv`` (nothing there yet: nothing written);
+    ``capacities``, the supervisors' as declared, for the Elastic Allocator's utilisation deviation."""
     path = out / "cells.csv"
     if not path.exists():
         return None
@@ -29,7 +31,7 @@ def write_report(out: Path, command: str) -> Path | None:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["workload"], row["rate"]), []).append(row)
-    sections = [_overview(groups)]
+    sections = [_overview(groups), papers_section(groups, capacities)]
     sections += [_section(out, workload, rate, cells) for (workload, rate), cells in groups.items()]
     sections += [_ramp(out, workload, rows) for workload in dict.fromkeys(r["workload"] for r in rows)
                  if len({r["rate"] for r in rows if r["workload"] == workload}) > 1]
@@ -228,23 +230,10 @@ def _summary_row(scheduler: str, cells: list[dict[str, Any]], medians: dict[str,
             *(_ratio(p99, medians[b][1]) if b in medians else "–" for b in BASELINES),
             _spread(cells, "latency_mean_ms"), _sum(cells, "lost"), _sum(cells, "failed"),
             _fmt(_median(cells, "submit_to_first_ack_s")), _fmt(_median(cells, "link_bytes_per_tuple")),
-            *(_fmt(statistics.median(d)) if (d := [x for x in map(_deviation(kind), cells) if not math.isnan(x)])
-              else "–" for kind in ("cpu", "link")),
+            *(_fmt(statistics.median(d)) if (d := [x for x in map(DERIVED[kind], cells) if not math.isnan(x)])
+              else "–" for kind in ("cpu_sd", "link_sd")),
             _fmt(_median(cells, "supervisors_used")), _fmt(_median(cells, "workers_used")),
             _sum(cells, "replans"), _sum(cells, "migrations"), cells[-1].get("placement") or "–"]
-
-
-def _deviation(kind: str):
-    """The spread of one cell's load over its supervisors (the Elastic Allocator's measure of balance,
-    its Fig. 5): the population standard deviation of their CPU (``cpu``: % of a core, cgroup cpuacct) or
-    of their links' traffic (``link``: Mbit/s both ways) over the measured window."""
-    prefix, suffix = ("cpu_", "_pct") if kind == "cpu" else ("link_", "_mbit")
-
-    def deviation(cell: dict[str, Any]) -> float:
-        values = [v for column in cell if column.startswith(prefix) and column.endswith(suffix)
-                  for v in _numbers([cell], column)]
-        return statistics.pstdev(values) if len(values) > 1 else math.nan
-    return deviation
 
 
 def _numbers(cells: list[dict[str, Any]], column: str) -> list[float]:

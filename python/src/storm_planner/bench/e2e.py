@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from storm_planner.bench._cluster_common import run_reporting
+from storm_planner.bench._e2e_papers import Capacities
 from storm_planner.bench._e2e_workloads import WORKLOADS, Workload, parse_scheduler, parse_workloads
 from storm_planner.bench.report import (
     Benchmark,
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     saved = out / "command.txt"   # the run's command, for a report rewritten with --report-only
     if args.report_only:
-        write_report(out, saved.read_text().strip() if saved.exists() else e2e_command(args))
+        write_report(out, saved.read_text().strip() if saved.exists() else e2e_command(args), run_capacities(args))
         print(json.dumps({"report": str(report_path(out))}))
         return 0
     workloads = parse_workloads(args.workloads)
@@ -150,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     saved.write_text(command + "\n")
     ran = run_cells(args, out, cells, {s.label: s for s in schedulers}, command)
-    write_report(out, command)
+    write_report(out, command, run_capacities(args))
     print(json.dumps({"cells_run": ran, "cells": str(out / "cells.csv"), "report": str(report_path(out))}))
     return 0
 
@@ -206,6 +207,29 @@ def with_cpu_scale(description, scale: float | None):
     return dataclasses.replace(description, supervisors=supervisors)
 
 
+def run_description(args: argparse.Namespace):
+    """The cluster description the run uses: ``--cluster`` with ``--link-mbit`` and ``--cpu-scale``."""
+    from storm_planner.cluster.description import load_description
+
+    return with_cpu_scale(with_links(load_description(args.cluster), args.link_mbit), args.cpu_scale)
+
+
+def description_capacities(description) -> Capacities:
+    """Each supervisor's declared CPU and link rate (its own, else the network's)."""
+    return Capacities(cpu={s.name: s.cpu for s in description.supervisors},
+                      link_mbit={s.name: s.link_mbit or description.network.link_mbit for s in description.supervisors})
+
+
+def run_capacities(args: argparse.Namespace) -> Capacities | None:
+    """The capacities of the run's description, or None (with a warning) when it cannot be read: the report
+    then gives the spreads in absolute units."""
+    try:
+        return description_capacities(run_description(args))
+    except (OSError, ValueError) as error:
+        _progress(f"warning: {args.cluster}: {error}; the report gives CPU and link spreads without capacities")
+        return None
+
+
 def report_path(out: Path) -> Path:
     return out.parent / f"{out.name}.md"
 
@@ -221,9 +245,8 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
     from storm_planner.bench._e2e_ramp import run_ramp
     from storm_planner.bench._e2e_report import write_report
     from storm_planner.bench._e2e_workloads import needs_profile
-    from storm_planner.cluster.description import load_description
-
-    description = with_cpu_scale(with_links(load_description(args.cluster), args.link_mbit), args.cpu_scale)
+    description = run_description(args)
+    capacities = description_capacities(description)
     header = columns([s.name for s in description.supervisors])
     done = finished_cells(out / "cells.csv", header)
     todo = [c for c in cells if (c[0].name, f"{c[1]:g}", c[2], str(c[3])) not in done]
@@ -253,14 +276,14 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
                 for row in run_ramp(bench, workload, rates, schedulers[label], repetition, profile=profile):
                     if cell_key(row) not in done:
                         append_cell(out / "cells.csv", header, row, code)
-                write_report(out, command)
+                write_report(out, command, capacities)
             return len(todo)
         for index, (workload, rate, label, repetition) in enumerate(todo, 1):
             _progress(f"cell {index}/{len(todo)}: {workload.name} at {rate:g} t/s, {label}, repetition {repetition}")
             profile = profiles.text(bench, workload) if workload.name in hetero else None
             row = run_cell(bench, workload, rate, schedulers[label], repetition, profile=profile)
             append_cell(out / "cells.csv", header, row, code)
-            write_report(out, command)
+            write_report(out, command, capacities)
     return len(todo)
 
 

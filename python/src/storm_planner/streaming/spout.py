@@ -48,30 +48,30 @@ with ``feed_key`` when a topology has several feeds):
 ``P.checkpoint_dir``  absolute directory: keep each task's committed progress there and resume from it
                       after a restart (default: off; see below)
 
-Resuming after a restart (``P.checkpoint_dir``). Storm restarts a worker whenever the executors it runs
-change (a re-plan that moves one in or out), and the spout's task starts again in a new process. Without a
-checkpoint it replays its share of the feed from the first record, its message ids starting over, and the
-tuples its predecessor had in flight are never acked. With one, each task keeps its *committed record
-number* ``C`` in ``<checkpoint_dir>/<storm.id>/<component>-<task index>-of-<task count>.checkpoint``:
-every record of its share below ``C`` had all its tuples acked (or given up after ``P.max_replays``). The
-file holds ``C`` and the *emitted record number* ``E`` (every record below it was emitted by some
-incarnation) in decimal, separated by a space (a file of ``C`` alone reads as ``E = C``); it is rewritten
-atomically at most every ``CHECKPOINT_S`` seconds, when the feed is exhausted, when Storm deactivates the
-spout and when the process leaves because Storm went away, only when ``C`` or ``E`` advanced (a process killed by a signal keeps the last save, so its successor emits up to
-about a second's records more again). A task that finds its checkpoint reads past the
+Resuming after a restart (``P.checkpoint_dir``). Storm restarts a worker whenever the executors it runs change
+(a re-plan that moves one in or out), and the spout's task starts again in a new process. Without a checkpoint
+it replays its share of the feed from the first record, its message ids starting over, and the tuples its
+predecessor had in flight are never acked. With one, each task keeps its *committed record number* ``C`` in
+``<checkpoint_dir>/<storm.id>/<component>-<task index>-of-<task count>.checkpoint``: every record of its share
+below ``C`` had all its tuples acked (or given up after ``P.max_replays``). The file holds ``C`` and the
+*emitted record number* ``E`` (every record below it was emitted by some incarnation) in decimal, separated by
+a space (a file of ``C`` alone reads as ``E = C``); it is rewritten atomically at most every ``CHECKPOINT_S``
+seconds, when the feed is exhausted, when Storm deactivates the spout and when the process leaves because
+Storm went away, only when ``C`` or ``E`` advanced (a process killed by a signal keeps the last save, so its
+successor emits up to about a second's records more again). A task that finds its checkpoint reads past the
 records below ``C`` without turning them into tuples, numbers the rest from ``C`` on, so a record's message
-ids ``<task index>:<record>:<position>`` are the same in every incarnation, and emits every record from
-``C`` on again: at least once, as Storm's Kafka spout resuming from its committed offset (records between
-``C`` and where the predecessor stopped arrive twice downstream, late for an event-time consumer). The
-records from ``C`` to ``E`` are not new: the predecessor's tuples of them were in flight, so the task
-emits them again even when the stop file is already set (a worker restarted while its topology drains),
-and stops after them. Its
+ids ``<task index>:<record>:<position>`` are the same in every incarnation, and emits every record from ``C``
+on again: at least once, as Storm's Kafka spout resuming from its committed offset (records between ``C`` and
+where the predecessor stopped arrive twice downstream, late for an event-time consumer). The records from
+``C`` to ``E`` are not new: the predecessor's tuples of them were in flight, so the task emits them again even
+when the stop file is already set (a worker restarted while its topology drains), and stops after them. Its
 watermark (``watermark_stream``) starts again from the first record it emits; consumers keep the highest
 watermark per task (:class:`~.watermarks.WatermarkTracker`), so the older one is ignored. A checkpoint that
-cannot be read, is not one or two non-negative integers (``E`` not below ``C``), or is larger than ``MAX_CHECKPOINT_BYTES`` is ignored
-with a warning naming the file (the task starts from its first record); one past the end of the task's
-share leaves nothing to emit. With a checkpoint its time log (``P.times_dir``) says that its ids are stable
-(:mod:`.timelog`), so an id emitted by one incarnation and acked by the next counts as acked, not lost.
+cannot be read, is not one or two non-negative integers (``E`` not below ``C``), or is larger than
+``MAX_CHECKPOINT_BYTES`` is ignored with a warning naming the file (the task starts from its first record);
+one past the end of the task's share leaves nothing to emit. With a checkpoint its time log (``P.times_dir``)
+says that its ids are stable (:mod:`.timelog`), so an id emitted by one incarnation and acked by the next
+counts as acked, not lost.
 
 A resumed task's exhaustion summary (and so the done marker) counts ``records`` over its whole share,
 the committed ones included (a predecessor emitted them and saw them acked), but ``tuples``, ``acked``,

@@ -1,0 +1,171 @@
+"""Each paper's planner on its own metric, in the e2e report (issue #27's verdict).
+
+Every seed paper optimises one thing and measured it on its own jobs. This module sets each paper's
+planners beside Storm's DefaultScheduler and ResourceAwareScheduler on that metric, on the grid's workloads
+that are the paper's jobs (or all of them, for a paper whose jobs are not in the grid), and says whether
+the planner beat both beyond the repetitions' spread (every one of its cells better than every cell of
+both, at least two repetitions each, nothing lost: :func:`~storm_planner.bench._e2e_report.beats_both`).
+
+=============================================  =========================================  ==================
+paper (its experiment)                         metric here                                workloads
+=============================================  =========================================  ==================
+Chatzistergiou & Viglas, §7.4 (Figs. 6–9)      p99 complete latency; bytes over the links  trends, bargains
+                                               per input tuple (what topDown minimises)
+Madsen et al., §5.4 (Real Job 3)               CPU sd over the supervisors (load balance)  airline
+Elastic Allocator (GMA), its Fig. 5            R_dev of CPU and of link utilisation        every workload
+=============================================  =========================================  ==================
+
+R_dev is the Elastic Allocator's deviation: the population standard deviation over the supervisors of
+their use as a percentage of their capacity (their CPU quota, their link's rate; the run's cluster
+description gives both). Without the capacities the CPU figure falls back to the spread of CPU in percent
+of a core, which favours spreading executors evenly over nodes of different size, and says so.
+
+Nasiri et al.'s metric is the highest throughput a placement sustains on machines that differ in
+per-tuple speed, which a fixed offered rate below saturation cannot show: ``bench hetero-real`` measures
+it (``benchmarks/reports/hetero.md``), and the grid's ramps give each scheduler's highest sustained rate.
+QEScalor advises parallelism rather than placing: ``benchmarks/reports/qescalor.md``.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from storm_planner.bench.report import markdown_table
+from storm_planner.core.utilisation import utilisation_and_deviation
+
+Cell = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What one paper's planners should win on: a figure per cell, which way is better, on which workloads
+    (empty: every workload)."""
+
+    paper: str
+    planners: tuple[str, ...]
+    metric: str
+    column: str                      # a cells.csv column, or a derived one (DERIVED)
+    higher: bool
+    workloads: tuple[str, ...] = ()
+
+
+def claims(capacities_known: bool = True) -> tuple[Claim, ...]:
+    chatzistergiou = "Chatzistergiou & Viglas §7.4"
+    topdown = ("planner:topdown", "planner:tasklevel")
+    gma = ("planner:gma", "planner:gma-repair")
+    cpu = ("CPU R_dev % points", "cpu_rdev") if capacities_known else ("CPU sd % of a core", "cpu_sd")
+    link = ("link R_dev % points", "link_rdev") if capacities_known else ("link sd Mbit/s", "link_sd")
+    return (
+        Claim(chatzistergiou, topdown, "p99 latency ms", "latency_p99_ms", False, ("trends-link", "bargains-link")),
+        Claim(chatzistergiou, topdown, "link B per input tuple", "link_bytes_per_tuple", False,
+              ("trends-link", "bargains-link")),
+        Claim("Madsen et al. §5.4 (ALBIC, MILP)", ("planner:albic", "planner:milp"), *cpu, False, ("airline-link",)),
+        Claim("Elastic Allocator (GMA) Fig. 5", gma, *cpu, False),
+        Claim("Elastic Allocator (GMA) Fig. 5", gma, *link, False),
+    )
+
+
+def node_figures(cell: Cell, prefix: str, suffix: str) -> dict[str, float]:
+    """The finite figures of a cell's columns ``<prefix><node><suffix>``, by node."""
+    found = {}
+    for column, given in cell.items():
+        if column.startswith(prefix) and column.endswith(suffix) and given not in (None, ""):
+            try:
+                value = float(given)
+            except (TypeError, ValueError):
+                continue
+            if math.isfinite(value):
+                found[column[len(prefix):len(column) - len(suffix)]] = value
+    return found
+
+
+def node_deviation(prefix: str, suffix: str) -> Callable[[Cell], float]:
+    """The population standard deviation over a cell's supervisors of the columns ``<prefix><node><suffix>``
+    (nan with fewer than two figures)."""
+    def deviation(cell: Cell) -> float:
+        values = list(node_figures(cell, prefix, suffix).values())
+        return statistics.pstdev(values) if len(values) > 1 else math.nan
+    return deviation
+
+
+def utilisation_deviation(cell: Cell, prefix: str, suffix: str, capacity: Mapping[str, float]) -> float:
+    """The Elastic Allocator's R_dev of the nodes of ``capacity`` that have a figure (nan with fewer than
+    two)."""
+    figures = node_figures(cell, prefix, suffix)
+    known = {n: c for n, c in capacity.items() if n in figures and c > 0}
+    if len(known) < 2:
+        return math.nan
+    return utilisation_and_deviation({n: figures[n] for n in known}, known)[1]
+
+
+# The Elastic Allocator's balance measure (its Fig. 5): the spread of the supervisors' CPU (% of a core,
+# cgroup cpuacct) and of their links' traffic (Mbit/s both ways) over the measured window.
+DERIVED: dict[str, Callable[[Cell], float]] = {
+    "cpu_sd": node_deviation("cpu_", "_pct"),
+    "link_sd": node_deviation("link_", "_mbit"),
+}
+
+
+@dataclass(frozen=True)
+class Capacities:
+    """Each supervisor's CPU (% of a core, its quota) and link (Mbit/s), as the run's description declares."""
+
+    cpu: Mapping[str, float]
+    link_mbit: Mapping[str, float]
+
+
+def with_derived(cell: Cell, capacities: Capacities | None = None) -> Cell:
+    derived = {name: figure(cell) for name, figure in DERIVED.items()}
+    if capacities is not None:
+        derived["cpu_rdev"] = utilisation_deviation(cell, "cpu_", "_pct", capacities.cpu)
+        derived["link_rdev"] = utilisation_deviation(cell, "link_", "_mbit", capacities.link_mbit)
+    return {**cell, **derived}
+
+
+def papers_section(groups: dict[tuple[str, str], list[Cell]], capacities: Capacities | None = None) -> str:
+    """The report's section: a row per claim, planner and workload (at each of its rates) the run has
+    cells of; empty when it has none."""
+    from storm_planner.bench._e2e_report import BASELINES, _numbers, _spread
+
+    rows = []
+    for claim in claims(capacities is not None):
+        for (workload, rate), cells in groups.items():
+            if claim.workloads and workload not in claim.workloads:
+                continue
+            cells = [with_derived(c, capacities) for c in cells]
+            for planner in claim.planners:
+                mine = [c for c in cells if c["scheduler"] == planner]
+                if not _numbers(mine, claim.column):
+                    continue
+                rows.append([claim.paper, planner, claim.metric, f"{workload} at {rate}", _spread(mine, claim.column),
+                             *(_spread([c for c in cells if c["scheduler"] == b], claim.column) for b in BASELINES),
+                             verdict(mine, cells, claim.column, claim.higher)])
+    if not rows:
+        return ""
+    header = ["paper", "planner", "metric", "workload (t/s)", "planner", *BASELINES, "verdict"]
+    return ("## Each paper's planner on its own metric\n\nMedian [min–max] over repetitions; ✓: better than "
+            "both of Storm's schedulers in every repetition (at least two each), nothing lost. Nasiri et al.'s "
+            "metric (the highest sustained throughput on machines of different speed) is measured by `bench "
+            "hetero-real` ([hetero.md](hetero.md)) and the ramps; QEScalor's by [qescalor.md](qescalor.md).\n\n"
+            + markdown_table(header, rows, right=range(4, 7)) + "\n")
+
+
+def verdict(mine: list[Cell], cells: list[Cell], column: str, higher: bool) -> str:
+    """Whether ``mine`` beat Storm's two schedulers among ``cells`` on ``column``: beyond the spread, by
+    the median only, not (naming which), or too few repetitions to say."""
+    from storm_planner.bench._e2e_report import BASELINES, _numbers, beats_both
+
+    if beats_both(mine, cells, column, higher):
+        return "✓ beats both beyond the spread"
+    theirs = {b: _numbers([c for c in cells if c["scheduler"] == b], column) for b in BASELINES}
+    if len(_numbers(mine, column)) < 2 or any(len(values) < 2 for values in theirs.values()):
+        return "fewer than two repetitions"
+    median = statistics.median(_numbers(mine, column))
+    behind = [b for b, values in theirs.items()
+              if not (median > statistics.median(values) if higher else median < statistics.median(values))]
+    if behind:
+        return f"not better than {' and '.join(behind)} (median)"
+    return "better by the median, inside the spread"
