@@ -290,3 +290,24 @@ def test_a_topology_without_spouts_is_refused_at_once():
     data["topology"]["components"][0]["type"] = "bolt"
     with pytest.raises(ProblemError, match="needs a spout"):
         run(Problem.from_dict(data), "hetero")
+
+
+def test_unpriced_ackers_are_dealt_over_the_machines_doing_the_work():
+    """Four ackers the profile does not price: not stacked on one machine (the search's tie-break did),
+    but dealt over the machines that host the topology's priced executors, the busiest first."""
+    from storm_planner.planners.nasiri.plans import unpriced
+
+    data = micro_problem("linear", "small")
+    data["topology"]["components"].append({"id": "__acker", "type": "bolt", "executors": 4, "system": True})
+    problem = Problem.from_dict(data)
+    plan = run(problem, "hetero")
+    component_of = {e.id: e.component for e in problem.executors}
+    nodes_of: dict[str, list[str]] = {}
+    for executor, slot in plan.assignments.items():
+        nodes_of.setdefault(component_of.get(executor) or executor.split("/")[0], []).append(slot.node)
+    model = build_model(problem)
+    assert unpriced(model, model.component_index("__acker"))
+    working = {node for component, nodes in nodes_of.items() if component != "__acker" for node in nodes}
+    ackers = nodes_of["__acker"]
+    assert len(ackers) == 4 and set(ackers) <= working
+    assert len(set(ackers)) == min(4, len(working)), (ackers, working)

@@ -9,6 +9,7 @@ count) or at submission with the new parallelism hints.
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
@@ -62,7 +63,9 @@ def plan_from_placement(
     figures: Mapping[str, float] | None = None,
     notes: Iterable[str] = (),
 ) -> Plan:
-    """A plan placing every instance, with the simulator's figures and the parallelism."""
+    """A plan placing every instance, with the simulator's figures and the parallelism (the instances the
+    profile does not price spread over the machines that do the work: :func:`spread_unpriced`)."""
+    placement = spread_unpriced(model, placement)
     names = executor_names(problem, model, placement.parallelism)
     node_of = {
         name: model.machines[m]
@@ -77,6 +80,30 @@ def plan_from_placement(
         figures=MappingProxyType({**simulation.figures(), **(figures or {})}),
         notes=tuple(notes),
     )
+
+
+def unpriced(model: HeteroModel, component: int) -> bool:
+    """A system component the profile leaves at no cost (Storm's ackers: eq. 7 has no system components)."""
+    return bool(model.is_system[component] and not model.cost[component].any() and not model.base[component].any())
+
+
+def spread_unpriced(model: HeteroModel, placement: Placement) -> Placement:
+    """The placement with each unpriced system component's instances dealt round-robin over the machines
+    that host priced instances, the most instances first.
+
+    Not in the paper, whose model has no system components: at no cost every machine is as good as
+    another for an acker, and the search's tie-break stacked all of a topology's ackers on one machine,
+    so every spout's and bolt's acker message crossed to it. Dealt with the work, as Storm's own schedulers
+    give each worker an acker, most of those messages stay on their machine. The simulator's figures do not
+    change (the instances cost nothing in the model). O(instances)."""
+    hosting = Counter(m for c, machines in enumerate(placement.machines_of) if not unpriced(model, c)
+                      for m in machines)
+    if not hosting:
+        return placement
+    order = [m for m, _ in sorted(hosting.items(), key=lambda item: (-item[1], item[0]))]
+    return Placement(tuple(
+        tuple(order[i % len(order)] for i in range(len(machines))) if unpriced(model, c) else machines
+        for c, machines in enumerate(placement.machines_of)))
 
 
 def placement_from_assignments(problem: Problem, model: HeteroModel,
