@@ -58,20 +58,22 @@ below ``C`` had all its tuples acked (or given up after ``P.max_replays``). The 
 a space (a file of ``C`` alone reads as ``E = C``); it is rewritten atomically at most every ``CHECKPOINT_S``
 seconds, when the feed is exhausted, when Storm deactivates the spout and when the process leaves because
 Storm went away, only when ``C`` or ``E`` advanced (a process killed by a signal keeps the last save, so its
-successor emits up to about a second's records more again). A task that finds its checkpoint reads past the
-records below ``C`` without turning them into tuples, numbers the rest from ``C`` on, so a record's message
-ids ``<task index>:<record>:<position>`` are the same in every incarnation, and emits every record from ``C``
-on again: at least once, as Storm's Kafka spout resuming from its committed offset (records between ``C`` and
-where the predecessor stopped arrive twice downstream, late for an event-time consumer). The records from
-``C`` to ``E`` are not new: the predecessor's tuples of them were in flight, so the task emits them again even
-when the stop file is already set (a worker restarted while its topology drains), and stops after them. Its
-watermark (``watermark_stream``) starts again from the first record it emits; consumers keep the highest
-watermark per task (:class:`~.watermarks.WatermarkTracker`), so the older one is ignored. A checkpoint that
-cannot be read, is not one or two non-negative integers (``E`` not below ``C``), or is larger than
-``MAX_CHECKPOINT_BYTES`` is ignored with a warning naming the file (the task starts from its first record);
-one past the end of the task's share leaves nothing to emit. With a checkpoint its time log (``P.times_dir``)
-says that its ids are stable (:mod:`.timelog`), so an id emitted by one incarnation and acked by the next
-counts as acked, not lost.
+successor emits up to about a second's records more again). ``E`` is written ahead of the emits: before a
+record at or past the ``E`` on file goes out, ``E`` moves a reservation ahead (a batch, doubled while a
+reservation lasts under two seconds), so even a killed process leaves an ``E`` past every record it emitted. A
+task that finds its checkpoint reads past the records below ``C`` without turning them into tuples, numbers
+the rest from ``C`` on, so a record's message ids ``<task index>:<record>:<position>`` are the same in every
+incarnation, and emits every record from ``C`` on again: at least once, as Storm's Kafka spout resuming from
+its committed offset (records between ``C`` and where the predecessor stopped arrive twice downstream, late
+for an event-time consumer). The records from ``C`` to ``E`` are not new: the predecessor's tuples of them
+were in flight, so the task emits them again even when the stop file is already set (a worker restarted while
+its topology drains), and stops after them. Its watermark (``watermark_stream``) starts again from the first
+record it emits; consumers keep the highest watermark per task (:class:`~.watermarks.WatermarkTracker`), so
+the older one is ignored. A checkpoint that cannot be read, is not one or two non-negative integers (``E`` not
+below ``C``), or is larger than ``MAX_CHECKPOINT_BYTES`` is ignored with a warning naming the file (the task
+starts from its first record); one past the end of the task's share leaves nothing to emit. With a checkpoint
+its time log (``P.times_dir``) says that its ids are stable (:mod:`.timelog`), so an id emitted by one
+incarnation and acked by the next counts as acked, not lost.
 
 A resumed task's exhaustion summary (and so the done marker) counts ``records`` over its whole share,
 the committed ones included (a predecessor emitted them and saw them acked), but ``tuples``, ``acked``,
@@ -83,6 +85,7 @@ from __future__ import annotations
 import atexit
 import heapq
 import json
+import math
 import os
 import re
 import stat
@@ -111,8 +114,11 @@ PARTS_SUFFIX = ".feed-done.parts"
 CHECKPOINT_SUFFIX = ".checkpoint"
 # A task's committed progress is written at most this often (and at exhaustion and exit).
 CHECKPOINT_S = 1.0
-# A checkpoint file longer than this is not ours (a decimal count and a newline): ignored.
+# A checkpoint file longer than this is not ours (two decimal counts, a space and a newline): ignored.
 MAX_CHECKPOINT_BYTES = 32
+# Most records the emitted record number on file may run ahead of the records emitted (the reservation
+# doubles while it is used up faster than every two CHECKPOINT_S, so a fast spout writes its file rarely).
+MAX_EMIT_RESERVE = 1_000_000
 # Records skipped per ``next`` call while a resumed task reads past its committed ones (the multilang
 # protocol wants an answer to every call; a long skip is spread over calls).
 SKIP_BATCH = 5000
@@ -230,6 +236,8 @@ class ReplaySpout(Spout):
                                         self.task_index, self.task_count, self.logger)
         self.resumed_from, self.emitted_before = self.checkpoint.load() if self.checkpoint else (0, 0)
         self._skip_left = self.resumed_from   # committed records still to read past (next_tuple)
+        # The emitted record number on file runs ahead of the records emitted (_reserve_emits).
+        self._emit_reserved, self._emit_reserve, self._reserved_at = self.emitted_before, self.batch, -math.inf
 
     def _init_logs(self, context: dict) -> None:
         """The time log and the stop signal."""
@@ -252,18 +260,14 @@ class ReplaySpout(Spout):
         if self.exhausted:
             self._maybe_report()
             return
-        if self._stopped():
-            time.sleep(0.005)   # told to stop: nothing new, replays and acks go on
-            return
         if self._skip_left and not self._skip_committed():
             return
         for _ in range(self.batch):
-            if self._stopped():
-                return
             if not self._peek():
-                self.exhausted = True
-                self._advance_watermark(END)
-                self._maybe_report()
+                self._exhaust()
+                return
+            if self._stopped():
+                time.sleep(0.005)   # told to stop: nothing new, replays and acks go on
                 return
             record = self._lookahead
             when = self.event_time(record)
@@ -276,19 +280,32 @@ class ReplaySpout(Spout):
             self._has_lookahead = False
             if when is not None:
                 self._advance_watermark(when)
-            emissions = self.tuples_for(record) or []
-            seq = self.record_seq
-            if emissions:
-                self._open[seq] = len(emissions)
-                heapq.heappush(self._open_heap, seq)
-            self.record_seq += 1
-            for position, (values, stream) in enumerate(emissions):
-                tup_id = f"{self.task_index}:{seq}:{position}"
-                self.pending[tup_id] = (list(values), stream, seq)
-                self.times.record("e", tup_id)
-                self.emit(list(values), tup_id=tup_id, stream=stream)
-            self.tuples_emitted += len(emissions)
-            self.pacer.emitted(len(emissions))
+            self._emit_record(record)
+
+    def _emit_record(self, record: Any) -> None:
+        """Emit one record's tuples under ids ``<task index>:<record>:<position>``, its record number first
+        reserved in the checkpoint (a successor after the stop re-emits what this incarnation emitted)."""
+        emissions = self.tuples_for(record) or []
+        seq = self.record_seq
+        if self.checkpoint and seq >= self._emit_reserved:
+            self._reserve_emits(seq)
+        if emissions:
+            self._open[seq] = len(emissions)
+            heapq.heappush(self._open_heap, seq)
+        self.record_seq += 1
+        for position, (values, stream) in enumerate(emissions):
+            tup_id = f"{self.task_index}:{seq}:{position}"
+            self.pending[tup_id] = (list(values), stream, seq)
+            self.times.record("e", tup_id)
+            self.emit(list(values), tup_id=tup_id, stream=stream)
+        self.tuples_emitted += len(emissions)
+        self.pacer.emitted(len(emissions))
+
+    def _exhaust(self) -> None:
+        """The share has no record left: end the watermark and report once every tuple is done."""
+        self.exhausted = True
+        self._advance_watermark(END)
+        self._maybe_report()
 
     def ack(self, tup_id):
         self.times.record("a", tup_id)
@@ -361,13 +378,27 @@ class ReplaySpout(Spout):
         """Told to stop, and past the records a predecessor emitted (those are in flight: emitted again)."""
         return self.record_seq >= self.emitted_before and self.stop.is_set()
 
+    def _reserve_emits(self, seq: int) -> None:
+        """Write an emitted record number ahead of ``seq`` before record ``seq`` goes out: a worker killed by
+        a signal leaves only its last write, and its successor after the stop must re-emit every record this
+        incarnation emitted (a few more are harmless: at least once). The reservation doubles while it lasts
+        less than two CHECKPOINT_S, up to MAX_EMIT_RESERVE, so the file is written about once a second or
+        less."""
+        now = time.monotonic()
+        if now - self._reserved_at < 2 * CHECKPOINT_S:
+            self._emit_reserve = min(2 * self._emit_reserve, MAX_EMIT_RESERVE)
+        self._reserved_at = now
+        self._emit_reserved = seq + self._emit_reserve
+        if self.checkpoint:
+            self.checkpoint.save(self.committed(), self._emit_reserved)
+
     def _maybe_checkpoint(self) -> None:
         if self.checkpoint and self.checkpoint.due():
             self._save_checkpoint()
 
     def _save_checkpoint(self) -> None:
         if self.checkpoint and not self._skip_left:
-            self.checkpoint.save(self.committed(), max(self.record_seq, self.emitted_before))
+            self.checkpoint.save(self.committed(), max(self.record_seq, self.emitted_before, self._emit_reserved))
 
     def _skip_committed(self) -> bool:
         """Read past (up to ``SKIP_BATCH`` of) the records a predecessor committed, without turning them into
@@ -506,8 +537,10 @@ class Checkpoint:
         """Write ``committed`` and ``emitted`` when either advanced past what was written (atomically); a
         failure is logged once per kind, never raised (the spout goes on; a later save may succeed)."""
         self._saved_at = time.monotonic()
-        if self.written is not None and committed <= self.written[0] and emitted <= self.written[1]:
-            return
+        if self.written is not None:
+            if committed <= self.written[0] and emitted <= self.written[1]:
+                return
+            emitted = max(emitted, self.written[1])   # what a predecessor or a reservation said stays said
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             _write_atomically(self.path, f"{committed} {emitted}")
