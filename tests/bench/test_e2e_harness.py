@@ -339,3 +339,47 @@ def test_each_papers_planner_is_judged_on_its_own_metric_and_workload(tmp_path):
     # Without the capacities: the spread in % of a core, named so.
     plain = write_report(out, "storm-planner bench e2e").read_text()
     assert "| planner:gma | CPU sd % of a core | topk-link at 400 | 4 | 10 | 10 |" in plain
+
+
+def test_albics_row_is_its_load_distance_and_a_planner_that_lost_tuples_is_named_so(tmp_path):
+    out = tmp_path / "e2e"
+    header = e2e.columns(SUPERVISORS)
+    # Quotas 45 % and 35 %: 36 and 28 % used is 80 % each (distance 0); 40 and 20 % is 89 % and 57 % of
+    # a cluster at 75 % (distance 17.9, i5-a's).
+    even, skewed = {"cpu_i7-a_pct": 36.0, "cpu_i5-a_pct": 28.0}, {"cpu_i7-a_pct": 40.0, "cpu_i5-a_pct": 20.0}
+    for repetition in (1, 2):
+        for scheduler, figures, lost in (("default", skewed, 0), ("ras", skewed, 0), ("planner:albic", even, 0),
+                                         ("planner:milp", even, 3 * repetition)):
+            e2e.append_cell(out / "cells.csv", header, cell(scheduler, repetition, 50.0, 100.0, workload="airline-link",
+                                                            lost=lost, **figures))
+    capacities = Capacities(cpu={"i7-a": 45.0, "i5-a": 35.0}, link_mbit={"i7-a": 2.0, "i5-a": 2.0})
+    report = write_report(out, "storm-planner bench e2e", capacities).read_text()
+    rows = {line.split(" | ")[1]: line.split(" | ") for line in report.splitlines() if line.startswith("| Madsen")}
+    assert rows["planner:albic"][2] == "CPU load distance % points"
+    assert rows["planner:albic"][4:7] == ["0 [0–0]", "17.9 [17.9–17.9]", "17.9 [17.9–17.9]"]
+    assert rows["planner:albic"][-1].startswith("✓")
+    assert rows["planner:milp"][-1].strip(" |") == "lost 9 tuples"
+
+
+def test_the_run_saves_its_capacities_and_a_bad_file_is_refused_by_name(tmp_path):
+    capacities = Capacities(cpu={"i7-a": 45.0}, link_mbit={"i7-a": 2.0})
+    path = tmp_path / "capacities.json"
+    path.write_text(capacities.to_json())
+    assert Capacities.read(path) == capacities
+    for text, says in (('{"cpu": {"a": -1}, "link_mbit": {}}', "not a positive finite number"),
+                       ('{"cpu": {"a": true}, "link_mbit": {}}', "not a positive finite number"),
+                       ('{"cpu": {}}', "expected an object with 'cpu' and 'link_mbit'"),
+                       ("[1, 2", "not JSON"), (" " * (2 << 20), "larger than")):
+        path.write_text(text)
+        with pytest.raises(ValueError, match=says) as caught:
+            Capacities.read(path)
+        assert str(path) in str(caught.value)
+
+
+def test_a_row_with_more_fields_than_the_header_does_not_stop_the_report(tmp_path):
+    out = tmp_path / "e2e"
+    header = e2e.columns(SUPERVISORS)
+    e2e.append_cell(out / "cells.csv", header, cell("default", 1, 400.0, 100.0, **{"cpu_i7-a_pct": 30.0}))
+    with (out / "cells.csv").open("a") as handle:
+        handle.write(",".join(["topk-link", "400", "ras", "1", "ran"] + ["1"] * (len(header) + 3)) + "\n")
+    assert "## Each paper's planner" not in write_report(out, "storm-planner bench e2e").read_text()

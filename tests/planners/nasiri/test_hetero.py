@@ -295,6 +295,7 @@ def test_a_topology_without_spouts_is_refused_at_once():
 def test_unpriced_ackers_are_dealt_over_the_machines_doing_the_work():
     """Four ackers the profile does not price: not stacked on one machine (the search's tie-break did),
     but dealt over the machines that host the topology's priced executors, the busiest first."""
+    from storm_planner.planners.nasiri.plans import placement_from_assignments as placement_of_plan
     from storm_planner.planners.nasiri.plans import unpriced
 
     data = micro_problem("linear", "small")
@@ -311,3 +312,8 @@ def test_unpriced_ackers_are_dealt_over_the_machines_doing_the_work():
     ackers = nodes_of["__acker"]
     assert len(ackers) == 4 and set(ackers) <= working
     assert len(set(ackers)) == min(4, len(working)), (ackers, working)
+    # Fewer ackers than machines at work: the least utilised at the plan's rate take them.
+    utilisation = simulate(model, placement_of_plan(problem, model, plan.assignments)).utilisation
+    by_headroom = sorted(working, key=lambda node: utilisation[node])
+    assert set(ackers) == set(by_headroom[:len(set(ackers))]), (ackers, utilisation)
+

@@ -11,14 +11,17 @@ paper (its experiment)                         metric here                      
 =============================================  =========================================  ==================
 Chatzistergiou & Viglas, §7.4 (Figs. 6–9)      p99 complete latency; bytes over the links  trends, bargains
                                                per input tuple (what topDown minimises)
-Madsen et al., §5.4 (Real Job 3)               CPU sd over the supervisors (load balance)  airline
+Madsen et al., §5.4 (Real Job 3)               CPU load distance (ALBIC's max_ld measure)  airline
 Elastic Allocator (GMA), its Fig. 5            R_dev of CPU and of link utilisation        every workload
 =============================================  =========================================  ==================
 
 R_dev is the Elastic Allocator's deviation: the population standard deviation over the supervisors of
 their use as a percentage of their capacity (their CPU quota, their link's rate; the run's cluster
-description gives both). Without the capacities the CPU figure falls back to the spread of CPU in percent
-of a core, which favours spreading executors evenly over nodes of different size, and says so.
+description gives both, saved beside its cells as ``capacities.json``). A link's use is its traffic both
+ways over its rate one way (the core's network model), so a busy node can pass 100 %. The load distance is
+ALBIC's: the largest distance of a supervisor's CPU utilisation from the cluster's (all CPU over all
+capacity), in percentage points. Without the capacities both fall back to the spread of CPU in percent of
+a core, which favours spreading executors evenly over nodes of different size, and say so.
 
 Nasiri et al.'s metric is the highest throughput a placement sustains on machines that differ in
 per-tuple speed, which a fixed offered rate below saturation cannot show: ``bench hetero-real`` measures
@@ -27,10 +30,12 @@ QEScalor advises parallelism rather than placing: ``benchmarks/reports/qescalor.
 """
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from storm_planner.bench.report import markdown_table
@@ -58,11 +63,13 @@ def claims(capacities_known: bool = True) -> tuple[Claim, ...]:
     gma = ("planner:gma", "planner:gma-repair")
     cpu = ("CPU R_dev % points", "cpu_rdev") if capacities_known else ("CPU sd % of a core", "cpu_sd")
     link = ("link R_dev % points", "link_rdev") if capacities_known else ("link sd Mbit/s", "link_sd")
+    distance = ("CPU load distance % points", "cpu_ld") if capacities_known else ("CPU sd % of a core", "cpu_sd")
     return (
         Claim(chatzistergiou, topdown, "p99 latency ms", "latency_p99_ms", False, ("trends-link", "bargains-link")),
         Claim(chatzistergiou, topdown, "link B per input tuple", "link_bytes_per_tuple", False,
               ("trends-link", "bargains-link")),
-        Claim("Madsen et al. §5.4 (ALBIC, MILP)", ("planner:albic", "planner:milp"), *cpu, False, ("airline-link",)),
+        Claim("Madsen et al. §5.4 (ALBIC, MILP)", ("planner:albic", "planner:milp"), *distance, False,
+              ("airline-link",)),
         Claim("Elastic Allocator (GMA) Fig. 5", gma, *cpu, False),
         Claim("Elastic Allocator (GMA) Fig. 5", gma, *link, False),
     )
@@ -72,6 +79,8 @@ def node_figures(cell: Cell, prefix: str, suffix: str) -> dict[str, float]:
     """The finite figures of a cell's columns ``<prefix><node><suffix>``, by node."""
     found = {}
     for column, given in cell.items():
+        if not isinstance(column, str):
+            continue   # csv's key for the extra fields of a malformed row
         if column.startswith(prefix) and column.endswith(suffix) and given not in (None, ""):
             try:
                 value = float(given)
@@ -101,6 +110,17 @@ def utilisation_deviation(cell: Cell, prefix: str, suffix: str, capacity: Mappin
     return utilisation_and_deviation({n: figures[n] for n in known}, known)[1]
 
 
+def load_distance(cell: Cell, capacity: Mapping[str, float]) -> float:
+    """ALBIC's load distance over the nodes of ``capacity`` with a CPU figure: the largest distance, in
+    percentage points, of a node's utilisation from the cluster's (nan with fewer than two nodes)."""
+    figures = node_figures(cell, "cpu_", "_pct")
+    known = {n: c for n, c in capacity.items() if n in figures and c > 0}
+    if len(known) < 2:
+        return math.nan
+    average = 100.0 * sum(figures[n] for n in known) / sum(known.values())
+    return max(abs(100.0 * figures[n] / c - average) for n, c in known.items())
+
+
 # The Elastic Allocator's balance measure (its Fig. 5): the spread of the supervisors' CPU (% of a core,
 # cgroup cpuacct) and of their links' traffic (Mbit/s both ways) over the measured window.
 DERIVED: dict[str, Callable[[Cell], float]] = {
@@ -116,12 +136,46 @@ class Capacities:
     cpu: Mapping[str, float]
     link_mbit: Mapping[str, float]
 
+    def to_json(self) -> str:
+        return json.dumps({"cpu": dict(self.cpu), "link_mbit": dict(self.link_mbit)}, indent=1, sort_keys=True)
+
+    @classmethod
+    def read(cls, path: Path) -> Capacities:
+        """Capacities saved by a run (untrusted: at most MAX_CAPACITIES_BYTES, names and positive finite
+        numbers only; anything else raises ValueError naming the file)."""
+        with path.open("rb") as handle:
+            data = handle.read(MAX_CAPACITIES_BYTES + 1)
+        if len(data) > MAX_CAPACITIES_BYTES:
+            raise ValueError(f"{path}: larger than {MAX_CAPACITIES_BYTES} bytes")
+        try:
+            raw = json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"{path}: not JSON ({error})") from None
+        if not isinstance(raw, dict) or set(raw) != {"cpu", "link_mbit"}:
+            raise ValueError(f"{path}: expected an object with 'cpu' and 'link_mbit'")
+        return cls(cpu=_per_node(raw["cpu"], f"{path}: cpu"), link_mbit=_per_node(raw["link_mbit"], f"{path}: link_mbit"))
+
+
+MAX_CAPACITIES_BYTES = 1 << 20
+
+
+def _per_node(raw: Any, where: str) -> dict[str, float]:
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: expected an object of node: number")
+    found = {}
+    for node, value in raw.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not (0 < value < 1e9):
+            raise ValueError(f"{where}: {node!r} has {value!r}, not a positive finite number")
+        found[str(node)] = float(value)
+    return found
+
 
 def with_derived(cell: Cell, capacities: Capacities | None = None) -> Cell:
     derived = {name: figure(cell) for name, figure in DERIVED.items()}
     if capacities is not None:
         derived["cpu_rdev"] = utilisation_deviation(cell, "cpu_", "_pct", capacities.cpu)
         derived["link_rdev"] = utilisation_deviation(cell, "link_", "_mbit", capacities.link_mbit)
+        derived["cpu_ld"] = load_distance(cell, capacities.cpu)
     return {**cell, **derived}
 
 
@@ -160,6 +214,12 @@ def verdict(mine: list[Cell], cells: list[Cell], column: str, higher: bool) -> s
 
     if beats_both(mine, cells, column, higher):
         return "✓ beats both beyond the spread"
+    lost = sum(_numbers(mine, "lost"))
+    if lost > 0:
+        return f"lost {lost:,.0f} tuples"
+    missing = len(mine) - len(_numbers(mine, column))
+    if missing:
+        return f"{missing} of {len(mine)} repetitions without a figure"
     theirs = {b: _numbers([c for c in cells if c["scheduler"] == b], column) for b in BASELINES}
     if len(_numbers(mine, column)) < 2 or any(len(values) < 2 for values in theirs.values()):
         return "fewer than two repetitions"

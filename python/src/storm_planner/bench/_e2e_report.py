@@ -28,6 +28,7 @@ def write_report(out: Path, command: str, capacities: Capacities | None = None) 
     if not path.exists():
         return None
     _, rows = read_csv(path)
+    rows = [{k: v for k, v in row.items() if k is not None} for row in rows]   # a malformed row's extra fields
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["workload"], row["rate"]), []).append(row)

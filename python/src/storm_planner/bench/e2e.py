@@ -69,6 +69,7 @@ from storm_planner.bench.report import (
 DEFAULT_OUT = Path("benchmarks/reports/e2e")
 DEFAULT_CLUSTER = Path("benchmarks/e2e/cluster.yaml")
 DEFAULT_SCHEDULERS = "default,ras,planner:topdown"
+CAPACITIES_FILE = "capacities.json"   # the run's supervisors' declared CPU and link rate, for --report-only
 FEED_RECORDS, QUICK_FEED_RECORDS = 120_000, 30_000
 KEY = ("workload", "rate", "scheduler", "repetition")
 FIGURES = ("status", "measure_s", "emitted_tps", "processed_tps", "acked_in_window", "latency_mean_ms",
@@ -136,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     saved = out / "command.txt"   # the run's command, for a report rewritten with --report-only
     if args.report_only:
-        write_report(out, saved.read_text().strip() if saved.exists() else e2e_command(args), run_capacities(args))
+        write_report(out, saved.read_text().strip() if saved.exists() else e2e_command(args), saved_capacities(args, out))
         print(json.dumps({"report": str(report_path(out))}))
         return 0
     workloads = parse_workloads(args.workloads)
@@ -150,6 +151,9 @@ def run(args: argparse.Namespace) -> int:
     command = e2e_command(args)
     out.mkdir(parents=True, exist_ok=True)
     saved.write_text(command + "\n")
+    capacities = run_capacities(args)
+    if capacities is not None:
+        (out / CAPACITIES_FILE).write_text(capacities.to_json() + "\n")
     ran = run_cells(args, out, cells, {s.label: s for s in schedulers}, command)
     write_report(out, command, run_capacities(args))
     print(json.dumps({"cells_run": ran, "cells": str(out / "cells.csv"), "report": str(report_path(out))}))
@@ -218,6 +222,18 @@ def description_capacities(description) -> Capacities:
     """Each supervisor's declared CPU and link rate (its own, else the network's)."""
     return Capacities(cpu={s.name: s.cpu for s in description.supervisors},
                       link_mbit={s.name: s.link_mbit or description.network.link_mbit for s in description.supervisors})
+
+
+def saved_capacities(args: argparse.Namespace, out: Path) -> Capacities | None:
+    """The capacities the run saved beside its cells (its own description, whatever the flags now), else
+    the flags' description's."""
+    path = out / CAPACITIES_FILE
+    if path.exists():
+        try:
+            return Capacities.read(path)
+        except (OSError, ValueError) as error:
+            _progress(f"warning: {error}; using the capacities of {args.cluster}")
+    return run_capacities(args)
 
 
 def run_capacities(args: argparse.Namespace) -> Capacities | None:

@@ -65,14 +65,14 @@ def plan_from_placement(
 ) -> Plan:
     """A plan placing every instance, with the simulator's figures and the parallelism (the instances the
     profile does not price spread over the machines that do the work: :func:`spread_unpriced`)."""
-    placement = spread_unpriced(model, placement)
+    simulation = simulate(model, placement)   # unpriced instances cost nothing: the same after the spread
+    placement = spread_unpriced(model, placement, simulation.utilisation)
     names = executor_names(problem, model, placement.parallelism)
     node_of = {
         name: model.machines[m]
         for component_names, machines in zip(names, placement.machines_of)
         for name, m in zip(component_names, machines)
     }
-    simulation = simulate(model, placement)
     return Plan(
         algorithm=algorithm,
         assignments=slots_for_nodes(problem, node_of),
@@ -87,20 +87,24 @@ def unpriced(model: HeteroModel, component: int) -> bool:
     return bool(model.is_system[component] and not model.cost[component].any() and not model.base[component].any())
 
 
-def spread_unpriced(model: HeteroModel, placement: Placement) -> Placement:
+def spread_unpriced(model: HeteroModel, placement: Placement,
+                    utilisation: Mapping[str, float] | None = None) -> Placement:
     """The placement with each unpriced system component's instances dealt round-robin over the machines
-    that host priced instances, the most instances first.
+    that host priced instances, the least utilised first (``utilisation``: machine id -> percent of its
+    budget at the plan's rate; without it, the machines with the most instances first).
 
     Not in the paper, whose model has no system components: at no cost every machine is as good as
     another for an acker, and the search's tie-break stacked all of a topology's ackers on one machine,
     so every spout's and bolt's acker message crossed to it. Dealt with the work, as Storm's own schedulers
-    give each worker an acker, most of those messages stay on their machine. The simulator's figures do not
-    change (the instances cost nothing in the model). O(instances)."""
+    give each worker an acker, most of those messages stay on their machine; an acker does cost CPU the
+    model does not see, so the machines with the most headroom take them first. The simulator's figures do
+    not change (the instances cost nothing in the model). O(instances + machines log machines)."""
     hosting = Counter(m for c, machines in enumerate(placement.machines_of) if not unpriced(model, c)
                       for m in machines)
     if not hosting:
         return placement
-    order = [m for m, _ in sorted(hosting.items(), key=lambda item: (-item[1], item[0]))]
+    used = utilisation or {}
+    order = sorted(hosting, key=lambda m: (used.get(model.machines[m], 0.0), -hosting[m], m))
     return Placement(tuple(
         tuple(order[i % len(order)] for i in range(len(machines))) if unpriced(model, c) else machines
         for c, machines in enumerate(placement.machines_of)))
