@@ -383,3 +383,10 @@ def test_a_row_with_more_fields_than_the_header_does_not_stop_the_report(tmp_pat
     with (out / "cells.csv").open("a") as handle:
         handle.write(",".join(["topk-link", "400", "ras", "1", "ran"] + ["1"] * (len(header) + 3)) + "\n")
     assert "## Each paper's planner" not in write_report(out, "storm-planner bench e2e").read_text()
+
+
+def test_progress_says_how_long_the_rest_takes_from_the_cells_so_far():
+    assert e2e.time_left(0.0, 0, 10, now=100.0) == ""            # nothing done yet: no guess
+    assert e2e.time_left(0.0, 2, 10, now=300.0) == "; about 20 min left"
+    assert e2e.time_left(0.0, 4, 216, now=600.0) == "; about 8 h 50 min left"
+    assert e2e.time_left(0.0, 10, 10, now=600.0) == ""

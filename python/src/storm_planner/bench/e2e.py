@@ -51,6 +51,7 @@ import json
 import signal
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -246,6 +247,16 @@ def run_capacities(args: argparse.Namespace) -> Capacities | None:
         return None
 
 
+def time_left(started: float, done: int, total: int, now: float | None = None) -> str:
+    """``"; about 2 h 5 min left"`` from the mean time of the ``done`` items since ``started``
+    (monotonic seconds); empty before the first is done."""
+    if done <= 0 or total <= done:
+        return ""
+    seconds = ((time.monotonic() if now is None else now) - started) / done * (total - done)
+    minutes = max(1, round(seconds / 60))
+    return f"; about {minutes // 60} h {minutes % 60} min left" if minutes >= 60 else f"; about {minutes} min left"
+
+
 def report_path(out: Path) -> Path:
     return out.parent / f"{out.name}.md"
 
@@ -285,17 +296,20 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
             # A ramp runs whole: the rates a stopped run left out are run again from the first.
             pending = {(w.name, label, repetition) for w, _, label, repetition in todo}
             ramps = plan_ramps([c for c in cells if (c[0].name, c[2], c[3]) in pending])
+            started = time.monotonic()
             for index, (workload, rates, label, repetition) in enumerate(ramps, 1):
                 _progress(f"ramp {index}/{len(ramps)}: {workload.name} at {', '.join(f'{r:g}' for r in rates)} t/s, "
-                          f"{label}, repetition {repetition}")
+                          f"{label}, repetition {repetition}{time_left(started, index - 1, len(ramps))}")
                 profile = profiles.text(bench, workload) if workload.name in hetero else None
                 for row in run_ramp(bench, workload, rates, schedulers[label], repetition, profile=profile):
                     if cell_key(row) not in done:
                         append_cell(out / "cells.csv", header, row, code)
                 write_report(out, command, capacities)
             return len(todo)
+        started = time.monotonic()
         for index, (workload, rate, label, repetition) in enumerate(todo, 1):
-            _progress(f"cell {index}/{len(todo)}: {workload.name} at {rate:g} t/s, {label}, repetition {repetition}")
+            _progress(f"cell {index}/{len(todo)}: {workload.name} at {rate:g} t/s, {label}, repetition {repetition}"
+                      f"{time_left(started, index - 1, len(todo))}")
             profile = profiles.text(bench, workload) if workload.name in hetero else None
             row = run_cell(bench, workload, rate, schedulers[label], repetition, profile=profile)
             append_cell(out / "cells.csv", header, row, code)
