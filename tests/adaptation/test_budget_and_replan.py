@@ -507,3 +507,40 @@ def test_a_resumable_source_is_restarted_only_when_no_relief_spares_it():
     moved = Replanner(clock=FakeClock(), runner=runner).plan(three_nodes(current, loads, options=RESUMABLE), "topdown")
     assert moves_between(slots(current), moved.assignments) == ["m1"]
     assert "held back that restart a spout's worker (a relief without them was found)" in moved.notes[-1]
+
+
+CORRECT = {"planner.replan.first.correction": "true"}
+
+
+def test_the_first_measured_replan_of_a_placement_made_on_estimates_may_correct_it_once():
+    """SPREAD at 10 % of every node: short of nothing, so the cautious gate keeps it. With
+    planner.replan.first.correction the first measured re-plan of a placement made without metrics faces the
+    gain gate alone: every move of the planner's answer restarts a spout's worker, so they are taken only
+    when the source is resumable; a later re-plan is cautious again, and a topology this service did not
+    place on estimates (a restarted service) gets no correction."""
+    swapped = [("a1", "m2", 100.0), ("a2", "m1", 100.0), ("m1", "s1", 10.0), ("m2", "s1", 10.0)]
+    for options, corrected in ((CORRECT, False), ({**CORRECT, **RESUMABLE}, True), (RESUMABLE, False)):
+        r, clock, runner = replanner()
+        r.plan(problem({}, measured=False, options=options), "topdown")          # placed on estimates
+        first = r.plan(problem(SPREAD, traffic=HEAVY, options=options), "topdown")
+        assert bool(moves_between(slots(SPREAD), first.assignments)) == corrected, (options, first.notes)
+        if corrected:
+            assert "first correction of a placement made on estimates" in first.notes[-1]
+            assert "1 move(s) restart a spout's worker" in first.notes[-1]   # the fewest moves that pay
+            assert first.figures["inter_worker"] < evaluate(problem(SPREAD, traffic=HEAVY), slots(SPREAD))["inter_worker"]
+        elif "planner.replan.first.correction" in options:
+            assert "first correction: no move needed" in first.notes[0] and "held back" in first.notes[0]
+        else:
+            assert "keeps up" in first.notes[0]
+        clock.now += 3600
+        again = r.plan(problem(SPREAD, traffic=swapped, options=options), "topdown")
+        assert again.assignments == slots(SPREAD) and "keeps up" in again.notes[0], again.notes
+    fresh = replanner()[0].plan(problem(SPREAD, traffic=HEAVY, options={**CORRECT, **RESUMABLE}), "topdown")
+    assert fresh.assignments == slots(SPREAD) and "keeps up" in fresh.notes[0]
+
+
+def test_the_first_correction_option_is_read_through_the_catalogue():
+    from storm_planner.adaptation.replan import ReplanSettings
+
+    assert not ReplanSettings.of(problem(SPREAD)).first_correction
+    assert ReplanSettings.of(problem(SPREAD, options=CORRECT)).first_correction

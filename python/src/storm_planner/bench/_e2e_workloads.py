@@ -105,6 +105,7 @@ class Scheduler:
     hook: bool = True   # the kit's metrics hook in the topology
     replan: bool = True  # the plugin offers the running topology for re-planning (planner.replan)
     resumable: bool = False  # planner.source.resumable: a relief may restart the spout's worker
+    correct: bool = False    # planner.replan.first.correction: the first measured re-plan may move for traffic
 
     @property
     def with_hook(self) -> str:
@@ -115,6 +116,8 @@ class Scheduler:
 NO_HOOK = "+nohook"
 NO_REPLAN = "+noreplan"
 RESUMABLE = "+resumable"
+CORRECT = "+correct"
+SUFFIXES = (NO_REPLAN, RESUMABLE, CORRECT, NO_HOOK)   # in the order a label gives them
 
 
 # The planners that need a profile (Nasiri et al.'s): the bench makes one per workload (bench._e2e_profiles).
@@ -132,21 +135,22 @@ def needs_profile(scheduler: Scheduler) -> bool:
 
 def parse_scheduler(text: str) -> Scheduler:
     """``default``, ``ras`` (or ``resource-aware``), ``planner:NAME``, each optionally with ``+nohook``,
-    ``planner:NAME`` also with ``+noreplan`` and ``+resumable`` (in any order; the label puts them in the order
-    ``+noreplan+resumable+nohook``); a clear error for anything else."""
+    ``planner:NAME`` also with ``+noreplan``, ``+resumable`` and ``+correct`` (in any order; the label puts them
+    in the order of SUFFIXES); a clear error for anything else."""
     from storm_planner.planners import available
 
     text = text.strip()
     base, found = text, set()
-    while base.endswith((NO_HOOK, NO_REPLAN, RESUMABLE)):
-        suffix = next(s for s in (NO_HOOK, NO_REPLAN, RESUMABLE) if base.endswith(s))
+    while base.endswith(SUFFIXES):
+        suffix = next(s for s in SUFFIXES if base.endswith(s))
         base = base.removesuffix(suffix)
         found.add(suffix)
-    label_suffix = "".join(s for s in (NO_REPLAN, RESUMABLE, NO_HOOK) if s in found)
-    hook, replan, resumable = NO_HOOK not in found, NO_REPLAN not in found, RESUMABLE in found
-    if base in ("default", "ras", "resource-aware") and (not replan or resumable):
-        raise ValueError(f"--schedulers: {text!r}: {NO_REPLAN} and {RESUMABLE} are for planner:NAME alone (Storm's "
-                         "own schedulers never re-plan a running topology)")
+    label_suffix = "".join(s for s in SUFFIXES if s in found)
+    hook, replan, resumable, correct = (NO_HOOK not in found, NO_REPLAN not in found, RESUMABLE in found,
+                                        CORRECT in found)
+    if base in ("default", "ras", "resource-aware") and found - {NO_HOOK}:
+        raise ValueError(f"--schedulers: {text!r}: {NO_REPLAN}, {RESUMABLE} and {CORRECT} are for planner:NAME alone "
+                         "(Storm's own schedulers never re-plan a running topology)")
     if base == "default":
         return Scheduler(base + label_suffix, "default", hook=hook)
     if base in ("ras", "resource-aware"):
@@ -156,9 +160,10 @@ def parse_scheduler(text: str) -> Scheduler:
         if algorithm not in available():
             raise ValueError(f"--schedulers: {text!r}: no planner {algorithm!r} (registered: "
                              f"{', '.join(sorted(available()))})")
-        return Scheduler(base + label_suffix, "planner", algorithm, hook=hook, replan=replan, resumable=resumable)
+        return Scheduler(base + label_suffix, "planner", algorithm, hook=hook, replan=replan, resumable=resumable,
+                         correct=correct)
     raise ValueError(f"--schedulers: {text!r} is not default, ras or planner:NAME (each may end in {NO_HOOK}; "
-                     f"planner:NAME in {NO_REPLAN} or {RESUMABLE})")
+                     f"planner:NAME in {NO_REPLAN}, {RESUMABLE} or {CORRECT})")
 
 
 def parse_workloads(text: str) -> list[Workload]:

@@ -294,6 +294,12 @@ SOURCE_RESUMABLE = _define("planner.source.resumable", FLAG, False, TOPOLOGY, SE
                            "as Kafka's spout does, or the kit's replay spouts given a checkpoint_dir): "
                            "under planner.replan.cautious a move may then restart a spout's worker to relieve a "
                            "node short of CPU (when no relief spares it), not for traffic or balance")
+REPLAN_FIRST_CORRECTION = _define(
+    "planner.replan.first.correction", FLAG, False, TOPOLOGY, SERVICE,
+    "the first re-plan on measured metrics of a placement made without them may move for traffic or balance "
+    "alone, once, though the topology is short of nothing (under planner.replan.cautious), and restart a "
+    "spout's worker when planner.source.resumable: the first plan is a guess on priors, and the gain gate "
+    "still asks planner.replan.min.gain of the measured placement")
 INITIAL_ALGORITHM = _define("planner.initial.algorithm", NAME, None, TOPOLOGY, SERVICE,
                             "algorithm of the topology's first placement only; re-plans use planner.algorithm "
                             "(unset: planner.algorithm for both)")
