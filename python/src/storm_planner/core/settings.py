@@ -299,7 +299,8 @@ REPLAN_FIRST_CORRECTION = _define(
     "the first re-plan on measured metrics of a placement made without them may move for traffic or balance "
     "alone, once, though the topology is short of nothing (under planner.replan.cautious), and restart a "
     "spout's worker when planner.source.resumable: the first plan is a guess on priors, and the gain gate "
-    "still asks planner.replan.min.gain of the measured placement")
+    "still asks planner.replan.min.gain of the measured placement. Off: on the end-to-end bench's trends it traded "
+    "link bytes for CPU pressure whose relief then restarted the spout (benchmarks/reports/e2e-correct.md)")
 INITIAL_ALGORITHM = _define("planner.initial.algorithm", NAME, None, TOPOLOGY, SERVICE,
                             "algorithm of the topology's first placement only; re-plans use planner.algorithm "
                             "(unset: planner.algorithm for both)")
