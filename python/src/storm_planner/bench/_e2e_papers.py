@@ -4,7 +4,7 @@ Every seed paper optimises one thing and measured it on its own jobs. This modul
 planners beside Storm's DefaultScheduler and ResourceAwareScheduler on that metric, on the grid's workloads
 that are the paper's jobs (or all of them, for a paper whose jobs are not in the grid), and says whether
 the planner beat both beyond the repetitions' spread (every one of its cells better than every cell of
-both, at least two repetitions each, nothing lost: :func:`~storm_planner.bench._e2e_report.beats_both`).
+both, at least two repetitions each, nothing lost: :func:`~storm_planner.bench._e2e_figures.beats_both`).
 
 =============================================  =========================================  ==================
 paper (its experiment)                         metric here                                workloads
@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from storm_planner.bench._e2e_figures import BASELINES, beats_both, numbers, spread
 from storm_planner.bench.report import markdown_table
 from storm_planner.core.utilisation import utilisation_and_deviation
 
@@ -182,8 +183,6 @@ def with_derived(cell: Cell, capacities: Capacities | None = None) -> Cell:
 def papers_section(groups: dict[tuple[str, str], list[Cell]], capacities: Capacities | None = None) -> str:
     """The report's section: a row per claim, planner and workload (at each of its rates) the run has
     cells of; empty when it has none."""
-    from storm_planner.bench._e2e_report import BASELINES, _numbers, _spread
-
     rows = []
     for claim in claims(capacities is not None):
         for (workload, rate), cells in groups.items():
@@ -192,10 +191,10 @@ def papers_section(groups: dict[tuple[str, str], list[Cell]], capacities: Capaci
             cells = [with_derived(c, capacities) for c in cells]
             for planner in claim.planners:
                 mine = [c for c in cells if c["scheduler"] == planner]
-                if not _numbers(mine, claim.column):
+                if not numbers(mine, claim.column):
                     continue
-                rows.append([claim.paper, planner, claim.metric, f"{workload} at {rate}", _spread(mine, claim.column),
-                             *(_spread([c for c in cells if c["scheduler"] == b], claim.column) for b in BASELINES),
+                rows.append([claim.paper, planner, claim.metric, f"{workload} at {rate}", spread(mine, claim.column),
+                             *(spread([c for c in cells if c["scheduler"] == b], claim.column) for b in BASELINES),
                              verdict(mine, cells, claim.column, claim.higher)])
     if not rows:
         return ""
@@ -210,22 +209,21 @@ def papers_section(groups: dict[tuple[str, str], list[Cell]], capacities: Capaci
 def verdict(mine: list[Cell], cells: list[Cell], column: str, higher: bool) -> str:
     """Whether ``mine`` beat Storm's two schedulers among ``cells`` on ``column``: beyond the spread, by
     the median only, not (naming which), or too few repetitions to say."""
-    from storm_planner.bench._e2e_report import BASELINES, _numbers, beats_both
-
     if beats_both(mine, cells, column, higher):
         return "✓ beats both beyond the spread"
-    lost = sum(_numbers(mine, "lost"))
+    lost = sum(numbers(mine, "lost"))
     if lost > 0:
         return f"lost {lost:,.0f} tuples"
-    missing = len(mine) - len(_numbers(mine, column))
+    missing = len(mine) - len(numbers(mine, column))
     if missing:
         return f"{missing} of {len(mine)} repetitions without a figure"
-    theirs = {b: _numbers([c for c in cells if c["scheduler"] == b], column) for b in BASELINES}
-    if len(_numbers(mine, column)) < 2 or any(len(values) < 2 for values in theirs.values()):
+    theirs = {b: numbers([c for c in cells if c["scheduler"] == b], column) for b in BASELINES}
+    if len(numbers(mine, column)) < 2 or any(len(values) < 2 for values in theirs.values()):
         return "fewer than two repetitions"
-    median = statistics.median(_numbers(mine, column))
+    mine_median = statistics.median(numbers(mine, column))
     behind = [b for b, values in theirs.items()
-              if not (median > statistics.median(values) if higher else median < statistics.median(values))]
+              if not (mine_median > statistics.median(values) if higher
+                      else mine_median < statistics.median(values))]
     if behind:
         return f"not better than {' and '.join(behind)} (median)"
     return "better by the median, inside the spread"

@@ -15,10 +15,9 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from storm_planner.bench._e2e_figures import BASELINES, beats_both, fmt, median, numbers, spread, total
 from storm_planner.bench._e2e_papers import DERIVED, Capacities, papers_section
 from storm_planner.bench.report import markdown_table, pyplot, read_csv, save_figure
-
-BASELINES = ("default", "ras")
 
 
 def write_report(out: Path, command: str, capacities: Capacities | None = None) -> Path | None:
@@ -74,26 +73,11 @@ def _overview(groups: dict[tuple[str, str], list[dict[str, Any]]]) -> str:
 
 def _overview_cell(scheduler: str, cells: list[dict[str, Any]], column: str, higher: bool) -> str:
     mine = [c for c in cells if c["scheduler"] == scheduler]
-    if not _numbers(mine, column):
+    if not numbers(mine, column):
         return "–"
-    value = _median(mine, column)
-    ratios = " / ".join(_ratio(value, _median([c for c in cells if c["scheduler"] == b], column)) for b in BASELINES)
+    value = median(mine, column)
+    ratios = " / ".join(_ratio(value, median([c for c in cells if c["scheduler"] == b], column)) for b in BASELINES)
     return ratios + (" ✓" if scheduler not in BASELINES and beats_both(mine, cells, column, higher) else "")
-
-
-def beats_both(mine: list[dict[str, Any]], cells: list[dict[str, Any]], column: str, higher: bool) -> bool:
-    """Whether every cell of ``mine`` is better on ``column`` than every cell of DefaultScheduler and of
-    RAS among ``cells`` (two repetitions at least on each side, and none of ``mine`` lost a tuple)."""
-    values = _numbers(mine, column)
-    if len(values) < 2 or len(values) < len(mine) or any(v > 0 for v in _numbers(mine, "lost")):
-        return False
-    for baseline in BASELINES:
-        theirs = _numbers([c for c in cells if c["scheduler"] == baseline], column)
-        if len(theirs) < 2:
-            return False
-        if (min(values) <= max(theirs)) if higher else (max(values) >= min(theirs)):
-            return False
-    return True
 
 
 def _notes(out: Path) -> str:
@@ -108,7 +92,7 @@ def _section(out: Path, workload: str, rate: str, cells: list[dict[str, Any]]) -
     schedulers = sorted(first_seen, key=lambda s: (s not in BASELINES, BASELINES.index(s) if s in BASELINES else 0,
                                                    first_seen.index(s)))
     by = {s: [c for c in cells if c["scheduler"] == s] for s in schedulers}
-    medians = {s: (_median(by[s], "processed_tps"), _median(by[s], "latency_p99_ms")) for s in schedulers}
+    medians = {s: (median(by[s], "processed_tps"), median(by[s], "latency_p99_ms")) for s in schedulers}
     rows = [_summary_row(s, by[s], medians) for s in schedulers]
     header = ["scheduler", "cells", "processed t/s", "× default", "× ras", "p50 ms", "p99 ms", "p99 × default",
               "p99 × ras", "mean ms", "lost", "failed", "first ack s", "link B/tuple", "CPU sd %", "link sd Mbit/s",
@@ -130,7 +114,7 @@ SUSTAINED_SHARE, SUSTAINED_P99_MS = 0.99, 1_000.0
 
 def kept_up(cell: dict[str, Any], rate: float) -> bool:
     """Whether one cell kept up with ``rate`` (see SUSTAINED_SHARE and SUSTAINED_P99_MS)."""
-    processed, p99, lost = (_median([cell], column) for column in ("processed_tps", "latency_p99_ms", "lost"))
+    processed, p99, lost = (median([cell], column) for column in ("processed_tps", "latency_p99_ms", "lost"))
     return processed >= SUSTAINED_SHARE * rate and p99 <= SUSTAINED_P99_MS and lost == 0
 
 
@@ -150,12 +134,12 @@ def _ramp(out: Path, workload: str, rows: list[dict[str, Any]]) -> str:
         kept = [rate for rate in rates if (at := [c for c in cells if c["scheduler"] == scheduler
                                                   and float(c["rate"]) == rate]) and sustained(at, rate)]
         best[scheduler] = max(kept, default=math.nan)
-        table.append([scheduler, _fmt(best[scheduler]), " ".join(_fmt(r) for r in kept) or "–"])
+        table.append([scheduler, fmt(best[scheduler]), " ".join(fmt(r) for r in kept) or "–"])
     for row, scheduler in zip(table, schedulers):
         row[2:2] = [_ratio(best[scheduler], best.get(b, math.nan)) for b in BASELINES]
     header = ["scheduler", "highest sustained t/s", "× default", "× ras", "rates sustained"]
     plot = _ramp_plot(out, workload, rates, schedulers, cells)
-    return (f"## {workload}: highest sustainable rate of {', '.join(_fmt(r) for r in rates)} t/s\n\n"
+    return (f"## {workload}: highest sustainable rate of {', '.join(fmt(r) for r in rates)} t/s\n\n"
             f"Sustained: most of the scheduler's cells at the rate processed at least {SUSTAINED_SHARE:.0%} of "
             f"it, lost nothing, and kept p99 complete latency within {SUSTAINED_P99_MS:,.0f} ms.\n\n"
             + markdown_table(header, table, right=range(1, 4))
@@ -172,11 +156,11 @@ def _ramp_plot(out: Path, workload: str, rates: list[float], schedulers: list[st
     for k, scheduler in enumerate(schedulers):
         for axis, column in ((throughput, "processed_tps"), (p99, "latency_p99_ms")):
             at = [[c for c in cells if c["scheduler"] == scheduler and float(c["rate"]) == rate] for rate in rates]
-            shown = [(rate, _median(mine, column)) for rate, mine in zip(rates, at) if _numbers(mine, column)]
+            shown = [(rate, median(mine, column)) for rate, mine in zip(rates, at) if numbers(mine, column)]
             axis.plot([r for r, _ in shown], [m for _, m in shown], "-", color=f"C{k}",
                       label=scheduler if axis is throughput else None)
             for rate, mine in zip(rates, at):
-                values = _numbers(mine, column)
+                values = numbers(mine, column)
                 axis.plot([rate] * len(values), values, "o", color=f"C{k}", markersize=3, alpha=0.6)
     p99.axhline(SUSTAINED_P99_MS, color="grey", linestyle=":")
     p99.set_yscale("log")
@@ -200,8 +184,8 @@ def _hook_overhead(medians: dict[str, tuple[float, float]], node_cpu: dict[str, 
         with_hook = without.removesuffix(NO_HOOK)
         if with_hook in medians:
             (t_on, p_on), (t_off, p_off) = medians[with_hook], medians[without]
-            rows.append([with_hook, _fmt(t_on), _fmt(t_off), _change(t_on, t_off), _fmt(p_on), _fmt(p_off),
-                         _change(p_on, p_off), _fmt(node_cpu[with_hook]), _fmt(node_cpu[without]),
+            rows.append([with_hook, fmt(t_on), fmt(t_off), _change(t_on, t_off), fmt(p_on), fmt(p_off),
+                         _change(p_on, p_off), fmt(node_cpu[with_hook]), fmt(node_cpu[without]),
                          _change(node_cpu[with_hook], node_cpu[without])])
     if not rows:
         return ""
@@ -213,7 +197,7 @@ def _hook_overhead(medians: dict[str, tuple[float, float]], node_cpu: dict[str, 
 
 def _median_node_cpu(cells: list[dict[str, Any]]) -> float:
     """Median over cells of the CPU every supervisor used together (the ``cpu_<node>_pct`` columns)."""
-    totals = [sum(sum(_numbers([cell], column)) for column in cell if column.startswith("cpu_")) for cell in cells]
+    totals = [sum(sum(numbers([cell], column)) for column in cell if column.startswith("cpu_")) for cell in cells]
     return statistics.median(totals) if totals else math.nan
 
 
@@ -225,29 +209,16 @@ def _change(on: float, off: float) -> str:
 
 def _summary_row(scheduler: str, cells: list[dict[str, Any]], medians: dict[str, tuple[float, float]]) -> list:
     processed, p99 = medians[scheduler]
-    return [scheduler, len(cells), _spread(cells, "processed_tps"),
+    return [scheduler, len(cells), spread(cells, "processed_tps"),
             *(_ratio(processed, medians[b][0]) if b in medians else "–" for b in BASELINES),
-            _spread(cells, "latency_p50_ms"), _spread(cells, "latency_p99_ms"),
+            spread(cells, "latency_p50_ms"), spread(cells, "latency_p99_ms"),
             *(_ratio(p99, medians[b][1]) if b in medians else "–" for b in BASELINES),
-            _spread(cells, "latency_mean_ms"), _sum(cells, "lost"), _sum(cells, "failed"),
-            _fmt(_median(cells, "submit_to_first_ack_s")), _fmt(_median(cells, "link_bytes_per_tuple")),
-            *(_fmt(statistics.median(d)) if (d := [x for x in map(DERIVED[kind], cells) if not math.isnan(x)])
+            spread(cells, "latency_mean_ms"), total(cells, "lost"), total(cells, "failed"),
+            fmt(median(cells, "submit_to_first_ack_s")), fmt(median(cells, "link_bytes_per_tuple")),
+            *(fmt(statistics.median(d)) if (d := [x for x in map(DERIVED[kind], cells) if not math.isnan(x)])
               else "–" for kind in ("cpu_sd", "link_sd")),
-            _fmt(_median(cells, "supervisors_used")), _fmt(_median(cells, "workers_used")),
-            _sum(cells, "replans"), _sum(cells, "migrations"), cells[-1].get("placement") or "–"]
-
-
-def _numbers(cells: list[dict[str, Any]], column: str) -> list[float]:
-    values = []
-    for cell in cells:
-        try:
-            given = cell.get(column)
-            value = math.nan if given is None or given == "" else float(given)   # a 0 is a figure
-        except (TypeError, ValueError):
-            continue
-        if not math.isnan(value):
-            values.append(value)
-    return values
+            fmt(median(cells, "supervisors_used")), fmt(median(cells, "workers_used")),
+            total(cells, "replans"), total(cells, "migrations"), cells[-1].get("placement") or "–"]
 
 
 def _startup(out: Path, rows: list[dict[str, Any]]) -> str:
@@ -265,32 +236,13 @@ def _startup(out: Path, rows: list[dict[str, Any]]) -> str:
         return ""
     table = markdown_table(
         ["scheduler", "cells", *(f"{phase} s" for phase in PHASES), "submit to first ack s"],
-        [[scheduler, len(cells), *(_fmt(_median(cells, phase)) for phase in PHASES),
-          _fmt(sum(v for v in (_median(cells, phase) for phase in PHASES) if not math.isnan(v)))]
+        [[scheduler, len(cells), *(fmt(median(cells, phase)) for phase in PHASES),
+          fmt(sum(v for v in (median(cells, phase) for phase in PHASES) if not math.isnan(v)))]
          for scheduler, cells in by.items()], right=range(1, len(PHASES) + 3))
     return ("## Where the time to the first ack goes\n\nMedian seconds per phase, from the workers' logs: "
             "submission until the first worker JVM starts (Nimbus' round, the plan, the jar's download, the "
             "JVM), until the last worker has loaded, until the last spout is active (the shell components' "
             f"Python processes), until the first emit, until its ack.\n\n{table}\n")
-
-
-def _median(cells: list[dict[str, Any]], column: str) -> float:
-    values = _numbers(cells, column)
-    return statistics.median(values) if values else math.nan
-
-
-def _spread(cells: list[dict[str, Any]], column: str) -> str:
-    values = _numbers(cells, column)
-    if not values:
-        return "–"
-    if len(values) == 1:
-        return _fmt(values[0])
-    return f"{_fmt(statistics.median(values))} [{_fmt(min(values))}–{_fmt(max(values))}]"
-
-
-def _sum(cells: list[dict[str, Any]], column: str) -> str:
-    values = _numbers(cells, column)
-    return _fmt(sum(values)) if values else "–"
 
 
 def _ratio(value: float, baseline: float) -> str:
@@ -299,19 +251,13 @@ def _ratio(value: float, baseline: float) -> str:
     return f"{value / baseline:.2f}"
 
 
-def _fmt(value: float) -> str:
-    if math.isnan(value):
-        return "–"
-    return f"{value:,.0f}" if abs(value) >= 100 or value == int(value) else f"{value:.1f}"
-
-
 def _plot(out: Path, workload: str, rate: str, schedulers: list[str], by: dict[str, list[dict[str, Any]]]) -> Path:
     plt = pyplot()
     figure, (throughput, p99, cdf) = plt.subplots(1, 3, figsize=(14, 3.8))
     for k, scheduler in enumerate(schedulers):
         colour = f"C{k}"
         for axis, column in ((throughput, "processed_tps"), (p99, "latency_p99_ms")):
-            values = _numbers(by[scheduler], column)
+            values = numbers(by[scheduler], column)
             if values:
                 axis.bar(k, statistics.median(values), color=colour, alpha=0.5)
                 axis.plot([k] * len(values), values, "o", color=colour, markersize=4)

@@ -15,7 +15,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench._e2e_report import BASELINES, _fmt, _median, _numbers, _spread, _sum
+from storm_planner.bench._e2e_figures import BASELINES, fmt, median, numbers, spread, total
 from storm_planner.bench.report import markdown_table, pyplot, read_csv, save_figure
 
 DEFAULT = "default"
@@ -36,8 +36,8 @@ def imc_gain(value: float, default: float) -> float:
 
 def gain_of(cells: list[dict[str, Any]], default_cells: list[dict[str, Any]]) -> tuple[float, float, float]:
     """(median, min, max) IMC gain of ``cells`` against the median of ``default_cells``; NaN if unknown."""
-    default = _median(default_cells, BYTES)
-    gains = [imc_gain(b, default) for b in _numbers(cells, BYTES)]
+    default = median(default_cells, BYTES)
+    gains = [imc_gain(b, default) for b in numbers(cells, BYTES)]
     gains = [g for g in gains if not math.isnan(g)]
     if not gains:
         return math.nan, math.nan, math.nan
@@ -104,7 +104,7 @@ def _node_cpu(folder: Path) -> str:
     except (OSError, ValueError, AttributeError):
         return "–"
     low, high = min(cpus), max(cpus)
-    return _fmt(low) if low == high else f"{_fmt(low)}–{_fmt(high)}"
+    return fmt(low) if low == high else f"{fmt(low)}–{fmt(high)}"
 
 
 def _capacity(out: Path) -> str:
@@ -133,10 +133,10 @@ def _capacity_workload(out: Path, workload: str, cells: list[dict[str, Any]], sc
             if not mine:
                 continue
             gains[scheduler, scale] = gain_of(mine, default)
-            rows.append([f"{scale:g}", mine[0]["node_cpu"], scheduler, len(mine), _spread(mine, BYTES),
-                         _gain_text(gains[scheduler, scale]), _spread(mine, "processed_tps"),
-                         _spread(mine, "latency_p99_ms"), _sum(mine, "lost"), _fmt(_median(mine, "supervisors_used")),
-                         _sum(mine, "replans"), _sum(mine, "migrations")])
+            rows.append([f"{scale:g}", mine[0]["node_cpu"], scheduler, len(mine), spread(mine, BYTES),
+                         _gain_text(gains[scheduler, scale]), spread(mine, "processed_tps"),
+                         spread(mine, "latency_p99_ms"), total(mine, "lost"), fmt(median(mine, "supervisors_used")),
+                         total(mine, "replans"), total(mine, "migrations")])
     header = ["CPU scale", "node CPU %", "scheduler", "cells", "link B/tuple", "IMC gain vs default",
               "processed t/s", "p99 ms", "lost", "supervisors", "re-plans", "migrations"]
     notes = [f"- scale {c['scale']:g}, {c['scheduler']} repetition {c['repetition']}: {c['status']}"
@@ -154,10 +154,10 @@ def _errorbar(axis, xs, gains, colour: str, label: str, style: str = "o-") -> No
     if not shown:
         return
     x = [s[0] for s in shown]
-    median = [100 * s[1][0] for s in shown]
+    medians = [100 * s[1][0] for s in shown]
     low = [100 * (s[1][0] - s[1][1]) for s in shown]
     high = [100 * (s[1][2] - s[1][0]) for s in shown]
-    axis.errorbar(x, median, yerr=[low, high], fmt=style, color=colour, label=label, capsize=3, markersize=4)
+    axis.errorbar(x, medians, yerr=[low, high], fmt=style, color=colour, label=label, capsize=3, markersize=4)
 
 
 def _capacity_plot(out: Path, workload: str, scales: list[float], schedulers: list[str],
@@ -169,7 +169,7 @@ def _capacity_plot(out: Path, workload: str, scales: list[float], schedulers: li
         _errorbar(gain, scales, [gains.get((scheduler, s), nan) for s in scales], f"C{k}", scheduler)
         spreads = []
         for scale in scales:
-            values = _numbers([c for c in cells if c["scale"] == scale and c["scheduler"] == scheduler], BYTES)
+            values = numbers([c for c in cells if c["scale"] == scale and c["scheduler"] == scheduler], BYTES)
             spreads.append((statistics.median(values), min(values), max(values)) if values else nan)
         shown = [(s, v) for s, v in zip(scales, spreads) if not math.isnan(v[0])]
         if shown:
@@ -206,7 +206,7 @@ def _rates_workload(out: Path, workload: str, rows: list[dict[str, Any]]) -> str
     schedulers = _ordered(list(dict.fromkeys(r["scheduler"] for r in rows)))
     steps = sorted({int(r["step"]) for r in rows})
     offered = {int(r["step"]): float(r["rate"]) for r in rows}
-    starts = {s: _median([r for r in rows if int(r["step"]) == s], "window_start_s") for s in steps}
+    starts = {s: median([r for r in rows if int(r["step"]) == s], "window_start_s") for s in steps}
     table, gains = [], {}
     for step in steps:
         at = [r for r in rows if int(r["step"]) == step]
@@ -214,10 +214,10 @@ def _rates_workload(out: Path, workload: str, rows: list[dict[str, Any]]) -> str
         for scheduler in schedulers:
             mine = [r for r in at if r["scheduler"] == scheduler]
             gains[scheduler, step] = gain_of(mine, default)
-            table.append([step, _fmt(offered[step]), _fmt(starts[step]), scheduler, len(mine), _spread(mine, BYTES),
-                          _gain_text(gains[scheduler, step]), _spread(mine, "processed_tps"),
-                          _spread(mine, "latency_p99_ms"), _sum(mine, "lost"), _sum(mine, "replans"),
-                          _sum(mine, "migrations"), (mine[-1].get("placement") or "–") if mine else "–"])
+            table.append([step, fmt(offered[step]), fmt(starts[step]), scheduler, len(mine), spread(mine, BYTES),
+                          _gain_text(gains[scheduler, step]), spread(mine, "processed_tps"),
+                          spread(mine, "latency_p99_ms"), total(mine, "lost"), total(mine, "replans"),
+                          total(mine, "migrations"), (mine[-1].get("placement") or "–") if mine else "–"])
     header = ["step", "offered t/s", "window at s", "scheduler", "runs", "link B/tuple", "IMC gain vs default",
               "processed t/s", "p99 ms", "lost", "re-plans", "migrations", "placement (last run)"]
     notes = [f"- {r['scheduler']} repetition {r['repetition']}, step {r['step']}: {r['status']}"
@@ -238,7 +238,7 @@ def _rates_plot(out: Path, workload: str, steps: list[int], offered: dict[int, f
     xs = [x[s] for s in steps]
     for k, scheduler in enumerate(schedulers):
         _errorbar(gain, xs, [gains[scheduler, s] for s in steps], f"C{k}", scheduler)
-        processed = [(x[s], _median([r for r in rows if r["scheduler"] == scheduler and int(r["step"]) == s],
+        processed = [(x[s], median([r for r in rows if r["scheduler"] == scheduler and int(r["step"]) == s],
                                     "processed_tps")) for s in steps]
         rate.plot([p for p, v in processed if not math.isnan(v)], [v for _, v in processed if not math.isnan(v)],
                   "o", color=f"C{k}", markersize=4, alpha=0.7)

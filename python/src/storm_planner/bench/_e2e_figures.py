@@ -1,0 +1,62 @@
+"""Figures over the e2e bench's cells (rows of ``cells.csv`` as dicts of text): the numbers of a column, their
+median, spread and sum as the reports print them, and whether a scheduler beat both of Storm's beyond the
+repetitions' spread. Shared by the e2e report, its papers' section and ``bench topdown-real``'s report."""
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+BASELINES = ("default", "ras")
+
+def beats_both(mine: list[dict[str, Any]], cells: list[dict[str, Any]], column: str, higher: bool) -> bool:
+    """Whether every cell of ``mine`` is better on ``column`` than every cell of DefaultScheduler and of
+    RAS among ``cells`` (two repetitions at least on each side, and none of ``mine`` lost a tuple)."""
+    values = numbers(mine, column)
+    if len(values) < 2 or len(values) < len(mine) or any(v > 0 for v in numbers(mine, "lost")):
+        return False
+    for baseline in BASELINES:
+        theirs = numbers([c for c in cells if c["scheduler"] == baseline], column)
+        if len(theirs) < 2:
+            return False
+        if (min(values) <= max(theirs)) if higher else (max(values) >= min(theirs)):
+            return False
+    return True
+
+
+def numbers(cells: list[dict[str, Any]], column: str) -> list[float]:
+    values = []
+    for cell in cells:
+        try:
+            given = cell.get(column)
+            value = math.nan if given is None or given == "" else float(given)   # a 0 is a figure
+        except (TypeError, ValueError):
+            continue
+        if not math.isnan(value):
+            values.append(value)
+    return values
+
+
+def median(cells: list[dict[str, Any]], column: str) -> float:
+    values = numbers(cells, column)
+    return statistics.median(values) if values else math.nan
+
+
+def spread(cells: list[dict[str, Any]], column: str) -> str:
+    values = numbers(cells, column)
+    if not values:
+        return "–"
+    if len(values) == 1:
+        return fmt(values[0])
+    return f"{fmt(statistics.median(values))} [{fmt(min(values))}–{fmt(max(values))}]"
+
+
+def total(cells: list[dict[str, Any]], column: str) -> str:
+    values = numbers(cells, column)
+    return fmt(sum(values)) if values else "–"
+
+
+def fmt(value: float) -> str:
+    if math.isnan(value):
+        return "–"
+    return f"{value:,.0f}" if abs(value) >= 100 or value == int(value) else f"{value:.1f}"
