@@ -139,15 +139,20 @@ def test_a_spout_restarted_after_the_stop_re_emits_what_its_predecessor_had_in_f
     assert third.sent == []                             # nothing was in flight: the stop holds
 
 
+def resumed_after_the_stop(tmp_path: Path, checkpoint: str):
+    """An incarnation of task 3 started with ``checkpoint`` on file and the stop file already set."""
+    path = checkpoint_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text(checkpoint)
+    stop = tmp_path / "stop"
+    stop.touch()
+    return start(tmp_path, **{"worldcup.stop_file": str(stop)})
+
+
 def test_a_task_resumed_after_the_stop_with_its_share_done_reports_exhausted(tmp_path):
     """The predecessor emitted the whole share: the successor re-emits what was not acked and, with no
     record left, is exhausted and writes its part (the stop does not keep it from the end)."""
-    path = checkpoint_file(tmp_path)
-    path.parent.mkdir(parents=True)
-    path.write_text("8 10\n")
-    stop = tmp_path / "stop"
-    stop.touch()
-    spout = start(tmp_path, **{"worldcup.stop_file": str(stop)})
+    spout = resumed_after_the_stop(tmp_path, "8 10\n")
     for _ in range(4):
         spout.next_tuple()
     assert spout.sent == ["0:8:0", "0:9:0"] and spout.exhausted
@@ -158,12 +163,7 @@ def test_a_task_resumed_after_the_stop_with_its_share_done_reports_exhausted(tmp
 
 def test_a_checkpoint_of_one_number_resumes_with_nothing_in_flight(tmp_path):
     """The format before the emitted record number: ``C`` alone (E = C)."""
-    path = checkpoint_file(tmp_path)
-    path.parent.mkdir(parents=True)
-    path.write_text("3\n")
-    stop = tmp_path / "stop"
-    stop.touch()
-    spout = start(tmp_path, **{"worldcup.stop_file": str(stop)})
+    spout = resumed_after_the_stop(tmp_path, "3\n")
     spout.next_tuple()
     spout.next_tuple()
     assert (spout.resumed_from, spout.emitted_before, spout.sent) == (3, 3, [])

@@ -101,25 +101,29 @@ def node_deviation(prefix: str, suffix: str) -> Callable[[Cell], float]:
     return deviation
 
 
+def _with_capacity(cell: Cell, prefix: str, suffix: str,
+                   capacity: Mapping[str, float]) -> tuple[dict[str, float], dict[str, float]]:
+    """(figure, capacity) by node, of the nodes of ``capacity`` with a positive capacity and a figure."""
+    figures = node_figures(cell, prefix, suffix)
+    known = {n: c for n, c in capacity.items() if n in figures and c > 0}
+    return {n: figures[n] for n in known}, known
+
+
 def utilisation_deviation(cell: Cell, prefix: str, suffix: str, capacity: Mapping[str, float]) -> float:
     """The Elastic Allocator's R_dev of the nodes of ``capacity`` that have a figure (nan with fewer than
     two)."""
-    figures = node_figures(cell, prefix, suffix)
-    known = {n: c for n, c in capacity.items() if n in figures and c > 0}
-    if len(known) < 2:
-        return math.nan
-    return utilisation_and_deviation({n: figures[n] for n in known}, known)[1]
+    used, known = _with_capacity(cell, prefix, suffix, capacity)
+    return utilisation_and_deviation(used, known)[1] if len(known) > 1 else math.nan
 
 
 def load_distance(cell: Cell, capacity: Mapping[str, float]) -> float:
     """ALBIC's load distance over the nodes of ``capacity`` with a CPU figure: the largest distance, in
     percentage points, of a node's utilisation from the cluster's (nan with fewer than two nodes)."""
-    figures = node_figures(cell, "cpu_", "_pct")
-    known = {n: c for n, c in capacity.items() if n in figures and c > 0}
+    used, known = _with_capacity(cell, "cpu_", "_pct", capacity)
     if len(known) < 2:
         return math.nan
-    average = 100.0 * sum(figures[n] for n in known) / sum(known.values())
-    return max(abs(100.0 * figures[n] / c - average) for n, c in known.items())
+    average = 100.0 * sum(used.values()) / sum(known.values())
+    return max(abs(100.0 * used[n] / c - average) for n, c in known.items())
 
 
 # The Elastic Allocator's balance measure (its Fig. 5): the spread of the supervisors' CPU (% of a core,
@@ -183,12 +187,12 @@ def with_derived(cell: Cell, capacities: Capacities | None = None) -> Cell:
 def papers_section(groups: dict[tuple[str, str], list[Cell]], capacities: Capacities | None = None) -> str:
     """The report's section: a row per claim, planner and workload (at each of its rates) the run has
     cells of; empty when it has none."""
+    derived = {key: [with_derived(c, capacities) for c in cells] for key, cells in groups.items()}
     rows = []
     for claim in claims(capacities is not None):
-        for (workload, rate), cells in groups.items():
+        for (workload, rate), cells in derived.items():
             if claim.workloads and workload not in claim.workloads:
                 continue
-            cells = [with_derived(c, capacities) for c in cells]
             for planner in claim.planners:
                 mine = [c for c in cells if c["scheduler"] == planner]
                 if not numbers(mine, claim.column):

@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     if capacities is not None:
         (out / CAPACITIES_FILE).write_text(capacities.to_json() + "\n")
     ran = run_cells(args, out, cells, {s.label: s for s in schedulers}, command)
-    write_report(out, command, run_capacities(args))
+    write_report(out, command, capacities)
     print(json.dumps({"cells_run": ran, "cells": str(out / "cells.csv"), "report": str(report_path(out))}))
     return 0
 

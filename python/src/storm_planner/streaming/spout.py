@@ -398,7 +398,8 @@ class ReplaySpout(Spout):
 
     def _save_checkpoint(self) -> None:
         if self.checkpoint and not self._skip_left:
-            self.checkpoint.save(self.committed(), max(self.record_seq, self.emitted_before, self._emit_reserved))
+            # The reservation starts at the predecessor's E and runs ahead of every record emitted.
+            self.checkpoint.save(self.committed(), self._emit_reserved)
 
     def _skip_committed(self) -> bool:
         """Read past (up to ``SKIP_BATCH`` of) the records a predecessor committed, without turning them into
