@@ -111,6 +111,28 @@ def test_a_restarted_spout_skips_its_committed_records_and_reuses_their_ids(tmp_
     assert times.emitted["@requests-3/0:2:0"] == first_emit
 
 
+def test_a_worker_killed_after_a_checkpoint_leaves_every_committed_records_ack_in_its_time_log(tmp_path):
+    """The successor never emits a committed record again, so the only ack it will ever have is the one its
+    predecessor logged: the log is on disk before the checkpoint that commits the record."""
+    first = start(tmp_path)
+    first.next_tuple()                                      # records 0..3
+    first.times.flush()                                     # a periodic flush: their emits are on disk
+    for tup_id in list(first.pending):
+        first.ack(tup_id)
+    first.checkpoint._saved_at -= 2                         # the periodic save is due, the log's flush is not
+    first.next_tuple()                                      # saves committed 4; then killed by a signal
+    assert checkpoint_file(tmp_path).read_text().split()[0] == "4"
+    second = start(tmp_path)
+    while not second.exhausted:
+        second.next_tuple()
+        for tup_id in list(second.pending):
+            second.ack(tup_id)
+    second.close()
+    assert 0 not in second.turned                           # record 0 was committed: never emitted again
+    times = read_times(tmp_path / "times")
+    assert (len(times.emitted), times.never_acked()) == (10, 0)
+
+
 def test_a_spout_restarted_after_the_stop_re_emits_what_its_predecessor_had_in_flight_then_stops(tmp_path):
     """The stop file says: no new record. A predecessor's unacked records are not new; without their
     re-emit they would never be acked (lost), however long the drain."""
