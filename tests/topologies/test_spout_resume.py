@@ -14,7 +14,8 @@ import pytest
 
 pytest.importorskip("streamparse")
 
-from storm_planner.streaming.spout import CHECKPOINT_SUFFIX, DONE_SUFFIX, MAX_CHECKPOINT_BYTES  # noqa: E402
+from storm_planner.streaming.checkpoint import CHECKPOINT_SUFFIX, MAX_CHECKPOINT_BYTES  # noqa: E402
+from storm_planner.streaming.spout import DONE_SUFFIX  # noqa: E402
 from storm_planner.streaming.timelog import STABLE_HEADER, TimeLog, read_times  # noqa: E402
 from storm_planner.streaming.watermarks import WatermarkTracker  # noqa: E402
 

@@ -71,7 +71,8 @@ its topology drains), and stops after them. Its watermark (``watermark_stream``)
 record it emits; consumers keep the highest watermark per task (:class:`~.watermarks.WatermarkTracker`), so
 the older one is ignored. A checkpoint that cannot be read, is not one or two non-negative integers (``E`` not
 below ``C``), or is larger than ``MAX_CHECKPOINT_BYTES`` is ignored with a warning naming the file (the task
-starts from its first record); one past the end of the task's share leaves nothing to emit. With a checkpoint
+starts from its first record; the file's keeping is :mod:`.checkpoint`'s); one past the end of the task's
+share leaves nothing to emit. With a checkpoint
 its time log (``P.times_dir``) says that its ids are stable (:mod:`.timelog`), so an id emitted by one
 incarnation and acked by the next counts as acked, not lost. The time log is flushed before every checkpoint
 write: a committed record is never emitted again, so the ack its predecessor logged is the only one it has.
@@ -88,8 +89,6 @@ import heapq
 import json
 import math
 import os
-import re
-import stat
 import time
 import weakref
 import zlib
@@ -99,6 +98,7 @@ from typing import Any
 
 from streamparse import Spout
 
+from storm_planner.streaming.checkpoint import CHECKPOINT_S, Checkpoint, file_safe, write_atomically
 from storm_planner.streaming.conf import ConfReader
 from storm_planner.streaming.feedio import FeedStats, iter_feed_records
 from storm_planner.streaming.pacing import RateFile, ReplayPacer
@@ -112,11 +112,6 @@ from storm_planner.streaming.watermarks import END
 FEED_SPOUTS_KEY = "storm_planner.replay.spouts"
 DONE_SUFFIX = ".feed-done"
 PARTS_SUFFIX = ".feed-done.parts"
-CHECKPOINT_SUFFIX = ".checkpoint"
-# A task's committed progress is written at most this often (and at exhaustion and exit).
-CHECKPOINT_S = 1.0
-# A checkpoint file longer than this is not ours (two decimal counts, a space and a newline): ignored.
-MAX_CHECKPOINT_BYTES = 32
 # Most records the emitted record number on file may run ahead of the records emitted (the reservation
 # doubles while it is used up faster than every two CHECKPOINT_S, so a fast spout writes its file rarely).
 MAX_EMIT_RESERVE = 1_000_000
@@ -248,7 +243,7 @@ class ReplaySpout(Spout):
         # file says so, naming the task its incarnations share.
         self.times = TimeLog(os.path.join(times_dir, f"{self.component_name}-{context.get('taskid')}-{os.getpid()}"
                                                      f"{TIMES_SUFFIX}") if times_dir else None,
-                             stable_key=f"{_file_safe(self.component_name)}-{context.get('taskid')}" if self.checkpoint else None)
+                             stable_key=f"{file_safe(self.component_name)}-{context.get('taskid')}" if self.checkpoint else None)
         self.stop = StopSignal(self.options.path("stop_file"))
 
     # -- Storm callbacks -----------------------------------------------------
@@ -485,7 +480,7 @@ def write_done_marker(sink: str, summary: dict, expected_parts: int, run_id: str
     parts_dir = os.path.join(sink + PARTS_SUFFIX, run_id.replace(os.sep, "_"))
     os.makedirs(parts_dir, exist_ok=True)
     part = os.path.join(parts_dir, f"{summary['component']}-{summary['task']}.json")
-    _write_atomically(part, json.dumps(summary))
+    write_atomically(part, json.dumps(summary))
     parts = sorted(p for p in os.listdir(parts_dir) if p.endswith(".json"))
     if len(parts) < expected_parts:
         return False
@@ -506,97 +501,8 @@ def write_done_marker(sink: str, summary: dict, expected_parts: int, run_id: str
         "tasks": summaries,
         "finished": time.time(),
     }
-    _write_atomically(sink + DONE_SUFFIX, json.dumps(done))
+    write_atomically(sink + DONE_SUFFIX, json.dumps(done))
     return True
-
-
-class Checkpoint:
-    """One spout task's committed record number in a file (module docstring: resuming after a restart)."""
-
-    def __init__(self, path: str, logger: Any) -> None:
-        self.path = path
-        self.logger = logger
-        self.written: tuple[int, int] | None = None
-        self._saved_at = time.monotonic()
-        self._failing = ""
-
-    @classmethod
-    def of(cls, directory: str | None, run_id: str, component: str, task_index: int, task_count: int,
-           logger: Any) -> Checkpoint | None:
-        """The task's checkpoint under ``directory`` (None: no checkpointing). Per run (a rerun starts over)
-        and per split of the feed (its records are numbered within the task's share)."""
-        if not directory:
-            return None
-        name = f"{_file_safe(component)}-{task_index}-of-{task_count}{CHECKPOINT_SUFFIX}"
-        return cls(os.path.join(directory, _file_safe(run_id), name), logger)
-
-    def load(self) -> tuple[int, int]:
-        """The committed and emitted record numbers a predecessor saved, or (0, 0) (none, or one that is
-        ignored with a warning naming the file: unreadable, malformed, too large)."""
-        value, why = read_checkpoint(self.path)
-        if why:
-            self.logger.warning("ignoring checkpoint %s: %s; this task starts from its first record", self.path, why)
-        self.written = value or (0, 0)
-        return self.written
-
-    def due(self) -> bool:
-        return time.monotonic() - self._saved_at >= CHECKPOINT_S
-
-    def save(self, committed: int, emitted: int) -> None:
-        """Write ``committed`` and ``emitted`` when either advanced past what was written (atomically); a
-        failure is logged once per kind, never raised (the spout goes on; a later save may succeed)."""
-        self._saved_at = time.monotonic()
-        if self.written is not None:
-            if committed <= self.written[0] and emitted <= self.written[1]:
-                return
-            emitted = max(emitted, self.written[1])   # what a predecessor or a reservation said stays said
-        try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            _write_atomically(self.path, f"{committed} {emitted}")
-        except OSError as error:
-            why = f"{type(error).__name__}: {error.strerror or error}"
-            if why != self._failing:
-                self._failing = why
-                self.logger.warning("cannot write checkpoint %s (%s); a restart would replay from the last one "
-                                    "written", self.path, why)
-            return
-        self._failing = ""
-        self.written = (committed, emitted)
-
-
-def read_checkpoint(path: str) -> tuple[tuple[int, int] | None, str]:
-    """((committed, emitted) record numbers, "") from a checkpoint file (one number alone: both); (None, "")
-    when there is none; (None, why) when it cannot be used. Reads at most ``MAX_CHECKPOINT_BYTES + 1`` bytes of a regular file, never blocks on
-    anything else (a FIFO in its place)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        return None, ""
-    except OSError as error:
-        return None, f"unreadable ({error.strerror or error})"
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None, "not a regular file"
-        data = os.read(fd, MAX_CHECKPOINT_BYTES + 1)
-    except OSError as error:
-        return None, f"unreadable ({error.strerror or error})"
-    finally:
-        os.close(fd)
-    if len(data) > MAX_CHECKPOINT_BYTES:
-        return None, f"larger than {MAX_CHECKPOINT_BYTES} bytes"
-    text = data.decode("ascii", errors="replace").strip()
-    found = re.fullmatch(r"([0-9]+)(?: ([0-9]+))?", text)
-    if not found:
-        return None, f"{text[:MAX_CHECKPOINT_BYTES]!r} is not one or two non-negative integers"
-    committed = int(found[1])
-    emitted = int(found[2]) if found[2] is not None else committed
-    if emitted < committed:
-        return None, f"{text!r}: its emitted record number is below its committed one"
-    return (committed, emitted), ""
-
-
-def _file_safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "_"
 
 
 def _close_at_exit(ref: Any) -> None:
@@ -606,10 +512,3 @@ def _close_at_exit(ref: Any) -> None:
             spout.close()
         except Exception:   # noqa: BLE001 - at exit, nothing is left to report to
             pass
-
-
-def _write_atomically(path: str, text: str) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text + "\n")
-    os.replace(tmp, path)
