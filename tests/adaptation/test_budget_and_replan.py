@@ -200,7 +200,7 @@ def test_a_move_that_restarts_a_spouts_worker_waits_for_overload():
     """The same pressed sup-b (90 %), but the planner joins everything to the spouts' worker: each of its
     moves restarts a spout's worker, and neither balance nor the CPU pressure's relief pays for the tuples
     in flight it loses (the end-to-end bench's Top-K lost 439 to two such relief moves)."""
-    from storm_planner.adaptation.replan import _relieves_overload
+    from storm_planner.adaptation.gate import relieves_overload
 
     apart = {"a1": A, "a2": A, "m1": B, "m2": B, "s1": B}
     loads = {"a1": 10.0, "a2": 10.0, "m1": 30.0, "m2": 30.0, "s1": 30.0}
@@ -212,9 +212,9 @@ def test_a_move_that_restarts_a_spouts_worker_waits_for_overload():
                                            options={"planner.replan.cautious": "false"}), "topdown")
     assert moves_between(slots(apart), careless.assignments)
     # Traffic and balance verdicts need a relief besides; overload's and the pressure's relief do not.
-    assert not _relieves_overload("inter-worker traffic 718.0 -> 530.0")
-    assert not _relieves_overload("load distance 40.0 -> 10.0")
-    assert _relieves_overload("overload 40.0 -> 0.0") and _relieves_overload(
+    assert not relieves_overload("inter-worker traffic 718.0 -> 530.0")
+    assert not relieves_overload("load distance 40.0 -> 10.0")
+    assert relieves_overload("overload 40.0 -> 0.0") and relieves_overload(
         "CPU pressure relieved: busiest node 94 -> 79 % of its CPU")
 
 
@@ -257,32 +257,32 @@ def test_after_moves_the_topology_settles_before_metrics_are_compared_again():
 
 
 def test_a_small_drop_in_overload_does_not_pay_for_moves():
-    from storm_planner.adaptation.replan import _improvement
+    from storm_planner.adaptation.gate import improvement
 
     figures = {"inter_worker": 10.0, "load_distance": 5.0}
-    assert _improvement({**figures, "over_capacity": 40.0}, {**figures, "over_capacity": 38.0}, 0.10) is None
-    assert _improvement({**figures, "over_capacity": 40.0}, {**figures, "over_capacity": 30.0}, 0.10)
-    assert _improvement({**figures, "over_capacity": 4.0}, {**figures, "over_capacity": 0.0}, 0.10) is None
+    assert improvement({**figures, "over_capacity": 40.0}, {**figures, "over_capacity": 38.0}, 0.10) is None
+    assert improvement({**figures, "over_capacity": 40.0}, {**figures, "over_capacity": 30.0}, 0.10)
+    assert improvement({**figures, "over_capacity": 4.0}, {**figures, "over_capacity": 0.0}, 0.10) is None
 
 
 def test_with_sizes_known_and_a_busy_link_the_gate_weighs_bytes_between_nodes_before_tuples():
     """Fewer tuples between workers but more bytes between nodes (small acks kept off the wire, the
     large requests put on it) is a worse placement once sizes are measured and a link is busy; with
     the links idle, the bytes buy nothing a restart is worth and the tuples decide."""
-    from storm_planner.adaptation.replan import LINK_PRESSURE_PCT, _improvement
+    from storm_planner.adaptation.gate import LINK_PRESSURE_PCT, improvement
 
     calm = {"over_capacity": 0.0, "load_distance": 5.0, "max_network_utilisation": LINK_PRESSURE_PCT + 10}
     before = {**calm, "inter_worker": 718.0, "network": 0.30}
     parted = {**calm, "inter_worker": 530.0, "network": 0.45}
-    assert _improvement(before, parted, 0.10) == "inter-worker traffic 718.0 -> 530.0"
-    assert _improvement(before, parted, 0.10, by_bytes=True) is None
+    assert improvement(before, parted, 0.10) == "inter-worker traffic 718.0 -> 530.0"
+    assert improvement(before, parted, 0.10, by_bytes=True) is None
     lighter = {**calm, "inter_worker": 800.0, "network": 0.20}
-    assert _improvement(before, lighter, 0.10, by_bytes=True) == "inter-node traffic (Mbit/s) 0.300 -> 0.200"
+    assert improvement(before, lighter, 0.10, by_bytes=True) == "inter-node traffic (Mbit/s) 0.300 -> 0.200"
     same_bytes = {**calm, "inter_worker": 500.0, "network": 0.30}
-    assert _improvement(before, same_bytes, 0.10, by_bytes=True) == "inter-worker traffic 718.0 -> 500.0"
+    assert improvement(before, same_bytes, 0.10, by_bytes=True) == "inter-worker traffic 718.0 -> 500.0"
     idle = {"max_network_utilisation": LINK_PRESSURE_PCT / 5}
-    assert _improvement({**before, **idle}, {**lighter, **idle}, 0.10, by_bytes=True) is None
-    assert _improvement({**before, **idle}, {**parted, **idle}, 0.10, by_bytes=True) == \
+    assert improvement({**before, **idle}, {**lighter, **idle}, 0.10, by_bytes=True) is None
+    assert improvement({**before, **idle}, {**parted, **idle}, 0.10, by_bytes=True) == \
         "inter-worker traffic 718.0 -> 530.0"
 
 
@@ -347,16 +347,16 @@ def test_a_saturated_node_is_relieved_even_when_more_tuples_then_cross_workers()
 def test_a_move_that_leaves_a_node_at_the_pressure_line_is_no_relief():
     """Relief ends the pressure: a plan that leaves a node at 90 % or more, or takes under 5 points off the
     busiest, relieves nothing; and a topology short of nothing has nothing to relieve."""
-    from storm_planner.adaptation.replan import _ends_cpu_pressure
+    from storm_planner.adaptation.gate import ends_cpu_pressure
 
     pressed = three_nodes(SATURATED, SATURATED_LOADS)
     before = evaluate(pressed, pressed.current)
     still = evaluate(pressed, {**slots(SATURATED), "a1": Slot("sup-c", 6700), "m2": Slot("sup-a", 6700)})
-    assert still["max_utilisation"] >= 90 and not _ends_cpu_pressure(before, still)
+    assert still["max_utilisation"] >= 90 and not ends_cpu_pressure(before, still)
     barely = {**before, "max_utilisation": before["max_utilisation"] - 4.0}   # under 5 points of relief
-    assert not _ends_cpu_pressure({**before, "max_utilisation": 92.0}, {**barely, "max_utilisation": 88.0})
+    assert not ends_cpu_pressure({**before, "max_utilisation": 92.0}, {**barely, "max_utilisation": 88.0})
     calm = evaluate(pressed, {**slots(SATURATED), "m1": Slot("sup-c", 6700)})
-    assert not _ends_cpu_pressure(calm, calm)   # nothing short before: nothing to relieve
+    assert not ends_cpu_pressure(calm, calm)   # nothing short before: nothing to relieve
 
 
 def test_a_topology_short_of_cpu_is_replanned_within_the_share_the_gate_accepts():
@@ -365,7 +365,7 @@ def test_a_topology_short_of_cpu_is_replanned_within_the_share_the_gate_accepts(
     topology asks for less itself."""
     import dataclasses
 
-    from storm_planner.adaptation.replan import RELIEF_TARGET_PCT
+    from storm_planner.adaptation.gate import RELIEF_TARGET_PCT
 
     seen = []
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from storm_planner.adaptation.replan import CPU_PRESSURE_PCT, RELIEF_TARGET_PCT, Replanner
+from storm_planner.adaptation.gate import CPU_PRESSURE_PCT, RELIEF_TARGET_PCT
+from storm_planner.adaptation.replan import Replanner
 from storm_planner.core.evaluate import evaluate, utilisations
 from storm_planner.core.problem import Executor, Slot, Traffic
 from storm_planner.metrics.measured import MeasuredTopology

@@ -23,7 +23,7 @@ or a new one:
    what the gate below accepts. Left to fill nodes to 100 % by measured load,
    ``topdown`` re-planned trends on the end-to-end bench into the same layout,
    its quota-held busiest node at 93 % beside an idle one.
-5. The new placement is applied only if it beats the current one on the same
+5. The new placement is applied only if it beats the current one (:mod:`.gate`) on the same
    measured problem: overload lower by ``planner.replan.min.gain`` (relative)
    and at least 5 % of a core, or the same overload and traffic / load distance
    lower by at least ``planner.replan.min.gain``; or, when a node is short of
@@ -90,6 +90,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from storm_planner.adaptation.budget import limit_moves, moves_between
+from storm_planner.adaptation.gate import (
+    RELIEF,
+    RELIEF_TARGET_PCT,
+    improvement,
+    relieves_overload,
+    short_of_cpu,
+    short_of_something,
+    unrelieved,
+)
 from storm_planner.core import settings
 from storm_planner.core.elements import SPOUT
 from storm_planner.core.evaluate import evaluate
@@ -107,22 +116,6 @@ DEFAULT_MIN_GAIN = 0.10
 # After a re-plan moved executors, their workers restart and their first windows describe the move, not
 # the placement: no re-plan is compared with them for this long (three default metrics periods).
 DEFAULT_SETTLE_S = 30.0
-# A link this busy (percent of its advertised capacity, before or after a move) makes the bytes between
-# nodes the first traffic measure of a re-plan; below it, the tuples between workers.
-LINK_PRESSURE_PCT = 50.0
-# A node this busy (percent of its capacity, measured) is short of CPU: only then, or with a link at
-# LINK_PRESSURE_PCT, may a running topology move (planner.replan.cautious).
-CPU_PRESSURE_PCT = 90.0
-# Overload (measured load over capacity, % of a core) must drop at least this much, and by min_gain,
-# before executors move for it: measured loads are noisy, and a move costs restarts and in-flight tuples.
-MIN_OVERLOAD_DROP = 5.0
-# Under planner.replan.cautious, a move for traffic or balance must also take this many percentage points
-# off the busiest node (or link) the topology is short of.
-MIN_RELIEF_PCT = 5.0
-# A topology short of CPU is re-planned within this share of every node (D_CPU): the placement the gate
-# takes for relief (under the pressure line by the relief it asks for), not one that fills a node again.
-RELIEF_TARGET_PCT = CPU_PRESSURE_PCT - MIN_RELIEF_PCT
-EPSILON = 1e-6
 # A topology not offered for this long is gone (killed): its state is dropped.
 FORGET_AFTER_S = 3600.0
 
@@ -335,7 +328,7 @@ def _relief_share(problem: Problem) -> float | None:
     asked to relieve (module docstring, step 4); one that honours D_CPU (``gma``, the
     Chatzistergiou & Viglas family: §2.2's load-balancing n.mu) leaves the headroom the gate asks for.
     """
-    if not _short_of_cpu(evaluate(problem, problem.current)):
+    if not short_of_cpu(evaluate(problem, problem.current)):
         return None
     share = RELIEF_TARGET_PCT / 100.0
     if problem.options.max_cpu_utilisation is not None and problem.options.max_cpu_utilisation <= share:
@@ -396,13 +389,13 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
         if not moved:
             return _Decision(problem.current, [], None, "no move but ones that restart a spout's worker", note)
         return _Decision(limited, moved, "applied as planned (planner.replan.trust)", note=note)
-    if settings.cautious and not _short_of_something(before):
+    if settings.cautious and not short_of_something(before):
         return _Decision(problem.current, [], None,
                          f"it keeps up (busiest node at {before['max_utilisation']:.0f} % of its CPU, busiest "
                          f"link at {before.get('max_network_utilisation', 0.0):.0f} %), and a move would only "
                          f"restart workers (planner.replan.cautious)")
     # Cautious and short of CPU: a cut that only cuts traffic is no answer while a larger one relieves.
-    relief = settings.cautious and _short_of_cpu(before)
+    relief = settings.cautious and short_of_cpu(before)
     limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain, asked, relief)
     note = ""
     if settings.cautious and moved and verdict is not None and not verdict.startswith("overload"):
@@ -412,10 +405,10 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
         return _Decision(problem.current, [], None, "no move needed", note)
     if verdict is None:
         return _Decision(problem.current, moved, None, f"no placement better by {settings.min_gain:.0%}", note)
-    if settings.cautious and not _relieves_overload(verdict):
-        unrelieved = _unrelieved(before, evaluate(problem, limited))
-        if unrelieved:
-            return _Decision(problem.current, moved, None, f"{verdict}, but {unrelieved}", note)
+    if settings.cautious and not relieves_overload(verdict):
+        still_short = unrelieved(before, evaluate(problem, limited))
+        if still_short:
+            return _Decision(problem.current, moved, None, f"{verdict}, but {still_short}", note)
     return _Decision(limited, moved, verdict, note=note)
 
 
@@ -466,7 +459,7 @@ def _weigh_spout_restarts(problem: Problem, plan: Mapping[str, Slot], cut: _Cut,
         if not restarts:
             return cut, ""
         alternative = _fewest_moves(problem, spared, left, before, settings.min_gain, asked, relief)
-        if alternative[1] and alternative[2] is not None and _relieves_overload(alternative[2]):
+        if alternative[1] and alternative[2] is not None and relieves_overload(alternative[2]):
             return alternative, (f"; {held_back} move(s) held back that restart a spout's worker (a relief without "
                                  f"them was found)")
         return cut, (f"; {restarts} move(s) restart a spout's worker: its source resumes from its committed "
@@ -479,66 +472,6 @@ def _weigh_spout_restarts(problem: Problem, plan: Mapping[str, Slot], cut: _Cut,
             "planner.source.resumable")
     return (_fewest_moves(problem, spared, left, before, settings.min_gain, asked, relief),
             f"; {held_back} move(s) held back that restart a spout's worker ({cost})")
-
-
-RELIEF = "CPU pressure relieved"
-
-
-def _relieves_overload(verdict: str) -> bool:
-    """Whether a verdict is overload's or the CPU pressure's relief: a move for either needs no further
-    relief (step 5); only overload's is worth a spout's restart (and the pressure's when the source is
-    resumable)."""
-    return verdict.startswith(("overload", RELIEF))
-
-
-def _unrelieved(before: Mapping[str, float], after: Mapping[str, float]) -> str:
-    """What a move for traffic or balance leaves as short as it was ('' when it relieves something).
-
-    Under ``planner.replan.cautious`` a topology moves only when it is short of CPU or link; a move
-    that cuts traffic elsewhere but leaves the busiest node (or link) where it was buys nothing worth
-    its restarts: on the end-to-end bench such a move (inter-worker traffic 655 -> 584 tuples/s,
-    busiest node unchanged) restarted two workers and sent p99 from 0.6 to 55 s."""
-    short = []
-    if _short_of_cpu(before):
-        if after["max_utilisation"] <= before["max_utilisation"] - MIN_RELIEF_PCT:
-            return ""
-        short.append(f"the busiest node stays at {after['max_utilisation']:.0f} % of its CPU "
-                     f"(from {before['max_utilisation']:.0f} %)")
-    if _short_of_link(before):
-        link_before, link_after = before["max_network_utilisation"], after.get("max_network_utilisation", 0.0)
-        if link_after <= link_before - MIN_RELIEF_PCT:
-            return ""
-        short.append(f"the busiest link stays at {link_after:.0f} % (from {link_before:.0f} %)")
-    return " and ".join(short) + " (planner.replan.cautious)" if short else ""
-
-
-def _ends_cpu_pressure(before: Mapping[str, float], after: Mapping[str, float]) -> bool:
-    """A node short of CPU before; after, the busiest node ``MIN_RELIEF_PCT`` lower and under the pressure
-    line, and no link newly put at ``LINK_PRESSURE_PCT`` (traffic matters where a link is short of it).
-
-    Judged before traffic: measured CPU never exceeds what a node has, so a saturated node (a quota-held
-    one at 93-100 %, its queue growing) shows no overload; the gate took no placement for relieving it
-    (trends on the end-to-end bench kept a node at 94 % beside an idle one: load distance, pinned by the
-    idle node, could not fall, and the spread's extra tuples between workers refused it).
-    """
-    if "max_utilisation" not in before or not _short_of_cpu(before) or after["max_utilisation"] >= CPU_PRESSURE_PCT:
-        return False
-    if after["max_utilisation"] > before["max_utilisation"] - MIN_RELIEF_PCT:
-        return False
-    return _short_of_link(before) or not _short_of_link(after)
-
-
-def _short_of_something(figures: Mapping[str, float]) -> bool:
-    """A node at CPU_PRESSURE_PCT of its CPU or over it, or a link at LINK_PRESSURE_PCT or more."""
-    return _short_of_cpu(figures) or _short_of_link(figures)
-
-
-def _short_of_cpu(figures: Mapping[str, float]) -> bool:
-    return figures["max_utilisation"] >= CPU_PRESSURE_PCT or figures["over_capacity"] > EPSILON
-
-
-def _short_of_link(figures: Mapping[str, float]) -> bool:
-    return figures.get("max_network_utilisation", 0.0) >= LINK_PRESSURE_PCT
 
 
 def _sparing_spout_workers(problem: Problem, plan: Mapping[str, Slot]) -> tuple[dict[str, Slot], int]:
@@ -598,46 +531,7 @@ def _fewest_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None
     steps = [k for k in (2 ** i for i in range(max(1, most).bit_length())) if k < most] + [most]
     for count in steps:
         limited, moved = limit_moves(asked or problem, plan, count)
-        verdict = _improvement(before, evaluate(problem, limited), min_gain, by_bytes=by_bytes)
-        if count == most or (verdict is not None and (not relief or _relieves_overload(verdict))):
+        verdict = improvement(before, evaluate(problem, limited), min_gain, by_bytes=by_bytes)
+        if count == most or (verdict is not None and (not relief or relieves_overload(verdict))):
             return limited, moved, verdict
     raise AssertionError("unreachable: the last step is the whole cut")
-
-
-def _improvement(before: Mapping[str, float], after: Mapping[str, float], min_gain: float,
-                 by_bytes: bool = False) -> str | None:
-    """Why ``after`` is better than ``before`` (a readable sentence), or None when it is not enough.
-
-    Overload first; then traffic: with every tuple size known (``by_bytes``), the bytes between nodes
-    (``network``, Mbit/s) and only then the tuples between workers; without sizes, the tuples between
-    workers alone (an ack counts as much as a request there, so a tuple-weighted gate parted a spout
-    from its counts to keep small acks off the wire). A placement worse by ``min_gain`` on a traffic
-    measure earlier in that order is refused whatever it gains later; last, load distance.
-    """
-    over_before, over_after = before["over_capacity"], after["over_capacity"]
-    if over_before - over_after >= max(MIN_OVERLOAD_DROP, min_gain * over_before):
-        return f"overload {over_before:.1f} -> {over_after:.1f}"
-    if over_after < over_before - EPSILON:
-        return None  # less overload, but not by enough to pay for the moves
-    if over_after > over_before + EPSILON:
-        return None
-    if _ends_cpu_pressure(before, after):
-        return (f"{RELIEF}: busiest node {before['max_utilisation']:.0f} -> {after['max_utilisation']:.0f} % "
-                f"of its CPU")
-    # Bytes between nodes count where a link is under pressure (or the move would put one there); below
-    # that they cost what the tuples between workers already measure (Storm serialises both alike), and
-    # a restart for bytes no link is short of bought nothing on the end-to-end bench.
-    links_matter = by_bytes and max(before.get("max_network_utilisation", 0.0),
-                                    after.get("max_network_utilisation", 0.0)) >= LINK_PRESSURE_PCT
-    measures = ((("network", "inter-node traffic (Mbit/s)", 3),) if links_matter else ()) + \
-        (("inter_worker", "inter-worker traffic", 1),)
-    for key, label, digits in measures:
-        traffic_before, traffic_after = before[key], after[key]
-        if traffic_after > traffic_before * (1 + min_gain) + EPSILON:
-            return None
-        if traffic_before > EPSILON and (traffic_before - traffic_after) / traffic_before >= min_gain:
-            return f"{label} {traffic_before:.{digits}f} -> {traffic_after:.{digits}f}"
-    distance_before, distance_after = before["load_distance"], after["load_distance"]
-    if distance_before > EPSILON and (distance_before - distance_after) / distance_before >= min_gain:
-        return f"load distance {distance_before:.1f} -> {distance_after:.1f}"
-    return None
