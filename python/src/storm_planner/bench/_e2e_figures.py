@@ -12,16 +12,23 @@ BASELINES = ("default", "ras")
 def beats_both(mine: list[dict[str, Any]], cells: list[dict[str, Any]], column: str, higher: bool) -> bool:
     """Whether every cell of ``mine`` is better on ``column`` than every cell of DefaultScheduler and of
     RAS among ``cells`` (two repetitions at least on each side, and none of ``mine`` lost a tuple)."""
-    values = numbers(mine, column)
-    if len(values) < 2 or len(values) < len(mine) or any(v > 0 for v in numbers(mine, "lost")):
+    values, lost = numbers(mine, column), numbers(mine, "lost")
+    if (len(values) < 2 or len(values) < len(mine) or len(lost) < len(mine) or any(v > 0 for v in lost)
+            or not all(ran(c) for c in mine)):
         return False
     for baseline in BASELINES:
-        theirs = numbers([c for c in cells if c["scheduler"] == baseline], column)
+        theirs = numbers([c for c in cells if c["scheduler"] == baseline and ran(c)], column)
         if len(theirs) < 2:
             return False
         if (min(values) <= max(theirs)) if higher else (max(values) >= min(theirs)):
             return False
     return True
+
+
+def ran(cell: dict[str, Any]) -> bool:
+    """Whether a cell ran as asked: any other status (no ack in time, the plugin's fallback to
+    DefaultScheduler's placement, not scheduled) has figures that are not its scheduler's."""
+    return cell.get("status") == "ran"
 
 
 def numbers(cells: list[dict[str, Any]], column: str) -> list[float]:

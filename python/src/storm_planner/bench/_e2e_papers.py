@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench._e2e_figures import BASELINES, beats_both, numbers, spread
+from storm_planner.bench._e2e_figures import BASELINES, beats_both, numbers, ran, spread
 from storm_planner.bench.report import markdown_table
 from storm_planner.core.utilisation import utilisation_and_deviation
 
@@ -195,16 +195,19 @@ def papers_section(groups: dict[tuple[str, str], list[Cell]], capacities: Capaci
                 continue
             for planner in claim.planners:
                 mine = [c for c in cells if c["scheduler"] == planner]
-                if not numbers(mine, claim.column):
+                if not mine:
                     continue
-                rows.append([claim.paper, planner, claim.metric, f"{workload} at {rate}", spread(mine, claim.column),
-                             *(spread([c for c in cells if c["scheduler"] == b], claim.column) for b in BASELINES),
+                rows.append([claim.paper, planner, claim.metric, f"{workload} at {rate}",
+                             spread([c for c in mine if ran(c)], claim.column),
+                             *(spread([c for c in cells if c["scheduler"] == b and ran(c)], claim.column)
+                               for b in BASELINES),
                              verdict(mine, cells, claim.column, claim.higher)])
     if not rows:
         return ""
     header = ["paper", "planner", "metric", "workload (t/s)", "planner", *BASELINES, "verdict"]
     return ("## Each paper's planner on its own metric\n\nMedian [min–max] over repetitions; ✓: better than "
-            "both of Storm's schedulers in every repetition (at least two each), nothing lost. Nasiri et al.'s "
+            "both of Storm's schedulers in every repetition (at least two each, each run as asked), nothing lost. "
+            "Nasiri et al.'s "
             "metric (the highest sustained throughput on machines of different speed) is measured by `bench "
             "hetero-real` ([hetero.md](hetero.md)) and the ramps; QEScalor's by [qescalor.md](qescalor.md).\n\n"
             + markdown_table(header, rows, right=range(4, 7)) + "\n")
@@ -218,10 +221,13 @@ def verdict(mine: list[Cell], cells: list[Cell], column: str, higher: bool) -> s
     lost = sum(numbers(mine, "lost"))
     if lost > 0:
         return f"lost {lost:,.0f} tuples"
-    missing = len(mine) - len(numbers(mine, column))
+    other = [c["status"] for c in mine if not ran(c)]
+    if other:
+        return f"{len(other)} of {len(mine)} repetitions did not run as asked ({other[0][:60]})"
+    missing = len(mine) - min(len(numbers(mine, column)), len(numbers(mine, "lost")))
     if missing:
         return f"{missing} of {len(mine)} repetitions without a figure"
-    theirs = {b: numbers([c for c in cells if c["scheduler"] == b], column) for b in BASELINES}
+    theirs = {b: numbers([c for c in cells if c["scheduler"] == b and ran(c)], column) for b in BASELINES}
     if len(numbers(mine, column)) < 2 or any(len(values) < 2 for values in theirs.values()):
         return "fewer than two repetitions"
     mine_median = statistics.median(numbers(mine, column))

@@ -15,7 +15,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench._e2e_figures import BASELINES, beats_both, fmt, median, numbers, spread, total
+from storm_planner.bench._e2e_figures import BASELINES, beats_both, fmt, median, numbers, ran, spread, total
 from storm_planner.bench._e2e_papers import DERIVED, Capacities, papers_section
 from storm_planner.bench.report import markdown_table, pyplot, read_csv, save_figure
 
@@ -67,16 +67,18 @@ def _overview(groups: dict[tuple[str, str], list[dict[str, Any]]]) -> str:
         tables.append(f"**{title}** (× default / × ras; {'higher' if higher else 'lower'} is better)\n\n"
                       + markdown_table(header, rows, right=range(1, len(header))))
     return ("## Every scheduler on every workload\n\nMedians over repetitions as ratios to Storm's two schedulers; "
-            "✓: better than both in every repetition (at least two each), nothing lost. Each workload's own "
+            "✓: better than both in every repetition (at least two each), nothing lost. Only cells that ran as "
+            "asked count (a cell the plugin fell back in ran DefaultScheduler's placement). Each workload's own "
             "section below has the figures.\n\n" + "\n".join(tables) + "\n")
 
 
 def _overview_cell(scheduler: str, cells: list[dict[str, Any]], column: str, higher: bool) -> str:
-    mine = [c for c in cells if c["scheduler"] == scheduler]
+    mine = [c for c in cells if c["scheduler"] == scheduler and ran(c)]
     if not numbers(mine, column):
         return "–"
     value = median(mine, column)
-    ratios = " / ".join(_ratio(value, median([c for c in cells if c["scheduler"] == b], column)) for b in BASELINES)
+    ratios = " / ".join(_ratio(value, median([c for c in cells if c["scheduler"] == b and ran(c)], column))
+                        for b in BASELINES)
     return ratios + (" ✓" if scheduler not in BASELINES and beats_both(mine, cells, column, higher) else "")
 
 
@@ -92,8 +94,11 @@ def _section(out: Path, workload: str, rate: str, cells: list[dict[str, Any]]) -
     schedulers = sorted(first_seen, key=lambda s: (s not in BASELINES, BASELINES.index(s) if s in BASELINES else 0,
                                                    first_seen.index(s)))
     by = {s: [c for c in cells if c["scheduler"] == s] for s in schedulers}
-    medians = {s: (median(by[s], "processed_tps"), median(by[s], "latency_p99_ms")) for s in schedulers}
-    rows = [_summary_row(s, by[s], medians) for s in schedulers]
+    # Medians over the cells that ran as asked: another status's figures are not its scheduler's (a plugin
+    # fallback ran DefaultScheduler's placement); the table's rows still list every cell, the notes why.
+    ran_by = {s: [c for c in by[s] if ran(c)] for s in schedulers}
+    medians = {s: (median(ran_by[s], "processed_tps"), median(ran_by[s], "latency_p99_ms")) for s in schedulers}
+    rows = [_summary_row(s, by[s], ran_by[s], medians) for s in schedulers]
     header = ["scheduler", "cells", "processed t/s", "× default", "× ras", "p50 ms", "p99 ms", "p99 × default",
               "p99 × ras", "mean ms", "lost", "failed", "first ack s", "link B/tuple", "CPU sd %", "link sd Mbit/s",
               "supervisors", "workers", "re-plans", "migrations", "placement (last cell)"]
@@ -102,7 +107,7 @@ def _section(out: Path, workload: str, rate: str, cells: list[dict[str, Any]]) -
     return (f"## {workload} at {rate} tuples/s\n\n"
             + markdown_table(header, rows, right=range(1, 20))
             + ("\n" + "\n".join(notes) + "\n" if notes else "")
-            + _hook_overhead(medians, {s: _median_node_cpu(by[s]) for s in schedulers})
+            + _hook_overhead(medians, {s: _median_node_cpu(ran_by[s]) for s in schedulers})
             + f"\n![{workload} at {rate} t/s]({out.name}/{plot.name})\n\n")
 
 
@@ -113,9 +118,9 @@ SUSTAINED_SHARE, SUSTAINED_P99_MS = 0.99, 1_000.0
 
 
 def kept_up(cell: dict[str, Any], rate: float) -> bool:
-    """Whether one cell kept up with ``rate`` (see SUSTAINED_SHARE and SUSTAINED_P99_MS)."""
+    """Whether one cell ran as asked and kept up with ``rate`` (see SUSTAINED_SHARE and SUSTAINED_P99_MS)."""
     processed, p99, lost = (median([cell], column) for column in ("processed_tps", "latency_p99_ms", "lost"))
-    return processed >= SUSTAINED_SHARE * rate and p99 <= SUSTAINED_P99_MS and lost == 0
+    return ran(cell) and processed >= SUSTAINED_SHARE * rate and p99 <= SUSTAINED_P99_MS and lost == 0
 
 
 def sustained(cells: list[dict[str, Any]], rate: float) -> bool:
@@ -196,8 +201,10 @@ def _hook_overhead(medians: dict[str, tuple[float, float]], node_cpu: dict[str, 
 
 
 def _median_node_cpu(cells: list[dict[str, Any]]) -> float:
-    """Median over cells of the CPU every supervisor used together (the ``cpu_<node>_pct`` columns)."""
-    totals = [sum(sum(numbers([cell], column)) for column in cell if column.startswith("cpu_")) for cell in cells]
+    """Median over cells of the CPU every supervisor used together (the ``cpu_<node>_pct`` columns); a cell
+    without a CPU figure (it did not run) is left out, not counted as idle."""
+    totals = [sum(figures) for cell in cells
+              if (figures := [v for column in cell if column.startswith("cpu_") for v in numbers([cell], column)])]
     return statistics.median(totals) if totals else math.nan
 
 
@@ -207,9 +214,12 @@ def _change(on: float, off: float) -> str:
     return f"{100.0 * (on - off) / off:+.1f} %"
 
 
-def _summary_row(scheduler: str, cells: list[dict[str, Any]], medians: dict[str, tuple[float, float]]) -> list:
+def _summary_row(scheduler: str, every: list[dict[str, Any]], cells: list[dict[str, Any]],
+                 medians: dict[str, tuple[float, float]]) -> list:
+    """One scheduler's row: figures over its ``cells`` that ran as asked, of ``every`` cell it had."""
     processed, p99 = medians[scheduler]
-    return [scheduler, len(cells), spread(cells, "processed_tps"),
+    count = len(every) if len(cells) == len(every) else f"{len(cells)} of {len(every)}"
+    return [scheduler, count, spread(cells, "processed_tps"),
             *(_ratio(processed, medians[b][0]) if b in medians else "–" for b in BASELINES),
             spread(cells, "latency_p50_ms"), spread(cells, "latency_p99_ms"),
             *(_ratio(p99, medians[b][1]) if b in medians else "–" for b in BASELINES),
@@ -218,7 +228,7 @@ def _summary_row(scheduler: str, cells: list[dict[str, Any]], medians: dict[str,
             *(fmt(statistics.median(d)) if (d := [x for x in map(DERIVED[kind], cells) if not math.isnan(x)])
               else "–" for kind in ("cpu_sd", "link_sd")),
             fmt(median(cells, "supervisors_used")), fmt(median(cells, "workers_used")),
-            total(cells, "replans"), total(cells, "migrations"), cells[-1].get("placement") or "–"]
+            total(cells, "replans"), total(cells, "migrations"), (cells or every)[-1].get("placement") or "–"]
 
 
 def _startup(out: Path, rows: list[dict[str, Any]]) -> str:
