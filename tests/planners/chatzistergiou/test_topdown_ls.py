@@ -9,7 +9,8 @@ import pytest
 from storm_planner.core.problem import Problem
 from storm_planner.generators.chatzistergiou import mixed_job, pipeline_job, random_job
 from storm_planner.planners import run
-from storm_planner.planners.chatzistergiou._groups import complete, job_graph, usable_nodes
+from storm_planner.planners.chatzistergiou._groups import job_graph, usable_nodes
+from storm_planner.planners.chatzistergiou._pool import complete
 from storm_planner.planners.chatzistergiou.topdown import top_down
 from storm_planner.planners.chatzistergiou.topdown_ls import LocalSearch
 

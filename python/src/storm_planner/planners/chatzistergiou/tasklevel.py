@@ -3,7 +3,7 @@
 Chatzistergiou & Viglas, "Fast Heuristics for Near-Optimal Task Allocation in
 Data Stream Processing over Clusters", CIKM 2014, §3.2: Algorithm 1 (taskLevel),
 Algorithm 2 (pickNode), Algorithm 3 (allocateSingleTasks); §5's relaxations
-through :mod:`._groups`.
+through :mod:`._groups` and :mod:`._pool`.
 
 Every communicating task pair is taken in decreasing priority: the relative
 significance s = IMC / (PC_i + PC_j) of its host group pair (Eq. 2, the paper's
@@ -46,17 +46,14 @@ from storm_planner.planners.chatzistergiou._groups import (
     PRIORITIES,
     GroupPair,
     JobGraph,
-    NodePool,
-    Placement,
-    allocate_single_tasks,
     better_of,
-    complete,
     finish_plan,
     node_capacities,
     require_capacity,
     usable_nodes,
     weighed_graphs,
 )
+from storm_planner.planners.chatzistergiou._pool import NodePool, Placement, allocate_single_tasks, complete
 
 PAIR_ORDERS = ("shuffled", "source")
 

@@ -60,18 +60,20 @@ from storm_planner.planners.chatzistergiou._groups import (
     IMC_UNITS,
     PRIORITIES,
     JobGraph,
-    NodePool,
-    Placement,
-    allocate_single_tasks,
     better_of,
-    complete,
-    count_fitting,
     finish_plan,
     node_capacities,
     prioritised,
     require_capacity,
     usable_nodes,
     weighed_graphs,
+)
+from storm_planner.planners.chatzistergiou._pool import (
+    NodePool,
+    Placement,
+    allocate_single_tasks,
+    complete,
+    count_fitting,
 )
 
 

@@ -43,7 +43,6 @@ from storm_planner.planners.chatzistergiou._groups import (
     DEFAULT_SKEW_MARGIN,
     IMC_UNITS,
     JobGraph,
-    complete,
     finish_plan,
     imc_gain,
     node_capacities,
@@ -51,6 +50,7 @@ from storm_planner.planners.chatzistergiou._groups import (
     usable_nodes,
     weighed_graphs,
 )
+from storm_planner.planners.chatzistergiou._pool import complete
 from storm_planner.planners.chatzistergiou.tasklevel import task_level
 from storm_planner.planners.chatzistergiou.topdown import top_down
 
