@@ -9,7 +9,7 @@ from storm_planner.core.plan import ParallelismAdvice, Plan
 from storm_planner.core.problem import Options, Problem
 from storm_planner.generators.nasiri import micro_problem
 from storm_planner.planners import run
-from storm_planner.planners.nasiri.hetero import task_counts
+from storm_planner.planners.nasiri.advice import task_counts
 
 
 def running_linear(tasks: dict[str, int], executors: dict[str, int] | None = None, **options) -> Problem:
