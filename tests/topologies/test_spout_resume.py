@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import math
 import os
 from pathlib import Path
 
@@ -411,3 +412,55 @@ def test_a_spout_process_that_storm_leaves_saves_its_progress_and_the_next_one_r
         assert any("resuming at record 2" in line for line in second.logs)
     times = read_times(tmp_path / "times")
     assert (len(times.emitted), times.never_acked(), times.replayed) == (6, 0, 2)
+
+
+def test_a_log_line_cut_inside_its_time_is_not_taken_for_the_earliest_ack(tmp_path, monkeypatch):
+    """A worker killed in the middle of a flush leaves "a 0:0:0 17": three fields, a number, not the time."""
+    first = start(tmp_path)
+    first.next_tuple()                                      # records 0..3
+    first.times.flush()
+    first.ack("0:0:0")
+    with open(first.times.path, "a", encoding="utf-8") as out:
+        out.write("".join(first.times._lines)[:len("a 0:0:0 17")])     # the write cut by the kill
+    monkeypatch.setattr(os, "getpid", lambda: 424242)
+    second = start(tmp_path)                                # nothing committed: record 0 comes again
+    while not second.exhausted:
+        second.next_tuple()
+        for tup_id in list(second.pending):
+            second.ack(tup_id)
+    second.close()
+    times = read_times(tmp_path / "times")
+    assert times.never_acked() == 0 and min(times.latencies_s(0, math.inf)) >= 0
+
+
+def test_the_next_incarnation_of_a_pid_starts_its_lines_after_a_cut_one(tmp_path):
+    log = TimeLog(str(tmp_path / "t.times"))
+    Path(log.path).write_text("e 0:0:0 1790000000.1000\na 0:0:0 17")   # cut
+    log.record("a", "0:0:0")
+    log.flush()
+    times = read_times(tmp_path)
+    assert "t/0:0:0" in times.acked and times.acked["t/0:0:0"] > 1790000000.1
+
+
+def test_an_overlapping_incarnations_reservation_on_file_is_never_moved_back(tmp_path, monkeypatch):
+    """Storm may start the task's new worker before the old one (on another supervisor) is killed: the old
+    one reserves further while the new one runs, and the new one's save must not write a lower E over it."""
+    stop = tmp_path / "stop"
+    (tmp_path / "requests.jsonl").write_text("\n".join(request(i) for i in range(30)) + "\n")
+    first = start(tmp_path, **{"worldcup.stop_file": str(stop)})
+    first.next_tuple()                                      # records 0..3: "0 4"
+    monkeypatch.setattr(os, "getpid", lambda: 424242)
+    second = start(tmp_path, **{"worldcup.stop_file": str(stop)})    # loads (0, 4)
+    first.next_tuple()
+    first.next_tuple()                                      # the old one emits 4..11, reserving "0 12"
+    second.next_tuple()
+    second.ack("0:0:0")
+    second.checkpoint._saved_at -= 2
+    second.next_tuple()                                     # its periodic save
+    assert checkpoint_file(tmp_path).read_text().split()[1] == "12"
+    stop.touch()                                            # both killed
+    monkeypatch.setattr(os, "getpid", lambda: 515151)
+    third = start(tmp_path, **{"worldcup.stop_file": str(stop)})
+    for _ in range(6):
+        third.next_tuple()
+    assert "0:11:0" in third.sent                           # the old one's last record in flight comes again

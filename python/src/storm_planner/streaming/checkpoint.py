@@ -3,7 +3,10 @@
 What the numbers mean and how a restarted task uses them is the spout's business
 (:mod:`storm_planner.streaming.spout`, "Resuming after a restart"); this module keeps the file: where it
 lives, how it is written (atomically, only when a number advanced, at most every ``CHECKPOINT_S`` when
-periodic) and how it is read back (bounded, never blocking, anything unusable ignored with the reason).
+periodic, ``E`` never below the one on file: two incarnations of a task may overlap for a moment) and how
+it is read back (bounded, never blocking, anything unusable ignored with the reason). A write that fails is
+logged, not raised: the spout goes on, and a restart then replays from the last numbers written (records
+emitted past an ``E`` that never reached the file are not emitted again after the stop).
 """
 from __future__ import annotations
 
@@ -56,6 +59,11 @@ class Checkpoint:
         """Write ``committed`` and ``emitted`` when either advanced past what was written (atomically); a
         failure is logged once per kind, never raised (the spout goes on; a later save may succeed)."""
         self._saved_at = time.monotonic()
+        on_file, _ = read_checkpoint(self.path)
+        if on_file:
+            # Two incarnations of a task can overlap for a moment (the old worker not yet killed when the new
+            # one starts): the E the other reserved on file stays, or records it emitted would be lost.
+            emitted = max(emitted, on_file[1])
         if self.written is not None:
             if committed <= self.written[0] and emitted <= self.written[1]:
                 return

@@ -9,7 +9,9 @@ to ``<times_dir>/<component>-<task>-<pid>.times``, one file per incarnation of t
     f <message id> <unix time>     failed (timed out or failed by a bolt)
 
 Lines are buffered and written at most ``FLUSH_S`` apart (and when the spout closes), so the log
-costs the spout little. :func:`read_times` reads a directory of such files back.
+costs the spout little. A worker killed in the middle of a write leaves its last line cut: a line without
+its newline, or a time without its fraction, is no event (a cut time read as a number would be taken for
+the earliest ack). :func:`read_times` reads a directory of such files back.
 
 Message ids across incarnations. A spout without a checkpoint that a re-plan restarts (its worker's
 executors changed) starts its message ids over: "0:0:0" of one incarnation is not "0:0:0" of the next, so
@@ -28,6 +30,7 @@ drain: how a benchmark ends a measurement and counts what was lost.
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +40,7 @@ STOP_CHECK_S = 1.0
 SUFFIX = ".times"
 # First line of a file whose ids are the same in every incarnation of its task, followed by the task's key.
 STABLE_HEADER = "# ids stable"
+_TIME = re.compile(r"[0-9]+\.[0-9]+")
 
 
 class TimeLog:
@@ -50,6 +54,7 @@ class TimeLog:
         self.stable_key = stable_key
         self._lines: list[str] = []
         self._flushed = time.monotonic()
+        self._end_checked = False   # whether the file's end was checked for a predecessor's cut line
         if path:
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
 
@@ -68,8 +73,18 @@ class TimeLog:
         with open(self.path, "a", encoding="utf-8") as out:
             if self.stable_key and out.tell() == 0:
                 out.write(f"{STABLE_HEADER} {self.stable_key}\n")
+            elif not self._end_checked and out.tell() and not _ends_with_newline(self.path):
+                out.write("\n")   # a predecessor of the same pid was cut mid-line: its line stays cut
+            self._end_checked = True
             out.writelines(self._lines)
         self._lines.clear()
+
+
+def _ends_with_newline(path: str) -> bool:
+    """Whether the (non-empty) file at ``path`` ends with a newline."""
+    with open(path, "rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"
 
 
 class StopSignal:
@@ -133,7 +148,8 @@ def stable_key_of(first_line: str) -> str | None:
 
 
 def _read_one(path: Path, times: TupleTimes) -> None:
-    lines = path.read_text(encoding="utf-8").splitlines()
+    # A last line without its newline was cut (a kill mid-flush, or a flush read half done): not an event.
+    lines = path.read_text(encoding="utf-8").split("\n")[:-1]
     stable = stable_key_of(lines[0]) if lines else None
     # "@" cannot begin a file-keyed task (the spout names its files after the component, an identifier).
     task = f"@{stable}" if stable else path.stem
@@ -142,10 +158,9 @@ def _read_one(path: Path, times: TupleTimes) -> None:
         if len(parts) != 3 or line.startswith("#"):
             continue   # a header, or a line cut short by a worker killed mid-write
         kind, message_id, text = parts
-        try:
-            at = float(text)
-        except ValueError:
-            continue
+        if not _TIME.fullmatch(text):
+            continue   # a time cut short (no fraction left): not the time it was
+        at = float(text)
         key = f"{task}/{message_id}"
         if kind == "e":
             first = times.emitted.get(key)
