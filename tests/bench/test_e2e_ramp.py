@@ -10,10 +10,17 @@ import pytest
 
 from storm_planner.bench import e2e
 from storm_planner.bench._e2e_cells import Window
-from storm_planner.bench._e2e_ramp import NOT_RUN, clearly_behind, feed_tuples_needed, lost_between, plans_between
+from storm_planner.bench._e2e_ramp import (
+    NOT_RUN,
+    clearly_behind,
+    feed_tuples_needed,
+    lost_between,
+    plans_between,
+    step_counts,
+)
 from storm_planner.bench._e2e_report import sustained, write_report
 from storm_planner.bench._e2e_workloads import TOPK_LINK, TRENDS_LINK
-from storm_planner.streaming.timelog import TupleTimes
+from storm_planner.streaming.timelog import TupleTimes, read_times
 
 SUPERVISORS = ["i7-a", "i5-a"]
 
@@ -118,3 +125,17 @@ def test_the_report_reads_a_stepped_ramp_and_plots_it(tmp_path):
     assert lines["ras"].startswith("| ras | 600 | 1.50 | 1.00 |")
     assert (out / "topk-link-ramp.png").is_file() and "topk-link-ramp.png" in report
     assert "default repetition 1: not run: the ramp stopped at 500 t/s" in report
+
+
+def test_a_steps_counts_are_its_own_not_the_whole_ramps(tmp_path):
+    """The log covers the ramp: the last step's 3 fails and replays stay in its row."""
+    (tmp_path / "spout-1-1.times").write_text(
+        "e a 5.0000\na a 5.1000\n"                                       # step 1: one tuple, acked
+        "e b 15.0000\ne c 16.0000\na b 15.2000\n"                        # step 2: c never acked
+        "e d 25.0000\nf d 55.0000\ne d 55.0100\nf d 85.0000\ne d 85.0100\nf d 95.0000\ne d 95.0100\n"
+        "a d 95.2000\n")                                                # step 3: d failed 3 times, replayed
+    times = read_times(tmp_path)
+    steps = [step_counts(times, start, stop) for start, stop in ((-math.inf, 10.0), (10.0, 20.0), (20.0, math.inf))]
+    assert steps == [{"emitted": 1, "acked": 1, "lost": 0, "failed": 0, "replayed": 0},
+                     {"emitted": 2, "acked": 1, "lost": 1, "failed": 0, "replayed": 0},
+                     {"emitted": 1, "acked": 1, "lost": 0, "failed": 3, "replayed": 3}]

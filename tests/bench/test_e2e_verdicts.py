@@ -7,6 +7,8 @@ median. A blank ``lost`` is not "nothing lost".
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 from storm_planner.bench import e2e
 from storm_planner.bench._e2e_figures import beats_both
@@ -89,3 +91,18 @@ def test_a_cell_without_cpu_figures_is_left_out_of_the_cpu_median_not_counted_id
     missing = cell("ras", 2, 400.0, 50.0, **{"cpu_i7-a_pct": "", "cpu_i5-a_pct": ""})
     assert _median_node_cpu([busy, missing]) == 200.0
     assert math.isnan(_median_node_cpu([missing]))
+
+
+def test_a_workload_of_two_sources_keeps_up_with_what_both_offer():
+    """bargains' trades and quotes replay at the cell's rate each: 200 t/s offers 400."""
+    assert not kept_up(cell("ras", 1, 250.0, 50.0, workload="bargains-link"), 200.0)
+    assert kept_up(cell("ras", 1, 398.0, 50.0, workload="bargains-link"), 200.0)
+    assert kept_up(cell("ras", 1, 198.0, 50.0, workload="trends-link"), 200.0)
+
+
+def test_a_scheduler_given_twice_is_refused_before_anything_runs(tmp_path):
+    """Two spellings of one scheduler would share a cell's name, and so its checkpoints and time logs."""
+    done = subprocess.run([sys.executable, "-m", "storm_planner", "bench", "e2e", "--schedulers", "ras,default,ras",
+                           "--out", str(tmp_path / "e2e")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "--schedulers names ras more than once" in done.stderr
+    assert not (tmp_path / "e2e").exists() and done.stdout == ""

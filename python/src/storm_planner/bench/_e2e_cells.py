@@ -27,7 +27,7 @@ import numpy as np
 from storm_planner.bench._cluster_common import cpu_seconds, kill_and_wait
 from storm_planner.bench._e2e_workloads import HeteroProfileError, Scheduler, Workload, needs_profile
 from storm_planner.progress import Progress
-from storm_planner.streaming.timelog import TupleTimes, read_times
+from storm_planner.streaming.timelog import STOP_CHECK_S, TupleTimes, read_times
 
 FLUSH_S = 1.5   # a little over the spout's one-second log flush
 POLL_S = 2.0
@@ -231,20 +231,25 @@ def drain(times_dir: Path, drain_s: float) -> TupleTimes:
 
     The spout flushes its log every second, so "all acked" counts only when it still holds after a
     further flush: a last emit (the stop file is seen a moment late) may be logged after its check, its
-    ack a flush later; reading once more without waiting again counted it as lost.
+    ack a flush later; reading once more without waiting again counted it as lost. Nor does it count
+    before the spout can have seen the stop file and logged its last emits (``STOP_CHECK_S`` then
+    ``FLUSH_S``): two reads a flush apart could both come before them. At the deadline the log is read
+    once more a flush later, so the acks still in the spout's buffer are not counted as lost.
     """
     if not times_dir.is_dir():
         return TupleTimes()
-    deadline = time.monotonic() + drain_s
+    begun = time.monotonic()
+    deadline, settled = begun + drain_s, begun + STOP_CHECK_S + FLUSH_S + POLL_S
     while True:
         times = read_times(times_dir)
-        if not times.never_acked():
+        if not times.never_acked() and time.monotonic() >= settled:
             time.sleep(FLUSH_S)
             times = read_times(times_dir)
             if not times.never_acked():
                 return times
         if time.monotonic() >= deadline:
-            return times
+            time.sleep(FLUSH_S)
+            return read_times(times_dir)
         time.sleep(POLL_S)
 
 

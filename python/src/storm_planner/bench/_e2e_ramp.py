@@ -123,14 +123,16 @@ def run_schedule(bench: Bench, workload: Workload, rates: Sequence[float], sched
     scheduled = time.time()
     try:
         steps = _steps(bench, submission.id, scratch, rate_file, list(rates), list(names), submitted, scheduled,
-                       stop_behind)
+                       stop_behind, workload.sources)
     finally:
         kill_and_wait(bench.nimbus, job, submission.id)
     return [{**key, **step} for key, step in zip(keys, steps)]
 
 
 def _steps(bench: Bench, topology_id: str, scratch: Path, rate_file: Path, rates: list[float], names: list[str],
-           submitted: float, scheduled: float, stop_behind: bool) -> list[dict[str, Any]]:
+           submitted: float, scheduled: float, stop_behind: bool, sources: int = 1) -> list[dict[str, Any]]:
+    """Each step's figures (``sources``: spouts replaying at the rate each, so the topology is offered
+    ``rate x sources``)."""
     times_dir = scratch / "times"
     status = "ran"
     if not wait_first_ack(times_dir, submitted + bench.timing.start_s):
@@ -146,7 +148,7 @@ def _steps(bench: Bench, topology_id: str, scratch: Path, rate_file: Path, rates
         window = measure_window(bench)
         taken.append((started if index else -math.inf, window, bench.cluster.assignment(topology_id)))
         time.sleep(FLUSH_S)   # the window's last acks reach the spout's log
-        if status != "ran" or (stop_behind and clearly_behind(read_times(times_dir), window, rate, time.time())):
+        if status != "ran" or (stop_behind and clearly_behind(read_times(times_dir), window, rate * sources, time.time())):
             break
     (scratch / "stop").write_text("")
     times = drain(times_dir, bench.timing.drain_s)
@@ -159,7 +161,7 @@ def _steps(bench: Bench, topology_id: str, scratch: Path, rate_file: Path, rates
         figures = _throughput_and_latency(times, window.begin, window.end, submitted)
         figures.update(window.nodes(figures["acked_in_window"]))
         figures.update(_placement(placement))
-        figures["lost"] = lost_between(times, start, bounds[index + 1])
+        figures.update(step_counts(times, start, bounds[index + 1]))
         figures.update(plans_between(answered, start, bounds[index + 1]))
         figures["submit_to_scheduled_s"] = round(scheduled - submitted, 1)
         _save_latency_quantiles(bench.latency_dir / f"{names[index]}.json", times, window.begin, window.end)
@@ -189,6 +191,14 @@ def clearly_behind(times: TupleTimes, window: Window, rate: float, now: float) -
 def lost_between(times: TupleTimes, start: float, stop: float) -> int:
     """Tuples first emitted in [start, stop) and never acked."""
     return sum(1 for m, at in times.emitted.items() if start <= at < stop and m not in times.acked)
+
+
+def step_counts(times: TupleTimes, start: float, stop: float) -> dict[str, int]:
+    """A step's own tuple counts (the time log covers the whole ramp): tuples first emitted in [start, stop),
+    how many of them were acked and lost, and the fails and replays that happened in it."""
+    emitted, lost = times.emitted_between(start, stop), lost_between(times, start, stop)
+    return {"emitted": emitted, "acked": emitted - lost, "lost": lost,
+            "failed": times.failed_between(start, stop), "replayed": times.replayed_between(start, stop)}
 
 
 def plans_between(answered: list[dict[str, Any]], start: float, stop: float) -> dict[str, Any]:

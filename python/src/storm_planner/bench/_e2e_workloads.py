@@ -43,6 +43,11 @@ class Workload:
     feed_kind: str = "worldcup"  # the synthetic feeds it replays (storm_planner.feeds.build's kinds)
     # Option (after the prefix) -> path inside the built feeds ("" is the feeds' root itself).
     feed_paths: dict[str, str] = field(default_factory=lambda: {"feed": "requests", "catalogue": "catalogue.jsonl"})
+    sources: int = 1            # spouts that each replay at the rate: the topology is offered rate x sources
+
+    def offered(self, rate: float) -> float:
+        """Tuples/s the topology is offered at ``rate`` (every source spout replays at it)."""
+        return rate * self.sources
 
     def feed_options(self, root: Path) -> dict[str, str]:
         """The options that point the topology's spouts (and lookups) at the feeds built under ``root``."""
@@ -82,7 +87,7 @@ BARGAINS_LINK = Workload(
     name="bargains-link", project=BARGAINS, topology="bargains", prefix="bargains", rate=200.0, quick_rate=40.0,
     workers=4, ackers=4, cpu={c: STORM_DEFAULT_CPU for c in ("trades", "quotes", "vwap", "join", "filter", "sink")},
     about="stock bargains (topDown §7.4): trades and quotes at this rate each, acking on, 2 Mbit/s links",
-    feed_kind="stocks", feed_paths={"trades_feed": "trades", "quotes_feed": "quotes"})
+    feed_kind="stocks", feed_paths={"trades_feed": "trades", "quotes_feed": "quotes"}, sources=2)
 # ALBIC's Real Job 3 (§5.4): flights -> extract x2 -> plane delays x2 and route delays x2 (each fields-grouped
 # on its own key) -> one store each. A flight tuple carries its whole record (2-3 kB between nodes), and
 # each passes through several Python executors as JSON: on this cluster the CPU binds first. At 50 t/s

@@ -143,6 +143,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     workloads = parse_workloads(args.workloads)
     schedulers = [parse_scheduler(s) for s in args.schedulers.split(",") if s.strip()]
+    labels = [s.label for s in schedulers]
+    if twice := sorted({label for label in labels if labels.count(label) > 1}):
+        # Two spellings of one scheduler would share a cell's name, and so its checkpoints and time logs.
+        raise ValueError(f"--schedulers names {', '.join(twice)} more than once")
     if args.repeat < 1:
         raise ValueError(f"--repeat must be at least 1, not {args.repeat}")
     rates = parse_rates(args.rate)

@@ -113,6 +113,8 @@ class TupleTimes:
     acked: dict[str, float] = field(default_factory=dict)
     failed: int = 0
     replayed: int = 0   # emits of an id already emitted
+    emits_at: list[float] = field(default_factory=list)    # every emit event, replays included
+    failed_at: list[float] = field(default_factory=list)   # every fail event
 
     def latencies_s(self, begin: float, end: float) -> list[float]:
         """Complete latency (first emit to ack) of the acked tuples first emitted in [begin, end)."""
@@ -123,6 +125,14 @@ class TupleTimes:
 
     def emitted_between(self, begin: float, end: float) -> int:
         return sum(1 for at in self.emitted.values() if begin <= at < end)
+
+    def failed_between(self, begin: float, end: float) -> int:
+        return sum(1 for at in self.failed_at if begin <= at < end)
+
+    def replayed_between(self, begin: float, end: float) -> int:
+        """Emits in [begin, end) of an id first emitted earlier (or again in it): a replay after a fail, or
+        the re-emit of an uncommitted record by a restarted task."""
+        return sum(1 for at in self.emits_at if begin <= at < end) - self.emitted_between(begin, end)
 
     def never_acked(self) -> int:
         return sum(1 for m in self.emitted if m not in self.acked)
@@ -163,6 +173,7 @@ def _read_one(path: Path, times: TupleTimes) -> None:
         at = float(text)
         key = f"{task}/{message_id}"
         if kind == "e":
+            times.emits_at.append(at)
             first = times.emitted.get(key)
             if first is None:
                 times.emitted[key] = at
@@ -176,3 +187,4 @@ def _read_one(path: Path, times: TupleTimes) -> None:
                 times.acked[key] = at
         elif kind == "f":
             times.failed += 1
+            times.failed_at.append(at)
