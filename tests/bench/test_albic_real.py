@@ -3,6 +3,8 @@ windows, counters and plan-log records, and the report (the smoke test runs the 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import math
 
 import pytest
@@ -235,3 +237,46 @@ def test_a_run_turns_windows_counters_and_plans_into_one_row_per_period(tmp_path
     header, written = read_csv(tmp_path / "periods.csv")
     assert len(written) == 3 and set(rows[0]) <= set(header)
 
+
+
+def test_a_run_whose_every_plan_was_refused_ran_on_defaultschedulers_placement():
+    refused = {"event": "plan", "error": "infeasible: no slots"}
+    plans, status = albic_real.planned([refused, refused], "ran")
+    assert plans == [] and status.startswith("ran on DefaultScheduler's placement: the planner answered infeasible")
+    answered = {"event": "plan", "error": None, "assignments": {}}
+    assert albic_real.planned([refused, answered], "ran") == ([answered], "ran")
+    assert albic_real.planned([], "ran") == ([], "ran")          # DefaultScheduler, PoTC: no service at all
+
+
+def test_a_rerun_resumes_only_a_file_of_its_own_columns_and_settings(tmp_path):
+    from storm_planner.bench.report import append_csv
+
+    header = albic_real.columns(["a", "b"])
+    settings = albic_real.Settings()
+    path = tmp_path / "periods.csv"
+    append_csv(path, header, {"job": 3, "scheduler": "default", "repetition": 1, "period": 1, "status": "ran"})
+    (tmp_path / albic_real.SETTINGS_FILE).write_text(json.dumps(dataclasses.asdict(settings)))
+    assert albic_real.finished_runs(path, header, settings) == {("3", "default", "1")}
+    with pytest.raises(ValueError, match="not this cluster's"):
+        albic_real.finished_runs(path, albic_real.columns(["a", "c"]), settings)
+    with pytest.raises(ValueError, match="ran with the settings in .*settings.json, not these"):
+        albic_real.finished_runs(path, header, dataclasses.replace(settings, rate=30.0, periods=3))
+
+
+def test_runs_that_did_not_run_as_asked_stay_out_of_the_summary(tmp_path):
+    """One run at 5 points of load distance; two that acked nothing in time measured 60: the median is 5."""
+    from storm_planner.bench._albic_real_report import write_report
+    from storm_planner.bench.report import append_csv
+
+    header = albic_real.columns(["a", "b"])
+    for repetition, distance, status in ((1, 5.0, "ran"), (2, 60.0, "no tuple acked within 180 s"),
+                                         (3, 60.0, "no tuple acked within 180 s")):
+        for period in (1, 2):
+            append_csv(tmp_path / "periods.csv", header,
+                       {"job": 3, "scheduler": "planner:albic", "repetition": repetition, "period": period,
+                        "status": status, "load_distance": distance, "load_index": 1.0, "migrations": 0,
+                        "collocation_factor": 0.5, "link_mbit": 1.0, "processed_tps": 40, "latency_p99_ms": 90})
+    (report,) = write_report(tmp_path, "storm-planner bench albic-real")
+    summary = report.read_text().split("| scheduler | runs |")[1].split("\n\n")[0]
+    (row,) = [line for line in summary.splitlines() if line.startswith("| planner:albic |")]
+    assert row.split(" | ")[4] == "5.0"

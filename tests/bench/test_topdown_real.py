@@ -56,7 +56,13 @@ def test_scales_schedules_and_schedulers_are_checked_with_the_option_named():
         parse_scheduler("ras+noreplan")
 
 
-def test_a_bad_option_exits_2_naming_it_before_any_cluster_starts(tmp_path, capsys):
+def test_a_bad_option_exits_2_naming_it_before_any_cluster_starts(tmp_path, capsys, monkeypatch):
+    from storm_planner.cluster.launcher import LocalCluster
+
+    def no_cluster(self):   # a check that regressed would start a real cluster here, beside any other
+        raise AssertionError("a cluster started before the options were checked")
+
+    monkeypatch.setattr(LocalCluster, "up", no_cluster)
     out = str(tmp_path / "run")
     for argv, says in ((["--cpu-scales", "0.75,x"], "--cpu-scales: 'x' is not a number"),
                        (["--part", "rates", "--rate-schedule", "400"], "--rate-schedule: '400' is one rate"),
@@ -64,7 +70,8 @@ def test_a_bad_option_exits_2_naming_it_before_any_cluster_starts(tmp_path, caps
                        (["--repeat", "0"], "--repeat must be at least 1"),
                        (["--part", "rates", "--step", "0"], "--step must be"),
                        (["--part", "rates", "--feed-records", "1000"], "give 256,000 or more"),
-                       (["--part", "rates", "--rates-cpu-scale", "0"], "--rates-cpu-scale")):
+                       (["--part", "rates", "--rates-cpu-scale", "0"], "--rates-cpu-scale"),
+                       (["--rates-workload", "trends-link,bargains-link"], "--rates-workload takes one workload")):
         assert cli.main(["bench", "topdown-real", *argv, "--out", out]) == 2, argv
         assert says in capsys.readouterr().err, argv
     assert not Path(out).exists()
@@ -244,7 +251,7 @@ def test_the_report_sets_gains_against_capacity_and_over_the_rate_schedule(tmp_p
     # The schedule: TD keeps +50 %, TD-RC climbs to +90 % at 200 t/s after its re-plan.
     assert "| 2 | 200 | 120 | planner:topdown+noreplan | 1 | 300 | +50 % |" in report
     assert "| 2 | 200 | 120 | planner:topdown | 1 | 60 | +90 % | 200 | 80 | 0 | 1 | 3 |" in report
-    for plot in ("trends-link-capacity.png", "trends-link-rates.png"):
+    for plot in ("trends-link-400-capacity.png", "trends-link-rates.png"):
         assert (out / plot).stat().st_size > 10_000 and f"{out.name}/{plot}" in report
     # --report-only rewrites it from the saved command.
     (out / "command.txt").write_text(command + "\n")
@@ -255,3 +262,23 @@ def test_the_report_sets_gains_against_capacity_and_over_the_rate_schedule(tmp_p
 
 def test_nothing_to_report_writes_nothing(tmp_path):
     assert write_report(tmp_path / "empty", "storm-planner bench topdown-real") is None
+
+
+def test_gains_count_only_cells_that_ran_as_asked_and_each_rate_has_its_own_section(tmp_path):
+    """topdown's repetition 2 ran on DefaultScheduler's placement (the plugin fell back): its 1,000 B are not
+    topdown's. Cells of an earlier --quick run at 60 t/s in the same --out are not set beside 400's."""
+    out = tmp_path / "topdown-real"
+    header = e2e.columns(SUPERVISORS)
+    folder = topdown_real.scale_dir(out, 1.0)
+    fallback = "ran on DefaultScheduler's placement: the planner answered infeasible"
+    for row in (cell("default", 1, 1000.0), cell("default", 2, 1000.0), cell("planner:topdown", 1, 600.0),
+                cell("planner:topdown", 2, 1000.0, status=fallback),
+                cell("default", 1, 3000.0, rate="60"), cell("planner:topdown", 1, 2900.0, rate="60")):
+        e2e.append_cell(folder / "cells.csv", header, row)
+    (folder / "nodes.json").write_text(json.dumps({"i7-a": 45, "i5-a": 35}))
+    report = write_report(out, "storm-planner bench topdown-real").read_text()
+    at_400 = report.split("### trends-link at 400 t/s")[1].split("###")[0]
+    assert "| planner:topdown | 1 of 2 | 600 | +40 % |" in at_400
+    at_60 = report.split("### trends-link at 60 t/s")[1].split("##")[0]
+    assert "| planner:topdown | 1 | 2,900 | +3 % |" in at_60
+    assert (out / "trends-link-60-capacity.png").is_file() and (out / "trends-link-400-capacity.png").is_file()

@@ -68,7 +68,7 @@ def test_capacity_scales_and_a_rate_schedule(tmp_path):
     assert sum(int(s["plans"]) for s in steps) >= 1 and sum(int(s["migrations"]) for s in steps) == 0, steps
     report = (tmp_path / "topdown-real.md").read_text()
     assert "## Node capacity" in report and "## A varying input rate" in report
-    for plot in ("trends-link-capacity.png", "trends-link-rates.png"):
+    for plot in ("trends-link-60-capacity.png", "trends-link-rates.png"):
         assert (out / plot).is_file()
     # A rerun finds everything done and starts no cluster.
     again = subprocess.run([sys.executable, "-m", "storm_planner", "bench", "topdown-real", "--cluster",

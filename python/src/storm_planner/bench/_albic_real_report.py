@@ -35,7 +35,9 @@ def write_report(out: Path, command: str) -> list[Path]:
     written = []
     for job in sorted({row["job"] for row in rows}):
         mine = [_typed(row) for row in rows if row["job"] == job]
-        measured = [row for row in mine if row["period"] >= 1]   # a run that never ran has a status row alone
+        # A run that never ran has a status row alone; one that did not run as asked (no ack in time, the
+        # plugin's fallback to DefaultScheduler) keeps its period rows in the table, out of the figures.
+        measured = [row for row in mine if row["period"] >= 1 and row.get("status") == "ran"]
         name = f"job{job}"
         publish(out, name, measured or mine,
                 f"ALBIC's Real Job {job} on real Storm under a drifting key skew (Madsen et al. §5.4)",
@@ -75,7 +77,7 @@ def summary(rows: list[dict[str, Any]]) -> list[list[Any]]:
     index, migrations per period, medians of link Mbit/s, throughput and p99."""
     table = []
     for scheduler in schedulers_of(rows):
-        mine = [r for r in rows if r["scheduler"] == scheduler and r.get("period", 0) >= 1]
+        mine = [r for r in rows if r["scheduler"] == scheduler and r.get("period", 0) >= 1 and r.get("status") == "ran"]
         first = [r for r in mine if r["period"] == 1]
         last_period = max((r["period"] for r in mine), default=0)
         last = [r for r in mine if r["period"] == last_period]

@@ -15,7 +15,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench._e2e_figures import BASELINES, fmt, median, numbers, spread, total
+from storm_planner.bench._e2e_figures import BASELINES, fmt, median, numbers, ran, spread, total
 from storm_planner.bench.report import markdown_table, pyplot, read_csv, save_figure
 
 DEFAULT = "default"
@@ -116,8 +116,9 @@ def _capacity(out: Path) -> str:
     sections = ["## Node capacity (Figs. 6 and 7)\n\nEach scale multiplies every supervisor's declared CPU and its "
                 "cgroup quota (node CPU: % of a core, as run); each scale's e2e report: "
                 + ", ".join(f"[{f.name}]({out.name}/capacity/{f.name}.md)" for _, f in scales) + ".\n\n"]
-    for workload in dict.fromkeys(c["workload"] for c in cells):
-        mine = [c for c in cells if c["workload"] == workload]
+    # One section per workload and offered rate: a --quick run into the same --out leaves cells at its own rate.
+    for workload, rate in dict.fromkeys((c["workload"], c["rate"]) for c in cells):
+        mine = [c for c in cells if c["workload"] == workload and c["rate"] == rate]
         sections.append(_capacity_workload(out, workload, mine, [s for s, _ in scales]))
     return "".join(sections)
 
@@ -126,14 +127,16 @@ def _capacity_workload(out: Path, workload: str, cells: list[dict[str, Any]], sc
     schedulers = _ordered(list(dict.fromkeys(c["scheduler"] for c in cells)))
     rows, gains = [], {}
     for scale in scales:
+        # Figures and gains over the cells that ran as asked (a plugin fallback ran DefaultScheduler's placement).
         at = [c for c in cells if c["scale"] == scale]
-        default = [c for c in at if c["scheduler"] == DEFAULT]
+        default = [c for c in at if c["scheduler"] == DEFAULT and ran(c)]
         for scheduler in schedulers:
-            mine = [c for c in at if c["scheduler"] == scheduler]
-            if not mine:
+            every = [c for c in at if c["scheduler"] == scheduler]
+            if not every:
                 continue
+            mine = [c for c in every if ran(c)]
             gains[scheduler, scale] = gain_of(mine, default)
-            rows.append([f"{scale:g}", mine[0]["node_cpu"], scheduler, len(mine), spread(mine, BYTES),
+            rows.append([f"{scale:g}", every[0]["node_cpu"], scheduler, _count(mine, every), spread(mine, BYTES),
                          _gain_text(gains[scheduler, scale]), spread(mine, "processed_tps"),
                          spread(mine, "latency_p99_ms"), total(mine, "lost"), fmt(median(mine, "supervisors_used")),
                          total(mine, "replans"), total(mine, "migrations")])
@@ -141,8 +144,8 @@ def _capacity_workload(out: Path, workload: str, cells: list[dict[str, Any]], sc
               "processed t/s", "p99 ms", "lost", "supervisors", "re-plans", "migrations"]
     notes = [f"- scale {c['scale']:g}, {c['scheduler']} repetition {c['repetition']}: {c['status']}"
              for c in cells if c.get("status") != "ran"]
-    plot = _capacity_plot(out, workload, scales, schedulers, gains, cells)
     rate = cells[0].get("rate", "")
+    plot = _capacity_plot(out, workload, rate, scales, schedulers, gains, [c for c in cells if ran(c)])
     return (f"### {workload} at {rate} t/s\n\n" + markdown_table(header, rows, right=[0, 1, *range(3, 12)])
             + ("\n" + "\n".join(notes) + "\n" if notes else "")
             + f"\n![{workload}: IMC gain against node capacity]({out.name}/{plot.name})\n\n")
@@ -160,7 +163,12 @@ def _errorbar(axis, xs, gains, colour: str, label: str, style: str = "o-") -> No
     axis.errorbar(x, medians, yerr=[low, high], fmt=style, color=colour, label=label, capsize=3, markersize=4)
 
 
-def _capacity_plot(out: Path, workload: str, scales: list[float], schedulers: list[str],
+def _count(ran_cells: list[dict[str, Any]], every: list[dict[str, Any]]) -> int | str:
+    """How many cells a row has: ``n of m`` when only n of them ran as asked."""
+    return len(every) if len(ran_cells) == len(every) else f"{len(ran_cells)} of {len(every)}"
+
+
+def _capacity_plot(out: Path, workload: str, rate: str, scales: list[float], schedulers: list[str],
                    gains: dict[tuple[str, float], tuple[float, float, float]], cells: list[dict[str, Any]]) -> Path:
     plt = pyplot()
     figure, (gain, traffic) = plt.subplots(1, 2, figsize=(11, 3.8))
@@ -184,7 +192,8 @@ def _capacity_plot(out: Path, workload: str, scales: list[float], schedulers: li
         axis.set_xticks(scales)
     if gain.get_legend_handles_labels()[0]:
         gain.legend(fontsize=8)
-    return save_figure(figure, out / f"{workload}-capacity.png", f"{workload}: IMC gain as node capacity grows")
+    return save_figure(figure, out / f"{workload}-{rate}-capacity.png",
+                       f"{workload} at {rate} t/s: IMC gain as node capacity grows")
 
 
 def _rates(out: Path) -> str:
@@ -210,11 +219,13 @@ def _rates_workload(out: Path, workload: str, rows: list[dict[str, Any]]) -> str
     table, gains = [], {}
     for step in steps:
         at = [r for r in rows if int(r["step"]) == step]
-        default = [r for r in at if r["scheduler"] == DEFAULT]
+        default = [r for r in at if r["scheduler"] == DEFAULT and ran(r)]
         for scheduler in schedulers:
-            mine = [r for r in at if r["scheduler"] == scheduler]
+            every = [r for r in at if r["scheduler"] == scheduler]
+            mine = [r for r in every if ran(r)]
             gains[scheduler, step] = gain_of(mine, default)
-            table.append([step, fmt(offered[step]), fmt(starts[step]), scheduler, len(mine), spread(mine, BYTES),
+            table.append([step, fmt(offered[step]), fmt(starts[step]), scheduler, _count(mine, every),
+                          spread(mine, BYTES),
                           _gain_text(gains[scheduler, step]), spread(mine, "processed_tps"),
                           spread(mine, "latency_p99_ms"), total(mine, "lost"), total(mine, "replans"),
                           total(mine, "migrations"), (mine[-1].get("placement") or "–") if mine else "–"])
@@ -222,7 +233,7 @@ def _rates_workload(out: Path, workload: str, rows: list[dict[str, Any]]) -> str
               "processed t/s", "p99 ms", "lost", "re-plans", "migrations", "placement (last run)"]
     notes = [f"- {r['scheduler']} repetition {r['repetition']}, step {r['step']}: {r['status']}"
              for r in rows if r.get("status") != "ran"]
-    plot = _rates_plot(out, workload, steps, offered, starts, schedulers, gains, rows)
+    plot = _rates_plot(out, workload, steps, offered, starts, schedulers, gains, [r for r in rows if ran(r)])
     return (f"### {workload}\n\n" + markdown_table(header, table, right=[0, 1, 2, *range(4, 12)])
             + ("\n" + "\n".join(notes) + "\n" if notes else "")
             + f"\n![{workload}: IMC gain under a varying rate]({out.name}/{plot.name})\n\n")

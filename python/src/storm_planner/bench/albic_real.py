@@ -44,7 +44,7 @@ import math
 import signal
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -195,10 +195,26 @@ def columns(supervisors: list[str]) -> list[str]:
     return [*KEY, *FIGURES, *(f"load_{n}_pct" for n in supervisors)]
 
 
-def finished_runs(path: Path) -> set[tuple[str, str, str]]:
+SETTINGS_FILE = "settings.json"
+
+
+def finished_runs(path: Path, header: list[str], settings: Settings) -> set[tuple[str, str, str]]:
+    """The (job, scheduler, repetition) runs ``path`` holds; refuses a file of other columns (another
+    cluster) or of other settings (``settings.json`` beside it: a --quick run's periods are not these)."""
     if not path.exists():
         return set()
-    return {(row["job"], row["scheduler"], row["repetition"]) for row in read_csv(path)[1]}
+    found, rows = read_csv(path)
+    if found != header:
+        raise ValueError(f"{path}: its columns are not this cluster's; use another --out")
+    saved = path.parent / SETTINGS_FILE
+    if saved.exists() and json.loads(saved.read_text()) != asdict(settings):
+        raise ValueError(f"{path}: ran with the settings in {saved}, not these ({_settings_text(settings)}); "
+                         f"use another --out")
+    return {(row["job"], row["scheduler"], row["repetition"]) for row in rows}
+
+
+def _settings_text(settings: Settings) -> str:
+    return ", ".join(f"{k} {v}" for k, v in asdict(settings).items())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -232,7 +248,7 @@ def run_all(args: argparse.Namespace, out: Path, settings: Settings, contenders:
 
     description = with_links(load_description(args.cluster), args.link_mbit)
     header = columns([s.name for s in description.supervisors])
-    done = finished_runs(out / "periods.csv")
+    done = finished_runs(out / "periods.csv", header, settings)
     todo = [(c, r) for r in range(1, args.repeat + 1) for c in contenders
             if (str(settings.job), c.label, str(r)) not in done]
     _progress(f"{len(contenders) * args.repeat} runs of Job {settings.job}, {len(todo)} to run "
@@ -240,6 +256,8 @@ def run_all(args: argparse.Namespace, out: Path, settings: Settings, contenders:
     if not todo:
         return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # leave through the context managers
+    out.mkdir(parents=True, exist_ok=True)
+    (out / SETTINGS_FILE).write_text(json.dumps(asdict(settings), sort_keys=True) + "\n")
     feeds = {"airline": _feed(settings)}
     timing_args = argparse.Namespace(settle=settings.settle_s, measure=settings.period_s, drain=settings.drain_s,
                                      start_timeout=settings.start_s)
@@ -318,8 +336,18 @@ def _measure(bench, settings: Settings, topology_id: str, scratch: Path, name: s
     time.sleep(SAMPLE_S + 10.0)          # the last windows of the last period reach ZooKeeper
     _sample(bench, topology_id, collocations, edges, settings)
     times = drain(times_dir, settings.drain_s)
-    plans = _plans(bench, topology_id, name)
+    plans, status = planned(_plans(bench, topology_id, name), status)
     return _rows(bench, settings, edges, collocations, times, plans, status)
+
+
+def planned(answers: list[dict[str, Any]], status: str) -> tuple[list[dict[str, Any]], str]:
+    """The service's plans among its ``answers`` for a run, and the run's status: a planner whose every
+    plan was refused ran on the plugin's fallback, DefaultScheduler's placement, and its status says so."""
+    from storm_planner.bench._e2e_cells import cell_status
+
+    plans = [p for p in answers if not p.get("error")]
+    refused = next((str(p["error"]) for p in answers if p.get("error")), "")
+    return plans, cell_status(status, refused, len(plans))
 
 
 def _sample(bench, topology_id: str, collocations, edges, settings: Settings) -> None:
@@ -353,14 +381,15 @@ def _counters(bench):
 
 
 def _plans(bench, topology_id: str, name: str) -> list[dict[str, Any]]:
-    """The plans the service answered for the topology (kept beside the report, one JSON line each)."""
+    """The service's answers for the topology, refusals included (kept beside the report, one JSON line
+    each)."""
     from storm_planner.service.planlog import read_plan_log
 
     answers = [p for p in read_plan_log(bench.cluster.plan_log) if p["topology"] == topology_id]
     keep = bench.latency_dir.parent / "plans" / f"{name}.jsonl"
     keep.parent.mkdir(parents=True, exist_ok=True)
     keep.write_text("".join(json.dumps(answer, sort_keys=True) + "\n" for answer in answers))
-    return [p for p in answers if not p.get("error")]
+    return answers
 
 
 def _rows(bench, settings: Settings, edges, collocations, times, plans, status: str) -> list[dict[str, Any]]:

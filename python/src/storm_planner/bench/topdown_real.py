@@ -229,7 +229,9 @@ def _check(args: argparse.Namespace, parts: list[str]) -> None:
     if "capacity" in parts:
         plan_capacity(args)
     if "rates" in parts:
-        parse_workloads(args.rates_workload)
+        if len(parse_workloads(args.rates_workload)) != 1:
+            # Checked here, not hours later when the capacity part is done and the schedule starts.
+            raise ValueError(f"--rates-workload takes one workload, not {args.rates_workload!r}")
         parse_schedule(args.rate_schedule)
         parse_schedulers(args.rate_schedulers, "--rate-schedulers")
         if args.rates_cpu_scale is not None and not (0.05 <= args.rates_cpu_scale <= 20):
