@@ -111,3 +111,12 @@ def test_a_scheduler_given_twice_is_refused_before_anything_runs(tmp_path, capsy
     said = capsys.readouterr()
     assert "--schedulers names ras more than once" in said.err and said.out == ""
     assert not (tmp_path / "e2e").exists()
+
+
+def test_the_overview_gives_no_check_mark_when_one_repetition_did_not_run_as_asked(tmp_path):
+    """Two repetitions beat both; the third ran on DefaultScheduler's placement: no ✓, as in the papers' verdict."""
+    rows = beaten_baselines() + [cell("planner:topdown", 1, 400.0, 50.0), cell("planner:topdown", 2, 400.0, 60.0),
+                                 cell("planner:topdown", 3, 400.0, 1000.0, status=FALLBACK)]
+    overview = write(tmp_path, rows).split("**p99 latency**")[1].split("## ")[0]
+    (topdown,) = [line for line in overview.splitlines() if line.startswith("| planner:topdown |")]
+    assert topdown == "| planner:topdown | 0.52 / 0.59 |"

@@ -138,9 +138,8 @@ def test_noreplan_and_td_rc_reach_the_topology_options(tmp_path, monkeypatch):
     assert topdown_real.rate_options(td_rc, cautious=True) == {}
 
 
-def test_a_schedule_runs_every_step_where_a_ramp_stops_at_the_first_behind(tmp_path, monkeypatch):
-    """No tuple is ever acked in a window (every step behind): the ramp stops after its first step and
-    records the rest as not run, the schedule measures all three, each keyed and timed as given."""
+def stepping_bench(tmp_path, monkeypatch) -> Bench:
+    """A bench whose windows come 10 s apart and see no ack (every step behind), one tuple emitted before."""
     clock = iter(range(100, 10_000, 10))
 
     def window(begin: int) -> tuple[float, float]:
@@ -157,6 +156,13 @@ def test_a_schedule_runs_every_step_where_a_ramp_stops_at_the_first_behind(tmp_p
     bench = Bench(cluster=cluster, accounts={}, work=tmp_path, feeds={}, repo=tmp_path,
                   latency_dir=tmp_path / "latency", progress=lambda message: None,
                   timing=Timing(settle_s=0.0, measure_s=0.0, drain_s=0.0, start_s=1.0, step_s=0.0))
+    return bench
+
+
+def test_a_schedule_runs_every_step_where_a_ramp_stops_at_the_first_behind(tmp_path, monkeypatch):
+    """No tuple is ever acked in a window (every step behind): the ramp stops after its first step and
+    records the rest as not run, the schedule measures all three, each keyed and timed as given."""
+    bench = stepping_bench(tmp_path, monkeypatch)
 
     def steps(stop_behind: bool) -> list[dict]:
         rate_file = tmp_path / "rate"
@@ -167,6 +173,8 @@ def test_a_schedule_runs_every_step_where_a_ramp_stops_at_the_first_behind(tmp_p
 
     ramp = steps(stop_behind=True)
     assert [r["status"] for r in ramp][1:] == [_e2e_ramp.NOT_RUN.format(rate=400)] * 2
+    # Each step counts its own tuples: the one tuple was emitted before the first step's start.
+    assert [r.get("emitted") for r in ramp] == [1, None, None] and ramp[0]["lost"] == 1
     schedule = steps(stop_behind=False)
     assert [r["status"] for r in schedule] == ["ran"] * 3
     assert [r[_e2e_ramp.WINDOW_START] for r in schedule] == [0.0, 10.0, 20.0]
@@ -178,6 +186,15 @@ def test_a_schedule_runs_every_step_where_a_ramp_stops_at_the_first_behind(tmp_p
     silent = [r["status"] for r in steps(stop_behind=False)]
     assert silent[0].startswith("no tuple acked within 1 s") and silent[1:] == [f"not run: {silent[0]}"] * 2
 
+
+
+def test_a_ramp_of_two_spouts_judges_each_step_on_what_both_offer(tmp_path, monkeypatch):
+    bench = stepping_bench(tmp_path, monkeypatch)
+    judged = []
+    monkeypatch.setattr(_e2e_ramp, "clearly_behind", lambda times, window, rate, now: judged.append(rate))
+    (tmp_path / "rate").write_text("200")
+    _e2e_ramp._steps(bench, "t-1", tmp_path, tmp_path / "rate", [200.0, 300.0], ["s0", "s1"], 0.0, 0.0, True, 2)
+    assert judged == [400.0, 600.0] and (tmp_path / "rate").read_text() == "300"   # the spouts' rate, per spout
 
 def test_a_ramp_is_a_schedule_keyed_by_rate_without_the_window_start(tmp_path, monkeypatch):
     given = {}

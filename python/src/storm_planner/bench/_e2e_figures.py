@@ -11,7 +11,8 @@ BASELINES = ("default", "ras")
 
 def beats_both(mine: list[dict[str, Any]], cells: list[dict[str, Any]], column: str, higher: bool) -> bool:
     """Whether every cell of ``mine`` is better on ``column`` than every cell of DefaultScheduler and of
-    RAS among ``cells`` (two repetitions at least on each side, and none of ``mine`` lost a tuple)."""
+    RAS among ``cells`` that ran as asked (two repetitions at least on each side; every cell of ``mine`` ran
+    as asked, has the figure and a lost count, and lost nothing)."""
     values, lost = numbers(mine, column), numbers(mine, "lost")
     if (len(values) < 2 or len(values) < len(mine) or len(lost) < len(mine) or any(v > 0 for v in lost)
             or not all(ran(c) for c in mine)):

@@ -102,6 +102,18 @@ AIRLINE_LINK = Workload(
 WORKLOADS = {w.name: w for w in (TOPK_LINK, WORDCOUNT_LINK, JOIN_LINK, TRENDS_LINK, BARGAINS_LINK, AIRLINE_LINK)}
 
 
+
+def offered_rate(workload: str, rate: float) -> float:
+    """Tuples/s the named workload's topology is offered at ``rate`` (``rate`` for a workload not known)."""
+    known = WORKLOADS.get(workload)
+    return known.offered(rate) if known else rate
+
+
+def rate_heading(workload: str, rate: str) -> str:
+    """``rate`` as a report's heading gives it: ``2 × 200`` where two spouts replay at 200 each."""
+    known = WORKLOADS.get(workload)
+    return f"{known.sources} × {rate}" if known and known.sources > 1 else rate
+
 @dataclass(frozen=True)
 class Scheduler:
     label: str          # as given: default, ras, planner:topdown, ras+nohook

@@ -231,8 +231,6 @@ def run(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         raise ValueError(f"--repeat must be at least 1, not {args.repeat}")
     command = _command(args)
-    out.mkdir(parents=True, exist_ok=True)
-    saved.write_text(command + "\n")
     ran = run_all(args, out, settings, contenders, command)
     written = write_report(out, command)
     print(json.dumps({"runs": ran, "periods": str(out / "periods.csv"), "reports": [str(p) for p in written]}))
@@ -249,6 +247,9 @@ def run_all(args: argparse.Namespace, out: Path, settings: Settings, contenders:
     description = with_links(load_description(args.cluster), args.link_mbit)
     header = columns([s.name for s in description.supervisors])
     done = finished_runs(out / "periods.csv", header, settings)
+    # Only now: a run refused for another cluster or other settings leaves the saved command as it was.
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "command.txt").write_text(command + "\n")
     todo = [(c, r) for r in range(1, args.repeat + 1) for c in contenders
             if (str(settings.job), c.label, str(r)) not in done]
     _progress(f"{len(contenders) * args.repeat} runs of Job {settings.job}, {len(todo)} to run "

@@ -56,8 +56,9 @@ class Checkpoint:
         return time.monotonic() - self._saved_at >= CHECKPOINT_S
 
     def save(self, committed: int, emitted: int) -> None:
-        """Write ``committed`` and ``emitted`` when either advanced past what was written (atomically); a
-        failure is logged once per kind, never raised (the spout goes on; a later save may succeed)."""
+        """Write ``committed`` and ``emitted`` when either advanced past what was written (atomically), the
+        emitted number never below the one on file or written before; a failure is logged once per kind,
+        never raised (the spout goes on; a later save may succeed)."""
         self._saved_at = time.monotonic()
         on_file, _ = read_checkpoint(self.path)
         if on_file:
