@@ -112,7 +112,19 @@ def test_the_rate_search_climbs_confirms_a_failure_and_fills_the_gap():
 def test_one_noisy_failure_does_not_end_the_climb():
     best, measured = search_until_done(capacity=60, start=10, noisy={14})
     assert grid_rate(best) <= 60 < grid_rate(best + 1)
-    assert measured.count(14) == 2
+    # Failed, then passed: the pass right after a fail is measured once more before it counts.
+    assert measured.count(14) == 3
+
+
+def test_a_pass_right_after_a_fail_counts_only_when_the_next_measurement_passes_too():
+    """The failure's backlog drains into the retry, which may pass once though the rate is not sustained."""
+    search = RateSearch(start=10)
+    assert search.record(10, True) == 12
+    assert search.record(12, False) == 12             # measured again before the failure counts
+    assert search.record(12, True) == 12              # a pass right after the fail: once more
+    assert search.best == 10
+    search.record(12, False)                          # and it fails: 12 is a confirmed failure
+    assert search.best == 10 and search.failed == 12
 
 
 def test_max_steps_bounds_the_search_and_keeps_the_highest_step_kept_up():
@@ -375,3 +387,18 @@ def test_no_verdict_without_a_measured_run_of_each_baseline():
     (alone,) = summaries([made_run("hetero", 0, 400), made_run("storm-default", 0, 200)])
     assert alone["verdict"]["beats"] is None and "default, ras" in alone["verdict"]["reason"]
     assert alone["placements"]["hetero"]["ratios"] == {}
+
+
+def test_a_runs_throughput_counts_no_backlog_draining_into_its_top_step():
+    """A step after steps that fell behind drains their queues in its windows: a sink executing 130/s where
+    100 were offered counts 100 (the steady state the offered rate asks for)."""
+    from storm_planner.bench._hetero_real_driver import Step
+    from storm_planner.bench._hetero_real_search import Verdict
+
+    run = made_run("ras", 0, 400.0)
+    run.sustained_rates = {"spout": 100.0, "mid": 100.0, "high": 110.0, "sink": 130.0}
+    assert run.measured_throughput == 400.0
+    # The step the throughput comes from is the counted one: a higher pass the search did not count is not.
+    uncounted = Step(run.name, 120.0, 4, Verdict(True, "high", 1.0, 1.0, {}), 1.0, {}, {}, {})
+    run.steps.append(uncounted)
+    assert run.top_step is run.steps[0]

@@ -120,7 +120,9 @@ class RateSearch:
 
     Climb ``climb`` grid steps at a time while steps are sustained. A failed
     step is measured once more before it counts (one noisy window must not end
-    a run). After a confirmed failure, the untried steps between the highest
+    a run); a step that passes right after failing at its rate is measured once
+    more too before it counts (the failure's backlog drains into it). After a
+    confirmed failure, the untried steps between the highest
     sustained step and the lowest confirmed failure are measured, lowest
     first; if the very first step fails, step down until one is sustained (at
     most ``max_down`` times). The result, :attr:`best`, is the highest
@@ -134,6 +136,7 @@ class RateSearch:
     best: int | None = None
     failed: int | None = None
     fails_seen: Counter = field(default_factory=Counter)
+    rechecked: set = field(default_factory=set)
     tried: set = field(default_factory=set)
     steps: int = 0
     downs: int = 0
@@ -149,6 +152,9 @@ class RateSearch:
                 self.best = index if self.best is None else max(self.best, index)
             return None
         if sustained:
+            if self.fails_seen[index] and index not in self.rechecked:
+                self.rechecked.add(index)
+                return index                      # a pass right after a fail: once more before it counts
             self.best = index if self.best is None else max(self.best, index)
         else:
             self.fails_seen[index] += 1
