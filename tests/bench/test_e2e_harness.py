@@ -2,6 +2,7 @@
 cell order, the resumable cells.csv and the report written from it."""
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import math
@@ -379,6 +380,20 @@ def test_the_run_saves_its_capacities_and_a_bad_file_is_refused_by_name(tmp_path
         with pytest.raises(ValueError, match=says) as caught:
             Capacities.read(path)
         assert str(path) in str(caught.value)
+
+
+def test_a_report_rewritten_without_saved_capacities_takes_the_cluster_its_saved_command_ran_on(tmp_path):
+    """A run older than capacities.json: its command.txt says --link-mbit 0.4; the flags given now do not."""
+    out = tmp_path / "e2e-old"
+    out.mkdir()
+    (out / "command.txt").write_text("storm-planner bench e2e --workloads topk-link --schedulers default,ras "
+                                     "--repeat 3 --settle 90 --measure 40 --drain 60 --link-mbit 0.4 --cpu-scale 2\n")
+    now = argparse.Namespace(cluster=str(e2e.DEFAULT_CLUSTER), link_mbit=None, cpu_scale=None)
+    capacities = e2e.saved_capacities(now, out)
+    assert set(capacities.link_mbit.values()) == {0.4}
+    assert capacities.cpu["i7-a"] == 2 * e2e.saved_capacities(now, tmp_path).cpu["i7-a"]   # no command: as given
+    (out / "command.txt").write_text("storm-planner bench e2e --link-mbit fast\n")     # not one of ours: as given
+    assert e2e.saved_capacities(now, out) == e2e.saved_capacities(now, tmp_path)
 
 
 def test_a_row_with_more_fields_than_the_header_does_not_stop_the_report(tmp_path):

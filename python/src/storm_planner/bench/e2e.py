@@ -48,6 +48,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import shlex
 import signal
 import sys
 import tempfile
@@ -231,14 +232,31 @@ def description_capacities(description) -> Capacities:
 
 def saved_capacities(args: argparse.Namespace, out: Path) -> Capacities | None:
     """The capacities the run saved beside its cells (its own description, whatever the flags now), else
-    the flags' description's."""
+    those of the cluster its saved command names (``--cluster``, ``--link-mbit``, ``--cpu-scale`` in
+    ``command.txt``: a run older than the saved capacities), else the flags' description's."""
     path = out / CAPACITIES_FILE
     if path.exists():
         try:
             return Capacities.read(path)
         except (OSError, ValueError) as error:
             _progress(f"warning: {error}; using the capacities of {args.cluster}")
-    return run_capacities(args)
+    command = out / "command.txt"
+    return run_capacities(with_cluster_flags(args, command.read_text()) if command.exists() else args)
+
+
+def with_cluster_flags(args: argparse.Namespace, command: str) -> argparse.Namespace:
+    """``args`` with the cluster a saved command ran on: its ``--cluster``, ``--link-mbit`` and ``--cpu-scale``
+    (each absent one at its default), the flags given now left aside."""
+    words = shlex.split(command)
+    given = {word: words[i + 1] for i, word in enumerate(words[:-1])
+             if word in ("--cluster", "--link-mbit", "--cpu-scale")}
+    try:
+        link_mbit = float(given["--link-mbit"]) if "--link-mbit" in given else None
+        cpu_scale = float(given["--cpu-scale"]) if "--cpu-scale" in given else None
+    except ValueError:
+        return args   # not a command this bench wrote: the flags given now
+    return argparse.Namespace(**{**vars(args), "cluster": given.get("--cluster", str(DEFAULT_CLUSTER)),
+                                 "link_mbit": link_mbit, "cpu_scale": cpu_scale})
 
 
 def run_capacities(args: argparse.Namespace) -> Capacities | None:
