@@ -390,7 +390,8 @@ def _overhead_rows(run: _Run, topology_id: str, payload: int) -> list[dict[str, 
 def _plot(out: Path, rows: list[dict[str, Any]], planners) -> None:
     panels = (*FIGURE_PANELS[:4], ("topk_rate", "Top-K tuples/s reached"),
               ("topk_nodes_over_d_cpu", "nodes holding Top-K over D_CPU (80 % of 50 %)"))
-    placed = [r for r in rows if r["status"] == "placed"]   # a row not placed or silent measured the background
+    # A row not placed or silent measured the background alone; rows from before the status column were placed.
+    placed = [r for r in rows if r.get("status", "placed") == "placed"]
     plot_by_planner(out / "cluster.png", placed, planners, panels, xlabel="Top-K workload (tuples/s)",
                     suptitle=f"On the local cluster: {SUPERVISORS} supervisors x {SUPERVISOR_CPU:g} % CPU, "
                              f"{LINK_MBIT:g} Mbit/s emulated links")
