@@ -152,6 +152,10 @@ def test_profiling_that_fails_says_what_to_do(tmp_path, monkeypatch):
     (json.dumps(topk_profile(("i7",))), "no times for machine type 'i5'"),
     (json.dumps({**topk_profile(), "components": {k: v for k, v in topk_profile()["components"].items()
                                                   if k != "top"}}), "no entry for component 'top'"),
+    (json.dumps({**topk_profile(), "profiling": {"workload": "trends-link"}}), "a profile of trends-link"),
+    (json.dumps({**topk_profile(), "components": {**topk_profile()["components"],
+                                                  "tweets": topk_profile()["components"]["top"]}}),
+     "components tweets are not topk-link's"),
 ])
 def test_a_bad_saved_profile_is_refused_naming_the_file(tmp_path, content, named):
     (tmp_path / "topk-link.json").write_text(content)
@@ -311,3 +315,24 @@ def test_profiling_steps_the_rate_on_one_supervisor_and_gives_its_quota_back(tmp
     with pytest.raises(HeteroProfileError, match="runs on i5-a, i7-b, not on one supervisor"):
         _e2e_profiles.profile_workload(bench, TOPK_LINK, ("i7", "i5"))
     assert events[-1][0] == "kill" and not quota.capacities
+
+
+def test_the_idle_cpu_of_a_component_measured_together_is_charged_per_instance():
+    """count's two tasks use 2 % together at no input: each instance is charged 1 %, its per-tuple cost whole."""
+    profile = parse_profile(profile_document(topk_steps(), {}, ("i7", "i5"), 15.0, {}, {"count": 2, "top": 1}))
+    assert profile.times("count", "i7").base == pytest.approx(1.0)
+    assert profile.times("count", "i7").per_tuple_ms == pytest.approx(0.8)
+    assert profile.times("top", "i5").base == pytest.approx(2.0)
+
+
+def test_storms_own_streams_are_no_data_tuples_in_a_window():
+    """With acking on, each acked tuple is an emit on __ack_ack (a spout's on __ack_init), a tick an execute."""
+    from storm_planner.metrics.windows import Flow
+    from storm_planner.profiling.measurements import figures_from_window
+
+    window = SimpleNamespace(component="count", task=3, seq=1, duration_ms=3000.0, cpu_ms=30.0, executed=62,
+                             emitted=90, latency_ms_sum=0.0, latency_samples=0,
+                             sent=(Flow("default", 5, 30, 30), Flow("__ack_ack", 1, 60, 60)),
+                             received=(Flow("default", 2, 60, 60), Flow("__tick", -1, 2, 2)))
+    figures = figures_from_window(window)
+    assert (figures.executed, figures.emitted) == (60, 30)

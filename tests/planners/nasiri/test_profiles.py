@@ -171,3 +171,15 @@ def test_a_fit_with_no_r2_is_saved_as_strict_json():
     assert fit.r2 != fit.r2                       # NaN: undefined for one rate
     saved = json.loads(json.dumps(fit.to_dict(), allow_nan=False))
     assert saved["r2"] is None and saved["per_tuple_ms"] > 0
+
+
+@pytest.mark.parametrize("entry, named", [
+    ({"time_unit": "s", "components": {"a": {"times": {"m": {"et": 1e306}}}}}, "out of range"),
+    ({"components": {"a": {"times": {"m": {"et": 1.0, "base": 1e300}}}}}, r"base: 1e\+300 is out of range"),
+    ({"components": {"a": {"times": {"m": 1.0}, "alpha": 1e300}}}, r"alpha: 1e\+300 is out of range"),
+    ({"components": {"a": {"times": {"m": 1.0}}}, "machine_types": {"n": {"like": "m", "speed": 1e-320}}},
+     "speed: .* is out of range"),
+])
+def test_values_past_any_measurement_are_refused_not_turned_into_infinities(entry, named):
+    with pytest.raises(ProfileError, match=named):
+        parse_profile({"format": "storm-planner-profile/1", **entry})

@@ -82,8 +82,9 @@ def hetero_optimal_note(workload) -> str | None:
 
 
 def cluster_machine_types(description) -> tuple[str, ...]:
-    """The machine types of the description's supervisors (``machine.type``, else the name), in order."""
-    return tuple(dict.fromkeys(str(s.meta.get("machine.type", s.name)) for s in description.supervisors))
+    """The machine types of the description's supervisors (``machine.type``, else ``default``, as the
+    service names an untyped supervisor's), in order."""
+    return tuple(dict.fromkeys(str(s.meta.get("machine.type", "default")) for s in description.supervisors))
 
 
 @dataclass
@@ -148,7 +149,14 @@ def load_checked(path: Path, workload, machine_types: Sequence[str]) -> dict[str
     except (ProblemError, OSError) as error:   # not JSON (its error names the file), not a profile
         named = str(error) if str(path) in str(error) else f"{path}: {error}"
         raise HeteroProfileError(f"not a usable profile: {named}") from None
-    for component in topology_components(workload):
+    profiled = (data.get("profiling") or {}).get("workload") if isinstance(data.get("profiling"), dict) else None
+    if profiled is not None and profiled != workload.name:
+        raise HeteroProfileError(f"{path}: a profile of {profiled}, not of {workload.name}")
+    components = topology_components(workload)
+    if extra := sorted(set(data.get("components") or {}) - set(components)):
+        raise HeteroProfileError(f"{path}: components {', '.join(extra)} are not {workload.name}'s "
+                                 f"({', '.join(components)}): a profile of another topology")
+    for component in components:
         for machine_type in machine_types:
             try:
                 profile.times(component, machine_type)
@@ -169,10 +177,15 @@ def topology_components(workload) -> dict[str, str]:
 # -- the profile from measurements (no cluster) -------------------------------------------------------------
 
 def profile_document(steps: Sequence, alphas: Mapping[str, float], machine_types: Sequence[str],
-                     input_rate: float, about: Mapping[str, Any]) -> dict[str, Any]:
+                     input_rate: float, about: Mapping[str, Any],
+                     instances: Mapping[str, int] | None = None) -> dict[str, Any]:
     """The profile (file format of :mod:`storm_planner.planners.nasiri.profiles`) from the steps measured
     on one machine type: the affine fit of the unthrottled steps, its times written for every machine
-    type of the cluster, α per component, and ``about`` (how it was measured) in ``profiling``."""
+    type of the cluster, α per component, and ``about`` (how it was measured) in ``profiling``.
+
+    A step measures a component's tasks together, so the fit's intercept (``base``, the CPU it uses with no
+    tuple) is theirs together; the model charges ``base`` to every instance, so it is divided by the
+    component's ``instances`` (its tasks while profiled; per-tuple times need no such division)."""
     from storm_planner.planners.nasiri.profiles import fit_report, profile_from_measurements
     from storm_planner.profiling.measurements import fit_samples
 
@@ -180,11 +193,13 @@ def profile_document(steps: Sequence, alphas: Mapping[str, float], machine_types
     if not samples:
         raise HeteroProfileError("profiling measured no component at any rate (no metrics-hook windows?)")
     fitted = profile_from_measurements(samples, alpha=alphas, input_rate=input_rate, method="affine").to_dict()
-    for entry in fitted["components"].values():
+    for name, entry in fitted["components"].items():
         measured = entry["times"]
         if len(measured) != 1:
             raise HeteroProfileError(f"profiling measured on {', '.join(measured)}: one machine type expected")
-        times = next(iter(measured.values()))
+        times = dict(next(iter(measured.values())))
+        if instances and "base" in times:
+            times["base"] = times["base"] / max(1, instances.get(name, 1))
         entry["times"] = {machine_type: dict(times) for machine_type in machine_types}
     fitted["source"] = (f"storm-planner bench e2e: measured on {about.get('supervisor', '?')} "
                         f"({steps[0].machine_type}); the same times on every machine type (a CPU quota "
@@ -237,14 +252,14 @@ def profile_workload(bench, workload, machine_types: Sequence[str]) -> dict[str,
                                      f"{bench.timing.start_s:.0f} s of submission")
         supervisor = _one_supervisor(bench.cluster.assignment(row.id), workload)
         machine_type = _machine_type(bench, supervisor)
-        steps, alphas = _steps(bench, row.id, supervisor, machine_type, rates, rate_file,
-                               [c for c, kind in kinds.items() if kind == "spout"])
+        steps, alphas, instances = _steps(bench, row.id, supervisor, machine_type, rates, rate_file,
+                                          [c for c, kind in kinds.items() if kind == "spout"])
     finally:
         kill_and_wait(bench.nimbus, job, row.id)
-    about = {"supervisor": supervisor, "rates": rates, "period_s": PERIOD_S, "windows": MEASURE_WINDOWS,
+    about = {"workload": workload.name, "supervisor": supervisor, "rates": rates, "period_s": PERIOD_S, "windows": MEASURE_WINDOWS,
              "quota_while_profiling": PROFILE_CPU, "seconds": round(time.time() - started, 1),
              "cluster": bench.cluster.description.name}
-    return profile_document(steps, alphas, machine_types, rates[0], about)
+    return profile_document(steps, alphas, machine_types, rates[0], about, instances)
 
 
 def _one_supervisor(assignment: list[dict], workload) -> str:
@@ -258,13 +273,14 @@ def _one_supervisor(assignment: list[dict], workload) -> str:
 def _machine_type(bench, supervisor: str) -> str:
     for sup in bench.cluster.description.supervisors:
         if sup.name == supervisor:
-            return str(sup.meta.get("machine.type", sup.name))
+            return str(sup.meta.get("machine.type", "default"))   # the service's name for an untyped one
     raise HeteroProfileError(f"no supervisor {supervisor!r} in the cluster description")
 
 
 def _steps(bench, topology_id: str, supervisor: str, machine_type: str, rates: Sequence[float], rate_file: Path,
-           spouts: Sequence[str]) -> tuple[list, dict[str, float]]:
-    """Every rate in turn with the supervisor's quota at ``PROFILE_CPU``: (steps, α per component)."""
+           spouts: Sequence[str]) -> tuple[list, dict[str, float], dict[str, int]]:
+    """Every rate in turn with the supervisor's quota at ``PROFILE_CPU``: (steps, α per component, tasks
+    per component)."""
     from storm_planner.profiling.cgroups import throttled_share
     from storm_planner.profiling.measurements import Step, measure_component
     from storm_planner.profiling.profiles import collect_windows
@@ -292,4 +308,7 @@ def _steps(bench, topology_id: str, supervisor: str, machine_type: str, rates: S
     finally:
         if quota is not None:
             quota.set_capacity(declared)
-    return steps, component_alphas(measured, spouts)
+    tasks: dict[str, set[int]] = {}
+    for window in measured:
+        tasks.setdefault(window.component, set()).add(window.task)
+    return steps, component_alphas(measured, spouts), {c: len(t) for c, t in tasks.items()}

@@ -99,8 +99,22 @@ def _number(value: Any, where: str) -> float:
     return fields.number(value, where, ProfileError)
 
 
+# Bounds past any real measurement: a profile is untrusted input, and a finite value can still overflow the
+# model's arithmetic (an et of 1e306 s is inf in ms) or stand for nothing a machine does.
+MAX_TUPLE_MS = 1e6          # a tuple's time, after the unit conversion
+MAX_BASE_PCT = 1e5          # idle CPU of one instance, % of a core
+MAX_ALPHA = 1e6             # tuples emitted per tuple executed
+MIN_SPEED = 1e-6            # a machine alias's speed
+
+
 def _non_negative(value: Any, where: str) -> float:
     return fields.non_negative(value, where, ProfileError)
+
+
+def _at_most(value: float, bound: float, where: str) -> float:
+    if not value <= bound:   # also refuses NaN
+        raise ProfileError(f"{where}: {value:g} is out of range (at most {bound:g})")
+    return value
 
 
 def _positive(value: Any, where: str) -> float:
@@ -537,14 +551,16 @@ def _times(raw: Any, where: str, to_ms: float) -> TupleTimes:
         et, met = _non_negative(raw, where), 0.0
     if et + met <= 0:
         raise ProfileError(f"{where}: et + met must be positive (a tuple cannot cost nothing)")
-    return TupleTimes(et * to_ms, met * to_ms, base)
+    return TupleTimes(_at_most(et * to_ms, MAX_TUPLE_MS, f"{where}.et (ms)"),
+                      _at_most(met * to_ms, MAX_TUPLE_MS, f"{where}.met (ms)"),
+                      _at_most(base, MAX_BASE_PCT, f"{where}.base"))
 
 
 def _alpha(raw: Any, where: str) -> tuple[float, dict[str, float]]:
     if isinstance(raw, Mapping):
-        ratios = {str(k): _non_negative(v, f"{where}.{k}") for k, v in raw.items()}
+        ratios = {str(k): _at_most(_non_negative(v, f"{where}.{k}"), MAX_ALPHA, f"{where}.{k}") for k, v in raw.items()}
         return ratios.pop("*", 1.0), ratios
-    return _non_negative(raw, where), {}
+    return _at_most(_non_negative(raw, where), MAX_ALPHA, where), {}
 
 
 def _machine_aliases(raw: Any, where: str) -> dict[str, MachineAlias]:
@@ -561,7 +577,10 @@ def _machine_aliases(raw: Any, where: str) -> dict[str, MachineAlias]:
         like = value.get("like")
         if not isinstance(like, str) or not like:
             raise ProfileError(f"{where}.{name}.like: the name of a profiled machine type")
-        aliases[name] = MachineAlias(like, _positive(value.get("speed", 1.0), f"{where}.{name}.speed"))
+        speed = _positive(value.get("speed", 1.0), f"{where}.{name}.speed")
+        if speed < MIN_SPEED:
+            raise ProfileError(f"{where}.{name}.speed: {speed:g} is out of range (at least {MIN_SPEED:g})")
+        aliases[name] = MachineAlias(like, speed)
     return aliases
 
 
