@@ -120,22 +120,23 @@ def test_alpha_is_emitted_per_executed_and_a_spouts_is_one():
 def test_a_profile_is_made_once_and_reused_by_later_cells_and_reruns(tmp_path, monkeypatch):
     made: list[str] = []
     monkeypatch.setattr(_e2e_profiles, "profile_workload",
-                        lambda bench, workload, types: made.append(workload.name) or topk_profile(types))
+                        lambda bench, workload, types, top_rate: made.append((workload.name, top_rate))
+                        or topk_profile(types))
     bench = SimpleNamespace(progress=lambda message: None)
-    profiles = HeteroProfiles(tmp_path / "profiles", ("i7", "i5"))
+    profiles = HeteroProfiles(tmp_path / "profiles", ("i7", "i5"), top_rates={"topk-link": 400.0})
     first = profiles.text(bench, TOPK_LINK)
-    assert profiles.text(bench, TOPK_LINK) == first and made == ["topk-link"]
+    assert profiles.text(bench, TOPK_LINK) == first and made == [("topk-link", 400.0)]   # at the cells' rate
     kept = json.loads((tmp_path / "profiles" / "topk-link.json").read_text())
     assert kept == topk_profile() and json.loads(first) == {k: v for k, v in kept.items() if k != "profiling"}
     rerun = HeteroProfiles(tmp_path / "profiles", ("i7", "i5"))   # the same --out, another run
     rerun.check([TOPK_LINK])
-    assert rerun.text(bench, TOPK_LINK) == first and made == ["topk-link"]
+    assert rerun.text(bench, TOPK_LINK) == first and made == [("topk-link", 400.0)]
 
 
 def test_profiling_that_fails_says_what_to_do(tmp_path, monkeypatch):
     from storm_planner.submit.operations import SubmitError
 
-    def fail(bench, workload, types):
+    def fail(bench, workload, types, top_rate):
         raise SubmitError("nimbus said no")
 
     monkeypatch.setattr(_e2e_profiles, "profile_workload", fail)
@@ -300,11 +301,11 @@ def test_profiling_steps_the_rate_on_one_supervisor_and_gives_its_quota_back(tmp
                               assignment=lambda topology_id: [{"node": "i5-a"}, {"node": "i5-a"}])
     bench = SimpleNamespace(cluster=cluster, nimbus="nimbus:6627", timing=Timing(), work=tmp_path / "cells",
                             progress=lambda message: None, quotas={"i5-a": quota})
-    profile = _e2e_profiles.profile_workload(bench, TOPK_LINK, ("i7", "i5"))
+    profile = _e2e_profiles.profile_workload(bench, TOPK_LINK, ("i7", "i5"), 400.0)   # the cells' rate
     assert events == [("nimbus", "planner"), ("submit", "storm-default", 1, 1),
                       ("kill", "e2e-profile-topk-link", "e2e-profile-topk-link-1")]
     assert quota.capacities == [_e2e_profiles.PROFILE_CPU, 35.0]       # lifted, then the declared 35 %
-    assert [s["rate"] for s in profile["profiling"]["steps"]] == [15.0, 30.0, 60.0]
+    assert [s["rate"] for s in profile["profiling"]["steps"]] == [100.0, 200.0, 400.0]
     assert profile["profiling"]["supervisor"] == "i5-a" and "(i5)" in profile["source"]
     times = parse_profile(profile).times("count", "i7")
     assert (times.base, times.per_tuple_ms) == (pytest.approx(2.0), pytest.approx(0.8))

@@ -14,8 +14,9 @@ on its own cluster, once per workload, before the workload's first hetero cell
 (:func:`profile_workload`): the workload's topology runs alone in one worker (one acker) on one
 supervisor — placed by the plugin's ``storm-default`` planner, so Nimbus keeps the scheduler a hetero
 cell needs and no restart is spent — while the other supervisors idle; its spout reads its rate from
-a file (``replay_rate_file``) that steps through ``PROFILE_SHARES`` of the workload's quick rate in
-one submission; at each rate the metrics hook's windows become one measurement per component
+a file (``replay_rate_file``) that steps through ``PROFILE_SHARES`` of the highest rate the run's cells
+offer the workload in one submission (profiled at the quick rate, Top-K's costs were extrapolated from
+15-60 t/s to 400 and came out three times what the cells measured); at each rate the metrics hook's windows become one measurement per component
 (:func:`~storm_planner.profiling.measurements.measure_component`, as ``storm-planner profile``
 does), and the kit's affine fit gives base, ET and MET
 (:func:`~storm_planner.planners.nasiri.profiles.profile_from_measurements`). Meanwhile that supervisor's
@@ -61,7 +62,7 @@ from storm_planner.bench._e2e_workloads import HeteroProfileError
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.core.jsonfile import read_json
 
-PROFILE_SHARES = (0.25, 0.5, 1.0)   # the profiling rates, as shares of the workload's quick rate
+PROFILE_SHARES = (0.25, 0.5, 1.0)   # the profiling rates, as shares of the highest rate its cells run at
 PROFILE_CPU = 100.0                 # the profiled supervisor's quota while profiling (one core)
 PERIOD_S = 3                        # metrics window while profiling
 SETTLE_WINDOWS, MEASURE_WINDOWS = 2, 3
@@ -94,6 +95,7 @@ class HeteroProfiles:
     cache: Path                          # <out>/profiles
     machine_types: tuple[str, ...]
     saved: Path | None = None            # --profiles DIR
+    top_rates: dict[str, float] = field(default_factory=dict)   # workload -> the highest rate its cells run at
     texts: dict[str, str] = field(default_factory=dict)
 
     def path(self, workload) -> Path:
@@ -125,7 +127,8 @@ class HeteroProfiles:
 
     def _profile(self, bench, workload) -> dict[str, Any]:
         try:
-            return profile_workload(bench, workload, self.machine_types)
+            return profile_workload(bench, workload, self.machine_types,
+                                    self.top_rates.get(workload.name, workload.quick_rate))
         except (StormPlannerError, OSError) as error:   # profiling, submission, the cluster, cgroups
             raise HeteroProfileError(f"planner:hetero needs a profile of {workload.name} and profiling it on "
                                      f"the cluster failed: {error} (give saved ones with --profiles DIR)") from None
@@ -225,15 +228,16 @@ def component_alphas(windows: Iterable, spouts: Iterable[str]) -> dict[str, floa
 
 # -- the procedure on the bench's cluster ------------------------------------------------------------------
 
-def profile_workload(bench, workload, machine_types: Sequence[str]) -> dict[str, Any]:
-    """Profile ``workload`` on one supervisor of the running bench cluster (see the module's notes)."""
+def profile_workload(bench, workload, machine_types: Sequence[str], top_rate: float | None = None) -> dict[str, Any]:
+    """Profile ``workload`` on one supervisor of the running bench cluster (see the module's notes), at
+    ``PROFILE_SHARES`` of ``top_rate`` (default: the workload's quick rate)."""
     from storm_planner.bench._cluster_common import kill_and_wait
     from storm_planner.bench._e2e_cells import submit_workload, wait_first_ack
     from storm_planner.bench._e2e_workloads import Scheduler
     from storm_planner.cluster.nimbus_restart import switch_scheduler
 
     kinds = topology_components(workload)
-    rates = [round(share * workload.quick_rate, 3) for share in PROFILE_SHARES]
+    rates = [round(share * (top_rate or workload.quick_rate), 3) for share in PROFILE_SHARES]
     scratch = bench.work / f"profile-{workload.name}"
     scratch.mkdir(parents=True, exist_ok=True)
     rate_file = scratch / "rate"

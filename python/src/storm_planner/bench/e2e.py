@@ -305,7 +305,11 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
     code = code_version()
     _progress(f"code: {code}")
     saved = getattr(args, "profiles", None)
-    profiles = HeteroProfiles(out / "profiles", cluster_machine_types(description), Path(saved) if saved else None)
+    top_rates: dict[str, float] = {}
+    for workload, rate, _, _ in cells:
+        top_rates[workload.name] = max(rate, top_rates.get(workload.name, 0.0))
+    profiles = HeteroProfiles(out / "profiles", cluster_machine_types(description), Path(saved) if saved else None,
+                              top_rates)
     hetero = {c[0].name: c[0] for c in todo if needs_profile(schedulers[c[2]])}
     profiles.check(hetero.values())   # a bad saved profile is refused before the cluster starts
     optimal = {c[0].name: c[0] for c in todo if schedulers[c[2]].algorithm == "hetero-optimal"}
