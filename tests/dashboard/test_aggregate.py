@@ -4,6 +4,7 @@ workers and nodes, the before/after of a plan, and the timeline kept as windows 
 ZooKeeper is away)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -57,6 +58,15 @@ def test_rates_from_windows_that_straddle_the_step():
     assert {c.component: c.spout for c in s.components} == {"count": False, "words": True}
     assert s.tasks == 2
 
+
+
+def test_emitted_leaves_out_storms_own_streams_as_storm_ui_does():
+    """With acking on, every tuple a bolt acks is an emit on __ack_ack: 100 data tuples, not 200."""
+    doc = window("count", 2, 10_000, 20_000, executed=100, emitted=200, sent=((5, 100),))
+    with_acks = dataclasses.replace(doc, sent=doc.sent + (dataclasses.replace(doc.sent[0], stream="__ack_ack",
+                                                                              task=1),))
+    s = step({2: [with_acks]}, 10_000, 20_000)
+    assert s.emitted_per_s == pytest.approx(10.0)
 
 def test_capacity_is_storm_uis_busy_fraction_and_the_busiest_leaves_out_storms_own():
     windows = {

@@ -213,8 +213,8 @@ def step(windows: Mapping[int, Iterable[TaskWindow]], start_ms: int, end_ms: int
 
 
 def _add(sums: _Sums, w: TaskWindow, part: float) -> None:
-    sums.emitted += part * w.emitted
-    sums.executed += part * w.executed
+    sums.emitted += part * w.data_emitted     # as Storm UI counts by default: Storm's own streams left out
+    sums.executed += part * w.data_executed
     sums.acked += part * w.acked
     sums.failed += part * w.failed
     sums.latency_sum += part * w.latency_ms_sum

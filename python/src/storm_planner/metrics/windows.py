@@ -165,6 +165,19 @@ class TaskWindow:
         return self.end_ms - self.start_ms
 
     @property
+    def data_emitted(self) -> int:
+        """Emits on the topology's own streams: ``emitted`` without Storm's (``__ack_ack``, ``__ack_init``,
+        ``__metrics``: streams whose names begin with ``__``), which the hook counts too; with acking on,
+        each acked tuple is an emit of its bolt on ``__ack_ack``. As counted when no flow is known."""
+        return max(0, self.emitted - sum(f.tuples for f in self.sent if f.stream.startswith("__")))
+
+    @property
+    def data_executed(self) -> int:
+        """Executes of tuples of the topology's own streams: ``executed`` without ticks (``__tick``) and
+        other streams of Storm's."""
+        return max(0, self.executed - sum(f.tuples for f in self.received if f.stream.startswith("__")))
+
+    @property
     def thread_ms(self) -> float:
         return sum(t.ms for t in self.threads)
 

@@ -32,20 +32,15 @@ class WindowFigures:
 
 
 def figures_from_window(window) -> WindowFigures:
-    """Reduce a :class:`storm_planner.metrics.windows.TaskWindow` (hook document) to :class:`WindowFigures`.
-
-    Tuples on Storm's own streams (``__ack_ack``, ``__ack_init``, ``__tick``, ``__metrics``: names that begin
-    with ``__``) are left out of ``executed`` and ``emitted``: the hook counts every emit and execute, and a
-    bolt's ack or a tick is no data tuple (with acking on, each acked tuple added one to a bolt's emitted and
-    a spout's, which doubled a spout's rate and made Word Count's selectivities five times too high). The
-    flows the window names (``sent``, ``received``) say how many there were; a hook that sent none leaves the
-    counts as they are."""
-    system_sent = sum(f.tuples for f in getattr(window, "sent", ()) if f.stream.startswith("__"))
-    system_received = sum(f.tuples for f in getattr(window, "received", ()) if f.stream.startswith("__"))
+    """Reduce a :class:`storm_planner.metrics.windows.TaskWindow` (hook document) to :class:`WindowFigures`:
+    ``executed`` and ``emitted`` count the topology's own streams only
+    (:attr:`~storm_planner.metrics.windows.TaskWindow.data_executed`): with acking on, an ack or a tick is
+    no data tuple (counted, a spout's rate doubled and Word Count's selectivities came out five times too
+    high)."""
     return WindowFigures(
         component=window.component, task=window.task, seq=window.seq,
         duration_ms=float(window.duration_ms), cpu_ms=float(window.cpu_ms),
-        executed=max(0, int(window.executed) - system_received), emitted=max(0, int(window.emitted) - system_sent),
+        executed=int(window.data_executed), emitted=int(window.data_emitted),
         latency_ms_sum=float(window.latency_ms_sum), latency_samples=int(window.latency_samples),
     )
 
