@@ -51,6 +51,7 @@ from typing import Any
 from storm_planner.bench._cluster_common import run_reporting
 from storm_planner.bench._e2e_workloads import AIRLINE, Scheduler, Workload, parse_scheduler
 from storm_planner.bench.report import Benchmark, append_csv, argument, read_csv, stamped_progress
+from storm_planner.core.jsonfile import read_json
 
 DEFAULT_OUT = Path("benchmarks/reports/albic-real")
 DEFAULT_CLUSTER = Path("benchmarks/e2e/cluster.yaml")
@@ -207,7 +208,7 @@ def finished_runs(path: Path, header: list[str], settings: Settings) -> set[tupl
     if found != header:
         raise ValueError(f"{path}: its columns are not this cluster's; use another --out")
     saved = path.parent / SETTINGS_FILE
-    if saved.exists() and json.loads(saved.read_text()) != asdict(settings):
+    if saved.exists() and read_json(saved) != asdict(settings):   # bounded; a bad file raises naming it
         raise ValueError(f"{path}: ran with the settings in {saved}, not these ({_settings_text(settings)}); "
                          f"use another --out")
     return {(row["job"], row["scheduler"], row["repetition"]) for row in rows}
