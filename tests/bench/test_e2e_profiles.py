@@ -338,3 +338,28 @@ def test_storms_own_streams_are_no_data_tuples_in_a_window():
     assert (figures.executed, figures.emitted) == (60, 30)
     older = TaskWindow("t-1", "count", 3, 1, 0, 3000, 3.0, executed=62, emitted=90)   # a hook without flows
     assert (figures_from_window(older).executed, figures_from_window(older).emitted) == (62, 90)
+
+
+def test_what_the_node_used_beyond_the_components_tasks_is_shared_out_by_tuples_handled():
+    """The worker JVM, the ackers and the supervisor come from the same quota: 30 % over the tasks' 20 %."""
+    measured = [Measurement("requests", "i5", 100.0, 5.0, 0.0), Measurement("count", "i5", 300.0, 15.0, 0.3)]
+    priced = _e2e_profiles.with_worker_overhead(measured, 50.0)
+    assert [m.cpu_percent for m in priced] == [pytest.approx(12.5), pytest.approx(37.5)]
+    assert [m.input_rate for m in priced] == [100.0, 300.0]
+    assert _e2e_profiles.with_worker_overhead(measured, 10.0) == measured     # less than the tasks: as measured
+
+
+def test_profiling_prices_the_whole_nodes_cpu_when_its_account_is_known(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(_e2e_profiles, "with_worker_overhead", lambda found, node: calls.append(node) or found)
+    account = SimpleNamespace(usage_ns=iter(range(0, 10**12, 10**9)).__next__)   # one more second each read
+    bench = SimpleNamespace(quotas={}, accounts={"i5-a": account}, cluster=SimpleNamespace(
+        description=load_description(CLUSTER), addresses=SimpleNamespace(zookeeper="zk:2181")),
+        progress=lambda message: None)
+    from storm_planner.profiling import profiles as profiling
+
+    monkeypatch.setattr(profiling, "collect_windows", lambda *a, **k: [WindowFigures("count", 1, 1, 3000.0, 30.0,
+                                                                                      30, 30, 0.0, 0)])
+    rate_file = tmp_path / "rate"
+    steps, _, tasks = _e2e_profiles._steps(bench, "t-1", "i5-a", "i5", [10.0, 20.0], rate_file, ["requests"])
+    assert len(calls) == 2 and all(node > 0 for node in calls) and tasks == {"count": 1}

@@ -18,7 +18,9 @@ a file (``replay_rate_file``) that steps through ``PROFILE_SHARES`` of the highe
 offer the workload in one submission (profiled at the quick rate, Top-K's costs were extrapolated from
 15-60 t/s to 400 and came out three times what the cells measured); at each rate the metrics hook's windows become one measurement per component
 (:func:`~storm_planner.profiling.measurements.measure_component`, as ``storm-planner profile``
-does), and the kit's affine fit gives base, ET and MET
+does), what the supervisor used beyond those tasks (the worker JVM, the ackers: the same quota pays for
+them) is shared out over the components by the tuples each handled (:func:`with_worker_overhead`), and
+the kit's affine fit gives base, ET and MET
 (:func:`~storm_planner.planners.nasiri.profiles.profile_from_measurements`). Meanwhile that supervisor's
 quota is raised to one core and restored after: a throttled task waits, which lengthens its execute
 latency (ET) without changing the CPU a tuple costs; steps that were throttled all the same are left
@@ -51,6 +53,7 @@ a machine type of the cluster, is refused, naming the file.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -212,6 +215,19 @@ def profile_document(steps: Sequence, alphas: Mapping[str, float], machine_types
     return fitted
 
 
+def with_worker_overhead(measured: Sequence, node_cpu: float) -> list:
+    """``measured`` (one :class:`~storm_planner.planners.nasiri.profiles.Measurement` per component) with
+    what the node used beyond their tasks shared out over them by the tuples each handled: the worker JVM
+    (transfer, serialisation, GC), the ackers' threads and the supervisor are paid from the same quota (the
+    service measured Top-K's worker JVM beyond its executors at 20-50 % of a core), which a profile of the
+    executors' threads alone leaves out."""
+    overhead = node_cpu - sum(m.cpu_percent for m in measured)
+    handled = sum(m.input_rate for m in measured)
+    if overhead <= 0 or handled <= 0:
+        return list(measured)
+    return [dataclasses.replace(m, cpu_percent=m.cpu_percent + overhead * m.input_rate / handled) for m in measured]
+
+
 def component_alphas(windows: Iterable, spouts: Iterable[str]) -> dict[str, float]:
     """α per bolt: tuples emitted per tuple executed over ``windows`` (a spout's is 1: its rate is what
     it emits); a bolt that executed nothing keeps α 1."""
@@ -290,6 +306,7 @@ def _steps(bench, topology_id: str, supervisor: str, machine_type: str, rates: S
     from storm_planner.profiling.profiles import collect_windows
 
     quota = bench.quotas.get(supervisor)
+    account = getattr(bench, "accounts", {}).get(supervisor)   # the supervisor's cgroup: all its processes' CPU
     declared = next(s.cpu for s in bench.cluster.description.supervisors if s.name == supervisor)
     zookeeper = bench.cluster.addresses.zookeeper
     steps, measured = [], []
@@ -300,12 +317,17 @@ def _steps(bench, topology_id: str, supervisor: str, machine_type: str, rates: S
             rate_file.write_text(f"{rate:g}")
             collect_windows(zookeeper, topology_id, SETTLE_WINDOWS, PERIOD_S, timeout_s=30 + 10 * PERIOD_S * SETTLE_WINDOWS)
             before = quota.throttled() if quota is not None else {}
+            used_before, clock = (account.usage_ns() if account is not None else 0), time.monotonic()
             windows = collect_windows(zookeeper, topology_id, MEASURE_WINDOWS, PERIOD_S,
                                       timeout_s=30 + 10 * PERIOD_S * MEASURE_WINDOWS)
             share = throttled_share(before, quota.throttled()) if quota is not None else 0.0
             components = sorted({w.component for w in windows if not w.component.startswith("__")})
-            found = [measure_component(windows, c, machine_type, spout=c in spouts) for c in components]
-            step = Step(machine_type, rate, False, share, [m for m in found if m is not None])
+            found = [m for m in (measure_component(windows, c, machine_type, spout=c in spouts) for c in components)
+                     if m is not None]
+            if account is not None:
+                node_cpu = 100.0 * (account.usage_ns() - used_before) / 1e9 / (time.monotonic() - clock)
+                found = with_worker_overhead(found, node_cpu)
+            step = Step(machine_type, rate, False, share, found)
             steps.append(step)
             measured.extend(windows)
             bench.progress(f"  {step.describe()}")
