@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from storm_planner.bench._e2e_figures import BASELINES, beats_both, numbers, ran, spread
+from storm_planner.bench._e2e_workloads import rate_heading
 from storm_planner.bench.report import markdown_table
 from storm_planner.core.utilisation import utilisation_and_deviation
 
@@ -197,7 +198,7 @@ def papers_section(groups: dict[tuple[str, str], list[Cell]], capacities: Capaci
                 mine = [c for c in cells if c["scheduler"] == planner]
                 if not mine:
                     continue
-                rows.append([claim.paper, planner, claim.metric, f"{workload} at {rate}",
+                rows.append([claim.paper, planner, claim.metric, f"{workload} at {rate_heading(workload, rate)}",
                              spread([c for c in mine if ran(c)], claim.column),
                              *(spread([c for c in cells if c["scheduler"] == b and ran(c)], claim.column)
                                for b in BASELINES),
