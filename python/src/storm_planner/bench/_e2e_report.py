@@ -81,9 +81,9 @@ def _overview_cell(scheduler: str, cells: list[dict[str, Any]], column: str, hig
     value = median(mine, column)
     ratios = " / ".join(_ratio(value, median([c for c in cells if c["scheduler"] == b and ran(c)], column))
                         for b in BASELINES)
-    every = [c for c in cells if c["scheduler"] == scheduler]   # a ✓ needs every repetition run as asked
     if column == "processed_tps" and _a_baseline_kept_up(cells):
         return ratios   # more than a rate a baseline keeps up with is noise, not throughput
+    every = [c for c in cells if c["scheduler"] == scheduler]   # a ✓ needs every repetition run as asked
     return ratios + (" ✓" if scheduler not in BASELINES and beats_both(every, cells, column, higher) else "")
 
 
