@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from storm_planner.bench._e2e_figures import median, numbers
 from storm_planner.bench.report import markdown_table, plot_by_planner, publish, read_csv
 
 PANELS = (("collocation_factor", "collocation factor (operator tuples kept on a node)"),
@@ -83,11 +84,11 @@ def summary(rows: list[dict[str, Any]]) -> list[list[Any]]:
         last = [r for r in mine if r["period"] == last_period]
         periods = len({(r["repetition"], r["period"]) for r in mine}) or 1
         runs = len({r["repetition"] for r in rows if r["scheduler"] == scheduler})
-        table.append([scheduler, runs, _fmt(_median(first, "collocation_factor"), 2),
-                      _fmt(_median(last, "collocation_factor"), 2), _fmt(_median(mine, "load_distance"), 1),
-                      _fmt(_median(last, "load_index"), 2), _fmt(_total(mine, "migrations") / periods, 1),
-                      _fmt(_median(mine, "link_mbit"), 2), _fmt(_median(mine, "processed_tps"), 0),
-                      _fmt(_median(mine, "latency_p99_ms"), 0)])
+        table.append([scheduler, runs, _fmt(median(first, "collocation_factor"), 2),
+                      _fmt(median(last, "collocation_factor"), 2), _fmt(median(mine, "load_distance"), 1),
+                      _fmt(median(last, "load_index"), 2), _fmt(_total(mine, "migrations") / periods, 1),
+                      _fmt(median(mine, "link_mbit"), 2), _fmt(median(mine, "processed_tps"), 0),
+                      _fmt(median(mine, "latency_p99_ms"), 0)])
     return table
 
 
@@ -129,27 +130,13 @@ def _plot(path: Path, *, rows: list[dict[str, Any]], job: str) -> None:
                     suptitle=f"Real Job {job}: per adaptation period (Madsen et al. Figs. 12-14 and the cluster)")
 
 
-def _numbers(rows: list[dict[str, Any]], column: str) -> list[float]:
-    values = []
-    for row in rows:
-        value = row.get(column)
-        if isinstance(value, (int, float)) and not math.isnan(value):
-            values.append(float(value))
-    return values
-
-
-def _median(rows: list[dict[str, Any]], column: str) -> float:
-    values = _numbers(rows, column)
-    return statistics.median(values) if values else math.nan
-
-
 def _mean(rows: list[dict[str, Any]], column: str) -> float:
-    values = _numbers(rows, column)
+    values = numbers(rows, column)
     return statistics.fmean(values) if values else math.nan
 
 
 def _total(rows: list[dict[str, Any]], column: str) -> float:
-    return sum(_numbers(rows, column))
+    return sum(numbers(rows, column))
 
 
 def _fmt(value: float, digits: int) -> str:

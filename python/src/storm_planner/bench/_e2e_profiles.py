@@ -16,7 +16,8 @@ supervisor — placed by the plugin's ``storm-default`` planner, so Nimbus keeps
 cell needs and no restart is spent — while the other supervisors idle; its spout reads its rate from
 a file (``replay_rate_file``) that steps through ``PROFILE_SHARES`` of the highest rate the run's cells
 offer the workload in one submission (profiled at the quick rate, Top-K's costs were extrapolated from
-15-60 t/s to 400 and came out three times what the cells measured); at each rate the metrics hook's windows become one measurement per component
+15-60 t/s to 400 and came out three times what the cells measured); at each rate the metrics hook's
+windows become one measurement per component
 (:func:`~storm_planner.profiling.measurements.measure_component`, as ``storm-planner profile``
 does), what the supervisor used beyond those tasks (the worker JVM, the ackers: the same quota pays for
 them) is shared out over the components by the tuples each handled (:func:`with_worker_overhead`), and
@@ -276,8 +277,9 @@ def profile_workload(bench, workload, machine_types: Sequence[str], top_rate: fl
                                           [c for c, kind in kinds.items() if kind == "spout"])
     finally:
         kill_and_wait(bench.nimbus, job, row.id)
-    about = {"workload": workload.name, "supervisor": supervisor, "rates": rates, "period_s": PERIOD_S, "windows": MEASURE_WINDOWS,
-             "quota_while_profiling": PROFILE_CPU, "seconds": round(time.time() - started, 1),
+    about = {"workload": workload.name, "supervisor": supervisor, "rates": rates, "period_s": PERIOD_S,
+             "windows": MEASURE_WINDOWS, "quota_while_profiling": PROFILE_CPU,
+             "seconds": round(time.time() - started, 1),
              "cluster": bench.cluster.description.name}
     return profile_document(steps, alphas, machine_types, rates[0], about, instances)
 

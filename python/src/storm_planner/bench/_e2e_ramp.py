@@ -148,7 +148,8 @@ def _steps(bench: Bench, topology_id: str, scratch: Path, rate_file: Path, rates
         window = measure_window(bench)
         taken.append((started if index else -math.inf, window, bench.cluster.assignment(topology_id)))
         time.sleep(FLUSH_S)   # the window's last acks reach the spout's log
-        if status != "ran" or (stop_behind and clearly_behind(read_times(times_dir), window, rate * sources, time.time())):
+        offered = rate * sources
+        if status != "ran" or (stop_behind and clearly_behind(read_times(times_dir), window, offered, time.time())):
             break
     (scratch / "stop").write_text("")
     times = drain(times_dir, bench.timing.drain_s)

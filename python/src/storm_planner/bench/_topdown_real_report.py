@@ -147,7 +147,8 @@ def _capacity_workload(out: Path, workload: str, cells: list[dict[str, Any]], sc
              for c in cells if c.get("status") != "ran"]
     rate = cells[0].get("rate", "")
     plot = _capacity_plot(out, workload, rate, scales, schedulers, gains, [c for c in cells if ran(c)])
-    return (f"### {workload} at {rate_heading(workload, rate)} t/s\n\n" + markdown_table(header, rows, right=[0, 1, *range(3, 12)])
+    return (f"### {workload} at {rate_heading(workload, rate)} t/s\n\n"
+            + markdown_table(header, rows, right=[0, 1, *range(3, 12)])
             + ("\n" + "\n".join(notes) + "\n" if notes else "")
             + f"\n![{workload}: IMC gain against node capacity]({out.name}/{plot.name})\n\n")
 

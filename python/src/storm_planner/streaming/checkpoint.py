@@ -85,8 +85,8 @@ class Checkpoint:
 
 def read_checkpoint(path: str) -> tuple[tuple[int, int] | None, str]:
     """((committed, emitted) record numbers, "") from a checkpoint file (one number alone: both); (None, "")
-    when there is none; (None, why) when it cannot be used. Reads at most ``MAX_CHECKPOINT_BYTES + 1`` bytes of a regular file, never blocks on
-    anything else (a FIFO in its place)."""
+    when there is none; (None, why) when it cannot be used. Reads at most ``MAX_CHECKPOINT_BYTES + 1`` bytes
+    of a regular file, never blocks on anything else (a FIFO in its place)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:

@@ -111,10 +111,17 @@ class TupleTimes:
 
     emitted: dict[str, float] = field(default_factory=dict)
     acked: dict[str, float] = field(default_factory=dict)
-    failed: int = 0
-    replayed: int = 0   # emits of an id already emitted
     emits_at: list[float] = field(default_factory=list)    # every emit event, replays included
     failed_at: list[float] = field(default_factory=list)   # every fail event
+
+    @property
+    def failed(self) -> int:
+        return len(self.failed_at)
+
+    @property
+    def replayed(self) -> int:
+        """Emits of an id already emitted."""
+        return len(self.emits_at) - len(self.emitted)
 
     def latencies_s(self, begin: float, end: float) -> list[float]:
         """Complete latency (first emit to ack) of the acked tuples first emitted in [begin, end)."""
@@ -175,16 +182,11 @@ def _read_one(path: Path, times: TupleTimes) -> None:
         if kind == "e":
             times.emits_at.append(at)
             first = times.emitted.get(key)
-            if first is None:
+            if first is None or at < first:   # another incarnation's file, read later, may have emitted it first
                 times.emitted[key] = at
-            else:
-                times.replayed += 1
-                if at < first:   # another incarnation's file, read later, emitted it first
-                    times.emitted[key] = at
         elif kind == "a":
             first = times.acked.get(key)
             if first is None or at < first:
                 times.acked[key] = at
         elif kind == "f":
-            times.failed += 1
             times.failed_at.append(at)
