@@ -106,8 +106,10 @@ format: python-env
 java-test: python-env
 	PLANNER_PYTHON=$(abspath $(PYTHON)) $(MVN) test
 
+# Two lanes at once: the cluster tests one after another, every other test beside them
+# (scripts/test-lanes.sh says why); `$(PYTHON) -m pytest` runs the same tests in one lane.
 python-test: python-env plugin
-	$(PYTHON) -m pytest
+	scripts/test-lanes.sh $(PYTHON)
 
 # The Python tests that need no cluster: leaves out those marked `cluster` (a real multi-process
 # Storm cluster: ZooKeeper, Nimbus, supervisors, workers) and `slow` (PySpark feed builds). Markers

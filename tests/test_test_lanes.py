@@ -1,0 +1,42 @@
+"""``scripts/test-lanes.sh`` (make test's pytest in two lanes): both lanes run, each lane's report is shown,
+and the exit status fails when either lane fails. Run on a tiny project of its own (its own pytest.ini)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "test-lanes.sh"
+
+
+def project(tmp_path: Path, cluster_passes: bool, other_passes: bool) -> Path:
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    cluster: a cluster test\n")
+    (tmp_path / "test_lanes_example.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.cluster\n"
+        f"def test_in_the_cluster_lane():\n    assert {cluster_passes}\n\n"
+        f"def test_in_the_other_lane():\n    assert {other_passes}\n")
+    return tmp_path
+
+
+def lanes(root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(SCRIPT), sys.executable, "-c", str(root / "pytest.ini"), "-q", str(root)],
+                          cwd=root, capture_output=True, text=True, timeout=120)
+
+
+def test_both_lanes_pass_and_both_reports_are_shown(tmp_path):
+    run = lanes(project(tmp_path, cluster_passes=True, other_passes=True))
+    assert run.returncode == 0, run.stdout + run.stderr
+    # One test in each lane: each report says one passed and one deselected (the other lane's).
+    assert run.stdout.count("1 passed, 1 deselected") == 2, run.stdout
+    assert "lanes: other tests exit 0, cluster tests exit 0" in run.stdout
+
+
+@pytest.mark.parametrize("cluster_passes, other_passes", [(False, True), (True, False)])
+def test_a_failure_in_either_lane_fails_the_run(tmp_path, cluster_passes, other_passes):
+    run = lanes(project(tmp_path, cluster_passes, other_passes))
+    assert run.returncode != 0, run.stdout
+    failed = "test_in_the_cluster_lane" if not cluster_passes else "test_in_the_other_lane"
+    assert f"FAILED test_lanes_example.py::{failed}" in run.stdout, run.stdout
