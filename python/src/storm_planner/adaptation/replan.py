@@ -99,8 +99,8 @@ from storm_planner.adaptation.gate import (
     short_of_something,
     unrelieved,
 )
+from storm_planner.adaptation.spout_workers import Spared, sparing_spout_workers, spouts_held_still
 from storm_planner.core import settings
-from storm_planner.core.elements import SPOUT
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Options, Problem, Slot
@@ -383,7 +383,7 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
         # Input never moves (Madsen et al.'s input nodes): a move that restarts a spout's worker stops the
         # source for as long as the worker takes to come back (on a loaded machine, longer than a 30 s
         # period: a real run under trust processed nothing).
-        spared, held_back = _spouts_held_still(problem, plan)
+        spared, held_back, _ = spouts_held_still(problem, plan)
         limited, moved = limit_moves(problem, spared, left)
         note = f"; {held_back} move(s) held back that restart a spout's worker" if held_back else ""
         if not moved:
@@ -422,8 +422,8 @@ def _first_correction(problem: Problem, plan: Mapping[str, Slot], left: int | No
     topology was short of nothing and each of them restarted the spout's worker, so none was taken."""
     before = evaluate(problem, problem.current)
     if not settings.resumable:
-        plan, held_back = _sparing_spout_workers(problem, plan)
-        note = f"; {held_back} move(s) held back that restart a spout's worker (not resumable)" if held_back else ""
+        spared = sparing_spout_workers(problem, plan)
+        plan, note = spared.plan, _spared_note(spared, "not resumable")
     else:
         note = ""
     limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain, asked, False)
@@ -432,7 +432,7 @@ def _first_correction(problem: Problem, plan: Mapping[str, Slot], left: int | No
     if verdict is None:
         return _Decision(problem.current, moved, None,
                          f"first correction: no placement better by {settings.min_gain:.0%}", note)
-    restarts = _sparing_spout_workers(problem, limited)[1]
+    restarts = sparing_spout_workers(problem, limited).restarts
     why = ("; first correction of a placement made on estimates (planner.replan.first.correction)"
            + (f", {restarts} move(s) restart a spout's worker (resumable)" if restarts else ""))
     return _Decision(limited, moved, verdict, note=note + why)
@@ -453,62 +453,33 @@ def _weigh_spout_restarts(problem: Problem, plan: Mapping[str, Slot], cut: _Cut,
     """
     limited, _, verdict = cut
     assert verdict is not None
-    spared, held_back = _sparing_spout_workers(problem, plan)
+    spared = sparing_spout_workers(problem, plan)
     if settings.resumable and verdict.startswith(RELIEF):
-        restarts = _sparing_spout_workers(problem, limited)[1]
+        restarts = sparing_spout_workers(problem, limited).restarts
         if not restarts:
             return cut, ""
-        alternative = _fewest_moves(problem, spared, left, before, settings.min_gain, asked, relief)
+        alternative = _fewest_moves(problem, spared.plan, left, before, settings.min_gain, asked, relief)
         if alternative[1] and alternative[2] is not None and relieves_overload(alternative[2]):
-            return alternative, (f"; {held_back} move(s) held back that restart a spout's worker (a relief without "
-                                 f"them was found)")
+            return alternative, _spared_note(spared, "a relief without them was found")
         return cut, (f"; {restarts} move(s) restart a spout's worker: its source resumes from its committed "
                      f"progress (planner.source.resumable), so relieving the CPU pressure is worth that")
-    if not held_back:
+    if not spared.restarts:
         return cut, ""
     cost = ("its source stops while the worker restarts; only relieving overload or the CPU pressure is worth that"
             if settings.resumable else
             "its tuples in flight are lost; only relieving overload is worth that, or the CPU pressure with "
             "planner.source.resumable")
-    return (_fewest_moves(problem, spared, left, before, settings.min_gain, asked, relief),
-            f"; {held_back} move(s) held back that restart a spout's worker ({cost})")
+    return _fewest_moves(problem, spared.plan, left, before, settings.min_gain, asked, relief), _spared_note(spared, cost)
 
 
-def _sparing_spout_workers(problem: Problem, plan: Mapping[str, Slot]) -> tuple[dict[str, Slot], int]:
-    """``plan`` with every move that restarts a spout's worker undone; returns (plan, moves undone).
-
-    Storm restarts a worker whenever its executors change, so a move restarts the worker it leaves and
-    the one it joins. When one of them runs a spout, the spout's pending tuples die with it and come
-    back only as replays after ``topology.message.timeout.secs`` (on the end-to-end bench, 200-2,000
-    tuples lost per such re-plan). A move is undone when it leaves or joins a slot that holds a spout
-    executor now or in the plan, or moves a spout executor. O(E).
-    """
-    spouts = {c.id for c in problem.components if c.type == SPOUT}
-    spout_slots = {slot for e in problem.executors if e.component in spouts
-                   for slot in (problem.current.get(e.id), plan.get(e.id)) if slot is not None}
-    spared, undone = dict(plan), 0
-    for executor_id in moves_between(problem.current, plan):
-        now, then = problem.current[executor_id], plan[executor_id]
-        if now in spout_slots or then in spout_slots:
-            spared[executor_id] = now
-            undone += 1
-    return spared, undone
-
-
-def _spouts_held_still(problem: Problem, plan: Mapping[str, Slot]) -> tuple[dict[str, Slot], int]:
-    """``plan`` with every spout executor where it is and no move out of or into the workers they run in;
-    returns (plan, moves undone). Unlike :func:`_sparing_spout_workers`, the slots the plan would give the
-    spouts do not count: the spouts stay where they are. O(E)."""
-    spouts = {c.id for c in problem.components if c.type == SPOUT}
-    moving_spouts = {e.id for e in problem.executors if e.component in spouts}
-    still = {problem.current[e] for e in moving_spouts if e in problem.current}
-    spared, undone = dict(plan), 0
-    for executor_id in moves_between(problem.current, plan):
-        now, then = problem.current[executor_id], plan[executor_id]
-        if executor_id in moving_spouts or now in still or then in still:
-            spared[executor_id] = now
-            undone += 1
-    return spared, undone
+def _spared_note(spared: Spared, why: str) -> str:
+    """What sparing the spouts' workers did to a plan, for its notes ('' when nothing)."""
+    parts = []
+    if spared.undone:
+        parts.append(f"{spared.undone} move(s) held back that restart a spout's worker ({why})")
+    if spared.redirected:
+        parts.append(f"{spared.redirected} move(s) into a spout's worker sent to a new worker on its node instead")
+    return "".join(f"; {part}" for part in parts)
 
 
 def _fewest_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None, before: Mapping[str, float],
