@@ -566,3 +566,29 @@ def test_the_first_correction_option_is_read_through_the_catalogue():
 
     assert not ReplanSettings.of(problem(SPREAD)).first_correction
     assert ReplanSettings.of(problem(SPREAD, options=CORRECT)).first_correction
+
+
+def test_a_node_newly_short_of_cpu_is_replanned_at_once_below_the_change_threshold():
+    """sup-b climbs from 75 to 93 % of its CPU: the topology's loads change 16 %, under the 25 % threshold, so
+    before it waited for the next period (on the end-to-end bench, bargains' i7 at 97 % for a minute, then
+    a re-plan inside the measured window). Under planner.replan.cautious the first round that finds a node
+    short of CPU re-plans; while it stays short, no further round does; without the caution nothing does."""
+    apart = {"a1": A, "a2": A, "m1": B, "m2": B, "s1": B}
+    calm = {"a1": 10.0, "a2": 10.0, "m1": 25.0, "m2": 25.0, "s1": 25.0}
+    hot = {**calm, "m1": 31.0, "m2": 31.0, "s1": 31.0}
+    for cautious in ("true", "false"):
+        options = {"planner.replan.settle.secs": "0", "planner.replan.cautious": cautious,
+                   "planner.replan.min.gain": "100"}  # the gain gate keeps the placement: only the trigger is tested
+        r, clock, runner = replanner()
+        r.plan(problem(apart, traffic=HEAVY, loads=calm, capacity=(400, 100), options=options), "topdown")
+        calls = runner.calls
+        clock.now += 5
+        pressed = r.plan(problem(apart, traffic=HEAVY, loads=hot, capacity=(400, 100), options=options), "topdown")
+        if cautious == "true":
+            assert runner.calls == calls + 1
+            assert "re-planned (a node is short of CPU (busiest at 93 % of its CPU))" in pressed.notes[0]
+            clock.now += 5
+            still = r.plan(problem(apart, traffic=HEAVY, loads=hot, capacity=(400, 100), options=options), "topdown")
+            assert runner.calls == calls + 1 and "threshold" in still.notes[0]
+        else:
+            assert runner.calls == calls and "metrics changed 16%" in pressed.notes[0]
