@@ -2,8 +2,10 @@
 and the exit status fails when either lane fails. Run on a tiny project of its own (its own pytest.ini)."""
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -40,3 +42,25 @@ def test_a_failure_in_either_lane_fails_the_run(tmp_path, cluster_passes, other_
     assert run.returncode != 0, run.stdout
     failed = "test_in_the_cluster_lane" if not cluster_passes else "test_in_the_other_lane"
     assert f"FAILED test_lanes_example.py::{failed}" in run.stdout, run.stdout
+
+
+def test_an_interrupt_stops_both_lanes_and_their_teardown_runs(tmp_path):
+    """SIGINT (Ctrl-C) or SIGTERM to the script reaches the cluster lane's pytest, whose fixtures tear down
+    (a real cluster test stops its cluster there), instead of the lane running on to its end."""
+    root = project(tmp_path, cluster_passes=True, other_passes=True)
+    torn_down = tmp_path / "torn-down"
+    (root / "test_lanes_example.py").write_text(
+        "import time\nimport pytest\n\n"
+        "@pytest.fixture\ndef cluster():\n    try:\n        yield\n    finally:\n"
+        f"        open({str(torn_down)!r}, 'w').close()\n\n"
+        "@pytest.mark.cluster\ndef test_in_the_cluster_lane(cluster):\n    time.sleep(120)\n\n"
+        "def test_in_the_other_lane():\n    pass\n")
+    for signal_number in (signal.SIGINT, signal.SIGTERM):
+        torn_down.unlink(missing_ok=True)
+        script = subprocess.Popen(["bash", str(SCRIPT), sys.executable, "-c", str(root / "pytest.ini"), "-q",
+                                   str(root)], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        time.sleep(6)   # both lanes collected and the cluster lane's test asleep
+        script.send_signal(signal_number)
+        output, _ = script.communicate(timeout=60)
+        assert torn_down.exists(), output
+        assert script.returncode != 0, output

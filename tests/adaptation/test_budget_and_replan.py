@@ -210,7 +210,7 @@ def test_a_move_into_a_spouts_worker_goes_to_a_new_worker_on_its_node():
     assert runner.calls == 1 and moves_between(slots(apart), moved.assignments)
     assert {moved.assignments[e] for e in ("a1", "a2")} == {Slot.parse(A)}          # the spouts' worker as it was
     assert {s for e, s in moved.assignments.items() if e not in ("a1", "a2")} <= {Slot("sup-a", 6701), Slot.parse(B)}
-    assert "move(s) into a spout's worker sent to a new worker on its node instead" in moved.notes[-1]
+    assert "move(s) into a spout's worker tried in a new worker on its node instead" in moved.notes[-1]
     assert "CPU pressure relieved" in moved.notes[-1]
     careless = replanner()[0].plan(problem(apart, traffic=HEAVY, loads=loads, capacity=(400, 100),
                                            options={"planner.replan.cautious": "false"}), "topdown")
@@ -499,7 +499,7 @@ def test_a_resumable_source_still_holds_back_a_spouts_restart_for_traffic():
         assert after["inter_worker"] < 0.9 * before["inter_worker"]
         kept = Replanner(clock=FakeClock(), runner=runner).plan(pressed, "topdown")
         assert kept.assignments == pressed.current
-        assert "1 move(s) into a spout's worker sent to a new worker on its node instead" in kept.notes[0]
+        assert "the planner's 1 move(s) into a spout's worker tried in a new worker on its node instead" in kept.notes[0]
         assert "held back" not in kept.notes[0]
 
 
@@ -592,3 +592,39 @@ def test_a_node_newly_short_of_cpu_is_replanned_at_once_below_the_change_thresho
             assert runner.calls == calls + 1 and "threshold" in still.notes[0]
         else:
             assert runner.calls == calls and "metrics changed 16%" in pressed.notes[0]
+
+
+def test_sparing_the_spouts_workers_keeps_moves_that_touch_none_and_undoes_same_node_joins():
+    """Of a plan's moves: one between two workers without a spout is kept as planned; one into a spout's
+    worker from another node goes to a new worker on that node; one into a spout's worker from a worker on
+    the same node is undone (a new worker there would relieve nothing); one out of a spout's worker is
+    undone."""
+    from storm_planner.adaptation.spout_workers import sparing_spout_workers
+
+    current = {"a1": A, "a2": "sup-b:6700", "m1": "sup-a:6701", "m2": "sup-b:6701", "s1": "sup-c:6700"}
+    p = three_nodes(current, {e: 10.0 for e in current})
+    p = p.replace(nodes=tuple(dataclasses.replace(n, slots=(6700, 6701, 6702)) for n in p.nodes))
+    plan = {**slots(current),
+            "s1": Slot("sup-c", 6701),      # between two spout-free workers on sup-c: as planned
+            "m2": Slot.parse(A),            # from sup-b into the spout a1's worker on sup-a: to sup-a:6702
+            "m1": Slot.parse(A),            # from sup-a:6701 into a1's worker on sup-a too: undone
+            "a2": Slot("sup-b", 6702)}      # a spout moving out of its worker: undone
+    spared = sparing_spout_workers(p, plan)
+    assert spared.plan["s1"] == Slot("sup-c", 6701)
+    assert spared.plan["m2"] == Slot("sup-a", 6702)
+    assert spared.plan["m1"] == Slot("sup-a", 6701) and spared.plan["a2"] == Slot("sup-b", 6700)
+    assert (spared.undone, spared.redirected, spared.restarts) == (2, 1, 3)
+
+
+def test_a_node_short_of_cpu_at_the_last_replan_does_not_trigger_another():
+    """Short of CPU already when re-planned (the placement kept): the next round waits for the threshold or
+    the period like any other, rather than re-planning the same pressure again."""
+    apart = {"a1": A, "a2": A, "m1": B, "m2": B, "s1": B}
+    hot = {"a1": 10.0, "a2": 10.0, "m1": 31.0, "m2": 31.0, "s1": 31.0}
+    options = {"planner.replan.settle.secs": "0", "planner.replan.min.gain": "100"}
+    r, clock, runner = replanner()
+    first = r.plan(problem(apart, traffic=HEAVY, loads=hot, capacity=(400, 100), options=options), "topdown")
+    assert runner.calls == 1 and "re-planned" in first.notes[0]
+    clock.now += 5
+    again = r.plan(problem(apart, traffic=HEAVY, loads=hot, capacity=(400, 100), options=options), "topdown")
+    assert runner.calls == 1 and "threshold" in again.notes[0]

@@ -26,7 +26,13 @@ from storm_planner.cluster.errors import ClusterError
 
 PIPELINE = Path(__file__).resolve().parents[1] / "metrics" / "fixtures" / "pipeline"
 CAN_EMULATE = os.geteuid() == 0 and all(shutil.which(tool) for tool in ("ip", "tc", "nsenter"))
-needs_root = pytest.mark.skipif(not CAN_EMULATE, reason="the emulated network needs root, iproute2 and nsenter")
+_can_emulate = pytest.mark.skipif(not CAN_EMULATE, reason="the emulated network needs root, iproute2 and nsenter")
+
+
+def needs_root(test):
+    """Root, iproute2 and nsenter; marked ``host_network``: it makes bridges and namespaces on this host, so
+    ``make test`` runs it in the cluster tests' lane, never beside a cluster making its own."""
+    return pytest.mark.host_network(_can_emulate(test))
 
 
 def described(**network_keys):

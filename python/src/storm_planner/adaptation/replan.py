@@ -169,7 +169,7 @@ class _TopologyState:
     seen_at: float = 0.0
     settle_until: float = float("-inf")   # after moves: metrics until then are not compared
     placed_on_estimates: bool = False      # planned without metrics, no measured re-plan decided since
-    pressed: bool = False                  # a node short of CPU when last looked at (planner.replan.cautious)
+    pressed: bool = False                  # a node short of CPU at the last re-plan (planner.replan.cautious)
 
 
 def _basis(problem: Problem) -> tuple[dict[str, float], dict[str, float]]:
@@ -231,6 +231,9 @@ class Replanner:
         bounded = problem.replace(options=_candidate_options(problem, left))
         candidate = self.runner(bounded, algorithm)
         self._remember(problem, now, planned=True)
+        pressed = settings.cautious and short_of_cpu(evaluate(problem, problem.current))
+        with self._lock:
+            state.pressed = pressed
         decision = _decide(problem, candidate.assignments, left, settings, bounded, self._correcting(state, settings))
         cut = len(moves_between(problem.current, candidate.assignments))
         budget_note = ("" if left is None else f" (budget {settings.budget} per {settings.period_s:g} s, "
@@ -370,9 +373,10 @@ def _newly_short_of_cpu(problem: Problem, state: _TopologyState, settings: Repla
     later, inside the measured window. O(E + streams x nodes): one evaluation of the current placement."""
     if not settings.cautious:
         return ""
+    if state.pressed:
+        return ""    # short when last re-planned: the period, or a change past the threshold, re-plans it
     figures = evaluate(problem, problem.current)
-    was, state.pressed = state.pressed, short_of_cpu(figures)
-    if state.pressed and not was:
+    if short_of_cpu(figures):
         return f"a node is short of CPU (busiest at {figures['max_utilisation']:.0f} % of its CPU)"
     return ""
 
@@ -498,7 +502,8 @@ def _spared_note(spared: Spared, why: str) -> str:
     if spared.undone:
         parts.append(f"{spared.undone} move(s) held back that restart a spout's worker ({why})")
     if spared.redirected:
-        parts.append(f"{spared.redirected} move(s) into a spout's worker sent to a new worker on its node instead")
+        parts.append(f"the planner's {spared.redirected} move(s) into a spout's worker tried in a new worker on "
+                     f"its node instead")
     return "".join(f"; {part}" for part in parts)
 
 
