@@ -1,5 +1,5 @@
 """``storm-planner bench albic-real`` end to end on a real cluster (marked ``cluster``; root, cgroup v1,
-iproute2): airline Job 2 at its quick rate on a drifting feed, under PoTC and ALBIC, two 30-second
+iproute2): airline Job 2 at its quick rate on a drifting feed, under PoTC and ALBIC, two 20-second
 periods each after a 10-second settle, through the command line. It checks the harness (every period
 recorded, figures finite, tuples processed, the report and its figure written, standard output one JSON
 document), that PoTC's partial key grouping ran (the kit's class in the topology jar) and ALBIC's setting:
@@ -31,7 +31,7 @@ def test_potc_and_albic_period_by_period(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO / "python" / "src"), STORM_PLANNER_STATE=str(tmp_path / "state"))
     run = subprocess.run(
         [sys.executable, "-m", "storm_planner", "bench", "albic-real", "--quick", "--job", "2",
-         "--schedulers", ",".join(SCHEDULERS), "--periods", "2", "--period", "30", "--settle", "10",
+         "--schedulers", ",".join(SCHEDULERS), "--periods", "2", "--period", "20", "--settle", "10",
          "--budget", "2", "--out", str(out)],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=1500)
     assert run.returncode == 0, run.stderr[-4000:]
