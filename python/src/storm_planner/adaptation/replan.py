@@ -230,10 +230,7 @@ class Replanner:
 
         bounded = problem.replace(options=_candidate_options(problem, left))
         candidate = self.runner(bounded, algorithm)
-        self._remember(problem, now, planned=True)
-        pressed = settings.cautious and short_of_cpu(evaluate(problem, problem.current))
-        with self._lock:
-            state.pressed = pressed
+        self._replanned(problem, now, state, settings)
         decision = _decide(problem, candidate.assignments, left, settings, bounded, self._correcting(state, settings))
         cut = len(moves_between(problem.current, candidate.assignments))
         budget_note = ("" if left is None else f" (budget {settings.budget} per {settings.period_s:g} s, "
@@ -253,6 +250,13 @@ class Replanner:
         log.info("re-plan %s with %s: %s moves; %s", topology, algorithm, len(decision.moved), decision.verdict)
         return candidate.replace(assignments=MappingProxyType(decision.assignments),
                                  figures=MappingProxyType(figures), notes=tuple(notes))
+
+    def _replanned(self, problem: Problem, now: float, state: _TopologyState, settings: ReplanSettings) -> None:
+        """A re-plan ran: its loads and traffic are the new basis, and whether a node was short of CPU then."""
+        self._remember(problem, now, planned=True)
+        pressed = settings.cautious and short_of_cpu(evaluate(problem, problem.current))
+        with self._lock:
+            state.pressed = pressed
 
     def _correcting(self, state: _TopologyState, settings: ReplanSettings) -> bool:
         """Is this the first measured re-plan of a placement made on estimates, to be corrected
