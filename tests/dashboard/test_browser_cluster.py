@@ -197,8 +197,11 @@ def test_topology_page_matches_the_windows_and_shows_a_replan(cluster, tmp_path,
         # The means of the steps drawn on the same page, before it and once it settled.
         assert m["before"]["acked_per_s"] == pytest.approx(sum(before) / len(before), abs=1e-3)
         assert m["after"]["acked_per_s"] == pytest.approx(sum(after) / len(after), abs=1e-3)
-        # Measured before it (up to six steps: the pipeline's start may be among them, so no lower bound).
-        assert 0 < m["before"]["acked_per_s"] <= 1.5 * RATE
+        # Measured before it (up to six steps: the pipeline's start may be among them, so no lower bound; so
+        # may the rebalance, which deactivates the topology until the re-plan: in a slow CI run all six
+        # steps fell there, at 0 acked/s).
+        assert 0 <= m["before"]["acked_per_s"] <= 1.5 * RATE
+        assert (m["before"]["acked_per_s"] > 0) == any(rate > 0 for rate in before)
         # The page follows the new placement: relay, now one executor, processes again.
         until(lambda: (page := browser.execute_script("return window.topologyPage.data")) and any(
             c["component"] == "relay" and c["executors"] == 1 and c["executed_per_s"] > 0
