@@ -613,7 +613,7 @@ def test_sparing_the_spouts_workers_keeps_moves_that_touch_none_and_undoes_same_
     assert spared.plan["s1"] == Slot("sup-c", 6701)
     assert spared.plan["m2"] == Slot("sup-a", 6702)
     assert spared.plan["m1"] == Slot("sup-a", 6701) and spared.plan["a2"] == Slot("sup-b", 6700)
-    assert (spared.undone, spared.redirected, spared.restarts) == (2, 1, 3)
+    assert (spared.undone, spared.redirected, spared.changed) == (2, 1, 3)
 
 
 def test_a_node_short_of_cpu_at_the_last_replan_does_not_trigger_another():
@@ -628,3 +628,21 @@ def test_a_node_short_of_cpu_at_the_last_replan_does_not_trigger_another():
     clock.now += 5
     again = r.plan(problem(apart, traffic=HEAVY, loads=hot, capacity=(400, 100), options=options), "topdown")
     assert runner.calls == 1 and "threshold" in again.notes[0]
+
+
+def test_a_relief_whose_plan_puts_a_spout_on_the_busy_node_still_moves_the_bolts():
+    """sup-a at 94 % with m1 and m2; the planner's answer moves m1 into the spout a1's worker on sup-b and a1
+    onto sup-a (topDown's whole new placement). a1 stays where it is (a spout's move is undone), so sup-a's
+    worker will hold no spout: m1's move off it is no spout restart, and it goes to a new worker on sup-b
+    beside a1's. Before, the slot the plan gave a1 counted as a spout's too and every move was held back
+    (the end-to-end bench's bargains: an i7 at 97 % for the whole cell)."""
+    current = {"a1": "sup-b:6700", "a2": "sup-c:6700", "m1": A, "m2": A, "s1": "sup-c:6700"}
+    loads = {"a1": 10.0, "a2": 10.0, "m1": 47.0, "m2": 47.0, "s1": 6.0}
+    plan = {**slots(current), "m1": Slot("sup-b", 6700), "a1": Slot.parse(A)}
+    runner = lambda p, a: Plan(algorithm=a, assignments=plan)  # noqa: E731
+    pressed = three_nodes(current, loads)
+    assert evaluate(pressed, pressed.current)["max_utilisation"] == 94
+    moved = Replanner(clock=FakeClock(), runner=runner).plan(pressed, "topdown")
+    assert moves_between(slots(current), moved.assignments) == ["m1"]
+    assert moved.assignments["m1"] == Slot("sup-b", 6701) and moved.assignments["a1"] == Slot("sup-b", 6700)
+    assert "CPU pressure relieved: busiest node 94 -> 57 % of its CPU" in moved.notes[-1]

@@ -99,7 +99,12 @@ from storm_planner.adaptation.gate import (
     short_of_something,
     unrelieved,
 )
-from storm_planner.adaptation.spout_workers import Spared, sparing_spout_workers, spouts_held_still
+from storm_planner.adaptation.spout_workers import (
+    Spared,
+    sparing_spout_workers,
+    spout_worker_restarts,
+    spouts_held_still,
+)
 from storm_planner.core import settings
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
@@ -460,7 +465,7 @@ def _first_correction(problem: Problem, plan: Mapping[str, Slot], left: int | No
     if verdict is None:
         return _Decision(problem.current, moved, None,
                          f"first correction: no placement better by {settings.min_gain:.0%}", note)
-    restarts = sparing_spout_workers(problem, limited).restarts
+    restarts = spout_worker_restarts(problem, limited)
     why = ("; first correction of a placement made on estimates (planner.replan.first.correction)"
            + (f", {restarts} move(s) restart a spout's worker (resumable)" if restarts else ""))
     return _Decision(limited, moved, verdict, note=note + why)
@@ -483,7 +488,7 @@ def _weigh_spout_restarts(problem: Problem, plan: Mapping[str, Slot], cut: _Cut,
     assert verdict is not None
     spared = sparing_spout_workers(problem, plan)
     if settings.resumable and verdict.startswith(RELIEF):
-        restarts = sparing_spout_workers(problem, limited).restarts
+        restarts = spout_worker_restarts(problem, limited)
         if not restarts:
             return cut, ""
         alternative = _fewest_moves(problem, spared.plan, left, before, settings.min_gain, asked, relief)
@@ -491,7 +496,7 @@ def _weigh_spout_restarts(problem: Problem, plan: Mapping[str, Slot], cut: _Cut,
             return alternative, _spared_note(spared, "a relief without them was found")
         return cut, (f"; {restarts} move(s) restart a spout's worker: its source resumes from its committed "
                      f"progress (planner.source.resumable), so relieving the CPU pressure is worth that")
-    if not spared.restarts:
+    if not spared.changed:
         return cut, ""
     cost = ("its source stops while the worker restarts; only relieving overload or the CPU pressure is worth that"
             if settings.resumable else
