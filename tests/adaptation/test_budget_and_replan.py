@@ -1,8 +1,6 @@
 """The migration budget and the keep-or-re-plan decision (pure: no ZooKeeper, fake clock)."""
 from __future__ import annotations
 
-import dataclasses
-
 from storm_planner.adaptation.budget import limit_moves, moves_between
 from storm_planner.adaptation.replan import Replanner
 from storm_planner.core.evaluate import evaluate
@@ -198,40 +196,23 @@ def test_a_move_for_traffic_that_leaves_the_busy_node_as_busy_waits():
     assert moved.assignments == joined
 
 
-def test_a_move_into_a_spouts_worker_goes_to_a_new_worker_on_its_node():
-    """The same pressed sup-b (90 %), but the planner joins everything to the spouts' worker on sup-a. Joining
-    it would restart the spouts' worker and lose their tuples in flight (the end-to-end bench's Top-K lost
-    439 to two such relief moves), so the moves go to a new worker on sup-a (its free slot 6701): sup-b is
-    relieved and the spouts' worker is left alone. Without the cautious gate the plan is applied as made."""
+def test_a_move_that_restarts_a_spouts_worker_waits_for_overload():
+    """The same pressed sup-b (90 %), but the planner joins everything to the spouts' worker: each of its
+    moves restarts a spout's worker, and neither balance nor the CPU pressure's relief pays for the tuples
+    in flight it loses (the end-to-end bench's Top-K lost 439 to two such relief moves). Not sent to a new
+    worker on sup-a (it has a free slot) either: measured on the bench's bargains, that relief restarted
+    the busy worker and failed 4,000 tuples (benchmarks/reports/e2e-relief.md)."""
+    from storm_planner.adaptation.gate import relieves_overload
+
     apart = {"a1": A, "a2": A, "m1": B, "m2": B, "s1": B}
     loads = {"a1": 10.0, "a2": 10.0, "m1": 30.0, "m2": 30.0, "s1": 30.0}
     r, _, runner = replanner()
-    moved = r.plan(problem(apart, traffic=HEAVY, loads=loads, capacity=(400, 100)), "topdown")
-    assert runner.calls == 1 and moves_between(slots(apart), moved.assignments)
-    assert {moved.assignments[e] for e in ("a1", "a2")} == {Slot.parse(A)}          # the spouts' worker as it was
-    assert {s for e, s in moved.assignments.items() if e not in ("a1", "a2")} <= {Slot("sup-a", 6701), Slot.parse(B)}
-    assert "move(s) into a spout's worker tried in a new worker on its node instead" in moved.notes[-1]
-    assert "CPU pressure relieved" in moved.notes[-1]
+    kept = r.plan(problem(apart, traffic=HEAVY, loads=loads, capacity=(400, 100)), "topdown")
+    assert runner.calls == 1 and kept.assignments == slots(apart)
+    assert "move(s) held back that restart a spout's worker" in kept.notes[0]
     careless = replanner()[0].plan(problem(apart, traffic=HEAVY, loads=loads, capacity=(400, 100),
                                            options={"planner.replan.cautious": "false"}), "topdown")
     assert moves_between(slots(apart), careless.assignments)
-
-
-def test_a_move_into_a_spouts_worker_waits_for_overload_when_its_node_has_no_free_slot():
-    """As above, but sup-a has one slot, the spouts': no new worker can take the moves, and the CPU pressure's
-    relief does not pay for a spout's restart: held back."""
-    apart = {"a1": A, "a2": A, "m1": B, "m2": B, "s1": B}
-    loads = {"a1": 10.0, "a2": 10.0, "m1": 30.0, "m2": 30.0, "s1": 30.0}
-    full = problem(apart, traffic=HEAVY, loads=loads, capacity=(400, 100))
-    full = full.replace(nodes=(dataclasses.replace(full.nodes[0], slots=(6700,)), full.nodes[1]))
-    kept = replanner()[0].plan(full, "topdown")
-    assert kept.assignments == slots(apart)
-    assert "move(s) held back that restart a spout's worker" in kept.notes[0]
-
-
-def test_only_overload_and_the_pressures_relief_need_no_further_relief():
-    from storm_planner.adaptation.gate import relieves_overload
-
     # Traffic and balance verdicts need a relief besides; overload's and the pressure's relief do not.
     assert not relieves_overload("inter-worker traffic 718.0 -> 530.0")
     assert not relieves_overload("load distance 40.0 -> 10.0")
@@ -484,10 +465,9 @@ def test_a_resumable_source_lets_the_cpu_pressures_relief_restart_the_spouts_wor
 
 def test_a_resumable_source_still_holds_back_a_spouts_restart_for_traffic():
     """sup-c at 94 % with m2 alone; the planner joins m1 to the spouts' worker on sup-a (100 tuples/s fewer
-    between workers), which leaves sup-c as it is: a traffic verdict. Its move would restart the spouts'
-    worker, and a restart stops the source for tens of seconds even when it loses nothing: with
-    planner.source.resumable too, m1 goes to a new worker on sup-a instead, where it cuts no traffic between
-    workers, so nothing moves."""
+    between workers), which leaves sup-c as it is: a traffic verdict. Its move restarts the spouts' worker,
+    and a restart stops the source for tens of seconds even when it loses nothing: held back with
+    planner.source.resumable too."""
     current = {"a1": A, "a2": A, "m1": "sup-b:6700", "m2": "sup-c:6700", "s1": "sup-b:6700"}
     loads = {"a1": 10.0, "a2": 10.0, "m1": 10.0, "m2": 94.0, "s1": 6.0}
     joined = {**slots(current), "m1": Slot.parse(A)}
@@ -499,8 +479,8 @@ def test_a_resumable_source_still_holds_back_a_spouts_restart_for_traffic():
         assert after["inter_worker"] < 0.9 * before["inter_worker"]
         kept = Replanner(clock=FakeClock(), runner=runner).plan(pressed, "topdown")
         assert kept.assignments == pressed.current
-        assert "the planner's 1 move(s) into a spout's worker tried in a new worker on its node instead" in kept.notes[0]
-        assert "held back" not in kept.notes[0]
+        assert "1 move(s) held back that restart a spout's worker" in kept.notes[0]
+        assert ("CPU pressure is worth that" in kept.notes[0]) == (options is not None)
 
 
 def test_the_resumable_source_option_is_read_through_the_catalogue():
@@ -594,28 +574,6 @@ def test_a_node_newly_short_of_cpu_is_replanned_at_once_below_the_change_thresho
             assert runner.calls == calls and "metrics changed 16%" in pressed.notes[0]
 
 
-def test_sparing_the_spouts_workers_keeps_moves_that_touch_none_and_undoes_same_node_joins():
-    """Of a plan's moves: one between two workers without a spout is kept as planned; one into a spout's
-    worker from another node goes to a new worker on that node; one into a spout's worker from a worker on
-    the same node is undone (a new worker there would relieve nothing); one out of a spout's worker is
-    undone."""
-    from storm_planner.adaptation.spout_workers import sparing_spout_workers
-
-    current = {"a1": A, "a2": "sup-b:6700", "m1": "sup-a:6701", "m2": "sup-b:6701", "s1": "sup-c:6700"}
-    p = three_nodes(current, {e: 10.0 for e in current})
-    p = p.replace(nodes=tuple(dataclasses.replace(n, slots=(6700, 6701, 6702)) for n in p.nodes))
-    plan = {**slots(current),
-            "s1": Slot("sup-c", 6701),      # between two spout-free workers on sup-c: as planned
-            "m2": Slot.parse(A),            # from sup-b into the spout a1's worker on sup-a: to sup-a:6702
-            "m1": Slot.parse(A),            # from sup-a:6701 into a1's worker on sup-a too: undone
-            "a2": Slot("sup-b", 6702)}      # a spout moving out of its worker: undone
-    spared = sparing_spout_workers(p, plan)
-    assert spared.plan["s1"] == Slot("sup-c", 6701)
-    assert spared.plan["m2"] == Slot("sup-a", 6702)
-    assert spared.plan["m1"] == Slot("sup-a", 6701) and spared.plan["a2"] == Slot("sup-b", 6700)
-    assert (spared.undone, spared.redirected, spared.changed) == (2, 1, 3)
-
-
 def test_a_node_short_of_cpu_at_the_last_replan_does_not_trigger_another():
     """Short of CPU already when re-planned (the placement kept): the next round waits for the threshold or
     the period like any other, rather than re-planning the same pressure again."""
@@ -628,21 +586,3 @@ def test_a_node_short_of_cpu_at_the_last_replan_does_not_trigger_another():
     clock.now += 5
     again = r.plan(problem(apart, traffic=HEAVY, loads=hot, capacity=(400, 100), options=options), "topdown")
     assert runner.calls == 1 and "threshold" in again.notes[0]
-
-
-def test_a_relief_whose_plan_puts_a_spout_on_the_busy_node_still_moves_the_bolts():
-    """sup-a at 94 % with m1 and m2; the planner's answer moves m1 into the spout a1's worker on sup-b and a1
-    onto sup-a (topDown's whole new placement). a1 stays where it is (a spout's move is undone), so sup-a's
-    worker will hold no spout: m1's move off it is no spout restart, and it goes to a new worker on sup-b
-    beside a1's. Before, the slot the plan gave a1 counted as a spout's too and every move was held back
-    (the end-to-end bench's bargains: an i7 at 97 % for the whole cell)."""
-    current = {"a1": "sup-b:6700", "a2": "sup-c:6700", "m1": A, "m2": A, "s1": "sup-c:6700"}
-    loads = {"a1": 10.0, "a2": 10.0, "m1": 47.0, "m2": 47.0, "s1": 6.0}
-    plan = {**slots(current), "m1": Slot("sup-b", 6700), "a1": Slot.parse(A)}
-    runner = lambda p, a: Plan(algorithm=a, assignments=plan)  # noqa: E731
-    pressed = three_nodes(current, loads)
-    assert evaluate(pressed, pressed.current)["max_utilisation"] == 94
-    moved = Replanner(clock=FakeClock(), runner=runner).plan(pressed, "topdown")
-    assert moves_between(slots(current), moved.assignments) == ["m1"]
-    assert moved.assignments["m1"] == Slot("sup-b", 6701) and moved.assignments["a1"] == Slot("sup-b", 6700)
-    assert "CPU pressure relieved: busiest node 94 -> 57 % of its CPU" in moved.notes[-1]

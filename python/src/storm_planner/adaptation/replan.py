@@ -99,12 +99,7 @@ from storm_planner.adaptation.gate import (
     short_of_something,
     unrelieved,
 )
-from storm_planner.adaptation.spout_workers import (
-    Spared,
-    sparing_spout_workers,
-    spout_worker_restarts,
-    spouts_held_still,
-)
+from storm_planner.adaptation.spout_workers import Spared, sparing_spout_workers, spouts_held_still
 from storm_planner.core import settings
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
@@ -416,7 +411,7 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
         # Input never moves (Madsen et al.'s input nodes): a move that restarts a spout's worker stops the
         # source for as long as the worker takes to come back (on a loaded machine, longer than a 30 s
         # period: a real run under trust processed nothing).
-        spared, held_back, _ = spouts_held_still(problem, plan)
+        spared, held_back = spouts_held_still(problem, plan)
         limited, moved = limit_moves(problem, spared, left)
         note = f"; {held_back} move(s) held back that restart a spout's worker" if held_back else ""
         if not moved:
@@ -465,7 +460,7 @@ def _first_correction(problem: Problem, plan: Mapping[str, Slot], left: int | No
     if verdict is None:
         return _Decision(problem.current, moved, None,
                          f"first correction: no placement better by {settings.min_gain:.0%}", note)
-    restarts = spout_worker_restarts(problem, limited)
+    restarts = sparing_spout_workers(problem, limited).undone
     why = ("; first correction of a placement made on estimates (planner.replan.first.correction)"
            + (f", {restarts} move(s) restart a spout's worker (resumable)" if restarts else ""))
     return _Decision(limited, moved, verdict, note=note + why)
@@ -488,7 +483,7 @@ def _weigh_spout_restarts(problem: Problem, plan: Mapping[str, Slot], cut: _Cut,
     assert verdict is not None
     spared = sparing_spout_workers(problem, plan)
     if settings.resumable and verdict.startswith(RELIEF):
-        restarts = spout_worker_restarts(problem, limited)
+        restarts = sparing_spout_workers(problem, limited).undone
         if not restarts:
             return cut, ""
         alternative = _fewest_moves(problem, spared.plan, left, before, settings.min_gain, asked, relief)
@@ -496,7 +491,7 @@ def _weigh_spout_restarts(problem: Problem, plan: Mapping[str, Slot], cut: _Cut,
             return alternative, _spared_note(spared, "a relief without them was found")
         return cut, (f"; {restarts} move(s) restart a spout's worker: its source resumes from its committed "
                      f"progress (planner.source.resumable), so relieving the CPU pressure is worth that")
-    if not spared.changed:
+    if not spared.undone:
         return cut, ""
     cost = ("its source stops while the worker restarts; only relieving overload or the CPU pressure is worth that"
             if settings.resumable else
@@ -507,13 +502,7 @@ def _weigh_spout_restarts(problem: Problem, plan: Mapping[str, Slot], cut: _Cut,
 
 def _spared_note(spared: Spared, why: str) -> str:
     """What sparing the spouts' workers did to a plan, for its notes ('' when nothing)."""
-    parts = []
-    if spared.undone:
-        parts.append(f"{spared.undone} move(s) held back that restart a spout's worker ({why})")
-    if spared.redirected:
-        parts.append(f"the planner's {spared.redirected} move(s) into a spout's worker tried in a new worker on "
-                     f"its node instead")
-    return "".join(f"; {part}" for part in parts)
+    return f"; {spared.undone} move(s) held back that restart a spout's worker ({why})" if spared.undone else ""
 
 
 def _fewest_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None, before: Mapping[str, float],
