@@ -32,7 +32,7 @@ compose-down:
 
 # The tests on a running compose cluster alone (marker `compose`; `make test` runs them too): one cluster
 # for the module, images built first (Docker's layer cache: seconds when nothing changed). As root, or
-# with a Docker engine that answers; they take the ports `make demo` uses, so stop that one first.
+# with a Docker engine that answers; the cluster takes a free port offset, so it runs beside others.
 compose-test: python-env plugin
 	$(PYTHON) -m pytest -m compose tests/docker/test_compose_on_docker.py
 

@@ -13,35 +13,44 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "test-lanes.sh"
 
 
-def project(tmp_path: Path, cluster_passes: bool, other_passes: bool) -> Path:
-    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    cluster: a cluster test\n")
+def project(tmp_path: Path, cluster_passes: bool, other_passes: bool, compose_passes: bool = True) -> Path:
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    cluster: a cluster test\n"
+                                         "    compose: a compose test\n")
     (tmp_path / "test_lanes_example.py").write_text(
         "import pytest\n\n"
         "@pytest.mark.cluster\n"
         f"def test_in_the_cluster_lane():\n    assert {cluster_passes}\n\n"
-        f"def test_in_the_other_lane():\n    assert {other_passes}\n")
+        f"def test_in_the_other_lane():\n    assert {other_passes}\n\n"
+        "@pytest.mark.cluster\n@pytest.mark.compose\n"
+        f"def test_in_lane_one_after_the_others():\n    assert {compose_passes}\n")
     return tmp_path
 
 
 def lanes(root: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(SCRIPT), sys.executable, "-c", str(root / "pytest.ini"), "-q", str(root)],
+    return subprocess.run(["bash", str(SCRIPT), sys.executable, "-c", str(root / "pytest.ini"), "-q", "-rA", str(root)],
                           cwd=root, capture_output=True, text=True, timeout=120)
 
 
 def test_both_lanes_pass_and_both_reports_are_shown(tmp_path):
     run = lanes(project(tmp_path, cluster_passes=True, other_passes=True))
     assert run.returncode == 0, run.stdout + run.stderr
-    # One test in each lane: each report says one passed and one deselected (the other lane's).
-    assert run.stdout.count("1 passed, 1 deselected") == 2, run.stdout
+    # One test in each of the three runs: each report says one passed and two deselected; the compose test
+    # runs in lane 1, after the others.
+    assert run.stdout.count("1 passed, 2 deselected") == 3, run.stdout
+    lane_one, lane_two = run.stdout.split("the tests with a Storm cluster (lane 2")
+    compose = "PASSED test_lanes_example.py::test_in_lane_one_after_the_others"
+    assert compose in lane_one.split("the docker-compose cluster's tests")[1] and compose not in lane_two
     assert "lanes: other tests exit 0, cluster tests exit 0" in run.stdout
 
 
-@pytest.mark.parametrize("cluster_passes, other_passes", [(False, True), (True, False)])
-def test_a_failure_in_either_lane_fails_the_run(tmp_path, cluster_passes, other_passes):
-    run = lanes(project(tmp_path, cluster_passes, other_passes))
+@pytest.mark.parametrize("failing", ["test_in_the_cluster_lane", "test_in_the_other_lane",
+                                     "test_in_lane_one_after_the_others"])
+def test_a_failure_in_any_run_fails_the_whole(tmp_path, failing):
+    run = lanes(project(tmp_path, cluster_passes=failing != "test_in_the_cluster_lane",
+                        other_passes=failing != "test_in_the_other_lane",
+                        compose_passes=failing != "test_in_lane_one_after_the_others"))
     assert run.returncode != 0, run.stdout
-    failed = "test_in_the_cluster_lane" if not cluster_passes else "test_in_the_other_lane"
-    assert f"FAILED test_lanes_example.py::{failed}" in run.stdout, run.stdout
+    assert f"FAILED test_lanes_example.py::{failing}" in run.stdout, run.stdout
 
 
 def test_an_interrupt_stops_both_lanes_and_their_teardown_runs(tmp_path):

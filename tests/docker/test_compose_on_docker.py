@@ -13,7 +13,8 @@ supervisor containers with different CPU limits, the dashboard. In order:
 3. the planner container is killed: the next topology falls back to Storm's DefaultScheduler with a
    status that says so; the planner container is started again and plans the next one.
 
-Needs Docker (installed and started when missing, as root) and the jars (``mvn package``).
+Needs Docker (installed and started when missing, as root) and the jars (``mvn package``). The cluster takes
+a free port offset, so it runs beside local clusters (``make test`` runs this module beside the cluster tests).
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from storm_planner.cluster.compose import DASHBOARD, NIMBUS, PLANNER, RESULTS_DI
 from storm_planner.compose_commands import TRENDS_IN_IMAGE, plans_for
 from storm_planner.cluster.description import default_description
 from storm_planner.cluster.launcher import applied_assignment
+from storm_planner.cluster.probes import free_port_offset
 from storm_planner.submit import nimbus
 
 pytestmark = [pytest.mark.cluster, pytest.mark.compose]
@@ -58,7 +60,10 @@ def cluster():
     for jar in ("storm-scheduler/target/storm-planner-scheduler.jar", "storm-metrics/target/storm-planner-metrics.jar"):
         if not (REPO / jar).is_file():
             pytest.skip(f"{jar} is not built (make plugin)")
-    compose_cluster = ComposeCluster(default_description(), REPO, progress=lambda message: None)
+    # Its own ports (a free offset): `make test` runs these beside the cluster tests' local clusters.
+    description = default_description()
+    compose_cluster = ComposeCluster(description.with_offset(free_port_offset(description)), REPO,
+                                     progress=lambda message: None)
     try:
         compose_cluster.up()
     except EngineError:
