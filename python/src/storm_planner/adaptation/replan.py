@@ -369,7 +369,7 @@ def _why_now(problem: Problem, state: _TopologyState | None, settings: ReplanSet
 
 
 def _newly_short_of_cpu(problem: Problem, state: _TopologyState, settings: ReplanSettings) -> str:
-    """Why re-plan now when a node has become short of CPU since last looked at ('' otherwise); only under
+    """Why re-plan now when a node has become short of CPU since the last re-plan ('' otherwise); only under
     ``planner.replan.cautious``, where that pressure is what lets a running topology move.
 
     The change threshold compares the whole topology's loads, so one node can climb from 73 to 97 % of its
