@@ -11,8 +11,9 @@ or a new one:
    current period spent: keep.
 3. Re-plan only when the measured loads or traffic differ from the basis by
    more than ``planner.replan.threshold`` (relative: sum of absolute changes
-   over the larger total), or when ``planner.replan.period.secs`` have passed
-   since the last re-plan.
+   over the larger total), when ``planner.replan.period.secs`` have passed
+   since the last re-plan, or (under ``planner.replan.cautious``) when a node
+   has become short of CPU since then.
 4. The topology's own ``planner.algorithm`` plans on the measured problem with
    ``max_migrations`` = what is left of the budget; the result is then cut to
    that budget (:func:`~storm_planner.adaptation.budget.limit_moves`) whatever the
