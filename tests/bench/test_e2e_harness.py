@@ -287,11 +287,12 @@ def test_each_cell_gives_its_replay_spouts_a_checkpoint_dir_of_its_own_and_resum
     bench = SimpleNamespace(feeds={"tweets": tmp_path / "tweets", "stocks": tmp_path / "stocks"}, repo=tmp_path,
                             nimbus="127.0.0.1:6627", timing=SimpleNamespace(start_s=5))
     for workload, cell, scheduler in ((TRENDS_LINK, "a", "planner:topdown"),
-                                      (TRENDS_LINK, "b", "planner:topdown+resumable+correct"),
+                                      (TRENDS_LINK, "b", "planner:topdown+resumable+correct+remembered"),
                                       (BARGAINS_LINK, "c", "ras")):
         submit_workload(bench, workload, 100.0, parse_scheduler(scheduler), tmp_path / cell, "job")
     trends_a, trends_b, bargains = submitted
     assert trends_b["planner.replan.first.correction"] is True and "planner.replan.first.correction" not in trends_a
+    assert trends_b["planner.loads.remembered"] is True and "planner.loads.remembered" not in trends_a
     assert trends_a["trends.checkpoint_dir"] == str(tmp_path / "a" / "checkpoints")
     assert trends_b["trends.checkpoint_dir"] == str(tmp_path / "b" / "checkpoints")
     assert bargains["bargains.checkpoint_dir"] == str(tmp_path / "c" / "checkpoints")   # both its spouts
@@ -304,12 +305,16 @@ def test_resumable_is_a_planner_suffix_and_keeps_one_label_order():
     assert (both.label, both.resumable, both.replan, both.hook) == (
         "planner:topdown+noreplan+resumable+nohook", True, False, False)
     assert not parse_scheduler("planner:topdown").resumable
-    with pytest.raises(ValueError, match=r"\+resumable and \+correct are for planner:NAME alone"):
+    with pytest.raises(ValueError, match=r"\+resumable, \+correct and \+remembered are for planner:NAME alone"):
         parse_scheduler("ras+resumable")
-    every = parse_scheduler("planner:topdown+correct+resumable")
-    assert (every.label, every.correct, every.resumable) == ("planner:topdown+resumable+correct", True, True)
+    every = parse_scheduler("planner:topdown+remembered+correct+resumable")
+    assert (every.label, every.correct, every.resumable, every.remembered) == (
+        "planner:topdown+resumable+correct+remembered", True, True, True)
+    assert not parse_scheduler("planner:topdown").remembered
     with pytest.raises(ValueError, match=r"are for planner:NAME alone"):
         parse_scheduler("default+correct")
+    with pytest.raises(ValueError, match=r"are for planner:NAME alone"):
+        parse_scheduler("ras+remembered")
 
 
 def test_each_papers_planner_is_judged_on_its_own_metric_and_workload(tmp_path):

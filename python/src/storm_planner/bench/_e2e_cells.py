@@ -105,9 +105,16 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
     on top (``bench albic-real``'s re-planning settings and groupings, the profiling run's single worker).
     ``profile`` reaches the topology as ``planner.hetero.profiles`` for the hetero planners alone
     (:class:`~storm_planner.bench._e2e_workloads.HeteroProfileError` if they have none); a scheduler without
-    re-planning (``+noreplan``) sets ``planner.replan: false``, ``+correct`` ``planner.replan.first.correction``. Returns the submission (its ``id``);
+    re-planning (``+noreplan``) sets ``planner.replan: false``, ``+correct`` ``planner.replan.first.correction``,
+    ``+remembered`` ``planner.loads.remembered``. Returns the submission (its ``id``);
     :class:`~storm_planner.submit.operations.SubmitError` when it does not run within the start timeout."""
-    from storm_planner.core.settings import HETERO_PROFILES, REPLAN, REPLAN_FIRST_CORRECTION, SOURCE_RESUMABLE
+    from storm_planner.core.settings import (
+        HETERO_PROFILES,
+        LOADS_REMEMBERED,
+        REPLAN,
+        REPLAN_FIRST_CORRECTION,
+        SOURCE_RESUMABLE,
+    )
     from storm_planner.submit.operations import submit_project
 
     options = {
@@ -127,6 +134,8 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
         options[SOURCE_RESUMABLE.key] = True
     if scheduler.correct:
         options[REPLAN_FIRST_CORRECTION.key] = True
+    if scheduler.remembered:
+        options[LOADS_REMEMBERED.key] = True
     if needs_profile(scheduler):
         if not profile:
             raise HeteroProfileError(f"{scheduler.label} needs a profile of {workload.name}: none was made or given")

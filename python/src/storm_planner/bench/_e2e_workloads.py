@@ -13,6 +13,10 @@ never re-plans it (``planner.replan: false``): the plan made at submission stays
 the topology ``planner.source.resumable``: the replay spouts resume from their checkpoints (every cell keeps
 them), so a re-plan may restart a spout's worker to relieve a node short of CPU. Not the default: on trends
 under ``topdown`` two such reliefs within 75 s each stopped the source for 30 s (``e2e/notes.md``).
+``planner:NAME+remembered`` sets ``planner.loads.remembered``: the first plan takes the loads the service
+measured for the workload (same topology name) in an earlier planner cell of the run, the highest of that
+cell's measured plans (:mod:`storm_planner.service.load_memory`); a cell with no such earlier cell plans on
+estimates, as without the suffix.
 """
 from __future__ import annotations
 
@@ -123,6 +127,7 @@ class Scheduler:
     replan: bool = True  # the plugin offers the running topology for re-planning (planner.replan)
     resumable: bool = False  # planner.source.resumable: a relief may restart the spout's worker
     correct: bool = False    # planner.replan.first.correction: the first measured re-plan may move for traffic
+    remembered: bool = False  # planner.loads.remembered: the first plan on the loads an earlier cell measured
 
     @property
     def with_hook(self) -> str:
@@ -134,7 +139,8 @@ NO_HOOK = "+nohook"
 NO_REPLAN = "+noreplan"
 RESUMABLE = "+resumable"
 CORRECT = "+correct"
-SUFFIXES = (NO_REPLAN, RESUMABLE, CORRECT, NO_HOOK)   # in the order a label gives them
+REMEMBERED = "+remembered"
+SUFFIXES = (NO_REPLAN, RESUMABLE, CORRECT, REMEMBERED, NO_HOOK)   # in the order a label gives them
 
 
 # The planners that need a profile (Nasiri et al.'s): the bench makes one per workload (bench._e2e_profiles).
@@ -152,7 +158,7 @@ def needs_profile(scheduler: Scheduler) -> bool:
 
 def parse_scheduler(text: str) -> Scheduler:
     """``default``, ``ras`` (or ``resource-aware``), ``planner:NAME``, each optionally with ``+nohook``,
-    ``planner:NAME`` also with ``+noreplan``, ``+resumable`` and ``+correct`` (in any order; the label puts them
+    ``planner:NAME`` also with ``+noreplan``, ``+resumable``, ``+correct`` and ``+remembered`` (in any order; the label puts them
     in the order of SUFFIXES); a clear error for anything else."""
     from storm_planner.planners import available
 
@@ -163,10 +169,10 @@ def parse_scheduler(text: str) -> Scheduler:
         base = base.removesuffix(suffix)
         found.add(suffix)
     label_suffix = "".join(s for s in SUFFIXES if s in found)
-    hook, replan, resumable, correct = (NO_HOOK not in found, NO_REPLAN not in found, RESUMABLE in found,
-                                        CORRECT in found)
+    hook, replan = NO_HOOK not in found, NO_REPLAN not in found
     if base in ("default", "ras", "resource-aware") and found - {NO_HOOK}:
-        raise ValueError(f"--schedulers: {text!r}: {NO_REPLAN}, {RESUMABLE} and {CORRECT} are for planner:NAME alone "
+        raise ValueError(f"--schedulers: {text!r}: {NO_REPLAN}, {RESUMABLE}, {CORRECT} and {REMEMBERED} are for "
+                         "planner:NAME alone "
                          "(Storm's own schedulers never re-plan a running topology)")
     if base == "default":
         return Scheduler(base + label_suffix, "default", hook=hook)
@@ -177,10 +183,10 @@ def parse_scheduler(text: str) -> Scheduler:
         if algorithm not in available():
             raise ValueError(f"--schedulers: {text!r}: no planner {algorithm!r} (registered: "
                              f"{', '.join(sorted(available()))})")
-        return Scheduler(base + label_suffix, "planner", algorithm, hook=hook, replan=replan, resumable=resumable,
-                         correct=correct)
+        return Scheduler(base + label_suffix, "planner", algorithm, hook=hook, replan=replan,
+                         resumable=RESUMABLE in found, correct=CORRECT in found, remembered=REMEMBERED in found)
     raise ValueError(f"--schedulers: {text!r} is not default, ras or planner:NAME (each may end in {NO_HOOK}; "
-                     f"planner:NAME in {NO_REPLAN}, {RESUMABLE} or {CORRECT})")
+                     f"planner:NAME in {NO_REPLAN}, {RESUMABLE}, {CORRECT} or {REMEMBERED})")
 
 
 def parse_workloads(text: str) -> list[Workload]:

@@ -62,6 +62,14 @@ class Problem:
     options: Options = field(default_factory=Options)
     profiles: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     measured: bool = False  # executors/traffic came from metrics, not from estimates
+    # No metrics yet, but each executor's load is its component's as an earlier run of the topology's name
+    # measured it (the service's planner.loads.remembered): estimates still, though of a real run's loads.
+    loads_remembered: bool = False
+
+    @property
+    def loads_known(self) -> bool:
+        """Whether the executors' loads are a real run's (measured now, or remembered) rather than declared."""
+        return self.measured or self.loads_remembered
 
     # -- lookups -------------------------------------------------------------
     def node(self, node_id: str) -> Node:

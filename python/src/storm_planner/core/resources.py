@@ -148,7 +148,7 @@ def _measured_fits(problem: Problem, rooms: Mapping[str, _Room], executors: Mapp
     """For measured loads: whether x (on a) and y (on b) may trade places, keeping each node's measured load
     within its room or, where it is over already, not adding to it. Executors of equal declared demand
     may run very different loads (trends: a count at 18 % of a core, a rank at 5 %). None: not measured."""
-    if not problem.measured:
+    if not problem.loads_known:
         return None
     room_of = {node: _load_room(problem, room.node) for node, room in rooms.items()}
 
@@ -215,7 +215,7 @@ def _room(problem: Problem, node: Node, declared: bool) -> _Room:
     memory_left = math.inf if node.free_memory is None else node.free_memory
     if heap is not None:
         memory_left = min(memory_left, heap * len(node.slots))
-    return _Room(node, cpu_left, memory_left, [], _load_room(problem, node) if problem.measured else math.inf)
+    return _Room(node, cpu_left, memory_left, [], _load_room(problem, node) if problem.loads_known else math.inf)
 
 
 def _relieve(rooms: dict[str, _Room], executors: Mapping[str, Executor], cpu_of: Mapping[str, float], problem: Problem,

@@ -4,7 +4,9 @@ A request carries several topologies; each becomes one :class:`Problem`. The
 nodes a topology sees (its free slots, what the request's other topologies hold)
 come from :class:`~storm_planner.service.request_state.RequestState`.
 
-Loads: when the metrics store has nothing for a topology, each executor gets its
+Loads: when the metrics store has nothing for a topology, each executor gets its component's load as
+last measured under the topology's name when the request passes one (``planner.loads.remembered``,
+:mod:`storm_planner.service.load_memory`), else its
 declared CPU (or ``planner.executor.cost``, default 10 % of a core) and each
 stream a prior rate (one tuple per spout output, selectivity 1 over data inputs,
 watermark streams as the kit sends them: ``planner.watermark.streams``), so that
@@ -42,9 +44,11 @@ from storm_planner.core.system_streams import (
 from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.service.checks import check_topology, option
 from storm_planner.service.contract import planner_thrift as T
+from storm_planner.service.load_memory import RememberedLoads
 from storm_planner.service.request_state import RequestState
 
 DEFAULT_EXECUTOR_COST = settings.EXECUTOR_COST.default
+_NO_PRIORS: Mapping[str, float] = MappingProxyType({})
 DEFAULT_STREAM_RATE = 1.0   # before core.system_streams.prior_rates propagates it from the spouts
 
 
@@ -59,12 +63,16 @@ def problem_from_thrift(
     spec: Any,
     nodes: RequestState | list[Any],
     measured: MeasuredTopology | None = None,
+    remembered: RememberedLoads | None = None,
 ) -> Problem:
     """One TopologySpec of a request -> Problem.
 
     ``nodes`` is the request's state (:class:`RequestState`: which slots earlier plans of the request took,
     what its other topologies hold on each node), or the request's nodes alone; ``measured`` may carry
-    measured executors and traffic (:class:`~storm_planner.metrics.measured.MeasuredTopology`).
+    measured executors and traffic (:class:`~storm_planner.metrics.measured.MeasuredTopology`);
+    ``remembered``, used only when nothing is measured, the loads a topology of the same name was last
+    measured at (:mod:`storm_planner.service.load_memory`): each component's load per executor and each
+    component pair's tuple size replace the estimates where it has them.
     """
     state = nodes if isinstance(nodes, RequestState) else RequestState(nodes)
     check_topology(spec)
@@ -78,8 +86,11 @@ def problem_from_thrift(
     cost = settings.EXECUTOR_COST.read(options)
     components = _components(spec, cost)
     measured = measured if measured is not None and measured.measured else None
-    streams = _streams(spec, components, options, measured.tuple_bytes if measured else {})
-    executors, traffic = _executors_and_traffic(spec, measured, options, cost)
+    remembered = None if measured else remembered
+    sizes = measured.tuple_bytes if measured else remembered.tuple_bytes if remembered else {}
+    streams = _streams(spec, components, options, sizes)
+    executors, traffic = _executors_and_traffic(spec, measured, options, cost,
+                                                remembered.cpu if remembered else _NO_PRIORS)
     return Problem(
         nodes=tuple(problem_nodes),
         topology_id=spec.id,
@@ -90,6 +101,7 @@ def problem_from_thrift(
         current=MappingProxyType({e: s for e, s in current.items() if s.node in node_ids}),
         options=_options(spec, options),
         measured=measured is not None,
+        loads_remembered=remembered is not None and bool(remembered.cpu),
     )
 
 
@@ -123,8 +135,9 @@ def _components(spec: Any, cost: float) -> tuple[Component, ...]:
 
 
 def _executors_and_traffic(spec: Any, measured: MeasuredTopology | None, options: Mapping[str, str],
-                           cost: float) -> tuple[tuple[Executor, ...], Any]:
-    """Executors with their loads, and executor-pair traffic: measured where metrics are, else declared."""
+                           cost: float, priors: Mapping[str, float]) -> tuple[tuple[Executor, ...], Any]:
+    """Executors with their loads, and executor-pair traffic: measured where metrics are, else the
+    component's remembered load per executor (``priors``) or else declared."""
     if measured:
         declared: dict[str, dict[str, Any]] = {e.id: _declared(e) for e in spec.executors}
         executors = tuple(e._replace(**declared.get(e.id, {})) for e in measured.executors)
@@ -134,7 +147,8 @@ def _executors_and_traffic(spec: Any, measured: MeasuredTopology | None, options
     fixed_cost = settings.EXECUTOR_COST.is_set(options)
     # Positional tuples made in C (tuple.__new__): tens of thousands of executors per request.
     executors = tuple(map(tuple.__new__, repeat(Executor), (
-        (e.id, e.component, cost if fixed_cost or e.cpu is None else float(e.cpu), 1.0,
+        (e.id, e.component,
+         priors[e.component] if e.component in priors else cost if fixed_cost or e.cpu is None else float(e.cpu), 1.0,
          0.0 if e.memory_mb is None else float(e.memory_mb), None if e.cpu is None else float(e.cpu))
         for e in spec.executors)))
     return executors, ()  # the streams carry the traffic, at component level (core.traffic)

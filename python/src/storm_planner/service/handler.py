@@ -36,6 +36,7 @@ from storm_planner.service.convert import error_to_thrift, plan_to_thrift, probl
 from storm_planner.service.counters import ServiceCounters
 from storm_planner.service.deadline import request_budget_s, topology_share, within_share
 from storm_planner.service.limits import ServiceLimits
+from storm_planner.service.load_memory import LoadMemory, RememberedLoads
 from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, PlanLog
 from storm_planner.service.rebalance import AutoRebalancer
 from storm_planner.service.request_state import RequestState
@@ -69,6 +70,7 @@ class PlannerHandler:
         self.limits = limits or ServiceLimits()
         self.counters = ServiceCounters()
         self.metrics = metrics
+        self.load_memory = LoadMemory()   # per topology name, its last measured loads
         self.runner = runner or PlannerRunner(isolate=isolate)
         self.replanner = replanner
         self.plan_log = PlanLog(plan_log, self.counters, plan_log_max_line_mb) if plan_log else None
@@ -150,7 +152,8 @@ class PlannerHandler:
             raise TimeoutError
         settings.check_service_options(spec.options or {})  # refused before metrics are read for it
         measured = self._measure(spec, request.nodes)
-        problem = within_share(problem_from_thrift(spec, state, measured), remaining)
+        remembered = self._remembered(spec, measured)
+        problem = within_share(problem_from_thrift(spec, state, measured, remembered), remaining)
         future = self._pool.submit(self.replanner.plan if self.replanner else self.runner, problem, algorithm)
         try:
             plan = future.result(timeout=remaining)
@@ -160,12 +163,25 @@ class PlannerHandler:
         notes = list(plan.notes)
         notes.extend(settings.unknown_keys(spec.options or {}, available()))
         notes.extend(measured.notes if measured is not None else ())
-        if not problem.measured:
+        if remembered is not None:
+            notes.append(remembered.note(self.load_memory.clock()))
+        elif not problem.measured:
             notes.append("no metrics for this topology: loads and rates are estimates")
         rebalance = self.rebalancer.consider(spec.id, spec.name or spec.id, problem.options.extra, plan.advice)
         if rebalance:
             notes.append(rebalance)
         return plan_to_thrift(spec.id, plan.replace(notes=tuple(notes))), plan.advice
+
+    def _remembered(self, spec: Any, measured: MeasuredTopology | None) -> RememberedLoads | None:
+        """Remember what a measured topology costs, by its name; recall it for one with nothing measured
+        that asks for it (``planner.loads.remembered``)."""
+        name = spec.name or ""
+        if measured is not None and measured.measured:
+            self.load_memory.remember(name, spec.id, measured.executors, measured.tuple_bytes)
+            return None
+        if name and settings.LOADS_REMEMBERED.read(spec.options or {}):
+            return self.load_memory.recall(name)
+        return None
 
     def _measure(self, spec: Any, nodes: list[Any]) -> MeasuredTopology | None:
         if self.metrics is None:

@@ -1,0 +1,157 @@
+"""A resubmitted topology's first plan on the loads its name was last measured at (``planner.loads.remembered``).
+
+The end-to-end bench found topDown's first plan on bargains, made on the declared 10 % per executor, packing
+join and vwap onto one 45 % node that then ran at its quota; measured re-plans could not spread them without
+restarting a spout's worker. The service now remembers, per topology name, each component's highest
+measured load per executor over a run, and a later run of that name may start from it.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import pytest
+
+from storm_planner.core.problem import Executor
+from storm_planner.metrics.measured import MeasuredTopology
+from storm_planner.planners.base import run
+from storm_planner.service.contract import planner_thrift as T
+from storm_planner.service.convert import problem_from_thrift
+from storm_planner.service.handler import PlannerHandler
+from storm_planner.service.load_memory import MAX_ENTRIES, LoadMemory, RememberedLoads, mean_load_per_component
+from tests.service.test_imc_prior import SUPERVISORS, bench_nodes, request
+
+
+def executors(*loads: tuple[str, float]) -> list[Executor]:
+    return [Executor(id=f"[{k}-{k}]", component=c, load=load) for k, (c, load) in enumerate(loads, 1)]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_run_keeps_its_highest_load_per_executor_and_a_new_run_starts_afresh():
+    memory = LoadMemory(clock=Clock())
+    memory.remember("wc", "wc-1-1", executors(("count", 10.0), ("count", 20.0), ("words", 4.0)), {("words", "count"): 90.0})
+    # The feed stopped: the run's last windows are nearly idle, and its peak stays.
+    memory.remember("wc", "wc-1-1", executors(("count", 1.0), ("count", 1.0), ("words", 6.0)), {("words", "count"): 95.0})
+    first = memory.recall("wc")
+    assert first is not None and first.topology_id == "wc-1-1"
+    assert dict(first.cpu) == {"count": 15.0, "words": 6.0}
+    assert dict(first.tuple_bytes) == {("words", "count"): 95.0}   # sizes: the latest
+    memory.remember("wc", "wc-2-9", executors(("count", 3.0), ("count", 5.0)), {})
+    second = memory.recall("wc")
+    assert second is not None and dict(second.cpu) == {"count": 4.0} and not second.tuple_bytes
+    assert memory.recall("other") is None
+
+
+def test_figures_that_are_not_finite_and_non_negative_are_left_out_and_the_rest_kept():
+    loads = mean_load_per_component(executors(("a", math.nan), ("a", 8.0), ("b", math.inf), ("c", -1.0), ("d", 0.0)))
+    assert loads == {"a": 8.0, "d": 0.0}
+    memory = LoadMemory()
+    memory.remember("t", "t-1", executors(("a", 8.0)), {("a", "b"): math.nan, ("b", "c"): 120.0, ("c", "d"): -5.0})
+    kept = memory.recall("t")
+    assert kept is not None and dict(kept.tuple_bytes) == {("b", "c"): 120.0}
+    memory.remember("bad", "bad-1", executors(("a", math.nan)), {("a", "b"): math.inf})
+    assert memory.recall("bad") is None and memory.recall("t") is not None    # nothing usable: nothing kept
+    memory.remember("", "anonymous-1", executors(("a", 1.0)), {})
+    assert len(memory) == 1
+
+
+def test_the_memory_is_bounded_in_names_and_in_components_per_name():
+    memory = LoadMemory(max_topologies=2)
+    for name in ("a", "b"):
+        memory.remember(name, f"{name}-1", executors(("x", 1.0)), {})
+    assert memory.recall("a") is not None      # a is now the most recently used
+    memory.remember("c", "c-1", executors(("x", 1.0)), {})
+    assert memory.recall("b") is None and memory.recall("a") is not None and memory.recall("c") is not None
+    many = [Executor(id=f"[{k}-{k}]", component=f"c{k}", load=1.0) for k in range(MAX_ENTRIES + 5)]
+    memory.remember("big", "big-1", many, {(f"c{k}", "sink"): 10.0 for k in range(MAX_ENTRIES + 5)})
+    big = memory.recall("big")
+    assert big is not None and len(big.cpu) == MAX_ENTRIES and len(big.tuple_bytes) == MAX_ENTRIES
+    with pytest.raises(ValueError, match="max_topologies"):
+        LoadMemory(max_topologies=0)
+
+
+# bargains at 200 t/s per spout: join and vwap are the heavy components (cf. e2e-relief.md), the rest light.
+BARGAINS_LOADS = {"trades": 6.0, "quotes": 6.0, "vwap": 16.0, "join": 19.0, "filter": 3.0, "sink": 2.0, "__acker": 3.0}
+
+
+def remembered_bargains() -> RememberedLoads:
+    return RememberedLoads("e2e-bargains-link-1-1", BARGAINS_LOADS, {("trades", "vwap"): 310.0}, 0.0)
+
+
+def test_a_plan_without_metrics_takes_the_remembered_loads_and_sizes_in_place_of_the_declared_ones():
+    spec = request("bargains-link")
+    problem = problem_from_thrift(spec, bench_nodes(), remembered=remembered_bargains())
+    assert not problem.measured                   # still a plan on estimates: its first measured re-plan is judged as usual
+    assert {e.component: e.load for e in problem.executors} == BARGAINS_LOADS
+    assert all(e.cpu == 10.0 for e in problem.executors)     # what Storm accounts (RAS) is still declared
+    sizes = {(s.source, s.target): s.tuple_bytes for s in problem.streams}
+    assert sizes[("trades", "vwap")] == 310.0
+    plain = problem_from_thrift(spec, bench_nodes())
+    assert {e.load for e in plain.executors} == {10.0}
+    plain_sizes = {(s.source, s.target): s.tuple_bytes for s in plain.streams}
+    assert plain_sizes[("trades", "vwap")] != 310.0
+    assert plain_sizes[("quotes", "join")] == sizes[("quotes", "join")]     # a pair the memory lacks keeps its estimate
+
+
+def test_measured_metrics_win_over_the_remembered_loads():
+    spec = request("bargains-link")
+    measured = MeasuredTopology(executors=tuple(Executor(id=e.id, component=e.component, load=1.5) for e in spec.executors))
+    problem = problem_from_thrift(spec, bench_nodes(), measured, remembered=remembered_bargains())
+    assert problem.measured and {e.load for e in problem.executors} == {1.5}
+
+
+@pytest.mark.parametrize("planner", ["topdown", "tasklevel"])
+def test_topdown_on_the_remembered_loads_keeps_every_bench_node_within_its_cpu(planner):
+    """The property §4 asks of topDown (nodes below their capacity), on the loads that matter: with the
+    remembered loads no supervisor of the bench's cluster is planned beyond its quota."""
+    problem = problem_from_thrift(request("bargains-link"), bench_nodes(), remembered=remembered_bargains())
+    plan = run(problem, planner)
+    load = {e.id: e.load for e in problem.executors}
+    on_node: dict[str, float] = defaultdict(float)
+    for executor, slot in plan.assignments.items():
+        on_node[slot.node] += load[executor]
+    capacity = dict(SUPERVISORS)
+    assert set(on_node) <= set(capacity)
+    assert all(on_node[node] <= capacity[node] + 1e-9 for node in on_node), dict(on_node)
+
+
+def handler_with_metrics_for(topology_id: str, load: float) -> PlannerHandler:
+    """A service whose metrics source has figures for ``topology_id`` alone."""
+    spec = request("bargains-link")
+    measured = MeasuredTopology(executors=tuple(Executor(id=e.id, component=e.component, load=load)
+                                                for e in spec.executors))
+    return PlannerHandler(metrics=lambda tid: measured if tid == topology_id else None, isolate=False)
+
+
+def plan_of(handler: PlannerHandler, topology_id: str, options: dict[str, str]):
+    spec = request("bargains-link", {"planner.algorithm": "topdown", **options})
+    spec.id = topology_id
+    (plan,) = handler.plan(T.PlanRequest(request_id="r", nodes=bench_nodes(), topologies=[spec],
+                                         deadline_ms=10_000)).plans
+    return plan
+
+
+def test_the_service_remembers_a_measured_run_and_a_resubmission_that_asks_starts_from_it():
+    handler = handler_with_metrics_for("e2e-bargains-link-1-1", 7.0)
+    plan_of(handler, "e2e-bargains-link-1-1", {})          # measured: remembered under the name e2e-bargains-link
+    off = plan_of(handler, "e2e-bargains-link-2-2", {})
+    on = plan_of(handler, "e2e-bargains-link-3-3", {"planner.loads.remembered": "true"})
+    assert off.error is None and on.error is None
+    assert any("no metrics for this topology: loads and rates are estimates" in note for note in off.notes)
+    assert any("loads as measured on e2e-bargains-link-1-1" in note for note in on.notes), on.notes
+    assert not any("loads and rates are estimates" in note for note in on.notes)
+    handler.close()
+
+
+def test_a_bad_remembered_flag_refuses_the_topology_naming_the_key():
+    handler = handler_with_metrics_for("nothing", 7.0)
+    plan = plan_of(handler, "e2e-bargains-link-1-1", {"planner.loads.remembered": "sometimes"})
+    assert plan.error is not None and "planner.loads.remembered" in plan.error.message
+    handler.close()
