@@ -18,12 +18,24 @@ from storm_planner.planners.base import run
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.convert import problem_from_thrift
 from storm_planner.service.handler import PlannerHandler
-from storm_planner.service.load_memory import MAX_ENTRIES, LoadMemory, RememberedLoads, mean_load_per_component
+from storm_planner.service.load_memory import (
+    MAX_ENTRIES,
+    MAX_KEY_CHARS,
+    ComponentLoad,
+    LoadMemory,
+    RememberedLoads,
+    component_loads,
+    storm_name_of,
+)
 from tests.service.test_imc_prior import SUPERVISORS, bench_nodes, request
 
 
 def executors(*loads: tuple[str, float]) -> list[Executor]:
     return [Executor(id=f"[{k}-{k}]", component=c, load=load) for k, (c, load) in enumerate(loads, 1)]
+
+
+def loads(*figures: tuple[str, float]):
+    return component_loads(executors(*figures))
 
 
 class Clock:
@@ -36,43 +48,90 @@ class Clock:
 
 def test_a_run_keeps_its_highest_load_per_executor_and_a_new_run_starts_afresh():
     memory = LoadMemory(clock=Clock())
-    memory.remember("wc", "wc-1-1", executors(("count", 10.0), ("count", 20.0), ("words", 4.0)), {("words", "count"): 90.0})
+    memory.remember("wc", "wc-1-1", loads(("count", 10.0), ("count", 20.0), ("words", 4.0)), {("words", "count"): 90.0})
     # The feed stopped: the run's last windows are nearly idle, and its peak stays.
-    memory.remember("wc", "wc-1-1", executors(("count", 1.0), ("count", 1.0), ("words", 6.0)), {("words", "count"): 95.0})
+    memory.remember("wc", "wc-1-1", loads(("count", 1.0), ("count", 1.0), ("words", 6.0)), {("words", "count"): 95.0})
     first = memory.recall("wc")
     assert first is not None and first.topology_id == "wc-1-1"
     assert dict(first.cpu) == {"count": 15.0, "words": 6.0}
     assert dict(first.tuple_bytes) == {("words", "count"): 95.0}   # sizes: the latest
-    memory.remember("wc", "wc-2-9", executors(("count", 3.0), ("count", 5.0)), {})
+    memory.remember("wc", "wc-2-9", loads(("count", 3.0), ("count", 5.0)), {})
     second = memory.recall("wc")
     assert second is not None and dict(second.cpu) == {"count": 4.0} and not second.tuple_bytes
     assert memory.recall("other") is None
 
 
-def test_figures_that_are_not_finite_and_non_negative_are_left_out_and_the_rest_kept():
-    loads = mean_load_per_component(executors(("a", math.nan), ("a", 8.0), ("b", math.inf), ("c", -1.0), ("d", 0.0)))
-    assert loads == {"a": 8.0, "d": 0.0}
+def test_a_rebalance_within_the_run_starts_the_components_peak_afresh():
+    """Storm's rebalance keeps the topology id: 1 count at 40 % then 4 at 10 % each is 10 % per executor
+    (the old peak at 1 executor would plan 160 % for the component)."""
     memory = LoadMemory()
-    memory.remember("t", "t-1", executors(("a", 8.0)), {("a", "b"): math.nan, ("b", "c"): 120.0, ("c", "d"): -5.0})
+    memory.remember("wc", "wc-1-1", loads(("count", 40.0), ("words", 5.0)), {})
+    memory.remember("wc", "wc-1-1", loads(*[("count", 10.0)] * 4, ("words", 3.0)), {})
+    kept = memory.recall("wc")
+    assert kept is not None
+    assert kept.loads["count"] == ComponentLoad(10.0, 4) and kept.loads["words"] == ComponentLoad(5.0, 1)
+
+
+def test_only_executors_with_a_window_of_their_own_are_remembered():
+    """The metrics source fills in an executor without a window (its component's mean, or the topology's
+    median for a component with none): a guess is not a measurement."""
+    figures = executors(("count", 30.0), ("count", 10.0), ("rank", 20.0), ("words", 5.0))
+    measured = component_loads(figures, windowed={"[1-1]", "[4-4]"})
+    assert measured == {"count": ComponentLoad(30.0, 2), "words": ComponentLoad(5.0, 1)}   # rank had no window
+
+
+def test_the_handler_remembers_what_the_metrics_measured_not_what_they_filled_in():
+    from storm_planner.metrics.derive import ExecutorFigures, Measurement
+
+    spec = request("bargains-link")
+    join = {e.id for e in spec.executors if e.component == "join"}
+    # Every executor has a window but the joins', which the source fills in at the topology's median.
+    figures = {e.id: ExecutorFigures(executor=e.id, component=e.component, measured=e.id not in join)
+               for e in spec.executors}
+    measured = MeasuredTopology(executors=tuple(Executor(id=e.id, component=e.component, load=4.0)
+                                                for e in spec.executors),
+                                measurement=Measurement(topology_id="e2e-bargains-link-1-1", executors=figures, traffic={},
+                                                        component_traffic={}))
+    handler = PlannerHandler(metrics=lambda tid: measured, isolate=False)
+    plan_of(handler, "e2e-bargains-link-1-1", {})
+    kept = handler.load_memory.recall("e2e-bargains-link")
+    assert kept is not None and "join" not in kept.loads and kept.loads["vwap"] == ComponentLoad(4.0, 2)
+    handler.close()
+
+
+def test_figures_that_are_not_finite_and_non_negative_are_left_out_and_the_rest_kept():
+    kept_loads = loads(("a", math.nan), ("a", 8.0), ("b", math.inf), ("c", -1.0), ("d", 0.0))
+    assert {c: load.per_executor for c, load in kept_loads.items()} == {"a": 8.0, "d": 0.0}
+    memory = LoadMemory()
+    memory.remember("t", "t-1-1", loads(("a", 8.0)), {("a", "b"): math.nan, ("b", "c"): 120.0, ("c", "d"): -5.0})
     kept = memory.recall("t")
     assert kept is not None and dict(kept.tuple_bytes) == {("b", "c"): 120.0}
-    memory.remember("bad", "bad-1", executors(("a", math.nan)), {("a", "b"): math.inf})
+    memory.remember("bad", "bad-1-1", loads(("a", math.nan)), {("a", "b"): math.inf})
     assert memory.recall("bad") is None and memory.recall("t") is not None    # nothing usable: nothing kept
-    memory.remember("", "anonymous-1", executors(("a", 1.0)), {})
+    memory.remember("", "anonymous-1-1", loads(("a", 1.0)), {})
+    memory.remember("t2", "t2", loads(("a", 1.0)), {})               # not an id Storm gives topology t2
+    memory.remember("x" * (MAX_KEY_CHARS + 1), "x" * (MAX_KEY_CHARS + 1) + "-1-1", loads(("a", 1.0)), {})
     assert len(memory) == 1
+    assert storm_name_of("e2e-trends-link-3-1795758981", "e2e-trends-link")
+    assert not storm_name_of("e2e-trends-link-3-1795758981", "e2e-trends")
 
 
-def test_the_memory_is_bounded_in_names_and_in_components_per_name():
+def test_the_memory_is_bounded_in_names_components_and_key_length():
     memory = LoadMemory(max_topologies=2)
     for name in ("a", "b"):
-        memory.remember(name, f"{name}-1", executors(("x", 1.0)), {})
+        memory.remember(name, f"{name}-1-1", loads(("x", 1.0)), {})
     assert memory.recall("a") is not None      # a is now the most recently used
-    memory.remember("c", "c-1", executors(("x", 1.0)), {})
+    memory.remember("c", "c-1-1", loads(("x", 1.0)), {})
     assert memory.recall("b") is None and memory.recall("a") is not None and memory.recall("c") is not None
     many = [Executor(id=f"[{k}-{k}]", component=f"c{k}", load=1.0) for k in range(MAX_ENTRIES + 5)]
-    memory.remember("big", "big-1", many, {(f"c{k}", "sink"): 10.0 for k in range(MAX_ENTRIES + 5)})
+    long = "y" * (MAX_KEY_CHARS + 1)
+    memory.remember("big", "big-1-1", component_loads(many + [Executor(id="[0-0]", component=long, load=1.0)]),
+                    {(f"c{k}", "sink"): 10.0 for k in range(MAX_ENTRIES + 5)})
     big = memory.recall("big")
-    assert big is not None and len(big.cpu) == MAX_ENTRIES and len(big.tuple_bytes) == MAX_ENTRIES
+    assert big is not None and len(big.loads) == MAX_ENTRIES and len(big.tuple_bytes) == MAX_ENTRIES
+    memory.remember("long", "long-1-1", component_loads([Executor(id="[0-0]", component=long, load=1.0)]),
+                    {(long, "sink"): 10.0})
+    assert memory.recall("long") is None
     with pytest.raises(ValueError, match="max_topologies"):
         LoadMemory(max_topologies=0)
 
@@ -81,20 +140,24 @@ def test_the_memory_is_bounded_in_names_and_in_components_per_name():
 BARGAINS_LOADS = {"trades": 6.0, "quotes": 6.0, "vwap": 16.0, "join": 19.0, "filter": 3.0, "sink": 2.0, "__acker": 3.0}
 
 
-def remembered_bargains() -> RememberedLoads:
-    return RememberedLoads("e2e-bargains-link-1-1", BARGAINS_LOADS, {("trades", "vwap"): 310.0}, 0.0)
+def remembered_bargains(figures: dict[str, float] = BARGAINS_LOADS) -> RememberedLoads:
+    return RememberedLoads("e2e-bargains-link-1-1", {c: ComponentLoad(load, 2) for c, load in figures.items()},
+                           {("trades", "vwap"): 310.0}, 0.0)
 
 
 def test_a_plan_without_metrics_takes_the_remembered_loads_and_sizes_in_place_of_the_declared_ones():
     spec = request("bargains-link")
     problem = problem_from_thrift(spec, bench_nodes(), remembered=remembered_bargains())
     assert not problem.measured                   # still a plan on estimates: its first measured re-plan is judged as usual
+    assert problem.loads_remembered and problem.loads_known
     assert {e.component: e.load for e in problem.executors} == BARGAINS_LOADS
     assert all(e.cpu == 10.0 for e in problem.executors)     # what Storm accounts (RAS) is still declared
     sizes = {(s.source, s.target): s.tuple_bytes for s in problem.streams}
     assert sizes[("trades", "vwap")] == 310.0
     plain = problem_from_thrift(spec, bench_nodes())
-    assert {e.load for e in plain.executors} == {10.0}
+    assert {e.load for e in plain.executors} == {10.0} and not plain.loads_known
+    elsewhere = problem_from_thrift(spec, bench_nodes(), remembered=remembered_bargains({"gone": 50.0}))
+    assert not elsewhere.loads_remembered        # no component of the memory is in this topology
     plain_sizes = {(s.source, s.target): s.tuple_bytes for s in plain.streams}
     assert plain_sizes[("trades", "vwap")] != 310.0
     assert plain_sizes[("quotes", "join")] == sizes[("quotes", "join")]     # a pair the memory lacks keeps its estimate
@@ -147,6 +210,8 @@ def test_the_service_remembers_a_measured_run_and_a_resubmission_that_asks_start
     assert any("no metrics for this topology: loads and rates are estimates" in note for note in off.notes)
     assert any("loads as measured on e2e-bargains-link-1-1" in note for note in on.notes), on.notes
     assert not any("loads and rates are estimates" in note for note in on.notes)
+    # The plan was made on the remembered 7 % per executor, not the declared 10 %: the load it places is 0.7 times.
+    assert on.figures["cpu_utilisation"] == pytest.approx(0.7 * off.figures["cpu_utilisation"])
     handler.close()
 
 

@@ -43,6 +43,14 @@ class MeasuredTopology:
         """Whether the loads replace the estimates."""
         return bool(self.executors)
 
+    @property
+    def windowed(self) -> frozenset[str] | None:
+        """Ids of the executors with a window of their own (the others' loads are filled in from their
+        component's or the topology's); None when the figures they were made from are not kept: every one."""
+        if self.measurement is None:
+            return None
+        return frozenset(e for e, figures in self.measurement.executors.items() if figures.measured)
+
     @classmethod
     def estimates(cls, *notes: str) -> MeasuredTopology:
         """Nothing usable measured: the service plans on estimates, and the notes say why."""

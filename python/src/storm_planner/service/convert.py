@@ -101,7 +101,7 @@ def problem_from_thrift(
         current=MappingProxyType({e: s for e, s in current.items() if s.node in node_ids}),
         options=_options(spec, options),
         measured=measured is not None,
-        loads_remembered=remembered is not None and bool(remembered.cpu),
+        loads_remembered=remembered is not None and any(c.id in remembered.loads for c in components),
     )
 
 

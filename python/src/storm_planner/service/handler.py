@@ -36,7 +36,7 @@ from storm_planner.service.convert import error_to_thrift, plan_to_thrift, probl
 from storm_planner.service.counters import ServiceCounters
 from storm_planner.service.deadline import request_budget_s, topology_share, within_share
 from storm_planner.service.limits import ServiceLimits
-from storm_planner.service.load_memory import LoadMemory, RememberedLoads
+from storm_planner.service.load_memory import LoadMemory, RememberedLoads, component_loads
 from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, PlanLog
 from storm_planner.service.rebalance import AutoRebalancer
 from storm_planner.service.request_state import RequestState
@@ -163,7 +163,7 @@ class PlannerHandler:
         notes = list(plan.notes)
         notes.extend(settings.unknown_keys(spec.options or {}, available()))
         notes.extend(measured.notes if measured is not None else ())
-        if remembered is not None:
+        if remembered is not None and problem.loads_remembered:
             notes.append(remembered.note(self.load_memory.clock()))
         elif not problem.measured:
             notes.append("no metrics for this topology: loads and rates are estimates")
@@ -177,7 +177,8 @@ class PlannerHandler:
         that asks for it (``planner.loads.remembered``)."""
         name = spec.name or ""
         if measured is not None and measured.measured:
-            self.load_memory.remember(name, spec.id, measured.executors, measured.tuple_bytes)
+            loads = component_loads(measured.executors, measured.windowed)
+            self.load_memory.remember(name, spec.id, loads, measured.tuple_bytes)
             return None
         if name and settings.LOADS_REMEMBERED.read(spec.options or {}):
             return self.load_memory.recall(name)

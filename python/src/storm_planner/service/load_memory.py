@@ -26,9 +26,18 @@ parallelism gets the old per-executor load for each of its executors (the compon
 the count, which is right when the work per executor stays about the same and an overestimate otherwise,
 until the first measured re-plan).
 
-Bounded and checked: at most ``max_topologies`` names (the least recently used is forgotten first) and
-``MAX_ENTRIES`` components and pairs per name; only finite, non-negative figures are kept. In memory only:
-a restarted service remembers nothing, and nothing read from outside is written anywhere.
+Only executors with a window of their own count: the metrics source fills in the others with their
+component's mean, or the topology's median when the whole component has none, and a guess is not remembered
+as a measurement. A component's peak is kept per executor count: a rebalance within the run (same topology
+id) changes the count, and the per-executor load seen at one count says little about another, so the peak
+starts afresh there.
+
+Bounded and checked: at most ``max_topologies`` names (the least recently used is forgotten first),
+``MAX_ENTRIES`` components and pairs per name, names and component ids of at most ``MAX_KEY_CHARS``
+characters, and a name only under an id Storm would give it (``<name>-<counter>-<seconds>``); only finite,
+non-negative figures are kept. At the defaults that is at most about 128 × 2 × 2,000 short entries, some
+tens of MB in the worst case. In memory only: a restarted service remembers nothing, and nothing read from
+outside is written anywhere.
 
 Cost: O(E) per measured plan (one pass over the executors), O(C) per recall, for E executors and C
 components.
@@ -39,15 +48,24 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from storm_planner.core.elements import Executor
 
-DEFAULT_MAX_TOPOLOGIES = 256
-MAX_ENTRIES = 10_000   # components (or component pairs) remembered per topology; more are dropped
+DEFAULT_MAX_TOPOLOGIES = 128
+MAX_ENTRIES = 2_000     # components (or component pairs) remembered per topology; more are dropped
+MAX_KEY_CHARS = 256     # a longer topology name or component id is not remembered
+
+
+class ComponentLoad(NamedTuple):
+    """A component's mean load per executor (% of a core) over its executors with a window, and how many
+    executors it had then."""
+
+    per_executor: float
+    executors: int
 
 
 @dataclass(frozen=True)
@@ -55,45 +73,79 @@ class RememberedLoads:
     """One topology's last measured figures, as a later submission under its name may use them."""
 
     topology_id: str                                   # the run they were measured on
-    cpu: Mapping[str, float]                           # component -> mean load of one executor, % of a core,
-                                                       # the run's highest
+    loads: Mapping[str, ComponentLoad]                 # component -> its highest load per executor in the run
     tuple_bytes: Mapping[tuple[str, str], float]       # (source, target) component -> wire bytes per tuple
     measured_at: float                                 # the clock's time of the plan that saw them
+
+    @property
+    def cpu(self) -> Mapping[str, float]:
+        """Component -> remembered load of one executor, % of a core."""
+        return {component: load.per_executor for component, load in self.loads.items()}
 
     def note(self, now: float) -> str:
         """The plan's note: where its loads came from."""
         return (f"loads as measured on {self.topology_id} {max(0.0, now - self.measured_at):.0f} s ago "
-                f"({len(self.cpu)} components, {len(self.tuple_bytes)} tuple sizes; planner.loads.remembered)")
+                f"({len(self.loads)} components, {len(self.tuple_bytes)} tuple sizes; planner.loads.remembered); "
+                "rates are estimates")
 
 
 def _usable(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
-def mean_load_per_component(executors: Iterable[Executor]) -> dict[str, float]:
-    """Component -> mean measured load of its executors; executors with a load that is not finite and
-    non-negative are left out, and a component with none left is too."""
+def component_loads(executors: Iterable[Executor], windowed: Collection[str] | None = None) -> dict[str, ComponentLoad]:
+    """Component -> its mean load per executor over the executors in ``windowed`` (every one when None) whose
+    load is finite and non-negative, with its count of executors; a component with no such executor is left out."""
     totals: dict[str, list[float]] = {}
     for executor in executors:
-        if _usable(executor.load):
-            total = totals.setdefault(executor.component, [0.0, 0])
+        total = totals.setdefault(executor.component, [0.0, 0, 0])
+        total[2] += 1
+        if (windowed is None or executor.id in windowed) and _usable(executor.load):
             total[0] += executor.load
             total[1] += 1
-    return {component: total / count for component, (total, count) in totals.items()}
+    return {component: ComponentLoad(load / used, int(count))
+            for component, (load, used, count) in totals.items() if used}
 
 
 _Key = TypeVar("_Key")
+_Value = TypeVar("_Value")
 
 
-def _bounded(mapping: Mapping[_Key, float]) -> Mapping[_Key, float]:
-    """The usable figures of ``mapping``, at most MAX_ENTRIES of them, read-only."""
-    kept: dict[_Key, float] = {}
+def _short(key: object) -> bool:
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(isinstance(part, str) and len(part) <= MAX_KEY_CHARS for part in parts)
+
+
+def _bounded(mapping: Mapping[_Key, _Value], usable: Callable[[_Value], bool]) -> Mapping[_Key, _Value]:
+    """The usable entries of ``mapping`` with short keys, at most MAX_ENTRIES of them, read-only."""
+    kept: dict[_Key, _Value] = {}
     for key, value in mapping.items():
         if len(kept) >= MAX_ENTRIES:
             break
-        if _usable(value):
-            kept[key] = float(value)
+        if _short(key) and usable(value):
+            kept[key] = value
     return MappingProxyType(kept)
+
+
+def _usable_load(load: ComponentLoad) -> bool:
+    return _usable(load.per_executor) and load.executors > 0
+
+
+def _peaks(earlier: Mapping[str, ComponentLoad], now: Mapping[str, ComponentLoad]) -> dict[str, ComponentLoad]:
+    """Per component the higher of two plans' loads of one run; at another executor count, the newer."""
+    merged = dict(earlier)
+    for component, load in now.items():
+        before = earlier.get(component)
+        if before is not None and before.executors == load.executors and before.per_executor > load.per_executor:
+            continue
+        merged[component] = load
+    return merged
+
+
+def storm_name_of(topology_id: str, name: str) -> bool:
+    """Whether ``topology_id`` is an id Storm gives a topology called ``name``: ``<name>-<counter>-<seconds>``."""
+    counter, _, seconds = topology_id[len(name) + 1:].partition("-")
+    return topology_id.startswith(name + "-") and counter.isdigit() and seconds.isdigit()
 
 
 class LoadMemory:
@@ -111,21 +163,23 @@ class LoadMemory:
     def __len__(self) -> int:
         return len(self._by_name)
 
-    def remember(self, name: str, topology_id: str, executors: Iterable[Executor],
+    def remember(self, name: str, topology_id: str, loads: Mapping[str, ComponentLoad],
                  tuple_bytes: Mapping[tuple[str, str], float]) -> None:
         """Keep what a plan on measured metrics saw of topology ``name`` (running as ``topology_id``): each
-        component's load per executor, the highest of this run's plans, and the tuple sizes, the latest."""
-        if not name:
+        component's load per executor (:func:`component_loads`), the highest of this run's plans at its
+        executor count, and the tuple sizes, the latest. A name that is long or not ``topology_id``'s is
+        not kept."""
+        if not name or len(name) > MAX_KEY_CHARS or not storm_name_of(topology_id, name):
             return
-        cpu, sizes = _bounded(mean_load_per_component(executors)), _bounded(tuple_bytes)
-        if not cpu and not sizes:
+        kept_loads, sizes = _bounded(loads, _usable_load), _bounded(tuple_bytes, _usable)
+        if not kept_loads and not sizes:
             return
         with self._lock:
             earlier = self._by_name.get(name)
-            if earlier is not None and earlier.topology_id == topology_id:   # the same run: keep its peak
-                cpu = _bounded({**earlier.cpu, **{c: max(load, earlier.cpu.get(c, 0.0)) for c, load in cpu.items()}})
-                sizes = _bounded({**earlier.tuple_bytes, **sizes})
-            self._by_name[name] = RememberedLoads(topology_id, cpu, sizes, self.clock())
+            if earlier is not None and earlier.topology_id == topology_id:   # the same run: keep its peaks
+                kept_loads = _bounded(_peaks(earlier.loads, kept_loads), _usable_load)
+                sizes = _bounded({**earlier.tuple_bytes, **sizes}, _usable)
+            self._by_name[name] = RememberedLoads(topology_id, kept_loads, sizes, self.clock())
             self._by_name.move_to_end(name)
             while len(self._by_name) > self.max_topologies:
                 self._by_name.popitem(last=False)
@@ -139,4 +193,5 @@ class LoadMemory:
             return loads
 
 
-__all__ = ["DEFAULT_MAX_TOPOLOGIES", "LoadMemory", "MAX_ENTRIES", "RememberedLoads", "mean_load_per_component"]
+__all__ = ["ComponentLoad", "DEFAULT_MAX_TOPOLOGIES", "LoadMemory", "MAX_ENTRIES", "MAX_KEY_CHARS", "RememberedLoads",
+           "component_loads", "storm_name_of"]
