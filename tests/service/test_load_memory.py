@@ -61,6 +61,18 @@ def test_a_run_keeps_its_highest_load_per_executor_and_a_new_run_starts_afresh()
     assert memory.recall("other") is None
 
 
+def test_a_run_keeps_each_pairs_highest_rate():
+    memory = LoadMemory()
+    memory.remember("wc", "wc-1-1", loads(("count", 10.0)), {}, {("words", "count"): 400.0, ("count", "rank"): 3.0})
+    memory.remember("wc", "wc-1-1", loads(("count", 1.0)), {}, {("words", "count"): 2.0, ("rank", "total"): 1.0})
+    kept = memory.recall("wc")
+    assert kept is not None
+    assert dict(kept.rates) == {("words", "count"): 400.0, ("count", "rank"): 3.0, ("rank", "total"): 1.0}
+    memory.remember("wc", "wc-2-2", loads(("count", 1.0)), {}, {("words", "count"): math.nan})
+    fresh = memory.recall("wc")
+    assert fresh is not None and not fresh.rates          # a new run starts afresh; NaN is not kept
+
+
 def test_a_rebalance_within_the_run_starts_the_components_peak_afresh():
     """Storm's rebalance keeps the topology id: 1 count at 40 % then 4 at 10 % each is 10 % per executor
     (the old peak at 1 executor would plan 160 % for the component)."""
@@ -161,6 +173,40 @@ def test_a_plan_without_metrics_takes_the_remembered_loads_and_sizes_in_place_of
     plain_sizes = {(s.source, s.target): s.tuple_bytes for s in plain.streams}
     assert plain_sizes[("trades", "vwap")] != 310.0
     assert plain_sizes[("quotes", "join")] == sizes[("quotes", "join")]     # a pair the memory lacks keeps its estimate
+
+
+def test_remembered_rates_replace_the_prior_rates_shared_by_the_streams_of_a_pair():
+    spec = request("bargains-link")
+    rates = {("vwap", "join"): 998.0, ("join", "__acker"): 399.0, ("filter", "sink"): 9.0}
+    remembered = RememberedLoads("e2e-bargains-link-1-1", {}, {}, 0.0, rates)
+    problem = problem_from_thrift(spec, bench_nodes(), remembered=remembered)
+    plain = problem_from_thrift(spec, bench_nodes())
+    rate_of = defaultdict(float)
+    for stream in problem.streams:
+        rate_of[(stream.source, stream.target)] += stream.rate
+    assert {pair: rate_of[pair] for pair in rates} == pytest.approx(rates)   # a pair's streams add up to its rate
+    prior = {(s.source, s.target, s.stream_id): s.rate for s in plain.streams}
+    assert all(s.rate == prior[(s.source, s.target, s.stream_id)] for s in problem.streams
+               if (s.source, s.target) not in rates)                      # the others keep the prior
+
+
+def test_the_handler_remembers_rates_counted_in_tuples_only():
+    from storm_planner.metrics.derive import ExecutorFigures, Measurement
+
+    spec = request("bargains-link")
+    figures = {e.id: ExecutorFigures(executor=e.id, component=e.component, measured=True) for e in spec.executors}
+    kept = {}
+    for unit in ("tuples/s", "bytes/s"):
+        measured = MeasuredTopology(
+            executors=tuple(Executor(id=e.id, component=e.component, load=4.0) for e in spec.executors),
+            measurement=Measurement(topology_id="e2e-bargains-link-1-1", executors=figures, traffic={},
+                                    component_traffic={("vwap", "join"): 998.0}, unit=unit))
+        handler = PlannerHandler(metrics=lambda tid, measured=measured: measured, isolate=False)
+        plan_of(handler, "e2e-bargains-link-1-1", {})
+        kept[unit] = handler.load_memory.recall("e2e-bargains-link")
+        handler.close()
+    assert dict(kept["tuples/s"].rates) == {("vwap", "join"): 998.0}
+    assert not kept["bytes/s"].rates and kept["bytes/s"].loads
 
 
 def test_measured_metrics_win_over_the_remembered_loads():

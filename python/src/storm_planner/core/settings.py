@@ -234,10 +234,10 @@ EXECUTOR_COST = _define("planner.executor.cost", NUMBER, 10.0, TOPOLOGY, SERVICE
                         "load (% of a core) of an executor nothing is measured about; when set it replaces the "
                         "executors' declared CPU", minimum=0)
 LOADS_REMEMBERED = _define("planner.loads.remembered", FLAG, False, TOPOLOGY, SERVICE,
-                           "a plan without metrics takes each component's load per executor (the highest "
-                           "of the last measured run of a topology of the same name) and each stream's tuple "
-                           "size (the latest), kept in the service's memory, in place of the declared CPU "
-                           "and planner.tuple.bytes")
+                           "a plan without metrics takes each component's load per executor and each "
+                           "component pair's tuples/s (the highest of the last measured run of a topology of "
+                           "the same name) and tuple size (the latest), kept in the service's memory, in "
+                           "place of the declared CPU, the prior rates and planner.tuple.bytes")
 TUPLE_BYTES = _define("planner.tuple.bytes", NUMBER, 0.0, TOPOLOGY, SERVICE,
                       "bytes of one tuple of a stream nothing is measured about", minimum=0)
 SYSTEM_STREAMS = _define("planner.system.streams", FLAG, True, TOPOLOGY, SERVICE,

@@ -16,6 +16,7 @@ added to the declared ones: :mod:`storm_planner.core.system_streams`.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Mapping
 from itertools import repeat
 from types import MappingProxyType
@@ -72,7 +73,7 @@ def problem_from_thrift(
     measured executors and traffic (:class:`~storm_planner.metrics.measured.MeasuredTopology`);
     ``remembered``, used only when nothing is measured, the loads a topology of the same name was last
     measured at (:mod:`storm_planner.service.load_memory`): each component's load per executor and each
-    component pair's tuple size replace the estimates where it has them.
+    component pair's tuple size and rate replace the estimates where it has them.
     """
     state = nodes if isinstance(nodes, RequestState) else RequestState(nodes)
     check_topology(spec)
@@ -89,6 +90,8 @@ def problem_from_thrift(
     remembered = None if measured else remembered
     sizes = measured.tuple_bytes if measured else remembered.tuple_bytes if remembered else {}
     streams = _streams(spec, components, options, sizes)
+    if remembered is not None:
+        streams = _with_remembered_rates(streams, remembered.rates)
     executors, traffic = _executors_and_traffic(spec, measured, options, cost,
                                                 remembered.cpu if remembered else _NO_PRIORS)
     return Problem(
@@ -192,6 +195,16 @@ def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str,
     bucket = option(options, "topology.builtin.metrics.bucket.size.secs", float, DEFAULT_METRICS_BUCKET_S)
     return with_system_streams(components, declared, ack_bytes=ACK_PAYLOAD_BYTES + overhead, sizes=sizes,
                                metrics_bucket_s=bucket, watermark_streams=marks)
+
+
+def _with_remembered_rates(streams: tuple[Stream, ...], rates: Mapping[tuple[str, str], float]) -> tuple[Stream, ...]:
+    """Each stream's rate as remembered for its component pair (shared evenly by the streams of one pair:
+    the metrics count a pair's tuples, not each stream's); pairs without one keep their prior."""
+    if not rates:
+        return streams
+    streams_of = Counter((s.source, s.target) for s in streams)
+    return tuple(dataclasses.replace(s, rate=rates[(s.source, s.target)] / streams_of[(s.source, s.target)])
+                 if (s.source, s.target) in rates else s for s in streams)
 
 
 def _declared(executor: Any) -> dict[str, float]:

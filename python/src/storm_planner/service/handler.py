@@ -178,7 +178,9 @@ class PlannerHandler:
         name = spec.name or ""
         if measured is not None and measured.measured:
             loads = component_loads(measured.executors, measured.windowed)
-            self.load_memory.remember(name, spec.id, loads, measured.tuple_bytes)
+            counted = measured.measurement
+            rates = counted.component_traffic if counted is not None and counted.unit == "tuples/s" else {}
+            self.load_memory.remember(name, spec.id, loads, measured.tuple_bytes, rates)
             return None
         if name and settings.LOADS_REMEMBERED.read(spec.options or {}):
             return self.load_memory.recall(name)

@@ -14,13 +14,16 @@ the last plan made on measured metrics saw:
   the metrics source shares it), the highest over that run's measured plans: a run ends with its feed
   stopped and its loads near zero, and topDown §7.4 places on the loads at the highest input rate ("running
   the algorithms once at the maximum input rate");
-* per component pair, the bytes one tuple costs on the wire, as last measured.
+* per component pair, the bytes one tuple costs on the wire, as last measured;
+* per component pair, the tuples per second sent, the highest over the run's measured plans (the prior
+  rates are one tuple per spout output and selectivity 1 downstream; an aggregating bolt passes on far
+  less than it receives), when the metrics count traffic in tuples (``planner.metrics.traffic.unit``).
 
 A measured plan of a new run (another topology id under the name) starts the name's entry afresh.
 
-With ``planner.loads.remembered`` a plan made without metrics takes these in place of the declared CPU
-and the prior tuple size (:func:`storm_planner.service.convert.problem_from_thrift`); a component or pair
-the memory lacks keeps its estimate. The topology is still planned as unmeasured: its first measured
+With ``planner.loads.remembered`` a plan made without metrics takes these in place of the declared CPU,
+the prior tuple size and the prior rates (:func:`storm_planner.service.convert.problem_from_thrift`); a
+component or pair the memory lacks keeps its estimate. The topology is still planned as unmeasured: its first measured
 re-plan is judged as usual. A component's load is per executor, so a topology resubmitted with another
 parallelism gets the old per-executor load for each of its executors (the component's total scales with
 the count, which is right when the work per executor stays about the same and an overestimate otherwise,
@@ -35,7 +38,7 @@ starts afresh there.
 Bounded and checked: at most ``max_topologies`` names (the least recently used is forgotten first),
 ``MAX_ENTRIES`` components and pairs per name, names and component ids of at most ``MAX_KEY_CHARS``
 characters, and a name only under an id Storm would give it (``<name>-<counter>-<seconds>``); only finite,
-non-negative figures are kept. At the defaults that is at most about 128 × 2 × 2,000 short entries, some
+non-negative figures are kept. At the defaults that is at most about 128 × 3 × 2,000 short entries, some
 tens of MB in the worst case. In memory only: a restarted service remembers nothing, and nothing read from
 outside is written anywhere.
 
@@ -49,12 +52,13 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import NamedTuple, TypeVar
 
 from storm_planner.core.elements import Executor
 
+_EMPTY: Mapping[tuple[str, str], float] = MappingProxyType({})
 DEFAULT_MAX_TOPOLOGIES = 128
 MAX_ENTRIES = 2_000     # components (or component pairs) remembered per topology; more are dropped
 MAX_KEY_CHARS = 256     # a longer topology name or component id is not remembered
@@ -76,6 +80,7 @@ class RememberedLoads:
     loads: Mapping[str, ComponentLoad]                 # component -> its highest load per executor in the run
     tuple_bytes: Mapping[tuple[str, str], float]       # (source, target) component -> wire bytes per tuple
     measured_at: float                                 # the clock's time of the plan that saw them
+    rates: Mapping[tuple[str, str], float] = field(default_factory=lambda: _EMPTY)   # pair -> tuples/s, highest
 
     @property
     def cpu(self) -> Mapping[str, float]:
@@ -85,8 +90,8 @@ class RememberedLoads:
     def note(self, now: float) -> str:
         """The plan's note: where its loads came from."""
         return (f"loads as measured on {self.topology_id} {max(0.0, now - self.measured_at):.0f} s ago "
-                f"({len(self.loads)} components, {len(self.tuple_bytes)} tuple sizes; planner.loads.remembered); "
-                "rates are estimates")
+                f"({len(self.loads)} components, {len(self.tuple_bytes)} tuple sizes, {len(self.rates)} stream "
+                "rates; planner.loads.remembered)")
 
 
 def _usable(value: object) -> bool:
@@ -164,22 +169,27 @@ class LoadMemory:
         return len(self._by_name)
 
     def remember(self, name: str, topology_id: str, loads: Mapping[str, ComponentLoad],
-                 tuple_bytes: Mapping[tuple[str, str], float]) -> None:
+                 tuple_bytes: Mapping[tuple[str, str], float],
+                 rates: Mapping[tuple[str, str], float] = _EMPTY) -> None:
         """Keep what a plan on measured metrics saw of topology ``name`` (running as ``topology_id``): each
         component's load per executor (:func:`component_loads`), the highest of this run's plans at its
-        executor count, and the tuple sizes, the latest. A name that is long or not ``topology_id``'s is
+        executor count, the tuple sizes, the latest, and the component pairs' tuples/s (``rates``), the
+        highest. A name that is long or not ``topology_id``'s is
         not kept."""
         if not name or len(name) > MAX_KEY_CHARS or not storm_name_of(topology_id, name):
             return
         kept_loads, sizes = _bounded(loads, _usable_load), _bounded(tuple_bytes, _usable)
-        if not kept_loads and not sizes:
+        kept_rates = _bounded(rates, _usable)
+        if not kept_loads and not sizes and not kept_rates:
             return
         with self._lock:
             earlier = self._by_name.get(name)
             if earlier is not None and earlier.topology_id == topology_id:   # the same run: keep its peaks
                 kept_loads = _bounded(_peaks(earlier.loads, kept_loads), _usable_load)
                 sizes = _bounded({**earlier.tuple_bytes, **sizes}, _usable)
-            self._by_name[name] = RememberedLoads(topology_id, kept_loads, sizes, self.clock())
+                kept_rates = _bounded({**earlier.rates, **{pair: max(rate, earlier.rates.get(pair, 0.0))
+                                                           for pair, rate in kept_rates.items()}}, _usable)
+            self._by_name[name] = RememberedLoads(topology_id, kept_loads, sizes, self.clock(), kept_rates)
             self._by_name.move_to_end(name)
             while len(self._by_name) > self.max_topologies:
                 self._by_name.popitem(last=False)
