@@ -293,6 +293,7 @@ def test_each_cell_gives_its_replay_spouts_a_checkpoint_dir_of_its_own_and_resum
     trends_a, trends_b, bargains = submitted
     assert trends_b["planner.replan.first.correction"] is True and "planner.replan.first.correction" not in trends_a
     assert trends_b["planner.loads.remembered"] is True and "planner.loads.remembered" not in trends_a
+    assert "planner.loads.remembered.cpu" not in trends_b
     assert trends_a["trends.checkpoint_dir"] == str(tmp_path / "a" / "checkpoints")
     assert trends_b["trends.checkpoint_dir"] == str(tmp_path / "b" / "checkpoints")
     assert bargains["bargains.checkpoint_dir"] == str(tmp_path / "c" / "checkpoints")   # both its spouts
@@ -305,7 +306,7 @@ def test_resumable_is_a_planner_suffix_and_keeps_one_label_order():
     assert (both.label, both.resumable, both.replan, both.hook) == (
         "planner:topdown+noreplan+resumable+nohook", True, False, False)
     assert not parse_scheduler("planner:topdown").resumable
-    with pytest.raises(ValueError, match=r"\+resumable, \+correct and \+remembered are for planner:NAME alone"):
+    with pytest.raises(ValueError, match=r"\+resumable, \+correct, \+remembered and \+remembered-traffic are for planner:NAME alone"):
         parse_scheduler("ras+resumable")
     every = parse_scheduler("planner:topdown+remembered+correct+resumable")
     assert (every.label, every.correct, every.resumable, every.remembered) == (
@@ -315,6 +316,10 @@ def test_resumable_is_a_planner_suffix_and_keeps_one_label_order():
         parse_scheduler("default+correct")
     with pytest.raises(ValueError, match=r"are for planner:NAME alone"):
         parse_scheduler("ras+remembered")
+    traffic = parse_scheduler("planner:topdown-ls+remembered-traffic")
+    assert (traffic.remembered, traffic.remembered_cpu) == (True, False) and every.remembered_cpu
+    with pytest.raises(ValueError, match="not both"):
+        parse_scheduler("planner:topdown+remembered+remembered-traffic")
 
 
 def test_each_papers_planner_is_judged_on_its_own_metric_and_workload(tmp_path):

@@ -231,11 +231,17 @@ def test_topdown_on_the_remembered_loads_keeps_every_bench_node_within_its_cpu(p
     assert all(on_node[node] <= capacity[node] + 1e-9 for node in on_node), dict(on_node)
 
 
-def handler_with_metrics_for(topology_id: str, load: float) -> PlannerHandler:
-    """A service whose metrics source has figures for ``topology_id`` alone."""
+def handler_with_metrics_for(topology_id: str, load: float, rates: dict | None = None) -> PlannerHandler:
+    """A service whose metrics source has figures for ``topology_id`` alone (with ``rates``: component pairs'
+    tuples/s)."""
+    from storm_planner.metrics.derive import ExecutorFigures, Measurement
+
     spec = request("bargains-link")
+    counted = None if rates is None else Measurement(
+        topology_id=topology_id, traffic={}, component_traffic=rates,
+        executors={e.id: ExecutorFigures(executor=e.id, component=e.component, measured=True) for e in spec.executors})
     measured = MeasuredTopology(executors=tuple(Executor(id=e.id, component=e.component, load=load)
-                                                for e in spec.executors))
+                                                for e in spec.executors), measurement=counted)
     return PlannerHandler(metrics=lambda tid: measured if tid == topology_id else None, isolate=False)
 
 
@@ -259,6 +265,43 @@ def test_the_service_remembers_a_measured_run_and_a_resubmission_that_asks_start
     # The plan was made on the remembered 7 % per executor, not the declared 10 %: the load it places is 0.7 times.
     assert on.figures["cpu_utilisation"] == pytest.approx(0.7 * off.figures["cpu_utilisation"])
     handler.close()
+
+
+def test_traffic_only_keeps_the_declared_cpu_and_takes_the_remembered_rates():
+    """``planner.loads.remembered.cpu: false``: loads measured under one placement overstate a tighter one, so
+    the plan may keep Storm's declared CPU and take only what the run says about its traffic."""
+    handler = handler_with_metrics_for("e2e-bargains-link-1-1", 7.0, {("vwap", "join"): 998.0})
+    plan_of(handler, "e2e-bargains-link-1-1", {})
+    declared = plan_of(handler, "e2e-bargains-link-2-2", {})
+    traffic = plan_of(handler, "e2e-bargains-link-3-3", {"planner.loads.remembered": "true",
+                                                          "planner.loads.remembered.cpu": "false"})
+    assert traffic.figures["cpu_utilisation"] == pytest.approx(declared.figures["cpu_utilisation"])
+    assert any("loads as measured on e2e-bargains-link-1-1" in note for note in traffic.notes), traffic.notes
+    assert traffic.figures["imc_total"] > 10 * declared.figures["imc_total"]    # 998 tuples/s, not the prior
+    handler.close()
+
+
+# trends at 400 tweets/s as the hook measured it under DefaultScheduler on the bench's cluster (tuples/s).
+TRENDS_RATES = {("tweets", "count"): 399.9, ("count", "rank"): 121.0, ("rank", "total"): 1.0,
+                ("tweets", "__acker"): 399.9, ("count", "__acker"): 399.7, ("__acker", "tweets"): 397.9}
+
+
+def crossing(problem, plan) -> float:
+    use = problem.traffic_model.network({e: s.node for e, s in plan.assignments.items()})
+    return sum(use.values()) / 2
+
+
+def test_on_remembered_rates_the_local_search_keeps_more_of_trends_traffic_inside_nodes():
+    """With the prior's selectivity 1 a count's output weighs as much as its input, and topDown keeps the
+    counts with the ranks rather than the ackers. On the measured rates topdown-ls, starting from topDown,
+    finds a placement with less traffic between nodes than topDown's first plan (by the same measured
+    rates), within the same declared CPU."""
+    remembered = RememberedLoads("e2e-trends-link-1-1", {}, {}, 0.0, TRENDS_RATES)
+    on_rates = problem_from_thrift(request("trends-link"), bench_nodes(), remembered=remembered)
+    on_priors = problem_from_thrift(request("trends-link"), bench_nodes())
+    first = run(on_priors, "topdown")
+    searched = run(on_rates, "topdown-ls")
+    assert crossing(on_rates, searched) < 0.8 * crossing(on_rates, first)
 
 
 def test_a_bad_remembered_flag_refuses_the_topology_naming_the_key():

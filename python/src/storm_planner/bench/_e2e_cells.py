@@ -106,11 +106,13 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
     ``profile`` reaches the topology as ``planner.hetero.profiles`` for the hetero planners alone
     (:class:`~storm_planner.bench._e2e_workloads.HeteroProfileError` if they have none); a scheduler without
     re-planning (``+noreplan``) sets ``planner.replan: false``, ``+correct`` ``planner.replan.first.correction``,
-    ``+remembered`` ``planner.loads.remembered``. Returns the submission (its ``id``);
+    ``+remembered`` ``planner.loads.remembered`` (``+remembered-traffic`` also
+    ``planner.loads.remembered.cpu: false``). Returns the submission (its ``id``);
     :class:`~storm_planner.submit.operations.SubmitError` when it does not run within the start timeout."""
     from storm_planner.core.settings import (
         HETERO_PROFILES,
         LOADS_REMEMBERED,
+        LOADS_REMEMBERED_CPU,
         REPLAN,
         REPLAN_FIRST_CORRECTION,
         SOURCE_RESUMABLE,
@@ -136,6 +138,8 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
         options[REPLAN_FIRST_CORRECTION.key] = True
     if scheduler.remembered:
         options[LOADS_REMEMBERED.key] = True
+    if not scheduler.remembered_cpu:
+        options[LOADS_REMEMBERED_CPU.key] = False
     if needs_profile(scheduler):
         if not profile:
             raise HeteroProfileError(f"{scheduler.label} needs a profile of {workload.name}: none was made or given")

@@ -16,7 +16,8 @@ under ``topdown`` two such reliefs within 75 s each stopped the source for 30 s 
 ``planner:NAME+remembered`` sets ``planner.loads.remembered``: the first plan takes the loads the service
 measured for the workload (same topology name) in an earlier planner cell of the run, the highest of that
 cell's measured plans (:mod:`storm_planner.service.load_memory`); a cell with no such earlier cell plans on
-estimates, as without the suffix.
+estimates, as without the suffix. ``+remembered-traffic`` takes the remembered rates and tuple sizes only
+and keeps the declared CPU (``planner.loads.remembered.cpu: false``).
 """
 from __future__ import annotations
 
@@ -128,6 +129,7 @@ class Scheduler:
     resumable: bool = False  # planner.source.resumable: a relief may restart the spout's worker
     correct: bool = False    # planner.replan.first.correction: the first measured re-plan may move for traffic
     remembered: bool = False  # planner.loads.remembered: the first plan on the loads an earlier cell measured
+    remembered_cpu: bool = True  # planner.loads.remembered.cpu: false (+remembered-traffic) keeps declared CPU
 
     @property
     def with_hook(self) -> str:
@@ -140,7 +142,8 @@ NO_REPLAN = "+noreplan"
 RESUMABLE = "+resumable"
 CORRECT = "+correct"
 REMEMBERED = "+remembered"
-SUFFIXES = (NO_REPLAN, RESUMABLE, CORRECT, REMEMBERED, NO_HOOK)   # in the order a label gives them
+REMEMBERED_TRAFFIC = "+remembered-traffic"
+SUFFIXES = (NO_REPLAN, RESUMABLE, CORRECT, REMEMBERED, REMEMBERED_TRAFFIC, NO_HOOK)   # in the order a label gives them
 
 
 # The planners that need a profile (Nasiri et al.'s): the bench makes one per workload (bench._e2e_profiles).
@@ -171,8 +174,8 @@ def parse_scheduler(text: str) -> Scheduler:
     label_suffix = "".join(s for s in SUFFIXES if s in found)
     hook, replan = NO_HOOK not in found, NO_REPLAN not in found
     if base in ("default", "ras", "resource-aware") and found - {NO_HOOK}:
-        raise ValueError(f"--schedulers: {text!r}: {NO_REPLAN}, {RESUMABLE}, {CORRECT} and {REMEMBERED} are for "
-                         "planner:NAME alone "
+        raise ValueError(f"--schedulers: {text!r}: {NO_REPLAN}, {RESUMABLE}, {CORRECT}, {REMEMBERED} and "
+                         f"{REMEMBERED_TRAFFIC} are for planner:NAME alone "
                          "(Storm's own schedulers never re-plan a running topology)")
     if base == "default":
         return Scheduler(base + label_suffix, "default", hook=hook)
@@ -183,10 +186,14 @@ def parse_scheduler(text: str) -> Scheduler:
         if algorithm not in available():
             raise ValueError(f"--schedulers: {text!r}: no planner {algorithm!r} (registered: "
                              f"{', '.join(sorted(available()))})")
+        if {REMEMBERED, REMEMBERED_TRAFFIC} <= found:
+            raise ValueError(f"--schedulers: {text!r}: {REMEMBERED} or {REMEMBERED_TRAFFIC}, not both")
         return Scheduler(base + label_suffix, "planner", algorithm, hook=hook, replan=replan,
-                         resumable=RESUMABLE in found, correct=CORRECT in found, remembered=REMEMBERED in found)
+                         resumable=RESUMABLE in found, correct=CORRECT in found,
+                         remembered=bool({REMEMBERED, REMEMBERED_TRAFFIC} & found),
+                         remembered_cpu=REMEMBERED_TRAFFIC not in found)
     raise ValueError(f"--schedulers: {text!r} is not default, ras or planner:NAME (each may end in {NO_HOOK}; "
-                     f"planner:NAME in {NO_REPLAN}, {RESUMABLE}, {CORRECT} or {REMEMBERED})")
+                     f"planner:NAME in {NO_REPLAN}, {RESUMABLE}, {CORRECT}, {REMEMBERED} or {REMEMBERED_TRAFFIC})")
 
 
 def parse_workloads(text: str) -> list[Workload]:

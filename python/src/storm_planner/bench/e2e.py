@@ -417,7 +417,8 @@ BENCHMARKS = (Benchmark("e2e", "Storm's DefaultScheduler and ResourceAwareSchedu
              help="comma-separated: default, ras, planner:NAME, each with +nohook (no metrics hook); planner:NAME "
                   "with +noreplan (placed once), +resumable (a relief may restart the spout's worker) or +correct "
                   "(the first measured re-plan may move for traffic: planner.replan.first.correction) or +remembered "
-                  "(the first plan on the loads an earlier planner cell of the workload measured) "
+                  "(the first plan on the loads an earlier planner cell of the workload measured; "
+                  "+remembered-traffic: its rates and tuple sizes only) "
                   "(default: %(default)s)"),
     argument("--rate", default=None, help="tuples/s for every workload (default: each workload's own); "
                                           "several, comma-separated, make a ramp: the report then gives "

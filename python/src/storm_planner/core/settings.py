@@ -238,6 +238,10 @@ LOADS_REMEMBERED = _define("planner.loads.remembered", FLAG, False, TOPOLOGY, SE
                            "component pair's tuples/s (the highest of the last measured run of a topology of "
                            "the same name) and tuple size (the latest), kept in the service's memory, in "
                            "place of the declared CPU, the prior rates and planner.tuple.bytes")
+LOADS_REMEMBERED_CPU = _define("planner.loads.remembered.cpu", FLAG, True, TOPOLOGY, SERVICE,
+                               "with planner.loads.remembered, false keeps the declared CPU (Storm's RAS "
+                               "accounting) and takes only the remembered rates and tuple sizes: loads measured "
+                               "under one placement overstate a tighter one")
 TUPLE_BYTES = _define("planner.tuple.bytes", NUMBER, 0.0, TOPOLOGY, SERVICE,
                       "bytes of one tuple of a stream nothing is measured about", minimum=0)
 SYSTEM_STREAMS = _define("planner.system.streams", FLAG, True, TOPOLOGY, SERVICE,

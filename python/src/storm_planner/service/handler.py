@@ -17,10 +17,12 @@ the answer has gone back to the plugin (:meth:`PlannerHandler.after_answer`).
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol, cast
 
 from storm_planner import __version__
@@ -163,7 +165,7 @@ class PlannerHandler:
         notes = list(plan.notes)
         notes.extend(settings.unknown_keys(spec.options or {}, available()))
         notes.extend(measured.notes if measured is not None else ())
-        if remembered is not None and problem.loads_remembered:
+        if remembered is not None and (problem.loads_remembered or remembered.rates or remembered.tuple_bytes):
             notes.append(remembered.note(self.load_memory.clock()))
         elif not problem.measured:
             notes.append("no metrics for this topology: loads and rates are estimates")
@@ -174,7 +176,8 @@ class PlannerHandler:
 
     def _remembered(self, spec: Any, measured: MeasuredTopology | None) -> RememberedLoads | None:
         """Remember what a measured topology costs, by its name; recall it for one with nothing measured
-        that asks for it (``planner.loads.remembered``)."""
+        that asks for it (``planner.loads.remembered``; its traffic alone with ``planner.loads.remembered.cpu``
+        false)."""
         name = spec.name or ""
         if measured is not None and measured.measured:
             loads = component_loads(measured.executors, measured.windowed)
@@ -182,9 +185,13 @@ class PlannerHandler:
             rates = counted.component_traffic if counted is not None and counted.unit == "tuples/s" else {}
             self.load_memory.remember(name, spec.id, loads, measured.tuple_bytes, rates)
             return None
-        if name and settings.LOADS_REMEMBERED.read(spec.options or {}):
-            return self.load_memory.recall(name)
-        return None
+        options = spec.options or {}
+        if not name or not settings.LOADS_REMEMBERED.read(options):
+            return None
+        recalled = self.load_memory.recall(name)
+        if recalled is not None and not settings.LOADS_REMEMBERED_CPU.read(options):
+            return dataclasses.replace(recalled, loads=MappingProxyType({}))   # traffic only: CPU as declared
+        return recalled
 
     def _measure(self, spec: Any, nodes: list[Any]) -> MeasuredTopology | None:
         if self.metrics is None:
