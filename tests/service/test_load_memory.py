@@ -175,19 +175,37 @@ def test_a_plan_without_metrics_takes_the_remembered_loads_and_sizes_in_place_of
     assert plain_sizes[("quotes", "join")] == sizes[("quotes", "join")]     # a pair the memory lacks keeps its estimate
 
 
-def test_remembered_rates_replace_the_prior_rates_shared_by_the_streams_of_a_pair():
+def delivered(problem) -> dict:
+    """Per component pair, the tuples/s the traffic model delivers to the target's executors (an ``all``
+    stream's emit reaches every one of them), as the metrics count them."""
+    executors = {c.id: c.executors for c in problem.components}
+    totals: dict = defaultdict(float)
+    for s in problem.streams:
+        totals[(s.source, s.target)] += s.rate * (executors[s.target] if s.grouping == "all" else 1)
+    return totals
+
+
+def test_remembered_rates_are_what_each_pair_delivers_and_the_other_streams_follow_on_one_scale():
+    """bargains pairs a fields stream with an ``all`` watermark stream on (vwap, join): the pair delivers
+    the remembered 998 tuples/s in all, in the prior's mix. Pairs without a remembered rate are scaled to the
+    same absolute scale, and acker streams without one follow the user streams' rates."""
     spec = request("bargains-link")
-    rates = {("vwap", "join"): 998.0, ("join", "__acker"): 399.0, ("filter", "sink"): 9.0}
+    rates = {("trades", "vwap"): 599.0, ("quotes", "join"): 600.0, ("vwap", "join"): 998.0,
+             ("join", "__acker"): 399.0, ("filter", "sink"): 9.0}
     remembered = RememberedLoads("e2e-bargains-link-1-1", {}, {}, 0.0, rates)
     problem = problem_from_thrift(spec, bench_nodes(), remembered=remembered)
     plain = problem_from_thrift(spec, bench_nodes())
-    rate_of = defaultdict(float)
-    for stream in problem.streams:
-        rate_of[(stream.source, stream.target)] += stream.rate
-    assert {pair: rate_of[pair] for pair in rates} == pytest.approx(rates)   # a pair's streams add up to its rate
-    prior = {(s.source, s.target, s.stream_id): s.rate for s in plain.streams}
-    assert all(s.rate == prior[(s.source, s.target, s.stream_id)] for s in problem.streams
-               if (s.source, s.target) not in rates)                      # the others keep the prior
+    assert {pair: delivered(problem)[pair] for pair in rates} == pytest.approx(rates)
+    mix = {(s.source, s.target, s.stream_id): s.rate for s in problem.streams if (s.source, s.target) == ("vwap", "join")}
+    prior_mix = {(s.source, s.target, s.stream_id): s.rate for s in plain.streams if (s.source, s.target) == ("vwap", "join")}
+    assert len(mix) == 2 and mix.keys() == prior_mix.keys()
+    first, second = sorted(mix)
+    assert mix[first] / mix[second] == pytest.approx(prior_mix[first] / prior_mix[second])
+    # (join, filter) has no remembered rate: it is scaled with the matched user streams, not left at the prior.
+    scaled = delivered(problem)[("join", "filter")] / delivered(plain)[("join", "filter")]
+    assert scaled > 100
+    # (vwap, __acker) has none either: the acker's streams follow the remembered user rates.
+    assert delivered(problem)[("vwap", "__acker")] > 100 * delivered(plain)[("vwap", "__acker")]
 
 
 def test_the_handler_remembers_rates_counted_in_tuples_only():
@@ -260,7 +278,8 @@ def test_the_service_remembers_a_measured_run_and_a_resubmission_that_asks_start
     on = plan_of(handler, "e2e-bargains-link-3-3", {"planner.loads.remembered": "true"})
     assert off.error is None and on.error is None
     assert any("no metrics for this topology: loads and rates are estimates" in note for note in off.notes)
-    assert any("loads as measured on e2e-bargains-link-1-1" in note for note in on.notes), on.notes
+    assert any(note.startswith("loads of 7 components") and "as measured on e2e-bargains-link-1-1" in note
+               for note in on.notes), on.notes
     assert not any("loads and rates are estimates" in note for note in on.notes)
     # The plan was made on the remembered 7 % per executor, not the declared 10 %: the load it places is 0.7 times.
     assert on.figures["cpu_utilisation"] == pytest.approx(0.7 * off.figures["cpu_utilisation"])
@@ -276,7 +295,8 @@ def test_traffic_only_keeps_the_declared_cpu_and_takes_the_remembered_rates():
     traffic = plan_of(handler, "e2e-bargains-link-3-3", {"planner.loads.remembered": "true",
                                                           "planner.loads.remembered.cpu": "false"})
     assert traffic.figures["cpu_utilisation"] == pytest.approx(declared.figures["cpu_utilisation"])
-    assert any("loads as measured on e2e-bargains-link-1-1" in note for note in traffic.notes), traffic.notes
+    assert any(note.startswith("rates of 1 component pairs as measured on e2e-bargains-link-1-1")
+               and note.endswith("(planner.loads.remembered; CPU as declared)") for note in traffic.notes), traffic.notes
     assert traffic.figures["imc_total"] > 10 * declared.figures["imc_total"]    # 998 tuples/s, not the prior
     handler.close()
 
@@ -302,6 +322,16 @@ def test_on_remembered_rates_the_local_search_keeps_more_of_trends_traffic_insid
     first = run(on_priors, "topdown")
     searched = run(on_rates, "topdown-ls")
     assert crossing(on_rates, searched) < 0.8 * crossing(on_rates, first)
+
+
+def test_a_memory_of_pairs_the_topology_does_not_have_leaves_the_plan_on_estimates_and_says_so():
+    handler = handler_with_metrics_for("e2e-bargains-link-1-1", 7.0, {("gone", "elsewhere"): 50.0})
+    plan_of(handler, "e2e-bargains-link-1-1", {})
+    traffic = plan_of(handler, "e2e-bargains-link-2-2", {"planner.loads.remembered": "true",
+                                                          "planner.loads.remembered.cpu": "false"})
+    assert any("loads and rates are estimates" in note for note in traffic.notes), traffic.notes
+    assert not any("planner.loads.remembered" in note for note in traffic.notes)
+    handler.close()
 
 
 def test_a_bad_remembered_flag_refuses_the_topology_naming_the_key():

@@ -16,7 +16,6 @@ added to the declared ones: :mod:`storm_planner.core.system_streams`.
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from collections.abc import Mapping
 from itertools import repeat
 from types import MappingProxyType
@@ -46,6 +45,7 @@ from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.service.checks import check_topology, option
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.load_memory import RememberedLoads
+from storm_planner.service.remembered_rates import with_remembered_rates
 from storm_planner.service.request_state import RequestState
 
 DEFAULT_EXECUTOR_COST = settings.EXECUTOR_COST.default
@@ -89,9 +89,7 @@ def problem_from_thrift(
     measured = measured if measured is not None and measured.measured else None
     remembered = None if measured else remembered
     sizes = measured.tuple_bytes if measured else remembered.tuple_bytes if remembered else {}
-    streams = _streams(spec, components, options, sizes)
-    if remembered is not None:
-        streams = _with_remembered_rates(streams, remembered.rates)
+    streams = _streams(spec, components, options, sizes, remembered.rates if remembered else {})
     executors, traffic = _executors_and_traffic(spec, measured, options, cost,
                                                 remembered.cpu if remembered else _NO_PRIORS)
     return Problem(
@@ -170,9 +168,10 @@ def _options(spec: Any, options: Mapping[str, str]) -> Options:
 
 
 def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str, str],
-             sizes: Mapping[tuple[str, str], float]) -> tuple[Stream, ...]:
-    """The topology's declared streams with prior rates, plus the traffic Storm adds by itself (the acker's,
-    the metrics consumers'), unless ``planner.system.streams`` is false (:mod:`storm_planner.core.system_streams`)."""
+             sizes: Mapping[tuple[str, str], float], rates: Mapping[tuple[str, str], float]) -> tuple[Stream, ...]:
+    """The topology's declared streams with prior rates (remembered ones where ``rates`` has them:
+    :mod:`storm_planner.service.remembered_rates`), plus the traffic Storm adds by itself (the acker's, the
+    metrics consumers'), unless ``planner.system.streams`` is false (:mod:`storm_planner.core.system_streams`)."""
     known = {c.id for c in components}
     default_size = settings.TUPLE_BYTES.read(options)
     marks = settings.WATERMARK_STREAMS.read(options)
@@ -189,22 +188,20 @@ def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str,
         if s.from_component in known and s.to_component in known
     )
     declared = prior_rates(components, declared, watermark_streams=marks)
+    if rates:
+        declared = with_remembered_rates(components, declared, rates)
     if not settings.SYSTEM_STREAMS.read(options):
         return declared
     overhead = settings.TUPLE_OVERHEAD_BYTES.read(options)
     bucket = option(options, "topology.builtin.metrics.bucket.size.secs", float, DEFAULT_METRICS_BUCKET_S)
-    return with_system_streams(components, declared, ack_bytes=ACK_PAYLOAD_BYTES + overhead, sizes=sizes,
-                               metrics_bucket_s=bucket, watermark_streams=marks)
-
-
-def _with_remembered_rates(streams: tuple[Stream, ...], rates: Mapping[tuple[str, str], float]) -> tuple[Stream, ...]:
-    """Each stream's rate as remembered for its component pair (shared evenly by the streams of one pair:
-    the metrics count a pair's tuples, not each stream's); pairs without one keep their prior."""
+    streams = with_system_streams(components, declared, ack_bytes=ACK_PAYLOAD_BYTES + overhead, sizes=sizes,
+                                  metrics_bucket_s=bucket, watermark_streams=marks)
     if not rates:
         return streams
-    streams_of = Counter((s.source, s.target) for s in streams)
-    return tuple(dataclasses.replace(s, rate=rates[(s.source, s.target)] / streams_of[(s.source, s.target)])
-                 if (s.source, s.target) in rates else s for s in streams)
+    system = {c.id for c in components if c.system}
+    # The acker's streams follow the user streams' remembered rates; those the run measured take theirs.
+    return with_remembered_rates(components, streams, rates, scale_unmatched=False,
+                                 only=lambda s: s.source in system or s.target in system)
 
 
 def _declared(executor: Any) -> dict[str, float]:

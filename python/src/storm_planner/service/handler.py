@@ -41,6 +41,7 @@ from storm_planner.service.limits import ServiceLimits
 from storm_planner.service.load_memory import LoadMemory, RememberedLoads, component_loads
 from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, PlanLog
 from storm_planner.service.rebalance import AutoRebalancer
+from storm_planner.service.remembered_rates import applied_pairs
 from storm_planner.service.request_state import RequestState
 from storm_planner.service.runner import PlannerRunner
 
@@ -165,8 +166,9 @@ class PlannerHandler:
         notes = list(plan.notes)
         notes.extend(settings.unknown_keys(spec.options or {}, available()))
         notes.extend(measured.notes if measured is not None else ())
-        if remembered is not None and (problem.loads_remembered or remembered.rates or remembered.tuple_bytes):
-            notes.append(remembered.note(self.load_memory.clock()))
+        took = self._took(remembered, problem) if remembered is not None else None
+        if took:
+            notes.append(took)
         elif not problem.measured:
             notes.append("no metrics for this topology: loads and rates are estimates")
         rebalance = self.rebalancer.consider(spec.id, spec.name or spec.id, problem.options.extra, plan.advice)
@@ -192,6 +194,13 @@ class PlannerHandler:
         if recalled is not None and not settings.LOADS_REMEMBERED_CPU.read(options):
             return dataclasses.replace(recalled, loads=MappingProxyType({}))   # traffic only: CPU as declared
         return recalled
+
+    def _took(self, remembered: RememberedLoads, problem: Any) -> str | None:
+        """The note on what a plan took from the load memory, or None when it took nothing."""
+        loads = sum(1 for c in problem.components if c.id in remembered.loads) if problem.loads_remembered else 0
+        rates = applied_pairs(problem.streams, remembered.rates)
+        sizes = applied_pairs(problem.streams, remembered.tuple_bytes)
+        return remembered.note(self.load_memory.clock(), loads, rates, sizes) if loads or rates or sizes else None
 
     def _measure(self, spec: Any, nodes: list[Any]) -> MeasuredTopology | None:
         if self.metrics is None:

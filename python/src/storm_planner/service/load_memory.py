@@ -22,7 +22,8 @@ the last plan made on measured metrics saw:
 A measured plan of a new run (another topology id under the name) starts the name's entry afresh.
 
 With ``planner.loads.remembered`` a plan made without metrics takes these in place of the declared CPU,
-the prior tuple size and the prior rates (:func:`storm_planner.service.convert.problem_from_thrift`); a
+the prior tuple size and the prior rates (:func:`storm_planner.service.convert.problem_from_thrift`, the
+rates by :mod:`storm_planner.service.remembered_rates`); a
 component or pair the memory lacks keeps its estimate. The topology is still planned as unmeasured: its first measured
 re-plan is judged as usual. A component's load is per executor, so a topology resubmitted with another
 parallelism gets the old per-executor load for each of its executors (the component's total scales with
@@ -87,11 +88,15 @@ class RememberedLoads:
         """Component -> remembered load of one executor, % of a core."""
         return {component: load.per_executor for component, load in self.loads.items()}
 
-    def note(self, now: float) -> str:
-        """The plan's note: where its loads came from."""
-        return (f"loads as measured on {self.topology_id} {max(0.0, now - self.measured_at):.0f} s ago "
-                f"({len(self.loads)} components, {len(self.tuple_bytes)} tuple sizes, {len(self.rates)} stream "
-                "rates; planner.loads.remembered)")
+    def note(self, now: float, loads: int, rates: int, sizes: int) -> str:
+        """The plan's note: what it took from the memory (how many components' loads, component pairs'
+        rates and tuple sizes) and from which run."""
+        took = [f"{what} of {count} {unit}" for what, count, unit in (
+            ("loads", loads, "components"), ("rates", rates, "component pairs"),
+            ("tuple sizes", sizes, "component pairs")) if count]
+        declared = "" if loads else "; CPU as declared"
+        return (f"{', '.join(took)} as measured on {self.topology_id} {max(0.0, now - self.measured_at):.0f} s ago "
+                f"(planner.loads.remembered{declared})")
 
 
 def _usable(value: object) -> bool:
