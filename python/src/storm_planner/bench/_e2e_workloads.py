@@ -161,8 +161,9 @@ def needs_profile(scheduler: Scheduler) -> bool:
 
 def parse_scheduler(text: str) -> Scheduler:
     """``default``, ``ras`` (or ``resource-aware``), ``planner:NAME``, each optionally with ``+nohook``,
-    ``planner:NAME`` also with ``+noreplan``, ``+resumable``, ``+correct`` and ``+remembered`` (in any order; the label puts them
-    in the order of SUFFIXES); a clear error for anything else."""
+    ``planner:NAME`` also with ``+noreplan``, ``+resumable``, ``+correct`` and ``+remembered`` or
+    ``+remembered-traffic`` (in any order; the label puts them in the order of SUFFIXES); a clear error for
+    anything else."""
     from storm_planner.planners import available
 
     text = text.strip()

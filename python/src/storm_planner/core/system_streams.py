@@ -238,7 +238,7 @@ def _is_user(stream: Stream, components: Mapping[str, Component]) -> bool:
     return source is not None and target is not None and not source.system and not target.system
 
 
-def _copies(stream: Stream, components: Mapping[str, Component]) -> int:
+def copies_per_emit(stream: Stream, components: Mapping[str, Component]) -> int:
     """How many tuples one emit on ``stream`` delivers to its target component."""
     return components[stream.target].executors if stream.grouping == "all" else 1
 
@@ -246,7 +246,7 @@ def _copies(stream: Stream, components: Mapping[str, Component]) -> int:
 def _received(components: Mapping[str, Component], streams: Iterable[Stream]) -> dict[str, float]:
     received: dict[str, float] = defaultdict(float)
     for s in streams:
-        received[s.target] += s.rate * _copies(s, components)
+        received[s.target] += s.rate * copies_per_emit(s, components)
     return received
 
 
@@ -307,9 +307,9 @@ def _emit_rates(components: Mapping[str, Component], component: str, inputs: Map
         if known is None:
             continue
         if s.stream_id in marks:
-            watermarks += known[1] * _copies(s, components)
+            watermarks += known[1] * copies_per_emit(s, components)
         else:
-            data += known[0] * _copies(s, components)
+            data += known[0] * copies_per_emit(s, components)
     data_out = data if data > 0 else data + watermarks
     watermark_out = watermarks if watermarks > 0 else data_out
     return (min(MAX_PRIOR_RATE, data_out) if data_out > 0 else 1.0,

@@ -179,8 +179,7 @@ class LoadMemory:
         """Keep what a plan on measured metrics saw of topology ``name`` (running as ``topology_id``): each
         component's load per executor (:func:`component_loads`), the highest of this run's plans at its
         executor count, the tuple sizes, the latest, and the component pairs' tuples/s (``rates``), the
-        highest. A name that is long or not ``topology_id``'s is
-        not kept."""
+        highest. A name that is long or not ``topology_id``'s is not kept."""
         if not name or len(name) > MAX_KEY_CHARS or not storm_name_of(topology_id, name):
             return
         kept_loads, sizes = _bounded(loads, _usable_load), _bounded(tuple_bytes, _usable)

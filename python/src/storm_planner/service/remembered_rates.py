@@ -24,15 +24,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 
 from storm_planner.core.problem import Component, Stream
+from storm_planner.core.system_streams import copies_per_emit
 
 Pair = tuple[str, str]
-
-
-def _copies(components: Mapping[str, Component]) -> Callable[[Stream], int]:
-    def copies(stream: Stream) -> int:
-        target = components.get(stream.target)
-        return max(1, target.executors) if stream.grouping == "all" and target is not None else 1
-    return copies
 
 
 def with_remembered_rates(components: Iterable[Component], streams: tuple[Stream, ...], rates: Mapping[Pair, float],
@@ -40,11 +34,11 @@ def with_remembered_rates(components: Iterable[Component], streams: tuple[Stream
                           scale_unmatched: bool = True) -> tuple[Stream, ...]:
     """``streams`` with the rates of the pairs in ``rates`` (the streams ``only`` selects; the others as
     they are), and, with ``scale_unmatched``, the selected streams of other pairs scaled to the same scale."""
-    copies = _copies({c.id: c for c in components})
+    by_id = {c.id: c for c in components}
     chosen = [s for s in streams if only(s)]
     delivered: dict[Pair, float] = defaultdict(float)
     for stream in chosen:
-        delivered[(stream.source, stream.target)] += stream.rate * copies(stream)
+        delivered[(stream.source, stream.target)] += stream.rate * copies_per_emit(stream, by_id)
     factor = {pair: rates[pair] / total for pair, total in delivered.items() if pair in rates and total > 0}
     matched = [s for s in chosen if (s.source, s.target) in factor]
     prior = sum(s.rate for s in matched)
