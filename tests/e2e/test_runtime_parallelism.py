@@ -103,7 +103,7 @@ def test_the_service_rebalances_to_hetero_advice_and_the_cli_rebalances_within_t
         assert first["advice"]["max_input_rate"] > 1.1 * first["advice"]["current_max_input_rate"]
         assert any(n.startswith("rebalance: asking Nimbus for count 1->") for n in first["notes"]), first["notes"]
         (request,) = wait_for(lambda: rebalances(cluster, row.id), 30, "the service's rebalance request")
-        assert request["outcome"] == "applied", request
+        assert request["outcome"] == "applied", request["message"]
         assert request["name"] == "hot" and request["executors"] == {"count": advised}
         assert request["message"].startswith(f"rebalance of 'hot' applied: count 1->{advised}")
 

@@ -3,9 +3,11 @@ one at a time, then a cooldown), the ``rebalance`` command's checks and the ``<p
 The real-cluster test is ``tests/e2e/test_runtime_parallelism.py``."""
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,9 +25,11 @@ from storm_planner.service.rebalance import (
     AutoRebalancer,
     RebalanceSettings,
     TopologyRebalance,
+    _request_through_nimbus,
     decide,
 )
 from storm_planner.service.server import BackgroundServer, free_port
+from storm_planner.submit import operations
 from storm_planner.submit.operations import RunningComponents, SubmitError, check_rebalance
 
 WORDCOUNT = Path(__file__).resolve().parents[1] / "cluster" / "fixtures" / "wordcount"
@@ -283,6 +287,59 @@ def test_a_rebalance_under_way_or_of_an_unscheduled_topology_is_refused():
         check_rebalance(replace(RUNNING, status="REBALANCING"), {"count": 2})
     with pytest.raises(SubmitError, match="no executors assigned yet"):
         check_rebalance(replace(RUNNING, executors={}, tasks={}), {"count": 2})
+
+
+class UnassignedThenRunning:
+    """Stands in for Nimbus's Thrift client around a topology's first scheduling round: its first
+    ``unassigned`` reads show no executors (the assignment is not written yet), later ones show it
+    running; it records the rebalance requests it accepts."""
+
+    def __init__(self, unassigned: int) -> None:
+        self.unassigned, self.reads, self.requests = unassigned, 0, []
+
+    @contextlib.contextmanager
+    def client(self, host, port, timeout_ms=None):
+        yield self
+
+    def read(self, client, name, where="Nimbus") -> RunningComponents:
+        self.reads += 1
+        executors = {} if self.reads <= self.unassigned else {"count": 4 if self.requests else 1, "words": 1}
+        return replace(RUNNING, executors=executors, tasks={"count": 4, "words": 1} if executors else {})
+
+    def rebalance(self, name, options) -> None:
+        self.requests.append(dict(options.num_executors))
+
+    def install(self, monkeypatch) -> UnassignedThenRunning:
+        monkeypatch.setattr(operations, "nimbus_client", self.client)
+        monkeypatch.setattr(operations, "running_components", self.read)
+        monkeypatch.setattr(operations.time, "sleep", lambda s: None)
+        return self
+
+
+def test_the_service_waits_for_the_first_assignment_before_it_asks_nimbus(monkeypatch):
+    # The service's rebalance of a first plan starts while Nimbus is still writing that plan's
+    # assignment: asked then, check_rebalance refuses "no executors assigned yet" (seen in CI).
+    nimbus = UnassignedThenRunning(unassigned=2).install(monkeypatch)
+    request = operations.rebalance_topology("127.0.0.1:1", "hot", {"count": 4}, wait_secs=0, wait_applied=5,
+                                            wait_assigned=5, progress=lambda m: None)
+    assert request.applied and nimbus.requests == [{"count": 4}]
+    assert request.topology.executors == {"count": 1, "words": 1}
+
+    # Without the wait, the same moment is refused, and the service's request waits.
+    UnassignedThenRunning(unassigned=1).install(monkeypatch)
+    with pytest.raises(SubmitError, match="no executors assigned yet"):
+        operations.rebalance_topology("127.0.0.1:1", "hot", {"count": 4}, progress=lambda m: None)
+    service = UnassignedThenRunning(unassigned=3).install(monkeypatch)
+    assert "applied" in _request_through_nimbus("127.0.0.1:1", "hot", {"count": 4}, 0)
+    assert service.requests == [{"count": 4}]
+
+
+def test_waiting_for_an_assignment_that_never_comes_names_it(monkeypatch):
+    nimbus = UnassignedThenRunning(unassigned=10**6).install(monkeypatch)
+    monkeypatch.setattr(operations.time, "sleep", time.sleep)
+    with pytest.raises(SubmitError, match="'hot' is still ACTIVE without executors after 0 s"):
+        operations.rebalance_topology("127.0.0.1:1", "hot", {"count": 4}, wait_assigned=0.01, progress=lambda m: None)
+    assert nimbus.requests == []
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -129,10 +129,12 @@ class _Job:
 
 
 def _request_through_nimbus(nimbus: str, name: str, executors: Mapping[str, int], wait_secs: int | None) -> str:
-    """Request, then wait until Nimbus runs the new executors (asking again if Storm lost the request)."""
+    """Request, then wait until Nimbus runs the new executors (asking again if Storm lost the request).
+    The first plan of a topology comes before Nimbus has written its assignment, so the request
+    waits for that first."""
     wait = STORM_DEFAULT_WAIT_S if wait_secs is None else wait_secs
     return rebalance_topology(nimbus, name, executors, wait_secs=wait_secs, wait_applied=wait + CONFIRM_S,
-                              progress=log.info).describe()
+                              wait_assigned=CONFIRM_S, progress=log.info).describe()
 
 
 class AutoRebalancer:

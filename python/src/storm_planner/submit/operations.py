@@ -328,8 +328,8 @@ def check_rebalance(topology: RunningComponents, executors: Mapping[str, int]) -
 
 
 def rebalance_topology(nimbus: str, name: str, executors: Mapping[str, int], *, wait_secs: int | None = None,
-                       wait_applied: float | None = None, requests: int = 2, timeout_ms: int = 10000,
-                       progress: Progress = print_progress) -> RebalanceRequest:
+                       wait_applied: float | None = None, wait_assigned: float = 0.0, requests: int = 2,
+                       timeout_ms: int = 10000, progress: Progress = print_progress) -> RebalanceRequest:
     """Ask Nimbus to run ``executors`` (component -> count) for ``name`` after checking that it can.
 
     ``wait_secs`` is how long Storm deactivates the topology before it redistributes
@@ -340,10 +340,16 @@ def rebalance_topology(nimbus: str, name: str, executors: Mapping[str, int], *, 
     topology (``getClusterInfo``/``getTopologyInfo``, e.g. the UI) at the moment
     Nimbus redistributes the tasks — it caches the old executors again — so the
     request is repeated, up to ``requests`` times, before this gives up.
+
+    ``wait_assigned`` is how long to wait, before the first request, for Nimbus to show the
+    topology's executors: a topology planned in its first scheduling round has none until Nimbus
+    has written that round's assignment, and a request before then is refused.
     """
     if wait_secs is not None and wait_secs < 0:
         raise SubmitError(f"--wait-secs {wait_secs}: seconds to wait cannot be negative")
     host, port = parse_nimbus(nimbus)
+    if wait_assigned > 0:
+        _wait_running(host, port, name, wait_assigned, timeout_ms)
     first = None
     for attempt in range(1, max(1, requests) + 1):
         before = _request_rebalance(host, port, name, executors, wait_secs, timeout_ms)
@@ -384,8 +390,13 @@ def _wait_rebalanced(host: str, port: int, name: str, wait_secs: int | None, tim
     """The topology once its rebalance is over (no longer REBALANCING): Nimbus has assigned the
     executors it redistributed by then. Reading it while Nimbus redistributes is what loses a
     rebalance, so the known wait is slept through first."""
-    deadline = time.monotonic() + timeout_s
     time.sleep(min(timeout_s, (wait_secs or 0) + 1))
+    return _wait_running(host, port, name, timeout_s, timeout_ms)
+
+
+def _wait_running(host: str, port: int, name: str, timeout_s: float, timeout_ms: int) -> RunningComponents:
+    """The topology once Nimbus shows it running: executors assigned and no rebalance under way."""
+    deadline = time.monotonic() + timeout_s
     while True:
         try:
             with nimbus_client(host, port, timeout_ms) as client:
@@ -397,7 +408,8 @@ def _wait_rebalanced(host: str, port: int, name: str, wait_secs: int | None, tim
         if topology.status != "REBALANCING" and topology.executors:
             return topology
         if time.monotonic() > deadline:
-            raise SubmitError(f"{name!r} is still {topology.status} after {timeout_s:.0f} s")
+            state = topology.status if topology.executors else f"{topology.status} without executors"
+            raise SubmitError(f"{name!r} is still {state} after {timeout_s:.0f} s")
         time.sleep(1)
 
 
