@@ -217,9 +217,12 @@ class Replanner:
                               f"settling after the last re-plan's moves ({state.settle_until - now:.0f} s left of "
                               f"planner.replan.settle.secs {settings.settle_s:g}): current placement kept",
                               quiet=True)
-        why, wait = _why_now(problem, state, settings, now)
+        # The current placement's figures, evaluated once: every gate below compares with them, and at
+        # production scale (36k executors) an evaluation takes a fifth of a second.
+        current = evaluate(problem, problem.current)
+        why, wait = _why_now(problem, state, settings, now, current)
         if wait:
-            return self._keep(problem, algorithm, wait, quiet=True)
+            return self._keep(problem, algorithm, wait, quiet=True, figures=current)
         if state is None:
             state = self._remember(problem, now, planned=False)
 
@@ -227,18 +230,21 @@ class Replanner:
         if left == 0:
             return self._keep(problem, algorithm,
                               f"{why}, but the migration budget ({settings.budget} moves per "
-                              f"{settings.period_s:g} s) is spent: current placement kept", quiet=True)
+                              f"{settings.period_s:g} s) is spent: current placement kept", quiet=True,
+                              figures=current)
 
-        bounded = problem.replace(options=_candidate_options(problem, left))
+        bounded = problem.replace(options=_candidate_options(problem, left, current))
         candidate = self.runner(bounded, algorithm)
-        self._replanned(problem, now, state, settings)
-        decision = _decide(problem, candidate.assignments, left, settings, bounded, self._correcting(state, settings))
+        self._replanned(problem, now, state, settings, current)
+        decision = _decide(problem, candidate.assignments, left, settings, current, bounded,
+                           self._correcting(state, settings))
         cut = len(moves_between(problem.current, candidate.assignments))
         budget_note = ("" if left is None else f" (budget {settings.budget} per {settings.period_s:g} s, "
                        f"{left} left{'; ' + str(cut) + ' wanted' if cut > len(decision.moved) else ''})")
         if decision.verdict is None:
             kept = self._keep(problem, algorithm, f"re-planned ({why}) with {algorithm}: {decision.reason}; "
-                                                  f"current placement kept{budget_note}{decision.note}")
+                                                  f"current placement kept{budget_note}{decision.note}",
+                              figures=current)
             # The parallelism advice stands whatever the placement (its 'now' rate is for the
             # planner's own placement of the running executors).
             return kept.replace(advice=candidate.advice)
@@ -252,10 +258,12 @@ class Replanner:
         return candidate.replace(assignments=MappingProxyType(decision.assignments),
                                  figures=MappingProxyType(figures), notes=tuple(notes))
 
-    def _replanned(self, problem: Problem, now: float, state: _TopologyState, settings: ReplanSettings) -> None:
-        """A re-plan ran: its loads and traffic are the new basis, and whether a node was short of CPU then."""
+    def _replanned(self, problem: Problem, now: float, state: _TopologyState, settings: ReplanSettings,
+                   current: Mapping[str, float]) -> None:
+        """A re-plan ran: its loads and traffic are the new basis, and whether a node was short of CPU then
+        (``current``: the figures of the current placement)."""
         self._remember(problem, now, planned=True)
-        pressed = settings.cautious and short_of_cpu(evaluate(problem, problem.current))
+        pressed = settings.cautious and short_of_cpu(current)
         with self._lock:
             state.pressed = pressed
 
@@ -292,8 +300,10 @@ class Replanner:
                     state.planned_at = now
             return state
 
-    def _keep(self, problem: Problem, algorithm: str, note: str, quiet: bool = False) -> Plan:
-        """The current placement as the plan: the plugin sees no change and does nothing."""
+    def _keep(self, problem: Problem, algorithm: str, note: str, quiet: bool = False,
+              figures: Mapping[str, float] | None = None) -> Plan:
+        """The current placement as the plan: the plugin sees no change and does nothing. ``figures``:
+        the current placement's, when already evaluated."""
         if not quiet:
             with self._lock:
                 state = self._states.get(problem.topology_id)
@@ -301,10 +311,11 @@ class Replanner:
                     log.info("re-plan %s: %s", problem.topology_id, note)
                 if state is not None:
                     state.last_note = note
+        figures = evaluate(problem, problem.current) if figures is None else figures
         return Plan(
             algorithm=algorithm,
             assignments=MappingProxyType(dict(problem.current)),
-            figures=MappingProxyType({**evaluate(problem, problem.current), "moves": 0.0}),
+            figures=MappingProxyType({**figures, "moves": 0.0}),
             notes=(note,),
         )
 
@@ -321,15 +332,16 @@ def initial_algorithm(problem: Problem, algorithm: str) -> str:
     return str(initial)
 
 
-def _candidate_options(problem: Problem, left: int | None) -> Options:
-    """The options the planner re-plans with: the budget left, and D_CPU when relieving CPU pressure.
+def _candidate_options(problem: Problem, left: int | None, current: Mapping[str, float]) -> Options:
+    """The options the planner re-plans with: the budget left, and D_CPU when relieving CPU pressure
+    (``current``: the current placement's figures).
     Narrowed, never rebuilt: every other option (heap limit, GMA's D_CPU/D_BW, ...) must survive."""
     options = dataclasses.replace(problem.options, max_migrations=left)
-    share = _relief_share(problem)
+    share = _relief_share(problem, current)
     return options if share is None else dataclasses.replace(options, max_cpu_utilisation=share)
 
 
-def _relief_share(problem: Problem) -> float | None:
+def _relief_share(problem: Problem, current: Mapping[str, float]) -> float | None:
     """``max_cpu_utilisation`` for the planner when the current placement is short of CPU and the topology
     fits under ``RELIEF_TARGET_PCT`` of every usable node (other work included); else None (as asked).
 
@@ -337,7 +349,7 @@ def _relief_share(problem: Problem) -> float | None:
     asked to relieve (module docstring, step 4); one that honours D_CPU (``gma``, the
     Chatzistergiou & Viglas family: §2.2's load-balancing n.mu) leaves the headroom the gate asks for.
     """
-    if not short_of_cpu(evaluate(problem, problem.current)):
+    if not short_of_cpu(current):
         return None
     share = RELIEF_TARGET_PCT / 100.0
     if problem.options.max_cpu_utilisation is not None and problem.options.max_cpu_utilisation <= share:
@@ -348,16 +360,17 @@ def _relief_share(problem: Problem) -> float | None:
 
 
 def _why_now(problem: Problem, state: _TopologyState | None, settings: ReplanSettings,
-             now: float) -> tuple[str, str]:
-    """(why re-plan now, "") or ("", why wait): a new basis, metrics changed past the threshold, or a
-    period passed. Starts a new budget period when one has passed."""
+             now: float, current: Mapping[str, float]) -> tuple[str, str]:
+    """(why re-plan now, "") or ("", why wait): a new basis, a node newly short of CPU (``current``: the
+    current placement's figures), metrics changed past the threshold, or a period passed. Starts a new
+    budget period when one has passed."""
     if state is None:
         return "no earlier plan known to this service", ""
     if now - state.budget_started_at >= settings.period_s:
         state.budget_started_at, state.moves_used = now, 0
     if not state.measured:
         return "measured loads and traffic replace the estimates it was planned on", ""
-    pressed = _newly_short_of_cpu(problem, state, settings)
+    pressed = _newly_short_of_cpu(state, settings, current)
     if pressed:
         return pressed, ""
     loads, traffic = _basis(problem)
@@ -369,18 +382,17 @@ def _why_now(problem: Problem, state: _TopologyState | None, settings: ReplanSet
     return "", f"metrics changed {moved:.0%} (threshold {settings.threshold:.0%}); current placement kept"
 
 
-def _newly_short_of_cpu(problem: Problem, state: _TopologyState, settings: ReplanSettings) -> str:
+def _newly_short_of_cpu(state: _TopologyState, settings: ReplanSettings, figures: Mapping[str, float]) -> str:
     """Why re-plan now when a node has become short of CPU since the last re-plan ('' otherwise); only under
     ``planner.replan.cautious``, where that pressure is what lets a running topology move.
 
     The change threshold compares the whole topology's loads, so one node can climb from 73 to 97 % of its
     CPU without crossing it: on the end-to-end bench bargains' i7 did, and was first re-planned a period
-    later, inside the measured window. O(E + streams x nodes): one evaluation of the current placement."""
+    later, inside the measured window. ``figures``: the current placement's."""
     if not settings.cautious:
         return ""
     if state.pressed:
         return ""    # short when last re-planned: the period, or a change past the threshold, re-plans it
-    figures = evaluate(problem, problem.current)
     if short_of_cpu(figures):
         return f"a node is short of CPU (busiest at {figures['max_utilisation']:.0f} % of its CPU)"
     return ""
@@ -398,14 +410,13 @@ class _Decision:
 
 
 def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settings: ReplanSettings,
-            asked: Problem | None = None, correcting: bool = False) -> _Decision:
+            before: Mapping[str, float], asked: Problem | None = None, correcting: bool = False) -> _Decision:
     """The gain gate and, with ``settings.cautious``, the restarts weighed (module docstring, step 5).
-    ``asked``: the problem the planner was given (its D_CPU orders the moves, :func:`_fewest_moves`);
+    ``before``: the current placement's figures; ``asked``: the problem the planner was given (its D_CPU orders the moves, :func:`_fewest_moves`);
     ``correcting``: the first measured re-plan of a placement made on estimates, with
     ``planner.replan.first.correction`` (:func:`_first_correction`)."""
     if correcting and settings.cautious:
-        return _first_correction(problem, plan, left, settings, asked)
-    before = evaluate(problem, problem.current)
+        return _first_correction(problem, plan, left, settings, before, asked)
     if not moves_between(problem.current, plan):
         return _Decision(problem.current, [], None, "no move needed")
     if settings.trust:
@@ -442,14 +453,13 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
 
 
 def _first_correction(problem: Problem, plan: Mapping[str, Slot], left: int | None, settings: ReplanSettings,
-                      asked: Problem | None) -> _Decision:
+                      before: Mapping[str, float], asked: Problem | None) -> _Decision:
     """The gain gate alone, once: the fewest of the planner's moves that beat the current placement by
     ``min_gain`` on the measured problem, though it is short of nothing. A move that restarts a spout's
     worker is held back unless the source is resumable (``planner.source.resumable``). On the end-to-end
     bench topdown's first trends plan, made on priors, sent 564 bytes per tweet over the links against RAS's
     440 (two of four ackers alone on the i5s); its measured re-plans found better placements, but the
     topology was short of nothing and each of them restarted the spout's worker, so none was taken."""
-    before = evaluate(problem, problem.current)
     if not settings.resumable:
         spared = sparing_spout_workers(problem, plan)
         plan, note = spared.plan, _spared_note(spared, "not resumable")
@@ -521,6 +531,8 @@ def _fewest_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None
     unrelieved, when a larger cut of the same plan relieves). O(log moves) cuts and evaluations.
     """
     wanted = len(moves_between(problem.current, plan))
+    if not wanted:
+        return dict(problem.current), [], None   # e.g. every move restarted a spout's worker and was held back
     most = wanted if budget is None else min(budget, wanted)
     by_bytes = problem.traffic_model.sizes_known()
     steps = [k for k in (2 ** i for i in range(max(1, most).bit_length())) if k < most] + [most]
