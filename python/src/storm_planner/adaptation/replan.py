@@ -232,7 +232,12 @@ class Replanner:
                               f"{why}, but the migration budget ({settings.budget} moves per "
                               f"{settings.period_s:g} s) is spent: current placement kept", quiet=True,
                               figures=current)
+        return self._replan(problem, algorithm, now, state, settings, why, left, current)
 
+    def _replan(self, problem: Problem, algorithm: str, now: float, state: _TopologyState,
+                settings: ReplanSettings, why: str, left: int | None, current: Mapping[str, float]) -> Plan:
+        """Run the planner on the running topology and keep its placement or take the moves the gates
+        allow (module docstring, steps 4-5); ``current``: the current placement's figures."""
         bounded = problem.replace(options=_candidate_options(problem, left, current))
         candidate = self.runner(bounded, algorithm)
         self._replanned(problem, now, state, settings, current)
@@ -254,7 +259,8 @@ class Replanner:
         notes = list(candidate.notes) + [f"re-planned ({why}): {len(decision.moved)} executor(s) move"
                                          f"{budget_note}; {decision.verdict}{decision.note}"]
         figures = {**evaluate(problem, decision.assignments), "moves": float(len(decision.moved))}
-        log.info("re-plan %s with %s: %s moves; %s", topology, algorithm, len(decision.moved), decision.verdict)
+        log.info("re-plan %s with %s: %s moves; %s", problem.topology_id, algorithm, len(decision.moved),
+                 decision.verdict)
         return candidate.replace(assignments=MappingProxyType(decision.assignments),
                                  figures=MappingProxyType(figures), notes=tuple(notes))
 
