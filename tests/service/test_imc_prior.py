@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from storm_planner.bench._e2e_submission import cluster_nodes, submission_spec
 from storm_planner.bench._e2e_workloads import WORKLOADS
+from storm_planner.cluster.description import load_description
 from storm_planner.core.problem import Problem
 from storm_planner.core.system_streams import ACK_PAYLOAD_BYTES, ACKER, ANCHOR_BYTES, PRIOR_VALUES_BYTES
 from storm_planner.planners.base import run
 from storm_planner.planners.chatzistergiou._groups import imc_unknown_bytes, job_graph
-from storm_planner.profiling.project import load_project_topology
-from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.convert import problem_from_thrift
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,26 +30,12 @@ SUPERVISORS = [("i7-a", 45.0), ("i7-b", 45.0), ("i5-a", 35.0), ("i5-b", 35.0)]
 
 
 def bench_nodes():
-    return [T.Node(id=n, host=n, cpu_capacity=cpu, memory_mb=2048.0, free_ports=[6700, 6701, 6702], used_ports=[],
-                   meta={"speed": "1.0", "machine.type": n[:2], "network.bandwidth.mbit": "2"})
-            for n, cpu in SUPERVISORS]
+    return cluster_nodes(load_description(ROOT / "benchmarks/e2e/cluster.yaml"))
 
 
 def request(name: str, options: dict | None = None):
-    """The workload's TopologySpec as the plugin sends it at submission (executors numbered as Storm does)."""
-    workload = WORKLOADS[name]
-    topology = load_project_topology(ROOT / workload.project, workload.topology)
-    parallelism = {c.name: c.hint_for(None) for c in topology.components} | {ACKER: workload.ackers}
-    kinds = {c.name: c.kind for c in topology.components}
-    components = [T.Component(id=c, type=kinds.get(c, "bolt"), parallelism=n, system=c.startswith("__"))
-                  for c, n in sorted(parallelism.items())]
-    streams = [T.Stream(from_component=source, to_component=c.name, grouping=grouping, stream_id=stream)
-               for c in topology.components for source, stream, grouping in c.inputs]
-    executors = [T.Executor(id=f"[{k}-{k}]", component=c, cpu=10.0, memory_mb=128.0)
-                 for k, c in enumerate((c.id for c in components for _ in range(c.parallelism)), 1)]
-    return T.TopologySpec(id=f"e2e-{name}-1", name=f"e2e-{name}", components=components, streams=streams,
-                          executors=executors, num_workers=workload.workers, worker_max_heap_mb=768.0,
-                          options=dict(options or {}))
+    """The workload's TopologySpec as the plugin sends it at submission."""
+    return submission_spec(name, ROOT, options)
 
 
 def first_problem(name: str, options: dict | None = None) -> Problem:
@@ -232,3 +218,4 @@ def test_bargains_first_plan_keeps_vwap_and_join_together(planner):
     problem = first_problem("bargains-link")
     where = component_nodes(problem, run(problem, planner))
     assert len(where["vwap"] | where["join"]) == 1, where
+
