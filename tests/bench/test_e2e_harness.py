@@ -253,6 +253,24 @@ def test_a_cell_counts_the_plans_and_moves_of_its_topology_and_names_a_refusal(t
     assert cell_status("no tuple acked within 180 s of submission", "BAD_REQUEST: x", 0).startswith("no tuple")
 
 
+def test_a_cell_keeps_where_each_task_ran_beside_its_counts_per_node_and_worker(tmp_path):
+    from storm_planner.bench._e2e_cells import _placement, save_executors
+
+    assignment = [{"executor": "[1-1]", "component": "tweets", "node": "i7-a", "port": 6700},
+                  {"executor": "[2-2]", "component": "count", "node": "i7-a", "port": 6700},
+                  {"executor": "[3-3]", "component": "count", "node": "i7-b", "port": 6703},
+                  {"executor": "[4-4]", "component": "__acker", "node": "i7-b", "port": 6703},
+                  {"executor": "[-1--1]", "component": "__system", "node": "i7-b", "port": 6703}]
+    placed = _placement(assignment)
+    assert placed["placement"] == "i7-a:2 i7-b:2" and placed["ackers_on"] == "i7-b:1"
+    assert placed["workers"] == "i7-a:6700[countx1,tweetsx1] i7-b:6703[__ackerx1,countx1]"
+    # which count task shares the spout's node: a skewed fields grouping loads one more than the other
+    save_executors(tmp_path / "executors" / "cell.json", assignment)
+    kept = json.loads((tmp_path / "executors" / "cell.json").read_text())
+    assert [(e["component"], e["executor"], e["node"]) for e in kept] == [
+        ("tweets", "[1-1]", "i7-a"), ("count", "[2-2]", "i7-a"), ("count", "[3-3]", "i7-b"), ("__acker", "[4-4]", "i7-b")]
+
+
 def test_the_report_gives_each_schedulers_spread_of_cpu_and_link_load_over_the_supervisors(tmp_path):
     out = tmp_path / "e2e"
     header = e2e.columns(SUPERVISORS)

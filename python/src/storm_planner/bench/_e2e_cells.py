@@ -177,6 +177,7 @@ def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: f
     figures = _throughput_and_latency(times, window.begin, window.end, submitted)
     figures.update(window.nodes(figures["acked_in_window"]))
     figures.update(_placement(placement))
+    save_executors(bench.latency_dir.parent / "executors" / f"{name}.json", placement)
     figures.update(_plans(bench.cluster.plan_log, topology_id, bench.latency_dir.parent / "plans" / f"{name}.jsonl"))
     status = cell_status(status, figures.pop("plan_error"), figures["plans"])
     figures["submit_to_scheduled_s"] = round(scheduled - submitted, 1)
@@ -332,6 +333,15 @@ def _plans(plan_log: Path, topology_id: str, keep: Path) -> dict[str, Any]:
                 for earlier, later in zip(plans, plans[1:]))
     return {"plans": len(plans), "replans": max(0, len(plans) - 1), "migrations": moved,
             "plan_error": errors[0] if errors else ""}
+
+
+def save_executors(path: Path, assignment: list[dict]) -> None:
+    """Where each executor ran, task ids included, beside cells.csv (``executors/<cell>.json``): cells.csv
+    counts components per node and worker, but a fields grouping on skewed keys loads one task more than
+    another, and only the task ids say which of them shares a node with its source."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps([{k: e[k] for k in ("executor", "component", "node", "port")} for e in assignment
+                                if not e["component"].startswith("__system")]) + "\n")
 
 
 def _save_latency_quantiles(path: Path, times: TupleTimes, begin: float, end: float) -> None:

@@ -51,6 +51,7 @@ from storm_planner.bench._e2e_cells import (
     cell_status,
     drain,
     measure_window,
+    save_executors,
     submit_workload,
     wait_first_ack,
 )
@@ -166,6 +167,7 @@ def _steps(bench: Bench, topology_id: str, scratch: Path, rate_file: Path, rates
         figures.update(plans_between(answered, start, bounds[index + 1]))
         figures["submit_to_scheduled_s"] = round(scheduled - submitted, 1)
         _save_latency_quantiles(bench.latency_dir / f"{names[index]}.json", times, window.begin, window.end)
+        save_executors(bench.latency_dir.parent / "executors" / f"{names[index]}.json", placement)
         if index == 0:
             _save_startup(bench.latency_dir.parent / "startup" / f"{names[0]}.json",
                           bench.cluster.log_dir / "workers-artifacts" / topology_id, submitted, times)

@@ -41,6 +41,10 @@ node short of CPU (not the default: each such restart stops the source for tens 
 ``planner:hetero`` and ``planner:hetero-optimal`` need a profile per workload: profiled on the
 cluster before the workload's first hetero cell and kept as ``--out``/profiles/<workload>.json for
 later cells and reruns, or given with ``--profiles DIR`` (:mod:`storm_planner.bench._e2e_profiles`).
+
+Beside ``cells.csv``, per cell: ``latency/<cell>.json`` (latency quantiles of the window), ``plans/<cell>.jsonl``
+(the service's answers), ``startup/<cell>.json`` (where submission to first ack went) and
+``executors/<cell>.json`` (where each executor ran, task ids included).
 """
 from __future__ import annotations
 
