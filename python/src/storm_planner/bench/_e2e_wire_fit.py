@@ -121,7 +121,7 @@ def fit_wire(workload: str, problem: Problem, cells: Iterable[Mapping[str, str]]
 
     matrix, measured, used = [], [], 0
     for cell in cells:
-        figures = _link_figures(cell, nodes)
+        figures = link_figures(cell, nodes)
         counts = node_counts(cell.get("workers", ""))
         if figures is None or not counts:
             continue
@@ -139,7 +139,7 @@ def fit_wire(workload: str, problem: Problem, cells: Iterable[Mapping[str, str]]
                    tuple(float(x) for x in solution[k:]), float(np.sqrt(np.mean(residual ** 2))), float(b.mean()), used)
 
 
-def _link_figures(cell: Mapping[str, str], nodes: Sequence[str]) -> dict[tuple[str, str], float] | None:
+def link_figures(cell: Mapping[str, str], nodes: Sequence[str]) -> dict[tuple[str, str], float] | None:
     """Per (node, direction) the cell's bytes per tuple, or None when any is missing or not finite."""
     figures = {}
     for node in nodes:

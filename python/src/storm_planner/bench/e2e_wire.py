@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from storm_planner.bench._e2e_submission import cluster_nodes, submission_problem
-from storm_planner.bench._e2e_wire_fit import Counts, WireFit, fit_wire, node_counts
+from storm_planner.bench._e2e_wire_fit import Counts, WireFit, fit_wire, link_figures, node_counts, stream_label
 from storm_planner.bench.report import Benchmark, argument, pyplot, read_csv, save_figure, stamped_progress, write_csv
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.core.problem import Problem
@@ -64,8 +64,6 @@ def layout(counts: Counts) -> str:
 def prior_weights(problem: Problem) -> dict[str, float]:
     """Bytes per input tuple each stream weighs in the first plan's model: rate x size, a user tuple of
     unknown size at the prior's weight (:func:`~storm_planner.planners.chatzistergiou._groups.imc_unknown_bytes`)."""
-    from storm_planner.bench._e2e_wire_fit import stream_label
-
     unknown = imc_unknown_bytes(problem, "auto") or 0.0
     return {stream_label(s): s.rate * (s.tuple_bytes or unknown) for s in problem.streams}
 
@@ -77,12 +75,13 @@ def study_workload(workload: str, problem: Problem, cells: Sequence[Mapping[str,
     fit = fit_wire(workload, problem, cells, nodes)
     rows = []
     by_scheduler: dict[str, list[Mapping[str, str]]] = {}
-    for cell in cells:
-        by_scheduler.setdefault(cell["scheduler"], []).append(cell)
+    for cell in cells:   # the cells the fit could use: per-link bytes and workers known
+        if link_figures(cell, nodes) is not None and node_counts(cell.get("workers", "")):
+            by_scheduler.setdefault(cell["scheduler"], []).append(cell)
     for scheduler, runs in by_scheduler.items():
         placed = [node_counts(c.get("workers", "")) for c in runs]
-        rows.append(_row(workload, f"{scheduler} (grid)", fit, problem, placed[-1], nodes,
-                         measured=statistics.median(float(c["link_bytes_per_tuple"]) for c in runs),
+        rows.append(_row(workload, f"{scheduler} (grid)", fit, problem, placed[-1], nodes,   # its last cell's
+                         measured=statistics.median(_measured(c, nodes) for c in runs),
                          predicted=statistics.median(fit.link_bytes(problem, p, nodes) for p in placed)))
     weighted = fit.weighted(problem)
     for planner in planners:
@@ -93,6 +92,11 @@ def study_workload(workload: str, problem: Problem, cells: Sequence[Mapping[str,
     for row in rows:
         row["x_ras"] = (row["streams_bytes"] / baseline if baseline and row["streams_bytes"] is not None else None)
     return fit, rows
+
+
+def _measured(cell: Mapping[str, str], nodes: Sequence[str]) -> float:
+    """The cell's link bytes per tuple: every link, both directions (the bench's ``link_bytes_per_tuple``)."""
+    return sum((link_figures(cell, nodes) or {}).values())
 
 
 def _row(workload: str, placement: str, fit: WireFit, problem: Problem, counts: Counts, nodes: Sequence[str],
@@ -177,7 +181,8 @@ def _write_report(out: Path, cells: Path, fits: Sequence[WireFit], priors: Mappi
             f"(the measured figure's mean {fit.mean:.1f}); overheads per tuple (out, in; a node with a worker) "
             f"{fit.overheads[0]:.1f}, {fit.overheads[2]:.1f}.\n\n"
             "| stream | fitted B per input tuple | the prior's |\n|---|---:|---:|\n" + weights +
-            "\n| placement | measured link B/tuple | predicted | streams' B/tuple by the fit | × ras | executors per node |\n"
+            "\n| placement | measured link B/tuple | predicted | streams' B/tuple by the fit | × ras | executors per node "
+            "(a scheduler's last cell) |\n"
             "|---|---:|---:|---:|---:|---|\n" + placed + "\n")
     notes = out / "notes.md"     # what the figures mean, written by hand after a run
     report = out.parent / f"{out.name}.md"
