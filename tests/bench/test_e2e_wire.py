@@ -153,3 +153,23 @@ def test_a_missing_cells_file_is_a_clear_error(tmp_path, capsys):
     assert parsed.handler(parsed) == 2
     captured = capsys.readouterr()
     assert "none.csv: no such file" in captured.err and captured.out == ""
+
+
+def test_an_unknown_workload_is_named_and_one_without_cells_enough_does_not_hide_the_others(tmp_path, capsys,
+                                                                                            monkeypatch):
+    monkeypatch.chdir(ROOT)
+    _, cells = read_csv(GRID)
+    subset = tmp_path / "cells.csv"
+    topk = [c for c in cells if c["workload"] == "topk-link"]
+    write_csv(subset, topk + [c for c in cells if c["workload"] == "trends-link"][:2]
+              + [{**topk[0], "workload": "mystery"}])
+    parsed = command("--cells", str(subset), "--out", str(tmp_path / "wire"), "--planners", "topdown")
+    assert parsed.handler(parsed) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["workloads"] == ["topk-link"]
+    assert "trends-link: skipped: trends-link: 2 cell(s)" in captured.err
+    assert "mystery: skipped: not a bench workload" in captured.err
+    assert "## topk-link" in (tmp_path / "wire.md").read_text()
+    parsed = command("--cells", str(subset), "--out", str(tmp_path / "o"), "--workloads", "topk-link,nope")
+    assert parsed.handler(parsed) == 2
+    assert "--workloads: nope: no cells in" in capsys.readouterr().err
