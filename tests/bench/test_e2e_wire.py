@@ -106,11 +106,19 @@ def grid_study(thrift_nodes):
 
 
 def test_on_the_grid_the_fit_explains_the_measured_link_bytes(grid_study):
+    """Every scheduler within 10 % but RAS, whose placements the fit overstates by up to 16 % on four workloads
+    (e2e-wire's notes: mostly unexplained; key skew is at most a quarter of it): bounded here, so that it
+    shows if it grows, and never in the planners' favour."""
     for workload, (fit, rows) in grid_study.items():
         assert fit.rms < 0.15 * fit.mean, (workload, fit.rms, fit.mean)
         for row in rows:
-            if row.get("measured_link_bytes") is not None and not row["placement"].startswith("ras"):
-                assert row["predicted_link_bytes"] == pytest.approx(row["measured_link_bytes"], rel=0.1), (workload, row)
+            if row.get("measured_link_bytes") is None:
+                continue
+            ratio = row["predicted_link_bytes"] / row["measured_link_bytes"]
+            if row["placement"].startswith("ras"):
+                assert 0.97 < ratio < 1.2, (workload, ratio)
+            else:
+                assert ratio == pytest.approx(1.0, abs=0.1), (workload, row)
 
 
 def test_by_the_measured_wire_ras_is_optimal_on_topk_and_trends_and_the_local_search_reaches_the_optimum(grid_study):
@@ -173,3 +181,34 @@ def test_an_unknown_workload_is_named_and_one_without_cells_enough_does_not_hide
     parsed = command("--cells", str(subset), "--out", str(tmp_path / "o"), "--workloads", "topk-link,nope")
     assert parsed.handler(parsed) == 2
     assert "--workloads: nope: no cells in" in capsys.readouterr().err
+
+
+def test_a_cells_file_that_is_not_the_benchs_or_a_planner_typo_is_refused_by_name(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    other = tmp_path / "other.csv"
+    write_csv(other, [{"workload": "topk-link", "status": "ran"}])
+    parsed = command("--cells", str(other), "--out", str(tmp_path / "o"))
+    assert parsed.handler(parsed) == 2
+    assert "no scheduler, workers column: not a bench e2e cells.csv" in capsys.readouterr().err
+    parsed = command("--cells", str(GRID), "--out", str(tmp_path / "o"), "--planners", "topdown,nope")
+    assert parsed.handler(parsed) == 2
+    assert "--planners: nope: no such planner" in capsys.readouterr().err
+
+
+def test_a_short_row_is_skipped_not_a_crash(thrift_nodes):
+    problem = problem_of("trends-link", thrift_nodes)
+    rng = random.Random(5)
+    cells = synthetic_cells(problem, [40.0] * len(problem.streams), [5.0, 1.0, 5.0, 1.0],
+                            [random_placement(problem, rng) for _ in range(6)])
+    cells[0]["link_i5-b_in_bytes_per_tuple"] = None     # what csv.DictReader gives a short row
+    assert fit_wire("w", problem, cells, NODES).cells == 5
+
+
+def test_a_global_stream_into_several_executors_is_refused_by_name(thrift_nodes):
+    import dataclasses
+
+    problem = problem_of("trends-link", thrift_nodes)
+    streams = tuple(dataclasses.replace(s, grouping="global") if (s.source, s.target) == ("tweets", "count") else s
+                    for s in problem.streams)
+    with pytest.raises(ValueError, match="tweets > count .*a global stream into 2 executors"):
+        coefficients(problem.replace(streams=streams), {"count": {"i7-a": 2}}, NODES)

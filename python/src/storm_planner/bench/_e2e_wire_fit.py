@@ -20,8 +20,9 @@ acker messages included, as Storm's wire really carries them: what the prior can
 one tuple per input, a user tuple of unknown size weighs 80 B, an acker message 60 B).
 
 Two streams between the same components whose coefficients are proportional (a fields stream and an
-``all`` stream beside it) cannot be told apart: the fit gives their sum to one of them, which changes
-nothing this module predicts. Streams are fitted on the grid's placements only; a placement unlike all of
+``all`` stream beside it: the first's are the second's over ``n_t``) cannot be told apart: the fit may
+split their joint weight between them in any proportion, which changes nothing this module predicts but
+makes each one's weight, compared with the prior, meaningless alone. Streams are fitted on the grid's placements only; a placement unlike all of
 them is a prediction. O(cells · nodes · streams) to build, NNLS on that small matrix.
 """
 from __future__ import annotations
@@ -41,6 +42,7 @@ from storm_planner.core.problem import Problem
 DIRECTIONS = ("out", "in")
 OVERHEADS = ("out, a node with a worker", "out, a node without", "in, a node with a worker", "in, a node without")
 MIN_CELLS = 3           # below this the equations do not pin the weights down
+REQUIRED_COLUMNS = ("workload", "scheduler", "status", "workers")
 _WORKER = re.compile(r"([\w.-]+):\d+\[([^\]]*)\]")
 
 Counts = Mapping[str, Mapping[str, float]]   # component -> node -> executors there
@@ -50,7 +52,7 @@ def node_counts(workers: str) -> dict[str, Counter[str]]:
     """Component -> node -> executors, from a cell's ``workers`` column
     (``i7-a:6700[__ackerx2,countx1] i7-b:6701[topx1]``); Storm's system component is not placed work."""
     counts: dict[str, Counter[str]] = {}
-    for node, inside in _WORKER.findall(workers or ""):
+    for node, inside in _WORKER.findall(workers if isinstance(workers, str) else ""):
         for part in filter(None, inside.split(",")):
             component, _, many = part.rpartition("x")
             if component and component != "__system" and many.isdigit():
@@ -62,9 +64,17 @@ def stream_label(stream: Stream) -> str:
     return f"{stream.source} > {stream.target} ({stream.stream_id})"
 
 
+class TooFewCells(ValueError):
+    """A workload without cells enough to fit its streams' weights."""
+
+
 def _sides(stream: Stream, executors: Mapping[str, int], counts: Counts, node: str) -> tuple[float, float]:
     """(sent, received) by ``node`` per unit of the stream's weight."""
     n_s, n_t = executors[stream.source], executors[stream.target]
+    if stream.grouping == "global" and n_t > 1:
+        # Every tuple goes to the target's first task, and which node holds it is not in the counts.
+        raise ValueError(f"{stream_label(stream)}: a global stream into {n_t} executors cannot be fitted "
+                         "from executors per node")
     c_s, c_t = counts.get(stream.source, {}).get(node, 0), counts.get(stream.target, {}).get(node, 0)
     per_pair = 1.0 / n_s if stream.grouping == "all" else 1.0 / (n_s * n_t)
     return c_s * (n_t - c_t) * per_pair, c_t * (n_s - c_s) * per_pair
@@ -130,9 +140,12 @@ def fit_wire(workload: str, problem: Problem, cells: Iterable[Mapping[str, str]]
             matrix.append(row)
             measured.append(figures[key])
     if used < MIN_CELLS:
-        raise ValueError(f"{workload}: {used} cell(s) with per-link bytes and workers, at least {MIN_CELLS} needed")
+        raise TooFewCells(f"{workload}: {used} cell(s) with per-link bytes and workers, at least {MIN_CELLS} needed")
     a, b = np.array(matrix), np.array(measured)
-    solution, _ = nnls(a, b)
+    try:
+        solution, _ = nnls(a, b)
+    except RuntimeError as error:   # its iteration limit
+        raise ValueError(f"{workload}: the least-squares fit did not converge ({error})") from None
     residual = b - a @ solution
     k = len(problem.streams)
     return WireFit(workload, tuple(stream_label(s) for s in problem.streams), tuple(float(x) for x in solution[:k]),
@@ -145,8 +158,8 @@ def link_figures(cell: Mapping[str, str], nodes: Sequence[str]) -> dict[tuple[st
     for node in nodes:
         for direction in DIRECTIONS:
             try:
-                value = float(cell.get(f"link_{node}_{direction}_bytes_per_tuple", ""))
-            except ValueError:
+                value = float(cell.get(f"link_{node}_{direction}_bytes_per_tuple") or "")
+            except (TypeError, ValueError):   # a short row's missing field is None
                 return None
             if not math.isfinite(value) or value < 0:
                 return None

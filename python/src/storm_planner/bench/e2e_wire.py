@@ -30,7 +30,16 @@ from pathlib import Path
 from typing import Any
 
 from storm_planner.bench._e2e_submission import cluster_nodes, submission_problem
-from storm_planner.bench._e2e_wire_fit import Counts, WireFit, fit_wire, link_figures, node_counts, stream_label
+from storm_planner.bench._e2e_wire_fit import (
+    REQUIRED_COLUMNS,
+    Counts,
+    TooFewCells,
+    WireFit,
+    fit_wire,
+    link_figures,
+    node_counts,
+    stream_label,
+)
 from storm_planner.bench.report import Benchmark, argument, pyplot, read_csv, save_figure, stamped_progress, write_csv
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.core.problem import Problem
@@ -80,9 +89,12 @@ def study_workload(workload: str, problem: Problem, cells: Sequence[Mapping[str,
             by_scheduler.setdefault(cell["scheduler"], []).append(cell)
     for scheduler, runs in by_scheduler.items():
         placed = [node_counts(c.get("workers", "")) for c in runs]
-        rows.append(_row(workload, f"{scheduler} (grid)", fit, problem, placed[-1], nodes,   # its last cell's
-                         measured=statistics.median(_measured(c, nodes) for c in runs),
-                         predicted=statistics.median(fit.link_bytes(problem, p, nodes) for p in placed)))
+        row = _row(workload, f"{scheduler} (grid)", fit, problem, placed[-1], nodes,   # the layout: its last cell's
+                   measured=statistics.median(_measured(c, nodes) for c in runs),
+                   predicted=statistics.median(fit.link_bytes(problem, p, nodes) for p in placed))
+        # medians over its cells, as measured and predicted: a placement that changed between repetitions
+        row["streams_bytes"] = statistics.median(fit.streams_bytes(problem, p, nodes) for p in placed)
+        rows.append(row)
     weighted = fit.weighted(problem)
     for planner in planners:
         rows.append(_planned(workload, f"{planner} on the prior", fit, problem, problem, planner, nodes))
@@ -124,10 +136,12 @@ def run(args: argparse.Namespace) -> int:
     description = load_description(args.cluster)
     thrift_nodes = cluster_nodes(description)
     nodes = [n.id for n in thrift_nodes]
-    _, cells = read_csv(cells_path)
-    cells = [c for c in cells if c.get("status") == "ran"]
+    columns, cells = read_csv(cells_path)
+    if missing := [c for c in REQUIRED_COLUMNS if c not in columns]:
+        raise ValueError(f"--cells {cells_path}: no {', '.join(missing)} column: not a bench e2e cells.csv")
+    cells = [c for c in cells if c.get("status") == "ran" and c.get("workload") and c.get("scheduler")]
     workloads = _workloads(args.workloads, list(dict.fromkeys(c["workload"] for c in cells)), cells_path)
-    planners = [p for p in args.planners.split(",") if p.strip()]
+    planners = _planners(args.planners)
     fits, rows = [], []
     for workload in workloads:
         _progress(f"{workload}: fitting {sum(c['workload'] == workload for c in cells)} cells")
@@ -135,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             fit, placed = study_workload(workload, problem, [c for c in cells if c["workload"] == workload], nodes,
                                          planners)
-        except ValueError as error:   # too few usable cells: the other workloads still get their study
+        except TooFewCells as error:   # the other workloads still get their study
             _progress(f"{workload}: skipped: {error}")
             continue
         fits.append((fit, prior_weights(problem)))
@@ -150,6 +164,17 @@ def run(args: argparse.Namespace) -> int:
     report = _write_report(out, cells_path, [f for f, _ in fits], {f.workload: p for f, p in fits}, rows)
     print(json.dumps({"report": str(report), "workloads": [f.workload for f, _ in fits]}))
     return 0
+
+
+def _planners(text: str) -> list[str]:
+    """``--planners``: registered planner names (a typo is refused, not reported as a row never planned)."""
+    from storm_planner.planners import available
+
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    if unknown := [p for p in names if p not in available()]:
+        raise ValueError(f"--planners: {', '.join(unknown)}: no such planner "
+                         f"(registered: {', '.join(sorted(available()))})")
+    return names
 
 
 def _workloads(asked: str | None, found: list[str], cells: Path) -> list[str]:
