@@ -83,18 +83,18 @@ def study_workload(workload: str, problem: Problem, cells: Sequence[Mapping[str,
     fitted weights, the optimum; bytes by the fitted weights, and as a ratio to RAS's placement."""
     fit = fit_wire(workload, problem, cells, nodes)
     rows = []
-    by_scheduler: dict[str, list[Mapping[str, str]]] = {}
-    for cell in cells:   # the cells the fit could use: per-link bytes and workers known
-        if link_figures(cell, nodes) is not None and node_counts(cell.get("workers", "")):
-            by_scheduler.setdefault(cell["scheduler"], []).append(cell)
+    by_scheduler: dict[str, list[tuple[Counts, float]]] = {}
+    for cell in cells:   # the cells the fit could use (per-link bytes and workers known), each read once
+        figures, counts = link_figures(cell, nodes), node_counts(cell.get("workers", ""))
+        if figures is not None and counts:
+            by_scheduler.setdefault(cell["scheduler"], []).append((counts, sum(figures.values())))
     for scheduler, runs in by_scheduler.items():
-        placed = [node_counts(c.get("workers", "")) for c in runs]
-        row = _row(workload, f"{scheduler} (grid)", fit, problem, placed[-1], nodes,   # the layout: its last cell's
-                   measured=statistics.median(_measured(c, nodes) for c in runs),
-                   predicted=statistics.median(fit.link_bytes(problem, p, nodes) for p in placed))
-        # medians over its cells, as measured and predicted: a placement that changed between repetitions
-        row["streams_bytes"] = statistics.median(fit.streams_bytes(problem, p, nodes) for p in placed)
-        rows.append(row)
+        placed = [counts for counts, _ in runs]
+        # medians over its cells (a placement may change between repetitions); the layout: its last cell's
+        rows.append(_row(workload, f"{scheduler} (grid)", placed[-1],
+                         statistics.median(fit.streams_bytes(problem, p, nodes) for p in placed),
+                         measured=statistics.median(measured for _, measured in runs),
+                         predicted=statistics.median(fit.link_bytes(problem, p, nodes) for p in placed)))
     weighted = fit.weighted(problem)
     for planner in planners:
         rows.append(_planned(workload, f"{planner} on the prior", fit, problem, problem, planner, nodes))
@@ -106,16 +106,10 @@ def study_workload(workload: str, problem: Problem, cells: Sequence[Mapping[str,
     return fit, rows
 
 
-def _measured(cell: Mapping[str, str], nodes: Sequence[str]) -> float:
-    """The cell's link bytes per tuple: every link, both directions (the bench's ``link_bytes_per_tuple``)."""
-    return sum((link_figures(cell, nodes) or {}).values())
-
-
-def _row(workload: str, placement: str, fit: WireFit, problem: Problem, counts: Counts, nodes: Sequence[str],
-         measured: float | None = None, predicted: float | None = None) -> dict[str, Any]:
+def _row(workload: str, placement: str, counts: Counts, streams_bytes: float, measured: float | None = None,
+         predicted: float | None = None) -> dict[str, Any]:
     return {"workload": workload, "placement": placement, "measured_link_bytes": measured,
-            "predicted_link_bytes": predicted, "streams_bytes": fit.streams_bytes(problem, counts, nodes),
-            "layout": layout(counts)}
+            "predicted_link_bytes": predicted, "streams_bytes": streams_bytes, "layout": layout(counts)}
 
 
 def _planned(workload: str, label: str, fit: WireFit, problem: Problem, planned_on: Problem, planner: str,
@@ -124,7 +118,8 @@ def _planned(workload: str, label: str, fit: WireFit, problem: Problem, planned_
         plan = run_planner(planned_on, planner)
     except StormPlannerError as error:   # the exact optimum refuses large problems
         return {"workload": workload, "placement": label, "streams_bytes": None, "layout": f"not planned: {error}"}
-    return _row(workload, label, fit, problem, plan_counts(problem, plan.assignments), nodes)
+    counts = plan_counts(problem, plan.assignments)
+    return _row(workload, label, counts, fit.streams_bytes(problem, counts, nodes))
 
 
 def run(args: argparse.Namespace) -> int:
