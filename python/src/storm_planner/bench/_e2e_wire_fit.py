@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from storm_planner.core.elements import Stream
+from storm_planner.core.errors import StormPlannerError
 from storm_planner.core.problem import Problem
 
 DIRECTIONS = ("out", "in")
@@ -64,7 +65,7 @@ def stream_label(stream: Stream) -> str:
     return f"{stream.source} > {stream.target} ({stream.stream_id})"
 
 
-class TooFewCells(ValueError):
+class TooFewCells(StormPlannerError, ValueError):
     """A workload without cells enough to fit its streams' weights."""
 
 
