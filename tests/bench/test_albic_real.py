@@ -211,8 +211,8 @@ def test_a_run_turns_windows_counters_and_plans_into_one_row_per_period(tmp_path
     cluster = SimpleNamespace(addresses=SimpleNamespace(zookeeper="zk:2181"), network=None, plan_log=plan_log,
                               assignment=lambda topology: [{"executor": "[1-3]", "node": "a"},
                                                            {"executor": "[4-9]", "node": "b"}],
-                              description=SimpleNamespace(supervisors=[SimpleNamespace(name="a", cpu=50.0),
-                                                                       SimpleNamespace(name="b", cpu=50.0)]))
+                              description=SimpleNamespace(supervisors=[SimpleNamespace(name="a", cpu=50.0, held_cpu=50.0),
+                                                                       SimpleNamespace(name="b", cpu=50.0, held_cpu=50.0)]))
     bench = SimpleNamespace(cluster=cluster, accounts={"a": _Account(0.3), "b": _Account(0.1)}, work=tmp_path / "w",
                             latency_dir=tmp_path / "out" / "latency", progress=lambda message: None, nimbus="n:6627")
     settings = albic_real.Settings(job=2, rate=100.0, period_s=0.4, periods=3, settle_s=0.0, drain_s=0.0)

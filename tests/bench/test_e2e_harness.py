@@ -225,6 +225,12 @@ def test_cpu_scale_multiplies_every_supervisors_capacity_and_refuses_nonsense():
     assert [s.cpu for s in scaled.supervisors] == [s.cpu * 1.5 for s in described.supervisors]
     assert [s.memory_mb for s in scaled.supervisors] == [s.memory_mb for s in described.supervisors]
     assert e2e.with_cpu_scale(described, None) is described
+    assert [s.held_cpu for s in scaled.supervisors] == [s.cpu for s in scaled.supervisors]   # quotas scale too
+    declared_only = e2e.with_cpu_scale(described, 1.5, quotas=False)
+    assert [s.cpu for s in declared_only.supervisors] == [s.cpu for s in scaled.supervisors]
+    assert [s.held_cpu for s in declared_only.supervisors] == [s.cpu for s in described.supervisors]
+    # What a node has (its quota) is what its CPU figures are measured against.
+    assert e2e.description_capacities(declared_only).cpu == {s.name: s.cpu for s in described.supervisors}
     for bad in (0.0, -1.0, float("nan"), float("inf"), 50.0):
         with pytest.raises(ValueError, match="--cpu-scale"):
             e2e.with_cpu_scale(described, bad)
@@ -420,6 +426,8 @@ def test_a_report_rewritten_without_saved_capacities_takes_the_cluster_its_saved
     capacities = e2e.saved_capacities(now, out)
     assert set(capacities.link_mbit.values()) == {0.4}
     assert capacities.cpu["i7-a"] == 2 * e2e.saved_capacities(now, tmp_path).cpu["i7-a"]   # no command: as given
+    (out / "command.txt").write_text("storm-planner bench e2e --cpu-scale 2 --quotas-as-described\n")
+    assert e2e.saved_capacities(now, out).cpu == e2e.saved_capacities(now, tmp_path).cpu   # the quotas did not scale
     (out / "command.txt").write_text("storm-planner bench e2e --link-mbit fast\n")     # not one of ours: as given
     assert e2e.saved_capacities(now, out) == e2e.saved_capacities(now, tmp_path)
 

@@ -75,6 +75,12 @@ def test_a_bad_option_exits_2_naming_it_before_any_cluster_starts(tmp_path, caps
         assert cli.main(["bench", "topdown-real", *argv, "--out", out]) == 2, argv
         assert says in capsys.readouterr().err, argv
     assert not Path(out).exists()
+    # A steps.csv of another schedule is refused before the capacity part's hours, not after them.
+    steps = Path(out) / "rates" / "steps.csv"
+    header = topdown_real.step_columns(["i7-a", "i7-b", "i5-a", "i5-b"])
+    append_csv(steps, header, step_row("default", 1, 1, 300.0, 600.0))
+    assert cli.main(["bench", "topdown-real", "--out", out]) == 2
+    assert "ran the schedule 300, not 400,200,400,600,300: use another --out" in capsys.readouterr().err
 
 
 def test_each_scale_runs_e2e_cells_in_e2e_order_into_its_own_folder(tmp_path):
@@ -92,7 +98,20 @@ def test_each_scale_runs_e2e_cells_in_e2e_order_into_its_own_folder(tmp_path):
         # The folder's own command reproduces (resumes, reports) the scale with bench e2e alone.
         command = e2e.e2e_command(scale_args)
         assert command.startswith("storm-planner bench e2e --workloads trends-link,bargains-link")
-        assert f"--cpu-scale {scale:g}" in command and "--settle 90" in command
+        assert f"--cpu-scale {scale:g} --quotas-as-described" in command and "--settle 90" in command
+        # The schedulers see the scaled capacity; the quotas hold each node to what it has.
+        described = {s.name: s.cpu for s in e2e.run_description(argparse.Namespace(**{**vars(scale_args),
+                                                                                    "cpu_scale": None})).supervisors}
+        nodes = e2e.run_description(scale_args).supervisors
+        assert {n.name: n.cpu for n in nodes} == pytest.approx({k: v * scale for k, v in described.items()})
+        assert {n.name: n.held_cpu for n in nodes} == described
+        # Reproduced alone, the folder's command runs the same cluster.
+        again = e2e.with_cluster_flags(argparse.Namespace(cluster="x", link_mbit=None, cpu_scale=None), command)
+        assert {n.name: n.held_cpu for n in e2e.run_description(again).supervisors} == described
+    scaled = topdown_real.plan_capacity(options(out=str(tmp_path / "q"), cpu_scales="1.5", scale_quotas=True))
+    (_, scaled_args, _), = scaled
+    assert "--quotas-as-described" not in e2e.e2e_command(scaled_args)
+    assert all(n.held_cpu == n.cpu for n in e2e.run_description(scaled_args).supervisors)
     quick = topdown_real.plan_capacity(options(out=str(tmp_path), cpu_scales="1", quick=True, repeat=1))
     assert {rate for _, _, cells in quick for _, rate, _, _ in cells} == {60.0, 40.0}
 
@@ -102,6 +121,19 @@ def test_the_default_run_is_estimated_from_its_cells_and_steps():
     capacity = 3 * 90 + 48 * (100 + 90 + 40)
     rates = 90 + 6 * (100 + 90 + 5 * 40 + 4 * 80)
     assert minutes == pytest.approx((capacity + rates) / 60)
+
+
+def test_the_estimate_leaves_out_what_is_saved(tmp_path):
+    args = options(out=str(tmp_path / "td"), cpu_scales="1,1.5", repeat=1)
+    (_, one, cells), (_, other, _) = topdown_real.plan_capacity(args)
+    header = e2e.columns(SUPERVISORS)
+    for workload, rate, scheduler, repetition in cells:   # every cell of scale 1 saved: its cluster never starts
+        e2e.append_cell(Path(one.out) / "cells.csv", header, {"workload": workload.name, "rate": f"{rate:g}",
+                                                              "scheduler": scheduler, "repetition": repetition})
+    e2e.append_cell(Path(other.out) / "cells.csv", header, {"workload": "trends-link", "rate": "400",
+                                                            "scheduler": "default", "repetition": 1})
+    left = topdown_real.estimate_minutes(args, ["capacity"])
+    assert left == pytest.approx((90 + 7 * (100 + 90 + 40)) / 60)
 
 
 def test_imc_gain_is_the_share_of_defaults_link_bytes_kept_off_the_links():
@@ -188,6 +220,19 @@ def test_a_schedule_runs_every_step_where_a_ramp_stops_at_the_first_behind(tmp_p
 
 
 
+def test_each_step_counts_the_moves_answered_from_a_minute_before_its_window_to_its_end(tmp_path, monkeypatch):
+    bench = stepping_bench(tmp_path, monkeypatch)   # windows [100, 105), [110, 115), [120, 125)
+    plans = [{"topology": "t-1", "time": 30.0, "assignments": {"e1": "a:1", "e2": "a:1"}, "event": "plan"},
+             {"topology": "t-1", "time": 108.0, "assignments": {"e1": "b:1", "e2": "a:1"}, "event": "plan"},
+             {"topology": "other", "time": 109.0, "assignments": {"e1": "c:1"}, "event": "plan"}]
+    bench.cluster.plan_log.write_text("".join(json.dumps(plan) + "\n" for plan in plans))
+    (tmp_path / "rate").write_text("400")
+    rows = _e2e_ramp._steps(bench, "t-1", tmp_path, tmp_path / "rate", [400.0, 200.0, 400.0], ["a", "b", "c"],
+                            0.0, 0.0, False)
+    # The move at 108 s lands after the first window and within a minute before the next two.
+    assert [r[_e2e_ramp.WINDOW_MOVES] for r in rows] == [0, 1, 1]
+
+
 def test_a_ramp_of_two_spouts_judges_each_step_on_what_both_offer(tmp_path, monkeypatch):
     bench = stepping_bench(tmp_path, monkeypatch)
     judged = []
@@ -218,9 +263,24 @@ def step_row(scheduler: str, repetition: int, step: int, rate: float, link_bytes
             "placement": "i7-a:6 i5-a:6", **extra}
 
 
+def test_a_runs_steps_are_written_in_one_append_under_one_header(tmp_path):
+    from storm_planner.bench.report import append_csv_rows, read_csv
+
+    header = topdown_real.step_columns(SUPERVISORS)
+    path = tmp_path / "steps.csv"
+    first = [step_row("default", 1, step, rate, 600.0) for step, rate in enumerate((400.0, 200.0), 1)]
+    append_csv_rows(path, header, first)
+    append_csv_rows(path, header, [step_row("default", 2, 1, 400.0, 500.0)])
+    found, rows = read_csv(path)
+    assert found == header and [(r["repetition"], r["step"]) for r in rows] == [("1", "1"), ("1", "2"), ("2", "1")]
+    with pytest.raises(ValueError):   # a row of unknown columns is refused whole: nothing of it is written
+        append_csv_rows(path, header, [step_row("default", 3, 1, 400.0, 1.0), {"stray": 1}])
+    assert len(read_csv(path)[1]) == 3
+
+
 def test_steps_csv_resumes_by_run_and_refuses_another_schedule(tmp_path):
     header = topdown_real.step_columns(SUPERVISORS)
-    assert header[:6] == ["workload", "scheduler", "repetition", "step", "rate", "window_start_s"]
+    assert header[:7] == ["workload", "scheduler", "repetition", "step", "rate", "window_start_s", "moves_near_window"]
     path = tmp_path / "steps.csv"
     for step, rate in enumerate((400.0, 200.0), 1):
         append_csv(path, header, step_row("default", 1, step, rate, 600.0))
@@ -246,28 +306,42 @@ def test_the_report_sets_gains_against_capacity_and_over_the_rate_schedule(tmp_p
             e2e.append_cell(folder / "cells.csv", header, cell("default", repetition, default_bytes[repetition - 1]))
             e2e.append_cell(folder / "cells.csv", header,
                             cell("planner:topdown", repetition, topdown_bytes[repetition - 1]))
-        (folder / "nodes.json").write_text(json.dumps({"i7-a": 45 * scale, "i5-a": 35 * scale}))
+    # 0.75 as an older run saved it (declared CPU alone, quotas scaled with it); 1.5 held to the described CPU.
+    (topdown_real.scale_dir(out, 0.75) / "nodes.json").write_text(json.dumps({"i7-a": 33.75, "i5-a": 26.25}))
+    (topdown_real.scale_dir(out, 1.5) / "nodes.json").write_text(json.dumps(
+        {"declared": {"i7-a": 67.5, "i5-a": 52.5}, "held": {"i7-a": 45, "i5-a": 35}}))
     e2e.append_cell(topdown_real.scale_dir(out, 1.5) / "cells.csv", header,
                     cell("planner:tasklevel", 1, math.nan, status="not scheduled: no slots"))
+    e2e.append_cell(topdown_real.scale_dir(out, 1.5) / "cells.csv", header,
+                    cell("planner:tasklevel", 2, 150.0, processed_tps=300.0))   # behind: 300 of 400
     steps = out / "rates" / "steps.csv"
     step_header = topdown_real.step_columns(SUPERVISORS)
     for step, rate in enumerate((400.0, 200.0), 1):
-        append_csv(steps, step_header, step_row("default", 1, step, rate, 600.0))
+        append_csv(steps, step_header, step_row("default", 1, step, rate, 600.0,
+                                                processed_tps=rate if step == 1 else 150.0))
         append_csv(steps, step_header, step_row("planner:topdown+noreplan", 1, step, rate, 300.0))
         append_csv(steps, step_header, step_row("planner:topdown", 1, step, rate, 300.0 if step == 1 else 60.0,
-                                                replans=step - 1, migrations=3 * (step - 1)))
+                                                replans=step - 1, migrations=3 * (step - 1),
+                                                moves_near_window=2 * (step - 1)))
     command = "storm-planner bench topdown-real --repeat 2"
     report = write_report(out, command).read_text()
     assert f"flock /tmp/storm-cluster.lock .venv/bin/{command} --out {out}" in report
     rows = [line for line in report.splitlines() if line.startswith("| ")]
     # Scale 0.75: default's median 700; topdown's 530 -> +24 % [+20 – +29]. Scale 1.5: 140 of 700 -> +80 %.
-    assert "| 0.75 | 26.2–33.8 | planner:topdown | 2 | 530 [500–560] | +24 % [+20 – +29] |" in report
-    assert "| 0.75 | 26.2–33.8 | default | 2 | 700 [600–800] | +0 % [-14 – +14] |" in report
-    assert any(r.startswith("| 1.5 | 52.5–67.5 | planner:topdown | 2 | 140 [70–210] | +80 % [+70 – +90] |") for r in rows)
+    assert "| 0.75 | 26.2–33.8 | planner:topdown | 2 | all | 530 [500–560] | +24 % [+20 – +29] |" in report
+    assert "| 0.75 | 26.2–33.8 | default | 2 | all | 700 [600–800] | +0 % [-14 – +14] |" in report
+    at_1_5 = "| 1.5 | 52.5–67.5 (held to 35–45) |"
+    assert any(r.startswith(f"{at_1_5} planner:topdown | 2 | all | 140 [70–210] | +80 % [+70 – +90] |") for r in rows)
+    assert any(r.startswith(f"{at_1_5} planner:tasklevel | 1 of 2 | 0 of 1 | 150 | +79 % |") for r in rows)
     assert "scale 1.5, planner:tasklevel repetition 1: not scheduled: no slots" in report
+    capacity = report.split("## A varying input rate")[0]
+    assert "fell behind" not in capacity   # Storm's default, the reference, kept up at every scale
     # The schedule: TD keeps +50 %, TD-RC climbs to +90 % at 200 t/s after its re-plan.
-    assert "| 2 | 200 | 120 | planner:topdown+noreplan | 1 | 300 | +50 % |" in report
-    assert "| 2 | 200 | 120 | planner:topdown | 1 | 60 | +90 % | 200 | 80 | 0 | 1 | 3 |" in report
+    assert "| 2 | 200 | 120 | planner:topdown+noreplan | 1 | all | 300 | +50 % |" in report
+    assert "| 2 | 200 | 120 | planner:topdown | 1 | all | 60 | +90 % | 200 | 80 | 0 | 1 | 2 | 3 |" in report
+    # Default fell behind at 200 t/s (150 processed): its gains there are flagged, those at 400 are not.
+    assert "- step 2: Storm's default, the reference, fell behind in 1 of 1 cells" in report
+    assert "- step 1: Storm's default" not in report
     for plot in ("trends-link-400-capacity.png", "trends-link-rates.png"):
         assert (out / plot).stat().st_size > 10_000 and f"{out.name}/{plot}" in report
     # --report-only rewrites it from the saved command.
@@ -295,7 +369,7 @@ def test_gains_count_only_cells_that_ran_as_asked_and_each_rate_has_its_own_sect
     (folder / "nodes.json").write_text(json.dumps({"i7-a": 45, "i5-a": 35}))
     report = write_report(out, "storm-planner bench topdown-real").read_text()
     at_400 = report.split("### trends-link at 400 t/s")[1].split("###")[0]
-    assert "| planner:topdown | 1 of 2 | 600 | +40 % |" in at_400
+    assert "| planner:topdown | 1 of 2 | all | 600 | +40 % |" in at_400
     at_60 = report.split("### trends-link at 60 t/s")[1].split("##")[0]
-    assert "| planner:topdown | 1 | 2,900 | +3 % |" in at_60
+    assert "| planner:topdown | 1 | all | 2,900 | +3 % |" in at_60
     assert (out / "trends-link-60-capacity.png").is_file() and (out / "trends-link-400-capacity.png").is_file()

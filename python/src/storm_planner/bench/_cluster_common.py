@@ -61,16 +61,21 @@ def node_quotas(cluster, stack: contextlib.ExitStack, label: str, progress: Prog
     accounts = {}
     for sup in cluster.description.supervisors:
         pid = supervisor_pid(cluster, sup.name)
-        quota = stack.enter_context(CpuQuota(f"storm-planner-{label}-{sup.name}-{pid}", sup.cpu))
+        quota = stack.enter_context(CpuQuota(f"storm-planner-{label}-{sup.name}-{pid}", sup.held_cpu))
         quota.add(pid)
         if quotas is not None:
             quotas[sup.name] = quota
         account = stack.enter_context(CpuAccount(f"storm-planner-{label}-{sup.name}-{pid}"))
         account.add(pid)
         accounts[sup.name] = account
-    progress("supervisors held to their declared CPU (cgroup v1 quotas, inherited by their workers): "
-             + ", ".join(f"{sup.name} {sup.cpu:g} %" for sup in cluster.description.supervisors))
+    progress("supervisors held to their CPU (cgroup v1 quotas, inherited by their workers): "
+             + ", ".join(_held(sup) for sup in cluster.description.supervisors))
     return accounts
+
+
+def _held(sup) -> str:
+    held = f"{sup.name} {sup.held_cpu:g} %"
+    return held if sup.held_cpu == sup.cpu else f"{held} (declares {sup.cpu:g} %)"
 
 
 def cpu_seconds(accounts: dict[str, Any]) -> dict[str, float]:

@@ -83,12 +83,16 @@ def run_ramp(bench: Bench, workload: Workload, rates: Sequence[float], scheduler
     names = [cell_name(workload.name, rate, scheduler.label, repetition) for rate in rates]
     rows = run_schedule(bench, workload, rates, scheduler, keys, names, profile=profile)
     for row in rows:
-        row.pop(WINDOW_START, None)   # cells.csv has no such column
+        row.pop(WINDOW_START, None)   # cells.csv has no such columns
+        row.pop(WINDOW_MOVES, None)
     return rows
 
 
-# A schedule's rows also say when each step's window began: seconds after the first step's window began.
-WINDOW_START = "window_start_s"
+# A schedule's rows also say when each step's window began (seconds after the first step's window began),
+# and how many executors the plans answered from MOVES_BEFORE_WINDOW_S before it to its end moved: a move
+# restarts workers for tens of seconds, so a window with moves near it may measure a placement in transit.
+WINDOW_START, WINDOW_MOVES = "window_start_s", "moves_near_window"
+MOVES_BEFORE_WINDOW_S = 60.0
 
 
 def run_schedule(bench: Bench, workload: Workload, rates: Sequence[float], scheduler: Scheduler,
@@ -173,9 +177,10 @@ def _steps(bench: Bench, topology_id: str, scratch: Path, rate_file: Path, rates
                           bench.cluster.log_dir / "workers-artifacts" / topology_id, submitted, times)
         bench.progress(f"  {rates[index]:g} t/s: processed {figures['processed_tps']:.0f} t/s, p99 "
                        f"{figures['latency_p99_ms']:.0f} ms, lost {figures['lost']}, on {figures['placement']}")
+        near = plans_between(answered, window.begin - MOVES_BEFORE_WINDOW_S, window.end)["migrations"]
         rows.append({"status": cell_status(status, found["plan_error"], found["plans"]),
                      "measure_s": round(window.seconds, 1), WINDOW_START: round(window.begin - first_window, 1),
-                     **figures})
+                     WINDOW_MOVES: near, **figures})
     stopped = rates[len(taken) - 1]
     why = NOT_RUN.format(rate=stopped) if status == "ran" else f"not run: {status}"
     return rows + [{"status": why} for _ in rates[len(taken):]]

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from storm_planner.bench._e2e_figures import BASELINES, fmt, median, numbers, ran, spread, total
+from storm_planner.bench._e2e_ramp import WINDOW_MOVES
+from storm_planner.bench._e2e_report import kept_up
 from storm_planner.bench._e2e_workloads import rate_heading
 from storm_planner.bench.report import markdown_table, pyplot, read_csv, save_figure
 
@@ -99,12 +101,21 @@ def _scales(out: Path) -> list[tuple[float, Path]]:
 
 
 def _node_cpu(folder: Path) -> str:
-    """The supervisors' declared CPU as run (``nodes.json``), ``26–34`` (% of a core)."""
+    """The supervisors' declared CPU as run (``nodes.json``), ``35–45`` (% of a core), and what their quotas
+    held them to when that differs: ``79–101 (held to 35–45)``."""
     try:
-        cpus = [float(v) for v in json.loads((folder / "nodes.json").read_text()).values()]
-    except (OSError, ValueError, AttributeError):
+        saved = json.loads((folder / "nodes.json").read_text())
+        # Older runs saved the declared figures alone, flat.
+        declared = saved.get("declared", saved)
+        held = saved.get("held", declared)
+        return _cpu_range(declared) + ("" if held == declared else f" (held to {_cpu_range(held)})")
+    except (OSError, ValueError, AttributeError, TypeError, KeyError):
         return "–"
-    low, high = min(cpus), max(cpus)
+
+
+def _cpu_range(cpus: dict[str, Any]) -> str:
+    values = [float(v) for v in cpus.values()]
+    low, high = min(values), max(values)
     return fmt(low) if low == high else f"{fmt(low)}–{fmt(high)}"
 
 
@@ -114,8 +125,11 @@ def _capacity(out: Path) -> str:
         return ""
     cells: list[dict[str, Any]] = [{**row, "scale": scale, "node_cpu": _node_cpu(folder)}
              for scale, folder in scales for row in read_csv(folder / "cells.csv")[1]]
-    sections = ["## Node capacity (Figs. 6 and 7)\n\nEach scale multiplies every supervisor's declared CPU and its "
-                "cgroup quota (node CPU: % of a core, as run); each scale's e2e report: "
+    sections = ["## Node capacity (Figs. 6 and 7)\n\nEach scale multiplies every supervisor's declared CPU, the "
+                "capacity the schedulers place by (node CPU: % of a core, as run; \"held to\": the cgroup quotas, "
+                "when they did not scale with it). Kept up: the cells that processed 99 % of the offered rate, "
+                "lost nothing and kept p99 within a second; a cell behind measures a backlog's bytes per tuple. "
+                "Each scale's e2e report: "
                 + ", ".join(f"[{f.name}]({out.name}/capacity/{f.name}.md)" for _, f in scales) + ".\n\n"]
     # One section per workload and offered rate: a --quick run into the same --out leaves cells at its own rate.
     for workload, rate in dict.fromkeys((c["workload"], c["rate"]) for c in cells):
@@ -137,18 +151,21 @@ def _capacity_workload(out: Path, workload: str, cells: list[dict[str, Any]], sc
                 continue
             mine = [c for c in every if ran(c)]
             gains[scheduler, scale] = gain_of(mine, default)
-            rows.append([f"{scale:g}", every[0]["node_cpu"], scheduler, _count(mine, every), spread(mine, BYTES),
+            rows.append([f"{scale:g}", every[0]["node_cpu"], scheduler, _count(mine, every), _kept(mine),
+                         spread(mine, BYTES),
                          _gain_text(gains[scheduler, scale]), spread(mine, "processed_tps"),
                          spread(mine, "latency_p99_ms"), total(mine, "lost"), fmt(median(mine, "supervisors_used")),
                          total(mine, "replans"), total(mine, "migrations")])
-    header = ["CPU scale", "node CPU %", "scheduler", "cells", "link B/tuple", "IMC gain vs default",
+    header = ["CPU scale", "node CPU %", "scheduler", "cells", "kept up", "link B/tuple", "IMC gain vs default",
               "processed t/s", "p99 ms", "lost", "supervisors", "re-plans", "migrations"]
     notes = [f"- scale {c['scale']:g}, {c['scheduler']} repetition {c['repetition']}: {c['status']}"
              for c in cells if c.get("status") != "ran"]
+    notes += [_behind_reference(f"scale {scale:g}", [c for c in cells if c["scale"] == scale]) for scale in scales]
+    notes = [note for note in notes if note]
     rate = cells[0].get("rate", "")
     plot = _capacity_plot(out, workload, rate, scales, schedulers, gains, [c for c in cells if ran(c)])
     return (f"### {workload} at {rate_heading(workload, rate)} t/s\n\n"
-            + markdown_table(header, rows, right=[0, 1, *range(3, 12)])
+            + markdown_table(header, rows, right=[0, 1, *range(3, 13)])
             + ("\n" + "\n".join(notes) + "\n" if notes else "")
             + f"\n![{workload}: IMC gain against node capacity]({out.name}/{plot.name})\n\n")
 
@@ -163,6 +180,25 @@ def _errorbar(axis, xs, gains, colour: str, label: str, style: str = "o-") -> No
     low = [100 * (s[1][0] - s[1][1]) for s in shown]
     high = [100 * (s[1][2] - s[1][0]) for s in shown]
     axis.errorbar(x, medians, yerr=[low, high], fmt=style, color=colour, label=label, capsize=3, markersize=4)
+
+
+def _kept(ran_cells: list[dict[str, Any]]) -> str:
+    """How many of a row's cells kept up with their offered rate (``kept_up``: 99 % processed, nothing lost,
+    p99 within a second): a cell behind measures bytes per tuple of a backlog, not of the rate asked."""
+    if not ran_cells:
+        return "–"
+    kept = sum(kept_up(c, float(c["rate"])) for c in ran_cells)
+    return "all" if kept == len(ran_cells) else f"{kept} of {len(ran_cells)}"
+
+
+def _behind_reference(where: str, cells: list[dict[str, Any]]) -> str:
+    """A note when Storm's default, the gains' reference, fell behind somewhere (its B is then a backlog's)."""
+    default = [c for c in cells if c["scheduler"] == DEFAULT and ran(c)]
+    behind = [c for c in default if not kept_up(c, float(c["rate"]))]
+    if not behind:
+        return ""
+    return (f"- {where}: Storm's default, the reference, fell behind in {len(behind)} of {len(default)} cells: "
+            "the gains there are against a backlog's bytes per tuple")
 
 
 def _count(ran_cells: list[dict[str, Any]], every: list[dict[str, Any]]) -> int | str:
@@ -226,17 +262,21 @@ def _rates_workload(out: Path, workload: str, rows: list[dict[str, Any]]) -> str
             every = [r for r in at if r["scheduler"] == scheduler]
             mine = [r for r in every if ran(r)]
             gains[scheduler, step] = gain_of(mine, default)
-            table.append([step, fmt(offered[step]), fmt(starts[step]), scheduler, _count(mine, every),
+            table.append([step, fmt(offered[step]), fmt(starts[step]), scheduler, _count(mine, every), _kept(mine),
                           spread(mine, BYTES),
                           _gain_text(gains[scheduler, step]), spread(mine, "processed_tps"),
                           spread(mine, "latency_p99_ms"), total(mine, "lost"), total(mine, "replans"),
-                          total(mine, "migrations"), (mine[-1].get("placement") or "–") if mine else "–"])
-    header = ["step", "offered t/s", "window at s", "scheduler", "runs", "link B/tuple", "IMC gain vs default",
-              "processed t/s", "p99 ms", "lost", "re-plans", "migrations", "placement (last run)"]
+                          total(mine, WINDOW_MOVES), total(mine, "migrations"),
+                          (mine[-1].get("placement") or "–") if mine else "–"])
+    header = ["step", "offered t/s", "window at s", "scheduler", "runs", "kept up", "link B/tuple",
+              "IMC gain vs default", "processed t/s", "p99 ms", "lost", "re-plans", "moves near window",
+              "migrations", "placement (last run)"]
     notes = [f"- {r['scheduler']} repetition {r['repetition']}, step {r['step']}: {r['status']}"
              for r in rows if r.get("status") != "ran"]
+    notes += [_behind_reference(f"step {step}", [r for r in rows if int(r["step"]) == step]) for step in steps]
+    notes = [note for note in notes if note]
     plot = _rates_plot(out, workload, steps, offered, starts, schedulers, gains, [r for r in rows if ran(r)])
-    return (f"### {workload}\n\n" + markdown_table(header, table, right=[0, 1, 2, *range(4, 12)])
+    return (f"### {workload}\n\n" + markdown_table(header, table, right=[0, 1, 2, *range(4, 14)])
             + ("\n" + "\n".join(notes) + "\n" if notes else "")
             + f"\n![{workload}: IMC gain under a varying rate]({out.name}/{plot.name})\n\n")
 

@@ -397,7 +397,7 @@ def _plans(bench, topology_id: str, name: str) -> list[dict[str, Any]]:
 def _rows(bench, settings: Settings, edges, collocations, times, plans, status: str) -> list[dict[str, Any]]:
     from storm_planner.bench._albic_real_series import moves, period_row
 
-    quotas = {s.name: s.cpu for s in bench.cluster.description.supervisors}
+    quotas = {s.name: s.held_cpu for s in bench.cluster.description.supervisors}
     rows: list[dict[str, Any]] = []
     reference = None
     for k, collocation in enumerate(collocations):

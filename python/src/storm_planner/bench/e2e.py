@@ -207,9 +207,11 @@ def with_links(description, link_mbit: float | None):
                                network=dataclasses.replace(description.network, link_mbit=link_mbit))
 
 
-def with_cpu_scale(description, scale: float | None):
-    """The description with every supervisor's declared CPU (and so its quota) times ``scale``: topDown's
-    §7.4 axis, the node capacity the schedulers see and the nodes have (None: as described).
+def with_cpu_scale(description, scale: float | None, quotas: bool = True):
+    """The description with every supervisor's declared CPU times ``scale``: topDown's §7.4 axis, the node
+    capacity the schedulers see (None: as described). ``quotas``: the nodes have it too (their quotas
+    scale); else each stays held to its described CPU, as the paper's machines stayed what they were while
+    the allocator's capacity parameter varied.
 
     Quotas are limits, not reservations: above the machine's cores in total, the nodes also contend for
     the real cores, which the run's CPU columns show."""
@@ -217,20 +219,23 @@ def with_cpu_scale(description, scale: float | None):
         return description
     if not (0.05 <= scale <= 20):
         raise ValueError(f"--cpu-scale must be between 0.05 and 20, not {scale:g}")
-    supervisors = tuple(dataclasses.replace(s, cpu=s.cpu * scale) for s in description.supervisors)
+    supervisors = tuple(dataclasses.replace(s, cpu=s.cpu * scale, quota_cpu=None if quotas else s.held_cpu)
+                        for s in description.supervisors)
     return dataclasses.replace(description, supervisors=supervisors)
 
 
 def run_description(args: argparse.Namespace):
-    """The cluster description the run uses: ``--cluster`` with ``--link-mbit`` and ``--cpu-scale``."""
+    """The cluster description the run uses: ``--cluster`` with ``--link-mbit``, ``--cpu-scale`` and
+    ``--quotas-as-described``."""
     from storm_planner.cluster.description import load_description
 
-    return with_cpu_scale(with_links(load_description(args.cluster), args.link_mbit), args.cpu_scale)
+    return with_cpu_scale(with_links(load_description(args.cluster), args.link_mbit), args.cpu_scale,
+                          quotas=not getattr(args, "quotas_as_described", False))
 
 
 def description_capacities(description) -> Capacities:
-    """Each supervisor's declared CPU and link rate (its own, else the network's)."""
-    return Capacities(cpu={s.name: s.cpu for s in description.supervisors},
+    """Each supervisor's CPU (what its quota holds it to) and link rate (its own, else the network's)."""
+    return Capacities(cpu={s.name: s.held_cpu for s in description.supervisors},
                       link_mbit={s.name: s.link_mbit or description.network.link_mbit for s in description.supervisors})
 
 
@@ -249,8 +254,8 @@ def saved_capacities(args: argparse.Namespace, out: Path) -> Capacities | None:
 
 
 def with_cluster_flags(args: argparse.Namespace, command: str) -> argparse.Namespace:
-    """``args`` with the cluster a saved command ran on: its ``--cluster``, ``--link-mbit`` and ``--cpu-scale``
-    (each absent one at its default), the flags given now left aside."""
+    """``args`` with the cluster a saved command ran on: its ``--cluster``, ``--link-mbit``, ``--cpu-scale``
+    and ``--quotas-as-described`` (each absent one at its default), the flags given now left aside."""
     words = shlex.split(command)
     given = {word: words[i + 1] for i, word in enumerate(words[:-1])
              if word in ("--cluster", "--link-mbit", "--cpu-scale")}
@@ -260,7 +265,8 @@ def with_cluster_flags(args: argparse.Namespace, command: str) -> argparse.Names
     except ValueError:
         return args   # not a command this bench wrote: the flags given now
     return argparse.Namespace(**{**vars(args), "cluster": given.get("--cluster", str(DEFAULT_CLUSTER)),
-                                 "link_mbit": link_mbit, "cpu_scale": cpu_scale})
+                                 "link_mbit": link_mbit, "cpu_scale": cpu_scale,
+                                 "quotas_as_described": "--quotas-as-described" in words})
 
 
 def run_capacities(args: argparse.Namespace) -> Capacities | None:
@@ -399,6 +405,7 @@ def e2e_command(args: argparse.Namespace) -> str:
     parts += [f"--cluster {args.cluster}"] if args.cluster != str(DEFAULT_CLUSTER) else []
     parts += [f"--link-mbit {args.link_mbit:g}"] if args.link_mbit else []
     parts += [f"--cpu-scale {args.cpu_scale:g}"] if args.cpu_scale else []
+    parts += ["--quotas-as-described"] if args.cpu_scale and getattr(args, "quotas_as_described", False) else []
     parts += [f"--feed-records {args.feed_records}"] if args.feed_records else []
     parts += [f"--seed {args.seed}"] if args.seed != 1 else []
     parts += [f"--profiles {args.profiles}"] if getattr(args, "profiles", None) else []
@@ -450,6 +457,9 @@ BENCHMARKS = (Benchmark("e2e", "Storm's DefaultScheduler and ResourceAwareSchedu
     argument("--cpu-scale", type=float, default=None,
              help="every supervisor's declared CPU and quota times this (topDown's node-capacity axis; "
                   "default: as described)"),
+    argument("--quotas-as-described", action="store_true",
+             help="with --cpu-scale: only what the supervisors declare scales; their quotas stay the "
+                  "described CPU"),
     argument("--feed-records", type=int, default=None, help=f"synthetic records per feed (default "
                                                             f"{FEED_RECORDS:,}; --quick {QUICK_FEED_RECORDS:,})"),
     argument("--seed", type=int, default=1),

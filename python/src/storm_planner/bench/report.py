@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -108,13 +109,20 @@ def code_version(repo: Path | None = None) -> str:
 def append_csv(path: Path, header: Sequence[str], row: Mapping[str, Any]) -> None:
     """Append one row to ``path`` (the header first when the file is new; a missing cell stays empty),
     so that a long run keeps every row it finished."""
+    append_csv_rows(path, header, [row])
+
+
+def append_csv_rows(path: Path, header: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> None:
+    """Append rows that belong together (a run's steps) in one write, so that a stopped run leaves all of
+    them or none."""
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(header), restval="")
+    if not path.exists():
+        writer.writeheader()
+    writer.writerows(rows)
     path.parent.mkdir(parents=True, exist_ok=True)
-    new = not path.exists()
     with path.open("a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(header), restval="")
-        if new:
-            writer.writeheader()
-        writer.writerow(row)
+        handle.write(text.getvalue())
 
 
 def _table(rows: Sequence[dict[str, Any]], digits: int) -> str:

@@ -10,9 +10,11 @@ supervisors under cgroup CPU quotas behind emulated links), run as root from the
 
     flock /tmp/storm-cluster.lock .venv/bin/storm-planner bench topdown-real
 
-``--part capacity``: for every scale of ``--cpu-scales`` a cluster whose supervisors declare, and are held
-to, their described CPU times the scale (:func:`storm_planner.bench.e2e.with_cpu_scale`: the capacity axis;
-a supervisor setting, so one cluster per scale) runs e2e's cells (``--workloads`` × ``--schedulers`` ×
+``--part capacity``: for every scale of ``--cpu-scales`` a cluster whose supervisors declare their described
+CPU times the scale (:func:`storm_planner.bench.e2e.with_cpu_scale`: the capacity axis; a supervisor
+setting, so one cluster per scale) while their cgroup quotas hold each to its described CPU, as the paper
+varied its allocator's capacity parameter on unchanged machines (``--scale-quotas``: the quotas scale too,
+and above 1.25 they add up to more than the machine's two cores) runs e2e's cells (``--workloads`` × ``--schedulers`` ×
 ``--repeat``, repetitions interleaved) into ``<out>/capacity/cpu-<scale>/cells.csv`` in e2e's own format:
 ``bench e2e`` with the command in that folder's ``command.txt`` resumes or reports each one alone.
 
@@ -54,10 +56,14 @@ from typing import Any
 from storm_planner.bench import e2e
 from storm_planner.bench._cluster_common import run_reporting
 from storm_planner.bench._e2e_workloads import Scheduler, Workload, parse_scheduler, parse_workloads
-from storm_planner.bench.report import Benchmark, append_csv, argument, read_csv, stamped_progress
+from storm_planner.bench.report import Benchmark, append_csv_rows, argument, read_csv, stamped_progress
 
 DEFAULT_OUT = Path("benchmarks/reports/topdown-real")
-DEFAULT_SCALES = "0.9,1,1.5"   # the paper starts at the lowest capacity that places the job: bargains needs ~0.86
+# The paper's axis runs from the least capacity that places a job until the algorithms converge. Every
+# executor declares 10 % of a core, so a node takes floor(declared / 10) of them: at 1 the i7s take 4 and the
+# i5s 3 (bargains' 12 with ackers need ~0.86, and 0.9 gives the same counts), at 1.5 6 and 5, at 2.25 10
+# and 7 (trends' 10 fit one i7). A scale between two of these would repeat a placement.
+DEFAULT_SCALES = "1,1.5,2.25"
 DEFAULT_WORKLOADS = "trends-link,bargains-link"
 DEFAULT_SCHEDULERS = "default,ras,planner:tasklevel,planner:topdown"
 DEFAULT_SCHEDULE = "400,200,400,600,300"
@@ -125,8 +131,8 @@ def e2e_args(args: argparse.Namespace, scale: float) -> argparse.Namespace:
         workloads=args.workloads, schedulers=args.schedulers, repeat=args.repeat, rate=None, stepped=False,
         step_settle=args.step_settle, quick=args.quick, settle=args.settle, measure=args.measure, drain=args.drain,
         start_timeout=args.start_timeout, out=str(scale_dir(Path(args.out), scale)), cluster=args.cluster,
-        link_mbit=args.link_mbit, cpu_scale=scale, feed_records=args.feed_records, seed=args.seed, profiles=None,
-        report_only=False)
+        link_mbit=args.link_mbit, cpu_scale=scale, quotas_as_described=not args.scale_quotas,
+        feed_records=args.feed_records, seed=args.seed, profiles=None, report_only=False)
 
 
 def plan_capacity(args: argparse.Namespace) -> list[tuple[float, argparse.Namespace, list[tuple[Workload, float, str, int]]]]:
@@ -147,9 +153,9 @@ def rate_options(scheduler: Scheduler, cautious: bool) -> dict[str, Any]:
 
 def step_columns(supervisors: list[str]) -> list[str]:
     """steps.csv's columns: the key, the offered rate and the window's start, then e2e's figures."""
-    from storm_planner.bench._e2e_ramp import WINDOW_START
+    from storm_planner.bench._e2e_ramp import WINDOW_MOVES, WINDOW_START
 
-    return [*STEP_KEY, "rate", WINDOW_START, *e2e.columns(supervisors)[len(e2e.KEY):]]
+    return [*STEP_KEY, "rate", WINDOW_START, WINDOW_MOVES, *e2e.columns(supervisors)[len(e2e.KEY):]]
 
 
 def step_name(workload: str, step: int, scheduler: str, repetition: int) -> str:
@@ -177,19 +183,31 @@ def finished_schedules(path: Path, header: list[str], schedule: list[float]) -> 
 
 
 def estimate_minutes(args: argparse.Namespace, parts: list[str]) -> float:
-    """Roughly how long the run takes on the cluster (CELL_OVERHEAD_S and CLUSTER_START_S per cell and
-    cluster, the settles and windows as set)."""
+    """Roughly how long what is left of the run takes on the cluster (CELL_OVERHEAD_S and CLUSTER_START_S
+    per cell and cluster, the settles and windows as set; cells and runs already saved left out)."""
     seconds = 0.0
     if "capacity" in parts:
-        plans = plan_capacity(args)
-        cells = sum(len(cells) for _, _, cells in plans)
-        seconds += len(plans) * CLUSTER_START_S + cells * (CELL_OVERHEAD_S + args.settle + args.measure)
+        for _, scale_args, cells in plan_capacity(args):
+            done = _saved_keys(Path(scale_args.out) / "cells.csv", e2e.cell_key)
+            left = sum(1 for w, rate, s, r in cells if e2e.cell_key(
+                {"workload": w.name, "rate": rate, "scheduler": s, "repetition": r}) not in done)
+            seconds += (CLUSTER_START_S if left else 0.0) + left * (CELL_OVERHEAD_S + args.settle + args.measure)
     if "rates" in parts:
         schedule = parse_schedule(args.rate_schedule)
-        runs = len(parse_schedulers(args.rate_schedulers, "--rate-schedulers")) * args.repeat
+        done = _saved_keys(Path(args.out) / "rates" / "steps.csv",
+                           lambda row: (row["workload"], row["scheduler"], row["repetition"]))
+        runs = len(parse_schedulers(args.rate_schedulers, "--rate-schedulers")) * args.repeat - len(done)
         one = CELL_OVERHEAD_S + args.settle + len(schedule) * args.step + (len(schedule) - 1) * args.step_settle
-        seconds += CLUSTER_START_S + runs * one
+        seconds += (CLUSTER_START_S + runs * one) if runs > 0 else 0.0
     return seconds / 60.0
+
+
+def _saved_keys(path: Path, key) -> set:
+    """The keys of the rows a file already holds (none when it is absent or unreadable: an estimate)."""
+    try:
+        return {key(row) for row in read_csv(path)[1]} if path.exists() else set()
+    except (OSError, ValueError, KeyError):
+        return set()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -206,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
     command = _command(args)
     out.mkdir(parents=True, exist_ok=True)
     saved.write_text(command + "\n")
-    _progress(f"about {estimate_minutes(args, parts):.0f} min on the cluster (less for what is already done)")
+    _progress(f"about {estimate_minutes(args, parts):.0f} min on the cluster for what is not yet saved")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # leave through the context managers
     ran: dict[str, int] = {}
     if "capacity" in parts:
@@ -237,12 +255,15 @@ def _check(args: argparse.Namespace, parts: list[str]) -> None:
         if args.rates_cpu_scale is not None and not (0.05 <= args.rates_cpu_scale <= 20):
             raise ValueError(f"--rates-cpu-scale must be between 0.05 and 20, not {args.rates_cpu_scale:g}")
         _schedule_records(args)
+        # A steps.csv of other columns or another schedule is refused now, not hours later.
+        supervisors = [s.name for s in _rates_description(args).supervisors]
+        finished_schedules(Path(args.out) / "rates" / "steps.csv", step_columns(supervisors),
+                           parse_schedule(args.rate_schedule))
 
 
 def run_capacity(args: argparse.Namespace, out: Path, command: str) -> int:
     """Every scale's cells not yet in its cells.csv, a cluster per scale; returns how many ran."""
     from storm_planner.bench._topdown_real_report import write_report
-    from storm_planner.cluster.description import load_description
 
     schedulers = {s.label: s for s in parse_schedulers(args.schedulers)}
     ran = 0
@@ -252,15 +273,18 @@ def run_capacity(args: argparse.Namespace, out: Path, command: str) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         own = e2e.e2e_command(scale_args)
         (folder / "command.txt").write_text(own + "\n")
-        _save_nodes(folder, e2e.with_cpu_scale(load_description(args.cluster), scale))
+        _save_nodes(folder, e2e.run_description(scale_args))
         ran += e2e.run_cells(scale_args, folder, cells, schedulers, own)
         write_report(out, command)
     return ran
 
 
 def _save_nodes(folder: Path, description) -> None:
-    """Each supervisor's declared CPU (% of a core) as run, for the report's capacity axis."""
-    (folder / "nodes.json").write_text(json.dumps({s.name: s.cpu for s in description.supervisors}) + "\n")
+    """Each supervisor's declared CPU and the CPU its quota held it to (% of a core) as run, for the report's
+    capacity axis."""
+    (folder / "nodes.json").write_text(json.dumps({
+        "declared": {s.name: s.cpu for s in description.supervisors},
+        "held": {s.name: s.held_cpu for s in description.supervisors}}) + "\n")
 
 
 def _schedule_records(args: argparse.Namespace) -> int:
@@ -277,17 +301,23 @@ def _schedule_records(args: argparse.Namespace) -> int:
     return int(math.ceil(1.1 * needed / 10_000) * 10_000)
 
 
+def _rates_description(args: argparse.Namespace):
+    """The rate schedule's cluster: ``--cluster`` with ``--link-mbit`` and ``--rates-cpu-scale``."""
+    from storm_planner.cluster.description import load_description
+
+    return e2e.with_cpu_scale(e2e.with_links(load_description(args.cluster), args.link_mbit),
+                              args.rates_cpu_scale, quotas=args.scale_quotas)
+
+
 def run_rates(args: argparse.Namespace, out: Path, command: str) -> int:
     """Every (scheduler, repetition) of the rate schedule not yet in steps.csv, on one cluster."""
     from storm_planner.bench._e2e_ramp import run_schedule
     from storm_planner.bench._topdown_real_report import write_report
-    from storm_planner.cluster.description import load_description
 
     (workload,) = parse_workloads(args.rates_workload)
     schedule = parse_schedule(args.rate_schedule)
     schedulers = parse_schedulers(args.rate_schedulers, "--rate-schedulers")
-    description = e2e.with_cpu_scale(e2e.with_links(load_description(args.cluster), args.link_mbit),
-                                     args.rates_cpu_scale)
+    description = _rates_description(args)
     folder = out / "rates"
     header = step_columns([s.name for s in description.supervisors])
     done = finished_schedules(folder / "steps.csv", header, schedule)
@@ -308,9 +338,9 @@ def run_rates(args: argparse.Namespace, out: Path, command: str) -> int:
             keys = [{"workload": workload.name, "scheduler": scheduler.label, "repetition": repetition,
                      "step": step, "rate": f"{rate:g}"} for step, rate in enumerate(schedule, 1)]
             names = [step_name(workload.name, step, scheduler.label, repetition) for step in range(1, len(schedule) + 1)]
-            for row in run_schedule(bench, workload, schedule, scheduler, keys, names,
-                                    extra=rate_options(scheduler, args.cautious), stop_behind=False):
-                append_csv(folder / "steps.csv", header, row)
+            rows = run_schedule(bench, workload, schedule, scheduler, keys, names,
+                                extra=rate_options(scheduler, args.cautious), stop_behind=False)
+            append_csv_rows(folder / "steps.csv", header, rows)   # all of a run's steps, or none
             write_report(out, command)
     return len(todo)
 
@@ -321,6 +351,7 @@ def _command(args: argparse.Namespace) -> str:
     if args.part in ("both", "capacity"):
         parts += [f"--cpu-scales {args.cpu_scales}", f"--workloads {args.workloads}", f"--schedulers {args.schedulers}",
                   f"--measure {args.measure:g}"]
+    parts += ["--scale-quotas"] if args.scale_quotas else []
     if args.part in ("both", "rates"):
         parts += [f"--rates-workload {args.rates_workload}", f"--rate-schedule {args.rate_schedule}",
                   f"--rate-schedulers {args.rate_schedulers}", f"--step {args.step:g}",
@@ -350,7 +381,10 @@ BENCHMARKS = (Benchmark("topdown-real", "topDown §7.4 on real Storm: IMC gain o
     argument("--part", choices=[*PARTS, "both"], default="both",
              help="capacity (Figs. 6-7), rates (Fig. 9) or both (default: %(default)s)"),
     argument("--cpu-scales", default=DEFAULT_SCALES,
-             help="capacity: every supervisor's declared CPU and quota times each (default: %(default)s)"),
+             help="capacity: every supervisor's declared CPU times each (default: %(default)s)"),
+    argument("--scale-quotas", action="store_true",
+             help="the scales (--cpu-scales, --rates-cpu-scale) multiply the supervisors' cgroup quotas too "
+                  "(default: each stays held to its described CPU, as the paper's machines stayed what they were)"),
     argument("--workloads", default=DEFAULT_WORKLOADS, help="capacity: e2e workloads (default: %(default)s)"),
     argument("--schedulers", default=DEFAULT_SCHEDULERS,
              help="capacity: e2e schedulers, comma-separated (default: %(default)s)"),

@@ -112,7 +112,7 @@ def supervisor_service(supervisor: Supervisor) -> str:
 
 def cpus(supervisor: Supervisor) -> float:
     """The container's CPU limit in cores: ``supervisor.cpu.capacity`` counts 100 per core."""
-    return supervisor.cpu / 100.0
+    return supervisor.held_cpu / 100.0
 
 
 def mem_limit(supervisor: Supervisor) -> str:

@@ -63,6 +63,14 @@ class Supervisor:
     thrift_port: int
     storm: Mapping[str, Any] = field(default_factory=dict)
     link_mbit: float | None = None   # emulated network: this supervisor's link (None: the network's)
+    # A bench's CPU quota when it differs from the declared ``cpu`` (topDown's capacity axis scales what a
+    # node declares, not what it has): % of a core; None holds the node to what it declares.
+    quota_cpu: float | None = None
+
+    @property
+    def held_cpu(self) -> float:
+        """The CPU (% of a core) a quota holds this supervisor to: ``quota_cpu``, else its declared ``cpu``."""
+        return self.cpu if self.quota_cpu is None else self.quota_cpu
 
 
 @dataclass(frozen=True)

@@ -208,14 +208,14 @@ def profile_machine_type(project: Path, description, machine_type: str, supervis
     type_dir.mkdir(parents=True, exist_ok=True)
     rate_file = type_dir / "rate"
     rate_file.write_text("0")
-    quota = CpuQuota(f"storm-planner-profile-{machine_type}-{os.getpid()}", supervisor.cpu)
+    quota = CpuQuota(f"storm-planner-profile-{machine_type}-{os.getpid()}", supervisor.held_cpu)
     with (running_cluster(type_dir, single, plugin=False, planner=False, ui=False, progress=progress) as cluster,
           _maybe(quota, settings.emulate)):
         if settings.emulate:
             quota.add(supervisor_pid(cluster, supervisor.name))
             result.emulation[machine_type] = (
                 f"supervisor {supervisor.name} and its workers in cgroup {quota.path.name}: "
-                f"cfs quota {quota.quota} us per {CFS_PERIOD_US} us ({supervisor.cpu:g}% of a core)")
+                f"cfs quota {quota.quota} us per {CFS_PERIOD_US} us ({supervisor.held_cpu:g}% of a core)")
         else:
             result.emulation[machine_type] = f"supervisor {supervisor.name}: no emulation (label only)"
         progress(f"[{machine_type}] {result.emulation[machine_type]}")
