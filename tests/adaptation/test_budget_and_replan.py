@@ -425,17 +425,41 @@ def test_a_trusted_replan_applies_the_planners_plan_within_the_budget_without_th
     assert r4.plan(problem(apart, traffic=HEAVY), "cola").assignments == slots(apart)
 
 
+def test_a_trusted_move_into_a_spouts_worker_joins_another_worker_on_its_node():
+    """The planner chose the node; the slot was only where the topology ran there. m1 and s1 join sup-a, whose
+    6701 runs the spouts: they go to the worker m2 runs in, and the spouts' worker keeps running."""
+    trusted = {"planner.replan.trust": "true", "planner.replan.settle.secs": "0"}
+    apart = {"a1": "sup-a:6701", "a2": "sup-a:6701", "m1": B, "m2": A, "s1": B}
+    into_spouts = {**slots(apart), "m1": Slot("sup-a", 6701), "s1": Slot("sup-a", 6701)}
+    r = Replanner(clock=FakeClock(), runner=lambda p, a: Plan(algorithm=a, assignments=into_spouts))
+    moved = r.plan(problem(apart, traffic=HEAVY, options=trusted), "cola")
+    assert {e: str(moved.assignments[e]) for e in ("m1", "s1")} == {"m1": A, "s1": A}
+    assert {e: str(moved.assignments[e]) for e in ("a1", "a2")} == {"a1": "sup-a:6701", "a2": "sup-a:6701"}
+    # A node whose only other slot is taken by nothing still has one to open; a node of one slot has none.
+    lone = {"a1": "sup-a:6701", "a2": "sup-a:6701", "m1": B, "m2": B, "s1": B}
+    r2 = Replanner(clock=FakeClock(), runner=lambda p, a: Plan(algorithm=a, assignments={
+        **slots(lone), "m1": Slot("sup-a", 6701)}))
+    opened = r2.plan(problem(lone, traffic=HEAVY, options=trusted), "cola")
+    assert str(opened.assignments["m1"]) == "sup-a:6700"
+
+
 def test_the_initial_algorithm_places_a_new_topology_and_the_algorithm_replans_it():
     import pytest
 
     from storm_planner.core.settings import SettingError
 
-    r, _, runner = replanner()
+    r, clock, runner = replanner()
     seen = []
     r.runner = lambda p, algorithm: (seen.append(algorithm), runner(p, algorithm))[1]
     options = {"planner.initial.algorithm": "spread", "planner.replan.trust": "true",
-               "planner.replan.settle.secs": "0"}
+               "planner.replan.settle.secs": "0", "planner.replan.period.secs": "120"}
     r.plan(problem({}, measured=False, options=options), "albic")
+    # Under trust the first metrics do not re-plan before the period: they are the warm-up's.
+    clock.now += 20
+    early = r.plan(problem(SPREAD, traffic=HEAVY, options=options), "albic")
+    assert seen == ["spread"] and early.assignments == slots(SPREAD)
+    assert "the first re-plan waits for the period (120 s after the first plan)" in early.notes[-1]
+    clock.now += 100
     r.plan(problem(SPREAD, traffic=HEAVY, options=options), "albic")
     assert seen == ["spread", "albic"]
     with pytest.raises(SettingError, match="planner.initial.algorithm='nope'"):

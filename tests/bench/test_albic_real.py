@@ -147,6 +147,7 @@ def test_moves_count_executors_moved_by_the_plans_of_the_period():
     assert moves(plans, 20.0, 30.0) == {"migrations": 3, "replans": 1, "planned_collocation": 0.25}
     nothing = moves(plans, 30.0, 40.0)
     assert nothing["migrations"] == 0 and math.isnan(nothing["planned_collocation"])
+    assert moves([plan(0.0, e1="a:1")], 0.0, 1.0)["planned_collocation"] == 0.0   # a planned 0 is a figure
 
 
 def test_a_period_row_from_counters_and_the_spouts_times():
@@ -261,6 +262,41 @@ def test_a_rerun_resumes_only_a_file_of_its_own_columns_and_settings(tmp_path):
         albic_real.finished_runs(path, albic_real.columns(["a", "c"]), settings)
     with pytest.raises(ValueError, match="ran with the settings in .*settings.json, not these"):
         albic_real.finished_runs(path, header, dataclasses.replace(settings, rate=30.0, periods=3))
+    # Waiting longer for a start or a drain shapes no figure: the run resumes.
+    assert albic_real.finished_runs(path, header, dataclasses.replace(settings, start_s=300.0, drain_s=90.0)) == {
+        ("3", "default", "1")}
+
+
+def test_a_run_that_never_started_is_run_again_and_its_rows_give_way(tmp_path):
+    from storm_planner.bench.report import append_csv, read_csv
+
+    header = albic_real.columns(["a", "b"])
+    path = tmp_path / "periods.csv"
+    for scheduler, status in (("default", "ran"), ("planner:albic", "no tuple acked within 180 s"),
+                              ("ras", "not scheduled: no slots")):
+        append_csv(path, header, {"job": 3, "scheduler": scheduler, "repetition": 1, "period": 1, "status": status})
+    done = albic_real.finished_runs(path, header, albic_real.Settings())
+    assert done == {("3", "default", "1"), ("3", "ras", "1")}   # unscheduled is an outcome; no ack is retried
+    albic_real._drop_runs(path, header, {("3", "planner:albic", "1")})
+    found, rows = read_csv(path)
+    assert found == header and [r["scheduler"] for r in rows] == ["default", "ras"]
+
+
+def test_a_run_without_a_first_ack_ends_at_once_with_its_status(tmp_path, monkeypatch):
+    """Eight periods of two minutes would be waited out for nothing: the run returns its status row."""
+    import time
+
+    from storm_planner.bench import _e2e_cells
+
+    monkeypatch.setattr(_e2e_cells, "wait_first_ack", lambda directory, deadline: False)
+    monkeypatch.setattr(time, "sleep", lambda seconds: pytest.fail(f"slept {seconds} s after no ack"))
+    rows = albic_real._measure(None, albic_real.Settings(start_s=5.0), "t-1", tmp_path, "n")
+    assert rows == [{"period": 0, "status": "no tuple acked within 5 s"}]
+
+
+def test_the_planners_run_first_by_default():
+    labels = [c.label for c in albic_real.parse_contenders(albic_real.DEFAULT_SCHEDULERS, albic_real.Settings())]
+    assert labels[:2] == ["planner:albic", "planner:cola"] and set(labels[2:]) == {"default", "potc", "ras"}
 
 
 def test_runs_that_did_not_run_as_asked_stay_out_of_the_summary(tmp_path):
@@ -276,7 +312,17 @@ def test_runs_that_did_not_run_as_asked_stay_out_of_the_summary(tmp_path):
                        {"job": 3, "scheduler": "planner:albic", "repetition": repetition, "period": period,
                         "status": status, "load_distance": distance, "load_index": 1.0, "migrations": 0,
                         "collocation_factor": 0.5, "link_mbit": 1.0, "processed_tps": 40, "latency_p99_ms": 90})
+    append_csv(tmp_path / "periods.csv", header, {"job": 3, "scheduler": "ras", "repetition": 1, "period": 0,
+                                                  "status": "not scheduled: no slots"})
+    with (tmp_path / "periods.csv").open("a") as cut:   # a line cut short by a kill, the next row after it
+        cut.write("3,planner:albic,4,1,99")
+    append_csv(tmp_path / "periods.csv", header, {"job": 3, "scheduler": "planner:albic", "repetition": 5,
+                                                  "period": 1, "status": "ran", "load_distance": 5.0})
     (report,) = write_report(tmp_path, "storm-planner bench albic-real")
     summary = report.read_text().split("| scheduler | runs |")[1].split("\n\n")[0]
     (row,) = [line for line in summary.splitlines() if line.startswith("| planner:albic |")]
-    assert row.split(" | ")[4] == "5.0"
+    assert row.split(" | ")[1] == "1 of 4" and row.split(" | ")[4] == "5.0"   # the glued line: repetition 4
+    (ras,) = [line for line in summary.splitlines() if line.startswith("| ras |")]
+    assert ras.split(" | ")[1:8] == ["0 of 1", "–", "–", "–", "–", "–", "–"]   # no period: no figure, not 0
+    every = report.read_text().split("## Every period")[1]
+    assert "| no tuple acked within 180 s |" in every

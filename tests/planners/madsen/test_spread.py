@@ -47,7 +47,17 @@ def test_no_one_to_one_pair_shares_a_node_and_every_component_is_spread(nodes):
     for component in ("extract", "plane_delays"):
         used = [plan.assignments[e.id].node for e in problem.executors_of(component)]
         assert max(used.count(n) for n in set(used)) - min(used.count(n) for n in set(used)) <= 1
-    assert {s.port for s in plan.assignments.values()} == {6700}   # one slot (the first) per node
+    # One worker per node (the first slot), the spout in a worker of its own (its node's second slot).
+    spout = plan.assignments["[1-1]"]
+    assert spout.port == 6701
+    assert {s.port for e, s in plan.assignments.items() if e != "[1-1]"} == {6700}
+
+
+def test_a_node_of_one_slot_takes_its_spouts_in_that_slot():
+    problem = Problem.from_dict({**airline().to_dict(), "nodes": [{"id": f"n{i}", "capacity": 100, "slots": [6700]}
+                                                                   for i in range(2)]})
+    plan = run(problem, "spread")
+    assert {s.port for s in plan.assignments.values()} == {6700}
 
 
 def test_draining_nodes_are_left_out_and_no_slot_at_all_is_infeasible():

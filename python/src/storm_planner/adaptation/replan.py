@@ -72,7 +72,8 @@ or a new one:
 With ``planner.replan.trust`` the gates of step 5 are off: the planner's plan is applied as it is (but for
 moves that restart a spout's worker: the source stays put, as the input nodes of that paper), cut
 to what is left of the budget (an experiment on a planner's own adaptation: ALBIC's collocation
-period after period against COLA's re-optimisation, Madsen et al. §5.4). ``planner.initial.algorithm``
+period after period against COLA's re-optimisation, Madsen et al. §5.4), and the first re-plan waits for
+``planner.replan.period.secs`` instead of coming with the first metrics. ``planner.initial.algorithm``
 names the planner of step 1 alone (a topology's first placement), e.g. ``spread``, the little-collocation
 start of that experiment.
 
@@ -375,6 +376,11 @@ def _why_now(problem: Problem, state: _TopologyState | None, settings: ReplanSet
     if now - state.budget_started_at >= settings.period_s:
         state.budget_started_at, state.moves_used = now, 0
     if not state.measured:
+        if settings.trust and now - state.planned_at < settings.period_s:
+            # An experiment on a planner's own adaptation re-plans on its period clock: the first windows
+            # are warm-up figures, and a move then would fall before its first measured period.
+            return "", "measured loads and traffic arrived; under planner.replan.trust the first re-plan waits " \
+                       f"for the period ({settings.period_s:g} s after the first plan)"
         return "measured loads and traffic replace the estimates it was planned on", ""
     pressed = _newly_short_of_cpu(state, settings, current)
     if pressed:

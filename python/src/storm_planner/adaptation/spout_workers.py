@@ -3,12 +3,16 @@
 Storm restarts a worker whenever its executors change, so a move restarts the worker it leaves and the
 one it joins. When one of them runs a spout, the spout's pending tuples die with it and come back only as
 replays after ``topology.message.timeout.secs`` (on the end-to-end bench, 200-2,000 tuples lost per such
-re-plan). Pure functions of a problem and a plan, O(E).
+re-plan). Pure functions of a problem and a plan, O(E) (and O(S log S) for a node's S slots).
 
 Tried and measured (``benchmarks/reports/e2e-relief.md``): sending a move into a spout's worker to a new
 worker on the same node instead, so that bargains' join and vwap could leave an i7 held at 97 % of its
 CPU quota. The relief restarted the i7's worker: 4,000 tuples failed and were replayed, throughput fell to
-148 of 400 t/s and p99 rose from 69-98 ms to 2.3-43 s in the measured window. The rule stays as it was.
+148 of 400 t/s and p99 rose from 69-98 ms to 2.3-43 s in the measured window. The rule stays as it was
+for the cautious re-plan. Under ``planner.replan.trust`` (Madsen et al.'s experiment, whose spouts are
+input machines of their own) a move into a spout's worker goes to another worker on its node: only the
+moves out of it are what restarts it, and without the redirect an executor sharing the spout's node could
+never be joined by its partner.
 """
 from __future__ import annotations
 
@@ -43,16 +47,36 @@ def sparing_spout_workers(problem: Problem, plan: Mapping[str, Slot]) -> Spared:
 
 
 def spouts_held_still(problem: Problem, plan: Mapping[str, Slot]) -> Spared:
-    """``plan`` with every spout executor where it is and no move out of or into the workers they run in.
-    Unlike :func:`sparing_spout_workers`, the slots the plan would give the spouts do not count: the spouts
-    stay where they are (Madsen et al.'s input nodes, under ``planner.replan.trust``)."""
+    """``plan`` with every spout executor where it is and no move out of the workers they run in; a move
+    into one goes to another worker on the same node instead (the node is what the planner chose; the
+    worker is only where :func:`~storm_planner.core.slots.slots_for_nodes` found the topology on it), and
+    is undone only where the node has no other slot. Unlike :func:`sparing_spout_workers`, the slots the
+    plan would give the spouts do not count: the spouts stay where they are (Madsen et al.'s input nodes,
+    under ``planner.replan.trust``)."""
     spouts = {c.id for c in problem.components if c.type == SPOUT}
     moving_spouts = {e.id for e in problem.executors if e.component in spouts}
     still = {problem.current[e] for e in moving_spouts if e in problem.current}
+    in_use: dict[str, Slot] = {}   # per node, the lowest slot the plan uses there that holds no spout
+    for slot in plan.values():
+        if slot not in still and (slot.node not in in_use or slot.port < in_use[slot.node].port):
+            in_use[slot.node] = slot
     spared, undone = dict(plan), 0
     for executor_id in moves_between(problem.current, plan):
         now, then = problem.current[executor_id], plan[executor_id]
-        if executor_id in moving_spouts or now in still or then in still:
+        other = (in_use.get(then.node) or _free_slot(problem, still, then.node)) if then in still else then
+        if executor_id in moving_spouts or now in still or other is None or other == now:
             spared[executor_id] = now
             undone += 1
+        else:
+            spared[executor_id] = other
     return Spared(spared, undone)
+
+
+def _free_slot(problem: Problem, still: set[Slot], node_id: str) -> Slot | None:
+    """The lowest port of ``node_id`` that holds no spout; None when the node has no other slot."""
+    try:
+        ports = sorted(problem.node(node_id).slots)
+    except KeyError:
+        return None
+    free = [port for port in ports if Slot(node_id, port) not in still]
+    return Slot(node_id, free[0]) if free else None

@@ -60,7 +60,7 @@ def _typed(row: dict[str, str]) -> dict[str, Any]:
             continue
         try:
             number = float(value) if value not in ("", None) else math.nan
-        except ValueError:
+        except (TypeError, ValueError):   # a line cut short by a kill mid-write, then the next row's fields
             typed[key] = value
             continue
         typed[key] = int(number) if key in COUNTS and math.isfinite(number) else number
@@ -82,11 +82,14 @@ def summary(rows: list[dict[str, Any]]) -> list[list[Any]]:
         first = [r for r in mine if r["period"] == 1]
         last_period = max((r["period"] for r in mine), default=0)
         last = [r for r in mine if r["period"] == last_period]
-        periods = len({(r["repetition"], r["period"]) for r in mine}) or 1
+        periods = len({(r["repetition"], r["period"]) for r in mine})
+        measured = len({r["repetition"] for r in mine})
         runs = len({r["repetition"] for r in rows if r["scheduler"] == scheduler})
-        table.append([scheduler, runs, _fmt(median(first, "collocation_factor"), 2),
+        per_period = _total(mine, "migrations") / periods if periods else math.nan
+        table.append([scheduler, runs if measured == runs else f"{measured} of {runs}",
+                      _fmt(median(first, "collocation_factor"), 2),
                       _fmt(median(last, "collocation_factor"), 2), _fmt(median(mine, "load_distance"), 1),
-                      _fmt(median(last, "load_index"), 2), _fmt(_total(mine, "migrations") / periods, 1),
+                      _fmt(median(last, "load_index"), 2), _fmt(per_period, 1),
                       _fmt(median(mine, "link_mbit"), 2), _fmt(median(mine, "processed_tps"), 0),
                       _fmt(median(mine, "latency_p99_ms"), 0)])
     return table
@@ -98,13 +101,14 @@ def _text(out: Path, name: str, rows: list[dict[str, Any]]) -> str:
     notes = [f"- {r['scheduler']} repetition {r['repetition']:g}: {r['status']}" for r in rows
              if r.get("status") not in ("ran", None, "") and r.get("period", 0) <= 1]
     periods = ["scheduler", "rep.", "period", "collocation", "load distance", "load index", "migrations",
-               "link Mbit/s", "acked t/s", "p99 ms", "CPU ms/tuple"]
+               "link Mbit/s", "acked t/s", "p99 ms", "CPU ms/tuple", "status"]
     every = [[r["scheduler"], _fmt(r["repetition"], 0), _fmt(r["period"], 0), _fmt(r["collocation_factor"], 2),
               _fmt(r["load_distance"], 1), _fmt(r["load_index"], 2), _fmt(r["migrations"], 0),
               _fmt(r["link_mbit"], 2), _fmt(r["processed_tps"], 0), _fmt(r["latency_p99_ms"], 0),
-              _fmt(r["cpu_ms_per_tuple"], 1)] for r in rows if r.get("period", 0) >= 1]
+              _fmt(r["cpu_ms_per_tuple"], 1), r.get("status") or "–"] for r in rows if r.get("period", 0) >= 1]
     notes_file = out / "notes.md"
-    return ("Per adaptation period, from the running cluster: collocation factor = the share of the tuples the "
+    return ("Runs: those with measured periods (\"n of m\": m - n did not run as asked; the notes say why). "
+            "Per adaptation period, from the running cluster: collocation factor = the share of the tuples the "
             "bolts sent each other that stayed on one node (the metrics hook's windows, Nimbus' placement); "
             "load distance = the largest gap between a supervisor's CPU over its quota and the cluster's "
             "(percent points, §4.3.1); load index = the cluster's CPU over the first measured period's (§5); "
@@ -114,7 +118,7 @@ def _text(out: Path, name: str, rows: list[dict[str, Any]]) -> str:
             + ("\n" + "\n".join(notes) + "\n" if notes else "")
             + f"\n![Job panels]({name}.png)\n\n"
             + (f"## Notes\n\n{notes_file.read_text().strip()}\n\n" if notes_file.exists() else "")
-            + "## Every period\n\n" + markdown_table(periods, every, right=range(1, len(periods))))
+            + "## Every period\n\n" + markdown_table(periods, every, right=range(1, len(periods) - 1)))
 
 
 def _plot(path: Path, *, rows: list[dict[str, Any]], job: str) -> None:

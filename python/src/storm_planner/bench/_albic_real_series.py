@@ -114,7 +114,8 @@ def moves(plans: Sequence[Mapping[str, Any]], begin: float, end: float) -> dict[
                             if previous["assignments"].get(e) not in (None, slot))
                 migrations += moved
                 replans += moved > 0
-            planned = float((plan.get("figures") or {}).get("collocation_factor", math.nan) or math.nan)
+            given = (plan.get("figures") or {}).get("collocation_factor")
+            planned = float(given) if isinstance(given, (int, float)) else math.nan   # a planned 0 is a figure
         previous = plan
     return {"migrations": migrations, "replans": replans, "planned_collocation": _round(planned, 4)}
 

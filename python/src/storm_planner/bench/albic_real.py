@@ -50,12 +50,13 @@ from typing import Any
 
 from storm_planner.bench._cluster_common import run_reporting
 from storm_planner.bench._e2e_workloads import AIRLINE, Scheduler, Workload, parse_scheduler
-from storm_planner.bench.report import Benchmark, append_csv, argument, read_csv, stamped_progress
+from storm_planner.bench.report import Benchmark, append_csv_rows, argument, read_csv, stamped_progress
 from storm_planner.core.jsonfile import read_json
 
 DEFAULT_OUT = Path("benchmarks/reports/albic-real")
 DEFAULT_CLUSTER = Path("benchmarks/e2e/cluster.yaml")
-DEFAULT_SCHEDULERS = "default,ras,potc,planner:albic,planner:cola"
+# The planners first: Figs. 12-14 set ALBIC against COLA, so a run stopped early still has them.
+DEFAULT_SCHEDULERS = "planner:albic,planner:cola,default,potc,ras"
 KEY = ("job", "scheduler", "repetition")
 FIGURES = ("period", "t_end_s", "status", "seconds", "collocation_factor", "operator_tuples", "load_distance",
            "load_index", "cpu_pct", "cpu_ms_per_tuple", "migrations", "replans", "planned_collocation",
@@ -197,21 +198,54 @@ def columns(supervisors: list[str]) -> list[str]:
 
 
 SETTINGS_FILE = "settings.json"
+NO_ACK = "no tuple acked within"
+
+
+# Settings that shape no figure: a resume may wait longer for a start or a drain.
+TIMEOUTS = ("drain_s", "start_s")
 
 
 def finished_runs(path: Path, header: list[str], settings: Settings) -> set[tuple[str, str, str]]:
-    """The (job, scheduler, repetition) runs ``path`` holds; refuses a file of other columns (another
-    cluster) or of other settings (``settings.json`` beside it: a --quick run's periods are not these)."""
+    """The (job, scheduler, repetition) runs ``path`` holds that started (a run that never acked a tuple
+    is run again); refuses a file of other columns (another cluster) or of other settings
+    (``settings.json`` beside it: a --quick run's periods are not these)."""
     if not path.exists():
         return set()
     found, rows = read_csv(path)
     if found != header:
         raise ValueError(f"{path}: its columns are not this cluster's; use another --out")
     saved = path.parent / SETTINGS_FILE
-    if saved.exists() and read_json(saved) != asdict(settings):   # bounded; a bad file raises naming it
+    if saved.exists() and _shaping(read_json(saved)) != _shaping(asdict(settings)):   # bounded; a bad file raises
         raise ValueError(f"{path}: ran with the settings in {saved}, not these ({_settings_text(settings)}); "
                          f"use another --out")
-    return {(row["job"], row["scheduler"], row["repetition"]) for row in rows}
+    return {run_key(row) for row in rows if not _never_started(row)}
+
+
+def run_key(row: dict[str, Any]) -> tuple[str, str, str]:
+    return str(row["job"]), str(row["scheduler"]), str(row["repetition"])
+
+
+def _shaping(saved: Any) -> Any:
+    return {k: v for k, v in saved.items() if k not in TIMEOUTS} if isinstance(saved, dict) else saved
+
+
+def _never_started(row: dict[str, Any]) -> bool:
+    """A run that never acked a tuple (a transient start failure, retried on a rerun); one Nimbus did not
+    schedule, or that ran on a fallback, is an outcome."""
+    return str(row.get("status", "")).startswith(NO_ACK)
+
+
+def _drop_runs(path: Path, header: list[str], runs: set[tuple[str, str, str]]) -> None:
+    """``path`` without the rows of ``runs`` (failed starts about to be run again)."""
+    if not path.exists() or not runs:
+        return
+    _, rows = read_csv(path)
+    kept = [row for row in rows if run_key(row) not in runs]
+    if len(kept) != len(rows):
+        fresh = path.with_name(path.name + ".new")
+        fresh.unlink(missing_ok=True)
+        append_csv_rows(fresh, header, kept)
+        fresh.replace(path)   # whole or not at all
 
 
 def _settings_text(settings: Settings) -> str:
@@ -253,6 +287,7 @@ def run_all(args: argparse.Namespace, out: Path, settings: Settings, contenders:
     (out / "command.txt").write_text(command + "\n")
     todo = [(c, r) for r in range(1, args.repeat + 1) for c in contenders
             if (str(settings.job), c.label, str(r)) not in done]
+    _drop_runs(out / "periods.csv", header, {(str(settings.job), c.label, str(r)) for c, r in todo})
     _progress(f"{len(contenders) * args.repeat} runs of Job {settings.job}, {len(todo)} to run "
               f"(~{len(todo) * (settings.periods * settings.period_s + settings.settle_s + 150) / 60:.0f} min)")
     if not todo:
@@ -266,9 +301,12 @@ def run_all(args: argparse.Namespace, out: Path, settings: Settings, contenders:
     with open_bench(timing_args, description.with_scheduler(todo[0][0].scheduler.nimbus), out, feeds) as bench:
         for index, (contender, repetition) in enumerate(todo, 1):
             _progress(f"run {index}/{len(todo)}: Job {settings.job}, {contender.label}, repetition {repetition}")
-            for row in run_one(bench, settings, contender, repetition):
-                append_csv(out / "periods.csv", header, row)
-            write_report(out, command)
+            append_csv_rows(out / "periods.csv", header, run_one(bench, settings, contender, repetition))
+            try:   # a report that fails must not stop the runs still to come
+                write_report(out, command)
+            except Exception as error:
+                _progress(f"warning: report not written ({type(error).__name__}: {error}); "
+                          "--report-only writes it from periods.csv")
     return len(todo)
 
 
@@ -321,8 +359,10 @@ def _measure(bench, settings: Settings, topology_id: str, scratch: Path, name: s
     from storm_planner.bench._e2e_cells import drain, wait_first_ack
 
     times_dir = scratch / "times"
-    status = "ran" if wait_first_ack(times_dir, time.time() + settings.start_s) else \
-        f"no tuple acked within {settings.start_s:.0f} s"
+    if not wait_first_ack(times_dir, time.time() + settings.start_s):
+        # Nothing to measure: waiting out every period would cost the whole run's time for a status row.
+        return [{"period": 0, "status": f"{NO_ACK} {settings.start_s:.0f} s"}]
+    status = "ran"
     time.sleep(settings.settle_s)
     edges = [_counters(bench)]
     collocations = [Collocation() for _ in range(settings.periods)]

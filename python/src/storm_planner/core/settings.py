@@ -296,7 +296,8 @@ REPLAN_CAUTIOUS = _define("planner.replan.cautious", FLAG, True, TOPOLOGY, SERVI
                           "planner.replan.min.gain)")
 REPLAN_TRUST = _define("planner.replan.trust", FLAG, False, TOPOLOGY, SERVICE,
                        "apply the planner's re-plan as it is, within planner.max.migrations: no gain gate, no "
-                       "cut to the fewest moves that pay, no caution but that no spout's worker restarts "
+                       "cut to the fewest moves that pay, no caution but that no spout's worker restarts; the "
+                       "first re-plan waits for planner.replan.period.secs, not for the first metrics "
                        "(experiments on a planner's own adaptation, e.g. ALBIC's collocation period after period)")
 SOURCE_RESUMABLE = _define("planner.source.resumable", FLAG, False, TOPOLOGY, SERVICE,
                            "the topology's spouts resume after a restart without loss (from a committed offset, "

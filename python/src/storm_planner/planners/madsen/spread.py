@@ -11,9 +11,13 @@ collocating planner can win.
 ``spread`` puts executor k (in start-task order) of a component at depth d (the fewest streams from a
 spout to it; components no spout reaches, the ackers among them, at depth 0) on node ``(k + d) mod
 N`` of the N usable nodes (by id), in each node's first slot. The k-th executors of two consecutive
-components are thus never on one node (N ≥ 2), and every component is spread evenly. It ignores
-the current placement, loads and capacities: it stands for a start, not a plan worth keeping. Run it
-as ``planner.initial.algorithm`` with the re-planning algorithm as ``planner.algorithm``.
+components are thus never on one node (N ≥ 2), and every component is spread evenly. Spouts run in a
+worker of their own, the node's second slot where it has one: the paper's input nodes are machines of
+their own, and a re-plan that trusts its planner still holds every spout's worker still (a move into or
+out of it would restart the spout and lose its tuples in flight), so an operator sharing that worker
+could never move, nor a partner join it. It ignores the current placement, loads and capacities: it
+stands for a start, not a plan worth keeping. Run it as ``planner.initial.algorithm`` with the
+re-planning algorithm as ``planner.algorithm``.
 
 Complexity: O(E log E + C + S + N log N) for E executors, C components, S streams and N nodes.
 """
@@ -64,16 +68,20 @@ class SpreadPlanner(Planner):
     resource_aware = False
 
     def plan(self, problem: Problem) -> Plan:
-        slots = [Slot(n.id, min(n.slots)) for n in sorted(problem.nodes, key=lambda n: n.id)
-                 if n.slots and not n.draining]
-        if not slots:
+        usable = [n for n in sorted(problem.nodes, key=lambda n: n.id) if n.slots and not n.draining]
+        if not usable:
             raise InfeasibleError("spread: no usable node has a slot")
+        ports = [sorted(n.slots) for n in usable]
+        slots = [Slot(n.id, p[0]) for n, p in zip(usable, ports)]
+        spout_slots = [Slot(n.id, p[1] if len(p) > 1 else p[0]) for n, p in zip(usable, ports)]
+        spouts = {c.id for c in problem.components if c.type == SPOUT}
         depth = depths(problem)
         by_component: dict[str, list[str]] = {}
         for one in problem.executors:
             by_component.setdefault(one.component, []).append(one.id)
         assignments: dict[str, Slot] = {}
         for component, ids in by_component.items():
+            mine = spout_slots if component in spouts else slots
             for k, executor_id in enumerate(sorted(ids, key=start_task)):
-                assignments[executor_id] = slots[(k + depth.get(component, 0)) % len(slots)]
+                assignments[executor_id] = mine[(k + depth.get(component, 0)) % len(mine)]
         return Plan(algorithm=self.name, assignments=MappingProxyType(assignments))
