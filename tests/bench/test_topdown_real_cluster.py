@@ -1,6 +1,6 @@
 """``storm-planner bench topdown-real`` end to end on real clusters (marked ``cluster``; root, cgroup v1,
 iproute2): trends at its quick rate under DefaultScheduler at one CPU scale, 0.5 (a cluster of its own whose
-supervisors declare, and are held to, half their described CPU; the planners' cells are e2e's own, checked
+supervisors declare half their described CPU, their quotas as described; the planners' cells are e2e's own, checked
 by its cluster test; several scales are several such clusters in turn, planned per scale in
 ``test_topdown_real.py``), then a two-step rate schedule (down, then up again) under ``topdown`` placed once
 (``+noreplan``), through the command line, with the shortest settings that still measure; TD-RC
@@ -48,8 +48,9 @@ def test_capacity_scales_and_a_rate_schedule(tmp_path):
     assert summary == {"capacity_cells_run": 1, "rate_runs": 1, "report": str(tmp_path / "topdown-real.md")}
     for scale in ("0.5",):
         folder = out / "capacity" / f"cpu-{scale}"
-        assert set(json.loads((folder / "nodes.json").read_text()).values()) == {100 * float(scale)}
-        assert f"--cpu-scale {scale}" in (folder / "command.txt").read_text()
+        nodes = json.loads((folder / "nodes.json").read_text())
+        assert set(nodes["declared"].values()) == {100 * float(scale)} and set(nodes["held"].values()) == {100}
+        assert f"--cpu-scale {scale} --quotas-as-described" in (folder / "command.txt").read_text()
         cells = read(folder / "cells.csv")
         assert [c["scheduler"] for c in cells] == ["default"]
         for cell in cells:
