@@ -402,3 +402,25 @@ def test_a_runs_throughput_counts_no_backlog_draining_into_its_top_step():
     uncounted = Step(run.name, 120.0, 4, Verdict(True, "high", 1.0, 1.0, {}), 1.0, {}, {}, {})
     run.steps.append(uncounted)
     assert run.top_step is run.steps[0]
+
+
+def test_each_run_is_handed_on_as_it_ends_and_skipped_placements_are_left_out():
+    """run_bench writes the outputs after every run through this: a stop or an error later loses one run."""
+    from types import SimpleNamespace
+
+    from storm_planner.bench import hetero_real
+
+    ran, handed = [], []
+
+    class Bench:
+        def run(self, shape, placement, repetition, parallelism, declared):
+            ran.append((placement, repetition))
+            return SimpleNamespace(placement=placement, repetition=repetition, handed_before=list(handed))
+
+    plan = SimpleNamespace(shape="linear", skipped={"hetero-optimal": "too many nodes"},
+                           parallelism_of=lambda placement: {}, declared_cpu={})
+    settings = SimpleNamespace(repetitions=2, placements=["hetero", "hetero-optimal", "default"])
+    runs = hetero_real.run_shape(Bench(), plan, settings, handed.append)
+    assert ran == [("hetero", 0), ("default", 0), ("hetero", 1), ("default", 1)]
+    assert handed == runs
+    assert [len(run.handed_before) for run in runs] == [0, 1, 2, 3]   # each handed on before the next began

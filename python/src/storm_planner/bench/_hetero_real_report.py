@@ -16,7 +16,7 @@ from storm_planner.bench._hetero_real_compare import BASELINES, summaries, summa
 from storm_planner.bench._hetero_real_search import PLACEMENTS
 from storm_planner.bench.report import markdown_table, pyplot, write_csv
 
-PAPER_REAL = (7, 44)            # §6.3, Fig. 8: measured gains over Storm's default (Linear +44 %)
+PAPER_REAL = (7, 44)            # §6.2, Fig. 8: measured gains over Storm's default (Linear +44 %)
 PAPER_LINEAR = 44
 WHO = {"hetero": "the plugin, planner.algorithm hetero (fixed-graph mode on hetero's graph)",
        "hetero-optimal": "the plugin, planner.algorithm hetero-optimal (its own graph)",

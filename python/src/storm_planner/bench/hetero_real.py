@@ -1,6 +1,6 @@
 """``storm-planner bench hetero-real``: ``hetero`` against Storm's own schedulers, measured.
 
-Nasiri et al. §6.3 (Fig. 8) measure on a real three-machine heterogeneous
+Nasiri et al. §6.2 (Fig. 8) measure on a real three-machine heterogeneous
 cluster that their scheduler sustains 7–44 % more throughput than Storm's
 default scheduler placing the *same* execution graph (Linear +44 %). This
 benchmark does the same on the local multi-process cluster
@@ -92,7 +92,7 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -223,25 +223,28 @@ def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse
         write_project(work_dir / f"project-{shape}", shape)
 
     runs: list[Run] = []
-    with local_cluster(description, work_dir / "cluster", free_ports=True, plugin=True, planner=True, ui=False,
-                       progress=_say) as cluster:
-        bench = Bench(cluster, settings, profile, work_dir, _say)
-        report["cluster"] = {"supervisors": [dataclasses.asdict(m) for m in bench.machines],
-                             "addresses": dataclasses.asdict(cluster.addresses)}
-        quotas = {m.machine_type: CpuQuota(f"storm-planner-real-{m.machine_type}-{os.getpid()}", m.capacity)
-                  for m in bench.machines}
-        entered: list[Any] = []
-        try:
-            _throttle_supervisors(bench, cluster, quotas, entered)
-            for shape in settings.shapes:
-                runs.extend(run_shape(bench, plans[shape], settings))
-                write_outputs(out, runs, report, started)   # keep what was measured if a later shape fails
-        finally:
-            bench.reader.close()
-            for quota in reversed(entered):
-                quota.__exit__(None, None, None)
-    report["host"]["load_avg_end"] = os.getloadavg()
-    write_outputs(out, runs, report, started)
+    try:
+        with local_cluster(description, work_dir / "cluster", free_ports=True, plugin=True, planner=True,
+                           ui=False, progress=_say) as cluster:
+            bench = Bench(cluster, settings, profile, work_dir, _say)
+            report["cluster"] = {"supervisors": [dataclasses.asdict(m) for m in bench.machines],
+                                 "addresses": dataclasses.asdict(cluster.addresses)}
+            quotas = {m.machine_type: CpuQuota(f"storm-planner-real-{m.machine_type}-{os.getpid()}", m.capacity)
+                      for m in bench.machines}
+            entered: list[Any] = []
+            try:
+                _throttle_supervisors(bench, cluster, quotas, entered)
+                for shape in settings.shapes:
+                    # Every run's figures are written as it ends: a failure or a stop later loses one run at most.
+                    run_shape(bench, plans[shape], settings,
+                              lambda run: (runs.append(run), write_outputs(out, runs, report, started)))
+            finally:
+                bench.reader.close()
+                for quota in reversed(entered):
+                    quota.__exit__(None, None, None)
+        report["host"]["load_avg_end"] = os.getloadavg()
+    finally:   # a stop (SIGTERM unwinds as SystemExit) or an error still leaves what was measured
+        write_outputs(out, runs, report, started)
     return report
 
 
@@ -314,15 +317,18 @@ def plan_shapes(settings: BenchSettings, machines: Sequence[Machine], profile: d
     return plans
 
 
-def run_shape(bench: Bench, plan: ShapePlan, settings: BenchSettings) -> list[Run]:
+def run_shape(bench: Bench, plan: ShapePlan, settings: BenchSettings,
+              finished: Callable[[Run], Any] = lambda run: None) -> list[Run]:
     """Every placement of ``plan``'s shape once, then again (``settings.repetitions``); placements the plan
-    skips (hetero-optimal where it could not plan) are left out."""
+    skips (hetero-optimal where it could not plan) are left out. ``finished`` is told of each run as it
+    ends."""
     runs = []
     for repetition, placement in run_order(settings.repetitions, settings.placements):
         if placement in plan.skipped:
             continue
         runs.append(bench.run(plan.shape, placement, repetition, plan.parallelism_of(placement),
                               declared=plan.declared_cpu))
+        finished(runs[-1])
     return runs
 
 
