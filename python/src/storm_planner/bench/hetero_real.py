@@ -161,6 +161,11 @@ def hetero_real_benchmark(args: argparse.Namespace) -> int:
     try:
         settings = settings_from_args(args)
         out = Path(args.out)
+        if (out / "runs.csv").exists() and not args.overwrite:
+            # The bench keeps every run in memory and rewrites its files from there: a rerun into a folder
+            # of an earlier run's results would replace them.
+            raise BenchError(f"{out} holds an earlier run's results (runs.csv) and this bench does not resume: "
+                             "give another --out, or --overwrite to replace them")
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="storm-planner-hetero-real-") as tmp:
             work_dir = Path(args.work_dir).resolve() if args.work_dir else Path(tmp)
@@ -336,6 +341,8 @@ BENCHMARKS = (Benchmark(
     "hetero-real", "Nasiri et al. Fig. 8 on the real local cluster: hetero and hetero-optimal vs Storm's "
                    "DefaultScheduler and ResourceAwareScheduler, measured", (
         argument("--out", default="benchmarks/reports/hetero/real", help="output directory"),
+        argument("--overwrite", action="store_true",
+                 help="replace the results an earlier run left in --out (refused without it)"),
         argument("--topologies", default="linear", help="comma list of: linear, diamond, star"),
         argument("--placements", default=",".join(PLACEMENTS),
                  help="comma list of: hetero, hetero-optimal, storm-default (the plugin), default (Storm's "
