@@ -441,6 +441,13 @@ def test_a_trusted_move_into_a_spouts_worker_joins_another_worker_on_its_node():
         **slots(lone), "m1": Slot("sup-a", 6701)}))
     opened = r2.plan(problem(lone, traffic=HEAVY, options=trusted), "cola")
     assert str(opened.assignments["m1"]) == "sup-a:6700"
+    # Already on the chosen node (m2 in sup-a's other worker): a move into the spouts' worker gains nothing
+    # there and is no move at all, nor one held back.
+    near = {"a1": "sup-a:6701", "a2": "sup-a:6701", "m1": B, "m2": A, "s1": B}
+    r3 = Replanner(clock=FakeClock(), runner=lambda p, a: Plan(algorithm=a, assignments={
+        **slots(near), "m2": Slot("sup-a", 6701)}))
+    stays = r3.plan(problem(near, traffic=HEAVY, options=trusted), "cola")
+    assert stays.assignments == slots(near) and "held back" not in " ".join(stays.notes)
 
 
 def test_the_initial_algorithm_places_a_new_topology_and_the_algorithm_replans_it():
@@ -454,12 +461,15 @@ def test_the_initial_algorithm_places_a_new_topology_and_the_algorithm_replans_i
     options = {"planner.initial.algorithm": "spread", "planner.replan.trust": "true",
                "planner.replan.settle.secs": "0", "planner.replan.period.secs": "120"}
     r.plan(problem({}, measured=False, options=options), "albic")
-    # Under trust the first metrics do not re-plan before the period: they are the warm-up's.
-    clock.now += 20
+    # Under trust the first metrics do not re-plan before a period has passed since they came (however
+    # late they came after the first plan): they are the warm-up's.
+    clock.now += 150
     early = r.plan(problem(SPREAD, traffic=HEAVY, options=options), "albic")
     assert seen == ["spread"] and early.assignments == slots(SPREAD)
-    assert "the first re-plan waits for the period (120 s after the first plan)" in early.notes[-1]
+    assert "the first re-plan waits for the period (120 s after the first metrics)" in early.notes[-1]
     clock.now += 100
+    assert r.plan(problem(SPREAD, traffic=HEAVY, options=options), "albic").assignments == slots(SPREAD)
+    clock.now += 20
     r.plan(problem(SPREAD, traffic=HEAVY, options=options), "albic")
     assert seen == ["spread", "albic"]
     with pytest.raises(SettingError, match="planner.initial.algorithm='nope'"):

@@ -277,9 +277,12 @@ def test_a_run_that_never_started_is_run_again_and_its_rows_give_way(tmp_path):
         append_csv(path, header, {"job": 3, "scheduler": scheduler, "repetition": 1, "period": 1, "status": status})
     done = albic_real.finished_runs(path, header, albic_real.Settings())
     assert done == {("3", "default", "1"), ("3", "ras", "1")}   # unscheduled is an outcome; no ack is retried
+    with path.open("a") as cut:   # a line a kill cut short, the next row glued to it
+        cut.write("3,planner:cola,2")
+    append_csv(path, header, {"job": 3, "scheduler": "planner:cola", "repetition": 3, "period": 1, "status": "ran"})
     albic_real._drop_runs(path, header, {("3", "planner:albic", "1")})
     found, rows = read_csv(path)
-    assert found == header and [r["scheduler"] for r in rows] == ["default", "ras"]
+    assert found == header and [r["scheduler"] for r in rows] == ["default", "ras", "planner:cola"]
 
 
 def test_a_run_without_a_first_ack_ends_at_once_with_its_status(tmp_path, monkeypatch):
@@ -314,14 +317,18 @@ def test_runs_that_did_not_run_as_asked_stay_out_of_the_summary(tmp_path):
                         "collocation_factor": 0.5, "link_mbit": 1.0, "processed_tps": 40, "latency_p99_ms": 90})
     append_csv(tmp_path / "periods.csv", header, {"job": 3, "scheduler": "ras", "repetition": 1, "period": 0,
                                                   "status": "not scheduled: no slots"})
-    with (tmp_path / "periods.csv").open("a") as cut:   # a line cut short by a kill, the next row after it
+    with (tmp_path / "periods.csv").open("a") as cut:   # lines cut short by a kill, the next row after each
+        cut.write("3,planner:albic,2")
+    append_csv(tmp_path / "periods.csv", header, {"job": 3, "scheduler": "planner:albic", "repetition": 6,
+                                                  "period": 1, "status": "ran", "load_distance": 5.0})
+    with (tmp_path / "periods.csv").open("a") as cut:
         cut.write("3,planner:albic,4,1,99")
     append_csv(tmp_path / "periods.csv", header, {"job": 3, "scheduler": "planner:albic", "repetition": 5,
                                                   "period": 1, "status": "ran", "load_distance": 5.0})
     (report,) = write_report(tmp_path, "storm-planner bench albic-real")
     summary = report.read_text().split("| scheduler | runs |")[1].split("\n\n")[0]
     (row,) = [line for line in summary.splitlines() if line.startswith("| planner:albic |")]
-    assert row.split(" | ")[1] == "1 of 4" and row.split(" | ")[4] == "5.0"   # the glued line: repetition 4
+    assert row.split(" | ")[1] == "1 of 4" and row.split(" | ")[4] == "5.0"   # the glued lines: no period, rep. 4
     (ras,) = [line for line in summary.splitlines() if line.startswith("| ras |")]
     assert ras.split(" | ")[1:8] == ["0 of 1", "–", "–", "–", "–", "–", "–"]   # no period: no figure, not 0
     every = report.read_text().split("## Every period")[1]

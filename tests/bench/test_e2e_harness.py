@@ -93,6 +93,27 @@ def test_cells_csv_is_appended_and_a_rerun_skips_what_it_holds(tmp_path):
         e2e.finished_cells(path, e2e.columns(["other"]))
 
 
+def test_a_cell_whose_topology_never_acked_is_run_again_in_place_of_its_row(tmp_path):
+    from storm_planner.bench.report import drop_csv_rows
+
+    header = e2e.columns(SUPERVISORS)
+    path = tmp_path / "cells.csv"
+    e2e.append_cell(path, header, cell("default", 1, 244.0, 4700.0))
+    e2e.append_cell(path, header, cell("ras", 1, 0.0, 0.0, status="no tuple acked within 180 s of submission"))
+    e2e.append_cell(path, header, cell("ras", 1, 0.0, 0.0, rate="500",
+                                       status="not run: no tuple acked within 180 s of submission"))
+    e2e.append_cell(path, header, cell("ras", 2, 0.0, 0.0, rate="500",
+                                       status="not run: the ramp stopped at 400 t/s, which it did not keep up with"))
+    e2e.append_cell(path, header, cell("planner:topdown", 1, 0.0, 0.0, status="not scheduled: no slots"))
+    done = e2e.finished_cells(path, header)
+    # A failed start runs again (the ramp's later steps with it); a ramp that stopped or no slots are outcomes.
+    assert done == {("topk-link", "400", "default", "1"), ("topk-link", "500", "ras", "2"),
+                    ("topk-link", "400", "planner:topdown", "1")}
+    again = {("topk-link", "400", "ras", "1"), ("topk-link", "500", "ras", "1")}
+    assert drop_csv_rows(path, header, lambda row: e2e.cell_key(row) in again) == 2
+    assert e2e.finished_cells(path, header) == done and len(read_csv(path)[1]) == 3
+
+
 def test_each_cell_names_the_commit_that_ran_it(tmp_path):
     header = e2e.columns(SUPERVISORS)
     e2e.append_cell(tmp_path / "cells.csv", header, cell("default", 1, 244.0, 4700.0), "abc1234+changes")

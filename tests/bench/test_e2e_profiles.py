@@ -363,3 +363,20 @@ def test_profiling_prices_the_whole_nodes_cpu_when_its_account_is_known(tmp_path
     rate_file = tmp_path / "rate"
     steps, _, tasks = _e2e_profiles._steps(bench, "t-1", "i5-a", "i5", [10.0, 20.0], rate_file, ["requests"])
     assert len(calls) == 2 and all(node > 0 for node in calls) and tasks == {"count": 1}
+
+
+def test_profiling_gives_the_node_back_the_quota_it_is_held_to_not_its_scaled_declaration(tmp_path, monkeypatch):
+    """topdown-real declares 1.5x what each node has: after profiling on one core, the node is held to what
+    it has again, not to its declaration."""
+    from storm_planner.bench import e2e
+    from storm_planner.profiling import profiles as profiling
+
+    set_to = []
+    quota = SimpleNamespace(set_capacity=set_to.append, throttled=lambda: {})
+    description = e2e.with_cpu_scale(load_description(CLUSTER), 1.5, quotas=False)
+    bench = SimpleNamespace(quotas={"i5-a": quota}, accounts={}, cluster=SimpleNamespace(
+        description=description, addresses=SimpleNamespace(zookeeper="zk:2181")), progress=lambda message: None)
+    monkeypatch.setattr(profiling, "collect_windows", lambda *a, **k: [])
+    _e2e_profiles._steps(bench, "t-1", "i5-a", "i5", [10.0], tmp_path / "rate", ["requests"])
+    held = next(s.cpu for s in load_description(CLUSTER).supervisors if s.name == "i5-a")
+    assert set_to == [_e2e_profiles.PROFILE_CPU, held]

@@ -134,6 +134,25 @@ def test_the_estimate_leaves_out_what_is_saved(tmp_path):
                                                             "scheduler": "default", "repetition": 1})
     left = topdown_real.estimate_minutes(args, ["capacity"])
     assert left == pytest.approx((90 + 7 * (100 + 90 + 40)) / 60)
+    # Rates: a run saved counts only when it is one of this schedule's (another repetition's does not).
+    steps = Path(args.out) / "rates" / "steps.csv"
+    append_csv(steps, topdown_real.step_columns(SUPERVISORS), step_row("default", 1, 1, 400.0, 600.0))
+    append_csv(steps, topdown_real.step_columns(SUPERVISORS), step_row("default", 7, 1, 400.0, 600.0))
+    one = 100 + 90 + 5 * 40 + 4 * 80
+    assert topdown_real.estimate_minutes(args, ["rates"]) == pytest.approx((90 + 2 * one) / 60)
+
+
+def test_a_folder_whose_cells_ran_on_other_nodes_is_refused_before_any_cluster(tmp_path, capsys):
+    """Cells of a run whose quotas scaled with the declared CPU are not these: skipped as done, they would
+    be reported as held to the described CPU."""
+    out = tmp_path / "td"
+    (_, scaled, _), = topdown_real.plan_capacity(options(out=str(out), cpu_scales="1.5", scale_quotas=True))
+    Path(scaled.out).mkdir(parents=True)
+    topdown_real._save_nodes(Path(scaled.out), e2e.run_description(scaled))
+    assert cli.main(["bench", "topdown-real", "--part", "capacity", "--cpu-scales", "1.5", "--out", str(out)]) == 2
+    assert "(--scale-quotas differs?); use another --out" in capsys.readouterr().err
+    (_, same, _), = topdown_real.plan_capacity(options(out=str(out), cpu_scales="1.5", scale_quotas=True))
+    topdown_real._same_nodes(Path(same.out), e2e.run_description(same))   # the same nodes: resumes
 
 
 def test_imc_gain_is_the_share_of_defaults_link_bytes_kept_off_the_links():

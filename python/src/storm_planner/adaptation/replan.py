@@ -172,6 +172,7 @@ class _TopologyState:
     settle_until: float = float("-inf")   # after moves: metrics until then are not compared
     placed_on_estimates: bool = False      # planned without metrics, no measured re-plan decided since
     pressed: bool = False                  # a node short of CPU at the last re-plan (planner.replan.cautious)
+    measured_since: float | None = None    # the first measured offer of a placement made on estimates
 
 
 def _basis(problem: Problem) -> tuple[dict[str, float], dict[str, float]]:
@@ -376,11 +377,13 @@ def _why_now(problem: Problem, state: _TopologyState | None, settings: ReplanSet
     if now - state.budget_started_at >= settings.period_s:
         state.budget_started_at, state.moves_used = now, 0
     if not state.measured:
-        if settings.trust and now - state.planned_at < settings.period_s:
+        if state.measured_since is None:
+            state.measured_since = now
+        if settings.trust and now - state.measured_since < settings.period_s:
             # An experiment on a planner's own adaptation re-plans on its period clock: the first windows
             # are warm-up figures, and a move then would fall before its first measured period.
             return "", "measured loads and traffic arrived; under planner.replan.trust the first re-plan waits " \
-                       f"for the period ({settings.period_s:g} s after the first plan)"
+                       f"for the period ({settings.period_s:g} s after the first metrics)"
         return "measured loads and traffic replace the estimates it was planned on", ""
     pressed = _newly_short_of_cpu(state, settings, current)
     if pressed:

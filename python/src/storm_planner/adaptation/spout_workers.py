@@ -63,12 +63,18 @@ def spouts_held_still(problem: Problem, plan: Mapping[str, Slot]) -> Spared:
     spared, undone = dict(plan), 0
     for executor_id in moves_between(problem.current, plan):
         now, then = problem.current[executor_id], plan[executor_id]
-        other = (in_use.get(then.node) or _free_slot(problem, still, then.node)) if then in still else then
-        if executor_id in moving_spouts or now in still or other is None or other == now:
+        if executor_id in moving_spouts or now in still:
             spared[executor_id] = now
             undone += 1
-        else:
-            spared[executor_id] = other
+        elif then in still:
+            other = in_use.get(then.node) or _free_slot(problem, still, then.node)
+            if other is None:
+                spared[executor_id] = now   # the node has no other slot
+                undone += 1
+            elif other.node == now.node:
+                spared[executor_id] = now   # already on the node the planner chose: nothing to gain, no move
+            else:
+                spared[executor_id] = other
     return Spared(spared, undone)
 
 

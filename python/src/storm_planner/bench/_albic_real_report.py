@@ -35,7 +35,8 @@ def write_report(out: Path, command: str) -> list[Path]:
     _, rows = read_csv(path)
     written = []
     for job in sorted({row["job"] for row in rows}):
-        mine = [_typed(row) for row in rows if row["job"] == job]
+        # A row without a period number is the wreck of a line a kill cut short: no row of any run.
+        mine = [r for r in (_typed(row) for row in rows if row["job"] == job) if not math.isnan(r["period"])]
         # A run that never ran has a status row alone; one that did not run as asked (no ack in time, the
         # plugin's fallback to DefaultScheduler) keeps its period rows in the table, out of the figures.
         measured = [row for row in mine if row["period"] >= 1 and row.get("status") == "ran"]
@@ -61,7 +62,8 @@ def _typed(row: dict[str, str]) -> dict[str, Any]:
         try:
             number = float(value) if value not in ("", None) else math.nan
         except (TypeError, ValueError):   # a line cut short by a kill mid-write, then the next row's fields
-            typed[key] = value
+            # A count that is not a number makes the row no period of any run, not a crash.
+            typed[key] = math.nan if key in COUNTS else value
             continue
         typed[key] = int(number) if key in COUNTS and math.isfinite(number) else number
     return typed

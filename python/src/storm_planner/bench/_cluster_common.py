@@ -52,7 +52,8 @@ def kill_and_wait(nimbus: str, job: str, topology_id: str | None = None, timeout
 
 def node_quotas(cluster, stack: contextlib.ExitStack, label: str, progress: Progress,
                 quotas: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Each supervisor in a CPU quota of its declared capacity and a cpuacct group to read its CPU from
+    """Each supervisor in a CPU quota of what it is held to (``held_cpu``: its declared capacity unless a
+    bench declares more or less) and a cpuacct group to read its CPU from
     (its workers and their Python subprocesses inherit both); the groups go when ``stack`` closes.
     Returns the cpuacct groups by supervisor; ``quotas``, when given, receives the quota groups."""
     from storm_planner.profiling.cgroups import CpuAccount, CpuQuota

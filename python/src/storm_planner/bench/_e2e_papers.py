@@ -137,7 +137,7 @@ DERIVED: dict[str, Callable[[Cell], float]] = {
 
 @dataclass(frozen=True)
 class Capacities:
-    """Each supervisor's CPU (% of a core, its quota) and link (Mbit/s), as the run's description declares."""
+    """Each supervisor's CPU (% of a core, its quota) and link (Mbit/s), as the run held them."""
 
     cpu: Mapping[str, float]
     link_mbit: Mapping[str, float]

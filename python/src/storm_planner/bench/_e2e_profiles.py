@@ -309,7 +309,7 @@ def _steps(bench, topology_id: str, supervisor: str, machine_type: str, rates: S
 
     quota = bench.quotas.get(supervisor)
     account = getattr(bench, "accounts", {}).get(supervisor)   # the supervisor's cgroup: all its processes' CPU
-    declared = next(s.cpu for s in bench.cluster.description.supervisors if s.name == supervisor)
+    held = next(s.held_cpu for s in bench.cluster.description.supervisors if s.name == supervisor)
     zookeeper = bench.cluster.addresses.zookeeper
     steps, measured = [], []
     if quota is not None:
@@ -335,7 +335,7 @@ def _steps(bench, topology_id: str, supervisor: str, machine_type: str, rates: S
             bench.progress(f"  {step.describe()}")
     finally:
         if quota is not None:
-            quota.set_capacity(declared)
+            quota.set_capacity(held)   # what the node is held to, which a scaled declaration may exceed
     tasks: dict[str, set[int]] = {}
     for window in measured:
         tasks.setdefault(window.component, set()).add(window.task)

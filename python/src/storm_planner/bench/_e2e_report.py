@@ -23,7 +23,8 @@ from storm_planner.bench.report import markdown_table, pyplot, read_csv, save_fi
 
 def write_report(out: Path, command: str, capacities: Capacities | None = None) -> Path | None:
     """``<out>.md`` and the plots from ``<out>/cells.csv`` (nothing there yet: nothing written);
-    ``capacities``, the supervisors' as declared, for the Elastic Allocator's utilisation deviation."""
+    ``capacities``, the supervisors' as run (the CPU their quotas held them to), for the Elastic
+    Allocator's utilisation deviation."""
     path = out / "cells.csv"
     if not path.exists():
         return None

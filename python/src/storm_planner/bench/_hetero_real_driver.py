@@ -118,7 +118,7 @@ def bench_description(capacities: Sequence[float], period_s: int):
 
 def machines_of(description: Any) -> list[Machine]:
     """The bench's machines: each supervisor of ``description`` with its type, capacity and one slot."""
-    return [Machine(s.name, s.meta["machine.type"], s.cpu, s.slot_ports[0]) for s in description.supervisors]
+    return [Machine(s.name, s.meta["machine.type"], s.held_cpu, s.slot_ports[0]) for s in description.supervisors]
 
 
 class WindowReader:

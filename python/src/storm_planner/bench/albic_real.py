@@ -50,7 +50,16 @@ from typing import Any
 
 from storm_planner.bench._cluster_common import run_reporting
 from storm_planner.bench._e2e_workloads import AIRLINE, Scheduler, Workload, parse_scheduler
-from storm_planner.bench.report import Benchmark, append_csv_rows, argument, read_csv, stamped_progress
+from storm_planner.bench.report import (
+    NEVER_STARTED,
+    Benchmark,
+    append_csv_rows,
+    argument,
+    drop_csv_rows,
+    never_started,
+    read_csv,
+    stamped_progress,
+)
 from storm_planner.core.jsonfile import read_json
 
 DEFAULT_OUT = Path("benchmarks/reports/albic-real")
@@ -198,7 +207,6 @@ def columns(supervisors: list[str]) -> list[str]:
 
 
 SETTINGS_FILE = "settings.json"
-NO_ACK = "no tuple acked within"
 
 
 # Settings that shape no figure: a resume may wait longer for a start or a drain.
@@ -218,7 +226,7 @@ def finished_runs(path: Path, header: list[str], settings: Settings) -> set[tupl
     if saved.exists() and _shaping(read_json(saved)) != _shaping(asdict(settings)):   # bounded; a bad file raises
         raise ValueError(f"{path}: ran with the settings in {saved}, not these ({_settings_text(settings)}); "
                          f"use another --out")
-    return {run_key(row) for row in rows if not _never_started(row)}
+    return {run_key(row) for row in rows if not never_started(row)}
 
 
 def run_key(row: dict[str, Any]) -> tuple[str, str, str]:
@@ -229,23 +237,11 @@ def _shaping(saved: Any) -> Any:
     return {k: v for k, v in saved.items() if k not in TIMEOUTS} if isinstance(saved, dict) else saved
 
 
-def _never_started(row: dict[str, Any]) -> bool:
-    """A run that never acked a tuple (a transient start failure, retried on a rerun); one Nimbus did not
-    schedule, or that ran on a fallback, is an outcome."""
-    return str(row.get("status", "")).startswith(NO_ACK)
-
-
 def _drop_runs(path: Path, header: list[str], runs: set[tuple[str, str, str]]) -> None:
-    """``path`` without the rows of ``runs`` (failed starts about to be run again)."""
-    if not path.exists() or not runs:
-        return
-    _, rows = read_csv(path)
-    kept = [row for row in rows if run_key(row) not in runs]
-    if len(kept) != len(rows):
-        fresh = path.with_name(path.name + ".new")
-        fresh.unlink(missing_ok=True)
-        append_csv_rows(fresh, header, kept)
-        fresh.replace(path)   # whole or not at all
+    """``path`` without the rows of ``runs`` (failed starts about to be run again; one Nimbus did not
+    schedule, or that ran on a fallback, is an outcome and stays)."""
+    if runs:
+        drop_csv_rows(path, header, lambda row: run_key(row) in runs)   # whole or not at all
 
 
 def _settings_text(settings: Settings) -> str:
@@ -361,7 +357,7 @@ def _measure(bench, settings: Settings, topology_id: str, scratch: Path, name: s
     times_dir = scratch / "times"
     if not wait_first_ack(times_dir, time.time() + settings.start_s):
         # Nothing to measure: waiting out every period would cost the whole run's time for a status row.
-        return [{"period": 0, "status": f"{NO_ACK} {settings.start_s:.0f} s"}]
+        return [{"period": 0, "status": f"{NEVER_STARTED[0]} {settings.start_s:.0f} s"}]
     status = "ran"
     time.sleep(settings.settle_s)
     edges = [_counters(bench)]

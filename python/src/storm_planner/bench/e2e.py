@@ -68,6 +68,8 @@ from storm_planner.bench.report import (
     append_csv,
     argument,
     code_version,
+    drop_csv_rows,
+    never_started,
     read_csv,
     stamped_progress,
 )
@@ -75,7 +77,7 @@ from storm_planner.bench.report import (
 DEFAULT_OUT = Path("benchmarks/reports/e2e")
 DEFAULT_CLUSTER = Path("benchmarks/e2e/cluster.yaml")
 DEFAULT_SCHEDULERS = "default,ras,planner:topdown"
-CAPACITIES_FILE = "capacities.json"   # the run's supervisors' declared CPU and link rate, for --report-only
+CAPACITIES_FILE = "capacities.json"   # the run's supervisors' CPU (their quotas) and link rate, for --report-only
 FEED_RECORDS, QUICK_FEED_RECORDS = 120_000, 30_000
 KEY = ("workload", "rate", "scheduler", "repetition")
 FIGURES = ("status", "measure_s", "emitted_tps", "processed_tps", "acked_in_window", "latency_mean_ms",
@@ -99,14 +101,15 @@ def cell_key(row: dict[str, Any]) -> tuple[str, str, str, str]:
 
 
 def finished_cells(path: Path, header: list[str]) -> set[tuple[str, str, str, str]]:
-    """Keys of the cells already in ``path``; an existing file with other columns is refused."""
+    """Keys of the cells already in ``path`` but those whose topology never acked a tuple (run again);
+    an existing file with other columns is refused."""
     if not path.exists():
         return set()
     found, rows = read_csv(path)
     if found != header:
         raise ValueError(f"{path}: its columns are not this cluster's ({', '.join(found)}); "
                          f"use another --out or move the file away")
-    return {cell_key(row) for row in rows}
+    return {cell_key(row) for row in rows if not never_started(row)}
 
 
 def append_cell(path: Path, header: list[str], row: dict[str, Any], code: str = "") -> None:
@@ -293,6 +296,18 @@ def report_path(out: Path) -> Path:
     return out.parent / f"{out.name}.md"
 
 
+def cells_to_run(path: Path, header: list[str], cells):
+    """The cells not yet in ``path``, in run order; the rows of those that never acked a tuple go, as
+    they run again."""
+    done = finished_cells(path, header)
+    todo = [c for c in cells if (c[0].name, f"{c[1]:g}", c[2], str(c[3])) not in done]
+    again = {(c[0].name, f"{c[1]:g}", c[2], str(c[3])) for c in todo}
+    if drop_csv_rows(path, header, lambda row: cell_key(row) in again):
+        _progress("cells whose topology never acked a tuple run again")
+    _progress(f"{len(cells)} cells, {len(cells) - len(todo)} already in {path}, {len(todo)} to run")
+    return todo
+
+
 def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, command: str) -> int:
     """Run the cells not yet in ``cells.csv`` on one cluster; returns how many ran."""
     from storm_planner.bench._e2e_cells import run_cell
@@ -307,9 +322,7 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
     description = run_description(args)
     capacities = description_capacities(description)
     header = columns([s.name for s in description.supervisors])
-    done = finished_cells(out / "cells.csv", header)
-    todo = [c for c in cells if (c[0].name, f"{c[1]:g}", c[2], str(c[3])) not in done]
-    _progress(f"{len(cells)} cells, {len(cells) - len(todo)} already in {out / 'cells.csv'}, {len(todo)} to run")
+    todo = cells_to_run(out / "cells.csv", header, cells)
     if not todo:
         return 0
     code = code_version()
@@ -331,6 +344,7 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
         if getattr(args, "stepped", False):
             # A ramp runs whole: the rates a stopped run left out are run again from the first.
             pending = {(w.name, label, repetition) for w, _, label, repetition in todo}
+            wanted = {(w.name, f"{rate:g}", label, str(repetition)) for w, rate, label, repetition in todo}
             ramps = plan_ramps([c for c in cells if (c[0].name, c[2], c[3]) in pending])
             started = time.monotonic()
             for index, (workload, rates, label, repetition) in enumerate(ramps, 1):
@@ -338,7 +352,7 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
                           f"{label}, repetition {repetition}{time_left(started, index - 1, len(ramps))}")
                 profile = profiles.text(bench, workload) if workload.name in hetero else None
                 for row in run_ramp(bench, workload, rates, schedulers[label], repetition, profile=profile):
-                    if cell_key(row) not in done:
+                    if cell_key(row) in wanted:   # the steps already saved stay as they were
                         append_cell(out / "cells.csv", header, row, code)
                 write_report(out, command, capacities)
             return len(todo)

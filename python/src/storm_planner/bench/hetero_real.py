@@ -242,15 +242,24 @@ def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse
                 for shape in settings.shapes:
                     # Every run's figures are written as it ends: a failure or a stop later loses one run at most.
                     run_shape(bench, plans[shape], settings,
-                              lambda run: (runs.append(run), write_outputs(out, runs, report, started)))
+                              lambda run: (runs.append(run), _save(out, runs, report, started)))
             finally:
                 bench.reader.close()
                 for quota in reversed(entered):
                     quota.__exit__(None, None, None)
         report["host"]["load_avg_end"] = os.getloadavg()
     finally:   # a stop (SIGTERM unwinds as SystemExit) or an error still leaves what was measured
-        write_outputs(out, runs, report, started)
+        _save(out, runs, report, started)
     return report
+
+
+def _save(out: Path, runs: list[Run], report: dict[str, Any], started: float) -> None:
+    """The outputs of the runs so far; a write that fails is a warning: the runs still to come go on, and
+    an error that is unwinding the bench is not hidden by this one."""
+    try:
+        write_outputs(out, runs, report, started)
+    except Exception as error:
+        _say(f"warning: outputs not written ({type(error).__name__}: {error})")
 
 
 def _reference_times(settings: BenchSettings, args: argparse.Namespace, work_dir: Path,

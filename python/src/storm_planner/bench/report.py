@@ -112,6 +112,32 @@ def append_csv(path: Path, header: Sequence[str], row: Mapping[str, Any]) -> Non
     append_csv_rows(path, header, [row])
 
 
+def drop_csv_rows(path: Path, header: Sequence[str], drop: Callable[[dict[str, str]], bool]) -> int:
+    """Rewrite ``path`` without the rows ``drop`` picks (runs about to be run again), whole or not at all;
+    returns how many went."""
+    if not path.exists():
+        return 0
+    _, rows = read_csv(path)
+    # A line a kill cut short, glued to the next row, reads with its surplus fields under None: kept as
+    # far as the header goes, never a reason not to rewrite the file.
+    kept = [{k: v for k, v in row.items() if k is not None} for row in rows if not drop(row)]
+    if len(kept) != len(rows):
+        fresh = path.with_name(path.name + ".new")
+        fresh.unlink(missing_ok=True)
+        append_csv_rows(fresh, header, kept)
+        fresh.replace(path)
+    return len(rows) - len(kept)
+
+
+# A run or cell whose topology never acked a tuple says so in its status: a start that failed (a slow
+# worker, a busy host), not a figure; a resumed bench runs it again.
+NEVER_STARTED = ("no tuple acked within", "not run: no tuple acked within")
+
+
+def never_started(row: Mapping[str, Any]) -> bool:
+    return str(row.get("status") or "").startswith(NEVER_STARTED)
+
+
 def append_csv_rows(path: Path, header: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> None:
     """Append rows that belong together (a run's steps) in one write, so that a stopped run leaves all of
     them or none."""

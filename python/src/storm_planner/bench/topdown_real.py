@@ -196,7 +196,9 @@ def estimate_minutes(args: argparse.Namespace, parts: list[str]) -> float:
         schedule = parse_schedule(args.rate_schedule)
         done = _saved_keys(Path(args.out) / "rates" / "steps.csv",
                            lambda row: (row["workload"], row["scheduler"], row["repetition"]))
-        runs = len(parse_schedulers(args.rate_schedulers, "--rate-schedulers")) * args.repeat - len(done)
+        (workload,) = parse_workloads(args.rates_workload)
+        runs = sum((workload.name, s.label, str(r)) not in done for r in range(1, args.repeat + 1)
+                   for s in parse_schedulers(args.rate_schedulers, "--rate-schedulers"))
         one = CELL_OVERHEAD_S + args.settle + len(schedule) * args.step + (len(schedule) - 1) * args.step_settle
         seconds += (CLUSTER_START_S + runs * one) if runs > 0 else 0.0
     return seconds / 60.0
@@ -245,7 +247,8 @@ def _check(args: argparse.Namespace, parts: list[str]) -> None:
         if not (0 <= value < 3600) or (name in ("--measure", "--step") and value == 0):
             raise ValueError(f"{name} must be between 0 and 3600 s (a window more than 0), not {value:g}")
     if "capacity" in parts:
-        plan_capacity(args)
+        for _, scale_args, _ in plan_capacity(args):
+            _same_nodes(Path(scale_args.out), e2e.run_description(scale_args))
     if "rates" in parts:
         if len(parse_workloads(args.rates_workload)) != 1:
             # Checked here, not hours later when the capacity part is done and the schedule starts.
@@ -256,6 +259,7 @@ def _check(args: argparse.Namespace, parts: list[str]) -> None:
             raise ValueError(f"--rates-cpu-scale must be between 0.05 and 20, not {args.rates_cpu_scale:g}")
         _schedule_records(args)
         # A steps.csv of other columns or another schedule is refused now, not hours later.
+        _same_nodes(Path(args.out) / "rates", _rates_description(args))
         supervisors = [s.name for s in _rates_description(args).supervisors]
         finished_schedules(Path(args.out) / "rates" / "steps.csv", step_columns(supervisors),
                            parse_schedule(args.rate_schedule))
@@ -277,6 +281,24 @@ def run_capacity(args: argparse.Namespace, out: Path, command: str) -> int:
         ran += e2e.run_cells(scale_args, folder, cells, schedulers, own)
         write_report(out, command)
     return ran
+
+
+def _same_nodes(folder: Path, description) -> None:
+    """Refuse a folder whose cells ran on other nodes (another scale, or quotas scaled where these are not):
+    its cells would be skipped as done and reported as these."""
+    path = folder / "nodes.json"
+    if not path.exists():
+        return
+    try:
+        saved = json.loads(path.read_text())
+        declared = saved.get("declared", saved)   # an older run saved the declared figures alone, flat
+        held = saved.get("held", declared)
+    except (OSError, ValueError, AttributeError) as error:
+        raise ValueError(f"{path}: not the nodes a run saved ({error}); use another --out") from None
+    now = {s.name: s.cpu for s in description.supervisors}, {s.name: s.held_cpu for s in description.supervisors}
+    if (declared, held) != now:
+        raise ValueError(f"{path}: its cells ran on nodes declaring {declared} and held to {held}, not "
+                         f"{now[0]} and {now[1]} (--scale-quotas differs?); use another --out")
 
 
 def _save_nodes(folder: Path, description) -> None:

@@ -399,7 +399,9 @@ class LocalCluster:
                 lambda sup=sup: self._supervisor_registered(sup.name),
                 deadline_s,
                 record=records[sup.name],
-                detail=lambda sup=sup: f"cpu {sup.cpu:g}, memory {sup.memory_mb:g} MB, "
+                detail=lambda sup=sup: f"cpu {sup.cpu:g}"
+                                       + (f" (held to {sup.held_cpu:g})" if sup.held_cpu != sup.cpu else "")
+                                       + f", memory {sup.memory_mb:g} MB, "
                                        f"slots {','.join(map(str, sup.slot_ports))}, meta {dict(sup.meta)}",
             )
 
