@@ -104,13 +104,18 @@ def _node_cpu(folder: Path) -> str:
     """The supervisors' declared CPU as run (``nodes.json``), ``35–45`` (% of a core), and what their quotas
     held them to when that differs: ``79–101 (held to 35–45)``."""
     try:
-        saved = json.loads((folder / "nodes.json").read_text())
-        # Older runs saved the declared figures alone, flat.
-        declared = saved.get("declared", saved)
-        held = saved.get("held", declared)
+        declared, held = saved_nodes(folder)
         return _cpu_range(declared) + ("" if held == declared else f" (held to {_cpu_range(held)})")
     except (OSError, ValueError, AttributeError, TypeError, KeyError):
         return "–"
+
+
+def saved_nodes(folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(declared, held) CPU per supervisor from a run's ``nodes.json``; older runs saved the declared
+    figures alone, flat (held to them)."""
+    saved = json.loads((folder / "nodes.json").read_text())
+    declared = saved.get("declared", saved)
+    return declared, saved.get("held", declared)
 
 
 def _cpu_range(cpus: dict[str, Any]) -> str:

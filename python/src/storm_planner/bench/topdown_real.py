@@ -289,10 +289,10 @@ def _same_nodes(folder: Path, description) -> None:
     path = folder / "nodes.json"
     if not path.exists():
         return
+    from storm_planner.bench._topdown_real_report import saved_nodes
+
     try:
-        saved = json.loads(path.read_text())
-        declared = saved.get("declared", saved)   # an older run saved the declared figures alone, flat
-        held = saved.get("held", declared)
+        declared, held = saved_nodes(folder)
     except (OSError, ValueError, AttributeError) as error:
         raise ValueError(f"{path}: not the nodes a run saved ({error}); use another --out") from None
     now = {s.name: s.cpu for s in description.supervisors}, {s.name: s.held_cpu for s in description.supervisors}
