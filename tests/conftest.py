@@ -60,7 +60,10 @@ class ZooKeeperServer:
         self.config.write_text(
             f"tickTime=500\ndataDir={directory / 'data'}\nclientPort={self.port}\n"
             f"clientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=ruok\n"
-            f"maxSessionTimeout=10000\n"
+            # No fsync per write: a test's ZooKeeper needs no durability beyond the page cache (an outage
+            # here is a killed process, not a lost machine), and a CI machine's busy disk stalled a fsync
+            # long enough that a new session was not answered in 30 s.
+            f"maxSessionTimeout=10000\nforceSync=no\n"
         )
         self.process: subprocess.Popen | None = None
 
@@ -68,7 +71,7 @@ class ZooKeeperServer:
     def hosts(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def start(self, timeout_s: float = 30.0) -> ZooKeeperServer:
+    def start(self, timeout_s: float = 90.0) -> ZooKeeperServer:
         # The child holds its own copy of the descriptor; ours closes once it has started.
         with open(self.directory / "zookeeper.out", "ab") as log:
             self.process = subprocess.Popen(
@@ -76,7 +79,9 @@ class ZooKeeperServer:
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )
         deadline = time.monotonic() + timeout_s
-        while not _answers(self.port):
+        # Ready means a client session opens, not only that "ruok" is answered: on a loaded machine the
+        # first session took longer than a test's connect allows, and that wait belongs to the fixture.
+        while not (_answers(self.port) and _session_opens(self.hosts, deadline - time.monotonic())):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"ZooKeeper did not start: {(self.directory / 'zookeeper.out').read_text()[-2000:]}")
             time.sleep(0.2)
@@ -87,6 +92,22 @@ class ZooKeeperServer:
             self.process.kill()
             self.process.wait(10)
         self.process = None
+
+
+def _session_opens(hosts: str, timeout_s: float) -> bool:
+    """Whether a kazoo session to ``hosts`` opens within ``timeout_s`` (closed again at once)."""
+    from kazoo.client import KazooClient
+    from kazoo.handlers.threading import KazooTimeoutError
+
+    client = KazooClient(hosts=hosts, timeout=max(1.0, timeout_s))
+    try:
+        client.start(timeout=max(1.0, timeout_s))
+        return True
+    except KazooTimeoutError:
+        return False
+    finally:
+        client.stop()
+        client.close()
 
 
 @pytest.fixture(scope="session")
