@@ -424,20 +424,3 @@ def test_each_run_is_handed_on_as_it_ends_and_skipped_placements_are_left_out():
     assert ran == [("hetero", 0), ("default", 0), ("hetero", 1), ("default", 1)]
     assert handed == runs
     assert [len(run.handed_before) for run in runs] == [0, 1, 2, 3]   # each handed on before the next began
-
-
-def test_a_folder_of_earlier_results_is_refused_before_anything_runs(tmp_path, capsys, monkeypatch):
-    """The bench does not resume and rewrites its files from what it measured: a rerun into the folder of
-    an earlier one would replace its results. Refused, naming the way out, before any cluster or profiling."""
-    from storm_planner import cli
-    from storm_planner.bench import hetero_real
-
-    monkeypatch.setattr(hetero_real, "run_bench", lambda *a: pytest.fail("the bench ran"))
-    (tmp_path / "runs.csv").write_text("run,topology\nlinear-hetero-1,linear\n")
-    assert cli.main(["bench", "hetero-real", "--out", str(tmp_path)]) == 2
-    assert "holds an earlier run's results (runs.csv)" in capsys.readouterr().err
-    assert (tmp_path / "runs.csv").read_text().startswith("run,topology")
-    ran = []
-    monkeypatch.setattr(hetero_real, "run_bench", lambda *a: ran.append(a) or {"seconds": 1})
-    assert cli.main(["bench", "hetero-real", "--out", str(tmp_path), "--overwrite"]) == 0
-    assert len(ran) == 1

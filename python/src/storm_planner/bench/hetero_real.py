@@ -83,7 +83,9 @@ gives its tasks (the part eq. 7 models) and the share of throttled periods.
 Outputs under ``--out`` (default ``benchmarks/reports/hetero/real``):
 ``runs.csv`` (one row per run), ``steps.csv`` (every rate step), ``summary.csv``
 (one row per shape and placement), ``results.md``, ``run.json`` (everything,
-plans and placements included), ``profile.json``, ``throughput.png``.
+plans and placements included), ``profile.json``, ``throughput.png``. They are
+written after every run; a rerun of the same command into the same folder
+resumes from ``run.json`` (:mod:`storm_planner.bench._hetero_real_resume`).
 """
 from __future__ import annotations
 
@@ -92,7 +94,7 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +109,7 @@ from storm_planner.bench._hetero_real_driver import (
 from storm_planner.bench._hetero_real_plans import ShapePlan, plan_shape
 from storm_planner.bench._hetero_real_project import base_options, real_profile, reference_times, write_project
 from storm_planner.bench._hetero_real_report import jsonable, write_outputs
+from storm_planner.bench._hetero_real_resume import SavedRuns, check_profile, saved_runs
 from storm_planner.bench._hetero_real_search import (
     PLACEMENTS,
     BenchError,
@@ -161,16 +164,13 @@ def hetero_real_benchmark(args: argparse.Namespace) -> int:
     try:
         settings = settings_from_args(args)
         out = Path(args.out)
-        if (out / "runs.csv").exists() and not args.overwrite:
-            # The bench keeps every run in memory and rewrites its files from there: a rerun into a folder
-            # of an earlier run's results would replace them.
-            raise BenchError(f"{out} holds an earlier run's results (runs.csv) and this bench does not resume: "
-                             "give another --out, or --overwrite to replace them")
+        # A rerun of the same command goes on where the last one stopped; a folder of other settings is refused.
+        saved = None if args.overwrite else saved_runs(out, settings, _say)
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="storm-planner-hetero-real-") as tmp:
             work_dir = Path(args.work_dir).resolve() if args.work_dir else Path(tmp)
             work_dir.mkdir(parents=True, exist_ok=True)
-            report = run_bench(settings, out, work_dir, args)
+            report = run_bench(settings, out, work_dir, args, saved)
     except (BenchError, ValueError, OSError) as error:
         raise CommandError(str(error)) from None
     _say(f"wrote {out} ({report['seconds']:.0f} s)")
@@ -208,26 +208,34 @@ def _say(message: str) -> None:
     print_progress(f"{time.strftime('%H:%M:%S')} {message}")
 
 
-def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
+def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse.Namespace,
+              saved: SavedRuns | None = None) -> dict[str, Any]:
+    """Profile (or reuse a profile), plan, then run every placement not among ``saved``'s finished runs."""
     from storm_planner.cluster.launcher import local_cluster
     from storm_planner.profiling.cgroups import CpuQuota, detect_emulation
 
-    started = time.monotonic()
+    # A resumed bench counts the earlier sittings' seconds too.
+    started = time.monotonic() - (float(saved.report.get("seconds") or 0) if saved else 0.0)
     support = detect_emulation()
     _say(f"emulation on this host: {support.detail}")
     if not support.cgroup_quota:
         raise BenchError(f"machine types cannot be emulated here ({support.detail}): no measurement is made")
     report: dict[str, Any] = {"command": "storm-planner bench hetero-real " + _argv(args),
                               "settings": jsonable(dataclasses.asdict(settings)),
-                              "host": {"cpus": os.cpu_count(), "load_avg_start": os.getloadavg()}}
-    reference = _reference_times(settings, args, work_dir, report)
+                              "host": {"cpus": os.cpu_count(), "load_avg_start": os.getloadavg()},
+                              "sittings": int(saved.report.get("sittings") or 1) + 1 if saved else 1}
+    reference = _reference_times(settings, args, work_dir, report, out if saved else None)
     description = bench_description(settings.capacities, settings.period_s)
-    profile = _write_profile(out, reference, [s.meta["machine.type"] for s in description.supervisors], report)
+    profile = _write_profile(out, reference, [s.meta["machine.type"] for s in description.supervisors], report,
+                             saved)
     plans = plan_shapes(settings, machines_of(description), profile, report)
     for shape in settings.shapes:
         write_project(work_dir / f"project-{shape}", shape)
 
-    runs: list[Run] = []
+    runs: list[Run] = list(saved.runs) if saved else []
+    done = saved.done() if saved else set()
+    if saved:
+        _say(f"resuming: {len(runs)} run(s) saved in {out}; they are not run again")
     try:
         with local_cluster(description, work_dir / "cluster", free_ports=True, plugin=True, planner=True,
                            ui=False, progress=_say) as cluster:
@@ -242,7 +250,7 @@ def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse
                 for shape in settings.shapes:
                     # Every run's figures are written as it ends: a failure or a stop later loses one run at most.
                     run_shape(bench, plans[shape], settings,
-                              lambda run: (runs.append(run), _save(out, runs, report, started)))
+                              lambda run: (runs.append(run), _save(out, runs, report, started)), done)
             finally:
                 bench.reader.close()
                 for quota in reversed(entered):
@@ -263,12 +271,14 @@ def _save(out: Path, runs: list[Run], report: dict[str, Any], started: float) ->
 
 
 def _reference_times(settings: BenchSettings, args: argparse.Namespace, work_dir: Path,
-                     report: dict[str, Any]) -> dict[str, Any]:
-    """Linear's reference times per component: reused from ``--profile``, else profiled now."""
-    if args.profile:
-        saved = read_json(args.profile)
-        reference, report["profiling"] = saved["reference_times"], saved.get("profiling", {"reused": args.profile})
-        _say(f"profile reused from {args.profile}")
+                     report: dict[str, Any], resumed: Path | None = None) -> dict[str, Any]:
+    """Linear's reference times per component: reused from ``--profile`` (or, resuming without it, from the
+    folder's ``profile.json``), else profiled now."""
+    path = args.profile or (resumed / "profile.json" if resumed else None)
+    if path:
+        saved = read_json(path)
+        reference, report["profiling"] = saved["reference_times"], saved.get("profiling", {"reused": str(path)})
+        _say(f"profile reused from {path}")
         return reference
     _say("profiling Linear once on an unthrottled supervisor (a separate, short-lived cluster)")
     rates = [float(x) for x in args.profile_rates.split(",")]
@@ -276,9 +286,13 @@ def _reference_times(settings: BenchSettings, args: argparse.Namespace, work_dir
     return reference
 
 
-def _write_profile(out: Path, reference: dict[str, Any], types: list[str], report: dict[str, Any]) -> dict[str, Any]:
-    """The profile of the machine types from the reference times, written to profile.json and the report."""
+def _write_profile(out: Path, reference: dict[str, Any], types: list[str], report: dict[str, Any],
+                   saved: SavedRuns | None = None) -> dict[str, Any]:
+    """The profile of the machine types from the reference times, written to profile.json and the report;
+    refused before it is written when it is not the profile ``saved``'s runs were planned with."""
     profile = real_profile(reference, types)
+    if saved:
+        check_profile(saved, profile)
     (out / "profile.json").write_text(json.dumps({**profile, "reference_times": reference,
                                                   "profiling": report["profiling"]}, indent=2) + "\n")
     report["profile"] = profile
@@ -332,13 +346,14 @@ def plan_shapes(settings: BenchSettings, machines: Sequence[Machine], profile: d
 
 
 def run_shape(bench: Bench, plan: ShapePlan, settings: BenchSettings,
-              finished: Callable[[Run], Any] = lambda run: None) -> list[Run]:
+              finished: Callable[[Run], Any] = lambda run: None,
+              done: Collection[tuple[str, str, int]] = ()) -> list[Run]:
     """Every placement of ``plan``'s shape once, then again (``settings.repetitions``); placements the plan
-    skips (hetero-optimal where it could not plan) are left out. ``finished`` is told of each run as it
-    ends."""
+    skips (hetero-optimal where it could not plan) and runs in ``done`` (shape, placement, repetition: an
+    earlier sitting's) are left out. ``finished`` is told of each run as it ends."""
     runs = []
     for repetition, placement in run_order(settings.repetitions, settings.placements):
-        if placement in plan.skipped:
+        if placement in plan.skipped or (plan.shape, placement, repetition) in done:
             continue
         runs.append(bench.run(plan.shape, placement, repetition, plan.parallelism_of(placement),
                               declared=plan.declared_cpu))
@@ -351,7 +366,8 @@ BENCHMARKS = (Benchmark(
                    "DefaultScheduler and ResourceAwareScheduler, measured", (
         argument("--out", default="benchmarks/reports/hetero/real", help="output directory"),
         argument("--overwrite", action="store_true",
-                 help="replace the results an earlier run left in --out (refused without it)"),
+                 help="replace the results an earlier run left in --out (without it, a rerun of the same "
+                      "command resumes: finished runs are kept and not run again; other settings are refused)"),
         argument("--topologies", default="linear", help="comma list of: linear, diamond, star"),
         argument("--placements", default=",".join(PLACEMENTS),
                  help="comma list of: hetero, hetero-optimal, storm-default (the plugin), default (Storm's "

@@ -1,0 +1,147 @@
+"""`bench hetero-real` resumes: the runs a stopped sitting saved are read back from run.json and not run
+again; a folder of other settings or another profile is refused; a record that does not read back runs
+again without hiding the others."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from types import SimpleNamespace
+
+import pytest
+from test_hetero_real import made_run
+
+from storm_planner.bench._hetero_real_driver import BenchSettings
+from storm_planner.bench._hetero_real_report import jsonable, write_outputs
+from storm_planner.bench._hetero_real_resume import check_profile, saved_runs
+from storm_planner.bench._hetero_real_search import BenchError
+
+SETTINGS = BenchSettings(shapes=["linear"], repetitions=2, capacities=(100.0, 50.0, 25.0),
+                         rounds={"lowCompute": 300, "midCompute": 1500, "highCompute": 4000})
+PROFILE = {"machines": {"large": {"spout": 0.5}}}
+
+
+def saved_folder(tmp_path, runs, settings=SETTINGS, seconds=100.0):
+    report = {"command": "storm-planner bench hetero-real", "settings": jsonable(dataclasses.asdict(settings)),
+              "profile": PROFILE}
+    write_outputs(tmp_path, runs, report, started=0.0)
+    data = json.loads((tmp_path / "run.json").read_text())
+    data["seconds"] = seconds
+    (tmp_path / "run.json").write_text(json.dumps(data))
+    return tmp_path
+
+
+def finished_runs():
+    ras = made_run("ras", 0, 300.0)
+    ras.ras_share, ras.declared_cpu, ras.counts = 0.9, {"spout": 12.5, "high": 40.0}, {"high@sup-large": 3}
+    ras.parallelism, ras.load_avg, ras.notes = {"spout": 3, "high": 5}, [2.5, 3.0], ["a note"]
+    ras.applied = [[1, "spout", "sup-large", 6700]]
+    not_placed = made_run("ras", 1, 0.0, status="not scheduled: RAS placed no worker")
+    return [made_run("hetero", 0, 500.0), made_run("default", 0, 200.0), ras, not_placed]
+
+
+def test_saved_runs_read_back_equal_to_what_was_written(tmp_path):
+    runs = finished_runs()
+    saved = saved_runs(saved_folder(tmp_path, runs), SETTINGS, warn=pytest.fail)
+    assert [r.row() for r in saved.runs] == [r.row() for r in runs]
+    assert [[s.row() for s in r.steps] for r in saved.runs] == [[s.row() for s in r.steps] for r in runs]
+    back = saved.runs[2]
+    assert (back.applied, back.notes, back.load_avg) == (runs[2].applied, ["a note"], [2.5, 3.0])
+    assert back.measured_throughput == runs[2].measured_throughput == 300.0
+    assert back.top_step.task_cpu == {"large": 80.0} and back.top_step.machine_cpu == {"large": 90.0, "small": 25.0}
+    assert saved.done() == {("linear", "hetero", 0), ("linear", "default", 0), ("linear", "ras", 0),
+                            ("linear", "ras", 1)}
+
+
+def test_a_folder_without_runs_is_no_resume_and_one_of_other_settings_is_refused(tmp_path):
+    assert saved_runs(tmp_path, SETTINGS, warn=pytest.fail) is None
+    saved_folder(tmp_path, finished_runs())
+    other = dataclasses.replace(SETTINGS, repetitions=3, keep_up=0.9)
+    with pytest.raises(BenchError, match=r"other settings \(repetitions: 2 there, 3 now, keep_up: 0.95 there"):
+        saved_runs(tmp_path, other, warn=pytest.fail)
+    (tmp_path / "run.json").unlink()
+    with pytest.raises(BenchError, match="no run.json"):
+        saved_runs(tmp_path, SETTINGS, warn=pytest.fail)
+
+
+def test_a_record_that_does_not_read_back_runs_again_and_the_others_are_kept(tmp_path):
+    saved_folder(tmp_path, finished_runs())
+    data = json.loads((tmp_path / "run.json").read_text())
+    data["runs"][1]["steps"][0]["sustained"] = "yes"          # not a boolean
+    data["runs"][2]["placement_counts"] = "high@sup-large"     # not key=value
+    (tmp_path / "run.json").write_text(json.dumps(data))
+    warnings = []
+    saved = saved_runs(tmp_path, SETTINGS, warn=warnings.append)
+    assert [r.name for r in saved.runs] == ["linear-hetero-1", "linear-ras-2"]
+    assert len(warnings) == 2 and "run 1 does not read back" in warnings[0] and "it runs again" in warnings[0]
+
+
+def test_resuming_on_another_profile_is_refused(tmp_path):
+    saved = saved_runs(saved_folder(tmp_path, finished_runs()), SETTINGS, warn=pytest.fail)
+    check_profile(saved, PROFILE)
+    with pytest.raises(BenchError, match="profile differs"):
+        check_profile(saved, {"machines": {"large": {"spout": 0.6}}})
+
+
+def test_the_finished_runs_are_not_run_again():
+    from storm_planner.bench import hetero_real
+
+    ran = []
+
+    class Bench:
+        def run(self, shape, placement, repetition, parallelism, declared):
+            ran.append((placement, repetition))
+            return SimpleNamespace(placement=placement, repetition=repetition)
+
+    plan = SimpleNamespace(shape="linear", skipped={}, parallelism_of=lambda placement: {}, declared_cpu={})
+    settings = SimpleNamespace(repetitions=2, placements=["hetero", "default"])
+    hetero_real.run_shape(Bench(), plan, settings, done={("linear", "hetero", 0), ("diamond", "default", 0)})
+    assert ran == [("default", 0), ("hetero", 1), ("default", 1)]
+
+
+def test_a_rerun_of_the_same_command_resumes_and_other_settings_are_refused(tmp_path, capsys, monkeypatch):
+    """Through the command line, before any cluster or profiling: the second run gets the first's runs."""
+    from storm_planner import cli
+    from storm_planner.bench import hetero_real
+
+    calls = []
+
+    def first_sitting(settings, out, work_dir, args, saved=None):
+        calls.append(saved)
+        report = {"command": "c", "settings": jsonable(dataclasses.asdict(settings)), "profile": PROFILE}
+        write_outputs(out, [made_run("hetero", 0, 500.0)], report, started=0.0)
+        return {"seconds": 1}
+
+    monkeypatch.setattr(hetero_real, "run_bench", first_sitting)
+    assert cli.main(["bench", "hetero-real", "--out", str(tmp_path)]) == 0
+    assert cli.main(["bench", "hetero-real", "--out", str(tmp_path)]) == 0
+    assert calls[0] is None and [r.name for r in calls[1].runs] == ["linear-hetero-1"]
+    assert cli.main(["bench", "hetero-real", "--out", str(tmp_path), "--repetitions", "3"]) == 2
+    assert "repetitions: 2 there, 3 now" in capsys.readouterr().err and len(calls) == 2
+    assert cli.main(["bench", "hetero-real", "--out", str(tmp_path), "--repetitions", "3", "--overwrite"]) == 0
+    assert calls[2] is None
+
+
+def test_a_resumed_bench_plans_from_the_saved_profile_and_a_differing_one_is_not_written(tmp_path):
+    """Resuming without --profile reads the folder's profile.json; a profile other than the saved runs' is
+    refused before profile.json is rewritten."""
+    from test_hetero_real import REFERENCE
+
+    from storm_planner.bench import hetero_real
+    from storm_planner.bench._hetero_real_project import real_profile
+
+    types = ["large", "medium", "small"]
+    report = {"command": "c", "settings": jsonable(dataclasses.asdict(SETTINGS)),
+              "profile": jsonable(real_profile(REFERENCE, types))}
+    write_outputs(tmp_path, finished_runs(), report, started=0.0)
+    (tmp_path / "profile.json").write_text(json.dumps({"reference_times": REFERENCE}))
+    saved = saved_runs(tmp_path, SETTINGS, warn=pytest.fail)
+    args = SimpleNamespace(profile=None)
+    sitting: dict = {}
+    reference = hetero_real._reference_times(SETTINGS, args, tmp_path, sitting, resumed=tmp_path)
+    assert reference == REFERENCE
+    hetero_real._write_profile(tmp_path, reference, types, sitting, saved)     # the same profile: resumes
+    other = {**REFERENCE, "highCompute": {"et": 0.2, "met": 9.9}}
+    before = (tmp_path / "profile.json").read_text()
+    with pytest.raises(BenchError, match="profile differs"):
+        hetero_real._write_profile(tmp_path, other, types, sitting, saved)
+    assert (tmp_path / "profile.json").read_text() == before
