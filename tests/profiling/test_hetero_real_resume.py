@@ -23,6 +23,7 @@ PROFILE = {"machines": {"large": {"spout": 0.5}}}
 def saved_folder(tmp_path, runs, settings=SETTINGS, seconds=100.0):
     report = {"command": "storm-planner bench hetero-real", "settings": jsonable(dataclasses.asdict(settings)),
               "profile": PROFILE}
+    tmp_path.mkdir(exist_ok=True)
     write_outputs(tmp_path, runs, report, started=0.0)
     data = json.loads((tmp_path / "run.json").read_text())
     data["seconds"] = seconds
@@ -66,7 +67,7 @@ def test_a_folder_without_runs_is_no_resume_and_one_of_other_settings_is_refused
 def test_a_record_that_does_not_read_back_runs_again_and_the_others_are_kept(tmp_path):
     saved_folder(tmp_path, finished_runs())
     data = json.loads((tmp_path / "run.json").read_text())
-    data["runs"][1]["steps"][0]["sustained"] = "yes"          # not a boolean
+    data["runs"][1]["step_records"][0]["verdict"]["sustained"] = "yes"          # not a boolean
     data["runs"][2]["placement_counts"] = "high@sup-large"     # not key=value
     (tmp_path / "run.json").write_text(json.dumps(data))
     warnings = []
@@ -145,3 +146,76 @@ def test_a_resumed_bench_plans_from_the_saved_profile_and_a_differing_one_is_not
     with pytest.raises(BenchError, match="profile differs"):
         hetero_real._write_profile(tmp_path, other, types, sitting, saved)
     assert (tmp_path / "profile.json").read_text() == before
+
+
+def test_a_resumed_report_is_the_one_an_unbroken_sitting_writes(tmp_path):
+    """Step figures read back unrounded: a share throttled 0.49962 stays below saturation (0.5), a CPU of
+    72.54 % stays 73 in the table."""
+    runs = finished_runs()
+    runs[0].steps[0].throttled = {"large": 0.49962, "small": 1.0}
+    runs[0].steps[0].machine_cpu = {"large": 72.54, "small": 25.0}
+    first = saved_folder(tmp_path / "first", runs)
+    saved = saved_runs(first, SETTINGS, warn=pytest.fail)
+    again = saved_folder(tmp_path / "again", saved.runs)
+    for name in ("results.md", "summary.csv", "runs.csv", "steps.csv"):
+        assert (again / name).read_text() == (first / name).read_text(), name
+
+
+def test_a_setting_a_folder_does_not_name_counts_as_its_default(tmp_path):
+    saved_folder(tmp_path, finished_runs())
+    data = json.loads((tmp_path / "run.json").read_text())
+    del data["settings"]["max_steps"]                       # written before the setting existed
+    (tmp_path / "run.json").write_text(json.dumps(data))
+    assert len(saved_runs(tmp_path, SETTINGS, warn=pytest.fail).runs) == 4
+    with pytest.raises(BenchError, match="max_steps: 30 there, 12 now"):
+        saved_runs(tmp_path, dataclasses.replace(SETTINGS, max_steps=12), warn=pytest.fail)
+
+
+def test_a_folder_none_of_whose_runs_reads_back_is_refused_not_rewritten(tmp_path):
+    saved_folder(tmp_path, finished_runs())
+    data = json.loads((tmp_path / "run.json").read_text())
+    for record in data["runs"]:
+        record["repetition"] = "first"
+    (tmp_path / "run.json").write_text(json.dumps(data))
+    with pytest.raises(BenchError, match="none of its 4 runs reads back"):
+        saved_runs(tmp_path, SETTINGS, warn=lambda message: None)
+
+
+def test_run_json_is_replaced_whole_or_not_at_all(tmp_path):
+    saved_folder(tmp_path, finished_runs())
+    before = (tmp_path / "run.json").read_text()
+    report = {"command": "c", "settings": {}, "profile": PROFILE, "unwritable": object()}
+    with pytest.raises(TypeError):
+        write_outputs(tmp_path, finished_runs(), report, started=0.0)
+    assert (tmp_path / "run.json").read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if "tmp" in p.name) == []
+
+
+def test_a_resumed_ras_repetition_starts_at_the_share_the_saved_ones_were_placed_at(tmp_path):
+    runs = finished_runs()             # ras repetition 1 placed at 0.9; repetition 2 placed nowhere
+    saved = saved_runs(saved_folder(tmp_path, runs), SETTINGS, warn=pytest.fail)
+    assert saved.ras_start(SETTINGS.ras_shares) == {"linear": 1}
+    assert saved.ras_start((1.0, 0.8)) == {}
+
+
+def test_nothing_is_left_to_run_when_every_run_is_saved():
+    from storm_planner.bench import hetero_real
+
+    settings = SimpleNamespace(shapes=["linear"], repetitions=2, placements=["hetero", "ras"])
+    plans = {"linear": SimpleNamespace(skipped={})}
+    every = {("linear", p, k) for k in range(2) for p in ("hetero", "ras")}
+    assert hetero_real.runs_left(settings, plans, every) == 0
+    assert hetero_real.runs_left(settings, plans, every - {("linear", "ras", 1)}) == 1
+    assert hetero_real.runs_left(settings, {"linear": SimpleNamespace(skipped={"ras": "no"})},
+                                 every - {("linear", "ras", 1)}) == 0
+
+
+def test_a_folder_from_before_step_records_reads_its_steps_from_their_rows(tmp_path):
+    runs = finished_runs()
+    saved_folder(tmp_path, runs)
+    data = json.loads((tmp_path / "run.json").read_text())
+    for record in data["runs"]:
+        del record["step_records"]
+    (tmp_path / "run.json").write_text(json.dumps(data))
+    saved = saved_runs(tmp_path, SETTINGS, warn=pytest.fail)
+    assert [[s.row() for s in r.steps] for r in saved.runs] == [[s.row() for s in r.steps] for r in runs]

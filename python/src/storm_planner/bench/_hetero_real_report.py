@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -139,10 +140,16 @@ def write_outputs(out: Path, runs: Sequence[Any], report: dict[str, Any], starte
     report["seconds"] = round(time.monotonic() - started, 1)
     report["runs"] = [{**r.row(), "applied": r.applied, "predicted": r.predicted, "notes": r.notes,
                        "sustained_rates": r.sustained_rates, "load_avg": r.load_avg,
-                       "declared_cpu": dict(r.declared_cpu), "steps": [s.row() for s in r.steps]} for r in runs]
+                       "declared_cpu": dict(r.declared_cpu), "steps": [s.row() for s in r.steps],
+                       # Unrounded, for a resumed bench to report exactly what this one would.
+                       "step_records": [dataclasses.asdict(s) for s in r.steps]} for r in runs]
     rows = summary_rows(summaries(runs))
     report["summary"] = rows
-    (out / "run.json").write_text(json.dumps(jsonable(report), indent=2) + "\n")
+    # Through a renamed temporary file: run.json is what a resumed bench reads its runs back from, and a
+    # kill while it is written must leave the last whole copy.
+    temporary = out / f"run.json.tmp{os.getpid()}"
+    temporary.write_text(json.dumps(jsonable(report), indent=2) + "\n")
+    os.replace(temporary, out / "run.json")
     if not runs:
         return
     write_csv(out / "runs.csv", [r.row() for r in runs])

@@ -1,8 +1,9 @@
 """``bench hetero-real`` resumes: the runs an earlier sitting finished, read back from its ``run.json``.
 
 The bench writes every run as it ends (:func:`~storm_planner.bench._hetero_real_report.write_outputs`):
-``run.json`` holds each run's row, its steps' rows and what a row leaves out (the applied placement,
-the prediction, the rates at the highest sustained step). A rerun of the same command into the same
+``run.json`` holds each run's row, its steps' unrounded records and what a row leaves out (the applied
+placement, the prediction, the rates at the highest sustained step); it is replaced whole, never
+written in place. A rerun of the same command into the same
 folder reads those runs back (:func:`saved_runs`) and runs only the others, as ``bench e2e`` skips its
 finished cells.
 
@@ -14,7 +15,7 @@ without hiding the records that do.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,16 @@ class SavedRuns:
     def done(self) -> set[tuple[str, str, int]]:
         """(shape, placement, repetition) of every finished run."""
         return {(r.shape, r.placement, r.repetition) for r in self.runs}
+
+    def ras_start(self, shares: Sequence[float]) -> dict[str, int]:
+        """Per shape, the index in ``shares`` of the share the last RAS run was placed at: where the next RAS
+        repetition starts, as within one sitting (:meth:`Bench._submit_ras`)."""
+        start: dict[str, int] = {}
+        for run in self.runs:
+            share = run.ras_share
+            if run.placement == "ras" and share is not None and share in shares:
+                start[run.shape] = max(start.get(run.shape, 0), list(shares).index(share))
+        return start
 
 
 def saved_runs(out: Path, settings: BenchSettings, warn: Callable[[str], Any]) -> SavedRuns | None:
@@ -63,6 +74,10 @@ def saved_runs(out: Path, settings: BenchSettings, warn: Callable[[str], Any]) -
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             warn(f"warning: {out / 'run.json'}: run {index} does not read back ({type(error).__name__}: {error}); "
                  "it runs again")
+    if report["runs"] and not runs:
+        # Running them all again would rewrite run.json over records that might yet be read (another version).
+        raise BenchError(f"{out / 'run.json'}: none of its {len(report['runs'])} runs reads back: give another "
+                         "--out, or --overwrite to replace them")
     return SavedRuns(report, runs)
 
 
@@ -74,10 +89,27 @@ def check_profile(saved: SavedRuns, profile: Mapping[str, Any]) -> None:
 
 
 def _differences(saved: Any, current: Mapping[str, Any]) -> list[str]:
+    """The settings that differ; one a folder does not name counts as its default, which a setting added
+    since is given to keep the bench's earlier behaviour."""
     if not isinstance(saved, dict):
         return ["no settings saved"]
-    return [f"{key}: {saved.get(key)!r} there, {value!r} now" for key, value in current.items()
-            if saved.get(key) != value]
+    defaults = _setting_defaults()
+    differ = []
+    for key, value in current.items():
+        there = saved.get(key, defaults.get(key))
+        if there != value:
+            differ.append(f"{key}: {there!r} there, {value!r} now")
+    return differ
+
+
+def _setting_defaults() -> dict[str, Any]:
+    defaults = {}
+    for setting in dataclasses.fields(BenchSettings):
+        if setting.default is not dataclasses.MISSING:
+            defaults[setting.name] = jsonable(setting.default)
+        elif setting.default_factory is not dataclasses.MISSING:
+            defaults[setting.name] = jsonable(setting.default_factory())
+    return defaults
 
 
 def run_from_record(record: Mapping[str, Any]) -> Run:
@@ -96,12 +128,28 @@ def run_from_record(record: Mapping[str, Any]) -> Run:
               notes=[str(n) for n in record.get("notes") or []])
     if run.repetition < 0:
         raise ValueError(f"repetition {run.repetition + 1}: at least 1")
-    run.steps = [step_from_row(row) for row in record.get("steps") or []]
+    exact = record.get("step_records")
+    run.steps = ([step_from_record(step) for step in exact] if exact is not None
+                 else [step_from_row(row) for row in record.get("steps") or []])   # a folder from before them
     return run
 
 
+def step_from_record(record: Mapping[str, Any]) -> Step:
+    """A :class:`Step` from its unrounded record (``dataclasses.asdict``)."""
+    verdict = record["verdict"]
+    if not isinstance(verdict["sustained"], bool):
+        raise ValueError(f"sustained {verdict['sustained']!r}: true or false")
+    return Step(run=str(record["run"]), offered=float(record["offered"]), index=int(record["index"]),
+                verdict=Verdict(sustained=verdict["sustained"], worst_component=str(verdict["worst_component"]),
+                                worst_share=float(verdict["worst_share"]), last_share=float(verdict["last_share"]),
+                                rates=_numbers(verdict["rates"], float)),
+                load_avg=float(record["load_avg"]), throttled=_numbers(record["throttled"], float),
+                machine_cpu=_numbers(record.get("machine_cpu") or {}, float),
+                task_cpu=_numbers(record.get("task_cpu") or {}, float))
+
+
 def step_from_row(row: Mapping[str, Any]) -> Step:
-    """A :class:`Step` from its row (:meth:`Step.row`)."""
+    """A :class:`Step` from its row (:meth:`Step.row`, rounded): for a folder written before step records."""
     columns: dict[str, dict[str, float]] = {name: {} for _, name in _STEP_COLUMNS}
     for key, value in row.items():
         prefix = next((p for p, _ in _STEP_COLUMNS if key.startswith(p)), None)

@@ -235,11 +235,17 @@ def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse
     runs: list[Run] = list(saved.runs) if saved else []
     done = saved.done() if saved else set()
     if saved:
-        _say(f"resuming: {len(runs)} run(s) saved in {out}; they are not run again")
+        left = runs_left(settings, plans, done)
+        _say(f"resuming: {len(runs)} run(s) saved in {out} are not run again; {left} to run")
+        if not left:
+            _save(out, runs, report, started)
+            return report
     try:
         with local_cluster(description, work_dir / "cluster", free_ports=True, plugin=True, planner=True,
                            ui=False, progress=_say) as cluster:
             bench = Bench(cluster, settings, profile, work_dir, _say)
+            if saved:   # a RAS repetition starts at the share the saved ones were placed at
+                bench.ras_start.update(saved.ras_start(settings.ras_shares))
             report["cluster"] = {"supervisors": [dataclasses.asdict(m) for m in bench.machines],
                                  "addresses": dataclasses.asdict(cluster.addresses)}
             quotas = {m.machine_type: CpuQuota(f"storm-planner-real-{m.machine_type}-{os.getpid()}", m.capacity)
@@ -343,6 +349,13 @@ def plan_shapes(settings: BenchSettings, machines: Sequence[Machine], profile: d
             _say(f"[{shape}] RAS declarations (CPU % per executor at share 1): "
                  + ", ".join(f"{c} {v:.1f}" for c, v in plan.declared_cpu.items()))
     return plans
+
+
+def runs_left(settings: BenchSettings, plans: dict[str, ShapePlan], done: Collection[tuple[str, str, int]]) -> int:
+    """How many runs :func:`run_shape` has still to make for every shape."""
+    return sum(1 for shape in settings.shapes for repetition, placement in run_order(settings.repetitions,
+                                                                                      settings.placements)
+               if placement not in plans[shape].skipped and (shape, placement, repetition) not in done)
 
 
 def run_shape(bench: Bench, plan: ShapePlan, settings: BenchSettings,
