@@ -219,3 +219,44 @@ def test_a_folder_from_before_step_records_reads_its_steps_from_their_rows(tmp_p
     (tmp_path / "run.json").write_text(json.dumps(data))
     saved = saved_runs(tmp_path, SETTINGS, warn=pytest.fail)
     assert [[s.row() for s in r.steps] for r in saved.runs] == [[s.row() for s in r.steps] for r in runs]
+
+
+def test_a_run_nimbus_moved_while_it_ran_is_marked_counts_nowhere_and_runs_again_on_resume(tmp_path):
+    from storm_planner.bench._hetero_real_compare import summaries
+    from storm_planner.bench._hetero_real_driver import MOVED, moved_status
+
+    start = [{"executor": "[1-1]", "node": "sup-medium", "port": 6701},
+             {"executor": "[2-2]", "node": "sup-large", "port": 6700}]
+    assert moved_status(start, list(reversed(start))) == ""
+    moved = moved_status(start, [start[1], {**start[0], "node": "sup-large", "port": 6700}])
+    assert moved == f"{MOVED}: [1-1] sup-medium:6701 -> sup-large:6700"
+    runs = finished_runs()
+    runs[0].status = moved                                    # hetero, repetition 1
+    (shape,) = summaries(runs)
+    assert shape["placements"]["hetero"]["runs"] == 0 and shape["placements"]["hetero"]["not_run"] == [moved]
+    saved = saved_runs(saved_folder(tmp_path, runs), SETTINGS, warn=pytest.fail)
+    assert ("linear", "hetero", 0) not in saved.done()
+    assert [r.name for r in saved.kept()] == ["linear-default-1", "linear-ras-1", "linear-ras-2"]
+
+
+def test_a_run_waits_until_the_last_runs_workers_have_freed_their_slots():
+    """A worker still holding its slot's port would make the next worker on it fail to bind."""
+    import socket
+    import threading
+    import time
+
+    from storm_planner.bench._hetero_real_driver import Bench
+
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    port = held.getsockname()[1]
+    description = SimpleNamespace(host="127.0.0.1", supervisors=[SimpleNamespace(slot_ports=(port,))])
+    said = []
+    bench = SimpleNamespace(cluster=SimpleNamespace(description=description), progress=said.append)
+    Bench._wait_slots_free(bench, timeout_s=0.5)              # still held: it says so and goes on
+    assert said and f"[{port}] still held" in said[0]
+    threading.Timer(1.0, held.close).start()
+    started = time.monotonic()
+    Bench._wait_slots_free(bench, timeout_s=30)
+    assert 0.9 < time.monotonic() - started < 10 and len(said) == 1

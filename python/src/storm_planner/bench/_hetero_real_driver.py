@@ -182,6 +182,18 @@ class Step:
                 **{f"task_cpu_{m}": round(v, 1) for m, v in self.task_cpu.items()}}
 
 
+# The status of a run whose placement Nimbus changed while it ran (then its figures measure no one placement).
+MOVED = "moved while it ran"
+
+
+def moved_status(before: Iterable[Mapping[str, Any]], now: Iterable[Mapping[str, Any]]) -> str:
+    """:data:`MOVED` and the first executors that moved between two applied placements; "" if none did."""
+    at_start, at_end = ({r["executor"]: f"{r['node']}:{r['port']}" for r in rows} for rows in (before, now))
+    moved = [f"{e} {at_start.get(e, 'nowhere')} -> {at_end.get(e, 'nowhere')}"
+             for e in sorted(set(at_start) | set(at_end)) if at_start.get(e) != at_end.get(e)]
+    return f"{MOVED}: {'; '.join(moved[:3])}{' ...' if len(moved) > 3 else ''}" if moved else ""
+
+
 @dataclass
 class Run:
     shape: str
@@ -301,6 +313,7 @@ class Bench:
         switch_scheduler(self.cluster, nimbus_scheduler(placement))
         run = Run(shape, placement, repetition, parallelism=dict(parallelism))
         started = time.monotonic()
+        self._wait_slots_free()
         rate_file = self.work_dir / f"rate-{run.name}"
         rate_file.write_text("0")
         options = self._options(run, rate_file)
@@ -319,6 +332,7 @@ class Bench:
             # Every task's Python subprocess is up once every task has written a window.
             self.reader.next_windows(run.topology_id, 1, self.settings.period_s, tasks, timeout_s=240)
             self._climb(run, rate_file, tasks)
+            self._check_still_placed(run)
         finally:
             kill_topology(self.cluster.addresses.nimbus, run.name, wait_secs=0, progress=lambda m: None)
             run.seconds = time.monotonic() - started
@@ -406,6 +420,29 @@ class Bench:
         run.plan_check = f"applied == planned ({len(applied)} executors, plan by {last['algorithm']})"
         run.notes.extend(last.get("notes") or [])
         self._record_placement(run)
+
+    def _wait_slots_free(self, timeout_s: float = 90.0) -> None:
+        """Wait until no worker holds a slot's port. Nimbus drops a killed topology before its workers have
+        exited; a worker of the next run on a slot still held fails to bind, the supervisor does not start
+        it again before its start timeout (120 s), and Nimbus then moves its executors elsewhere: a run
+        measured another placement than it checked (diamond-hetero-3, 28 Nov 2026)."""
+        from storm_planner.cluster.probes import port_free
+
+        d = self.cluster.description
+        ports = [port for supervisor in d.supervisors for port in supervisor.slot_ports]
+        deadline = time.monotonic() + timeout_s
+        while busy := [port for port in ports if not port_free(d.host, port)]:
+            if time.monotonic() > deadline:
+                self.progress(f"warning: slot port(s) {busy} still held {timeout_s:.0f} s after the last run")
+                return
+            time.sleep(1)
+
+    def _check_still_placed(self, run: Run) -> None:
+        """A run whose executors Nimbus moved while it ran measured another placement: its status says so
+        (:data:`MOVED`), and its figures count in no comparison; a resumed bench runs it again."""
+        run.status = moved_status(run.applied, self.cluster.assignment(run.topology_id)) or run.status
+        if run.status != "ran":
+            self.progress(f"[{run.name}] {run.status}")
 
     def _storm_placement(self, run: Run) -> None:
         """The placement Storm's own scheduler applied; the planner service must not have been asked."""

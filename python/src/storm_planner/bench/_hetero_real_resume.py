@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench._hetero_real_driver import BenchSettings, Run, Step
+from storm_planner.bench._hetero_real_driver import MOVED, BenchSettings, Run, Step
 from storm_planner.bench._hetero_real_report import jsonable
 from storm_planner.bench._hetero_real_search import BenchError, Verdict
 from storm_planner.core.jsonfile import read_json
@@ -36,8 +36,14 @@ class SavedRuns:
     runs: list[Run]
 
     def done(self) -> set[tuple[str, str, int]]:
-        """(shape, placement, repetition) of every finished run."""
-        return {(r.shape, r.placement, r.repetition) for r in self.runs}
+        """(shape, placement, repetition) of every finished run; one whose executors Nimbus moved while it
+        ran (:data:`MOVED`) is to run again."""
+        return {(r.shape, r.placement, r.repetition) for r in self.runs if not r.status.startswith(MOVED)}
+
+    def kept(self) -> list[Run]:
+        """The saved runs a resumed bench keeps (the others it runs again and replaces)."""
+        done = self.done()
+        return [r for r in self.runs if (r.shape, r.placement, r.repetition) in done]
 
     def ras_start(self, shares: Sequence[float]) -> dict[str, int]:
         """Per shape, the index in ``shares`` of the share the last RAS run was placed at: where the next RAS

@@ -232,7 +232,7 @@ def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse
     for shape in settings.shapes:
         write_project(work_dir / f"project-{shape}", shape)
 
-    runs: list[Run] = list(saved.runs) if saved else []
+    runs: list[Run] = saved.kept() if saved else []
     done = saved.done() if saved else set()
     if saved:
         left = runs_left(settings, plans, done)
