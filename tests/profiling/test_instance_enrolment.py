@@ -197,3 +197,27 @@ def test_a_machine_types_quota_refuses_pid_1_and_processes_it_did_not_start_and_
             daemon.kill()
             daemon.wait()
             os.kill(stranger, 9)
+
+
+@writable
+def test_a_quota_group_a_member_joined_at_the_last_moment_is_still_removed(monkeypatch):
+    """A worker forking as the group is left puts a new member in after the give-back: the rmdir fails
+    (busy) and is tried again after giving back once more, not left behind."""
+    name = f"storm-planner-test-late-{os.getpid()}"
+    with OriginGroups() as origin:
+        daemon = sleeper()
+        try:
+            origin.put(daemon.pid)
+            calls = []
+            members = CpuQuota.members
+            # The first give-back sees no one (the fork had not happened yet); the next ones see the member.
+            monkeypatch.setattr(CpuQuota, "members", lambda self: [] if not calls.append(1) and len(calls) == 1
+                                else members(self))
+            with CpuQuota(name, 50.0) as quota:
+                quota.add(daemon.pid)
+            assert len(calls) >= 2
+            assert not (CGROUP_CPU / name).exists()
+            assert cgroup_of(daemon.pid, "cpu") == f"/{origin.paths['cpu'].name}"
+        finally:
+            daemon.kill()
+            daemon.wait()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,12 +115,18 @@ class CgroupGroup:
             return []
 
     def __exit__(self, *exc) -> None:
-        for pid in self.members():
-            self._give_back(pid)
-        try:
-            self.path.rmdir()
-        except OSError:
-            pass
+        # A member may fork between the give-back and the rmdir (a worker starting a subprocess), and
+        # the rmdir then fails: give back again, a few times, rather than leave the group behind.
+        for _ in range(5):
+            for pid in self.members():
+                self._give_back(pid)
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.2)
 
     def _group_now(self, pid: int) -> Path:
         path = cgroup_of(pid, self.controller)
