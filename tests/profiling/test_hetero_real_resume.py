@@ -260,3 +260,14 @@ def test_a_run_waits_until_the_last_runs_workers_have_freed_their_slots():
     started = time.monotonic()
     Bench._wait_slots_free(bench, timeout_s=30)
     assert 0.9 < time.monotonic() - started < 10 and len(said) == 1
+
+
+def test_a_resumed_benchs_runs_take_their_place_in_the_run_order():
+    from storm_planner.bench import hetero_real
+
+    settings = dataclasses.replace(SETTINGS, shapes=["linear", "diamond"], placements=["hetero", "default", "ras"])
+    runs = [made_run("default", 0, 1.0), made_run("ras", 0, 1.0), made_run("hetero", 1, 1.0), made_run("hetero", 0, 1.0)]
+    runs.insert(0, dataclasses.replace(made_run("hetero", 0, 1.0), shape="diamond"))
+    hetero_real.in_run_order(runs, settings)
+    assert [r.name for r in runs] == ["linear-hetero-1", "linear-default-1", "linear-ras-1", "linear-hetero-2",
+                                      "diamond-hetero-1"]

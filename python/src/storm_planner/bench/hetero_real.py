@@ -233,6 +233,7 @@ def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse
         write_project(work_dir / f"project-{shape}", shape)
 
     runs: list[Run] = saved.kept() if saved else []
+    in_run_order(runs, settings)
     done = saved.done() if saved else set()
     if saved:
         left = runs_left(settings, plans, done)
@@ -256,7 +257,8 @@ def run_bench(settings: BenchSettings, out: Path, work_dir: Path, args: argparse
                 for shape in settings.shapes:
                     # Every run's figures are written as it ends: a failure or a stop later loses one run at most.
                     run_shape(bench, plans[shape], settings,
-                              lambda run: (runs.append(run), _save(out, runs, report, started)), done)
+                              lambda run: (runs.append(run), in_run_order(runs, settings),
+                                           _save(out, runs, report, started)), done)
             finally:
                 bench.reader.close()
                 for quota in reversed(entered):
@@ -349,6 +351,12 @@ def plan_shapes(settings: BenchSettings, machines: Sequence[Machine], profile: d
             _say(f"[{shape}] RAS declarations (CPU % per executor at share 1): "
                  + ", ".join(f"{c} {v:.1f}" for c, v in plan.declared_cpu.items()))
     return plans
+
+
+def in_run_order(runs: list[Run], settings: BenchSettings) -> None:
+    """Sort ``runs`` as one sitting runs them (a resumed bench's runs join the saved ones in their place)."""
+    runs.sort(key=lambda r: (list(settings.shapes).index(r.shape), r.repetition,
+                             list(settings.placements).index(r.placement)))
 
 
 def runs_left(settings: BenchSettings, plans: dict[str, ShapePlan], done: Collection[tuple[str, str, int]]) -> int:
