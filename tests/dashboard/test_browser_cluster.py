@@ -175,8 +175,13 @@ def test_topology_page_matches_the_windows_and_shows_a_replan(cluster, tmp_path,
                                 if r["topology"] == row.id and r["time"] >= asked and not r.get("error")
                                 and r["assignments"] != placed[-1]["assignments"]], 60,
                        "the re-plan in the plan log", every_s=1)[0]
-        shown = until(lambda: [m for m in markers(browser) if m["kind"] == "re-plan"], 30, "the re-plan on the page")
-        assert shown[0]["time"] == pytest.approx(replan["time"], abs=1e-3)
+        # The rebalance's re-plan, found by its time: under load Nimbus may have asked again before it (a
+        # worker slow to start), and that plan, placed anew, is a re-plan marker of its own.
+        shown = until(lambda: [m for m in markers(browser) if m["kind"] == "re-plan"
+                               and abs(m["time"] - replan["time"]) < 1e-3], 30, "the re-plan on the page")
+        logged = {r["time"] for r in read_plan_log(cluster.plan_log) if r["topology"] == row.id}
+        assert all(any(abs(m["time"] - t) < 1e-3 for t in logged) for m in markers(browser) if m["kind"] == "re-plan")
+        assert len(shown) == 1
         drawn = browser.execute_script(
             "return window.topologyPage.charts['chart-throughput'].data.datasets"
             ".find((d) => d.label === 'plans').data.map((p) => p.x);")
@@ -184,7 +189,7 @@ def test_topology_page_matches_the_windows_and_shows_a_replan(cluster, tmp_path,
 
         def settled():
             page = browser.execute_script("return window.topologyPage.data")
-            m = next(m for m in page["markers"] if m["kind"] == "re-plan")
+            m = next(m for m in page["markers"] if m["kind"] == "re-plan" and abs(m["time"] - replan["time"]) < 1e-3)
             return m["settled"] and (page, m)
         page, m = until(settled, 120, "the re-plan's before/after figures", every_s=1)
         at_ms, settle_ms = m["time"] * 1000, page["settle_s"] * 1000
