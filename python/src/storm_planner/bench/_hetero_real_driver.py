@@ -186,9 +186,14 @@ class Step:
 MOVED = "moved while it ran"
 
 
+def slots_of(applied: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """``executor -> "node:port"`` of an applied placement (:meth:`LocalCluster.assignment` rows)."""
+    return {r["executor"]: f"{r['node']}:{r['port']}" for r in applied}
+
+
 def moved_status(before: Iterable[Mapping[str, Any]], now: Iterable[Mapping[str, Any]]) -> str:
     """:data:`MOVED` and the first executors that moved between two applied placements; "" if none did."""
-    at_start, at_end = ({r["executor"]: f"{r['node']}:{r['port']}" for r in rows} for rows in (before, now))
+    at_start, at_end = slots_of(before), slots_of(now)
     moved = [f"{e} {at_start.get(e, 'nowhere')} -> {at_end.get(e, 'nowhere')}"
              for e in sorted(set(at_start) | set(at_end)) if at_start.get(e) != at_end.get(e)]
     return f"{MOVED}: {'; '.join(moved[:3])}{' ...' if len(moved) > 3 else ''}" if moved else ""
@@ -412,8 +417,7 @@ class Bench:
         if last["algorithm"] != run.placement:
             raise BenchError(f"{run.name}: planned by {last['algorithm']}, expected {run.placement}")
         applied = self.cluster.assignment(run.topology_id)
-        mapping = {r["executor"]: f"{r['node']}:{r['port']}" for r in applied}
-        differences = placement_differences(mapping, last["assignments"])
+        differences = placement_differences(slots_of(applied), last["assignments"])
         if differences:
             raise BenchError(f"{run.name}: Nimbus applied another placement than planned: {differences[:5]}")
         run.applied = applied

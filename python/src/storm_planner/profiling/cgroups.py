@@ -9,6 +9,7 @@ from.
 """
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import subprocess
@@ -123,9 +124,9 @@ class CgroupGroup:
             try:
                 self.path.rmdir()
                 return
-            except FileNotFoundError:
-                return
-            except OSError:
+            except OSError as error:
+                if error.errno != errno.EBUSY:   # gone already, or not a cgroup: nothing to wait for
+                    return
                 time.sleep(0.2)
 
     def _group_now(self, pid: int) -> Path:
