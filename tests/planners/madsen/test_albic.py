@@ -12,6 +12,7 @@ from storm_planner.generators.madsen import CollocationWorkload
 from storm_planner.planners import available, run
 from storm_planner.planners.madsen._partition import edge_weights, split_until
 from storm_planner.planners.madsen.albic import (
+    AlbicPlanner,
     collocation_constraint,
     merge_sets,
     pair_scores,
@@ -101,8 +102,20 @@ def test_case_3_moves_both_sets_to_the_less_utilised_node():
 def test_constraints_beyond_budget_or_max_pl_are_skipped():
     problem, node_of = _case_problem()
     units = [[e] for e in sorted(node_of)]
-    assert collocation_constraint(problem, ("op00/0", "op01/0"), units, node_of, set(), 1e9, 0, None) is None
-    assert collocation_constraint(problem, ("op00/0", "op01/0"), units, node_of, set(), 0.1, 10, None) is None
+    # Each refusal says why: the plan's notes carry it (Real Job 3 on the e2e cluster refused every pair).
+    assert collocation_constraint(problem, ("op00/0", "op01/0"), units, node_of, set(), 1e9, 0, None) == (
+        "1 moves > the budget of 0")
+    too_large = collocation_constraint(problem, ("op00/0", "op01/0"), units, node_of, set(), 0.1, 10, None)
+    assert isinstance(too_large, str) and too_large.startswith("merged load ") and "> max_pl's 0.1" in too_large
+
+
+def test_a_round_without_a_constraint_names_the_first_refused_pair():
+    w = workload(nodes=3, executors=12, operators=2, one_to_one=1.0, seed=1)
+    problem = problem_for(w, w.random_placement(1))
+    notes = AlbicPlanner(max_pl=0.01, max_ld=1e9).plan(problem).notes
+    (line,) = [n for n in notes if "collocation constraint" in n]
+    assert line.startswith("no collocation constraint this round: ") and "hot pair(s) refused, the first " in line
+    assert "> max_pl's " in line
 
 
 def test_rounds_respect_the_budget_and_grow_collocation():

@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from storm_planner.bench._albic_real_claims import claims_section
 from storm_planner.bench._e2e_figures import median, numbers
 from storm_planner.bench.report import markdown_table, plot_by_planner, publish, read_csv
 
@@ -108,6 +109,7 @@ def _text(out: Path, name: str, rows: list[dict[str, Any]]) -> str:
               _fmt(r["load_distance"], 1), _fmt(r["load_index"], 2), _fmt(r["migrations"], 0),
               _fmt(r["link_mbit"], 2), _fmt(r["processed_tps"], 0), _fmt(r["latency_p99_ms"], 0),
               _fmt(r["cpu_ms_per_tuple"], 1), r.get("status") or "–"] for r in rows if r.get("period", 0) >= 1]
+    measured = [r for r in rows if r.get("period", 0) >= 1 and r.get("status") == "ran"]
     notes_file = out / "notes.md"
     return ("Runs: those with measured periods (\"n of m\": m - n did not run as asked; the notes say why). "
             "Per adaptation period, from the running cluster: collocation factor = the share of the tuples the "
@@ -119,6 +121,7 @@ def _text(out: Path, name: str, rows: list[dict[str, Any]]) -> str:
             + markdown_table(header, summary(rows), right=range(1, len(header)))
             + ("\n" + "\n".join(notes) + "\n" if notes else "")
             + f"\n![Job panels]({name}.png)\n\n"
+            + claims_section(measured, [s for s in schedulers_of(measured) if s not in BASELINES])
             + (f"## Notes\n\n{notes_file.read_text().strip()}\n\n" if notes_file.exists() else "")
             + "## Every period\n\n" + markdown_table(periods, every, right=range(1, len(periods) - 1)))
 

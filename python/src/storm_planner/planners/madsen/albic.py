@@ -184,13 +184,14 @@ def ranked_candidates(scores: Mapping[tuple[str, str], float], set_of: Mapping[s
 def collocation_constraint(problem: Problem, pair: tuple[str, str], units: list[list[str]],
                            start: Mapping[str, str], in_set: set[str], pl_limit: float,
                            count: float | None, cost: float | None,
-                           ) -> tuple[tuple[int, int], list[str], str, int] | None:
-    """(merged units, pinned node, case) for the pair, or None when it cannot be met."""
+                           ) -> tuple[tuple[int, int], list[str], str, int] | str:
+    """(merged units, pinned node, case) for the pair, or why it cannot be met (the plan's notes say it:
+    on a cluster whose executors are large against ``max_pl``, no pair may ever qualify)."""
     i, j = pair
     unit_of = {m: u for u, members in enumerate(units) for m in members}
     ui, uj = unit_of[i], unit_of[j]
     if ui == uj:
-        return None
+        return "already one unit"
     node_i, node_j = start[i], start[j]
     utilisation = _utilisations(problem, start)
     draining = {n.id for n in problem.nodes if n.draining}
@@ -200,17 +201,18 @@ def collocation_constraint(problem: Problem, pair: tuple[str, str], units: list[
         case = 3 if i in in_set else 1
         node = min((node_i, node_j), key=lambda n: (n in draining, utilisation[n], n))
     if node in draining:
-        return None
+        return f"its node {node} is draining"
     merged = sorted(set(units[ui]) | set(units[uj]))
     executors = {e.id: e for e in problem.executors}
-    if sum(executors[m].load for m in merged) > pl_limit:
-        return None
+    merged_load = sum(executors[m].load for m in merged)
+    if merged_load > pl_limit:
+        return f"merged load {merged_load:.1f} % of a core > max_pl's {pl_limit:.1f}"
     current = {e: s.node for e, s in problem.current.items()}
     moving = [m for m in merged if m in current and current[m] != node]
     if count is not None and len(moving) > count:
-        return None
+        return f"{len(moving)} moves > the budget of {count:g}"
     if cost is not None and sum(executors[m].state_size for m in moving) > cost:
-        return None
+        return f"migration cost > the budget of {cost:g}"
     return (ui, uj), merged, node, case
 
 
@@ -220,6 +222,13 @@ def _utilisations(problem: Problem, node_of: Mapping[str, str]) -> dict[str, flo
     for executor, node in node_of.items():
         load[node] += by_id[executor].load
     return {n.id: relative_load(load[n.id], n.effective_capacity) for n in problem.nodes}
+
+
+def _no_constraint(refused: list[str]) -> str:
+    if not refused:
+        return "no collocation constraint this round: no hot pair outside a set"
+    return (f"no collocation constraint this round: {len(refused)} hot pair(s) refused, the first "
+            f"{refused[0]}")
 
 
 # -- Step 4: solve, shrink max_pl, re-solve -------------------------------------------
@@ -299,7 +308,7 @@ class AlbicPlanner(Planner):
             f"{resolves} re-solve(s); load distance {outcome['distance']:.3f} (max_ld {config['max_ld']:g})",
             f"solver {outcome['solution'].solver}: {outcome['solution'].status}",
             (f"collocation constraint (case {chosen[2]}): {chosen[0][0]} + {chosen[0][1]} on {chosen[1]}"
-             if chosen else "no collocation constraint this round"),
+             if chosen else _no_constraint(outcome["refused"])),
             *outcome["solution"].notes,
         ]
         return Plan(
@@ -386,11 +395,13 @@ class AlbicPlanner(Planner):
         units = [group for unit in units for group in _by_node(unit, start)]
         constraint: tuple[tuple[str, str], str, int] | None = None
         fixed: dict[int, str] = {}
+        refused: list[str] = []
         if pl_limit > 0:
             in_set = set(set_of)
             for pair in ranked_candidates(scores, set_of, rng)[:50]:
                 found = collocation_constraint(problem, pair, units, start, in_set, pl_limit, count, cost)
-                if found is None:
+                if isinstance(found, str):
+                    refused.append(f"{pair[0]} + {pair[1]}: {found}")
                     continue
                 (ui, uj), merged, node, case = found
                 units = [u for k, u in enumerate(units) if k not in (ui, uj)] + [merged]
@@ -408,7 +419,7 @@ class AlbicPlanner(Planner):
             balance = model.build_model(problem, units, start, fixed, count, cost)
             solution = model.solve(balance, solver, seconds, problem.options.seed)
         node_of = {m: node for unit, node in zip(balance.units, solution.node_of_unit) for m in unit.members}
-        return {"node_of": node_of, "solution": solution, "constraint": constraint,
+        return {"node_of": node_of, "solution": solution, "constraint": constraint, "refused": refused,
                 "distance": load_distance(problem, node_of)}
 
     @staticmethod
