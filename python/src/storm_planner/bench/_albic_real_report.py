@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from storm_planner.bench._albic_real_claims import claims_section
+from storm_planner.bench._albic_real_claims import BASELINES, claims_section
 from storm_planner.bench._e2e_figures import median, numbers
 from storm_planner.bench.report import markdown_table, plot_by_planner, publish, read_csv
 
@@ -25,7 +25,6 @@ PANELS = (("collocation_factor", "collocation factor (operator tuples kept on a 
           ("processed_tps", "tuples acked per second"),
           ("latency_p99_ms", "p99 complete latency (ms)"),
           ("cpu_ms_per_tuple", "CPU ms per acked tuple"))
-BASELINES = ("default", "ras", "potc")
 
 
 def write_report(out: Path, command: str) -> list[Path]:
