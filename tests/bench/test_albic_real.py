@@ -152,7 +152,8 @@ def test_moves_count_executors_moved_by_the_plans_of_the_period():
 
 def test_a_period_row_from_counters_and_the_spouts_times():
     times = TupleTimes(emitted={f"m{i}": 100.0 + i * 0.1 for i in range(200)},
-                       acked={f"m{i}": 100.05 + i * 0.1 for i in range(200)})
+                       acked={f"m{i}": 100.05 + i * 0.1 for i in range(200)},
+                       emits_at=[100.0 + i * 0.1 for i in range(200)])
     before = Counters(100.0, {"a": 10.0, "b": 10.0}, {"a": 0, "b": 0})
     after = Counters(120.0, {"a": 14.5, "b": 13.5}, {"a": 1_000_000, "b": 1_500_000})
     period = Collocation(local=30, total=40)
@@ -163,8 +164,19 @@ def test_a_period_row_from_counters_and_the_spouts_times():
     assert row["link_mbytes"] == 2.5 and row["link_mbit"] == 1.0
     assert row["load_a_pct"] == 50.0 and row["load_b_pct"] == 50.0 and row["load_distance"] == 0.0
     assert row["cpu_ms_per_tuple"] == 40.0
+    assert (row["failed"], row["replayed"]) == (0, 0)
     halved = period_row(before, after, {"a": 45.0, "b": 35.0}, period, times, reference_cpu_s=0.8)
     assert halved["load_index"] == 0.5
+
+
+def test_a_period_counts_the_fails_and_replays_inside_it():
+    """A move restarts workers: m0 and m1 time out (fail at 112 and 125) and are emitted again at 113 and
+    126; the period [100, 120) counts one of each, the next the other."""
+    times = TupleTimes(emitted={"m0": 101.0, "m1": 102.0, "m2": 103.0}, acked={"m0": 113.5, "m1": 126.5, "m2": 103.1},
+                       emits_at=[101.0, 102.0, 103.0, 113.0, 126.0], failed_at=[112.0, 125.0])
+    counters = [Counters(at, {"a": 0.0}, {"a": 0}) for at in (100.0, 120.0, 140.0)]
+    rows = [period_row(b, a, {"a": 45.0}, Collocation(), times, None) for b, a in zip(counters, counters[1:])]
+    assert [(r["failed"], r["replayed"]) for r in rows] == [(1, 1), (1, 1)]
 
 
 # -- the run loop, its cluster calls stood in for ------------------------------------------------------------
@@ -265,6 +277,24 @@ def test_a_rerun_resumes_only_a_file_of_its_own_columns_and_settings(tmp_path):
     # Waiting longer for a start or a drain shapes no figure: the run resumes.
     assert albic_real.finished_runs(path, header, dataclasses.replace(settings, start_s=300.0, drain_s=90.0)) == {
         ("3", "default", "1")}
+
+
+def test_a_file_from_before_the_added_columns_is_widened_on_resume_not_refused(tmp_path):
+    from storm_planner.bench.report import append_csv, read_csv
+
+    header = albic_real.columns(["a", "b"])
+    older = [c for c in header if c not in albic_real.ADDED]
+    path = tmp_path / "periods.csv"
+    append_csv(path, older, {"job": 3, "scheduler": "default", "repetition": 1, "period": 1, "status": "ran",
+                             "load_a_pct": 40.0})
+    settings = albic_real.Settings()
+    (tmp_path / albic_real.SETTINGS_FILE).write_text(json.dumps(dataclasses.asdict(settings)))
+    with pytest.raises(ValueError, match="ran with the settings"):   # refused: the file stays as it was
+        albic_real.finished_runs(path, header, dataclasses.replace(settings, rate=30.0))
+    assert read_csv(path)[0] == older
+    assert albic_real.finished_runs(path, header, settings) == {("3", "default", "1")}
+    found, rows = read_csv(path)
+    assert found == header and (rows[0]["load_a_pct"], rows[0]["failed"], rows[0]["replayed"]) == ("40.0", "", "")
 
 
 def test_a_run_that_never_started_is_run_again_and_its_rows_give_way(tmp_path):

@@ -6,6 +6,7 @@ import argparse
 import csv
 import json
 import math
+import re
 import subprocess
 from pathlib import Path
 
@@ -351,7 +352,7 @@ def test_resumable_is_a_planner_suffix_and_keeps_one_label_order():
     assert (both.label, both.resumable, both.replan, both.hook) == (
         "planner:topdown+noreplan+resumable+nohook", True, False, False)
     assert not parse_scheduler("planner:topdown").resumable
-    with pytest.raises(ValueError, match=r"\+resumable, \+correct, \+remembered and \+remembered-traffic are for planner:NAME alone"):
+    with pytest.raises(ValueError, match=r"\+resumable, \+correct, \+remembered, \+remembered-traffic and \+KEY=VALUE are for planner:NAME alone"):
         parse_scheduler("ras+resumable")
     every = parse_scheduler("planner:topdown+remembered+correct+resumable")
     assert (every.label, every.correct, every.resumable, every.remembered) == (
@@ -365,6 +366,39 @@ def test_resumable_is_a_planner_suffix_and_keeps_one_label_order():
     assert (traffic.remembered, traffic.remembered_cpu) == (True, False) and every.remembered_cpu
     with pytest.raises(ValueError, match="not both"):
         parse_scheduler("planner:topdown+remembered+remembered-traffic")
+
+
+def test_a_planner_parameter_is_a_named_variant_checked_at_parse(monkeypatch, tmp_path):
+    """``planner:albic+max_pl=50`` is ALBIC with one parameter changed, under its own label (a cell file of its
+    own), reaching the service as ``planner.albic.max_pl``; a wrong key or value fails before any cell."""
+    from types import SimpleNamespace
+
+    from storm_planner.bench._e2e_cells import cell_name, submit_workload
+    from storm_planner.bench._e2e_workloads import AIRLINE_LINK as AIRLINE
+    from storm_planner.submit import operations
+
+    variant = parse_scheduler("planner:albic+noreplan+max_pl=50+delta=5")
+    assert (variant.label, variant.params, variant.replan) == (
+        "planner:albic+delta=5+max_pl=50+noreplan", (("delta", "5"), ("max_pl", "50")), False)
+    assert parse_scheduler("planner:albic").params == ()
+    assert cell_name("airline", 40, variant.label, 1) != cell_name("airline", 40, "planner:albic", 1)
+    for text, complaint in (("planner:albic+maxpl=50", "did you mean 'planner.albic.max_pl'"),
+                            ("planner:albic+max_pl=lots", "must be a number"),
+                            ("planner:albic+max_pl=-1", "max_pl must be >= 0"),
+                            ("planner:albic+max_pl=1+max_pl=2", "not one KEY=VALUE of its own"),
+                            ("planner:albic+fast", "unknown suffix '+fast'"),
+                            ("ras+max_pl=50", "are for planner:NAME alone")):
+        with pytest.raises(ValueError, match=re.escape(complaint)):
+            parse_scheduler(text)
+    submitted: list[dict] = []
+    monkeypatch.setattr(operations, "submit_project",
+                        lambda project, **kwargs: submitted.append(kwargs["options"]) or SimpleNamespace(id="t-1"))
+    bench = SimpleNamespace(feeds={AIRLINE.feed_kind: tmp_path / "feed"}, repo=tmp_path, nimbus="127.0.0.1:6627",
+                            timing=SimpleNamespace(start_s=5))
+    submit_workload(bench, AIRLINE, 40.0, variant, tmp_path / "cell", "job")
+    (options,) = submitted
+    assert (options["planner.algorithm"], options["planner.albic.max_pl"], options["planner.albic.delta"]) == (
+        "albic", "50", "5")
 
 
 def test_each_papers_planner_is_judged_on_its_own_metric_and_workload(tmp_path):

@@ -118,6 +118,33 @@ def test_a_round_without_a_constraint_names_the_first_refused_pair():
     assert "> max_pl's " in line
 
 
+def _constraint_note(problem: Problem, **params) -> str:
+    (line,) = [n for n in AlbicPlanner(**params).plan(problem).notes if "collocation constraint" in n]
+    return line
+
+
+def test_a_round_at_max_pl_zero_says_the_pair_step_is_skipped():
+    w = workload(nodes=3, executors=12, operators=2, one_to_one=1.0, seed=1)
+    line = _constraint_note(problem_for(w, w.random_placement(1)), max_pl=0.0, max_ld=1e9)
+    assert line == "no collocation constraint this round: max_pl has come down to 0, the pair step is skipped"
+
+
+def test_a_pair_dropped_for_memory_is_named_not_called_absent():
+    # Every node is full (4 executors of 100 MB in 450 MB) and one move is allowed: the pinned pair
+    # costs that move, and making room on its node would cost a second, so the pin is dropped.
+    w = workload(nodes=3, executors=12, operators=2, one_to_one=1.0, seed=1)
+    # Each one-to-one pair op00/j -> op01/j starts on two nodes, four executors on each node.
+    node_of = {e: f"n{(int(e[-1]) + e.startswith('op01')) % 3:02d}" for e in w.ids}
+    data = problem_for(w, node_of, budget=1).to_dict()
+    for executor in data["executors"]:
+        executor["memory"] = 100.0
+    for node in data["nodes"]:
+        node["memory"] = 450.0
+    line = _constraint_note(Problem.from_dict(data), max_pl=100.0, max_ld=1e9)
+    assert line.startswith("no collocation constraint this round: ")
+    assert line.endswith(" was infeasible with the memory limits, dropped"), line
+
+
 def test_rounds_respect_the_budget_and_grow_collocation():
     w = workload(nodes=5, executors=60, operators=4, one_to_one=0.8, seed=2)
     node_of = w.random_placement(2)

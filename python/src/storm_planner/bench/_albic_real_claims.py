@@ -35,12 +35,14 @@ CLAIMS = (Claim("collocation_factor", "collocation factor (Fig. 12a)", higher=Tr
 
 
 def settled(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rows of the second half of each run's measured periods (a run: scheduler and repetition)."""
+    """The rows of the second half of each run's measured periods (a run: scheduler and repetition); a run
+    stopped after its first period has none (its one period is the placement before any re-plan)."""
     last: dict[tuple[str, int], int] = {}
     for row in rows:
         key = (row["scheduler"], row["repetition"])
         last[key] = max(last.get(key, 0), row["period"])
-    return [row for row in rows if row["period"] > last[(row["scheduler"], row["repetition"])] / 2]
+    return [row for row in rows
+            if (end := last[(row["scheduler"], row["repetition"])]) >= 2 and row["period"] > end / 2]
 
 
 def verdict(mine: list[float], theirs: dict[str, list[float]], higher: bool) -> str:
@@ -79,7 +81,8 @@ def claims_section(rows: list[dict[str, Any]], planners: list[str]) -> str:
             table.append([planner, claim.label, _spread(numbers(mine, claim.column), claim.digits),
                           *(_spread(theirs[b], claim.digits) for b in baselines),
                           verdict(numbers(mine, claim.column), theirs, claim.higher)])
-        table.append([planner, "migrations per settled period", _per_period(mine), *("0" for _ in baselines), "–"])
+        table.append([planner, "migrations per settled period", _per_period(mine),
+                      *(_per_period([r for r in calm if r["scheduler"] == b]) for b in baselines), "–"])
     header = ["planner", "metric", "planner", *baselines, "verdict"]
     return ("## Madsen et al.'s metrics against Storm's schedulers and PoTC\n\n"
             "Settled periods (the second half of each run's measured periods, pooled over repetitions): median "

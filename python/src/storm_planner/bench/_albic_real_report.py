@@ -49,7 +49,7 @@ def write_report(out: Path, command: str) -> list[Path]:
     return written
 
 
-COUNTS = ("job", "repetition", "period", "migrations", "replans", "operator_tuples")
+COUNTS = ("job", "repetition", "period", "migrations", "replans", "operator_tuples", "failed", "replayed")
 
 
 def _typed(row: dict[str, str]) -> dict[str, Any]:
@@ -88,26 +88,28 @@ def summary(rows: list[dict[str, Any]]) -> list[list[Any]]:
         measured = len({r["repetition"] for r in mine})
         runs = len({r["repetition"] for r in rows if r["scheduler"] == scheduler})
         per_period = _total(mine, "migrations") / periods if periods else math.nan
+        replays = numbers(mine, "replayed")     # blank in the periods saved before the column was
+        replayed = sum(replays) / len(replays) if replays else math.nan
         table.append([scheduler, runs if measured == runs else f"{measured} of {runs}",
                       _fmt(median(first, "collocation_factor"), 2),
                       _fmt(median(last, "collocation_factor"), 2), _fmt(median(mine, "load_distance"), 1),
                       _fmt(median(last, "load_index"), 2), _fmt(per_period, 1),
                       _fmt(median(mine, "link_mbit"), 2), _fmt(median(mine, "processed_tps"), 0),
-                      _fmt(median(mine, "latency_p99_ms"), 0)])
+                      _fmt(median(mine, "latency_p99_ms"), 0), _fmt(replayed, 0)])
     return table
 
 
 def _text(out: Path, name: str, rows: list[dict[str, Any]]) -> str:
     header = ["scheduler", "runs", "collocation first", "collocation last", "load distance (median)",
-              "load index (last)", "migrations / period", "link Mbit/s", "acked t/s", "p99 ms"]
+              "load index (last)", "migrations / period", "link Mbit/s", "acked t/s", "p99 ms", "replays / period"]
     notes = [f"- {r['scheduler']} repetition {r['repetition']:g}: {r['status']}" for r in rows
              if r.get("status") not in ("ran", None, "") and r.get("period", 0) <= 1]
     periods = ["scheduler", "rep.", "period", "collocation", "load distance", "load index", "migrations",
-               "link Mbit/s", "acked t/s", "p99 ms", "CPU ms/tuple", "status"]
+               "link Mbit/s", "acked t/s", "p99 ms", "replays", "CPU ms/tuple", "status"]
     every = [[r["scheduler"], _fmt(r["repetition"], 0), _fmt(r["period"], 0), _fmt(r["collocation_factor"], 2),
               _fmt(r["load_distance"], 1), _fmt(r["load_index"], 2), _fmt(r["migrations"], 0),
               _fmt(r["link_mbit"], 2), _fmt(r["processed_tps"], 0), _fmt(r["latency_p99_ms"], 0),
-              _fmt(r["cpu_ms_per_tuple"], 1), r.get("status") or "–"] for r in rows if r.get("period", 0) >= 1]
+              _fmt(r.get("replayed", math.nan), 0), _fmt(r["cpu_ms_per_tuple"], 1), r.get("status") or "–"] for r in rows if r.get("period", 0) >= 1]
     measured = [r for r in rows if r.get("period", 0) >= 1 and r.get("status") == "ran"]
     notes_file = out / "notes.md"
     return ("Runs: those with measured periods (\"n of m\": m - n did not run as asked; the notes say why). "
@@ -115,7 +117,9 @@ def _text(out: Path, name: str, rows: list[dict[str, Any]]) -> str:
             "bolts sent each other that stayed on one node (the metrics hook's windows, Nimbus' placement); "
             "load distance = the largest gap between a supervisor's CPU over its quota and the cluster's "
             "(percent points, §4.3.1); load index = the cluster's CPU over the first measured period's (§5); "
-            "migrations = executors moved by the service's plans in the period (the plan log). What each "
+            "migrations = executors moved by the service's plans in the period (the plan log); replays = the "
+            "spouts' emits of tuples emitted before (a timed-out tuple sent again; blank in periods measured "
+            "before the column existed). What each "
             "figure is exactly: `python/src/storm_planner/bench/_albic_real_series.py`.\n\n"
             + markdown_table(header, summary(rows), right=range(1, len(header)))
             + ("\n" + "\n".join(notes) + "\n" if notes else "")

@@ -153,6 +153,9 @@ def period_row(before: Counters, after: Counters, quotas: Mapping[str, float], c
         "processed_tps": round(acked / seconds, 1) if seconds > 0 else math.nan,
         "emitted_tps": round(times.emitted_between(before.at, after.at) / seconds, 1) if seconds > 0 else math.nan,
         "latency_p99_ms": _round(float(np.percentile(latencies, 99)), 1) if latencies.size else math.nan,
+        # A move restarts workers: the tuples in flight time out and the spout replays them.
+        "failed": times.failed_between(before.at, after.at),
+        "replayed": times.replayed_between(before.at, after.at),
         **{f"load_{n}_pct": _round(100.0 * cpu[n] / (quotas[n] / 100.0 * seconds), 1) for n in sorted(cpu)},
     }
 

@@ -107,7 +107,7 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
     (:class:`~storm_planner.bench._e2e_workloads.HeteroProfileError` if they have none); a scheduler without
     re-planning (``+noreplan``) sets ``planner.replan: false``, ``+correct`` ``planner.replan.first.correction``,
     ``+remembered`` ``planner.loads.remembered`` (``+remembered-traffic`` also
-    ``planner.loads.remembered.cpu: false``). Returns the submission (its ``id``);
+    ``planner.loads.remembered.cpu: false``), ``+KEY=VALUE`` ``planner.<algorithm>.KEY``. Returns the submission (its ``id``);
     :class:`~storm_planner.submit.operations.SubmitError` when it does not run within the start timeout."""
     from storm_planner.core.settings import (
         HETERO_PROFILES,
@@ -117,6 +117,7 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
         REPLAN_FIRST_CORRECTION,
         SOURCE_RESUMABLE,
     )
+    from storm_planner.planners._parameters import option_prefix
     from storm_planner.submit.operations import submit_project
 
     options = {
@@ -128,6 +129,7 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
     }
     if scheduler.algorithm:
         options["planner.algorithm"] = scheduler.algorithm
+        options.update({option_prefix(scheduler.algorithm) + key: value for key, value in scheduler.params})
     if not scheduler.hook:
         options["planner.metrics.enabled"] = False
     if not scheduler.replan:

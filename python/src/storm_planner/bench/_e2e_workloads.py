@@ -17,7 +17,9 @@ under ``topdown`` two such reliefs within 75 s each stopped the source for 30 s 
 measured for the workload (same topology name) in an earlier planner cell of the run, the highest of that
 cell's measured plans (:mod:`storm_planner.service.load_memory`); a cell with no such earlier cell plans on
 estimates, as without the suffix. ``+remembered-traffic`` takes the remembered rates and tuple sizes only
-and keeps the declared CPU (``planner.loads.remembered.cpu: false``).
+and keeps the declared CPU (``planner.loads.remembered.cpu: false``). ``planner:NAME+KEY=VALUE`` sets one
+of the planner's parameters (``planner.NAME.KEY``): a variant under its own label, run beside the
+planner's defaults.
 """
 from __future__ import annotations
 
@@ -130,6 +132,7 @@ class Scheduler:
     correct: bool = False    # planner.replan.first.correction: the first measured re-plan may move for traffic
     remembered: bool = False  # planner.loads.remembered: the first plan on the loads an earlier cell measured
     remembered_cpu: bool = True  # planner.loads.remembered.cpu: false (+remembered-traffic) keeps declared CPU
+    params: tuple[tuple[str, str], ...] = ()  # +KEY=VALUE: planner.<algorithm>.KEY in the topology's conf
 
     @property
     def with_hook(self) -> str:
@@ -162,21 +165,19 @@ def needs_profile(scheduler: Scheduler) -> bool:
 def parse_scheduler(text: str) -> Scheduler:
     """``default``, ``ras`` (or ``resource-aware``), ``planner:NAME``, each optionally with ``+nohook``,
     ``planner:NAME`` also with ``+noreplan``, ``+resumable``, ``+correct`` and ``+remembered`` or
-    ``+remembered-traffic`` (in any order; the label puts them in the order of SUFFIXES); a clear error for
-    anything else."""
+    ``+remembered-traffic``, and with ``+KEY=VALUE`` for any of the planner's parameters (a named variant
+    beside the faithful planner: ``planner:albic+max_pl=50`` runs with ``planner.albic.max_pl: 50``). In any
+    order; the label puts the parameters first, sorted, then the suffixes in the order of SUFFIXES. A clear
+    error for anything else."""
     from storm_planner.planners import available
 
     text = text.strip()
-    base, found = text, set()
-    while base.endswith(SUFFIXES):
-        suffix = next(s for s in SUFFIXES if base.endswith(s))
-        base = base.removesuffix(suffix)
-        found.add(suffix)
-    label_suffix = "".join(s for s in SUFFIXES if s in found)
+    base, found, params = _split_scheduler(text)
+    label_suffix = "".join(f"+{key}={value}" for key, value in params) + "".join(s for s in SUFFIXES if s in found)
     hook, replan = NO_HOOK not in found, NO_REPLAN not in found
-    if base in ("default", "ras", "resource-aware") and found - {NO_HOOK}:
-        raise ValueError(f"--schedulers: {text!r}: {NO_REPLAN}, {RESUMABLE}, {CORRECT}, {REMEMBERED} and "
-                         f"{REMEMBERED_TRAFFIC} are for planner:NAME alone "
+    if base in ("default", "ras", "resource-aware") and (found - {NO_HOOK} or params):
+        raise ValueError(f"--schedulers: {text!r}: {NO_REPLAN}, {RESUMABLE}, {CORRECT}, {REMEMBERED}, "
+                         f"{REMEMBERED_TRAFFIC} and +KEY=VALUE are for planner:NAME alone "
                          "(Storm's own schedulers never re-plan a running topology)")
     if base == "default":
         return Scheduler(base + label_suffix, "default", hook=hook)
@@ -192,9 +193,46 @@ def parse_scheduler(text: str) -> Scheduler:
         return Scheduler(base + label_suffix, "planner", algorithm, hook=hook, replan=replan,
                          resumable=RESUMABLE in found, correct=CORRECT in found,
                          remembered=bool({REMEMBERED, REMEMBERED_TRAFFIC} & found),
-                         remembered_cpu=REMEMBERED_TRAFFIC not in found)
+                         remembered_cpu=REMEMBERED_TRAFFIC not in found,
+                         params=_checked_params(algorithm, params, text))
     raise ValueError(f"--schedulers: {text!r} is not default, ras or planner:NAME (each may end in {NO_HOOK}; "
-                     f"planner:NAME in {NO_REPLAN}, {RESUMABLE}, {CORRECT}, {REMEMBERED} or {REMEMBERED_TRAFFIC})")
+                     f"planner:NAME in {NO_REPLAN}, {RESUMABLE}, {CORRECT}, {REMEMBERED}, {REMEMBERED_TRAFFIC} "
+                     "or +KEY=VALUE)")
+
+
+def _split_scheduler(text: str) -> tuple[str, set[str], tuple[tuple[str, str], ...]]:
+    """(base, the suffixes found, the sorted KEY=VALUE parameters); an unknown suffix is an error."""
+    base, *parts = text.split("+")
+    found: set[str] = set()
+    params: dict[str, str] = {}
+    for part in parts:
+        key, equals, value = part.partition("=")
+        if equals:
+            if not key.strip() or not value.strip() or key.strip() in params:
+                raise ValueError(f"--schedulers: {text!r}: {'+' + part!r} is not one KEY=VALUE of its own")
+            params[key.strip()] = value.strip()
+        elif f"+{part}" in SUFFIXES:
+            found.add(f"+{part}")
+        else:
+            raise ValueError(f"--schedulers: {text!r}: unknown suffix {'+' + part!r} (known: "
+                             f"{', '.join(SUFFIXES)} and +KEY=VALUE)")
+    return base, found, tuple(sorted(params.items()))
+
+
+def _checked_params(algorithm: str, params: tuple[tuple[str, str], ...], text: str) -> tuple[tuple[str, str], ...]:
+    """The parameters as the service will read them from the topology's conf (strings converted to the
+    defaults' types, then the planner's own checks), checked now: a typo fails the bench at its start, not
+    every cell of that scheduler at its submission."""
+    from storm_planner.core.errors import StormPlannerError
+    from storm_planner.planners._parameters import option_prefix, parameters_from_options
+    from storm_planner.planners.base import planner_class
+
+    cls = planner_class(algorithm)
+    try:
+        cls(**parameters_from_options(cls, {option_prefix(algorithm) + key: value for key, value in params}))
+    except (StormPlannerError, ValueError, TypeError) as error:
+        raise ValueError(f"--schedulers: {text!r}: {error}") from None
+    return params
 
 
 def parse_workloads(text: str) -> list[Workload]:

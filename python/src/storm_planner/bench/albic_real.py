@@ -69,7 +69,9 @@ DEFAULT_SCHEDULERS = "planner:albic,planner:cola,default,potc,ras"
 KEY = ("job", "scheduler", "repetition")
 FIGURES = ("period", "t_end_s", "status", "seconds", "collocation_factor", "operator_tuples", "load_distance",
            "load_index", "cpu_pct", "cpu_ms_per_tuple", "migrations", "replans", "planned_collocation",
-           "link_mbytes", "link_mbit", "processed_tps", "emitted_tps", "latency_p99_ms")
+           "link_mbytes", "link_mbit", "processed_tps", "emitted_tps", "latency_p99_ms", "failed", "replayed")
+# Columns added after the first saved runs: a periods.csv without them is widened on resume (blank there).
+ADDED = ("failed", "replayed")
 # CPU each executor declares (percent of a core): Storm's default 10 % times Job 3's 19 executors at
 # parallelism 4 (31 for Job 4) is more than the e2e cluster's 160 %, and the ResourceAwareScheduler would
 # not place the job at all. The planners take it as an executor's load only until metrics arrive.
@@ -216,17 +218,29 @@ TIMEOUTS = ("drain_s", "start_s")
 def finished_runs(path: Path, header: list[str], settings: Settings) -> set[tuple[str, str, str]]:
     """The (job, scheduler, repetition) runs ``path`` holds that started (a run that never acked a tuple
     is run again); refuses a file of other columns (another cluster) or of other settings
-    (``settings.json`` beside it: a --quick run's periods are not these)."""
+    (``settings.json`` beside it: a --quick run's periods are not these). A file from before the ADDED
+    columns is widened to the header."""
     if not path.exists():
         return set()
     found, rows = read_csv(path)
-    if found != header:
+    if found not in (header, [c for c in header if c not in ADDED]):
         raise ValueError(f"{path}: its columns are not this cluster's; use another --out")
     saved = path.parent / SETTINGS_FILE
     if saved.exists() and _shaping(read_json(saved)) != _shaping(asdict(settings)):   # bounded; a bad file raises
         raise ValueError(f"{path}: ran with the settings in {saved}, not these ({_settings_text(settings)}); "
                          f"use another --out")
+    if found != header:
+        _widen(path, header, rows)
     return {run_key(row) for row in rows if not never_started(row)}
+
+
+def _widen(path: Path, header: list[str], rows: list[dict[str, str]]) -> None:
+    """Rewrite ``path`` under ``header``, the columns added since it was written left blank (whole or not
+    at all: a new file replaces it)."""
+    fresh = path.with_name(path.name + ".new")
+    fresh.unlink(missing_ok=True)
+    append_csv_rows(fresh, header, [{k: v for k, v in row.items() if k is not None} for row in rows])
+    fresh.replace(path)
 
 
 def run_key(row: dict[str, Any]) -> tuple[str, str, str]:

@@ -206,7 +206,7 @@ def collocation_constraint(problem: Problem, pair: tuple[str, str], units: list[
     executors = {e.id: e for e in problem.executors}
     merged_load = sum(executors[m].load for m in merged)
     if merged_load > pl_limit:
-        return f"merged load {merged_load:.1f} % of a core > max_pl's {pl_limit:.1f}"
+        return f"merged load {merged_load:.3g} % of a core > max_pl's {pl_limit:.3g}"
     current = {e: s.node for e, s in problem.current.items()}
     moving = [m for m in merged if m in current and current[m] != node]
     if count is not None and len(moving) > count:
@@ -224,11 +224,17 @@ def _utilisations(problem: Problem, node_of: Mapping[str, str]) -> dict[str, flo
     return {n.id: relative_load(load[n.id], n.effective_capacity) for n in problem.nodes}
 
 
-def _no_constraint(refused: list[str]) -> str:
+def _no_constraint(refused: list[str], pl_limit: float, dropped: str | None) -> str:
+    """Why this round pins no pair: each case has its own words, as the notes are how an operator
+    learns that the pair step is idle (on Real Job 3 it never fired)."""
+    lead = "no collocation constraint this round: "
+    if dropped:
+        return f"{lead}{dropped} was infeasible with the memory limits, dropped"
+    if pl_limit <= 0:
+        return f"{lead}max_pl has come down to 0, the pair step is skipped"
     if not refused:
-        return "no collocation constraint this round: no hot pair outside a set"
-    return (f"no collocation constraint this round: {len(refused)} hot pair(s) refused, the first "
-            f"{refused[0]}")
+        return f"{lead}no hot pair outside a set"
+    return f"{lead}{len(refused)} hot pair(s) refused, the first {refused[0]}"
 
 
 # -- Step 4: solve, shrink max_pl, re-solve -------------------------------------------
@@ -308,7 +314,7 @@ class AlbicPlanner(Planner):
             f"{resolves} re-solve(s); load distance {outcome['distance']:.3f} (max_ld {config['max_ld']:g})",
             f"solver {outcome['solution'].solver}: {outcome['solution'].status}",
             (f"collocation constraint (case {chosen[2]}): {chosen[0][0]} + {chosen[0][1]} on {chosen[1]}"
-             if chosen else _no_constraint(outcome["refused"])),
+             if chosen else outcome["no_constraint"]),
             *outcome["solution"].notes,
         ]
         return Plan(
@@ -396,6 +402,7 @@ class AlbicPlanner(Planner):
         constraint: tuple[tuple[str, str], str, int] | None = None
         fixed: dict[int, str] = {}
         refused: list[str] = []
+        dropped: str | None = None
         if pl_limit > 0:
             in_set = set(set_of)
             for pair in ranked_candidates(scores, set_of, rng)[:50]:
@@ -412,14 +419,16 @@ class AlbicPlanner(Planner):
             balance = model.build_model(problem, units, start, fixed, count, cost)
             solution = model.solve(balance, solver, seconds, problem.options.seed)
         except InfeasibleError:
-            if not fixed:
+            if not fixed or constraint is None:
                 raise
             # The constraint cannot be met together with memory limits: drop it this round.
+            dropped = f"{constraint[0][0]} + {constraint[0][1]} on {constraint[1]}"
             units, fixed, constraint = [[m] for u in units for m in u], {}, None
             balance = model.build_model(problem, units, start, fixed, count, cost)
             solution = model.solve(balance, solver, seconds, problem.options.seed)
         node_of = {m: node for unit, node in zip(balance.units, solution.node_of_unit) for m in unit.members}
-        return {"node_of": node_of, "solution": solution, "constraint": constraint, "refused": refused,
+        return {"node_of": node_of, "solution": solution, "constraint": constraint,
+                "no_constraint": _no_constraint(refused, pl_limit, dropped),
                 "distance": load_distance(problem, node_of)}
 
     @staticmethod
