@@ -76,7 +76,8 @@ def test_contenders_carry_the_options_that_make_them():
 
 
 @pytest.mark.parametrize("text, message", [("planner:nope", "no planner 'nope'"), ("magic", "not default"),
-                                           ("ras+nohook", "metrics hook"), (" , ", "none given")])
+                                           ("ras+nohook", "metrics hook"),
+                                           ("planner:albic+nohook+max_pl=50", "metrics hook"), (" , ", "none given")])
 def test_bad_schedulers_are_refused(text, message):
     with pytest.raises(ValueError, match=message):
         albic_real.parse_contenders(text, albic_real.settings_of(args()))

@@ -381,9 +381,16 @@ def test_a_planner_parameter_is_a_named_variant_checked_at_parse(monkeypatch, tm
     assert (variant.label, variant.params, variant.replan) == (
         "planner:albic+delta=5+max_pl=50+noreplan", (("delta", "5"), ("max_pl", "50")), False)
     assert parse_scheduler("planner:albic").params == ()
-    assert cell_name("airline", 40, variant.label, 1) != cell_name("airline", 40, "planner:albic", 1)
+    assert cell_name("airline", 40, variant.label, 1) == "airline-40-planner-albic-delta=5-max_pl=50-noreplan-1"
+    # One variant, one label, whatever the spelling; the value sent is the one the label shows.
+    assert {parse_scheduler(f"planner:albic+max_pl={v}").label for v in ("50", "5e1", "50.0")} == {
+        "planner:albic+max_pl=50"}
+    assert parse_scheduler("planner:albic+solver=cbc+adopt=TRUE").params == (("adopt", "true"), ("solver", "cbc"))
     for text, complaint in (("planner:albic+maxpl=50", "did you mean 'planner.albic.max_pl'"),
-                            ("planner:albic+max_pl=lots", "must be a number"),
+                            ("planner:albic+max_pl=lots", "must be a finite number"),
+                            ("planner:albic+max_pl=inf", "must be a finite number"),
+                            ("planner:albic+max_pl=1e+2", "a value may not hold '+' or ','"),
+                            ("planner:hetero+profiles=p.json", "'profiles' is an input, not a parameter"),
                             ("planner:albic+max_pl=-1", "max_pl must be >= 0"),
                             ("planner:albic+max_pl=1+max_pl=2", "not one KEY=VALUE of its own"),
                             ("planner:albic+fast", "unknown suffix '+fast'"),

@@ -269,6 +269,9 @@ def test_option_values_are_converted_to_the_type_of_the_default_and_bad_ones_are
     with pytest.raises(InvalidParameterError, match="planner.topdown-ls.kicks must be a whole number"):
         storm_planner.plan(problem_dict("topdown-ls", **{"planner.topdown-ls.kicks": "many"}),
                            algorithm="topdown-ls")
+    for infinite in ("inf", "-inf", float("inf")):
+        with pytest.raises(InvalidParameterError, match="planner.albic.max_pl must be a finite number"):
+            storm_planner.plan(problem_dict("albic", **{"planner.albic.max_pl": infinite}), algorithm="albic")
     plan = plan_through_service("topdown", {"planner.topdown.priority": "imx"})
     assert plan.error.kind == T.ErrorKind.BAD_REQUEST
     assert "priority must be one of significance, imc" in plan.error.message

@@ -173,7 +173,7 @@ def parse_scheduler(text: str) -> Scheduler:
 
     text = text.strip()
     base, found, params = _split_scheduler(text)
-    label_suffix = "".join(f"+{key}={value}" for key, value in params) + "".join(s for s in SUFFIXES if s in found)
+    label_suffix = "".join(s for s in SUFFIXES if s in found)
     hook, replan = NO_HOOK not in found, NO_REPLAN not in found
     if base in ("default", "ras", "resource-aware") and (found - {NO_HOOK} or params):
         raise ValueError(f"--schedulers: {text!r}: {NO_REPLAN}, {RESUMABLE}, {CORRECT}, {REMEMBERED}, "
@@ -190,11 +190,12 @@ def parse_scheduler(text: str) -> Scheduler:
                              f"{', '.join(sorted(available()))})")
         if {REMEMBERED, REMEMBERED_TRAFFIC} <= found:
             raise ValueError(f"--schedulers: {text!r}: {REMEMBERED} or {REMEMBERED_TRAFFIC}, not both")
-        return Scheduler(base + label_suffix, "planner", algorithm, hook=hook, replan=replan,
+        checked = _checked_params(algorithm, params, text)
+        variant = "".join(f"+{key}={value}" for key, value in checked)
+        return Scheduler(base + variant + label_suffix, "planner", algorithm, hook=hook, replan=replan,
                          resumable=RESUMABLE in found, correct=CORRECT in found,
                          remembered=bool({REMEMBERED, REMEMBERED_TRAFFIC} & found),
-                         remembered_cpu=REMEMBERED_TRAFFIC not in found,
-                         params=_checked_params(algorithm, params, text))
+                         remembered_cpu=REMEMBERED_TRAFFIC not in found, params=checked)
     raise ValueError(f"--schedulers: {text!r} is not default, ras or planner:NAME (each may end in {NO_HOOK}; "
                      f"planner:NAME in {NO_REPLAN}, {RESUMABLE}, {CORRECT}, {REMEMBERED}, {REMEMBERED_TRAFFIC} "
                      "or +KEY=VALUE)")
@@ -215,24 +216,40 @@ def _split_scheduler(text: str) -> tuple[str, set[str], tuple[tuple[str, str], .
             found.add(f"+{part}")
         else:
             raise ValueError(f"--schedulers: {text!r}: unknown suffix {'+' + part!r} (known: "
-                             f"{', '.join(SUFFIXES)} and +KEY=VALUE)")
+                             f"{', '.join(SUFFIXES)} and +KEY=VALUE; a value may not hold '+' or ',')")
     return base, found, tuple(sorted(params.items()))
 
 
 def _checked_params(algorithm: str, params: tuple[tuple[str, str], ...], text: str) -> tuple[tuple[str, str], ...]:
     """The parameters as the service will read them from the topology's conf (strings converted to the
     defaults' types, then the planner's own checks), checked now: a typo fails the bench at its start, not
-    every cell of that scheduler at its submission."""
+    every cell of that scheduler at its submission. Each value comes back in one spelling (``50``, ``5e1``
+    and ``50.0`` are one variant, one label); a planner's inputs (``hetero``'s ``profiles``: the bench
+    makes them) are not parameters."""
     from storm_planner.core.errors import StormPlannerError
     from storm_planner.planners._parameters import option_prefix, parameters_from_options
     from storm_planner.planners.base import planner_class
 
     cls = planner_class(algorithm)
+    inputs = [key for key, _ in params if key in cls.option_inputs]
+    if inputs:
+        raise ValueError(f"--schedulers: {text!r}: {inputs[0]!r} is an input, not a parameter of {algorithm}")
     try:
-        cls(**parameters_from_options(cls, {option_prefix(algorithm) + key: value for key, value in params}))
+        converted = parameters_from_options(cls, {option_prefix(algorithm) + key: value for key, value in params})
+        cls(**converted)
     except (StormPlannerError, ValueError, TypeError) as error:
         raise ValueError(f"--schedulers: {text!r}: {error}") from None
-    return params
+    return tuple((key, _spelling(converted[key], value)) for key, value in params)
+
+
+def _spelling(value: object, given: str) -> str:
+    """One text per value, which the service converts back to it: ``50.0`` is ``50``; true/false for a flag."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        short = f"{value:g}"
+        return short if float(short) == value else repr(value)
+    return str(value) if isinstance(value, (int, str)) else given
 
 
 def parse_workloads(text: str) -> list[Workload]:

@@ -165,16 +165,17 @@ def replan_options(algorithm: str, settings: Settings) -> dict[str, Any]:
 
 
 def parse_contenders(text: str, settings: Settings) -> list[Contender]:
-    """``--schedulers``: ``default``, ``ras``, ``potc`` and ``planner:NAME``; a clear error for others."""
+    """``--schedulers``: ``default``, ``ras``, ``potc`` and ``planner:NAME`` (with ``bench e2e``'s suffixes
+    but ``+nohook``, and ``+KEY=VALUE`` for a planner's parameter); a clear error for others."""
     contenders = []
     for label in (part.strip() for part in text.split(",") if part.strip()):
         if label == "potc":
             groupings = {f"airline.grouping.{c}": g for c, g in POTC.items() if c in COMPONENTS[settings.job]}
             contenders.append(Contender("potc", Scheduler("potc", "default"), groupings))
             continue
-        if label.endswith("+nohook"):
-            raise ValueError(f"--schedulers: {label!r}: the figures need the metrics hook")
         scheduler = parse_scheduler(label)
+        if not scheduler.hook:
+            raise ValueError(f"--schedulers: {label!r}: the figures need the metrics hook")
         options = replan_options(scheduler.algorithm, settings) if scheduler.algorithm else {}
         contenders.append(Contender(scheduler.label, scheduler, options))
     if not contenders:
@@ -482,7 +483,8 @@ BENCHMARKS = (Benchmark("albic-real", "Madsen et al. §5.4 on real Storm: ALBIC 
                                       "schedulers on an airline job under a drifting key skew (root)", (
     argument("--job", type=int, default=None, help="airline Real Job 2, 3 or 4 (default 3)"),
     argument("--schedulers", default=DEFAULT_SCHEDULERS,
-             help="comma-separated: default, ras, potc, planner:NAME (default: %(default)s)"),
+             help="comma-separated: default, ras, potc, planner:NAME (with bench e2e's suffixes but +nohook; "
+                  "+KEY=VALUE sets one of the planner's parameters: planner:albic+max_pl=50) (default: %(default)s)"),
     argument("--period", type=float, default=None, help="seconds per adaptation period (default 120; --quick 60)"),
     argument("--periods", type=int, default=None, help="periods measured (default 8; --quick 3)"),
     argument("--drift", type=float, default=None,

@@ -443,8 +443,8 @@ BENCHMARKS = (Benchmark("e2e", "Storm's DefaultScheduler and ResourceAwareSchedu
                   "with +noreplan (placed once), +resumable (a relief may restart the spout's worker) or +correct "
                   "(the first measured re-plan may move for traffic: planner.replan.first.correction) or +remembered "
                   "(the first plan on the loads an earlier planner cell of the workload measured; "
-                  "+remembered-traffic: its rates and tuple sizes only) "
-                  "(default: %(default)s)"),
+                  "+remembered-traffic: its rates and tuple sizes only), and +KEY=VALUE for any of the planner's "
+                  "parameters (a variant under its own label: planner:albic+max_pl=50) (default: %(default)s)"),
     argument("--rate", default=None, help="tuples/s for every workload (default: each workload's own); "
                                           "several, comma-separated, make a ramp: the report then gives "
                                           "each scheduler's highest sustainable rate"),

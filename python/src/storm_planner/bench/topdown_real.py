@@ -110,7 +110,8 @@ def parse_schedule(text: str) -> list[float]:
 
 
 def parse_schedulers(text: str, option: str = "--schedulers") -> list[Scheduler]:
-    """e2e's schedulers (``default``, ``ras``, ``planner:NAME``, ``+nohook``, ``+noreplan``), at least one."""
+    """e2e's schedulers (``default``, ``ras``, ``planner:NAME`` with e2e's suffixes and ``+KEY=VALUE``), at
+    least one."""
     schedulers = [parse_scheduler(s) for s in text.split(",") if s.strip()]
     if not schedulers:
         raise ValueError(f"{option}: none given")

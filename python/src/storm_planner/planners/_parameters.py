@@ -65,9 +65,10 @@ def to_whole(value: Any) -> int:
 
 def to_real(value: Any) -> float:
     if isinstance(value, str):
-        value = _number_from_text(value, "a number")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-        raise ValueError("a number")
+        value = _number_from_text(value, "a finite number")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        # inf would pass every range check and break the planner later (ALBIC's attempts count from max_pl).
+        raise ValueError("a finite number")
     return float(value)
 
 

@@ -206,7 +206,7 @@ def collocation_constraint(problem: Problem, pair: tuple[str, str], units: list[
     executors = {e.id: e for e in problem.executors}
     merged_load = sum(executors[m].load for m in merged)
     if merged_load > pl_limit:
-        return f"merged load {merged_load:.3g} % of a core > max_pl's {pl_limit:.3g}"
+        return f"merged load {merged_load:.4g} % of a core > max_pl's {pl_limit:.4g}"
     current = {e: s.node for e, s in problem.current.items()}
     moving = [m for m in merged if m in current and current[m] != node]
     if count is not None and len(moving) > count:
@@ -229,9 +229,9 @@ def _no_constraint(refused: list[str], pl_limit: float, dropped: str | None) -> 
     learns that the pair step is idle (on Real Job 3 it never fired)."""
     lead = "no collocation constraint this round: "
     if dropped:
-        return f"{lead}{dropped} was infeasible with the memory limits, dropped"
+        return f"{lead}{dropped} was infeasible with the memory limits: the pin and the sets' partitions dropped"
     if pl_limit <= 0:
-        return f"{lead}max_pl has come down to 0, the pair step is skipped"
+        return f"{lead}max_pl is 0, the pair step is skipped"
     if not refused:
         return f"{lead}no hot pair outside a set"
     return f"{lead}{len(refused)} hot pair(s) refused, the first {refused[0]}"
