@@ -88,14 +88,12 @@ def summary(rows: list[dict[str, Any]]) -> list[list[Any]]:
         measured = len({r["repetition"] for r in mine})
         runs = len({r["repetition"] for r in rows if r["scheduler"] == scheduler})
         per_period = _total(mine, "migrations") / periods if periods else math.nan
-        replays = numbers(mine, "replayed")     # blank in the periods saved before the column was
-        replayed = sum(replays) / len(replays) if replays else math.nan
         table.append([scheduler, runs if measured == runs else f"{measured} of {runs}",
                       _fmt(median(first, "collocation_factor"), 2),
                       _fmt(median(last, "collocation_factor"), 2), _fmt(median(mine, "load_distance"), 1),
                       _fmt(median(last, "load_index"), 2), _fmt(per_period, 1),
                       _fmt(median(mine, "link_mbit"), 2), _fmt(median(mine, "processed_tps"), 0),
-                      _fmt(median(mine, "latency_p99_ms"), 0), _fmt(replayed, 0)])
+                      _fmt(median(mine, "latency_p99_ms"), 0), _fmt(_mean(mine, "replayed"), 0)])
     return table
 
 

@@ -58,6 +58,7 @@ from storm_planner.bench.report import (
     drop_csv_rows,
     never_started,
     read_csv,
+    rewrite_csv,
     stamped_progress,
 )
 from storm_planner.core.jsonfile import read_json
@@ -231,17 +232,8 @@ def finished_runs(path: Path, header: list[str], settings: Settings) -> set[tupl
         raise ValueError(f"{path}: ran with the settings in {saved}, not these ({_settings_text(settings)}); "
                          f"use another --out")
     if found != header:
-        _widen(path, header, rows)
+        rewrite_csv(path, header, rows)   # widened: the ADDED columns blank in the rows saved before them
     return {run_key(row) for row in rows if not never_started(row)}
-
-
-def _widen(path: Path, header: list[str], rows: list[dict[str, str]]) -> None:
-    """Rewrite ``path`` under ``header``, the columns added since it was written left blank (whole or not
-    at all: a new file replaces it)."""
-    fresh = path.with_name(path.name + ".new")
-    fresh.unlink(missing_ok=True)
-    append_csv_rows(fresh, header, [{k: v for k, v in row.items() if k is not None} for row in rows])
-    fresh.replace(path)
 
 
 def run_key(row: dict[str, Any]) -> tuple[str, str, str]:

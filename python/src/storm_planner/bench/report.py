@@ -118,15 +118,20 @@ def drop_csv_rows(path: Path, header: Sequence[str], drop: Callable[[dict[str, s
     if not path.exists():
         return 0
     _, rows = read_csv(path)
-    # A line a kill cut short, glued to the next row, reads with its surplus fields under None: kept as
-    # far as the header goes, never a reason not to rewrite the file.
-    kept = [{k: v for k, v in row.items() if k is not None} for row in rows if not drop(row)]
+    kept = [row for row in rows if not drop(row)]
     if len(kept) != len(rows):
-        fresh = path.with_name(path.name + ".new")
-        fresh.unlink(missing_ok=True)
-        append_csv_rows(fresh, header, kept)
-        fresh.replace(path)
+        rewrite_csv(path, header, kept)
     return len(rows) - len(kept)
+
+
+def rewrite_csv(path: Path, header: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> None:
+    """``path`` holding ``rows`` under ``header`` (columns a row lacks left blank), whole or not at all: a
+    new file replaces it. A line a kill cut short, glued to the next row, reads with its surplus fields
+    under None: kept as far as the header goes."""
+    fresh = path.with_name(path.name + ".new")
+    fresh.unlink(missing_ok=True)
+    append_csv_rows(fresh, header, [{k: v for k, v in row.items() if k is not None} for row in rows])
+    fresh.replace(path)
 
 
 # A run or cell whose topology never acked a tuple says so in its status: a start that failed (a slow
