@@ -15,7 +15,7 @@ from typing import Any
 
 from storm_planner.bench._albic_real_claims import BASELINES, claims_section
 from storm_planner.bench._e2e_figures import median, numbers
-from storm_planner.bench.report import markdown_table, plot_by_planner, publish, read_csv
+from storm_planner.bench.report import markdown_table, notes_section, plot_by_planner, publish, read_csv
 
 PANELS = (("collocation_factor", "collocation factor (operator tuples kept on a node)"),
           ("load_distance", "load distance (% points, cgroup CPU over quota)"),
@@ -109,7 +109,6 @@ def _text(out: Path, name: str, rows: list[dict[str, Any]]) -> str:
               _fmt(r["link_mbit"], 2), _fmt(r["processed_tps"], 0), _fmt(r["latency_p99_ms"], 0),
               _fmt(r.get("replayed", math.nan), 0), _fmt(r["cpu_ms_per_tuple"], 1), r.get("status") or "–"] for r in rows if r.get("period", 0) >= 1]
     measured = [r for r in rows if r.get("period", 0) >= 1 and r.get("status") == "ran"]
-    notes_file = out / "notes.md"
     return ("Runs: those with measured periods (\"n of m\": m - n did not run as asked; the notes say why). "
             "Per adaptation period, from the running cluster: collocation factor = the share of the tuples the "
             "bolts sent each other that stayed on one node (the metrics hook's windows, Nimbus' placement); "
@@ -123,7 +122,7 @@ def _text(out: Path, name: str, rows: list[dict[str, Any]]) -> str:
             + ("\n" + "\n".join(notes) + "\n" if notes else "")
             + f"\n![Job panels]({name}.png)\n\n"
             + claims_section(measured, [s for s in schedulers_of(measured) if s not in BASELINES])
-            + (f"## Notes\n\n{notes_file.read_text().strip()}\n\n" if notes_file.exists() else "")
+            + notes_section(out, out / f"{name}.md")
             + "## Every period\n\n" + markdown_table(periods, every, right=range(1, len(periods) - 1)))
 
 

@@ -210,7 +210,8 @@ def papers_section(groups: dict[tuple[str, str], list[Cell]], capacities: Capaci
             "both of Storm's schedulers in every repetition (at least two each, each run as asked), nothing lost. "
             "Nasiri et al.'s "
             "metric (the highest sustained throughput on machines of different speed) is measured by `bench "
-            "hetero-real` ([hetero.md](hetero.md)) and the ramps; QEScalor's by [qescalor.md](qescalor.md).\n\n"
+            "hetero-real` (`benchmarks/reports/hetero.md`) and the ramps; QEScalor's by "
+            "`benchmarks/reports/qescalor.md`.\n\n"
             + markdown_table(header, rows, right=range(4, 7)) + "\n")
 
 

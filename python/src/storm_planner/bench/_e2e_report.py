@@ -18,7 +18,7 @@ from typing import Any
 from storm_planner.bench._e2e_figures import BASELINES, beats_both, fmt, median, numbers, ran, spread, total
 from storm_planner.bench._e2e_papers import DERIVED, Capacities, papers_section
 from storm_planner.bench._e2e_workloads import offered_rate, rate_heading
-from storm_planner.bench.report import markdown_table, pyplot, read_csv, save_figure
+from storm_planner.bench.report import markdown_table, notes_section, pyplot, read_csv, save_figure
 
 
 def write_report(out: Path, command: str, capacities: Capacities | None = None) -> Path | None:
@@ -50,7 +50,7 @@ def write_report(out: Path, command: str, capacities: Capacities | None = None) 
         "service answered after the first (one may keep the placement), migrations = executors they moved, both "
         "summed over repetitions; CPU sd and link sd = the standard deviation over the supervisors of their CPU (% "
         "of a core) and their links' Mbit/s, the Elastic Allocator's balance measure; ratios are of medians (× "
-        f"default and × ras).\n\n{''.join(sections)}{_notes(out)}"
+        f"default and × ras).\n\n{''.join(sections)}{notes_section(out, report)}"
         f"Every cell: [{out.name}/cells.csv]({out.name}/cells.csv).\n")
     return report
 
@@ -95,12 +95,6 @@ def _a_baseline_kept_up(cells: list[dict[str, Any]]) -> bool:
         if theirs and all(kept_up(c, float(c["rate"])) for c in theirs):
             return True
     return False
-
-
-def _notes(out: Path) -> str:
-    """``<out>/notes.md``, what a person observed about the run, kept when the tables are rewritten."""
-    path = out / "notes.md"
-    return f"## Notes\n\n{path.read_text().strip()}\n\n" if path.exists() else ""
 
 
 def _section(out: Path, workload: str, rate: str, cells: list[dict[str, Any]]) -> str:

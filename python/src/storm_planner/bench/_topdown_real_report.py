@@ -19,7 +19,7 @@ from storm_planner.bench._e2e_figures import BASELINES, fmt, median, numbers, ra
 from storm_planner.bench._e2e_ramp import WINDOW_MOVES
 from storm_planner.bench._e2e_report import kept_up
 from storm_planner.bench._e2e_workloads import rate_heading
-from storm_planner.bench.report import markdown_table, pyplot, read_csv, save_figure
+from storm_planner.bench.report import markdown_table, notes_section, pyplot, read_csv, save_figure
 
 DEFAULT = "default"
 BYTES = "link_bytes_per_tuple"
@@ -78,13 +78,8 @@ def write_report(out: Path, command: str) -> Path | None:
         "scheduler keeps inside nodes (default's own row shows its repetitions' spread around 0). The paper's "
         "gain is the absolute IMC kept inside nodes, against which Storm's default also gains; here default "
         "is the reference. Medians over repetitions, spread min–max in brackets.\n\n"
-        + "".join(sections) + _notes(out))
+        + "".join(sections) + notes_section(out, path))
     return path
-
-
-def _notes(out: Path) -> str:
-    path = out / "notes.md"
-    return f"## Notes\n\n{path.read_text().strip()}\n\n" if path.exists() else ""
 
 
 def _scales(out: Path) -> list[tuple[float, Path]]:

@@ -40,7 +40,16 @@ from storm_planner.bench._e2e_wire_fit import (
     node_counts,
     stream_label,
 )
-from storm_planner.bench.report import Benchmark, argument, pyplot, read_csv, save_figure, stamped_progress, write_csv
+from storm_planner.bench.report import (
+    Benchmark,
+    argument,
+    notes_section,
+    pyplot,
+    read_csv,
+    save_figure,
+    stamped_progress,
+    write_csv,
+)
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.core.problem import Problem
 from storm_planner.planners.base import run as run_planner
@@ -226,7 +235,6 @@ def _write_report(out: Path, cells: Path, fits: Sequence[WireFit], priors: Mappi
             "\n| placement | measured link B/tuple | predicted | streams' B/tuple by the fit | × ras | executors per node "
             "(a scheduler's last cell) |\n"
             "|---|---:|---:|---:|---:|---|\n" + placed + "\n")
-    notes = out / "notes.md"     # what the figures mean, written by hand after a run
     report = out.parent / f"{out.name}.md"
     report.write_text(
         "# What each stream costs on the wire, and the topDown family on it (issue #27)\n\n"
@@ -239,7 +247,7 @@ def _write_report(out: Path, cells: Path, fits: Sequence[WireFit], priors: Mappi
         "alone, by which the placements compare; *on the prior*: the planner's first plan as the grid's service "
         "made it; *on the fitted weights*: the same planner weighing the fitted bytes; *optimum*: the exact "
         "optimum of that model within the declared CPU (10 % per executor).\n\n"
-        + "".join(sections) + (f"## Notes\n\n{notes.read_text()}\n" if notes.exists() else "")
+        + "".join(sections) + notes_section(out, report)
         + f"Every figure: [{out.name}/placements.csv]({out.name}/placements.csv), "
         f"[{out.name}/weights.csv]({out.name}/weights.csv).\n\n![fit]({out.name}/fit.png)\n")
     return report

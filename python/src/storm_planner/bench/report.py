@@ -8,12 +8,15 @@ that share ``--out``, ``--seed`` and ``--quick`` are built by :func:`experiments
 What a run produces goes through :func:`publish`: ``NAME.csv`` (the rows), ``NAME.md`` (a title, the
 command that reproduces it, the table or a report text) and ``NAME.png`` (a plot drawn from the rows).
 Tables written a row at a time (a resumable run) use :func:`append_csv` and :func:`read_csv`.
+What a person wrote about a run (``<out>/notes.md``) joins the report through :func:`notes_section`.
 """
 from __future__ import annotations
 
 import argparse
 import csv
 import io
+import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -177,6 +180,31 @@ def publish(out: Path, name: str, rows: Sequence[dict[str, Any]], title: str, co
     if plot is not None:
         plot(out / f"{name}.png")
     return markdown
+
+
+_LINK = re.compile(r"(\]\()([^)\s]+)(\))")
+
+
+def rebase_links(markdown: str, written_in: Path, shown_in: Path) -> str:
+    """``markdown`` written in folder ``written_in`` with its relative link targets rewritten for a file in
+    ``shown_in``; links with a scheme (``https:``), to an anchor alone or absolute stay as written."""
+    def rebase(match: re.Match[str]) -> str:
+        target = match.group(2)
+        if re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith(("#", "/")):
+            return match.group(0)
+        moved = os.path.relpath(os.path.normpath(written_in / target), shown_in)
+        return f"{match.group(1)}{Path(moved).as_posix()}{match.group(3)}"
+    return _LINK.sub(rebase, markdown)
+
+
+def notes_section(out: Path, report: Path) -> str:
+    """``<out>/notes.md`` (what a person observed about a run, kept when the tables are rewritten) as the
+    report's ``## Notes`` section, its links written from ``out`` and rebased to ``report``'s folder so they
+    resolve in both files; empty without notes."""
+    path = out / "notes.md"
+    if not path.exists():
+        return ""
+    return f"## Notes\n\n{rebase_links(path.read_text().strip(), out, report.parent)}\n\n"
 
 
 def write_table(out: Path, name: str, rows: Sequence[dict[str, Any]], title: str, command: str,
