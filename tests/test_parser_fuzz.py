@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent / "metrics"))
 from metrics_docs import window_doc  # noqa: E402
 
-from storm_planner.dashboard.planlog import BadPlanLogLine, parse_record  # noqa: E402
+from storm_planner.dashboard.planlog_reader import BadPlanLogLine, parse_record  # noqa: E402
 from storm_planner.metrics.windows import CorruptWindow, TaskWindow, parse_window  # noqa: E402
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

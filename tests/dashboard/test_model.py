@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from storm_planner.dashboard.model import component_of, snapshot, split_slot
-from storm_planner.dashboard.planlog import PlanLogReader
+from storm_planner.dashboard.planlog_reader import PlanLogReader
 
 from .conftest import DATA
 

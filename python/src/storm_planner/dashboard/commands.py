@@ -9,7 +9,7 @@ from pathlib import Path
 
 from storm_planner.cli import CommandError
 from storm_planner.dashboard.model import DEFAULT_PAGE_SIZE
-from storm_planner.dashboard.planlog import (
+from storm_planner.dashboard.planlog_reader import (
     DEFAULT_HISTORY,
     DEFAULT_MAX_INT_DIGITS,
     DEFAULT_MAX_LINE_BYTES,

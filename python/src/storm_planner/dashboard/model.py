@@ -4,7 +4,7 @@
 The plan log is the one record every deployment has (the service writes it, the end-to-end tests
 read it), so the dashboard works from it alone: no cluster is needed to look at what a planner
 decided. ``planlog`` reads it (bounded, line by line; a bad line is skipped and counted) into a
-:class:`~storm_planner.dashboard.planlog.PlanHistory`: the last records, and each topology's latest plan.
+:class:`~storm_planner.dashboard.planlog_reader.PlanHistory`: the last records, and each topology's latest plan.
 
 With the cluster read (Nimbus connected), only the topologies it runs are shown, and what runs on each
 supervisor comes from Nimbus' current assignments, not from plans of topologies long gone.
@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from storm_planner.dashboard.planlog import PlanHistory
+from storm_planner.dashboard.planlog_reader import PlanHistory
 
 log = logging.getLogger(__name__)
 

@@ -45,7 +45,7 @@ from storm_planner.core.boundedjson import JSONLimits
 from storm_planner.dashboard.benchmarks import BenchmarkTableError, compare, list_tables, resolve_table
 from storm_planner.dashboard.live import ClusterSource
 from storm_planner.dashboard.model import DEFAULT_PAGE_SIZE, plan_summary, snapshot, supervisors_view
-from storm_planner.dashboard.planlog import DEFAULT_HISTORY, DEFAULT_LIMITS, PlanHistory, PlanLogReader
+from storm_planner.dashboard.planlog_reader import DEFAULT_HISTORY, DEFAULT_LIMITS, PlanHistory, PlanLogReader
 from storm_planner.dashboard.timeline import DEFAULT_METRICS_HISTORY, DEFAULT_SETTLE_S, Trends
 from storm_planner.dashboard.topology_page import link_rate, metrics_state, topology_page
 

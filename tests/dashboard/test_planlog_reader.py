@@ -7,7 +7,7 @@ import json
 import logging
 
 from storm_planner.dashboard.model import snapshot
-from storm_planner.dashboard.planlog import PlanHistory, PlanLogReader, line_limits
+from storm_planner.dashboard.planlog_reader import PlanHistory, PlanLogReader, line_limits
 
 
 def plan(topology: str = "t", request: str = "r", **fields) -> str:
