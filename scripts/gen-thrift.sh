@@ -11,7 +11,7 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-idl="$repo/python/src/storm_planner/service/planner.thrift"
+idl="$repo/python/src/storm_planner/service/transport/planner.thrift"
 out="${1:-$repo/storm-scheduler/src/main/gen-java}"
 want_version="0.17.0"
 

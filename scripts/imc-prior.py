@@ -49,8 +49,8 @@ from storm_planner.bench._e2e_workloads import WORKLOADS
 from storm_planner.core.system_streams import ACK_PAYLOAD_BYTES, ACKER, acker_streams
 from storm_planner.planners.base import run
 from storm_planner.profiling.project import load_project_topology
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.convert import problem_from_thrift
+from storm_planner.service.planning.convert import problem_from_thrift
+from storm_planner.service.transport.contract import planner_thrift as T
 
 ROOT = Path(__file__).resolve().parents[1]
 SUPERVISORS = [("i7-a", 45.0), ("i7-b", 45.0), ("i5-a", 35.0), ("i5-b", 35.0)]

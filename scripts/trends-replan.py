@@ -27,7 +27,7 @@ from storm_planner.adaptation.replan import Replanner  # noqa: E402
 from storm_planner.core.evaluate import utilisations  # noqa: E402
 from storm_planner.core.problem import Executor, Slot  # noqa: E402
 from storm_planner.metrics.measured import MeasuredTopology  # noqa: E402
-from storm_planner.service.convert import problem_from_thrift  # noqa: E402
+from storm_planner.service.planning.convert import problem_from_thrift  # noqa: E402
 
 QUOTA = {"i7-a": 45.0, "i7-b": 45.0, "i5-a": 35.0, "i5-b": 35.0}
 SPEEDS = {"declared": {"i7-a": 1.5, "i7-b": 1.5, "i5-a": 1.0, "i5-b": 1.0}, "equal": dict.fromkeys(QUOTA, 1.0)}

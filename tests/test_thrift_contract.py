@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from storm_planner.service.contract import IDL_PATH, planner_thrift
+from storm_planner.service.transport.contract import IDL_PATH, planner_thrift
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "storm-scheduler" / "src" / "main" / "gen-java"

@@ -95,7 +95,7 @@ def test_module_defaults_are_the_catalogue_s():
     from storm_planner.adaptation import replan
     from storm_planner.core import system_streams
     from storm_planner.metrics import derive, network_use
-    from storm_planner.service import rebalance
+    from storm_planner.service.planning import rebalance
 
     assert (
         settings.REPLAN_THRESHOLD.default,
@@ -234,11 +234,11 @@ def test_the_committed_settings_page_is_what_the_command_writes(capsys):
 
 
 def test_options_are_built_where_they_are_read_and_otherwise_only_narrowed():
-    """``Options`` is made from a problem file (core/codec.py) or a request (service/convert.py); anything
+    """``Options`` is made from a problem file (core/codec.py) or a request (service/planning/convert.py); anything
     that changes one uses ``dataclasses.replace``, so no field is lost on the way (the re-plan regression)."""
     builders = sorted({str(path.relative_to(SOURCE)) for path, tree, names in _modules_with_options_names()
                        for node in ast.walk(tree) if isinstance(node, ast.Call) and _calls_options(node.func, names)})
-    assert builders == ["core/codec.py", "service/convert.py"]
+    assert builders == ["core/codec.py", "service/planning/convert.py"]
 
 
 def _modules_with_options_names():

@@ -74,8 +74,8 @@ def test_the_quota_held_topk_is_planned_alike_whichever_order_its_components_com
     ackers first, the relief sent all four ackers to one i7 (every init, ack and completion across the
     link; measured p50 187 ms against RAS's 98). With the swaps both orders keep as much inside a node."""
     from storm_planner.planners.base import run
-    from storm_planner.service.contract import planner_thrift as T
-    from storm_planner.service.convert import problem_from_thrift
+    from storm_planner.service.planning.convert import problem_from_thrift
+    from storm_planner.service.transport.contract import planner_thrift as T
 
     def spec(order):
         parallelism = {"requests": 1, "count": 2, "top": 1, "__acker": 4}
@@ -115,7 +115,7 @@ E2E_SUPERVISORS = (("i7-a", 45.0, "1.5"), ("i7-b", 45.0, "1.5"), ("i5-a", 35.0, 
 def e2e_spec(name, components, streams, ackers=4):
     """A topology as the plugin sends it: every executor declaring Storm's default 10 % CPU and 128 MB,
     task ids in Storm's order (components sorted by id), topology.workers 4."""
-    from storm_planner.service.contract import planner_thrift as T
+    from storm_planner.service.transport.contract import planner_thrift as T
 
     parts = [T.Component(id=c, type=kind, parallelism=n) for c, kind, n in components]
     parts.append(T.Component(id="__acker", type="bolt", parallelism=ackers, system=True))
@@ -131,7 +131,7 @@ def e2e_spec(name, components, streams, ackers=4):
 
 
 def e2e_nodes():
-    from storm_planner.service.contract import planner_thrift as T
+    from storm_planner.service.transport.contract import planner_thrift as T
 
     return [T.Node(id=n, host=n, cpu_capacity=c, memory_mb=2048.0, free_ports=[6700, 6701, 6702], used_ports=[],
                    meta={"speed": speed, "network.bandwidth.mbit": "2"}) for n, c, speed in E2E_SUPERVISORS]
@@ -164,7 +164,7 @@ def test_on_the_quota_held_cluster_no_node_holds_ackers_alone(workload):
     trades places with an acker: by the prior rates less crosses, 4.625 tuples/s of 8 against 4.75), and a
     node of ackers alone that no swap gains on trades one acker anyway (bargains' lone acker on i5-a)."""
     from storm_planner.planners.base import run
-    from storm_planner.service.convert import problem_from_thrift
+    from storm_planner.service.planning.convert import problem_from_thrift
 
     spec = e2e_spec("w", *workload)
     plan = run(problem_from_thrift(spec, e2e_nodes()), "topdown")

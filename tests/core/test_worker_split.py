@@ -7,7 +7,7 @@ from storm_planner.core.evaluate import evaluate
 from storm_planner.core.problem import Executor, Slot
 from storm_planner.core.resources import fit_to_resources
 from storm_planner.core.worker_split import split_by_traffic
-from storm_planner.service.convert import problem_from_thrift
+from storm_planner.service.planning.convert import problem_from_thrift
 from tests.service.test_acker_placement import nodes, topk_spec
 
 

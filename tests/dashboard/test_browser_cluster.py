@@ -22,7 +22,7 @@ from selenium.webdriver.common.by import By
 from storm_planner.cluster.launcher import default_plugin_jar
 from storm_planner.metrics.hookjar import default_hook_jar
 from storm_planner.metrics.windows import fetch_windows
-from storm_planner.service.planlog import read_plan_log
+from storm_planner.service.planning.planlog import read_plan_log
 from storm_planner.submit.operations import kill_topology, rebalance_topology, submit_project
 
 from .conftest import ARTIFACTS

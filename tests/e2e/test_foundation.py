@@ -18,7 +18,7 @@ import pytest
 
 from storm_planner.cluster.launcher import running_cluster
 from storm_planner.cluster.locations import default_plugin_jar
-from storm_planner.service.planlog import read_plan_log
+from storm_planner.service.planning.planlog import read_plan_log
 from storm_planner.submit import nimbus
 from storm_planner.submit.operations import submit_project
 

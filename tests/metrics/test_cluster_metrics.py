@@ -30,7 +30,7 @@ from cluster_helpers import (
 from storm_planner.cluster.locations import default_plugin_jar
 from storm_planner.metrics.hookjar import default_hook_jar
 from storm_planner.metrics.windows import DEFAULT_ROOT
-from storm_planner.service.planlog import read_plan_log
+from storm_planner.service.planning.planlog import read_plan_log
 from storm_planner.submit.operations import kill_topology, list_topologies, submit_project
 
 pytestmark = [

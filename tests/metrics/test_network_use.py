@@ -20,8 +20,8 @@ from storm_planner.metrics.network_use import (
 from storm_planner.metrics.source import StoreMetricsSource
 from storm_planner.metrics.store import MetricsStore
 from storm_planner.metrics.windows import CorruptWindow, parse_window
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.convert import problem_from_thrift
+from storm_planner.service.planning.convert import problem_from_thrift
+from storm_planner.service.transport.contract import planner_thrift as T
 
 
 def window(topology="t", component="c", task=1, *, node="sup-a", sent=(), host_net=None, **kw):

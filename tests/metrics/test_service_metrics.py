@@ -12,11 +12,11 @@ from metrics_docs import encode, window_doc
 from storm_planner.adaptation.replan import Replanner
 from storm_planner.metrics.source import StoreMetricsSource
 from storm_planner.metrics.store import MetricsStore
-from storm_planner.service.client import connect
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.handler import PlannerHandler
 from storm_planner.service.metrics import metrics_for_serve
-from storm_planner.service.server import BackgroundServer
+from storm_planner.service.planning.handler import PlannerHandler
+from storm_planner.service.serve import BackgroundServer
+from storm_planner.service.transport.client import connect
+from storm_planner.service.transport.contract import planner_thrift as T
 
 TOPOLOGY = "pipe-1-1700000000"
 COMPONENTS = ["numbers", "numbers", "relay", "relay", "sink", "__acker"]

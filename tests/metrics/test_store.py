@@ -9,7 +9,7 @@ from metrics_docs import encode, window_doc
 
 from storm_planner.metrics.source import StoreMetricsSource
 from storm_planner.metrics.store import MetricsStore
-from storm_planner.service.contract import planner_thrift as T
+from storm_planner.service.transport.contract import planner_thrift as T
 
 TOPOLOGY = "words-3-1700000000"
 

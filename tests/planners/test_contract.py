@@ -23,8 +23,8 @@ from storm_planner.generators.nasiri import micro_problem
 from storm_planner.planners import available, documented_parameters, run
 from storm_planner.planners._parameters import documentation_gaps
 from storm_planner.planners.base import Planner
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.handler import PlannerHandler
+from storm_planner.service.planning.handler import PlannerHandler
+from storm_planner.service.transport.contract import planner_thrift as T
 
 SMALL_PROBLEM = Path(__file__).resolve().parents[1] / "data" / "small-problem.json"
 PLANNERS = sorted(available())

@@ -10,8 +10,8 @@ import itertools
 import pytest
 
 from storm_planner.planners.base import run
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.convert import problem_from_thrift
+from storm_planner.service.planning.convert import problem_from_thrift
+from storm_planner.service.transport.contract import planner_thrift as T
 
 TRAFFIC_PLANNERS = ("topdown", "topdown-ls", "tasklevel")
 

@@ -15,10 +15,9 @@ import pytest
 from storm_planner.core.problem import Executor
 from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.planners.base import run
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.convert import problem_from_thrift
-from storm_planner.service.handler import PlannerHandler
-from storm_planner.service.load_memory import (
+from storm_planner.service.planning.convert import problem_from_thrift
+from storm_planner.service.planning.handler import PlannerHandler
+from storm_planner.service.planning.memory import (
     MAX_ENTRIES,
     MAX_KEY_CHARS,
     ComponentLoad,
@@ -27,6 +26,7 @@ from storm_planner.service.load_memory import (
     component_loads,
     storm_name_of,
 )
+from storm_planner.service.transport.contract import planner_thrift as T
 from tests.service.test_imc_prior import SUPERVISORS, bench_nodes, request
 
 

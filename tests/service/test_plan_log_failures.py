@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from test_service import request, topology
 
-from storm_planner.service.client import connect
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.handler import PlannerHandler
-from storm_planner.service.planlog import PlanLog, read_plan_log
-from storm_planner.service.server import BackgroundServer
+from storm_planner.service.planning.handler import PlannerHandler
+from storm_planner.service.planning.planlog import PlanLog, read_plan_log
+from storm_planner.service.serve import BackgroundServer
+from storm_planner.service.transport.client import connect
+from storm_planner.service.transport.contract import planner_thrift as T
 
 
 def plans_of(handler: PlannerHandler, call) -> tuple[dict, dict]:

@@ -5,7 +5,7 @@ from thriftpy2.utils import serialize
 
 from storm_planner.bench import profile_request
 from storm_planner.bench.scale import plan_request
-from storm_planner.service.contract import wire_factories
+from storm_planner.service.transport.contract import wire_factories
 
 
 def test_a_dumped_request_is_replayed_timed_and_profiled(tmp_path, capsys):

@@ -17,18 +17,19 @@ from storm_planner.cli import main
 from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.core.settings import SettingError
 from storm_planner.generators.nasiri import micro_profile
-from storm_planner.service.client import connect
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.handler import PlannerHandler
-from storm_planner.service.planlog import read_plan_log
-from storm_planner.service.rebalance import (
+from storm_planner.service.planning.handler import PlannerHandler
+from storm_planner.service.planning.planlog import read_plan_log
+from storm_planner.service.planning.rebalance import (
     AutoRebalancer,
     RebalanceSettings,
     TopologyRebalance,
     _request_through_nimbus,
     decide,
 )
-from storm_planner.service.server import BackgroundServer, free_port
+from storm_planner.service.serve import BackgroundServer
+from storm_planner.service.transport.client import connect
+from storm_planner.service.transport.contract import planner_thrift as T
+from storm_planner.service.transport.server import free_port
 from storm_planner.submit import operations
 from storm_planner.submit.operations import RunningComponents, SubmitError, check_rebalance
 
@@ -217,7 +218,7 @@ def test_the_server_runs_after_answer_once_the_reply_is_flushed_even_when_the_ca
     from thriftpy2.thrift import TMessageType
     from thriftpy2.transport import TMemoryBuffer
 
-    from storm_planner.service.server import AnswerFirstProcessor
+    from storm_planner.service.transport.server import AnswerFirstProcessor
 
     events = []
 

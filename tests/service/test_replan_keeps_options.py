@@ -9,8 +9,8 @@ from storm_planner.adaptation.replan import Replanner
 from storm_planner.core.problem import Executor, Options
 from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.planners import run
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.handler import PlannerHandler
+from storm_planner.service.planning.handler import PlannerHandler
+from storm_planner.service.transport.contract import planner_thrift as T
 
 OPTIONS = {"planner.max.cpu.utilisation": "0.7", "planner.max.bandwidth.utilisation": "0.5",
            "planner.max.migrations": "3", "planner.max.migration.cost": "9", "planner.seed": "7",

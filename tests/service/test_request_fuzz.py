@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from storm_planner.core.errors import PlanningError
-from storm_planner.service.checks import check_request
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.convert import problem_from_thrift
-from storm_planner.service.handler import PlannerHandler
+from storm_planner.service.planning.admission import check_request
+from storm_planner.service.planning.convert import problem_from_thrift
+from storm_planner.service.planning.handler import PlannerHandler
+from storm_planner.service.transport.contract import planner_thrift as T
 
 NODE_IDS = ["n1", "n2", "n3"]
 COMPONENTS = ["spout", "bolt", "__acker"]

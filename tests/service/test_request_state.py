@@ -1,4 +1,4 @@
-"""One request's state (service/request_state.py): per-topology node views rebuilt only where something
+"""One request's state (service/planning/request_state.py): per-topology node views rebuilt only where something
 changed equal views built afresh, and each topology sees what the request's other topologies hold."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.request_state import RequestState, declared_use
+from storm_planner.service.planning.request_state import RequestState, declared_use
+from storm_planner.service.transport.contract import planner_thrift as T
 
 
 def random_request(rng: random.Random):

@@ -8,8 +8,8 @@ import sys
 import time
 
 from storm_planner.bench.scale import plan_request
-from storm_planner.service.client import connect, health
-from storm_planner.service.server import free_port
+from storm_planner.service.transport.client import connect, health
+from storm_planner.service.transport.server import free_port
 
 
 def wait_for(condition, seconds: float, what: str):

@@ -7,11 +7,11 @@ import pytest
 
 from storm_planner.core.plan import Plan
 from storm_planner.planners.base import _REGISTRY, Planner
-from storm_planner.service.client import connect, health
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.handler import PlannerHandler
-from storm_planner.service.request_state import RequestState
-from storm_planner.service.server import BackgroundServer
+from storm_planner.service.planning.handler import PlannerHandler
+from storm_planner.service.planning.request_state import RequestState
+from storm_planner.service.serve import BackgroundServer
+from storm_planner.service.transport.client import connect, health
+from storm_planner.service.transport.contract import planner_thrift as T
 
 
 def node(node_id: str, free=(6700, 6701), used=(), capacity=400.0, meta=None):
@@ -143,7 +143,7 @@ def test_a_topology_left_without_time_gets_a_timeout_that_says_why():
 
 
 def test_shares_follow_size_and_keep_a_floor():
-    from storm_planner.service.deadline import MIN_TOPOLOGY_S, topology_share
+    from storm_planner.service.planning.admission import MIN_TOPOLOGY_S, topology_share
 
     assert topology_share(4.0, 100, 400) == pytest.approx(1.0)
     assert topology_share(4.0, 1, 10_000) == MIN_TOPOLOGY_S
@@ -169,8 +169,8 @@ def test_metrics_source_replaces_estimates():
 
 def test_a_planners_own_time_limit_stays_within_the_topologys_share():
     from storm_planner.planners.base import planner_for
-    from storm_planner.service.convert import problem_from_thrift
-    from storm_planner.service.deadline import within_share
+    from storm_planner.service.planning.admission import within_share
+    from storm_planner.service.planning.convert import problem_from_thrift
 
     spec = topology("t1", algorithm="milp")
     spec.options = {"planner.milp.time_limit_s": "60", "planner.time.limit.secs": "60"}
@@ -216,7 +216,7 @@ def test_the_collector_is_paused_while_a_call_is_served_and_resumes_after():
 def test_the_collector_stays_paused_until_the_last_of_overlapping_calls_ends():
     import gc
 
-    from storm_planner.service.server import collector_paused
+    from storm_planner.service.transport.server import collector_paused
     with collector_paused():
         with collector_paused():
             assert not gc.isenabled()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from storm_planner.core.errors import ProblemError
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.convert import problem_from_thrift
-from storm_planner.service.handler import PlannerHandler
+from storm_planner.service.planning.convert import problem_from_thrift
+from storm_planner.service.planning.handler import PlannerHandler
+from storm_planner.service.transport.contract import planner_thrift as T
 
 
 def node(node_id: str, used_cpu: float = 0.0, **fields) -> T.Node:

@@ -11,11 +11,12 @@ from test_service import request, topology
 from thriftpy2.thrift import TApplicationException
 from wire_attacks import PeakRss, closed_by_peer, frame, plan_call_of_empty_executors, read_plan_reply
 
-from storm_planner.service.client import connect, health
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.handler import PlannerHandler
-from storm_planner.service.limits import LimitError, ServiceLimits, limits_from
-from storm_planner.service.server import DEFAULT_HOST, BackgroundServer
+from storm_planner.service.planning.handler import PlannerHandler
+from storm_planner.service.serve import BackgroundServer
+from storm_planner.service.transport.caller_limits import LimitError, ServiceLimits, limits_from
+from storm_planner.service.transport.client import connect, health
+from storm_planner.service.transport.contract import planner_thrift as T
+from storm_planner.service.transport.server import DEFAULT_HOST
 
 
 def dial(server: BackgroundServer, timeout_s: float = 10.0) -> socket.socket:

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from storm_planner.service.client import connect
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.handler import PlannerHandler
-from storm_planner.service.server import BackgroundServer
+from storm_planner.service.planning.handler import PlannerHandler
+from storm_planner.service.serve import BackgroundServer
+from storm_planner.service.transport.client import connect
+from storm_planner.service.transport.contract import planner_thrift as T
 
 CPU, MEMORY, HEAP = 50.0, 256.0, 768.0
 

@@ -21,8 +21,8 @@ from storm_planner.core.evaluate import evaluate, utilisations
 from storm_planner.core.problem import Executor, Slot, Traffic
 from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.planners.base import run
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.convert import problem_from_thrift
+from storm_planner.service.planning.convert import problem_from_thrift
+from storm_planner.service.transport.contract import planner_thrift as T
 
 SUPERVISORS = [("i7-a", 45.0, 1.5, 25890), ("i7-b", 45.0, 1.5, 25893), ("i5-a", 35.0, 1.0, 25896),
                ("i5-b", 35.0, 1.0, 25899)]

@@ -13,10 +13,9 @@ from storm_planner.bench.scale import plan_request
 from storm_planner.core.problem import Problem
 from storm_planner.planners import run
 from storm_planner.planners.base import _REGISTRY
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.handler import PlannerHandler
-from storm_planner.service.runner import PlannerRunner
-from storm_planner.service.worker import PlannerProcess, is_isolated
+from storm_planner.service.planning.handler import PlannerHandler
+from storm_planner.service.planning.runner import PlannerProcess, PlannerRunner, is_isolated
+from storm_planner.service.transport.contract import planner_thrift as T
 
 
 def alive(pid: int) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 from thriftpy2.protocol import TCyBinaryProtocolFactory
 from thriftpy2.transport import TCyMemoryBuffer
 
-from storm_planner.service.contract import planner_thrift as T
+from storm_planner.service.transport.contract import planner_thrift as T
 
 VERSION_1_CALL = 0x80010001
 T_STRUCT, T_LIST, T_STOP = 12, 15, 0

@@ -118,7 +118,7 @@ def print_dashboard(addresses, topology_id: str | None = None) -> None:
 
 
 def print_plan(cluster, topology_id: str) -> None:
-    from storm_planner.service.planlog import read_plan_log
+    from storm_planner.service.planning.planlog import read_plan_log
 
     plans = _wait(lambda: [r for r in read_plan_log(cluster.plan_log) if r["topology"] == topology_id],
                   30) or []

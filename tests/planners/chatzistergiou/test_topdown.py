@@ -252,9 +252,9 @@ def test_cli_planner_parameters(capsys):
 @pytest.mark.parametrize("algorithm", ["topdown", "tasklevel", "topdown-ls", "optimal"])
 def test_through_the_planner_service(algorithm):
     """Registered planners serve Thrift requests with no other change."""
-    from storm_planner.service.client import connect
-    from storm_planner.service.contract import planner_thrift as T
-    from storm_planner.service.server import BackgroundServer
+    from storm_planner.service.serve import BackgroundServer
+    from storm_planner.service.transport.client import connect
+    from storm_planner.service.transport.contract import planner_thrift as T
 
     nodes = [T.Node(id=n, host=n, cpu_capacity=400.0, memory_mb=4096.0, meta={"speed": "1.0"},
                     free_ports=[6700, 6701], used_ports=[]) for n in ("a", "b")]

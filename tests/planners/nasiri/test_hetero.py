@@ -239,8 +239,8 @@ def test_the_api_and_the_cli_serve_hetero(tmp_path):
 
 def test_the_service_runs_hetero_on_a_submitted_topology_with_its_profile_in_the_topology_conf():
     from storm_planner.generators.nasiri import micro_profile
-    from storm_planner.service.contract import planner_thrift as T
-    from storm_planner.service.handler import PlannerHandler
+    from storm_planner.service.planning.handler import PlannerHandler
+    from storm_planner.service.transport.contract import planner_thrift as T
 
     nodes = [T.Node(id=f"{kind}-0", host=kind, cpu_capacity=100.0, memory_mb=4096.0,
                     meta={"machine.type": kind}, free_ports=[6700], used_ports=[])

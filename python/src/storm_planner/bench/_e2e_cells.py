@@ -324,7 +324,7 @@ def _placement(assignment: list[dict]) -> dict[str, Any]:
 def _plans(plan_log: Path, topology_id: str, keep: Path) -> dict[str, Any]:
     """Plans the service answered for the topology: re-plans after the first, executors they moved. The
     answers (placements, figures, notes) are kept in ``keep``, one JSON record per line, to see why."""
-    from storm_planner.service.planlog import read_plan_log
+    from storm_planner.service.planning.planlog import read_plan_log
 
     answers = [p for p in read_plan_log(plan_log) if p["topology"] == topology_id]
     keep.parent.mkdir(parents=True, exist_ok=True)

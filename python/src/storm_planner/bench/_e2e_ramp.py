@@ -56,7 +56,7 @@ from storm_planner.bench._e2e_cells import (
     wait_first_ack,
 )
 from storm_planner.bench._e2e_workloads import Scheduler, Workload
-from storm_planner.service.planlog import read_plan_log
+from storm_planner.service.planning.planlog import read_plan_log
 from storm_planner.streaming.timelog import TupleTimes, read_times
 
 # What a step must do to let the ramp go on (the report's own verdict, SUSTAINED_*, reads the drained

@@ -397,7 +397,7 @@ class Bench:
 
     def _check_placement(self, run: Run) -> None:
         """What Nimbus applied must be what the planner service answered for this topology."""
-        from storm_planner.service.planlog import read_plan_log
+        from storm_planner.service.planning.planlog import read_plan_log
 
         deadline = time.monotonic() + 60
         plans: list = []
@@ -450,7 +450,7 @@ class Bench:
 
     def _storm_placement(self, run: Run) -> None:
         """The placement Storm's own scheduler applied; the planner service must not have been asked."""
-        from storm_planner.service.planlog import read_plan_log
+        from storm_planner.service.planning.planlog import read_plan_log
 
         deadline = time.monotonic() + 60
         applied: list = []

@@ -428,7 +428,7 @@ def _counters(bench):
 def _plans(bench, topology_id: str, name: str) -> list[dict[str, Any]]:
     """The service's answers for the topology, refusals included (kept beside the report, one JSON line
     each)."""
-    from storm_planner.service.planlog import read_plan_log
+    from storm_planner.service.planning.planlog import read_plan_log
 
     answers = [p for p in read_plan_log(bench.cluster.plan_log) if p["topology"] == topology_id]
     keep = bench.latency_dir.parent / "plans" / f"{name}.jsonl"

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from thriftpy2.utils import deserialize, serialize
 
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.contract import wire_factories
+from storm_planner.service.transport.contract import planner_thrift as T
+from storm_planner.service.transport.contract import wire_factories
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,8 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, not {args.repeat}")
 
-    from storm_planner.service.handler import PlannerHandler
-    from storm_planner.service.server import collector_paused
+    from storm_planner.service.planning.handler import PlannerHandler
+    from storm_planner.service.transport.server import collector_paused
 
     proto = wire_factories()[0]
     data = args.request.read_bytes()

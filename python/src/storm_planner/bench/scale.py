@@ -36,7 +36,7 @@ SHAPES = ((1_000, 100, 5), (10_000, 250, 10), (52_000, 1_000, 10))
 
 def plan_request(executors: int, nodes: int, components: int, algorithm: str, deadline_ms: int = 600_000):
     """A Thrift request: one topology, ``components`` in a shuffle pipeline, executors dealt evenly."""
-    from storm_planner.service.contract import planner_thrift as T
+    from storm_planner.service.transport.contract import planner_thrift as T
 
     per = [executors // components + (1 if i < executors % components else 0) for i in range(components)]
     names = [f"c{i}" for i in range(components)]
@@ -58,9 +58,9 @@ def plan_request(executors: int, nodes: int, components: int, algorithm: str, de
 
 def service_round_trips(shapes: Sequence[tuple[int, int, int]], algorithms: Sequence[str], repeat: int,
                         progress=print) -> list[dict[str, Any]]:
-    from storm_planner.service.client import connect
-    from storm_planner.service.handler import PlannerHandler
-    from storm_planner.service.server import BackgroundServer
+    from storm_planner.service.planning.handler import PlannerHandler
+    from storm_planner.service.serve import BackgroundServer
+    from storm_planner.service.transport.client import connect
 
     rows = []
     with BackgroundServer(PlannerHandler()) as server, connect(server.host, server.port, timeout_ms=600_000) as client:

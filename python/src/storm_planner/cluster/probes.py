@@ -48,7 +48,7 @@ def free_port_offset(description: ClusterDescription, *, low: int = 10000, high:
 
 def planner_ok(host: str, port: int) -> bool:
     try:
-        from storm_planner.service.client import health
+        from storm_planner.service.transport.client import health
     except ImportError:
         return nimbus.tcp_open(host, port)
     try:

@@ -214,7 +214,7 @@ STATE_MB = _define("planner.state.mb", NUMBER, None, EXECUTOR_DATA, HOOK,
                    "an executor's state size in MB (a Number or Supplier), published with its windows: what "
                    "moving it costs", minimum=0)
 
-# -- the planner service: the problem (service/convert.py) -----------------------------------------------
+# -- the planner service: the problem (service/planning/convert.py) --------------------------------------
 MAX_MIGRATIONS = _define("planner.max.migrations", INTEGER, None, TOPOLOGY, SERVICE,
                          "executor moves per planner.replan.period.secs (unset: no limit)", minimum=0,
                          field="max_migrations")
@@ -267,7 +267,7 @@ METRICS_WORKER_CPU = _define("planner.metrics.worker.cpu", FLAG, True, TOPOLOGY,
                              "a worker's CPU beyond its executors' threads counts in their loads (false: "
                              "executor threads and subprocesses only)")
 
-# -- the planner service: rebalance (service/rebalance.py) -----------------------------------------------
+# -- the planner service: rebalance (service/planning/rebalance.py) --------------------------------------
 REBALANCE = _define("planner.rebalance", FLAG, False, TOPOLOGY, SERVICE,
                     "true: the service applies a plan's parallelism advice through Nimbus")
 REBALANCE_MIN_GAIN = _define("planner.rebalance.min.gain", NUMBER, 0.10, TOPOLOGY, SERVICE,

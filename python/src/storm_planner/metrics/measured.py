@@ -1,7 +1,7 @@
 """What the metrics tell the planner service about one topology: the typed answer of a metrics source.
 
 :class:`MeasuredTopology` travels from :mod:`storm_planner.metrics.source` to the service's conversion of
-a request (:func:`storm_planner.service.convert.problem_from_thrift`) as it is: no dict, no keys to spell.
+a request (:func:`storm_planner.service.planning.convert.problem_from_thrift`) as it is: no dict, no keys to spell.
 An answer without executors means "plan on estimates"; its notes say why.
 """
 from __future__ import annotations

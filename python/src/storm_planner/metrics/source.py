@@ -1,7 +1,7 @@
 """The planner service's metrics source: a request's topology -> measured executors and traffic.
 
 :class:`StoreMetricsSource` answers ``measure(spec, nodes)`` for
-:class:`~storm_planner.service.handler.PlannerHandler` from a
+:class:`~storm_planner.service.planning.handler.PlannerHandler` from a
 :class:`~storm_planner.metrics.store.MetricsStore`: a
 :class:`~storm_planner.metrics.measured.MeasuredTopology`. With nothing usable it has no executors
 (the service then uses its estimates) and its notes say why: no windows yet, all stale, corrupt

@@ -1,1 +1,1 @@
-"""The planner service: Thrift contract, request conversion, handler, server and client."""
+"""The planner service: the wire (:mod:`.transport`), the planning behind it (:mod:`.planning`), run by :mod:`.serve`."""

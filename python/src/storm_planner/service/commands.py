@@ -6,8 +6,8 @@ import json
 import os
 
 from storm_planner.cli import CommandError
-from storm_planner.service.limits import ServiceLimits
-from storm_planner.service.server import DEFAULT_HOST, DEFAULT_PORT
+from storm_planner.service.transport.caller_limits import ServiceLimits
+from storm_planner.service.transport.server import DEFAULT_HOST, DEFAULT_PORT
 from storm_planner.submit.commands import NIMBUS_ENV
 
 
@@ -40,10 +40,10 @@ def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def _add_limit_arguments(serve: argparse.ArgumentParser) -> None:
-    from storm_planner.service import limits as L
-    from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, MAX_LINE_ENV  # light: no planner imported
+    from storm_planner.service.planning.planlog import DEFAULT_MAX_LINE_MB, MAX_LINE_ENV  # light: no planner imported
+    from storm_planner.service.transport import caller_limits as L
 
-    group = serve.add_argument_group("limits and access (storm_planner.service.limits)")
+    group = serve.add_argument_group("limits and access (storm_planner.service.transport.caller_limits)")
     group.add_argument("--max-frame-mb", type=float, metavar="MB",
                        help=f"refuse a call larger than this (default {L.DEFAULT_MAX_FRAME_MB}; "
                             f"${L.ENV['max_frame_mb']})")
@@ -66,7 +66,7 @@ def _add_limit_arguments(serve: argparse.ArgumentParser) -> None:
 
 def _plan_log_max_line_mb(args: argparse.Namespace) -> float:
     from storm_planner.core.fields import env_number
-    from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, MAX_LINE_ENV
+    from storm_planner.service.planning.planlog import DEFAULT_MAX_LINE_MB, MAX_LINE_ENV
 
     value = args.plan_log_max_line_mb
     if value is None:
@@ -77,7 +77,7 @@ def _plan_log_max_line_mb(args: argparse.Namespace) -> float:
 
 
 def _limits(args: argparse.Namespace) -> ServiceLimits:
-    from storm_planner.service.limits import LimitError, limits_from
+    from storm_planner.service.transport.caller_limits import LimitError, limits_from
 
     try:
         return limits_from(vars(args))
@@ -87,7 +87,7 @@ def _limits(args: argparse.Namespace) -> ServiceLimits:
 
 def serve_command(args: argparse.Namespace) -> int:
     from storm_planner.planners import available
-    from storm_planner.service.server import serve
+    from storm_planner.service.serve import serve
 
     if args.default_algorithm not in available():
         raise CommandError(f"unknown default algorithm {args.default_algorithm!r}; "
@@ -102,8 +102,8 @@ def serve_command(args: argparse.Namespace) -> int:
     limits = _limits(args)
     max_line_mb = _plan_log_max_line_mb(args)
     from storm_planner.service.metrics import metrics_for_serve
-    from storm_planner.service.runner import PlannerRunner
-    from storm_planner.service.server import hold_stop_signals
+    from storm_planner.service.planning.runner import PlannerRunner
+    from storm_planner.service.transport.server import hold_stop_signals
 
     hold_stop_signals()  # before the metrics store starts its threads
     runner = PlannerRunner()  # built first: the handler and the re-planner plan through it
@@ -123,7 +123,7 @@ def settings_command(args: argparse.Namespace) -> int:
 
 
 def health_command(args: argparse.Namespace) -> int:
-    from storm_planner.service.client import health
+    from storm_planner.service.transport.client import health
 
     try:
         status = health(args.host, args.port)

@@ -46,7 +46,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
 def metrics_for_serve(args: argparse.Namespace, runner: Runner = run_planner
                       ) -> Iterator[tuple[StoreMetricsSource | None, Replanner]]:
     """(metrics source or None, re-planner) for the service; stops the store on exit. The re-planner plans
-    with ``runner`` (the service's :class:`~storm_planner.service.runner.PlannerRunner`), through a
+    with ``runner`` (the service's :class:`~storm_planner.service.planning.runner.PlannerRunner`), through a
     :class:`~storm_planner.adaptation.state.StatefulRunner` when ZooKeeper can keep planner state."""
     enabled = not getattr(args, "no_replan", False)
     hosts = getattr(args, "zookeeper", None) or os.environ.get(ZOOKEEPER_ENV)

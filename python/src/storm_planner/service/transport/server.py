@@ -1,12 +1,14 @@
-"""``storm-planner serve``: the threaded Thrift server the Nimbus plugin calls.
+"""The threaded Thrift server the Nimbus plugin calls, around any handler of ``PlannerService``.
 
 Framed transport and binary protocol, as Storm's own Thrift services use (Cython-built: see
-contract.wire_factories), served under the limits of :mod:`storm_planner.service.limits` (frame size,
-executors and structs per request, connections, read timeout, an optional shared token) by
-:mod:`storm_planner.service.wire`.
+contract.wire_factories), served under the limits of :mod:`storm_planner.service.transport.caller_limits`
+(frame size, executors and structs per request, connections, read timeout, an optional shared token) by
+:mod:`storm_planner.service.transport.wire`.
 Listens on loopback by default: without a token the planner trusts every caller that reaches it. After each
 reply has been sent, the handler's ``after_answer()`` runs (work such as a
-rebalance request, which must not happen while Nimbus waits for the answer).
+rebalance request, which must not happen while Nimbus waits for the answer). The planner service itself
+(this server around a :class:`~storm_planner.service.planning.handler.PlannerHandler`) is
+:mod:`storm_planner.service.serve`.
 """
 from __future__ import annotations
 
@@ -17,24 +19,28 @@ import signal
 import socket
 import threading
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from thriftpy2.thrift import TApplicationException, TProcessor
 from thriftpy2.transport import TTransportException
 
-from storm_planner.adaptation.replan import Replanner
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.contract import wire_factories
-from storm_planner.service.handler import MetricsSource, PlannerHandler
-from storm_planner.service.limits import RequestTooLarge, ServiceLimits, count_request_structs
-from storm_planner.service.runner import PlannerRunner
-from storm_planner.service.wire import LimitedThriftServer
+from storm_planner.service.transport.caller_limits import RequestTooLarge, ServiceLimits, count_request_structs
+from storm_planner.service.transport.contract import planner_thrift as T
+from storm_planner.service.transport.contract import wire_factories
+from storm_planner.service.transport.counters import ServiceCounters
+from storm_planner.service.transport.wire import LimitedThriftServer
 
 log = logging.getLogger("storm_planner.service")
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7627
+
+
+class Served(Protocol):
+    """What the server needs of the handler it serves (besides the service's calls): its limits and counters."""
+
+    limits: ServiceLimits
+    counters: ServiceCounters
 
 
 class AnswerFirstProcessor(TProcessor):
@@ -142,51 +148,19 @@ def collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def build_server(handler: PlannerHandler, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> LimitedThriftServer:
+def build_server(handler: Served, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> LimitedThriftServer:
     """The server, bound to ``host:port``, under the handler's limits."""
     proto_factory, trans_factory = wire_factories()
     return LimitedThriftServer(AnswerFirstProcessor(T.PlannerService, handler), host, port, handler.limits,
                                handler.counters, proto_factory, trans_factory)
 
 
-def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm: str = "even",
-          metrics: MetricsSource | None = None, plan_log: Path | None = None, replanner: Replanner | None = None,
-          nimbus: str | None = None, limits: ServiceLimits | None = None,
-          plan_log_max_line_mb: float | None = None, runner: PlannerRunner | None = None) -> None:
-    """Serve until SIGTERM/SIGINT. ``nimbus`` (HOST:PORT) lets the service rebalance topologies.
-
-    Call :func:`hold_stop_signals` before starting any thread (the metrics store's, say): the
-    signals are then taken here by ``sigwait``, whichever thread the kernel would have given them
-    to. (A Python handler runs only in the main thread, and only once the thread the signal went
-    to wakes it; the main thread blocked in ``accept()`` was never woken, and the service lived on.)
-    """
-    hold_stop_signals()
-    optional: dict[str, Any] = {"plan_log_max_line_mb": plan_log_max_line_mb} if plan_log_max_line_mb else {}
-    handler = PlannerHandler(default_algorithm, metrics, plan_log, replanner, nimbus=nimbus, limits=limits,
-                             runner=runner, **optional)
-    server = build_server(handler, host, port)
-    # What start-up made (modules, the contract) is never garbage: the collector need not walk it again.
-    # (Cyclic garbage among it would never be freed: a bounded, one-off amount.)
-    gc.freeze()
-    # The solver planners' worker process takes a second or two to start (it imports the solvers):
-    # started now, in the background, so that the first such plan does not spend its share on it.
-    threading.Thread(target=handler.runner.worker.start, name="worker-start", daemon=True).start()
-    threading.Thread(target=server.serve, name="thrift-server", daemon=True).start()
-    log.info("planner service listening on %s:%d (default algorithm %s%s; %r)", host, port, default_algorithm,
-             f"; rebalances through Nimbus {nimbus}" if nimbus else "", handler.limits)
-    try:
-        received = signal.sigwait(STOP_SIGNALS)
-        log.info("planner service stopping (%s)", signal.Signals(received).name)
-    finally:
-        server.close()
-        handler.close()
-
-
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 def hold_stop_signals() -> None:
-    """Block SIGINT/SIGTERM in this thread and every thread started after: :func:`serve` waits for them."""
+    """Block SIGINT/SIGTERM in this thread and every thread started after:
+    :func:`~storm_planner.service.serve.serve` waits for them."""
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
 
 
@@ -194,31 +168,3 @@ def free_port(host: str = DEFAULT_HOST) -> int:
     with socket.socket() as probe:
         probe.bind((host, 0))
         return int(probe.getsockname()[1])
-
-
-class BackgroundServer:
-    """A service in a daemon thread, for tests and notebooks: ``with BackgroundServer() as s: s.port``."""
-
-    def __init__(self, handler: PlannerHandler | None = None, host: str = DEFAULT_HOST, port: int = 0,
-                 limits: ServiceLimits | None = None):
-        self.handler = handler or PlannerHandler()
-        if limits is not None:
-            self.handler.limits = limits
-        self.host = host
-        self.server = build_server(self.handler, host, port)
-        self.port = self.server.port
-        self._thread = threading.Thread(target=self._serve, daemon=True, name="planner-service")
-
-    def _serve(self) -> None:
-        try:
-            self.server.serve()
-        except Exception:  # closed under us at shutdown
-            pass
-
-    def __enter__(self) -> BackgroundServer:
-        self._thread.start()  # bound and listening already: connections wait in the backlog until it accepts
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.close()
-        self.handler.close()

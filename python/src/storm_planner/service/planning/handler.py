@@ -1,28 +1,32 @@
 """The planning side of ``PlannerService``: one request in, one plan per topology out.
 
 Each topology is planned on its own, in request order, on the nodes as the request's state shows them
-(:class:`~storm_planner.service.request_state.RequestState`: slots and resources earlier plans of the
+(:class:`~storm_planner.service.planning.request_state.RequestState`: slots and resources earlier plans of the
 request took). A topology's failure (bad spec or option, unknown algorithm, infeasible, over its share of
 the deadline, a planner bug) becomes a typed ``PlanError`` for that topology alone; the plugin falls back
 to Storm's default scheduler for it and applies the others.
 
-The handler only sequences the steps; each lives in its own module: admission (token, shape, size:
-:mod:`~storm_planner.service.admission`), the deadline's shares (:mod:`~storm_planner.service.deadline`),
-conversion (:mod:`~storm_planner.service.convert`), running a planner in a process it can stop
-(:mod:`~storm_planner.service.runner`), the plan log (:mod:`~storm_planner.service.planlog`) and
-rebalances (:mod:`~storm_planner.service.rebalance`): a plan may advise a running topology's parallelism
-(``Plan.advice``), and for a topology with ``planner.rebalance: true`` the service asks Nimbus for it after
-the answer has gone back to the plugin (:meth:`PlannerHandler.after_answer`).
+The handler only sequences the steps, each in its own module, in the order a request meets them:
+
+1. admission (:mod:`~storm_planner.service.planning.admission`): the call's token, shape and size, and the
+   deadline's shares;
+2. its loads (:mod:`~storm_planner.service.planning.memory`): what the metrics measured, else what was last
+   measured under the topology's name;
+3. conversion (:mod:`~storm_planner.service.planning.convert`), on the nodes the request's state shows;
+4. running a planner in a process it can stop (:mod:`~storm_planner.service.planning.runner`);
+5. rebalances (:mod:`~storm_planner.service.planning.rebalance`): a plan may advise a running topology's
+   parallelism (``Plan.advice``), and for a topology with ``planner.rebalance: true`` the service asks Nimbus
+   for it after the answer has gone back to the plugin (:meth:`PlannerHandler.after_answer`);
+6. the answer (:mod:`~storm_planner.service.planning.convert`) and the plan log
+   (:mod:`~storm_planner.service.planning.planlog`).
 """
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Protocol, cast
 
 from storm_planner import __version__
@@ -32,18 +36,16 @@ from storm_planner.core.errors import PlanningError
 from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.planners import available
-from storm_planner.service.admission import admit
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.convert import error_to_thrift, plan_to_thrift, problem_from_thrift
-from storm_planner.service.counters import ServiceCounters
-from storm_planner.service.deadline import request_budget_s, topology_share, within_share
-from storm_planner.service.limits import ServiceLimits
-from storm_planner.service.load_memory import LoadMemory, RememberedLoads, component_loads
-from storm_planner.service.planlog import DEFAULT_MAX_LINE_MB, PlanLog
-from storm_planner.service.rebalance import AutoRebalancer
-from storm_planner.service.remembered_rates import applied_pairs
-from storm_planner.service.request_state import RequestState
-from storm_planner.service.runner import PlannerRunner
+from storm_planner.service.planning.admission import admit, request_budget_s, topology_share, within_share
+from storm_planner.service.planning.convert import error_to_thrift, plan_to_thrift, problem_from_thrift
+from storm_planner.service.planning.memory import LoadMemory, remembered_loads, took_note
+from storm_planner.service.planning.planlog import DEFAULT_MAX_LINE_MB, PlanLog
+from storm_planner.service.planning.rebalance import AutoRebalancer
+from storm_planner.service.planning.request_state import RequestState
+from storm_planner.service.planning.runner import PlannerRunner
+from storm_planner.service.transport.caller_limits import ServiceLimits
+from storm_planner.service.transport.contract import planner_thrift as T
+from storm_planner.service.transport.counters import ServiceCounters
 
 log = logging.getLogger("storm_planner.service")
 
@@ -155,7 +157,7 @@ class PlannerHandler:
             raise TimeoutError
         settings.check_service_options(spec.options or {})  # refused before metrics are read for it
         measured = self._measure(spec, request.nodes)
-        remembered = self._remembered(spec, measured)
+        remembered = remembered_loads(self.load_memory, spec, measured)
         problem = within_share(problem_from_thrift(spec, state, measured, remembered), remaining)
         future = self._pool.submit(self.replanner.plan if self.replanner else self.runner, problem, algorithm)
         try:
@@ -166,7 +168,7 @@ class PlannerHandler:
         notes = list(plan.notes)
         notes.extend(settings.unknown_keys(spec.options or {}, available()))
         notes.extend(measured.notes if measured is not None else ())
-        took = self._took(remembered, problem) if remembered is not None else None
+        took = took_note(self.load_memory, remembered, problem) if remembered is not None else None
         if took:
             notes.append(took)
         elif not problem.measured:
@@ -175,32 +177,6 @@ class PlannerHandler:
         if rebalance:
             notes.append(rebalance)
         return plan_to_thrift(spec.id, plan.replace(notes=tuple(notes))), plan.advice
-
-    def _remembered(self, spec: Any, measured: MeasuredTopology | None) -> RememberedLoads | None:
-        """Remember what a measured topology costs, by its name; recall it for one with nothing measured
-        that asks for it (``planner.loads.remembered``; its traffic alone with ``planner.loads.remembered.cpu``
-        false)."""
-        name = spec.name or ""
-        if measured is not None and measured.measured:
-            loads = component_loads(measured.executors, measured.windowed)
-            counted = measured.measurement
-            rates = counted.component_traffic if counted is not None and counted.unit == "tuples/s" else {}
-            self.load_memory.remember(name, spec.id, loads, measured.tuple_bytes, rates)
-            return None
-        options = spec.options or {}
-        if not name or not settings.LOADS_REMEMBERED.read(options):
-            return None
-        recalled = self.load_memory.recall(name)
-        if recalled is not None and not settings.LOADS_REMEMBERED_CPU.read(options):
-            return dataclasses.replace(recalled, loads=MappingProxyType({}))   # traffic only: CPU as declared
-        return recalled
-
-    def _took(self, remembered: RememberedLoads, problem: Any) -> str | None:
-        """The note on what a plan took from the load memory, or None when it took nothing."""
-        loads = sum(1 for c in problem.components if c.id in remembered.loads) if problem.loads_remembered else 0
-        rates = applied_pairs(problem.streams, remembered.rates)
-        sizes = applied_pairs(problem.streams, remembered.tuple_bytes)
-        return remembered.note(self.load_memory.clock(), loads, rates, sizes) if loads or rates or sizes else None
 
     def _measure(self, spec: Any, nodes: list[Any]) -> MeasuredTopology | None:
         if self.metrics is None:

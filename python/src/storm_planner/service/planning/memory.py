@@ -22,13 +22,12 @@ the last plan made on measured metrics saw:
 A measured plan of a new run (another topology id under the name) starts the name's entry afresh.
 
 With ``planner.loads.remembered`` a plan made without metrics takes these in place of the declared CPU,
-the prior tuple size and the prior rates (:func:`storm_planner.service.convert.problem_from_thrift`, the
-rates by :mod:`storm_planner.service.remembered_rates`); a
-component or pair the memory lacks keeps its estimate. The topology is still planned as unmeasured: its first measured
-re-plan is judged as usual. A component's load is per executor, so a topology resubmitted with another
-parallelism gets the old per-executor load for each of its executors (the component's total scales with
-the count, which is right when the work per executor stays about the same and an overestimate otherwise,
-until the first measured re-plan).
+the prior tuple size and the prior rates (:func:`storm_planner.service.planning.convert.problem_from_thrift`,
+the rates by :func:`with_remembered_rates` below); a component or pair the memory lacks keeps its estimate.
+The topology is still planned as unmeasured: its first measured re-plan is judged as usual. A component's
+load is per executor, so a topology resubmitted with another parallelism gets the old per-executor load for
+each of its executors (the component's total scales with the count, which is right when the work per executor
+stays about the same and an overestimate otherwise, until the first measured re-plan).
 
 Only executors with a window of their own count: the metrics source fills in the others with their
 component's mean, or the topology's median when the whole component has none, and a guess is not remembered
@@ -45,19 +44,46 @@ outside is written anywhere.
 
 Cost: O(E) per measured plan (one pass over the executors), O(C) per recall, for E executors and C
 components.
+
+**Rates.** Stream rates come from a run's measured component-pair rates.
+
+The metrics count, per component pair, the tuples delivered to the target's tasks; a :class:`Stream`'s
+``rate`` counts emits, and an ``all`` stream delivers each emit to every executor of its target
+(:mod:`storm_planner.core.traffic`). So a pair measured at R tuples/s with streams s_1..s_k gets
+
+    rate_i = R * prior_i / sum_j(prior_j * copies_j)
+
+(copies_j: the target's executors for an ``all`` stream, else 1): the prior's mix between the pair's
+streams is kept and the pair delivers R in all. Streams of pairs the memory lacks are scaled by the ratio of
+remembered to prior rates over the matched streams, so that every stream's rate is on one absolute scale
+(a prior of one tuple per spout output next to hundreds per second would weigh nothing).
+
+Apply it to the user streams first and derive the acker's streams from them, then once more to the system
+streams alone (:func:`storm_planner.service.planning.convert.problem_from_thrift`): acker pairs the run measured
+take their measured rate, the others follow the user streams' remembered rates.
+
+Cost: O(S) for S streams.
+
+The handler asks :func:`remembered_loads` what a topology's plan starts from, and :func:`took_note`
+what the plan's note says it took.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
+from storm_planner.core import settings
 from storm_planner.core.elements import Executor
+from storm_planner.core.problem import Component, Problem, Stream
+from storm_planner.core.system_streams import copies_per_emit
+from storm_planner.metrics.measured import MeasuredTopology
 
 _EMPTY: Mapping[tuple[str, str], float] = MappingProxyType({})
 DEFAULT_MAX_TOPOLOGIES = 128
@@ -207,5 +233,71 @@ class LoadMemory:
             return loads
 
 
+# -- remembered rates applied to streams ---------------------------------------------------------------------
+Pair = tuple[str, str]
+
+
+def with_remembered_rates(components: Iterable[Component], streams: tuple[Stream, ...], rates: Mapping[Pair, float],
+                          *, only: Callable[[Stream], bool] = lambda stream: True,
+                          scale_unmatched: bool = True) -> tuple[Stream, ...]:
+    """``streams`` with the rates of the pairs in ``rates`` (the streams ``only`` selects; the others as
+    they are), and, with ``scale_unmatched``, the selected streams of other pairs scaled to the same scale."""
+    by_id = {c.id: c for c in components}
+    chosen = [s for s in streams if only(s)]
+    delivered: dict[Pair, float] = defaultdict(float)
+    for stream in chosen:
+        delivered[(stream.source, stream.target)] += stream.rate * copies_per_emit(stream, by_id)
+    factor = {pair: rates[pair] / total for pair, total in delivered.items() if pair in rates and total > 0}
+    matched = [s for s in chosen if (s.source, s.target) in factor]
+    prior = sum(s.rate for s in matched)
+    scale = sum(s.rate * factor[(s.source, s.target)] for s in matched) / prior if prior > 0 else 1.0
+    return tuple(_rated(s, factor, scale if scale_unmatched else 1.0) if only(s) else s for s in streams)
+
+
+def _rated(stream: Stream, factor: Mapping[Pair, float], scale: float) -> Stream:
+    pair = (stream.source, stream.target)
+    if pair in factor:
+        return dataclasses.replace(stream, rate=stream.rate * factor[pair])
+    if scale == 1.0:
+        return stream
+    return dataclasses.replace(stream, rate=stream.rate * scale)
+
+
+def applied_pairs(streams: Iterable[Stream], keys: Iterable[Pair]) -> int:
+    """How many of ``keys`` name a component pair that ``streams`` has: what a remembered figure applied to."""
+    pairs = {(s.source, s.target) for s in streams}
+    return sum(1 for key in keys if key in pairs)
+
+
+# -- what a plan starts from, and what its note says ---------------------------------------------------------
+def remembered_loads(memory: LoadMemory, spec: Any, measured: MeasuredTopology | None) -> RememberedLoads | None:
+    """Remember what a measured topology costs, by its name; recall it for one with nothing measured
+    that asks for it (``planner.loads.remembered``; its traffic alone with ``planner.loads.remembered.cpu``
+    false)."""
+    name = spec.name or ""
+    if measured is not None and measured.measured:
+        loads = component_loads(measured.executors, measured.windowed)
+        counted = measured.measurement
+        rates = counted.component_traffic if counted is not None and counted.unit == "tuples/s" else {}
+        memory.remember(name, spec.id, loads, measured.tuple_bytes, rates)
+        return None
+    options = spec.options or {}
+    if not name or not settings.LOADS_REMEMBERED.read(options):
+        return None
+    recalled = memory.recall(name)
+    if recalled is not None and not settings.LOADS_REMEMBERED_CPU.read(options):
+        return dataclasses.replace(recalled, loads=MappingProxyType({}))   # traffic only: CPU as declared
+    return recalled
+
+
+def took_note(memory: LoadMemory, remembered: RememberedLoads, problem: Problem) -> str | None:
+    """The note on what a plan took from the load memory, or None when it took nothing."""
+    loads = sum(1 for c in problem.components if c.id in remembered.loads) if problem.loads_remembered else 0
+    rates = applied_pairs(problem.streams, remembered.rates)
+    sizes = applied_pairs(problem.streams, remembered.tuple_bytes)
+    return remembered.note(memory.clock(), loads, rates, sizes) if loads or rates or sizes else None
+
+
 __all__ = ["ComponentLoad", "DEFAULT_MAX_TOPOLOGIES", "LoadMemory", "MAX_ENTRIES", "MAX_KEY_CHARS", "RememberedLoads",
-           "component_loads", "storm_name_of"]
+           "applied_pairs", "component_loads", "remembered_loads", "storm_name_of", "took_note",
+           "with_remembered_rates"]

@@ -7,8 +7,8 @@ from typing import Any
 
 from thriftpy2.rpc import make_client
 
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.contract import wire_factories
+from storm_planner.service.transport.contract import planner_thrift as T
+from storm_planner.service.transport.contract import wire_factories
 
 
 @contextlib.contextmanager

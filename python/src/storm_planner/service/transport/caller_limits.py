@@ -31,7 +31,7 @@ shared token               none         ``--token-file FILE``             ``STOR
   for the read timeout, or takes longer than it to send one call, is closed, so a stalled client cannot
   hold a worker. Nimbus opens one connection per call, one call at a time.
 * **Token.** Every plan call changes what runs: it may start a rebalance through Nimbus
-  (``service/rebalance.py``), it spends a running topology's migration budget and resets its re-planning
+  (``service/planning/rebalance.py``), it spends a running topology's migration budget and resets its re-planning
   clock (``adaptation/replan.py``), and stateful planners keep what it taught them. With a token configured
   the service therefore answers ``plan`` only to calls that carry it (``PlanRequest.token``, the plugin's
   ``planner.service.token``); others get ``BAD_REQUEST``. ``health`` stays open (it changes nothing). Without

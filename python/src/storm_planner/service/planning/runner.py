@@ -1,13 +1,18 @@
-"""A worker process for the planners the service must be able to stop.
+"""How the service runs a planner: in this process, or in the worker process it can stop.
 
-The service plans in threads, and Python cannot stop a thread: a planner that
-overruns its share of the deadline is abandoned, but it keeps computing. For
-the solver planners (``milp``, ``albic``: Python model building that grows
-with executors × nodes, outside the solver's own time limit) that meant
-minutes of a core taken from every later request. Planners that set
-``Planner.isolated`` therefore run in :class:`PlannerProcess`, a long-lived
-child process the handler kills when the topology's share of the deadline
-passes (:meth:`PlannerProcess.stop`); the next such plan starts a fresh one.
+:class:`PlannerRunner` is the ``runner(problem, algorithm)`` of the service's plans and re-plans. It is built
+first and handed to everything that plans (the handler, the
+:class:`~storm_planner.adaptation.replan.Replanner`, a
+:class:`~storm_planner.adaptation.state.StatefulRunner`), so a solver planner is stoppable whichever of them
+runs it.
+
+**The worker process**, for the planners the service must be able to stop. The service plans in threads,
+and Python cannot stop a thread: a planner that overruns its share of the deadline is abandoned, but it keeps
+computing. For the solver planners (``milp``, ``albic``: Python model building that grows with executors ×
+nodes, outside the solver's own time limit) that meant minutes of a core taken from every later request.
+Planners that set ``Planner.isolated`` therefore run in :class:`PlannerProcess`, a long-lived child process the
+handler kills when the topology's share of the deadline passes (:meth:`PlannerProcess.stop`); the next such
+plan starts a fresh one.
 
 The child is forked from a ``forkserver`` that has imported the planners
 already, so a restart costs milliseconds, not an interpreter start. Problems
@@ -26,11 +31,37 @@ from typing import Any
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
+from storm_planner.planners import run
 
 log = logging.getLogger("storm_planner.service")
 
 
+class PlannerRunner:
+    """``planners.run``, in the worker process for isolated planners (``Planner.isolated``)."""
 
+    def __init__(self, isolate: bool = True, worker: PlannerProcess | None = None) -> None:
+        self.isolate = isolate  # False: every planner runs in this process (tests that spy on planners)
+        self.worker = worker or PlannerProcess()
+
+    def __call__(self, problem: Problem, algorithm: str, **params: Any) -> Plan:
+        if self.isolates(algorithm):
+            return self.worker.run(problem, algorithm, **params)
+        return run(problem, algorithm, **params)
+
+    def isolates(self, algorithm: str) -> bool:
+        return self.isolate and is_isolated(algorithm)
+
+    def abandon(self, algorithm: str) -> None:
+        """A plan of ``algorithm`` overran its time: stop it if it runs in the worker (frees the core for
+        the next topologies at once; a plan in this process cannot be stopped, its answer is ignored)."""
+        if self.isolates(algorithm):
+            self.worker.stop()
+
+    def close(self) -> None:
+        self.worker.close()
+
+
+# -- the worker process --------------------------------------------------------------------------------------
 def _read_only(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
     return MappingProxyType(mapping)
 
@@ -39,7 +70,7 @@ def _read_only(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
 # cannot be pickled by name: builtins has no ``mappingproxy``).
 copyreg.pickle(MappingProxyType, lambda proxy: (_read_only, (dict(proxy),)))
 
-_PRELOAD = ["storm_planner.planners", "storm_planner.service.worker"]
+_PRELOAD = ["storm_planner.planners", "storm_planner.service.planning.runner"]
 
 
 class PlannerStopped(PlanningError):

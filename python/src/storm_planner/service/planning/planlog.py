@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from storm_planner.core.plan import ParallelismAdvice
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.counters import ServiceCounters
+from storm_planner.service.transport.contract import planner_thrift as T
+from storm_planner.service.transport.counters import ServiceCounters
 
 log = logging.getLogger("storm_planner.service")
 

@@ -2,11 +2,11 @@
 
 A request carries several topologies; each becomes one :class:`Problem`. The
 nodes a topology sees (its free slots, what the request's other topologies hold)
-come from :class:`~storm_planner.service.request_state.RequestState`.
+come from :class:`~storm_planner.service.planning.request_state.RequestState`.
 
 Loads: when the metrics store has nothing for a topology, each executor gets its component's load as
 last measured under the topology's name when the request passes one (``planner.loads.remembered``,
-:mod:`storm_planner.service.load_memory`), else its
+:mod:`storm_planner.service.planning.memory`), else its
 declared CPU (or ``planner.executor.cost``, default 10 % of a core) and each
 stream a prior rate (one tuple per spout output, selectivity 1 over data inputs,
 watermark streams as the kit sends them: ``planner.watermark.streams``), so that
@@ -42,11 +42,10 @@ from storm_planner.core.system_streams import (
     with_system_streams,
 )
 from storm_planner.metrics.measured import MeasuredTopology
-from storm_planner.service.checks import check_topology, option
-from storm_planner.service.contract import planner_thrift as T
-from storm_planner.service.load_memory import RememberedLoads
-from storm_planner.service.remembered_rates import with_remembered_rates
-from storm_planner.service.request_state import RequestState
+from storm_planner.service.planning.admission import check_topology, option
+from storm_planner.service.planning.memory import RememberedLoads, with_remembered_rates
+from storm_planner.service.planning.request_state import RequestState
+from storm_planner.service.transport.contract import planner_thrift as T
 
 DEFAULT_EXECUTOR_COST = settings.EXECUTOR_COST.default
 _NO_PRIORS: Mapping[str, float] = MappingProxyType({})
@@ -72,7 +71,7 @@ def problem_from_thrift(
     what its other topologies hold on each node), or the request's nodes alone; ``measured`` may carry
     measured executors and traffic (:class:`~storm_planner.metrics.measured.MeasuredTopology`);
     ``remembered``, used only when nothing is measured, the loads a topology of the same name was last
-    measured at (:mod:`storm_planner.service.load_memory`): each component's load per executor and each
+    measured at (:mod:`storm_planner.service.planning.memory`): each component's load per executor and each
     component pair's tuple size and rate replace the estimates where it has them.
     """
     state = nodes if isinstance(nodes, RequestState) else RequestState(nodes)
@@ -170,7 +169,7 @@ def _options(spec: Any, options: Mapping[str, str]) -> Options:
 def _streams(spec: Any, components: tuple[Component, ...], options: Mapping[str, str],
              sizes: Mapping[tuple[str, str], float], rates: Mapping[tuple[str, str], float]) -> tuple[Stream, ...]:
     """The topology's declared streams with prior rates (remembered ones where ``rates`` has them:
-    :mod:`storm_planner.service.remembered_rates`), plus the traffic Storm adds by itself (the acker's, the
+    :mod:`storm_planner.service.planning.memory`), plus the traffic Storm adds by itself (the acker's, the
     metrics consumers'), unless ``planner.system.streams`` is false (:mod:`storm_planner.core.system_streams`)."""
     known = {c.id for c in components}
     default_size = settings.TUPLE_BYTES.read(options)

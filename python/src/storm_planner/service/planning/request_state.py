@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from storm_planner.core.problem import Node
-from storm_planner.service.checks import check_node, meta_number
+from storm_planner.service.planning.admission import check_node, meta_number
 
 
 class RequestState:

@@ -1,4 +1,4 @@
-"""The service's TCP side: framed calls read under the limits of :mod:`storm_planner.service.limits`.
+"""The service's TCP side: framed calls read under the limits of :mod:`storm_planner.service.transport.caller_limits`.
 
 thriftpy2's own server starts a thread per connection and its framed transport allocates whatever length
 a frame header claims. Here:
@@ -9,7 +9,7 @@ a frame header claims. Here:
 * the whole frame must arrive within the read timeout (not each read: a client dripping a byte at a time
   cannot hold a worker longer), and a connection idle that long is closed;
 * the call is decoded from its frame's bytes alone (a call running past its frame does not parse) and
-  counts the structs it builds (:class:`~storm_planner.service.limits.DecodeBudget`).
+  counts the structs it builds (:class:`~storm_planner.service.transport.caller_limits.DecodeBudget`).
 
 The wire itself is unchanged: binary protocol in frames, as Storm's Thrift services and the plugin speak.
 """
@@ -25,8 +25,8 @@ from typing import Any
 from thriftpy2 import transport as thrift_transport
 
 from storm_planner.core.errors import StormPlannerError
-from storm_planner.service.counters import ServiceCounters
-from storm_planner.service.limits import DecodeBudget, FrameRoom, ServiceLimits
+from storm_planner.service.transport.caller_limits import DecodeBudget, FrameRoom, ServiceLimits
+from storm_planner.service.transport.counters import ServiceCounters
 
 log = logging.getLogger("storm_planner.service")
 

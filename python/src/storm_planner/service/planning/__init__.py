@@ -1,0 +1,1 @@
+"""The planner service's planning: a request admitted, each topology converted, planned and answered."""
