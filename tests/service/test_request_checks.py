@@ -1,5 +1,5 @@
 """Numbers a request carries: NaN, Infinity and out-of-range values get BAD_REQUEST naming the field, over
-real Thrift; the plan log stays strict JSON."""
+real Thrift; the plan log stays strict JSON. A topology's options are checked once, before its metrics."""
 from __future__ import annotations
 
 import json
@@ -7,6 +7,9 @@ import json
 import pytest
 from test_service import node, request, topology
 
+from storm_planner.core import settings
+from storm_planner.core.settings import SettingError
+from storm_planner.service.planning.convert import RequestState, problem_from_thrift, problem_of
 from storm_planner.service.planning.handler import PlannerHandler
 from storm_planner.service.planning.planlog import read_plan_log
 from storm_planner.service.serve import BackgroundServer
@@ -132,3 +135,38 @@ def test_other_topologies_of_the_request_are_planned_and_the_log_is_strict_json(
     for line in log.read_text().splitlines():
         json.loads(line, parse_constant=refuse)
     assert {r["topology"] for r in read_plan_log(log)} == {"bad", "good"}
+
+
+def test_each_topology_s_options_are_checked_once_before_its_metrics_are_read(monkeypatch):
+    """The service checks every ``planner.*`` key it reads once per topology (admission), and before it asks
+    the metrics source about the topology: a bad option never costs a metrics read, a good one is not read
+    twice."""
+    checked, measured = [], []
+    original = settings.check_service_options
+
+    def counted(options):
+        checked.append(dict(options))
+        original(options)
+
+    monkeypatch.setattr(settings, "check_service_options", counted)
+    bad, good = topology("bad"), topology("good")
+    bad.options = {"planner.rebalance.min.gain": "lots"}
+    good.options = {"planner.rebalance.min.gain": "0.2"}
+    handler = PlannerHandler(metrics=lambda topology_id: measured.append(topology_id), isolate=False)
+    plans = {p.topology_id: p for p in handler.plan(request(bad, good)).plans}
+    assert plans["bad"].error.kind == T.ErrorKind.BAD_REQUEST
+    assert plans["bad"].error.message == "topology option planner.rebalance.min.gain='lots' is not a number"
+    assert plans["good"].error is None and plans["good"].assignments
+    assert checked == [bad.options, good.options], "each topology's options checked once, in request order"
+    assert measured == ["good"], "a topology refused for its options is not measured"
+
+
+def test_the_service_s_conversion_takes_the_topology_as_admitted():
+    """``problem_of`` (the conversion the handler uses once admission passed) checks no option again, and
+    ``problem_from_thrift`` (for callers that skip admission) checks them all first."""
+    spec = topology("t1")
+    spec.options = {"planner.rebalance.min.gain": "lots"}   # read by the rebalancer alone, never by conversion
+    state = RequestState([node("a"), node("b")], [spec])
+    assert problem_of(spec, state).topology_id == "t1"
+    with pytest.raises(SettingError, match="planner.rebalance.min.gain='lots' is not a number"):
+        problem_from_thrift(spec, [node("a"), node("b")])

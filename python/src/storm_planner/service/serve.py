@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from storm_planner.adaptation.replan import Replanner
-from storm_planner.service.planning.handler import MetricsSource, PlannerHandler
+from storm_planner.service.planning.handler import PlannerHandler
+from storm_planner.service.planning.memory import MetricsSource
 from storm_planner.service.planning.runner import PlannerRunner
 from storm_planner.service.transport.caller_limits import ServiceLimits
 from storm_planner.service.transport.server import (

@@ -4,6 +4,8 @@
   (``serve --max-executors``). A refused call gets ``PlannerError(BAD_REQUEST)`` naming why; no topology of
   it is planned. The limits and the token are
   :class:`~storm_planner.service.transport.caller_limits.ServiceLimits`'.
+* **Each topology** (:func:`admit_topology`): its options, every ``planner.*`` key the service reads, and its
+  own fields, once, before metrics are read for it; a refused topology gets a ``BAD_REQUEST`` plan error.
 * **The numbers.** A NaN capacity or load would pass every comparison a planner makes (``nan > x`` is false)
   and come out as a NaN figure in the plan and the plan log; an infinite one wins every comparison. Either way
   the plan would be nonsense. So every number the request carries is checked where it is read (the node's,
@@ -26,6 +28,7 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
+from storm_planner.core import settings
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.fields import finite
 from storm_planner.core.problem import Problem
@@ -117,6 +120,13 @@ def check_deadline(deadline_ms: Any) -> None:
 
 
 # -- each topology ---------------------------------------------------------------------------------------
+def admit_topology(spec: Any) -> None:
+    """Refuse (``ProblemError``, ``SettingError``) a topology whose options the service cannot read or whose
+    fields are malformed; run once per topology, before metrics are read for it."""
+    settings.check_service_options(spec.options or {})
+    check_topology(spec)
+
+
 def check_topology(spec: Any) -> None:
     """The topology's own fields: ``worker_max_heap_mb`` (positive or unset), ``num_workers`` and each
     component's ``parallelism`` (not negative), the ids of its components, streams, executors and current

@@ -42,7 +42,7 @@ from storm_planner.core.system_streams import (
     with_system_streams,
 )
 from storm_planner.metrics.measured import MeasuredTopology
-from storm_planner.service.planning.admission import check_topology, option
+from storm_planner.service.planning.admission import admit_topology, option
 from storm_planner.service.planning.memory import RememberedLoads, with_remembered_rates
 from storm_planner.service.planning.request_state import RequestState
 from storm_planner.service.transport.contract import planner_thrift as T
@@ -73,11 +73,20 @@ def problem_from_thrift(
     ``remembered``, used only when nothing is measured, the loads a topology of the same name was last
     measured at (:mod:`storm_planner.service.planning.memory`): each component's load per executor and each
     component pair's tuple size and rate replace the estimates where it has them.
+
+    The topology is checked first (:func:`~storm_planner.service.planning.admission.admit_topology`: a bad
+    option or field refuses it before anything is built); the service checks it before it reads the
+    topology's metrics and builds it with :func:`problem_of`.
     """
     state = nodes if isinstance(nodes, RequestState) else RequestState(nodes)
-    check_topology(spec)
+    admit_topology(spec)
+    return problem_of(spec, state, measured, remembered)
+
+
+def problem_of(spec: Any, state: RequestState, measured: MeasuredTopology | None = None,
+                  remembered: RememberedLoads | None = None) -> Problem:
+    """:func:`problem_from_thrift` of a topology admitted already (its options and fields checked)."""
     options = dict(spec.options or {})
-    settings.check_service_options(options)  # a bad value refuses the topology before anything is built
     current = {
         executor: Slot(slot.node_id, slot.port) for executor, slot in (spec.current or {}).items()
     }
@@ -239,3 +248,13 @@ def error_to_thrift(topology_id: str, algorithm: str, kind: str, message: str) -
         assignments={},
         error=T.PlanError(kind=getattr(T.ErrorKind, kind, T.ErrorKind.INTERNAL), message=message),
     )
+
+
+def timeout_message(request: Any, algorithm: str, remaining: float) -> str:
+    """The message of a topology's ``TIMEOUT`` plan error: no time left, or its planner overran its share."""
+    if remaining <= 0:
+        return (f"not planned: the topologies before it in this request used up the deadline "
+                f"({request.deadline_ms} ms)")
+    return (f"{algorithm} did not finish within its {remaining * 1000:.0f} ms share of the deadline "
+            f"({request.deadline_ms} ms for {len(request.topologies)} topologies, shared by size: "
+            f"executors + nodes)")

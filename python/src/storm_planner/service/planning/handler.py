@@ -8,8 +8,8 @@ to Storm's default scheduler for it and applies the others.
 
 The handler only sequences the steps, each in its own module, in the order a request meets them:
 
-1. admission (:mod:`~storm_planner.service.planning.admission`): the call's token, shape and size, and the
-   deadline's shares;
+1. admission (:mod:`~storm_planner.service.planning.admission`): the call's token, shape and size, then per
+   topology its options and fields, and the deadline's shares;
 2. its loads (:mod:`~storm_planner.service.planning.memory`): what the metrics measured, else what was last
    measured under the topology's name;
 3. conversion (:mod:`~storm_planner.service.planning.convert`), on the nodes the request's state shows;
@@ -25,20 +25,24 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any
 
 from storm_planner import __version__
 from storm_planner.adaptation.replan import Replanner
 from storm_planner.core import settings
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.plan import ParallelismAdvice
-from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.planners import available
-from storm_planner.service.planning.admission import admit, request_budget_s, topology_share, within_share
-from storm_planner.service.planning.convert import error_to_thrift, plan_to_thrift, problem_from_thrift
-from storm_planner.service.planning.memory import LoadMemory, remembered_loads, took_note
+from storm_planner.service.planning.admission import (
+    admit,
+    admit_topology,
+    request_budget_s,
+    topology_share,
+    within_share,
+)
+from storm_planner.service.planning.convert import error_to_thrift, plan_to_thrift, problem_of, timeout_message
+from storm_planner.service.planning.memory import LoadMemory, MetricsSource, measured_now, remembered_loads, took_note
 from storm_planner.service.planning.planlog import DEFAULT_MAX_LINE_MB, PlanLog
 from storm_planner.service.planning.rebalance import AutoRebalancer
 from storm_planner.service.planning.request_state import RequestState
@@ -48,15 +52,6 @@ from storm_planner.service.transport.contract import planner_thrift as T
 from storm_planner.service.transport.counters import ServiceCounters
 
 log = logging.getLogger("storm_planner.service")
-
-
-class Measures(Protocol):
-    def measure(self, spec: Any, nodes: list[Any]) -> MeasuredTopology | None: ...
-
-
-# Metrics source: an object whose measure(spec, nodes) answers (storm_planner.metrics.source), or a
-# function of the topology id.
-MetricsSource = Measures | Callable[[str], "MeasuredTopology | None"]
 
 
 class PlannerHandler:
@@ -131,7 +126,7 @@ class PlannerHandler:
             result, advice = self._planned(request, spec, algorithm, state, remaining)
         except (TimeoutError, concurrent.futures.TimeoutError):
             outcome = "timeout"
-            result = error_to_thrift(spec.id, algorithm, "TIMEOUT", _timeout_message(request, algorithm, remaining))
+            result = error_to_thrift(spec.id, algorithm, "TIMEOUT", timeout_message(request, algorithm, remaining))
         except PlanningError as error:
             outcome = error.kind.lower()
             result = error_to_thrift(spec.id, algorithm, error.kind, str(error))
@@ -155,10 +150,10 @@ class PlannerHandler:
         """(the topology's Thrift plan, its parallelism advice); raises what refuses it."""
         if remaining <= 0:
             raise TimeoutError
-        settings.check_service_options(spec.options or {})  # refused before metrics are read for it
-        measured = self._measure(spec, request.nodes)
+        admit_topology(spec)  # its options and fields, once: refused before metrics are read for it
+        measured = measured_now(self.metrics, spec, request.nodes)
         remembered = remembered_loads(self.load_memory, spec, measured)
-        problem = within_share(problem_from_thrift(spec, state, measured, remembered), remaining)
+        problem = within_share(problem_of(spec, state, measured, remembered), remaining)
         future = self._pool.submit(self.replanner.plan if self.replanner else self.runner, problem, algorithm)
         try:
             plan = future.result(timeout=remaining)
@@ -177,22 +172,3 @@ class PlannerHandler:
         if rebalance:
             notes.append(rebalance)
         return plan_to_thrift(spec.id, plan.replace(notes=tuple(notes))), plan.advice
-
-    def _measure(self, spec: Any, nodes: list[Any]) -> MeasuredTopology | None:
-        if self.metrics is None:
-            return None
-        measure = getattr(self.metrics, "measure", None)
-        if measure is not None:
-            measured: MeasuredTopology | None = measure(spec, nodes)
-            return measured
-        by_id = cast(Callable[[str], "MeasuredTopology | None"], self.metrics)  # no measure(): the function form
-        return by_id(spec.id)
-
-
-def _timeout_message(request: Any, algorithm: str, remaining: float) -> str:
-    if remaining <= 0:
-        return (f"not planned: the topologies before it in this request used up the deadline "
-                f"({request.deadline_ms} ms)")
-    return (f"{algorithm} did not finish within its {remaining * 1000:.0f} ms share of the deadline "
-            f"({request.deadline_ms} ms for {len(request.topologies)} topologies, shared by size: "
-            f"executors + nodes)")

@@ -64,8 +64,9 @@ take their measured rate, the others follow the user streams' remembered rates.
 
 Cost: O(S) for S streams.
 
-The handler asks :func:`remembered_loads` what a topology's plan starts from, and :func:`took_note`
-what the plan's note says it took.
+The handler asks :func:`measured_now` what the metrics source measured of a topology now,
+:func:`remembered_loads` what its plan starts from when nothing is measured, and :func:`took_note` what the
+plan's note says it took.
 """
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
 from storm_planner.core import settings
 from storm_planner.core.elements import Executor
@@ -269,7 +270,28 @@ def applied_pairs(streams: Iterable[Stream], keys: Iterable[Pair]) -> int:
     return sum(1 for key in keys if key in pairs)
 
 
-# -- what a plan starts from, and what its note says ---------------------------------------------------------
+# -- what a plan starts from: measured now, else remembered, and what its note says ------------------------
+class Measures(Protocol):
+    def measure(self, spec: Any, nodes: list[Any]) -> MeasuredTopology | None: ...
+
+
+# Metrics source: an object whose measure(spec, nodes) answers (storm_planner.metrics.source), or a
+# function of the topology id.
+MetricsSource = Measures | Callable[[str], "MeasuredTopology | None"]
+
+
+def measured_now(metrics: MetricsSource | None, spec: Any, nodes: list[Any]) -> MeasuredTopology | None:
+    """What ``metrics`` measured of the topology now (None: no metrics source)."""
+    if metrics is None:
+        return None
+    measure = getattr(metrics, "measure", None)
+    if measure is not None:
+        measured: MeasuredTopology | None = measure(spec, nodes)
+        return measured
+    by_id = cast(Callable[[str], "MeasuredTopology | None"], metrics)  # no measure(): the function form
+    return by_id(spec.id)
+
+
 def remembered_loads(memory: LoadMemory, spec: Any, measured: MeasuredTopology | None) -> RememberedLoads | None:
     """Remember what a measured topology costs, by its name; recall it for one with nothing measured
     that asks for it (``planner.loads.remembered``; its traffic alone with ``planner.loads.remembered.cpu``
@@ -298,6 +320,6 @@ def took_note(memory: LoadMemory, remembered: RememberedLoads, problem: Problem)
     return remembered.note(memory.clock(), loads, rates, sizes) if loads or rates or sizes else None
 
 
-__all__ = ["ComponentLoad", "DEFAULT_MAX_TOPOLOGIES", "LoadMemory", "MAX_ENTRIES", "MAX_KEY_CHARS", "RememberedLoads",
-           "applied_pairs", "component_loads", "remembered_loads", "storm_name_of", "took_note",
-           "with_remembered_rates"]
+__all__ = ["ComponentLoad", "DEFAULT_MAX_TOPOLOGIES", "LoadMemory", "MAX_ENTRIES", "MAX_KEY_CHARS", "Measures",
+           "MetricsSource", "RememberedLoads", "applied_pairs", "component_loads", "measured_now", "remembered_loads",
+           "storm_name_of", "took_note", "with_remembered_rates"]
