@@ -1,12 +1,13 @@
-"""One request's state (service/planning/request_state.py): per-topology node views rebuilt only where something
-changed equal views built afresh, and each topology sees what the request's other topologies hold."""
+"""One request's state (RequestState in service/planning/convert.py): per-topology node views rebuilt only
+where something changed equal views built afresh, and each topology sees what the request's other topologies
+hold."""
 from __future__ import annotations
 
 import random
 
 import pytest
 
-from storm_planner.service.planning.request_state import RequestState, declared_use
+from storm_planner.service.planning.convert import RequestState, declared_use
 from storm_planner.service.transport.contract import planner_thrift as T
 
 

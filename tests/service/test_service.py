@@ -7,8 +7,8 @@ import pytest
 
 from storm_planner.core.plan import Plan
 from storm_planner.planners.base import _REGISTRY, Planner
+from storm_planner.service.planning.convert import RequestState
 from storm_planner.service.planning.handler import PlannerHandler
-from storm_planner.service.planning.request_state import RequestState
 from storm_planner.service.serve import BackgroundServer
 from storm_planner.service.transport.client import connect, health
 from storm_planner.service.transport.contract import planner_thrift as T

@@ -1,7 +1,7 @@
 """The planning side of ``PlannerService``: one request in, one plan per topology out.
 
 Each topology is planned on its own, in request order, on the nodes as the request's state shows them
-(:class:`~storm_planner.service.planning.request_state.RequestState`: slots and resources earlier plans of the
+(:class:`~storm_planner.service.planning.convert.RequestState`: slots and resources earlier plans of the
 request took). A topology's failure (bad spec or option, unknown algorithm, infeasible, over its share of
 the deadline, a planner bug) becomes a typed ``PlanError`` for that topology alone; the plugin falls back
 to Storm's default scheduler for it and applies the others.
@@ -41,11 +41,16 @@ from storm_planner.service.planning.admission import (
     topology_share,
     within_share,
 )
-from storm_planner.service.planning.convert import error_to_thrift, plan_to_thrift, problem_of, timeout_message
+from storm_planner.service.planning.convert import (
+    RequestState,
+    error_to_thrift,
+    plan_to_thrift,
+    problem_of,
+    timeout_message,
+)
 from storm_planner.service.planning.memory import LoadMemory, MetricsSource, measured_now, remembered_loads, took_note
 from storm_planner.service.planning.planlog import DEFAULT_MAX_LINE_MB, PlanLog
 from storm_planner.service.planning.rebalance import AutoRebalancer
-from storm_planner.service.planning.request_state import RequestState
 from storm_planner.service.planning.runner import PlannerRunner
 from storm_planner.service.transport.caller_limits import ServiceLimits
 from storm_planner.service.transport.contract import planner_thrift as T
