@@ -18,7 +18,7 @@ from pathlib import Path
 
 from storm_planner.bench._e2e_profiles import HeteroProfiles, submitted
 from storm_planner.bench._e2e_workloads import parse_workloads
-from storm_planner.planners.nasiri.profiles import parse_profile
+from storm_planner.planners.hetero.profiles import parse_profile
 from tests.bench.test_e2e_cluster import pytestmark as cluster_marks
 
 REPO = Path(__file__).resolve().parents[2]

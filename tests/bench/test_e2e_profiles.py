@@ -21,7 +21,7 @@ from storm_planner.bench._e2e_profiles import (
 )
 from storm_planner.bench._e2e_workloads import TOPK_LINK, HeteroProfileError, parse_scheduler
 from storm_planner.cluster.description import load_description
-from storm_planner.planners.nasiri.profiles import Measurement, parse_profile
+from storm_planner.planners.hetero.profiles import Measurement, parse_profile
 from storm_planner.profiling.measurements import Step, WindowFigures
 from storm_planner.streaming.pacing import RateFile, ReplayPacer
 

@@ -19,7 +19,7 @@ from storm_planner.core.check import check_plan
 from storm_planner.core.errors import InvalidParameterError, UnknownParameterError
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.problem import Problem
-from storm_planner.generators.nasiri import micro_problem
+from storm_planner.generators.hetero import micro_problem
 from storm_planner.planners import available, documented_parameters, run
 from storm_planner.planners._parameters import documentation_gaps
 from storm_planner.planners.base import Planner

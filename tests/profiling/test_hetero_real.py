@@ -209,7 +209,7 @@ def test_the_profile_uses_one_set_of_times_on_every_machine_type_and_predicts_pl
 
 @pytest.mark.parametrize("shape", ["linear", "diamond", "star"])
 def test_each_project_declares_the_papers_shape_with_one_class_per_component(tmp_path, shape):
-    from storm_planner.generators.nasiri import TOPOLOGIES
+    from storm_planner.generators.hetero import TOPOLOGIES
     from storm_planner.profiling.project import load_project_topology
 
     topology = load_project_topology(write_project(tmp_path, shape))

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from storm_planner.cluster.description import parse_description
-from storm_planner.planners.nasiri.profiles import Measurement, profile_from_measurements
+from storm_planner.planners.hetero.profiles import Measurement, profile_from_measurements
 from storm_planner.profiling.builtin_project import write_builtin_project
 from storm_planner.profiling.cgroups import CpuQuota, detect_emulation, quota_us
 from storm_planner.profiling.errors import ProfilingError

@@ -20,7 +20,7 @@ from storm_planner.cluster.description import load_description
 from storm_planner.core.problem import Problem
 from storm_planner.core.system_streams import ACK_PAYLOAD_BYTES, ACKER, ANCHOR_BYTES, PRIOR_VALUES_BYTES
 from storm_planner.planners.base import run
-from storm_planner.planners.chatzistergiou._groups import imc_unknown_bytes, job_graph
+from storm_planner.planners.topdown._groups import imc_unknown_bytes, job_graph
 from storm_planner.service.planning.convert import problem_from_thrift
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,11 +4,12 @@ The planner core (:mod:`storm_planner.core`), the planners
 (:mod:`storm_planner.planners`), the Thrift service the Nimbus plugin calls
 (:mod:`storm_planner.service`) and the tools around a real cluster.
 
-The planners come in one family package per paper, all listed in
+The planners come in one family package per algorithm, all listed in
 :mod:`storm_planner.planners.registry`: ``baselines`` (Storm's own schedulers
-and a random placement), ``chatzistergiou`` (taskLevel, topDown), ``madsen``
-(the load-balancing MILP, ALBIC, Flux, COLA), ``nasiri`` (heterogeneity-aware
-throughput), ``gma`` (Elastic Allocator) and ``qescalor`` (QEScalor's scalers).
+and a random placement), ``topdown`` (Chatzistergiou & Viglas: taskLevel,
+topDown), ``albic`` (Madsen et al.: the load-balancing MILP, ALBIC, Flux, COLA),
+``hetero`` (Nasiri et al.: heterogeneity-aware throughput), ``gma`` (Elastic
+Allocator) and ``qescalor`` (QEScalor's scalers).
 A family's parts outside the pure planning layer sit in a sub-package of the
 same name in their layer (``adaptation.qescalor``, ``profiling.qescalor``,
 ``bench.qescalor``) or a module of that name (``generators.qescalor``).

@@ -2,7 +2,7 @@
 
 Nasiri et al.'s planners place by eq. 7: the CPU an instance uses on a machine type is
 ``base + IR · (ET + MET) / 10``, from a profile per (component, machine type) and the tuple division
-ratio α per component (:mod:`storm_planner.planners.nasiri.profiles`). A cell of those planners submits
+ratio α per component (:mod:`storm_planner.planners.hetero.profiles`). A cell of those planners submits
 its workload with the profile's JSON in ``planner.hetero.profiles``; the service then runs the
 planner in its fixed-graph mode (the topology runs: ``mode=auto`` places the submitted executors and
 only advises a parallelism).
@@ -22,7 +22,7 @@ windows become one measurement per component
 does), what the supervisor used beyond those tasks (the worker JVM, the ackers: the same quota pays for
 them) is shared out over the components by the tuples each handled (:func:`with_worker_overhead`), and
 the kit's affine fit gives base, ET and MET
-(:func:`~storm_planner.planners.nasiri.profiles.profile_from_measurements`). Meanwhile that supervisor's
+(:func:`~storm_planner.planners.hetero.profiles.profile_from_measurements`). Meanwhile that supervisor's
 quota is raised to one core and restored after: a throttled task waits, which lengthens its execute
 latency (ET) without changing the CPU a tuple costs; steps that were throttled all the same are left
 out of the fit (:func:`~storm_planner.profiling.measurements.fit_samples`). About two minutes of
@@ -148,7 +148,7 @@ def load_checked(path: Path, workload, machine_types: Sequence[str]) -> dict[str
     """A saved profile, refused (naming ``path``) unless it is one that covers every component of the
     workload's topology on every machine type of the cluster."""
     from storm_planner.core.errors import ProblemError
-    from storm_planner.planners.nasiri.profiles import ProfileError, parse_profile
+    from storm_planner.planners.hetero.profiles import ProfileError, parse_profile
 
     try:
         data = read_json(path)
@@ -186,14 +186,14 @@ def topology_components(workload) -> dict[str, str]:
 def profile_document(steps: Sequence, alphas: Mapping[str, float], machine_types: Sequence[str],
                      input_rate: float, about: Mapping[str, Any],
                      instances: Mapping[str, int] | None = None) -> dict[str, Any]:
-    """The profile (file format of :mod:`storm_planner.planners.nasiri.profiles`) from the steps measured
+    """The profile (file format of :mod:`storm_planner.planners.hetero.profiles`) from the steps measured
     on one machine type: the affine fit of the unthrottled steps, its times written for every machine
     type of the cluster, α per component, and ``about`` (how it was measured) in ``profiling``.
 
     A step measures a component's tasks together, so the fit's intercept (``base``, the CPU it uses with no
     tuple) is theirs together; the model charges ``base`` to every instance, so it is divided by the
     component's ``instances`` (its tasks while profiled; per-tuple times need no such division)."""
-    from storm_planner.planners.nasiri.profiles import fit_report, profile_from_measurements
+    from storm_planner.planners.hetero.profiles import fit_report, profile_from_measurements
     from storm_planner.profiling.measurements import fit_samples
 
     samples = fit_samples(steps, MAX_THROTTLED)
@@ -217,7 +217,7 @@ def profile_document(steps: Sequence, alphas: Mapping[str, float], machine_types
 
 
 def with_worker_overhead(measured: Sequence, node_cpu: float) -> list:
-    """``measured`` (one :class:`~storm_planner.planners.nasiri.profiles.Measurement` per component) with
+    """``measured`` (one :class:`~storm_planner.planners.hetero.profiles.Measurement` per component) with
     what the node used beyond their tasks shared out over them by the tuples each handled: the worker JVM
     (transfer, serialisation, GC), the ackers' threads and the supervisor are paid from the same quota (the
     service measured Top-K's worker JVM beyond its executors at 20-50 % of a core), which a profile of the

@@ -30,7 +30,7 @@ from storm_planner.bench._hetero_real_search import (
     placement_differences,
     spouts_of,
 )
-from storm_planner.generators.nasiri import TOPOLOGIES
+from storm_planner.generators.hetero import TOPOLOGIES
 from storm_planner.profiling.builtin_project import RATE_FILE_OPTION
 from storm_planner.profiling.cgroups import CpuAccount, throttled_share
 from storm_planner.profiling.measurements import WindowFigures, figures_from_window
@@ -69,9 +69,9 @@ def predicted_rate(shape: str, machines: Sequence[Machine], profile: Mapping[str
     """The simulator's highest input rate and throughput for an applied placement (rows of
     ``{"component", "node", "port"}``)."""
     from storm_planner.core.problem import Problem
-    from storm_planner.planners.nasiri.model import build_model
-    from storm_planner.planners.nasiri.plans import placement_from_assignments
-    from storm_planner.planners.nasiri.simulate import simulate
+    from storm_planner.planners.hetero.model import build_model
+    from storm_planner.planners.hetero.plans import placement_from_assignments
+    from storm_planner.planners.hetero.simulate import simulate
 
     counts = Counter(row["component"] for row in rows)
     problem = Problem.from_dict(problem_dict(shape, machines, profile, counts))

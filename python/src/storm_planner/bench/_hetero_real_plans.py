@@ -121,8 +121,8 @@ def declared_cpu(shape: str, machines: Sequence[Machine], profile: Mapping[str, 
     import numpy as np
 
     from storm_planner.core.problem import Problem
-    from storm_planner.planners.nasiri.model import build_model
-    from storm_planner.planners.nasiri.rates import propagate
+    from storm_planner.planners.hetero.model import build_model
+    from storm_planner.planners.hetero.rates import propagate
 
     model = build_model(Problem.from_dict(problem_dict(shape, machines, profile, parallelism)))
     counts = [int(parallelism[c]) for c in model.components]

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from storm_planner.generators.nasiri import TOPOLOGIES
+from storm_planner.generators.hetero import TOPOLOGIES
 from storm_planner.profiling.builtin_project import write_generated_project
 
 WORK_PREFIX = "realbench.work."            # realbench.work.<component> = SHA-256 rounds per tuple
@@ -157,7 +157,7 @@ class Sink2(SinkBolt): pass
 '''
 
 def topology_source(shape: str) -> str:
-    """The streamparse topology module of one of Nasiri et al.'s shapes (:mod:`storm_planner.generators.nasiri`),
+    """The streamparse topology module of one of Nasiri et al.'s shapes (:mod:`storm_planner.generators.hetero`),
     every stream shuffle-grouped, each component running its own class (``Spout1`` for ``spout1``)."""
     spec = TOPOLOGIES[shape]
     names = [name for name, _ in spec["components"]]  # listed in topological order

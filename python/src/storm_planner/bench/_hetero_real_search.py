@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storm_planner.core.errors import StormPlannerError
-from storm_planner.generators.nasiri import TOPOLOGIES
+from storm_planner.generators.hetero import TOPOLOGIES
 from storm_planner.profiling.measurements import WindowFigures
 
 GRID_BASE, GRID_FACTOR = 10.0, 1.1         # offered rates: GRID_BASE · GRID_FACTOR^k tuples/s

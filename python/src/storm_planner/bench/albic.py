@@ -21,7 +21,7 @@ repository root; each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` an
   and migrations per period. ALBIC starts from a random placement (cold) and
   from COLA's placement (the paper's recommended use, §5.4).
 
-The workloads come from :mod:`storm_planner.generators.madsen`.
+The workloads come from :mod:`storm_planner.generators.albic`.
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from typing import Any
 from storm_planner.bench.report import experiments_benchmark, pyplot, stamped_progress, write_table
 from storm_planner.core.evaluate import load_distance
 from storm_planner.core.problem import Problem
-from storm_planner.generators.madsen import (
+from storm_planner.generators.albic import (
     CollocationWorkload,
     drifting_loads,
     fluctuate,
@@ -52,9 +52,9 @@ _progress = stamped_progress("albic bench")
 # -- §5.1 solve time against load distance -----------------------------------------------
 
 def bench_solve_time(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
-    from storm_planner.planners.madsen import _milp_model as model
-    from storm_planner.planners.madsen._descent import greedy_descent
-    from storm_planner.planners.madsen._units import start_placement
+    from storm_planner.planners.albic import _milp_model as model
+    from storm_planner.planners.albic._descent import greedy_descent
+    from storm_planner.planners.albic._units import start_placement
 
     sizes = [(20, 300)] if quick else [(20, 300), (40, 600), (60, 900)]
     limits = [0.5, 2.0] if quick else [0.5, 1.0, 2.0, 5.0, 10.0]

@@ -17,7 +17,7 @@ replaying a synthetic airline feed whose hot tail numbers and routes change ever
 ``--periods`` periods of ``--period`` seconds after ``--settle``. The schedulers:
 
 * ``planner:albic``, ``planner:cola`` (any ``planner:NAME``): the plugin and the planner service. The
-  first placement is ``spread`` (``planner.initial.algorithm``; :mod:`~storm_planner.planners.madsen.spread`:
+  first placement is ``spread`` (``planner.initial.algorithm``; :mod:`~storm_planner.planners.albic.spread`:
   the k-th executors of consecutive components on different nodes, so the one-to-one pairs extract k →
   plane sums k start apart: the paper's start; ``--start own`` lets the planner place it). Then the
   service re-plans once per period (``planner.replan.period.secs``; the change threshold out of reach)

@@ -53,7 +53,7 @@ from storm_planner.bench.report import (
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.core.problem import Problem
 from storm_planner.planners.base import run as run_planner
-from storm_planner.planners.chatzistergiou._groups import imc_unknown_bytes
+from storm_planner.planners.topdown._groups import imc_unknown_bytes
 
 DEFAULT_CELLS = Path("benchmarks/reports/e2e/cells.csv")
 DEFAULT_OUT = Path("benchmarks/reports/e2e-wire")
@@ -81,7 +81,7 @@ def layout(counts: Counts) -> str:
 
 def prior_weights(problem: Problem) -> dict[str, float]:
     """Bytes per input tuple each stream weighs in the first plan's model: rate x size, a user tuple of
-    unknown size at the prior's weight (:func:`~storm_planner.planners.chatzistergiou._groups.imc_unknown_bytes`)."""
+    unknown size at the prior's weight (:func:`~storm_planner.planners.topdown._groups.imc_unknown_bytes`)."""
     unknown = imc_unknown_bytes(problem, "auto") or 0.0
     return {stream_label(s): s.rate * (s.tuple_bytes or unknown) for s in problem.streams}
 

@@ -3,7 +3,7 @@
 Three parts, each writing a CSV, a markdown table and a plot under
 ``benchmarks/reports/hetero/`` (``--out``):
 
-* ``clusters`` — Linear, Diamond and Star (:mod:`storm_planner.generators.nasiri`)
+* ``clusters`` — Linear, Diamond and Star (:mod:`storm_planner.generators.hetero`)
   on the paper's three-machine cluster and Table IV's small, medium and large
   clusters, profile Table III: ``hetero`` against ``storm-default`` placing the
   same execution graph (the paper's comparison, §6.3): throughput, weighted
@@ -17,7 +17,7 @@ Three parts, each writing a CSV, a markdown table and a plot under
   bound (2 × machines) — every paper-style instance the exhaustive search
   covers at that bound.
 * ``random`` — ``--random`` random tiny instances (2–3 machines, 2–4
-  components; :func:`storm_planner.generators.nasiri.random_problem`) of two kinds: *related* machines (one speed per machine type, as
+  components; :func:`storm_planner.generators.hetero.random_problem`) of two kinds: *related* machines (one speed per machine type, as
   Table III nearly is) and *unrelated* ones (every cost drawn on its own):
   ``hetero`` against ``hetero-optimal`` with the same bound (2 × machines).
 * the plots: ``throughput_gain.png``, ``utilisation.png``, ``optimal_gap.png``.
@@ -39,13 +39,13 @@ from typing import Any
 from storm_planner.bench.report import Benchmark, argument, markdown_table, publish, pyplot
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
-from storm_planner.generators.nasiri import CLUSTERS, TOPOLOGIES, micro_problem, micro_profile, random_problem
+from storm_planner.generators.hetero import CLUSTERS, TOPOLOGIES, micro_problem, micro_profile, random_problem
 from storm_planner.planners import run
-from storm_planner.planners.nasiri.bounds import fluid_bound
-from storm_planner.planners.nasiri.hetero_optimal import optimal_placement
-from storm_planner.planners.nasiri.model import build_model
-from storm_planner.planners.nasiri.plans import placement_from_assignments
-from storm_planner.planners.nasiri.simulate import gain, max_input_rate, simulate
+from storm_planner.planners.hetero.bounds import fluid_bound
+from storm_planner.planners.hetero.hetero_optimal import optimal_placement
+from storm_planner.planners.hetero.model import build_model
+from storm_planner.planners.hetero.plans import placement_from_assignments
+from storm_planner.planners.hetero.simulate import gain, max_input_rate, simulate
 
 PAPER_SIMULATED = {  # §6.3, Fig. 10: throughput and utilisation gains over the default scheduler
     "small": ((26, 49), (10, 35)),

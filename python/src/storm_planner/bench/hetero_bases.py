@@ -19,11 +19,11 @@ repository root; each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` an
   exhaustive search runs, else against an upper bound: the machine base bound (a mixed-integer
   relaxation that charges a whole base on every machine a component uses; HiGHS' dual bound after
   ``BOUND_SECONDS``) or the base-fluid bound, whichever is lower
-  (:mod:`storm_planner.planners.nasiri.bounds`); and against the base-blind planner. Against a
+  (:mod:`storm_planner.planners.hetero.bounds`); and against the base-blind planner. Against a
   bound the ratio is a floor: the true gap to the optimum is smaller.
 
 Every figure is the closed-form highest sustainable input rate of the model with bases
-(:func:`storm_planner.planners.nasiri.simulate.max_input_rate`).
+(:func:`storm_planner.planners.hetero.simulate.max_input_rate`).
 """
 from __future__ import annotations
 
@@ -38,12 +38,12 @@ from typing import Any
 from storm_planner.bench.report import experiments_benchmark, pyplot, stamped_progress, write_csv, write_table
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.problem import Problem
-from storm_planner.generators.nasiri import CLUSTERS, TOPOLOGIES, add_bases, micro_problem, random_problem
+from storm_planner.generators.hetero import CLUSTERS, TOPOLOGIES, add_bases, micro_problem, random_problem
 from storm_planner.planners import run
-from storm_planner.planners.nasiri.bounds import fluid_bound, machine_base_bound
-from storm_planner.planners.nasiri.model import build_model
-from storm_planner.planners.nasiri.plans import placement_from_assignments
-from storm_planner.planners.nasiri.simulate import max_input_rate
+from storm_planner.planners.hetero.bounds import fluid_bound, machine_base_bound
+from storm_planner.planners.hetero.model import build_model
+from storm_planner.planners.hetero.plans import placement_from_assignments
+from storm_planner.planners.hetero.simulate import max_input_rate
 
 DEFAULT_OUT = Path("benchmarks/reports/hetero-bases")
 _progress = stamped_progress("hetero-bases bench")

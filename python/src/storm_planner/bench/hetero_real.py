@@ -67,7 +67,7 @@ ResourceAwareScheduler:
    to ``ras``, and whether hetero beats both beyond the spread (every hetero
    repetition above every default and every ras one); when it does not, the
    machines' CPU and throttled share at each placement's highest step say where
-   it saturated. The simulator (:mod:`storm_planner.planners.nasiri.simulate`)
+   it saturated. The simulator (:mod:`storm_planner.planners.hetero.simulate`)
    evaluates every applied placement under the same profile: predicted vs measured.
 
 Idle executors park (``WaitStrategyPark``, 1 ms) instead of spinning: with
@@ -120,7 +120,7 @@ from storm_planner.bench._hetero_real_search import (
 )
 from storm_planner.bench.report import Benchmark, argument
 from storm_planner.core.jsonfile import read_json
-from storm_planner.generators.nasiri import TOPOLOGIES
+from storm_planner.generators.hetero import TOPOLOGIES
 from storm_planner.profiling.cgroups import CpuAccount
 from storm_planner.profiling.profiles import supervisor_pid
 from storm_planner.progress import Progress, print_progress

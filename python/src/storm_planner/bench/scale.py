@@ -91,8 +91,8 @@ def api_rate(seconds: float = 3.0) -> dict[str, float]:
     """§7.2 pipeline: whole ``storm_planner.plan(dict)`` calls/s vs the algorithm alone on a ready Problem."""
     import storm_planner
     from storm_planner.core.problem import Problem
-    from storm_planner.generators.chatzistergiou import pipeline_job
-    from storm_planner.planners.chatzistergiou.topdown import TopDownPlanner
+    from storm_planner.generators.topdown import pipeline_job
+    from storm_planner.planners.topdown.topdown import TopDownPlanner
 
     job = pipeline_job()
     problem = Problem.from_dict(job)

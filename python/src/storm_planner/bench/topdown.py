@@ -16,7 +16,7 @@ from the repository root). Times are process CPU times (``time.process_time``),
 which a busy shared machine disturbs less than wall-clock time; compare planners
 within one run.
 
-The jobs come from :mod:`storm_planner.generators.chatzistergiou`.
+The jobs come from :mod:`storm_planner.generators.topdown`.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ from storm_planner.bench.report import (
     pyplot,
     write_csv,
 )
-from storm_planner.generators.chatzistergiou import (
+from storm_planner.generators.topdown import (
     mixed_job,
     pipeline_job,
     priority_job,
@@ -185,9 +185,9 @@ def _plot_random(path: Path, rows: Sequence[dict], summary: Sequence[dict]) -> N
 
 def bench_speed(args: argparse.Namespace) -> int:
     from storm_planner.planners import get_planner
-    from storm_planner.planners.chatzistergiou._groups import job_graph, usable_nodes
-    from storm_planner.planners.chatzistergiou.tasklevel import task_level
-    from storm_planner.planners.chatzistergiou.topdown import top_down
+    from storm_planner.planners.topdown._groups import job_graph, usable_nodes
+    from storm_planner.planners.topdown.tasklevel import task_level
+    from storm_planner.planners.topdown.topdown import top_down
 
     problem = _problem(pipeline_job(args.groups, args.tasks, args.nodes))
     nodes = usable_nodes(problem)

@@ -6,14 +6,14 @@ the look-up tables of :mod:`.base` and :mod:`.qescalor.base`. A planner module t
 here is not found by name: adding a planner is writing its module *and* adding its class below.
 :func:`~storm_planner.planners.base.register` stays for planners from outside the tree (tests).
 
-The families, one package each, grouped by the paper they implement:
+The families, one package each, named by algorithm (each package's docstring cites its paper):
 
 * :mod:`.baselines` — Storm's own schedulers and Elastic Allocator's Random, for comparison;
-* :mod:`.chatzistergiou` — Chatzistergiou & Viglas, *Fast Heuristics for Near-Optimal Task
+* :mod:`.topdown` — Chatzistergiou & Viglas, *Fast Heuristics for Near-Optimal Task
   Allocation in Data Stream Processing over Clusters* (CIKM 2014);
-* :mod:`.madsen` — Madsen, Zhou & Cao, *Integrative Dynamic Reconfiguration in a Parallel Stream
+* :mod:`.albic` — Madsen, Zhou & Cao, *Integrative Dynamic Reconfiguration in a Parallel Stream
   Processing Engine*, with its baselines Flux and COLA;
-* :mod:`.nasiri` — Nasiri, Nasehi, Divband & Goudarzi, *A Scheduling Algorithm to Maximize Storm
+* :mod:`.hetero` — Nasiri, Nasehi, Divband & Goudarzi, *A Scheduling Algorithm to Maximize Storm
   Throughput in Heterogeneous Cluster*;
 * :mod:`.gma` — *Elastic Allocator: An Adaptive Task Scheduler for Streaming Query in the Cloud*
   (SOSE 2014);
@@ -21,34 +21,34 @@ The families, one package each, grouped by the paper they implement:
 """
 from __future__ import annotations
 
+from storm_planner.planners.albic.albic import AlbicPlanner
+from storm_planner.planners.albic.cola import ColaPlanner
+from storm_planner.planners.albic.flux import FluxPlanner
+from storm_planner.planners.albic.milp import MilpPlanner
+from storm_planner.planners.albic.spread import SpreadPlanner
 from storm_planner.planners.base import Planner, register
 from storm_planner.planners.baselines.even import EvenPlanner
 from storm_planner.planners.baselines.random import RandomPlanner
 from storm_planner.planners.baselines.storm_default import StormDefaultPlanner
-from storm_planner.planners.chatzistergiou.optimal import OptimalPlanner
-from storm_planner.planners.chatzistergiou.tasklevel import TaskLevelPlanner
-from storm_planner.planners.chatzistergiou.topdown import TopDownPlanner
-from storm_planner.planners.chatzistergiou.topdown_ls import TopDownLocalSearchPlanner
 from storm_planner.planners.gma.greedy import GmaPlanner
 from storm_planner.planners.gma.repair import GmaRepairPlanner
-from storm_planner.planners.madsen.albic import AlbicPlanner
-from storm_planner.planners.madsen.cola import ColaPlanner
-from storm_planner.planners.madsen.flux import FluxPlanner
-from storm_planner.planners.madsen.milp import MilpPlanner
-from storm_planner.planners.madsen.spread import SpreadPlanner
-from storm_planner.planners.nasiri.hetero import HeteroPlanner
-from storm_planner.planners.nasiri.hetero_optimal import HeteroOptimalPlanner
+from storm_planner.planners.hetero.hetero import HeteroPlanner
+from storm_planner.planners.hetero.hetero_optimal import HeteroOptimalPlanner
 from storm_planner.planners.qescalor.base import Scaler, register_scaler
 from storm_planner.planners.qescalor.cba import CBA
 from storm_planner.planners.qescalor.integer_program import IntegerProgram
 from storm_planner.planners.qescalor.qcesa import QCESA, ExactQCESA
+from storm_planner.planners.topdown.optimal import OptimalPlanner
+from storm_planner.planners.topdown.tasklevel import TaskLevelPlanner
+from storm_planner.planners.topdown.topdown import TopDownPlanner
+from storm_planner.planners.topdown.topdown_ls import TopDownLocalSearchPlanner
 
 # Family package -> its planners, in the order `storm-planner algorithms` documents them.
 PLANNER_FAMILIES: dict[str, tuple[type[Planner], ...]] = {
     "baselines": (EvenPlanner, StormDefaultPlanner, RandomPlanner),
-    "chatzistergiou": (TaskLevelPlanner, TopDownPlanner, TopDownLocalSearchPlanner, OptimalPlanner),
-    "madsen": (MilpPlanner, AlbicPlanner, FluxPlanner, ColaPlanner, SpreadPlanner),
-    "nasiri": (HeteroPlanner, HeteroOptimalPlanner),
+    "topdown": (TaskLevelPlanner, TopDownPlanner, TopDownLocalSearchPlanner, OptimalPlanner),
+    "albic": (MilpPlanner, AlbicPlanner, FluxPlanner, ColaPlanner, SpreadPlanner),
+    "hetero": (HeteroPlanner, HeteroOptimalPlanner),
     "gma": (GmaPlanner, GmaRepairPlanner),
 }
 

@@ -20,6 +20,6 @@ Cluster*, §5.2):
 QEScalor's samples (Mu et al., ICCS 2020, §2.2): :mod:`.qescalor`.
 
 The model these measurements feed (profiles, eq. 7–10) and the planners ``hetero`` and
-``hetero-optimal`` are in :mod:`storm_planner.planners.nasiri`; QEScalor's performance model and
+``hetero-optimal`` are in :mod:`storm_planner.planners.hetero`; QEScalor's performance model and
 scalers in :mod:`storm_planner.planners.qescalor`.
 """

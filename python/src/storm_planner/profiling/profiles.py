@@ -19,7 +19,7 @@ This module does that on the local multi-process cluster
    is the *measured* tuples/s (executed for a bolt, emitted for a spout);
    execute latency from the hook's ``boltExecute`` (a spout has none: ET 0,
    its whole cost is MET).
-5. Fit with :func:`~storm_planner.planners.nasiri.profiles.profile_from_measurements`
+5. Fit with :func:`~storm_planner.planners.hetero.profiles.profile_from_measurements`
    and write the profile in the documented format. The default method,
    ``affine`` (issue #18), fits base and slope of ``CPU % = base + IR · (ET +
    MET) / 10`` by least squares over the rising rates of each (component,
@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from storm_planner.metrics.windows import read_windows
-from storm_planner.planners.nasiri.profiles import METHODS, Measurement, profile_from_measurements
+from storm_planner.planners.hetero.profiles import METHODS, Measurement, profile_from_measurements
 from storm_planner.progress import Progress
 
 from .builtin_project import BUILTIN_SPOUTS, RATE_FILE_OPTION, WORK_OPTION, write_builtin_project
