@@ -9,7 +9,9 @@ Used by the tests and the benchmarks alike (as ``networkx.generators`` or
   workload;
 * :mod:`.hetero` — Nasiri et al. §6: the Linear, Diamond and Star topologies, the
   clusters of Tables II and IV and the profile of Table III; the small random instances
-  of the heterogeneity benchmarks (``random_problem``, with bases: ``add_bases``);
-* :mod:`.qescalor` — QEScalor (Mu et al., ICCS 2020) §3: the provisions r1..r4, synthetic
-  operators' performance curves, diurnal workloads and random scaling problems.
+  of the heterogeneity benchmarks (``random_problem``, with bases: ``add_bases``).
+
+QEScalor's workloads (Mu et al., ICCS 2020, §3: the provisions r1..r4, synthetic operators'
+performance curves, diurnal workloads and random scaling problems) are
+:mod:`storm_planner.scaling.generator`.
 """

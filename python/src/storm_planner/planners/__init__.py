@@ -8,14 +8,15 @@
   and ``cola``, and ``spread``;
 * :mod:`.hetero` — Nasiri et al.: the heterogeneity-aware CPU model, ``hetero`` and
   ``hetero-optimal``;
-* :mod:`.gma` — Elastic Allocator (SOSE 2014): ``gma`` and ``gma-repair``;
-* :mod:`.qescalor` — QEScalor (ICCS 2020): the *scalers* ``qcesa``, ``qcesa-exact``, ``cba`` and
-  ``scaling-ip``, with the performance model, the samplers and the forecaster they use.
+* :mod:`.gma` — Elastic Allocator (SOSE 2014): ``gma`` and ``gma-repair``.
 
-:mod:`.registry` lists every planner and scaler explicitly; importing this package enters them
-into the look-up tables, so :func:`available` and :func:`run` find them by name.
+QEScalor's *scalers* (``qcesa``, ``qcesa-exact``, ``cba``, ``scaling-ip``) are not placement planners:
+they are in :mod:`storm_planner.scaling`.
+
+:mod:`.registry` lists every planner explicitly; importing this package enters them into the
+look-up table, so :func:`available` and :func:`run` find them by name.
 """
-from storm_planner.planners import registry  # noqa: F401  (enters the listed planners and scalers)
+from storm_planner.planners import registry  # noqa: F401  (enters the listed planners)
 from storm_planner.planners._parameters import documented_parameters
 from storm_planner.planners.base import Planner, available, get_planner, register, run
 

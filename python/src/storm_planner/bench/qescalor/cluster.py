@@ -1,7 +1,7 @@
 """The cluster experiments of ``storm-planner bench qescalor`` (root, cgroup v1 CPU quotas, a local cluster).
 
 * ``cluster`` (Table 2 on the local cluster): DSA and FSSA sampling the built-in work bolt's throughput
-  under CPU quotas of 0.2-2.0 cores (:mod:`storm_planner.profiling.qescalor.oopser`).
+  under CPU quotas of 0.2-2.0 cores (:mod:`storm_planner.scaling.live.oopser`).
 * ``replay``: a day's diurnal input compressed into minutes, fed to the reliable pipeline of the metrics
   tests (acking on, replays, every tuple's emit and ack time) while ``scale run``'s controller scales its
   ``relay`` (SHA-256 work per tuple) within its task count: instances per epoch, end-to-end latency and
@@ -20,8 +20,8 @@ import numpy as np
 
 from storm_planner.api import scale
 from storm_planner.bench.report import pyplot, stamped_progress, write_table
-from storm_planner.generators.qescalor import diurnal_rates
-from storm_planner.planners.qescalor.performance import PerformanceModel
+from storm_planner.scaling.generator import diurnal_rates
+from storm_planner.scaling.performance import PerformanceModel
 
 _progress = stamped_progress("qescalor bench")
 
@@ -39,7 +39,7 @@ def bench_cluster(out: Path, seed: int, quick: bool, command: str) -> list[dict[
     every k-th measurement; DSA runs on its own. Each sample set is fitted by the random forest and
     judged against the baseline, as in Table 2."""
     from storm_planner.cluster import default_description
-    from storm_planner.profiling.qescalor.oopser import SamplerSettings, sample_on_cluster
+    from storm_planner.scaling.live.oopser import SamplerSettings, sample_on_cluster
 
     levels = CLUSTER_LEVELS[::3] if quick else CLUSTER_LEVELS
     runs = {}
@@ -106,9 +106,9 @@ PRICE, STARTUP, SHUTDOWN = 1.0, 0.5, 0.2
 
 
 def bench_replay(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
-    from storm_planner.adaptation.qescalor import ScalingController
-    from storm_planner.adaptation.qescalor.scale_run import run_scaling
     from storm_planner.cluster.launcher import running_cluster
+    from storm_planner.scaling import ScalingController
+    from storm_planner.scaling.live.scale_run import run_scaling
 
     epochs, epoch_s = (8, 15) if quick else (16, 20)
     rates = [max(30.0, r) for r in diurnal_rates(epochs, REPLAY_PEAK, seed=seed, noise=0.0, bursts=0)]
@@ -244,7 +244,7 @@ def _offline_costs(out: Path, measured: list[float]) -> list[dict[str, Any]]:
     samples (``cluster-samples.csv`` of the ``cluster`` experiment; none: skipped)."""
     import csv
 
-    from storm_planner.generators.qescalor import PAPER_PROVISIONS, paper_resources
+    from storm_planner.scaling.generator import PAPER_PROVISIONS, paper_resources
 
     path = out / "cluster-samples.csv"
     if not path.exists() or not any(measured):

@@ -5,7 +5,7 @@ against the exact optimum of its cost model.
 root; each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` (and a plot) under
 ``benchmarks/reports/qescalor/``. Progress goes to standard error.
 
-* ``optimality``: random scaling problems (:func:`storm_planner.generators.qescalor.random_problem`):
+* ``optimality``: random scaling problems (:func:`storm_planner.scaling.generator.random_problem`):
   QCESA's cost against ``qcesa-exact`` (the exact optimum of the cost model) and the best single
   provision (CBA), epochs under capacity, planning time; on smaller problems also against the
   integer program (HiGHS), which must agree with ``qcesa-exact``.
@@ -23,14 +23,14 @@ root; each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` (and a plot) 
 * ``step``: scaling actions until the operator keeps up after a step change of its input rate, with
   the model's performance (the paper) and calibrated by what running instances sustain (ours).
 * ``cluster`` (Table 2 on the local cluster; root and cgroup v1 CPU quotas): DSA and FSSA sampling the
-  built-in work bolt's throughput under CPU quotas of 0.2-2.0 cores (:mod:`storm_planner.profiling.qescalor.oopser`).
+  built-in work bolt's throughput under CPU quotas of 0.2-2.0 cores (:mod:`storm_planner.scaling.live.oopser`).
 * ``replay`` (local cluster): a compressed day scaled live by ``scale run`` with one provision.
 * ``live`` (local cluster, root): the whole loop — a sampling instance inside the running topology,
   the random forest on its samples, ``scale run`` with three provisions enforced per instance and the
   Holt-Winters forecast from the third compressed day (Figure 3 on the cluster;
   :mod:`storm_planner.bench.qescalor.live`).
 
-The simulated operators' curves are synthetic (:func:`~storm_planner.generators.qescalor.operator_curve`):
+The simulated operators' curves are synthetic (:func:`~storm_planner.scaling.generator.operator_curve`):
 the paper's measurements (DataDock on Kubernetes) are not published; ``cluster``, ``replay`` and ``live``
 measure on the local cluster. The models, solvers and forecaster are the real libraries.
 """
@@ -48,18 +48,18 @@ from storm_planner.api import scale
 from storm_planner.bench.qescalor.cluster import bench_cluster, bench_replay
 from storm_planner.bench.qescalor.live import bench_live
 from storm_planner.bench.report import experiments_benchmark, pyplot, stamped_progress, write_table
-from storm_planner.generators.qescalor import (
+from storm_planner.scaling.forecast import forecast
+from storm_planner.scaling.generator import (
     PAPER_PROVISIONS,
     diurnal_rates,
     operator_curve,
     paper_resources,
     random_problem,
 )
-from storm_planner.planners.qescalor.forecast import forecast
-from storm_planner.planners.qescalor.performance import PerformanceModel, compare_models
-from storm_planner.planners.qescalor.problem import ScalingInstance, read_problem, resolve
-from storm_planner.planners.qescalor.sampling import dsa, fssa
-from storm_planner.planners.qescalor.schedule import Schedule
+from storm_planner.scaling.performance import PerformanceModel, compare_models
+from storm_planner.scaling.sampling import dsa, fssa
+from storm_planner.scaling.scaling_problem import ScalingInstance, read_problem, resolve
+from storm_planner.scaling.schedule import Schedule
 
 DEFAULT_OUT = Path("benchmarks/reports/qescalor")
 _progress = stamped_progress("qescalor bench")

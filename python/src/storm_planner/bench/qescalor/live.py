@@ -2,14 +2,14 @@
 
 1. **OOPSer** inside the running topology: the reliable pipeline's ``relay`` (SHA-256 work per tuple)
    gets one sampling instance under a stressing feed, held to each CPU provision DSA visits
-   (:mod:`storm_planner.profiling.qescalor.live_sampler`);
+   (:mod:`storm_planner.scaling.live.live_sampler`);
 2. **OPRPMer**: the random forest fitted to those samples predicts what one instance sustains under
    each provision r1..r3 of the run;
 3. **QECer**: ``scale run``'s controller (told the feed's offered rate, which a saturated relay hides)
    scales ``relay`` over a day's diurnal feed repeated
    ``days`` times, compressed into minutes — from the third day on, with the Holt-Winters forecast of
    the next epochs (season = one day) instead of the recent peak — and every instance runs under
-   its provision's CPU quota and memory limit (:mod:`storm_planner.profiling.qescalor.instances`).
+   its provision's CPU quota and memory limit (:mod:`storm_planner.scaling.live.instances`).
 
 Reported per epoch (Figure 3 on the cluster): offered and measured rate, the instances per provision
 and their predicted capacity, end-to-end latency (p50/p95) and backlog from the pipeline's emit and
@@ -34,8 +34,8 @@ from storm_planner.bench.qescalor.cluster import (
     submit_pipeline,
 )
 from storm_planner.bench.report import pyplot, stamped_progress, write_table
-from storm_planner.generators.qescalor import diurnal_rates
-from storm_planner.planners.qescalor.performance import PerformanceModel
+from storm_planner.scaling.generator import diurnal_rates
+from storm_planner.scaling.performance import PerformanceModel
 
 _progress = stamped_progress("qescalor bench")
 
@@ -57,16 +57,16 @@ PEAK = 18.0           # tuples/s at the day's peak: about 3 instances of r3 (~6 
 
 
 def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
-    from storm_planner.adaptation.qescalor import ScalingController
-    from storm_planner.adaptation.qescalor.scale_run import run_scaling
     from storm_planner.cluster.launcher import running_cluster
-    from storm_planner.profiling.qescalor.instances import (
+    from storm_planner.scaling import ScalingController
+    from storm_planner.scaling.live.instances import (
         InstanceProvisions,
         ProvisionEnforcer,
         provisions_from_template,
     )
-    from storm_planner.profiling.qescalor.live_sampler import LIVE_SAMPLING_OPTIONS, sample_live
-    from storm_planner.profiling.qescalor.oopser import SamplerSettings
+    from storm_planner.scaling.live.live_sampler import LIVE_SAMPLING_OPTIONS, sample_live
+    from storm_planner.scaling.live.oopser import SamplerSettings
+    from storm_planner.scaling.live.scale_run import run_scaling
 
     season, days, epoch_s = (6, 3, 10) if quick else (8, 3, 15)
     rates = [max(0.1 * PEAK, r) for r in diurnal_rates(season, PEAK, seed=seed, noise=0.05, bursts=0)] * days

@@ -35,10 +35,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from storm_planner.planners.qescalor.problem import Resource as Provision
 from storm_planner.profiling.cgroups import CGROUP_CPU, CGROUP_MEMORY, CpuQuota, EnrolmentRefused, MemoryLimit
 from storm_planner.profiling.errors import ProfilingError
 from storm_planner.profiling.processes import ProcessId, command_line, refusal
+from storm_planner.scaling.scaling_problem import Resource as Provision
 
 _log = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ import sys
 import numpy as np
 import pytest
 
-from storm_planner.generators.qescalor import operator_curve, random_problem
-from storm_planner.planners.qescalor.performance import PerformanceModel, compare_models
-from storm_planner.planners.qescalor.sampling import dsa, fssa
+from storm_planner.scaling.generator import operator_curve, random_problem
+from storm_planner.scaling.performance import PerformanceModel, compare_models
+from storm_planner.scaling.sampling import dsa, fssa
 
 LEVELS = [(round(0.1 * i, 1), 33.0 + i) for i in range(1, 41)]
 

@@ -1,13 +1,13 @@
-"""QEScalor's controller (adaptation.qescalor): one epoch's decision from measured rates, no cluster."""
+"""QEScalor's controller (storm_planner.scaling.controller): one epoch's decision from measured rates, no cluster."""
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from storm_planner.adaptation.qescalor import ScalingController
 from storm_planner.core.errors import ProblemError
-from storm_planner.generators.qescalor import paper_resources
+from storm_planner.scaling import ScalingController
+from storm_planner.scaling.generator import paper_resources
 
 TEMPLATE = {"resources": paper_resources()[:2], "performance": {"r1": 100.0, "r2": 180.0},
             "startup_cost": 0.1, "shutdown_cost": 0.1}
@@ -66,7 +66,7 @@ def test_calibration_replaces_the_models_figure_for_later_decisions():
 
 
 def test_saturation_needs_a_shortfall_while_working_near_the_believed_capacity():
-    from storm_planner.adaptation.qescalor.scale_run import _saturated
+    from storm_planner.scaling.live.scale_run import _saturated
 
     assert _saturated(executed=400, offered=520, believed_capacity=500)       # short and busy: saturated
     assert not _saturated(executed=44, offered=54, believed_capacity=150)     # short at low load: lag, noise

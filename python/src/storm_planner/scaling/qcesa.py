@@ -23,10 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 from storm_planner.planners._parameters import checked, to_whole
-from storm_planner.planners.qescalor import _grid
-from storm_planner.planners.qescalor.base import Scaler
-from storm_planner.planners.qescalor.problem import ScalingInstance
-from storm_planner.planners.qescalor.schedule import TOLERANCE, Schedule
+from storm_planner.scaling import _grid
+from storm_planner.scaling.base import Scaler
+from storm_planner.scaling.scaling_problem import ScalingInstance
+from storm_planner.scaling.schedule import TOLERANCE, Schedule
 
 DEFAULT_MAX_STATES = 50_000_000  # count vectors × epochs: about 400 MB of value grids
 

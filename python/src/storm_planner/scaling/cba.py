@@ -15,11 +15,11 @@ import numpy as np
 
 from storm_planner.core.errors import InvalidParameterError
 from storm_planner.planners._parameters import checked, to_text, to_whole
-from storm_planner.planners.qescalor import _grid
-from storm_planner.planners.qescalor.base import Scaler
-from storm_planner.planners.qescalor.problem import ScalingInstance
-from storm_planner.planners.qescalor.qcesa import DEFAULT_MAX_STATES, paper_candidates
-from storm_planner.planners.qescalor.schedule import Schedule
+from storm_planner.scaling import _grid
+from storm_planner.scaling.base import Scaler
+from storm_planner.scaling.qcesa import DEFAULT_MAX_STATES, paper_candidates
+from storm_planner.scaling.scaling_problem import ScalingInstance
+from storm_planner.scaling.schedule import Schedule
 
 
 class CBA(Scaler):

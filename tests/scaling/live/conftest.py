@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from storm_planner.profiling.qescalor.instances import WORKER_MAIN
+from storm_planner.scaling.live.instances import WORKER_MAIN
 
 SLEEPER = "import time; time.sleep(120)"
 WORKER_CODE = """

@@ -2,12 +2,12 @@
 
 Each epoch :meth:`ScalingController.decide` gets the operator's input rates measured so far and the
 instances running per provision, forecasts the next ``horizon`` epochs — Holt-Winters once two
-seasons of history exist (:mod:`storm_planner.planners.qescalor.forecast`), until then the highest of
+seasons of history exist (:mod:`storm_planner.scaling.forecast`), until then the highest of
 the last three rates held flat — schedules them with a scaler (``qcesa-exact`` by default) from the
 running instances, and applies the first epoch: the instances per provision, their total capped at
 the component's task count (Storm cannot run more executors than tasks; a capped decision says so).
 
-The runner that measures and applies is :mod:`storm_planner.adaptation.qescalor.scale_run`.
+The runner that measures and applies is :mod:`storm_planner.scaling.live.scale_run`.
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storm_planner.core.errors import ProblemError
-from storm_planner.planners.qescalor import run_scaler
-from storm_planner.planners.qescalor.problem import read_problem
+from storm_planner.scaling.base import run_scaler
+from storm_planner.scaling.scaling_problem import read_problem
 
 # Keys a template may not hold: the controller fills them each epoch.
 FILLED = ("workload", "history", "current")

@@ -122,7 +122,7 @@ def resolve(problem: ScalingProblem) -> ScalingInstance:
         if not problem.samples:
             raise ProblemError(f"no performance for {', '.join(r.id for r in missing)}: give it under "
                                f"'performance' or give 'samples' to predict it from")
-        from storm_planner.planners.qescalor.performance import PerformanceModel
+        from storm_planner.scaling.performance import PerformanceModel
         model = PerformanceModel(seed=problem.seed).fit(problem.samples)
         predicted = model.predict([(r.cpu, r.memory_mb) for r in missing])
         for resource, value in zip(missing, predicted):
@@ -134,7 +134,7 @@ def resolve(problem: ScalingProblem) -> ScalingInstance:
     elif problem.history is None:
         raise ProblemError("the scaling problem gives neither 'workload' nor 'history'")
     else:
-        from storm_planner.planners.qescalor.forecast import forecast
+        from storm_planner.scaling.forecast import forecast
         history = problem.history
         workload = forecast(history["rates"], season=history["season"], horizon=history["horizon"],
                             quantile=history["quantile"])

@@ -17,7 +17,7 @@ import pytest
 
 from storm_planner.profiling.cgroups import CGROUP_CPU, CGROUP_MEMORY, CpuQuota, EnrolmentRefused, detect_emulation
 from storm_planner.profiling.processes import ProcessId, cgroup_of
-from storm_planner.profiling.qescalor.instances import (
+from storm_planner.scaling.live.instances import (
     Instance,
     InstanceProvisions,
     Provision,

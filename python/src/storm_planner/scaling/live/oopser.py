@@ -5,7 +5,7 @@ One supervisor runs the built-in profiling topology (a rate spout → a ``work``
 rounds per tuple, :mod:`storm_planner.profiling.builtin_project`) inside a cgroup v1 CPU group, so the supervisor, its worker
 JVM and the Python subprocesses share the provision. The spout offers far more than the bolt can
 take (the stress test); for each provision the sampler visits — DSA or FSSA
-(:mod:`storm_planner.planners.qescalor.sampling`) choose which — the group's CFS quota is set, the
+(:mod:`storm_planner.scaling.sampling`) choose which — the group's CFS quota is set, the
 stream settles for ``settle_windows`` metrics windows, and the ``work`` bolt's executed tuples per
 second over ``measure_windows`` windows is the sample.
 
@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from storm_planner.planners.qescalor.sampling import dsa, fssa
 from storm_planner.profiling.builtin_project import RATE_FILE_OPTION, WORK_OPTION, write_builtin_project
 from storm_planner.profiling.cgroups import CpuQuota, detect_emulation
 from storm_planner.profiling.errors import ProfilingError
 from storm_planner.profiling.measurements import measure_component
 from storm_planner.profiling.profiles import collect_windows, supervisor_pid
 from storm_planner.progress import Progress, print_progress
+from storm_planner.scaling.sampling import dsa, fssa
 
 Level = tuple[float, float]   # (cpu cores, memory MB)
 

@@ -16,7 +16,7 @@ import pytest
 from storm_planner.profiling.cgroups import detect_emulation
 from storm_planner.profiling.errors import ProfilingError
 from storm_planner.profiling.processes import ProcessId
-from storm_planner.profiling.qescalor.instances import (
+from storm_planner.scaling.live.instances import (
     CGROUP_MEMORY,
     Instance,
     InstanceProvisions,

@@ -7,8 +7,8 @@ import pytest
 
 import storm_planner
 from storm_planner.core.errors import ProblemError, UnknownAlgorithmError
-from storm_planner.generators.qescalor import paper_resources, random_problem
-from storm_planner.planners.qescalor.problem import read_problem, resolve
+from storm_planner.scaling.generator import paper_resources, random_problem
+from storm_planner.scaling.scaling_problem import read_problem, resolve
 
 
 def valid() -> dict:

@@ -11,7 +11,7 @@ paper's DP reads, an epoch costs O(|C_t| · |C_{t−1}|). ``move`` is a sum over
 function of one count's change (p_u per instance up, p_d per instance down), so the inner minimum is a
 distance transform: two linear passes along each axis of the box give it for every state at once
 (Felzenszwalb & Huttenlocher's separable transform, here with an L1-type cost), in
-O(R · |box|) per epoch — the same values, not an approximation (tests/planners/qescalor compare it
+O(R · |box|) per epoch — the same values, not an approximation (tests/scaling compare it
 with the pairwise DP). Memory: one value grid per epoch, kept to read the schedule back.
 
 Complexity: O(T · R · Π_r (cap_r + 1)) time and O(T · Π_r (cap_r + 1)) memory.
@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from storm_planner.core.errors import InfeasibleError, TooLargeError
-from storm_planner.planners.qescalor.problem import ScalingInstance
-from storm_planner.planners.qescalor.schedule import TOLERANCE, Schedule
+from storm_planner.scaling.scaling_problem import ScalingInstance
+from storm_planner.scaling.schedule import TOLERANCE, Schedule
 
 # A candidate rule: (instance, epoch, counts grids per provision, capacity grid) -> bool grid.
 CandidateRule = Callable[[ScalingInstance, int, np.ndarray, np.ndarray], np.ndarray]

@@ -4,7 +4,7 @@ Mu et al. (2020, §2.2) sample an operator's performance under resource provisio
 instance* that takes a share of the operator's live input. Here: the component, running fewer
 executors than it has tasks, is rebalanced to one executor more; the instance with the highest task
 is the sampling instance. For each provision DSA or FSSA choose
-(:mod:`storm_planner.planners.qescalor.sampling`), that instance alone — the subprocess its
+(:mod:`storm_planner.scaling.sampling`), that instance alone — the subprocess its
 multilang executor runs in — is put under the provision's CPU quota and memory limit
 (:mod:`.instances`), the stream settles, and the tuples it executed per second over the next metrics
 windows (its own tasks' windows from the metrics hook; acked, as a multilang executor's "executed"
@@ -33,12 +33,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from storm_planner.planners.qescalor.sampling import dsa, fssa
 from storm_planner.profiling.cgroups import throttled_share
 from storm_planner.profiling.errors import ProfilingError
-from storm_planner.profiling.qescalor.instances import Instance, InstanceProvisions, Provision, wait_for_instances
-from storm_planner.profiling.qescalor.oopser import SamplerSettings
 from storm_planner.progress import Progress, print_progress
+from storm_planner.scaling.live.instances import Instance, InstanceProvisions, Provision, wait_for_instances
+from storm_planner.scaling.live.oopser import SamplerSettings
+from storm_planner.scaling.sampling import dsa, fssa
 
 # Topology options under which every executor of a shuffle-grouped component gets an equal share.
 LIVE_SAMPLING_OPTIONS = {"topology.disable.loadaware.messaging": True}
@@ -156,7 +156,7 @@ class _LiveInstance:
 def _processed_rate(zookeeper: str, topology_id: str, instance: Instance, windows: int, period_s: float) -> float:
     """Tuples/s the instance's tasks processed (acked; executed if it acks none) over their next ``windows``
     metrics windows."""
-    from storm_planner.adaptation.qescalor.scale_run import EpochRates, processed_rate
+    from storm_planner.scaling.live.scale_run import EpochRates, processed_rate
 
     rates = EpochRates(zookeeper, topology_id, instance.component)
     try:

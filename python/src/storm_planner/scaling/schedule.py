@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from storm_planner.planners.qescalor.problem import ScalingInstance
+from storm_planner.scaling.scaling_problem import ScalingInstance
 
 # Capacity may fall short of the workload by this much (relative) and still count as covering it:
 # rates are floats, and a schedule exactly at the workload must not fail on rounding.

@@ -9,7 +9,7 @@ from storm_planner.cluster.locations import default_plugin_jar
 from storm_planner.metrics.hookjar import default_hook_jar
 from storm_planner.profiling.cgroups import detect_emulation
 from storm_planner.profiling.errors import ProfilingError
-from storm_planner.profiling.qescalor.oopser import SamplerSettings, parse_levels, sample_on_cluster
+from storm_planner.scaling.live.oopser import SamplerSettings, parse_levels, sample_on_cluster
 
 
 def test_levels_are_a_list_or_an_inclusive_range():

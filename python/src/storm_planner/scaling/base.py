@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 from storm_planner.core.errors import PlanningError, UnknownAlgorithmError
 from storm_planner.planners._parameters import Parameterised
-from storm_planner.planners.qescalor.problem import ScalingInstance, ScalingProblem, read_problem, resolve
-from storm_planner.planners.qescalor.schedule import Schedule
+from storm_planner.scaling.scaling_problem import ScalingInstance, ScalingProblem, read_problem, resolve
+from storm_planner.scaling.schedule import Schedule
 
 
 class Scaler(Parameterised):
@@ -32,7 +32,7 @@ _SCALERS: dict[str, type[Scaler]] = {}
 
 
 def register_scaler(cls: type[Scaler]) -> type[Scaler]:
-    """Enter ``cls`` under its name (:mod:`storm_planner.planners.registry` lists the in-tree scalers)."""
+    """Enter ``cls`` under its name (:mod:`storm_planner.scaling.registry` lists the in-tree scalers)."""
     if not cls.name or cls.name in _SCALERS and _SCALERS[cls.name] is not cls:
         raise TypeError(f"{cls.__name__}: a scaler needs a name of its own, got {cls.name!r}")
     cls.param_defaults()  # a scaler whose __init__ breaks the contract fails at import
@@ -41,7 +41,7 @@ def register_scaler(cls: type[Scaler]) -> type[Scaler]:
 
 
 def scalers() -> dict[str, type[Scaler]]:
-    """Registered scalers by name (importing :mod:`storm_planner.planners` registers the listed ones)."""
+    """Registered scalers by name (importing :mod:`storm_planner.scaling` registers the listed ones)."""
     return dict(sorted(_SCALERS.items()))
 
 

@@ -20,10 +20,10 @@ import pulp
 from storm_planner.core.errors import InfeasibleError
 from storm_planner.core.quiet import native_output_to_log
 from storm_planner.planners._parameters import checked, to_real
-from storm_planner.planners.qescalor._grid import box_caps
-from storm_planner.planners.qescalor.base import Scaler
-from storm_planner.planners.qescalor.problem import ScalingInstance
-from storm_planner.planners.qescalor.schedule import TOLERANCE, Schedule
+from storm_planner.scaling._grid import box_caps
+from storm_planner.scaling.base import Scaler
+from storm_planner.scaling.scaling_problem import ScalingInstance
+from storm_planner.scaling.schedule import TOLERANCE, Schedule
 
 _log = logging.getLogger(__name__)
 

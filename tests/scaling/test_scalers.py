@@ -8,13 +8,13 @@ import pytest
 
 import storm_planner
 from storm_planner.core.errors import InvalidParameterError, TooLargeError, UnknownParameterError
-from storm_planner.generators.qescalor import paper_resources, random_problem
 from storm_planner.planners._parameters import documentation_gaps
-from storm_planner.planners.qescalor import scaler_class, scalers
-from storm_planner.planners.qescalor._grid import box_caps
-from storm_planner.planners.qescalor.problem import read_problem, resolve
-from storm_planner.planners.qescalor.qcesa import covering, paper_candidates
-from storm_planner.planners.qescalor.schedule import Schedule
+from storm_planner.scaling import scaler_class, scalers
+from storm_planner.scaling._grid import box_caps
+from storm_planner.scaling.generator import paper_resources, random_problem
+from storm_planner.scaling.qcesa import covering, paper_candidates
+from storm_planner.scaling.scaling_problem import read_problem, resolve
+from storm_planner.scaling.schedule import Schedule
 
 
 def tiny_problem(seed: int, epochs: int = 4, provisions: int = 2, peak_instances: float | None = None) -> dict:

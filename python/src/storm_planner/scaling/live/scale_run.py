@@ -3,7 +3,7 @@
 Every ``epoch_s`` seconds: the component's input rate over the epoch is read from the metrics hook's
 windows in ZooKeeper (tuples processed — acked, or executed if it acks none — per second, summed over
 its tasks), the controller
-(:class:`~storm_planner.adaptation.qescalor.ScalingController`) decides the instances for the next
+(:class:`~storm_planner.scaling.ScalingController`) decides the instances for the next
 epoch, and when their number differs from the executors Nimbus runs, Nimbus is asked to rebalance the
 component (within its task count) and the outcome is checked. Every decision is one JSON line in the
 log, whatever happened (``action``: ``rebalance``, ``hold``, ``no-metrics``, ``failed``).
@@ -12,10 +12,10 @@ A saturated component executes what it can, not what arrives (backpressure holds
 spout), so its measured rate hides the demand. When the source's offered rate is known (``offered``:
 e.g. a replay feed's rate), the workload is the larger of the two, and an epoch in which the component
 executed less than 90 % of what was offered while running at 80 % or more of what its instances are
-believed to sustain calibrates the performance of its instances to what they did (:meth:`~storm_planner.adaptation.qescalor.ScalingController.calibrate`).
+believed to sustain calibrates the performance of its instances to what they did (:meth:`~storm_planner.scaling.ScalingController.calibrate`).
 
 An instance is an executor. Given ``enforce`` (``--enforce-provisions``:
-:class:`storm_planner.profiling.qescalor.instances.ProvisionEnforcer`), each decision's provisions are enforced
+:class:`storm_planner.scaling.live.instances.ProvisionEnforcer`), each decision's provisions are enforced
 per instance — the CPU quota and memory limit of the subprocess a multilang executor runs in — and
 logged under ``provisions``; without it they are logged only (``counts``).
 """
@@ -28,9 +28,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from storm_planner.adaptation.qescalor.controller import ScalingController
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.progress import Progress, print_progress
+from storm_planner.scaling.controller import ScalingController
 
 _log = logging.getLogger(__name__)
 
