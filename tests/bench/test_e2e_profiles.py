@@ -275,7 +275,7 @@ def test_profiling_steps_the_rate_on_one_supervisor_and_gives_its_quota_back(tmp
     measurement, the supervisor's quota is lifted and restored, and the topology is killed."""
     from storm_planner.bench import _cluster_common
     from storm_planner.cluster import nimbus_restart
-    from storm_planner.profiling import profiles as profiling
+    from storm_planner.profiling import profiler as profiling
 
     description = load_description(CLUSTER)
     quota, events = FakeQuota(), []
@@ -356,7 +356,7 @@ def test_profiling_prices_the_whole_nodes_cpu_when_its_account_is_known(tmp_path
     bench = SimpleNamespace(quotas={}, accounts={"i5-a": account}, cluster=SimpleNamespace(
         description=load_description(CLUSTER), addresses=SimpleNamespace(zookeeper="zk:2181")),
         progress=lambda message: None)
-    from storm_planner.profiling import profiles as profiling
+    from storm_planner.profiling import profiler as profiling
 
     monkeypatch.setattr(profiling, "collect_windows", lambda *a, **k: [WindowFigures("count", 1, 1, 3000.0, 30.0,
                                                                                       30, 30, 0.0, 0)])
@@ -369,7 +369,7 @@ def test_profiling_gives_the_node_back_the_quota_it_is_held_to_not_its_scaled_de
     """topdown-real declares 1.5x what each node has: after profiling on one core, the node is held to what
     it has again, not to its declaration."""
     from storm_planner.bench import e2e
-    from storm_planner.profiling import profiles as profiling
+    from storm_planner.profiling import profiler as profiling
 
     set_to = []
     quota = SimpleNamespace(set_capacity=set_to.append, throttled=lambda: {})

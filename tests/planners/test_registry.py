@@ -1,6 +1,6 @@
-"""The registries (storm_planner.planners.registry, storm_planner.scaling.registry) list every planner
-and scaler the package defines, each once, planners in the family package they are listed under;
-nothing registers itself by being imported."""
+"""The registries (storm_planner.planners.registry, storm_planner.scaling.scaler_registry) list every
+planner and scaler the package defines, each once, planners in the family package they are listed
+under; nothing registers itself by being imported."""
 from __future__ import annotations
 
 import importlib
@@ -11,8 +11,7 @@ import storm_planner.planners as planners_package
 import storm_planner.scaling as scaling_package
 from storm_planner.planners import available, registry
 from storm_planner.planners.base import Planner
-from storm_planner.scaling import registry as scaling_registry
-from storm_planner.scaling import scalers
+from storm_planner.scaling import scaler_registry, scalers
 from storm_planner.scaling.base import Scaler
 
 
@@ -33,21 +32,21 @@ def test_every_planner_class_is_listed_once():
 
 
 def test_every_scaler_class_is_listed_once():
-    assert set(scaling_registry.SCALERS) == _defined_classes(scaling_package, Scaler)
-    assert len(scaling_registry.SCALERS) == len(set(scaling_registry.SCALERS))
+    assert set(scaler_registry.SCALERS) == _defined_classes(scaling_package, Scaler)
+    assert len(scaler_registry.SCALERS) == len(set(scaler_registry.SCALERS))
 
 
 def test_each_class_sits_in_the_family_package_it_is_listed_under():
     for family, classes in registry.PLANNER_FAMILIES.items():
         for cls in classes:
             assert cls.__module__.startswith(f"storm_planner.planners.{family}."), (family, cls)
-    for cls in scaling_registry.SCALERS:
+    for cls in scaler_registry.SCALERS:
         assert cls.__module__.startswith("storm_planner.scaling."), cls
 
 
 def test_names_are_looked_up_in_the_registry():
     assert {cls.name for cls in registry.PLANNERS} <= set(available())
-    assert {cls.name: cls for cls in scaling_registry.SCALERS} == scalers()
+    assert {cls.name: cls for cls in scaler_registry.SCALERS} == scalers()
 
 
 def test_random_is_a_baseline():

@@ -93,7 +93,7 @@ def test_only_executors_with_a_window_of_their_own_are_remembered():
 
 
 def test_the_handler_remembers_what_the_metrics_measured_not_what_they_filled_in():
-    from storm_planner.metrics.derive import ExecutorFigures, Measurement
+    from storm_planner.metrics.loads_and_traffic import ExecutorFigures, Measurement
 
     spec = request("bargains-link")
     join = {e.id for e in spec.executors if e.component == "join"}
@@ -209,7 +209,7 @@ def test_remembered_rates_are_what_each_pair_delivers_and_the_other_streams_foll
 
 
 def test_the_handler_remembers_rates_counted_in_tuples_only():
-    from storm_planner.metrics.derive import ExecutorFigures, Measurement
+    from storm_planner.metrics.loads_and_traffic import ExecutorFigures, Measurement
 
     spec = request("bargains-link")
     figures = {e.id: ExecutorFigures(executor=e.id, component=e.component, measured=True) for e in spec.executors}
@@ -252,7 +252,7 @@ def test_topdown_on_the_remembered_loads_keeps_every_bench_node_within_its_cpu(p
 def handler_with_metrics_for(topology_id: str, load: float, rates: dict | None = None) -> PlannerHandler:
     """A service whose metrics source has figures for ``topology_id`` alone (with ``rates``: component pairs'
     tuples/s)."""
-    from storm_planner.metrics.derive import ExecutorFigures, Measurement
+    from storm_planner.metrics.loads_and_traffic import ExecutorFigures, Measurement
 
     spec = request("bargains-link")
     counted = None if rates is None else Measurement(

@@ -57,7 +57,7 @@ def node_quotas(cluster, stack: contextlib.ExitStack, label: str, progress: Prog
     (its workers and their Python subprocesses inherit both); the groups go when ``stack`` closes.
     Returns the cpuacct groups by supervisor; ``quotas``, when given, receives the quota groups."""
     from storm_planner.profiling.cgroups import CpuAccount, CpuQuota
-    from storm_planner.profiling.profiles import supervisor_pid
+    from storm_planner.profiling.profiler import supervisor_pid
 
     accounts = {}
     for sup in cluster.description.supervisors:

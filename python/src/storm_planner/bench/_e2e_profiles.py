@@ -305,7 +305,7 @@ def _steps(bench, topology_id: str, supervisor: str, machine_type: str, rates: S
     per component)."""
     from storm_planner.profiling.cgroups import throttled_share
     from storm_planner.profiling.measurements import Step, measure_component
-    from storm_planner.profiling.profiles import collect_windows
+    from storm_planner.profiling.profiler import collect_windows
 
     quota = bench.quotas.get(supervisor)
     account = getattr(bench, "accounts", {}).get(supervisor)   # the supervisor's cgroup: all its processes' CPU

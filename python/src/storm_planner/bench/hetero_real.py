@@ -9,7 +9,7 @@ daemons, and sets ``hetero`` beside Storm's real DefaultScheduler and its
 ResourceAwareScheduler:
 
 1. **Profile** (§5.2) the benchmark topology once on one unthrottled
-   supervisor with :func:`~storm_planner.profiling.profiles.run_profiling` (or
+   supervisor with :func:`~storm_planner.profiling.profiler.run_profiling` (or
    read a saved profile, ``--profile``). A CPU quota does not change what one
    tuple costs, so the same ET/MET is used for every machine type.
 2. **Plan** before the cluster starts (:mod:`storm_planner.bench._hetero_real_plans`):
@@ -122,7 +122,7 @@ from storm_planner.bench.report import Benchmark, argument
 from storm_planner.core.jsonfile import read_json
 from storm_planner.generators.hetero import TOPOLOGIES
 from storm_planner.profiling.cgroups import CpuAccount
-from storm_planner.profiling.profiles import supervisor_pid
+from storm_planner.profiling.profiler import supervisor_pid
 from storm_planner.progress import Progress, print_progress
 
 # -- profiling --------------------------------------------------------------------------------------------
@@ -131,7 +131,7 @@ def profile_reference(settings: BenchSettings, rates: Sequence[float], work_dir:
                       progress: Progress) -> tuple[dict[str, Any], dict[str, Any]]:
     """Profile Linear once on one unthrottled supervisor (no quota): (reference times, profiling report)."""
     from storm_planner.cluster.description import parse_description
-    from storm_planner.profiling.profiles import Settings, run_profiling
+    from storm_planner.profiling.profiler import Settings, run_profiling
 
     description = parse_description({
         "name": "hetero-real-profile", "storm_version": "2.8.3", "host": "127.0.0.1",

@@ -19,7 +19,7 @@ The families, one package each, named by algorithm (each package's docstring cit
   (SOSE 2014).
 
 QEScalor's scalers (Mu et al., ICCS 2020) are not placement planners: they are listed in
-:mod:`storm_planner.scaling.registry`.
+:mod:`storm_planner.scaling.scaler_registry`.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ Shared machinery:
 Nasiri et al.'s profiles (*A Scheduling Algorithm to Maximize Storm Throughput in Heterogeneous
 Cluster*, §5.2):
 
-* :mod:`.profiles` — fit base, ET and MET per component and machine type on the local cluster
+* :mod:`.profiler` — fit base, ET and MET per component and machine type on the local cluster
   (``storm-planner profile``);
 * :mod:`.project` — a streamparse project's topology as a problem;
 * :mod:`.commands` — ``storm-planner parallelism``, ``simulate`` and ``profile``.

@@ -68,7 +68,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     sim.add_argument("--json", action="store_true", help="print the results as JSON")
     sim.set_defaults(handler=simulate_command)
 
-    from storm_planner.profiling.profiles import add_profile_command
+    from storm_planner.profiling.profiler import add_profile_command
     add_profile_command(subparsers)  # storm-planner profile: ET/MET on the real cluster
 
 

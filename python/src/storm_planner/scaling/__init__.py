@@ -7,13 +7,14 @@ QCESA and the controller (§2.4, Alg. 2), and the workloads of the evaluation (�
 
 Unlike the placement planners (:mod:`storm_planner.planners`), these are *scalers*:
 ``schedule(instance) -> Schedule``, behind :func:`storm_planner.scale` and ``storm-planner scale plan``.
-:mod:`.registry` lists every scaler; importing this package enters them into the look-up table of
-:mod:`.base`, so :func:`scalers` and :func:`run_scaler` find them by name.
+:mod:`.scaler_registry` lists every scaler; importing this package enters them into the look-up
+table of :mod:`.base`, so :func:`scalers` and :func:`run_scaler` find them by name.
 
 The pure part (no I/O; import-linter keeps it from cluster, service and CLI code):
 
 * :mod:`.scaling_problem` — the JSON problem and its arrays; :mod:`.schedule` — the cost model;
-* :mod:`.base` — the scaler interface and :func:`run_scaler`; :mod:`.registry` — the scalers by name;
+* :mod:`.base` — the scaler interface and :func:`run_scaler`; :mod:`.scaler_registry` — every
+  scaler, by name;
 * :mod:`.qcesa` — QCESA (Alg. 2) and ``qcesa-exact``; :mod:`.cba` — the CBA baseline;
   :mod:`.integer_program` — the cost model as an integer program (``scaling-ip``), the reference;
 * :mod:`.performance` — OPRPMer, the random-forest performance model, and the comparison of
@@ -28,7 +29,7 @@ the provisions enforced per instance, and the controller run on a running topolo
 (``storm-planner scale run``). The paper's figures and tables are benchmarks
 (``storm-planner bench qescalor``).
 """
-from storm_planner.scaling import registry  # noqa: F401  (enters the listed scalers)
+from storm_planner.scaling import scaler_registry  # noqa: F401  (enters the listed scalers)
 from storm_planner.scaling.base import Scaler, register_scaler, run_scaler, scaler_class, scalers
 from storm_planner.scaling.controller import ScalingController
 

@@ -32,7 +32,7 @@ _SCALERS: dict[str, type[Scaler]] = {}
 
 
 def register_scaler(cls: type[Scaler]) -> type[Scaler]:
-    """Enter ``cls`` under its name (:mod:`storm_planner.scaling.registry` lists the in-tree scalers)."""
+    """Enter ``cls`` under its name (:mod:`storm_planner.scaling.scaler_registry` lists the in-tree scalers)."""
     if not cls.name or cls.name in _SCALERS and _SCALERS[cls.name] is not cls:
         raise TypeError(f"{cls.__name__}: a scaler needs a name of its own, got {cls.name!r}")
     cls.param_defaults()  # a scaler whose __init__ breaks the contract fails at import

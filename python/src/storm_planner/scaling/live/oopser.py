@@ -25,7 +25,7 @@ from storm_planner.profiling.builtin_project import RATE_FILE_OPTION, WORK_OPTIO
 from storm_planner.profiling.cgroups import CpuQuota, detect_emulation
 from storm_planner.profiling.errors import ProfilingError
 from storm_planner.profiling.measurements import measure_component
-from storm_planner.profiling.profiles import collect_windows, supervisor_pid
+from storm_planner.profiling.profiler import collect_windows, supervisor_pid
 from storm_planner.progress import Progress, print_progress
 from storm_planner.scaling.sampling import dsa, fssa
 

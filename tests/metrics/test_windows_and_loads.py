@@ -6,7 +6,7 @@ import json
 import pytest
 from metrics_docs import encode, window_doc
 
-from storm_planner.metrics.derive import executor_tasks, measure
+from storm_planner.metrics.loads_and_traffic import executor_tasks, measure
 from storm_planner.metrics.windows import CorruptWindow, parse_window
 
 NOW = 1_700_000_000_000
