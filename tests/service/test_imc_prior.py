@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from storm_planner.bench._e2e_submission import cluster_nodes, submission_spec
-from storm_planner.bench._e2e_workloads import WORKLOADS
 from storm_planner.cluster.description import load_description
 from storm_planner.core.problem import Problem
 from storm_planner.core.system_streams import ACK_PAYLOAD_BYTES, ACKER, ANCHOR_BYTES, PRIOR_VALUES_BYTES
 from storm_planner.planners.base import run
 from storm_planner.planners.chatzistergiou._groups import imc_unknown_bytes, job_graph
 from storm_planner.service.convert import problem_from_thrift
+from storm_planner_bench.e2e.submission import cluster_nodes, submission_spec
+from storm_planner_bench.e2e.workloads import WORKLOADS
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANNERS = ("topdown", "tasklevel", "topdown-ls")

@@ -9,7 +9,6 @@ from isolated_sleeper import IsolatedSleeper
 
 from storm_planner.adaptation.replan import Replanner
 from storm_planner.adaptation.state import FileStateStore, stateful_runner
-from storm_planner.bench.scale import plan_request
 from storm_planner.core.problem import Problem
 from storm_planner.planners import run
 from storm_planner.planners.base import _REGISTRY
@@ -17,6 +16,7 @@ from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.handler import PlannerHandler
 from storm_planner.service.runner import PlannerRunner
 from storm_planner.service.worker import PlannerProcess, is_isolated
+from storm_planner_bench.sim.scale import plan_request
 
 
 def alive(pid: int) -> bool:

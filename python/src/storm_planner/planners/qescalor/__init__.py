@@ -17,7 +17,7 @@ QEScalor's parts outside this pure layer, each in the layer it belongs to:
   ``storm-planner scale run``;
 * :mod:`storm_planner.generators.qescalor` — the paper's provisions, synthetic operators and
   workloads, random scaling problems;
-* :mod:`storm_planner.bench.qescalor` — the paper's figures and tables, in simulation and on the
+* :mod:`storm_planner_bench.qescalor` — the paper's figures and tables, in simulation and on the
   local cluster.
 """
 from storm_planner.planners.qescalor.base import Scaler, register_scaler, run_scaler, scaler_class, scalers
