@@ -22,7 +22,7 @@ import org.stormplanner.thrift.TopologyPlan;
  * the plans, DefaultScheduler for the fallbacks, statuses and logging).
  *
  * <p>With {@code -Dbench.dump.requests=DIR} every request is also written to DIR ({@code request-N.thrift},
- * Thrift binary protocol): what {@code python -m storm_planner.bench.profile_request} replays in process.
+ * Thrift binary protocol): what {@code python -m storm_planner_bench.common.profile_request} replays in process.
  */
 public class TimedPlannerScheduler extends PlannerScheduler {
 

@@ -18,7 +18,7 @@ import java.util.Map;
  * the report to {@code <out>/storm-scale.csv} and {@code storm-scale.md} ({@link BenchmarkReport}).
  *
  * <pre>
- * scripts/bench-scale.sh [--scale 1.0] [--topologies 45] [--clusters production,huge]
+ * benchmarks/harness/scripts/bench-scale.sh [--scale 1.0] [--topologies 45] [--clusters production,huge]
  *     [--schedulers default,ras,even,topdown,milp] [--milp-time-limit-secs 2] [--deadline-ms 120000]
  *     [--seed 13] [--repeat 3] [--out benchmarks/reports/scale]
  * </pre>
@@ -74,7 +74,7 @@ public final class ClusterScaleBenchmark {
                 service.close();
             }
         }
-        String command = System.getProperty("bench.command", "scripts/bench-scale.sh") + " " + String.join(" ", args);
+        String command = System.getProperty("bench.command", "benchmarks/harness/scripts/bench-scale.sh") + " " + String.join(" ", args);
         Path out = Path.of(options.get("--out"));
         new BenchmarkReport(results, command.trim(), Machine.describe()).write(out);
         progress("wrote %s and %s", out.resolve("storm-scale.csv"), out.resolve("storm-scale.md"));

@@ -2,9 +2,9 @@
 """topDown's first plans of the end-to-end bench's workloads, offline: where the data path and the acker's
 messages cross nodes, weighed in tuples and in bytes.
 
-    PYTHONPATH=python/src .venv/bin/python scripts/imc-prior.py [--sizes 60,80,100] [--planners topdown,...]
+    PYTHONPATH=python/src .venv/bin/python benchmarks/harness/scripts/imc-prior.py [--sizes 60,80,100] [--planners topdown,...]
 
-Each workload of ``storm-planner bench e2e`` (``bench/_e2e_workloads.py``) is built as the plugin sends it:
+Each workload of ``storm-planner bench e2e`` (``storm_planner_bench/e2e/workloads.py``) is built as the plugin sends it:
 the streamparse topology's graph (``topologies/``), 4 ackers, every executor declaring 10 % of a core,
 ``topology.workers`` 4, on ``benchmarks/e2e/cluster.yaml``'s supervisors (i7-a, i7-b: 45 %; i5-a, i5-b: 35 %;
 speed 1.0; 2 Mbit/s links), and converted by the service's own ``problem_from_thrift`` with no metrics
@@ -45,14 +45,14 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from storm_planner.bench._e2e_workloads import WORKLOADS
 from storm_planner.core.system_streams import ACK_PAYLOAD_BYTES, ACKER, acker_streams
 from storm_planner.planners.base import run
 from storm_planner.profiling.project import load_project_topology
 from storm_planner.service.contract import planner_thrift as T
 from storm_planner.service.convert import problem_from_thrift
+from storm_planner_bench.e2e.workloads import WORKLOADS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SUPERVISORS = [("i7-a", 45.0), ("i7-b", 45.0), ("i5-a", 35.0), ("i5-b", 35.0)]
 OVERHEAD = 40.0   # planner.network.tuple.overhead.bytes' default
 ACK_BYTES = ACK_PAYLOAD_BYTES + OVERHEAD

@@ -3,7 +3,7 @@
 its CPU quota, for topdown's layout, RAS's, and the re-plan's; then the re-plan over many splits of the
 measured node loads between executors (the plan log gives node figures only).
 
-    PYTHONPATH=python/src .venv/bin/python scripts/trends-replan.py
+    PYTHONPATH=python/src .venv/bin/python benchmarks/harness/scripts/trends-replan.py
 
 Builders: ``tests/service/test_trends_replan.py`` (the service's own conversion of the bench's request).
 "by quota" is what the executors' CPU (% of the host's cores) makes of each supervisor's quota, an executor
@@ -18,7 +18,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "service"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "service"))
 
 import test_trends_replan as trends  # noqa: E402
 
