@@ -21,6 +21,7 @@ from storm_planner_bench.albic_real.series import (
     period_row,
     task_nodes,
 )
+from storm_planner_bench.common.cellfile import read_cells
 
 
 def args(**given) -> argparse.Namespace:
@@ -229,7 +230,7 @@ def test_a_run_turns_windows_counters_and_plans_into_one_row_per_period(tmp_path
                               description=SimpleNamespace(supervisors=[SimpleNamespace(name="a", cpu=50.0, held_cpu=50.0),
                                                                        SimpleNamespace(name="b", cpu=50.0, held_cpu=50.0)]))
     bench = SimpleNamespace(cluster=cluster, accounts={"a": _Account(0.3), "b": _Account(0.1)}, work=tmp_path / "w",
-                            latency_dir=tmp_path / "out" / "latency", progress=lambda message: None, nimbus="n:6627")
+                            out=tmp_path / "out", progress=lambda message: None, nimbus="n:6627")
     settings = albic_real.Settings(job=2, rate=100.0, period_s=0.4, periods=3, settle_s=0.0, drain_s=0.0)
     real_sleep = time.sleep   # the short waits between samples are real; the wait for the last windows is not
     monkeypatch.setattr(time, "sleep", lambda seconds: None if seconds > 1 else real_sleep(seconds))
@@ -243,7 +244,8 @@ def test_a_run_turns_windows_counters_and_plans_into_one_row_per_period(tmp_path
     assert rows[0]["load_index"] == 1.0 and all(abs(r["load_index"] - 1.0) < 0.3 for r in rows)
     assert all(abs(r["load_distance"] - 20.0) < 4.0 for r in rows), rows   # 60 % and 20 % of the quotas
     assert sum(r["migrations"] for r in rows) == 1
-    assert (tmp_path / "out" / "plans").is_dir()
+    (record,) = read_cells(tmp_path / "out").values()   # the run's plans, kept to see why
+    assert [plan["assignments"] for plan in record["plans"]] == [{"[2-2]": "a:1"}, {"[2-2]": "b:1"}]
     # Every figure has its column in periods.csv (a key without one would stop the run at its first row).
     from storm_planner_bench.common.report import append_csv, read_csv
 

@@ -20,6 +20,7 @@ import pytest
 from storm_planner.cluster.locations import default_plugin_jar
 from storm_planner.metrics.hookjar import default_hook_jar
 from storm_planner.profiling.cgroups import detect_emulation
+from storm_planner_bench.common.cellfile import read_cells
 
 REPO = Path(__file__).resolve().parents[3]
 SCHEDULERS = ("default", "ras", "planner:topdown")
@@ -120,8 +121,11 @@ def test_a_stepped_ramp_measures_each_rate_on_one_submission(tmp_path, bench_sta
         assert abs(float(step["emitted_tps"]) - offered) <= 0.15 * offered, step    # the rate file took
         assert float(step["processed_tps"]) > 0 and int(step["lost"]) == 0, step
         assert all(math.isfinite(float(step[column])) for column in FINITE), step
-    assert [p.name for p in (out / "startup").iterdir()] == ["topk-link-30-planner-topdown-1.json"]
-    assert [p.name for p in (out / "plans").iterdir()] == ["topk-link-30-planner-topdown-1.jsonl"]
+    records = read_cells(out)   # one record per step; the ramp's start-up and plans in its first step's
+    assert [name for name, record in records.items() if "startup" in record] == ["topk-link-30-planner-topdown-1"]
+    assert [name for name, record in records.items() if "plans" in record] == ["topk-link-30-planner-topdown-1"]
+    assert sorted(name for name, record in records.items() if "latency" in record and "executors" in record) == [
+        "topk-link-30-planner-topdown-1", "topk-link-60-planner-topdown-1"]
     assert sum(int(s["plans"]) for s in steps) >= 1
     assert "topk-link: highest sustainable rate of 30, 60 t/s" in (tmp_path / "ramp.md").read_text()
     assert (out / "topk-link-ramp.png").is_file()

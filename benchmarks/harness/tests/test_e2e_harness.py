@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from storm_planner_bench.common.cellfile import cell_part, save_cell_part
 from storm_planner_bench.common.report import code_version, read_csv
 from storm_planner_bench.e2e import experiment as e2e
 from storm_planner_bench.e2e.papers import Capacities
@@ -135,8 +136,7 @@ def test_the_report_gives_medians_spreads_and_ratios(tmp_path):
                 cell("ras", 1, 400.0, 10.0), cell("planner:topdown", 1, 400.0, 50.0),
                 cell("planner:topdown", 2, 0.0, math.nan, status="not scheduled: timeout")):
         e2e.append_cell(out / "cells.csv", header, row)
-    (out / "latency").mkdir()
-    (out / "latency" / "topk-link-400-ras-1.json").write_text(json.dumps([1.0, 2.0, 30.0]))
+    save_cell_part(out, "topk-link-400-ras-1", "latency", [1.0, 2.0, 30.0])
     (out / "notes.md").write_text("The machine was busy.\n")
     report = write_report(out, "storm-planner bench e2e --repeat 2").read_text()
     lines = {line.split(" | ")[0].strip("| "): line for line in report.splitlines() if line.startswith("| ")}
@@ -149,7 +149,7 @@ def test_the_report_gives_medians_spreads_and_ratios(tmp_path):
     assert (out / "topk-link-400.png").stat().st_size > 10_000
     with (out / "cells.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 5
-    assert "Where the time to the first ack goes" not in report   # no startup/*.json yet
+    assert "Where the time to the first ack goes" not in report   # no cell's start-up yet
 
 
 def test_the_overview_sets_every_scheduler_on_every_workload_beside_storms_two(tmp_path):
@@ -183,11 +183,10 @@ def test_the_report_splits_the_time_to_the_first_ack_by_phase(tmp_path):
 
     out = tmp_path / "e2e"
     header = e2e.columns(SUPERVISORS)
-    (out / "startup").mkdir(parents=True)
     for repetition, launch in ((1, 14.0), (2, 18.0)):
         e2e.append_cell(out / "cells.csv", header, cell("ras", repetition, 400.0, 10.0))
         phases = dict(zip(PHASES, (launch, 7.0, 5.0, 3.0, None)))
-        (out / "startup" / f"topk-link-400-ras-{repetition}.json").write_text(json.dumps(phases))
+        save_cell_part(out, f"topk-link-400-ras-{repetition}", "startup", phases)
     report = write_report(out, "storm-planner bench e2e").read_text()
     section = report[report.index("## Where the time to the first ack goes"):]
     (row,) = [line for line in section.splitlines() if line.startswith("| ras ")]
@@ -270,10 +269,9 @@ def test_a_cell_counts_the_plans_and_moves_of_its_topology_and_names_a_refusal(t
         {"event": "plan", "topology": "t-2", "assignments": {}, "error": "BAD_REQUEST: no profiles"},
     ]
     log.write_text("".join(json.dumps(r) + "\n" for r in records))
-    kept = tmp_path / "plans" / "cell.jsonl"
-    assert _plans(log, "t-1", kept) == {"plans": 2, "replans": 1, "migrations": 1, "plan_error": ""}
-    assert [json.loads(line) for line in kept.read_text().splitlines()] == records[:2]   # kept to see why
-    refused = _plans(log, "t-2", kept)
+    assert _plans(log, "t-1", tmp_path, "cell") == {"plans": 2, "replans": 1, "migrations": 1, "plan_error": ""}
+    assert cell_part(tmp_path, "cell", "plans") == records[:2]   # kept to see why
+    refused = _plans(log, "t-2", tmp_path, "cell")
     assert refused == {"plans": 0, "replans": 0, "migrations": 0, "plan_error": "BAD_REQUEST: no profiles"}
     assert cell_status("ran", refused["plan_error"], refused["plans"]) == (
         "ran on DefaultScheduler's placement: the planner answered BAD_REQUEST: no profiles")
@@ -293,8 +291,8 @@ def test_a_cell_keeps_where_each_task_ran_beside_its_counts_per_node_and_worker(
     assert placed["placement"] == "i7-a:2 i7-b:2" and placed["ackers_on"] == "i7-b:1"
     assert placed["workers"] == "i7-a:6700[countx1,tweetsx1] i7-b:6703[__ackerx1,countx1]"
     # which count task shares the spout's node: a skewed fields grouping loads one more than the other
-    save_executors(tmp_path / "executors" / "cell.json", assignment)
-    kept = json.loads((tmp_path / "executors" / "cell.json").read_text())
+    save_executors(tmp_path, "cell", assignment)
+    kept = cell_part(tmp_path, "cell", "executors")
     assert [(e["component"], e["executor"], e["node"]) for e in kept] == [
         ("tweets", "[1-1]", "i7-a"), ("count", "[2-2]", "i7-a"), ("count", "[3-3]", "i7-b"), ("__acker", "[4-4]", "i7-b")]
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from benchmarks.harness.tests.test_e2e_cluster import pytestmark as cluster_marks
 from storm_planner.planners.nasiri.profiles import parse_profile
+from storm_planner_bench.common.cellfile import read_cells
 from storm_planner_bench.e2e.profiles import HeteroProfiles, submitted
 from storm_planner_bench.e2e.workloads import parse_workloads
 
@@ -55,8 +56,8 @@ def test_a_hetero_cell_runs_with_the_profile_the_bench_made(tmp_path, bench_stat
     assert cell["scheduler"] == "planner:hetero" and cell["status"] == "ran", cell   # not the fallback
     assert int(cell["plans"]) >= 1 and float(cell["processed_tps"]) > 0 and int(cell["lost"]) == 0, cell
     assert math.isfinite(float(cell["latency_p99_ms"])), cell
-    (kept,) = (out / "plans").glob("*.jsonl")   # the service's answers for the cell's topology
-    plans = [json.loads(line) for line in kept.read_text().splitlines()]
+    (record,) = read_cells(out).values()
+    plans = record["plans"]   # the service's answers for the cell's topology
     assert plans and all(p.get("algorithm") == "hetero" and not p.get("error") for p in plans), plans[:2]
     # A later run with the same --out takes the kept profile as written: it reads back (strict JSON, every
     # component on every machine type) and is what the cell submitted; no bench is needed, nothing profiles.

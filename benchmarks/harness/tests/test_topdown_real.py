@@ -14,6 +14,7 @@ import pytest
 
 from storm_planner import cli
 from storm_planner.streaming.timelog import TupleTimes
+from storm_planner_bench.common.cellfile import read_cells
 from storm_planner_bench.common.report import append_csv
 from storm_planner_bench.e2e import experiment as e2e
 from storm_planner_bench.e2e import ramp as e2e_ramp
@@ -176,7 +177,7 @@ def test_noreplan_and_td_rc_reach_the_topology_options(tmp_path, monkeypatch):
     submitted = []
     monkeypatch.setattr(operations, "submit_project", lambda *a, **k: submitted.append(k["options"]))
     bench = Bench(cluster=SimpleNamespace(addresses=SimpleNamespace(nimbus="localhost:6627")), accounts={},
-                  work=tmp_path, feeds={"tweets": tmp_path / "feeds"}, repo=tmp_path, latency_dir=tmp_path,
+                  work=tmp_path, feeds={"tweets": tmp_path / "feeds"}, repo=tmp_path, out=tmp_path,
                   progress=print)
     td, td_rc = parse_scheduler("planner:topdown+noreplan"), parse_scheduler("planner:topdown")
     assert (td.label, td.algorithm, td.replan, td.hook) == ("planner:topdown+noreplan", "topdown", False, True)
@@ -209,7 +210,7 @@ def stepping_bench(tmp_path, monkeypatch) -> Bench:
     plan_log.write_text("")
     cluster = SimpleNamespace(assignment=lambda topology: [], plan_log=plan_log, log_dir=tmp_path)
     bench = Bench(cluster=cluster, accounts={}, work=tmp_path, feeds={}, repo=tmp_path,
-                  latency_dir=tmp_path / "latency", progress=lambda message: None,
+                  out=tmp_path / "out", progress=lambda message: None,
                   timing=Timing(settle_s=0.0, measure_s=0.0, drain_s=0.0, start_s=1.0, step_s=0.0))
     return bench
 
@@ -234,8 +235,8 @@ def test_a_schedule_runs_every_step_where_a_ramp_stops_at_the_first_behind(tmp_p
     assert [r["status"] for r in schedule] == ["ran"] * 3
     assert [r[e2e_ramp.WINDOW_START] for r in schedule] == [0.0, 10.0, 20.0]
     assert (tmp_path / "rate").read_text() == "400"        # the last step's rate reached the spout
-    assert sorted(p.name for p in (tmp_path / "latency").iterdir()) == [
-        "n0-False.json", "n0-True.json", "n1-False.json", "n2-False.json"]
+    assert sorted(name for name, record in read_cells(tmp_path / "out").items() if "latency" in record) == [
+        "n0-False", "n0-True", "n1-False", "n2-False"]
     # A topology that never acked a tuple stops a schedule too, and the steps not run say why.
     monkeypatch.setattr(e2e_ramp, "wait_first_ack", lambda *a: False)
     silent = [r["status"] for r in steps(stop_behind=False)]

@@ -63,7 +63,7 @@ from storm_planner_bench.common.report import (
 )
 from storm_planner_bench.e2e.workloads import AIRLINE, Scheduler, Workload, parse_scheduler
 
-DEFAULT_OUT = Path("benchmarks/reports/albic-real")
+DEFAULT_OUT = Path("benchmarks/results/albic-real")
 DEFAULT_CLUSTER = Path("benchmarks/e2e/cluster.yaml")
 # The planners first: Figs. 12-14 set ALBIC against COLA, so a run stopped early still has them.
 DEFAULT_SCHEDULERS = "planner:albic,planner:cola,default,potc,ras"
@@ -426,14 +426,13 @@ def _counters(bench):
 
 
 def _plans(bench, topology_id: str, name: str) -> list[dict[str, Any]]:
-    """The service's answers for the topology, refusals included (kept beside the report, one JSON line
-    each)."""
+    """The service's answers for the topology, refusals included (kept in the run's record in the run's
+    cells.jsonl, ``plans``)."""
     from storm_planner.service.planlog import read_plan_log
+    from storm_planner_bench.common.cellfile import save_cell_part
 
     answers = [p for p in read_plan_log(bench.cluster.plan_log) if p["topology"] == topology_id]
-    keep = bench.latency_dir.parent / "plans" / f"{name}.jsonl"
-    keep.parent.mkdir(parents=True, exist_ok=True)
-    keep.write_text("".join(json.dumps(answer, sort_keys=True) + "\n" for answer in answers))
+    save_cell_part(bench.out, name, "plans", answers)
     return answers
 
 

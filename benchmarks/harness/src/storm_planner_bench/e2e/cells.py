@@ -14,7 +14,6 @@ restart and acked after it counts once, as acked, with its latency from the firs
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import time
 from collections import Counter
@@ -26,6 +25,7 @@ import numpy as np
 
 from storm_planner.progress import Progress
 from storm_planner.streaming.timelog import STOP_CHECK_S, TupleTimes, read_times
+from storm_planner_bench.common.cellfile import save_cell_part
 from storm_planner_bench.common.cluster import cpu_seconds, kill_and_wait
 from storm_planner_bench.e2e.workloads import HeteroProfileError, Scheduler, Workload, needs_profile
 
@@ -58,7 +58,7 @@ class Bench:
     work: Path                        # cells' scratch (sinks, times)
     feeds: dict[str, Path]            # feed kind -> the root its synthetic feeds were built under
     repo: Path
-    latency_dir: Path                 # each cell's latency quantiles, for the CDF plot
+    out: Path                         # the run's folder: each cell's record in its cells.jsonl (common.cellfile)
     progress: Progress
     timing: Timing = field(default_factory=Timing)
     quotas: dict[str, Any] = field(default_factory=dict)   # supervisor -> CpuQuota (profiling lifts one)
@@ -180,12 +180,12 @@ def _measure_running(bench: Bench, topology_id: str, scratch: Path, submitted: f
     figures = _throughput_and_latency(times, window.begin, window.end, submitted)
     figures.update(window.nodes(figures["acked_in_window"]))
     figures.update(_placement(placement))
-    save_executors(bench.latency_dir.parent / "executors" / f"{name}.json", placement)
-    figures.update(_plans(bench.cluster.plan_log, topology_id, bench.latency_dir.parent / "plans" / f"{name}.jsonl"))
+    save_executors(bench.out, name, placement)
+    figures.update(_plans(bench.cluster.plan_log, topology_id, bench.out, name))
     status = cell_status(status, figures.pop("plan_error"), figures["plans"])
     figures["submit_to_scheduled_s"] = round(scheduled - submitted, 1)
-    _save_latency_quantiles(bench.latency_dir / f"{name}.json", times, window.begin, window.end)
-    _save_startup(bench.latency_dir.parent / "startup" / f"{name}.json",
+    _save_latency_quantiles(bench.out, name, times, window.begin, window.end)
+    _save_startup(bench.out, name,
                   bench.cluster.log_dir / "workers-artifacts" / topology_id, submitted, times)
     bench.progress(f"  {status}: processed {figures['processed_tps']:.0f} t/s of {figures['emitted_tps']:.0f} "
                    f"emitted, p50 {figures['latency_p50_ms']:.0f} ms, p99 {figures['latency_p99_ms']:.0f} ms, "
@@ -322,14 +322,13 @@ def _placement(assignment: list[dict]) -> dict[str, Any]:
             "workers": workers}
 
 
-def _plans(plan_log: Path, topology_id: str, keep: Path) -> dict[str, Any]:
+def _plans(plan_log: Path, topology_id: str, out: Path, cell: str) -> dict[str, Any]:
     """Plans the service answered for the topology: re-plans after the first, executors they moved. The
-    answers (placements, figures, notes) are kept in ``keep``, one JSON record per line, to see why."""
+    answers (placements, figures, notes) are kept in the cell's record (``plans``), to see why."""
     from storm_planner.service.planlog import read_plan_log
 
     answers = [p for p in read_plan_log(plan_log) if p["topology"] == topology_id]
-    keep.parent.mkdir(parents=True, exist_ok=True)
-    keep.write_text("".join(json.dumps(answer, sort_keys=True) + "\n" for answer in answers))
+    save_cell_part(out, cell, "plans", answers)
     plans = [p for p in answers if not p.get("error")]
     errors = [str(p["error"]) for p in answers if p.get("error")]
     moved = sum(sum(1 for e, slot in later["assignments"].items() if earlier["assignments"].get(e) not in (None, slot))
@@ -338,31 +337,28 @@ def _plans(plan_log: Path, topology_id: str, keep: Path) -> dict[str, Any]:
             "plan_error": errors[0] if errors else ""}
 
 
-def save_executors(path: Path, assignment: list[dict]) -> None:
-    """Where each executor ran, task ids included, beside cells.csv (``executors/<cell>.json``): cells.csv
-    counts components per node and worker, but a fields grouping on skewed keys loads one task more than
-    another, and only the task ids say which of them shares a node with its source."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps([{k: e[k] for k in ("executor", "component", "node", "port")} for e in assignment
-                                if not e["component"].startswith("__system")]) + "\n")
+def save_executors(out: Path, cell: str, assignment: list[dict]) -> None:
+    """Where each executor ran, task ids included, in the cell's record (``executors``): cells.csv counts
+    components per node and worker, but a fields grouping on skewed keys loads one task more than another,
+    and only the task ids say which of them shares a node with its source."""
+    save_cell_part(out, cell, "executors", [{k: e[k] for k in ("executor", "component", "node", "port")}
+                                            for e in assignment if not e["component"].startswith("__system")])
 
 
-def _save_latency_quantiles(path: Path, times: TupleTimes, begin: float, end: float) -> None:
+def _save_latency_quantiles(out: Path, cell: str, times: TupleTimes, begin: float, end: float) -> None:
     latencies = np.array(times.latencies_s(begin, end)) * 1000.0
     quantiles = np.percentile(latencies, np.linspace(0, 100, LATENCY_QUANTILES)).round(2).tolist() \
         if latencies.size else []
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(quantiles) + "\n")
+    save_cell_part(out, cell, "latency", quantiles)
 
 
-def _save_startup(path: Path, topology_dir: Path, submitted: float, times: TupleTimes) -> None:
-    """Where submission -> first ack went (:mod:`~storm_planner_bench.common.startup`), beside cells.csv."""
+def _save_startup(out: Path, cell: str, topology_dir: Path, submitted: float, times: TupleTimes) -> None:
+    """Where submission -> first ack went (:mod:`~storm_planner_bench.common.startup`), in the cell's record."""
     from storm_planner_bench.common.startup import startup_phases
 
     phases = startup_phases(topology_dir, submitted, min(times.emitted.values(), default=math.nan),
                             min(times.acked.values(), default=math.nan))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({k: (None if math.isnan(v) else v) for k, v in phases.items()}) + "\n")
+    save_cell_part(out, cell, "startup", {k: (None if math.isnan(v) else v) for k, v in phases.items()})
 
 
 def _rounded(value: float, digits: int = 1) -> float:

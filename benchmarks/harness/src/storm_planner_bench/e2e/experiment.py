@@ -15,7 +15,7 @@ every scheduler once, then every scheduler again. What a cell measures is in
 
 Each finished cell is appended to ``--out``/``cells.csv`` at once; a rerun with the same ``--out``
 skips the cells already there (key: workload, rate, scheduler, repetition), so a stopped run resumes.
-The report (``<out>.md``, default ``benchmarks/reports/e2e.md``, and a plot per workload under
+The report (``<out>.md``, default ``benchmarks/results/e2e.md``, and a plot per workload under
 ``--out``) is written from ``cells.csv`` after every cell; ``--report-only`` rewrites it alone.
 
 ``--rate 200,400,600`` runs every rate (a ramp) and the report adds each scheduler's highest sustained rate;
@@ -42,9 +42,9 @@ node short of CPU (not the default: each such restart stops the source for tens 
 cluster before the workload's first hetero cell and kept as ``--out``/profiles/<workload>.json for
 later cells and reruns, or given with ``--profiles DIR`` (:mod:`storm_planner_bench.e2e.profiles`).
 
-Beside ``cells.csv``, per cell: ``latency/<cell>.json`` (latency quantiles of the window), ``plans/<cell>.jsonl``
-(the service's answers), ``startup/<cell>.json`` (where submission to first ack went) and
-``executors/<cell>.json`` (where each executor ran, task ids included).
+Beside ``cells.csv``, ``cells.jsonl`` holds a record per cell (:mod:`storm_planner_bench.common.cellfile`): the
+latency quantiles of its window, the service's answers, where submission to first ack went and where each
+executor ran, task ids included.
 """
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ from storm_planner_bench.common.report import (
 from storm_planner_bench.e2e.papers import Capacities
 from storm_planner_bench.e2e.workloads import WORKLOADS, Workload, parse_scheduler, parse_workloads
 
-DEFAULT_OUT = Path("benchmarks/reports/e2e")
+DEFAULT_OUT = Path("benchmarks/results/e2e")
 DEFAULT_CLUSTER = Path("benchmarks/e2e/cluster.yaml")
 DEFAULT_SCHEDULERS = "default,ras,planner:topdown"
 CAPACITIES_FILE = "capacities.json"   # the run's supervisors' CPU (their quotas) and link rate, for --report-only
@@ -387,7 +387,7 @@ def open_bench(args: argparse.Namespace, description, out: Path, feeds: dict[str
         quotas: dict = {}
         accounts = node_quotas(cluster, stack, "e2e", _progress, quotas=quotas)
         yield Bench(cluster=cluster, accounts=accounts, work=Path(work) / "cells", feeds=feeds,
-                    repo=Path.cwd(), latency_dir=out / "latency", progress=_progress, timing=timing, quotas=quotas)
+                    repo=Path.cwd(), out=out, progress=_progress, timing=timing, quotas=quotas)
 
 
 def workload_feeds(args: argparse.Namespace, kinds: set[str]) -> dict[str, Path]:

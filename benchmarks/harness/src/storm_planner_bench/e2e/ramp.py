@@ -158,7 +158,7 @@ def _steps(bench: Bench, topology_id: str, scratch: Path, rate_file: Path, rates
             break
     (scratch / "stop").write_text("")
     times = drain(times_dir, bench.timing.drain_s)
-    found = _plans(bench.cluster.plan_log, topology_id, bench.latency_dir.parent / "plans" / f"{names[0]}.jsonl")
+    found = _plans(bench.cluster.plan_log, topology_id, bench.out, names[0])
     answered = [a for a in read_plan_log(bench.cluster.plan_log) if a["topology"] == topology_id and not a.get("error")]
     bounds = [start for start, _, _ in taken] + [math.inf]
     first_window = taken[0][1].begin
@@ -170,10 +170,10 @@ def _steps(bench: Bench, topology_id: str, scratch: Path, rate_file: Path, rates
         figures.update(step_counts(times, start, bounds[index + 1]))
         figures.update(plans_between(answered, start, bounds[index + 1]))
         figures["submit_to_scheduled_s"] = round(scheduled - submitted, 1)
-        _save_latency_quantiles(bench.latency_dir / f"{names[index]}.json", times, window.begin, window.end)
-        save_executors(bench.latency_dir.parent / "executors" / f"{names[index]}.json", placement)
+        _save_latency_quantiles(bench.out, names[index], times, window.begin, window.end)
+        save_executors(bench.out, names[index], placement)
         if index == 0:
-            _save_startup(bench.latency_dir.parent / "startup" / f"{names[0]}.json",
+            _save_startup(bench.out, names[0],
                           bench.cluster.log_dir / "workers-artifacts" / topology_id, submitted, times)
         bench.progress(f"  {rates[index]:g} t/s: processed {figures['processed_tps']:.0f} t/s, p99 "
                        f"{figures['latency_p99_ms']:.0f} ms, lost {figures['lost']}, on {figures['placement']}")

@@ -9,12 +9,12 @@ there, is copied in as the report's notes.
 """
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from pathlib import Path
 from typing import Any
 
+from storm_planner_bench.common.cellfile import cell_part
 from storm_planner_bench.common.report import markdown_table, notes_section, pyplot, read_csv, save_figure
 from storm_planner_bench.e2e.figures import BASELINES, beats_both, fmt, median, numbers, ran, spread, total
 from storm_planner_bench.e2e.papers import DERIVED, Capacities, papers_section
@@ -247,15 +247,15 @@ def _summary_row(scheduler: str, every: list[dict[str, Any]], cells: list[dict[s
 
 def _startup(out: Path, rows: list[dict[str, Any]]) -> str:
     """Per scheduler, the median seconds of each phase from submission to the first ack
-    (:mod:`~storm_planner_bench.common.startup`), from the cells' ``startup/*.json``; empty when none exist."""
+    (:mod:`~storm_planner_bench.common.startup`), from the cells' records (``startup``); empty when none exist."""
     from storm_planner_bench.common.startup import PHASES
     from storm_planner_bench.e2e.cells import cell_name
 
     by: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        path = out / "startup" / f"{cell_name(row['workload'], row['rate'], row['scheduler'], row['repetition'])}.json"
-        if path.is_file():
-            by.setdefault(row["scheduler"], []).append(json.loads(path.read_text()))
+        phases = cell_part(out, cell_name(row["workload"], row["rate"], row["scheduler"], row["repetition"]), "startup")
+        if isinstance(phases, dict):
+            by.setdefault(row["scheduler"], []).append(phases)
     if not by:
         return ""
     table = markdown_table(
@@ -307,9 +307,5 @@ def _plot(out: Path, workload: str, rate: str, schedulers: list[str], by: dict[s
 def _quantiles(out: Path, cell: dict[str, Any]) -> list[float]:
     from storm_planner_bench.e2e.cells import cell_name
 
-    path = out / "latency" / f"{cell_name(cell['workload'], cell['rate'], cell['scheduler'], cell['repetition'])}.json"
-    try:
-        values = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return []
-    return [max(v, 0.1) for v in values]   # a log axis: sub-0.1 ms latencies drawn at 0.1
+    values = cell_part(out, cell_name(cell["workload"], cell["rate"], cell["scheduler"], cell["repetition"]), "latency")
+    return [max(v, 0.1) for v in values or []]   # a log axis: sub-0.1 ms latencies drawn at 0.1

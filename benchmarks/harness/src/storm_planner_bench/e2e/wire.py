@@ -56,7 +56,7 @@ from storm_planner_bench.e2e.wire_fit import (
 )
 
 DEFAULT_CELLS = Path("benchmarks/reports/e2e/cells.csv")
-DEFAULT_OUT = Path("benchmarks/reports/e2e-wire")
+DEFAULT_OUT = Path("benchmarks/results/e2e-wire")
 DEFAULT_CLUSTER = Path("benchmarks/e2e/cluster.yaml")
 DEFAULT_PLANNERS = "topdown,tasklevel,topdown-ls"
 BASELINE = "ras"

@@ -2,7 +2,7 @@
 
 ``storm-planner bench gma EXPERIMENT [--out DIR] [--seed N] [--quick]``, from the repository root;
 each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` and ``EXPERIMENT.png`` under
-``benchmarks/reports/gma/``. Progress goes to standard error.
+``benchmarks/results/gma/``. Progress goes to standard error.
 
 * ``workload`` (§V, Figs. 4 and 5): CPU and bandwidth utilisation (R_utl) and their deviation
   (R_dev) while the Top-K query's input rises from 200 to 1,200 tuples/s, on ten 4-core nodes
@@ -44,7 +44,7 @@ from storm_planner_bench.common.report import (
 )
 from storm_planner_bench.gma.cluster import FIGURE_PANELS, bench_cluster, bench_overhead
 
-DEFAULT_OUT = Path("benchmarks/reports/gma")
+DEFAULT_OUT = Path("benchmarks/results/gma")
 _progress = stamped_progress("gma bench")
 
 # The paper's cluster (§V.A): ten slave nodes, one 4-core Xeon each; three slots per worker (Fig. 3).

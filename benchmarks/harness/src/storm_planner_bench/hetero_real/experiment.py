@@ -80,7 +80,7 @@ locality-aware shuffle. Each supervisor is also put into a ``cpuacct`` group, so
 every step records each machine's whole CPU beside the CPU the metrics hook
 gives its tasks (the part eq. 7 models) and the share of throttled periods.
 
-Outputs under ``--out`` (default ``benchmarks/reports/hetero/real``):
+Outputs under ``--out`` (default ``benchmarks/results/hetero-real``):
 ``runs.csv`` (one row per run), ``steps.csv`` (every rate step), ``summary.csv``
 (one row per shape and placement), ``results.md``, ``run.json`` (everything,
 plans and placements included), ``profile.json``, ``throughput.png``. They are
@@ -385,7 +385,7 @@ def run_shape(bench: Bench, plan: ShapePlan, settings: BenchSettings,
 BENCHMARKS = (Benchmark(
     "hetero-real", "Nasiri et al. Fig. 8 on the real local cluster: hetero and hetero-optimal vs Storm's "
                    "DefaultScheduler and ResourceAwareScheduler, measured", (
-        argument("--out", default="benchmarks/reports/hetero/real", help="output directory"),
+        argument("--out", default="benchmarks/results/hetero-real", help="output directory"),
         argument("--overwrite", action="store_true",
                  help="replace the results an earlier run left in --out (without it, a rerun of the same "
                       "command resumes: finished runs are kept and not run again; other settings are refused)"),

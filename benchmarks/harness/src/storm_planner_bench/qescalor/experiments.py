@@ -3,7 +3,7 @@ against the exact optimum of its cost model.
 
 ``storm-planner bench qescalor EXPERIMENT [--out DIR] [--seed N] [--quick]``, from the repository
 root; each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` (and a plot) under
-``benchmarks/reports/qescalor/``. Progress goes to standard error.
+``benchmarks/results/qescalor/``. Progress goes to standard error.
 
 * ``optimality``: random scaling problems (:func:`storm_planner.generators.qescalor.random_problem`):
   QCESA's cost against ``qcesa-exact`` (the exact optimum of the cost model) and the best single
@@ -61,7 +61,7 @@ from storm_planner_bench.common.report import experiments_benchmark, pyplot, sta
 from storm_planner_bench.qescalor.cluster import bench_cluster, bench_replay
 from storm_planner_bench.qescalor.live import bench_live
 
-DEFAULT_OUT = Path("benchmarks/reports/qescalor")
+DEFAULT_OUT = Path("benchmarks/results/qescalor")
 _progress = stamped_progress("qescalor bench")
 
 # The sampled path: CPU from 0.1 to 4.0 cores in steps of 0.1 (the minimum step), memory rising with it

@@ -2,7 +2,7 @@
 
 ``storm-planner bench albic EXPERIMENT [--out DIR] [--seed N] [--quick]``, from the
 repository root; each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` and
-``EXPERIMENT.png`` under ``benchmarks/reports/albic/``:
+``EXPERIMENT.png`` under ``benchmarks/results/albic/``:
 
 * ``solve-time`` (§5.1, Figs. 2-4): load distance against the solver's time limit
   for 20/40/60 nodes with 300/600/900 executors, after a load fluctuation on a
@@ -43,7 +43,7 @@ from storm_planner.generators.madsen import (
 from storm_planner.planners import run
 from storm_planner_bench.common.report import experiments_benchmark, pyplot, stamped_progress, write_table
 
-DEFAULT_OUT = Path("benchmarks/reports/albic")
+DEFAULT_OUT = Path("benchmarks/results/albic")
 
 
 _progress = stamped_progress("albic bench")

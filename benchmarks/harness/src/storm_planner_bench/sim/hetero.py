@@ -1,7 +1,7 @@
 """``storm-planner bench hetero``: Nasiri et al. §6 in simulation.
 
 Three parts, each writing a CSV, a markdown table and a plot under
-``benchmarks/reports/hetero/`` (``--out``):
+``benchmarks/results/hetero/`` (``--out``):
 
 * ``clusters`` — Linear, Diamond and Star (:mod:`storm_planner.generators.nasiri`)
   on the paper's three-machine cluster and Table IV's small, medium and large
@@ -341,7 +341,7 @@ def plot(out: Path, clusters_rows, random_rows, tiny_rows=None) -> None:
 
 
 BENCHMARKS = (Benchmark("hetero", "Nasiri et al.: hetero vs Storm's default, optimal, timing", (
-    argument("--out", default="benchmarks/reports/hetero", help="output directory"),
+    argument("--out", default="benchmarks/results/hetero", help="output directory"),
     argument("--parts", default="clusters,tiny,random", help="comma list of: clusters, tiny, random"),
     argument("--clusters", default=",".join(CLUSTERS), help="comma list of clusters"),
     argument("--repeats", type=int, default=5, help="timing repeats per planner (median)"),

@@ -2,7 +2,7 @@
 
 ``storm-planner bench hetero-bases EXPERIMENT [--out DIR] [--seed N] [--quick]``, from the
 repository root; each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` and a plot under
-``benchmarks/reports/hetero-bases/``. Progress goes to standard error.
+``benchmarks/results/hetero-bases/``. Progress goes to standard error.
 
 * ``random``: the small random instances of ``storm-planner bench hetero`` (2–3 machines of 3
   types, 2–4 components, related and unrelated machines) with a base per (component, machine
@@ -45,7 +45,7 @@ from storm_planner.planners.nasiri.plans import placement_from_assignments
 from storm_planner.planners.nasiri.simulate import max_input_rate
 from storm_planner_bench.common.report import experiments_benchmark, pyplot, stamped_progress, write_csv, write_table
 
-DEFAULT_OUT = Path("benchmarks/reports/hetero-bases")
+DEFAULT_OUT = Path("benchmarks/results/hetero-bases")
 _progress = stamped_progress("hetero-bases bench")
 
 RANDOM_BASES = (5.0, 40.0)              # percent of a core: issue #18's range

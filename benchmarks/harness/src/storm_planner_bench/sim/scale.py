@@ -29,7 +29,7 @@ from typing import Any
 
 from storm_planner_bench.common.report import Benchmark, argument, command_line, markdown_table, print_progress, publish
 
-DEFAULT_OUT = Path("benchmarks/reports/scale")
+DEFAULT_OUT = Path("benchmarks/results/scale")
 # (executors, nodes, components): the measured shapes and the 52,000-executor topology.
 SHAPES = ((1_000, 100, 5), (10_000, 250, 10), (52_000, 1_000, 10))
 

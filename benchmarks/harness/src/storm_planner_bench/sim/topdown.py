@@ -11,7 +11,7 @@
   by IMC, and the task-count sweep.
 
 Each writes a CSV table, a markdown summary and a PNG plot under ``--out``
-(default ``benchmarks/reports/topdown``, relative to the working directory: run
+(default ``benchmarks/results/topdown``, relative to the working directory: run
 from the repository root). Times are process CPU times (``time.process_time``),
 which a busy shared machine disturbs less than wall-clock time; compare planners
 within one run.
@@ -53,7 +53,7 @@ from storm_planner_bench.common.report import (
 if TYPE_CHECKING:
     from storm_planner.core.problem import Problem
 
-DEFAULT_OUT = Path("benchmarks/reports/topdown")
+DEFAULT_OUT = Path("benchmarks/results/topdown")
 PAPER = {"topdown": 93.1, "tasklevel-imc": 85.9, "tasklevel-imc-source": 85.9}
 
 

@@ -58,7 +58,7 @@ from storm_planner_bench.common.report import Benchmark, append_csv_rows, argume
 from storm_planner_bench.e2e import experiment as e2e
 from storm_planner_bench.e2e.workloads import Scheduler, Workload, parse_scheduler, parse_workloads
 
-DEFAULT_OUT = Path("benchmarks/reports/topdown-real")
+DEFAULT_OUT = Path("benchmarks/results/topdown-real")
 # The paper's axis runs from the least capacity that places a job until the algorithms converge. Every
 # executor declares 10 % of a core, so a node takes floor(declared / 10) of them: at 1 the i7s take 4 and the
 # i5s 3 (bargains' 12 with ackers need ~0.86, and 0.9 gives the same counts), at 1.5 6 and 5, at 2.25 10

@@ -20,7 +20,7 @@ import java.util.Map;
  * <pre>
  * benchmarks/harness/scripts/bench-scale.sh [--scale 1.0] [--topologies 45] [--clusters production,huge]
  *     [--schedulers default,ras,even,topdown,milp] [--milp-time-limit-secs 2] [--deadline-ms 120000]
- *     [--seed 13] [--repeat 3] [--out benchmarks/reports/scale]
+ *     [--seed 13] [--repeat 3] [--out benchmarks/results/scale]
  * </pre>
  *
  * Each scheduler runs {@code --repeat} times on each cluster (fresh copies, the same JVM and service; repetitions
@@ -38,7 +38,7 @@ public final class ClusterScaleBenchmark {
         "--deadline-ms", "120000",
         "--seed", "13",
         "--repeat", "3",
-        "--out", "benchmarks/reports/scale");
+        "--out", "benchmarks/results/scale");
 
     private ClusterScaleBenchmark() {
     }
