@@ -149,7 +149,7 @@ KIT_BARGAINS = {
     ("quotes", ACKER, "__ack_init"): (1.0, 60.0), (ACKER, "quotes", "__ack_ack"): (1.0, 60.0),
     ("vwap", ACKER, "__ack_ack"): (1.0, 60.0), ("join", ACKER, "__ack_ack"): (2.0, 60.0),
 }
-# RAS's placement of the grid's bargains cell (benchmarks/reports/e2e-grid2/cells.csv), 962 B per tuple measured.
+# RAS's placement of the grid's bargains cell (the second grid, benchmarks/README.md: e2e-grid2), 962 B per tuple measured.
 RAS_BARGAINS = {"i5-a": {"join": 1, "trades": 1, "vwap": 1}, "i5-b": {"sink": 1},
                 "i7-a": {ACKER: 2, "filter": 1, "join": 1}, "i7-b": {ACKER: 2, "quotes": 1, "vwap": 1}}
 

@@ -24,7 +24,7 @@ speed 1.0; 2 Mbit/s links), and converted by the service's own ``problem_from_th
 * ``kit B`` (bargains only): every stream at the rate the topology's code emits it (``KIT_RATES``, read from
   ``topologies/bargains``: the join sends every released quote on, unanchored; the filter passes ~4 % on).
   With ``--cells`` it is checked against the grid's per-node link bytes (the correlation is printed: 0.93 over
-  the 12 bargains cells of ``benchmarks/reports/e2e-grid2/cells.csv``).
+  the 12 bargains cells of the second grid, ``benchmarks/reports/e2e-grid2/cells.csv`` at commit ``e33c893``).
 
 ``--save-layouts FILE`` writes the plans' placements (JSON), ``--layouts LABEL=FILE`` evaluates saved ones
 beside this revision's plans, on this revision's yardsticks: run the script with another revision's

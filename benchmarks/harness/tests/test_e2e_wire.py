@@ -1,7 +1,8 @@
 """``bench e2e-wire``: each stream's wire bytes fitted from a grid's per-link bytes, and the placements by them.
 
 The fit is checked on cells made from known weights (it must recover them) and on the third grid's own cells
-(benchmarks/reports/e2e/cells.csv, committed), where the property the study reports must hold: by the
+(data/e2e-grid-links.csv: the key, status, workers and per-link bytes of every cell of
+benchmarks/reports/e2e/cells.csv), where the property the study reports must hold: by the
 measured wire, RAS's placement is the exact optimum on Top-K and trends, and the kit's local search on the
 fitted weights reaches the optimum on every workload.
 """
@@ -21,7 +22,7 @@ from storm_planner_bench.e2e.submission import cluster_nodes, submission_problem
 from storm_planner_bench.e2e.wire_fit import MIN_CELLS, coefficients, fit_wire, node_counts
 
 ROOT = Path(__file__).resolve().parents[3]
-GRID = ROOT / "benchmarks/reports/e2e/cells.csv"
+GRID = Path(__file__).parent / "data" / "e2e-grid-links.csv"
 NODES = ("i7-a", "i7-b", "i5-a", "i5-b")
 
 

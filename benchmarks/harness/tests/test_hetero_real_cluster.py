@@ -25,8 +25,9 @@ REPO = Path(__file__).resolve().parents[3]
 # One placement per path through Nimbus: the plugin asking the service (hetero-optimal and storm-default take
 # it too), and Storm's own scheduler placing alone (RAS, with the declarations DefaultScheduler does without).
 PLACEMENTS = ("hetero", "ras")
-# The profile a full run made (Linear on one unthrottled supervisor): profiling is tested on its own.
-SAVED_PROFILE = REPO / "benchmarks" / "reports" / "hetero" / "real" / "profile.json"
+# The profile a full run made (Linear on one unthrottled supervisor; benchmarks/reports/hetero/real): profiling
+# is tested on its own.
+SAVED_PROFILE = Path(__file__).parent / "data" / "hetero-real-profile.json"
 pytestmark = cluster_marks
 
 
