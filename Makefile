@@ -65,21 +65,26 @@ system-packages:
 
 python-env: $(VENV)/.installed
 
-# Installs exactly the versions in the lock (a fresh install would otherwise pull the newest of
-# everything, and a new release can break the build: highspy 1.16 started printing a banner).
-# pyproject.toml keeps version ranges for people who install the package into their own environment.
-$(VENV)/.installed: python/pyproject.toml $(LOCK)
+# Two distributions, both editable: the library (python/, with every extra) and the benchmark harness
+# (benchmarks/harness, `storm-planner bench ...`; the library runs without it). Installs exactly the versions
+# in the lock (a fresh install would otherwise pull the newest of everything, and a new release can break the
+# build: highspy 1.16 started printing a banner). The pyproject.toml files keep version ranges for people who
+# install the packages into their own environment.
+HARNESS   := benchmarks/harness
+$(VENV)/.installed: python/pyproject.toml $(HARNESS)/pyproject.toml $(LOCK)
 	python3 -m venv $(VENV)
 	$(PIP) install -q "pip==$(PIP_VERSION)" "wheel==$(WHEEL_VERSION)"
-	$(PIP) install -q -c $(LOCK) -e "python[all]"
+	$(PIP) install -q -c $(LOCK) -e "python[all]" -e $(HARNESS)
 	touch $@
 
-# Refresh the lock after changing dependencies in python/pyproject.toml (newest versions that fit;
-# one universal lock for every supported Python, 3.10 and later). Commit the result.
+# Refresh the lock after changing dependencies in python/pyproject.toml or the harness's (newest versions that
+# fit; one universal lock for every supported Python, 3.10 and later). Commit the result. Both projects are
+# given as local editables, so the harness's requirement `storm-planner` is the checkout's library (never looked
+# up on PyPI), and neither project is written into the lock (pip refuses editables as constraints).
 lock: python-env
 	$(PIP) install -q "uv==$(UV_VERSION)"
-	$(VENV)/bin/uv pip compile python/pyproject.toml --extra all --universal --python-version 3.10 \
-	  --quiet -o $(LOCK)
+	printf -- '-e ./python[all]\n-e ./$(HARNESS)\n' | $(VENV)/bin/uv pip compile - --universal --python-version 3.10 \
+	  --no-emit-package storm-planner --no-emit-package storm-planner-bench --quiet -o $(LOCK)
 
 plugin: $(PLUGIN)
 
@@ -92,7 +97,7 @@ thrift:
 	scripts/gen-thrift.sh
 
 # Static checks (configured in python/pyproject.toml, versions pinned in the lock): ruff over every Python file
-# in the repository, mypy over the package. The Java compiler's warnings are errors in the Maven build itself
+# in the repository, mypy over the library and the benchmark harness (its `files`). The Java compiler's warnings are errors in the Maven build itself
 # (-Xlint:all -Werror in pom.xml), which `plugin` and `java-test` run; `lint` compiles the test code too.
 lint: python-env
 	$(VENV)/bin/ruff check --config python/pyproject.toml .

@@ -148,7 +148,7 @@ def test_the_memory_is_bounded_in_names_components_and_key_length():
         LoadMemory(max_topologies=0)
 
 
-# bargains at 200 t/s per spout: join and vwap are the heavy components (cf. e2e-relief.md), the rest light.
+# bargains at 200 t/s per spout: join and vwap are the heavy components (cf. benchmarks/README.md, e2e-relief), the rest light.
 BARGAINS_LOADS = {"trades": 6.0, "quotes": 6.0, "vwap": 16.0, "join": 19.0, "filter": 3.0, "sink": 2.0, "__acker": 3.0}
 
 

@@ -444,7 +444,7 @@ class LocalCluster:
 
     @property
     def plan_log(self) -> Path:
-        """Every plan the planner service answered (JSON lines; see ``service.planlog.PlanLog``)."""
+        """Every plan the planner service answered (JSON lines; see ``service.planning.planlog.PlanLog``)."""
         return self.log_dir / "plans.jsonl"
 
     def stop_daemon(self, name: str, *, grace_s: float = 10.0) -> str:

@@ -310,7 +310,7 @@ REPLAN_FIRST_CORRECTION = _define(
     "alone, once, though the topology is short of nothing (under planner.replan.cautious), and restart a "
     "spout's worker when planner.source.resumable: the first plan is a guess on priors, and the gain gate "
     "still asks planner.replan.min.gain of the measured placement. Off: on the end-to-end bench's trends it traded "
-    "link bytes for CPU pressure whose relief then restarted the spout (benchmarks/reports/e2e-correct.md)")
+    "link bytes for CPU pressure whose relief then restarted the spout (benchmarks/README.md, e2e-correct)")
 INITIAL_ALGORITHM = _define("planner.initial.algorithm", NAME, None, TOPOLOGY, SERVICE,
                             "algorithm of the topology's first placement only; re-plans use planner.algorithm "
                             "(unset: planner.algorithm for both)")

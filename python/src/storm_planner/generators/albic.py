@@ -9,7 +9,7 @@
 * :func:`problem_dict`, :func:`even_placement` — the problem file of given loads and placement.
 
 A Storm key group is an executor. Reconstructions of the paper's lost constants are stated
-where they are chosen. The benchmarks that use them: :mod:`storm_planner.bench.albic`.
+where they are chosen. The benchmarks that use them: :mod:`storm_planner_bench.sim.albic`.
 """
 from __future__ import annotations
 

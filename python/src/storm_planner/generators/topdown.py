@@ -9,7 +9,7 @@
   significance vs by IMC, and the task-count sweep.
 
 Pure functions of their arguments (and a seed) returning problem-file dicts. The
-benchmarks that use them: :mod:`storm_planner.bench.topdown`.
+benchmarks that use them: :mod:`storm_planner_bench.sim.topdown`.
 """
 from __future__ import annotations
 

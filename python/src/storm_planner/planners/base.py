@@ -63,7 +63,7 @@ class Planner(Parameterised):
     # Plans kept within each node's free declared CPU and memory and the worker heap limit
     # (core.resources); Storm's own resource-unaware schedulers, as baselines, are not.
     resource_aware: ClassVar[bool] = True
-    # The service runs it in a worker process it kills at the deadline (service.worker): solver
+    # The service runs it in a worker process it kills at the deadline (service.planning.runner): solver
     # planners whose model building can overrun their time limit; a thread cannot be stopped.
     isolated: ClassVar[bool] = False
     # Keys under planner.<name>. that are inputs read elsewhere, not parameters (hetero's profiles).
