@@ -48,8 +48,8 @@ from pathlib import Path
 from storm_planner.core.system_streams import ACK_PAYLOAD_BYTES, ACKER, acker_streams
 from storm_planner.planners.base import run
 from storm_planner.profiling.project import load_project_topology
-from storm_planner.service.transport.contract import planner_thrift as T
 from storm_planner.service.planning.convert import problem_from_thrift
+from storm_planner.service.transport.contract import planner_thrift as T
 from storm_planner_bench.e2e.workloads import WORKLOADS
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -226,8 +226,8 @@ def test_the_spout_rate_can_change_while_it_runs(tmp_path):
 def service_plan(algorithm: str, profile: dict):
     """The planner service's answer for Top-K as e2e submits it, on the e2e cluster's four supervisors."""
     from storm_planner.profiling.project import load_project_topology
-    from storm_planner.service.transport.contract import planner_thrift as T
     from storm_planner.service.planning.handler import PlannerHandler
+    from storm_planner.service.transport.contract import planner_thrift as T
 
     nodes = [T.Node(id=name, host=name, cpu_capacity=cpu, memory_mb=2048.0, free_ports=[6700, 6701, 6702],
                     used_ports=[], meta={"machine.type": name[:2], "speed": "1.0"})

@@ -17,8 +17,8 @@ from storm_planner.cluster.description import ClusterDescription, Supervisor
 from storm_planner.core.problem import Problem
 from storm_planner.core.system_streams import ACKER
 from storm_planner.profiling.project import load_project_topology
-from storm_planner.service.transport.contract import planner_thrift as T
 from storm_planner.service.planning.convert import problem_from_thrift
+from storm_planner.service.transport.contract import planner_thrift as T
 from storm_planner_bench.e2e.workloads import WORKLOADS
 
 # The Thrift records (T.TopologySpec, T.Node) are classes thriftpy2 builds at import: typed Any here.

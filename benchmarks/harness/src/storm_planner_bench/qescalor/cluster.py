@@ -106,9 +106,9 @@ PRICE, STARTUP, SHUTDOWN = 1.0, 0.5, 0.2
 
 
 def bench_replay(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
+    from storm_planner.cluster.launcher import running_cluster
     from storm_planner.scaling import ScalingController
     from storm_planner.scaling.live.scale_run import run_scaling
-    from storm_planner.cluster.launcher import running_cluster
 
     epochs, epoch_s = (8, 15) if quick else (16, 20)
     rates = [max(30.0, r) for r in diurnal_rates(epochs, REPLAY_PEAK, seed=seed, noise=0.0, bursts=0)]

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from storm_planner.api import scale
+from storm_planner.scaling.forecast import forecast
 from storm_planner.scaling.generator import (
     PAPER_PROVISIONS,
     diurnal_rates,
@@ -52,10 +53,9 @@ from storm_planner.scaling.generator import (
     paper_resources,
     random_problem,
 )
-from storm_planner.scaling.forecast import forecast
 from storm_planner.scaling.performance import PerformanceModel, compare_models
-from storm_planner.scaling.scaling_problem import ScalingInstance, read_problem, resolve
 from storm_planner.scaling.sampling import dsa, fssa
+from storm_planner.scaling.scaling_problem import ScalingInstance, read_problem, resolve
 from storm_planner.scaling.schedule import Schedule
 from storm_planner_bench.common.report import experiments_benchmark, pyplot, stamped_progress, write_table
 from storm_planner_bench.qescalor.cluster import bench_cluster, bench_replay

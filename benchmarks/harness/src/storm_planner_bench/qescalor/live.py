@@ -57,9 +57,8 @@ PEAK = 18.0           # tuples/s at the day's peak: about 3 instances of r3 (~6 
 
 
 def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str, Any]]:
-    from storm_planner.scaling import ScalingController
-    from storm_planner.scaling.live.scale_run import run_scaling
     from storm_planner.cluster.launcher import running_cluster
+    from storm_planner.scaling import ScalingController
     from storm_planner.scaling.live.instances import (
         InstanceProvisions,
         ProvisionEnforcer,
@@ -67,6 +66,7 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
     )
     from storm_planner.scaling.live.live_sampler import LIVE_SAMPLING_OPTIONS, sample_live
     from storm_planner.scaling.live.oopser import SamplerSettings
+    from storm_planner.scaling.live.scale_run import run_scaling
 
     season, days, epoch_s = (6, 3, 10) if quick else (8, 3, 15)
     rates = [max(0.1 * PEAK, r) for r in diurnal_rates(season, PEAK, seed=seed, noise=0.05, bursts=0)] * days
