@@ -276,7 +276,7 @@ def test_profiling_steps_the_rate_on_one_supervisor_and_gives_its_quota_back(tmp
     supervisor through storm-default in one worker, the rate file steps through the rates before each
     measurement, the supervisor's quota is lifted and restored, and the topology is killed."""
     from storm_planner.cluster import nimbus_restart
-    from storm_planner.profiling import profiles as profiling
+    from storm_planner.profiling import profiler as profiling
     from storm_planner_bench.common import cluster as cluster_common
 
     description = load_description(CLUSTER)
@@ -358,7 +358,7 @@ def test_profiling_prices_the_whole_nodes_cpu_when_its_account_is_known(tmp_path
     bench = SimpleNamespace(quotas={}, accounts={"i5-a": account}, cluster=SimpleNamespace(
         description=load_description(CLUSTER), addresses=SimpleNamespace(zookeeper="zk:2181")),
         progress=lambda message: None)
-    from storm_planner.profiling import profiles as profiling
+    from storm_planner.profiling import profiler as profiling
 
     monkeypatch.setattr(profiling, "collect_windows", lambda *a, **k: [WindowFigures("count", 1, 1, 3000.0, 30.0,
                                                                                       30, 30, 0.0, 0)])
@@ -370,7 +370,7 @@ def test_profiling_prices_the_whole_nodes_cpu_when_its_account_is_known(tmp_path
 def test_profiling_gives_the_node_back_the_quota_it_is_held_to_not_its_scaled_declaration(tmp_path, monkeypatch):
     """topdown-real declares 1.5x what each node has: after profiling on one core, the node is held to what
     it has again, not to its declaration."""
-    from storm_planner.profiling import profiles as profiling
+    from storm_planner.profiling import profiler as profiling
     from storm_planner_bench.e2e import experiment as e2e
 
     set_to = []
