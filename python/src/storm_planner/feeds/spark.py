@@ -1,8 +1,12 @@
 """A Spark session for feed builds and oracles: quiet, loopback, small shuffles."""
 from __future__ import annotations
 
+import logging
 import os
 import sys
+from pathlib import Path
+
+LOG4J2_CONFIG = Path(__file__).resolve().with_name("spark-log4j2.properties")
 
 
 def spark_session(master: str = "local[*]", app: str = "storm-planner-feeds", shuffle_partitions: int = 8):
@@ -11,6 +15,8 @@ def spark_session(master: str = "local[*]", app: str = "storm-planner-feeds", sh
         from pyspark.sql import SparkSession
     except ModuleNotFoundError:
         raise RuntimeError("PySpark is not installed: pip install 'storm-planner[feeds]'") from None
+    # py4j says at INFO level every time it closes a connection to the JVM.
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     # Workers must run the same Python as the driver (the venv's).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -22,9 +28,12 @@ def spark_session(master: str = "local[*]", app: str = "storm-planner-feeds", sh
                # Malformed input rows must become nulls to be counted and skipped;
                # Spark 4's ANSI mode would raise on the first bad cast instead.
                .config("spark.sql.ansi.enabled", "false")
-               .config("spark.driver.memory", os.environ.get("STORM_PLANNER_SPARK_MEMORY", "1g")))
+               .config("spark.driver.memory", os.environ.get("STORM_PLANNER_SPARK_MEMORY", "1g"))
+               # Errors only, from the driver JVM's start (setLogLevel below comes after its start-up notes).
+               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}"))
     if master.startswith("local"):
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
