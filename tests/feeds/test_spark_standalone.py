@@ -23,8 +23,6 @@ import pytest
 from storm_planner.feeds.build import build_feeds
 from storm_planner.streaming.feedio import iter_feed_records
 
-pytestmark = pytest.mark.slow
-
 RECORDS, SEED, PARTITIONS = 3000, 11, 3
 
 
@@ -116,6 +114,7 @@ def feed_bytes(feed: Path) -> dict[str, bytes]:
     return {part.name: gzip.decompress(part.read_bytes()) for part in sorted(feed.glob("part-*.jsonl.gz"))}
 
 
+@pytest.mark.slow
 def test_a_feed_built_on_a_standalone_cluster_equals_the_local_build(standalone_cluster, spark, tmp_path):
     out = tmp_path / "on-cluster"
     run = subprocess.run(
@@ -135,3 +134,13 @@ def test_a_feed_built_on_a_standalone_cluster_equals_the_local_build(standalone_
     for summary in summaries:
         summary.pop("seconds")
     assert summaries[0] == summaries[1] and summaries[0]["records"] == RECORDS
+
+
+@pytest.mark.parametrize("master, loopback", [
+    ("local[*]", True), ("spark://127.0.0.1:7077", True), ("spark://localhost:7077", True),
+    ("spark://[::1]:7077", True), ("spark://spark-master:7077", False), ("spark://10.1.2.3:7077", False),
+    ("yarn", False),
+])
+def test_a_master_on_loopback_gets_a_driver_on_loopback(master, loopback):
+    from storm_planner.feeds.spark import on_loopback
+    assert on_loopback(master) is loopback
