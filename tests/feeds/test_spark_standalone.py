@@ -7,7 +7,6 @@ teardown stops them, and the executors the worker started, whatever the test did
 from __future__ import annotations
 
 import contextlib
-import gzip
 import json
 import os
 import signal
@@ -110,10 +109,6 @@ def standalone_cluster(tmp_path):
         assert not any(left.values()), f"processes left running: {left}"
 
 
-def feed_bytes(feed: Path) -> dict[str, bytes]:
-    return {part.name: gzip.decompress(part.read_bytes()) for part in sorted(feed.glob("part-*.jsonl.gz"))}
-
-
 @pytest.mark.slow
 def test_a_feed_built_on_a_standalone_cluster_equals_the_local_build(standalone_cluster, spark, tmp_path):
     out = tmp_path / "on-cluster"
@@ -128,12 +123,14 @@ def test_a_feed_built_on_a_standalone_cluster_equals_the_local_build(standalone_
     local = tmp_path / "local"
     build_feeds(spark, "tweets", local, synthetic=True, records=RECORDS, seed=SEED, partitions=PARTITIONS,
                 progress=lambda message: None)
+    # Record for record, in the same order. Where the parts split may differ: Spark samples the range
+    # partition bounds with a seed that counts the session's earlier shuffles.
     assert list(iter_feed_records(out)) == list(iter_feed_records(local))
-    assert feed_bytes(out) == feed_bytes(local)   # the same records in the same part files
     summaries = [json.loads((feed / "_feed.json").read_text()) for feed in (out, local)]
     for summary in summaries:
-        summary.pop("seconds")
+        del summary["seconds"], summary["bytes"]
     assert summaries[0] == summaries[1] and summaries[0]["records"] == RECORDS
+    assert summaries[0]["parts"] == len(list(out.glob("part-*.jsonl.gz"))) == PARTITIONS
 
 
 @pytest.mark.parametrize("master, loopback", [
