@@ -108,8 +108,17 @@ lint: python-env
 format: python-env
 	$(VENV)/bin/ruff format --config python/pyproject.toml .
 
+# Every Storm line the plugin and the metrics hook support (storm-scheduler/README.md): the default line
+# (pom.xml's storm.version) builds in target/ as always; each other line compiles, runs the whole Java suite
+# (the LocalCluster test against the real service included) and packages its jars in target/storm-<line>/.
+OTHER_STORM_LINES := 2.6.4 2.7.1
+
 java-test: python-env
 	PLANNER_PYTHON=$(abspath $(PYTHON)) $(MVN) test
+	for line in $(OTHER_STORM_LINES); do \
+	  PLANNER_PYTHON=$(abspath $(PYTHON)) $(MVN) -pl storm-scheduler,storm-metrics -Dstorm.version=$$line \
+	    -Dstorm.build.dir=target/storm-$$line package \
+	    || exit 1; done
 
 # Two lanes at once: the cluster tests one after another, every other test beside them
 # (scripts/test-lanes.sh says why); `$(PYTHON) -m pytest` runs the same tests in one lane.

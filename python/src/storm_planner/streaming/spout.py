@@ -96,8 +96,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from streamparse import Spout
-
+from storm_planner.streaming._streamparse import Spout
 from storm_planner.streaming.checkpoint import CHECKPOINT_S, Checkpoint, file_safe, write_atomically
 from storm_planner.streaming.conf import ConfReader
 from storm_planner.streaming.feedio import FeedStats, iter_feed_records
