@@ -43,6 +43,8 @@ EXAMPLE_VALUES: dict[str, Any] = {
     "max_migrations": 3,
     "max_migration_cost": 4.5,
     "input_rate": 7.0,
+    "target_rate": 250.0,
+    "worker_fixed": 3.0,
     "max_instances": 3,
     "state": {"version": 1, "sets": [["tweets/0", "count/0"]]},
     "parallelism": {"count": 5},

@@ -8,6 +8,8 @@ planner is writing its module *and* adding its class below.
 
 The families, one package each, named by algorithm (each package's docstring cites its paper):
 
+* :mod:`.capacity` — the kit's own: the highest sustainable rate on measured costs (``auto``, the
+  recommended planner, and ``capacity``);
 * :mod:`.baselines` — Storm's own schedulers and Elastic Allocator's Random, for comparison;
 * :mod:`.topdown` — Chatzistergiou & Viglas, *Fast Heuristics for Near-Optimal Task
   Allocation in Data Stream Processing over Clusters* (CIKM 2014);
@@ -32,6 +34,7 @@ from storm_planner.planners.base import Planner, register
 from storm_planner.planners.baselines.even import EvenPlanner
 from storm_planner.planners.baselines.random import RandomPlanner
 from storm_planner.planners.baselines.storm_default import StormDefaultPlanner
+from storm_planner.planners.capacity.planner import AutoPlanner, CapacityPlanner
 from storm_planner.planners.gma.greedy import GmaPlanner
 from storm_planner.planners.gma.repair import GmaRepairPlanner
 from storm_planner.planners.hetero.hetero import HeteroPlanner
@@ -43,6 +46,7 @@ from storm_planner.planners.topdown.topdown_ls import TopDownLocalSearchPlanner
 
 # Family package -> its planners, in the order `storm-planner algorithms` documents them.
 PLANNER_FAMILIES: dict[str, tuple[type[Planner], ...]] = {
+    "capacity": (AutoPlanner, CapacityPlanner),
     "baselines": (EvenPlanner, StormDefaultPlanner, RandomPlanner),
     "topdown": (TaskLevelPlanner, TopDownPlanner, TopDownLocalSearchPlanner, OptimalPlanner),
     "albic": (MilpPlanner, AlbicPlanner, FluxPlanner, ColaPlanner, SpreadPlanner),

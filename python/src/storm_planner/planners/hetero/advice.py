@@ -7,35 +7,13 @@ which a rebalance cannot exceed) with the maximum input rate either sustains, as
 """
 from __future__ import annotations
 
-import re
 from types import MappingProxyType
 
 from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.core.problem import Problem
+from storm_planner.core.tasks import task_counts
 from storm_planner.planners.hetero.model import HeteroModel
 from storm_planner.planners.hetero.simulate import Placement, max_input_rate
-
-TASK_RANGE = re.compile(r"^\[(\d+)-(\d+)\]$")  # Storm's executor ids: "[start-end]" task ranges
-
-
-def task_counts(problem: Problem) -> dict[str, int]:
-    """Tasks per component, from executors named by task range (``[3-4]`` holds 2 tasks).
-
-    Storm creates a component's tasks at submission (``topology.tasks``, by
-    default its parallelism hint) and a rebalance can spread them over at most
-    that many executors. Components with executors named otherwise (problem
-    files: ``<component>/<i>``) have no known task count and are left out.
-    """
-    counts: dict[str, int] = {}
-    unknown: set[str] = set()
-    for executor in problem.executors:
-        match = TASK_RANGE.match(executor.id)
-        if match is None:
-            unknown.add(executor.component)
-            continue
-        first, last = int(match.group(1)), int(match.group(2))
-        counts[executor.component] = counts.get(executor.component, 0) + last - first + 1
-    return {c: n for c, n in counts.items() if c not in unknown}
 
 
 def task_bounds(problem: Problem, model: HeteroModel, start: list[int], max_instances: int) -> list[int]:

@@ -133,10 +133,11 @@ import numpy as np
 from storm_planner.core.errors import InfeasibleError, ProblemError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
+from storm_planner.core.tasks import TASK_RANGE
 from storm_planner.planners._parameters import checked, to_flag, to_real, to_text, to_whole
 from storm_planner.planners.base import Planner
 from storm_planner.planners.hetero._hetero_descent import improve, spreads
-from storm_planner.planners.hetero.advice import TASK_RANGE, advice_note, parallelism_advice, task_bounds
+from storm_planner.planners.hetero.advice import advice_note, parallelism_advice, task_bounds
 from storm_planner.planners.hetero.hetero_optimal import MAX_MACHINES, polish
 from storm_planner.planners.hetero.model import ALL, HeteroModel, build_model
 from storm_planner.planners.hetero.plans import plan_from_placement, starting_parallelism
