@@ -100,7 +100,7 @@ def test_exact_reaches_the_brute_force_optimum_and_the_bound_is_above_it(seed):
     assert bound >= best * (1 - 1e-6)
     start = improve(model, greedy(model))
     assert model.factor(start) <= best * (1 + 1e-9)
-    result = exact.solve(model, model.factor(start), bound, tolerance=0.005)
+    result = exact.solve(model, model.factor(start), bound, tolerance=0.005, time_limit_s=120)
     assert result is not None
     assert model.factor(result.node_of) == pytest.approx(best, rel=0.01)
     assert model.factor(result.node_of) >= result.factor * (1 - 1e-6)  # what it claims, the placement does
