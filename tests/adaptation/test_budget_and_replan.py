@@ -642,3 +642,37 @@ def test_a_replan_evaluates_the_current_placement_once(monkeypatch):
     assert "re-planned (a node is short of CPU" in kept.notes[0] and runner.calls == 2
     assert of_current.count(True) == 1
     assert kept.figures["max_utilisation"] == evaluate(pressed, pressed.current)["max_utilisation"]
+
+
+def test_auto_corrects_its_first_placement_once_on_the_rate_it_predicts_then_is_cautious():
+    """``auto``'s calibration (docs/capacity.md): its first placement, made on declared loads, is corrected
+    once on the first measured re-plan, gated on the sustainable rate the capacity model predicts, without
+    being told planner.replan.first.correction; a later re-plan faces the cautious gate as any other."""
+    from storm_planner.adaptation.replan import ReplanSettings
+
+    class Packing:   # the planner's answer: every executor on sup-b (what the gate must judge)
+        calls = 0
+
+        def __call__(self, problem, algorithm):
+            self.calls += 1
+            return Plan(algorithm=algorithm, assignments={e.id: Slot("sup-b", 6700) for e in problem.executors})
+
+    assert ReplanSettings.of(problem(SPREAD), "auto").first_correction
+    assert ReplanSettings.of(problem(SPREAD), "auto").capacity and not ReplanSettings.of(problem(SPREAD)).capacity
+    assert not ReplanSettings.of(problem(SPREAD, options={"planner.replan.first.correction": "false"}),
+                                 "auto").first_correction
+    # All five executors (5 % each) on sup-a (capacity 60): 42 % of it, short of nothing, so the cautious gate
+    # alone keeps it; on sup-b (capacity 400) the same load sustains about seven times the rate.
+    packed = {e: A for e in ("a1", "a2", "m1", "m2", "s1")}
+    loads = {e: 5.0 for e in ("a1", "a2", "m1", "m2", "s1")}
+    r = Replanner(clock=FakeClock(), runner=Packing())
+    options = {**RESUMABLE}
+    r.plan(problem({}, measured=False, options=options, capacity=(60, 400)), "auto")   # placed on estimates
+    first = r.plan(problem(packed, loads=loads, options=options, capacity=(60, 400)), "auto")
+    assert moves_between(slots(packed), first.assignments), first.notes
+    assert "predicted sustainable rate raised" in first.notes[-1] and "first correction" in first.notes[-1]
+    # The same placement offered to topdown (no correction asked for): short of nothing, kept.
+    r2 = Replanner(clock=FakeClock(), runner=Packing())
+    r2.plan(problem({}, measured=False, options=options, capacity=(60, 400)), "topdown")
+    kept = r2.plan(problem(packed, loads=loads, options=options, capacity=(60, 400)), "topdown")
+    assert kept.assignments == slots(packed) and "keeps up" in kept.notes[0]

@@ -7,6 +7,7 @@ measured load per executor over a run, and a later run of that name may start fr
 """
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 
@@ -265,7 +266,7 @@ def handler_with_metrics_for(topology_id: str, load: float, rates: dict | None =
 
 def plan_of(handler: PlannerHandler, topology_id: str, options: dict[str, str]):
     spec = request("bargains-link", {"planner.algorithm": "topdown", **options})
-    spec.id = topology_id
+    spec.id, spec.algorithm = topology_id, "topdown"   # as the plugin sends it (auto would recall by default)
     (plan,) = handler.plan(T.PlanRequest(request_id="r", nodes=bench_nodes(), topologies=[spec],
                                          deadline_ms=10_000)).plans
     return plan
@@ -339,3 +340,51 @@ def test_a_bad_remembered_flag_refuses_the_topology_naming_the_key():
     plan = plan_of(handler, "e2e-bargains-link-1-1", {"planner.loads.remembered": "sometimes"})
     assert plan.error is not None and "planner.loads.remembered" in plan.error.message
     handler.close()
+
+
+def trends_measured(topology_id: str, rate: float) -> MeasuredTopology:
+    """Trends measured at ``rate`` t/s: the spout 1 % + 0.02 % per tuple, each bolt 2 % + 0.02 % per tuple."""
+    from storm_planner.metrics.loads_and_traffic import ExecutorFigures, Measurement
+
+    spec = request("trends-link")
+    figures, executors = {}, []
+    per_component = {c.id: [e for e in spec.executors if e.component == c.id] for c in spec.components}
+    for component, members in per_component.items():
+        for e in members:
+            processed = rate / len(members)
+            load = 1.0 + 0.02 * processed if component == "tweets" else 2.0 + 0.02 * processed
+            figures[e.id] = ExecutorFigures(e.id, component, True, load=load, executed_per_s=processed,
+                                            emitted_per_s=processed, acked_per_s=rate if component == "tweets" else 0)
+            executors.append(Executor(e.id, component, load))
+    return MeasuredTopology(executors=tuple(executors),
+                            measurement=Measurement(topology_id, figures, {}, {}))
+
+
+def test_auto_recalls_per_tuple_costs_at_the_peak_rate_and_its_problem_says_how_loads_grow(tmp_path):
+    from storm_planner.core.problem import Problem
+
+    runs = {"e2e-trends-link-1-1": iter([trends_measured("e2e-trends-link-1-1", 400.0),
+                                         trends_measured("e2e-trends-link-1-1", 900.0)])}
+    log = tmp_path / "problems.jsonl"
+    handler = PlannerHandler(metrics=lambda tid: next(runs[tid], None) if tid in runs else None, isolate=False,
+                             problem_log=log)
+
+    def plan(topology_id: str, algorithm: str | None) -> None:
+        spec = request("trends-link")
+        spec.id, spec.algorithm = topology_id, algorithm
+        (answer,) = handler.plan(T.PlanRequest(request_id="r", nodes=bench_nodes(), topologies=[spec],
+                                               deadline_ms=20_000)).plans
+        assert answer.error is None, answer.error
+
+    plan("e2e-trends-link-1-1", "topdown")   # measured at 400 t/s
+    plan("e2e-trends-link-1-1", "topdown")   # and at 900: two rates, a fit
+    plan("e2e-trends-link-2-2", None)        # a resubmission under the service's default: auto
+    problems = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [p["algorithm"] for p in problems] == ["topdown", "topdown", "auto"]
+    measured = Problem.from_dict(problems[1]["problem"])
+    assert measured.costs.origin == "measured" and measured.costs.reference_rate == pytest.approx(900.0)
+    assert measured.costs.executor_fixed["count"] == pytest.approx(2.0)
+    recalled = Problem.from_dict(problems[2]["problem"])
+    assert recalled.costs.origin == "remembered" and recalled.costs.reference_rate == pytest.approx(900.0)
+    counts = [e.load for e in recalled.executors if e.component == "count"]
+    assert counts and all(load == pytest.approx(2.0 + 0.02 * 900 / len(counts)) for load in counts)

@@ -71,3 +71,15 @@ def test_an_oversized_line_becomes_a_summary(tmp_path):
     assert record["truncated"]["line_bytes"] > 2000
     assert record["notes"][0].endswith("... (5000 characters)")
     assert log.counters.snapshot()["plan_log_lines_truncated"] == 1
+
+
+def test_a_full_log_rotates_to_one_older_file_and_keeps_every_new_line(tmp_path):
+    """A service that runs for months keeps at most two files' worth of log."""
+    log = PlanLog(tmp_path / "plans.jsonl", max_line_mb=0.001, max_file_mb=0.004)   # ~1 KB lines, ~4 KB files
+    for i in range(40):
+        log.event({"event": "rebalance", "n": i, "pad": "x" * 200})
+    current, older = tmp_path / "plans.jsonl", tmp_path / "plans.jsonl.1"
+    assert current.stat().st_size <= 0.004 * 1024 * 1024 and older.stat().st_size <= 0.004 * 1024 * 1024
+    assert not (tmp_path / "plans.jsonl.2").exists()
+    numbers = [json.loads(line)["n"] for path in (older, current) for line in path.read_text().splitlines()]
+    assert numbers == list(range(numbers[0], 40))   # the newest lines, in order, none lost since the rotation

@@ -35,7 +35,7 @@ def _rate(text: str) -> float:
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     demo = subparsers.add_parser("demo", help="local cluster + Twitter trends, planned; prints plan and top-k")
     demo.add_argument("--algorithm", default=None,
-                      help="planner for the topology (default: topdown when registered, else even)")
+                      help="planner for the topology (default: auto, the recommended planner)")
     demo.add_argument("--top-k", type=int, default=10, help="k of the top-k (default 10)")
     demo.add_argument("--rate", type=_rate, default=DEFAULT_RATE,
                       help=f"tuples/s the tweets spout replays its feed at, 0 = as fast as it can (default "
@@ -54,7 +54,7 @@ def demo_command(args: argparse.Namespace) -> int:
     from storm_planner.cluster.storm_home import StormHomeError
     from storm_planner.planners import available
 
-    algorithm = args.algorithm or ("topdown" if "topdown" in available() else "even")
+    algorithm = args.algorithm or "auto"
     if algorithm not in available():
         raise CommandError(f"unknown algorithm {algorithm!r}; known: {', '.join(available())}")
     project = args.project or (repo_root() or Path.cwd()) / "topologies" / "trends"

@@ -27,13 +27,14 @@ RELIEF_TARGET_PCT = CPU_PRESSURE_PCT - MIN_RELIEF_PCT
 EPSILON = 1e-6
 
 RELIEF = "CPU pressure relieved"
+SUSTAINABLE = "predicted sustainable rate raised"
 
 
 def relieves_overload(verdict: str) -> bool:
     """Whether a verdict is overload's or the CPU pressure's relief: a move for either needs no further
     relief (step 5); only overload's is worth a spout's restart (and the pressure's when the source is
     resumable)."""
-    return verdict.startswith(("overload", RELIEF))
+    return verdict.startswith(("overload", RELIEF, SUSTAINABLE))
 
 
 def unrelieved(before: Mapping[str, float], after: Mapping[str, float]) -> str:
@@ -95,7 +96,17 @@ def improvement(before: Mapping[str, float], after: Mapping[str, float], min_gai
     workers alone (an ack counts as much as a request there, so a tuple-weighted gate parted a spout
     from its counts to keep small acks off the wire). A placement worse by ``min_gain`` on a traffic
     measure earlier in that order is refused whatever it gains later; last, load distance.
+
+    Where both sets of figures carry ``capacity_factor`` (the capacity planners' gate: the factor of the
+    reference rate a placement is predicted to sustain), it comes first: a rise by ``min_gain`` pays, a fall
+    by ``min_gain`` is refused whatever the rest gains.
     """
+    if "capacity_factor" in before and "capacity_factor" in after:
+        rate_before, rate_after = before["capacity_factor"], after["capacity_factor"]
+        if rate_after >= rate_before * (1 + min_gain) and rate_after > rate_before + EPSILON:
+            return f"{SUSTAINABLE}: {rate_before:.3g}x -> {rate_after:.3g}x the measured rate"
+        if rate_after < rate_before * (1 - min_gain):
+            return None
     over_before, over_after = before["over_capacity"], after["over_capacity"]
     if over_before - over_after >= max(MIN_OVERLOAD_DROP, min_gain * over_before):
         return f"overload {over_before:.1f} -> {over_after:.1f}"

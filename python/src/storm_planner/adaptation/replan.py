@@ -109,6 +109,8 @@ from storm_planner.core.problem import Options, Problem, Slot
 from storm_planner.metrics.loads_and_traffic import change
 from storm_planner.planners import available
 from storm_planner.planners import run as run_planner
+from storm_planner.planners.capacity.model import CapacityModel
+from storm_planner.planners.capacity.planner import DEFAULT_WORKER_FIXED
 
 log = logging.getLogger("storm_planner.replan")
 
@@ -118,6 +120,8 @@ DEFAULT_MIN_GAIN = 0.10
 # After a re-plan moved executors, their workers restart and their first windows describe the move, not
 # the placement: no re-plan is compared with them for this long (three default metrics periods).
 DEFAULT_SETTLE_S = 30.0
+# Planners whose re-plans are gated on the sustainable rate the capacity model predicts.
+CAPACITY_PLANNERS = frozenset({"auto", "capacity"})
 # A topology not offered for this long is gone (killed): its state is dropped.
 FORGET_AFTER_S = 3600.0
 
@@ -138,13 +142,17 @@ class ReplanSettings:
     trust: bool = False
     resumable: bool = False   # planner.source.resumable: the spouts lose nothing when their worker restarts
     first_correction: bool = False   # planner.replan.first.correction (module docstring, step 5)
+    capacity: bool = False    # the gate weighs the predicted sustainable rate first (auto, capacity)
 
     @classmethod
-    def of(cls, problem: Problem) -> ReplanSettings:
+    def of(cls, problem: Problem, algorithm: str | None = None) -> ReplanSettings:
         """From the problem's options through the settings catalogue (an unusable value raises
         :class:`~storm_planner.core.settings.SettingError` naming the key; the service checks them all
-        before it plans)."""
+        before it plans). ``auto`` corrects its first placement once unless told not to (its calibration:
+        docs/capacity.md), and ``auto`` and ``capacity`` are gated on the sustainable rate they predict."""
         extra = problem.options.extra
+        correction = (settings.REPLAN_FIRST_CORRECTION.read(extra)
+                      if settings.REPLAN_FIRST_CORRECTION.is_set(extra) else algorithm == "auto")
         return cls(
             enabled=settings.REPLAN.read(extra),
             threshold=settings.REPLAN_THRESHOLD.read(extra),
@@ -155,7 +163,8 @@ class ReplanSettings:
             cautious=settings.REPLAN_CAUTIOUS.read(extra),
             trust=settings.REPLAN_TRUST.read(extra),
             resumable=settings.SOURCE_RESUMABLE.read(extra),
-            first_correction=settings.REPLAN_FIRST_CORRECTION.read(extra),
+            first_correction=correction,
+            capacity=algorithm in CAPACITY_PLANNERS,
         )
 
 
@@ -203,7 +212,7 @@ class Replanner:
             plan = self.runner(problem, initial_algorithm(problem, algorithm))
             self._remember(problem, now).placed_on_estimates = not problem.measured
             return plan
-        settings = ReplanSettings.of(problem)
+        settings = ReplanSettings.of(problem, algorithm)
         with self._lock:
             state = self._states.get(topology)
         if not self.enabled:
@@ -221,7 +230,7 @@ class Replanner:
                               quiet=True)
         # The current placement's figures, evaluated once: every gate below compares with them, and at
         # production scale (36k executors) an evaluation takes a fifth of a second.
-        current = evaluate(problem, problem.current)
+        current = _figures(problem, problem.current, settings.capacity)
         why, wait = _why_now(problem, state, settings, now, current)
         if wait:
             return self._keep(problem, algorithm, wait, quiet=True, figures=current)
@@ -451,7 +460,8 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
                          f"restart workers (planner.replan.cautious)")
     # Cautious and short of CPU: a cut that only cuts traffic is no answer while a larger one relieves.
     relief = settings.cautious and short_of_cpu(before)
-    limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain, asked, relief)
+    limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain, asked, relief,
+                                            settings.capacity)
     note = ""
     if settings.cautious and moved and verdict is not None and not verdict.startswith("overload"):
         (limited, moved, verdict), note = _weigh_spout_restarts(problem, plan, (limited, moved, verdict), left,
@@ -467,6 +477,18 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
     return _Decision(limited, moved, verdict, note=note)
 
 
+def _figures(problem: Problem, assignment: Mapping[str, Slot], capacity: bool) -> dict[str, float]:
+    """The evaluator's figures of ``assignment``; with ``capacity``, also the factor of the reference rate it
+    sustains (``capacity_factor``, :mod:`storm_planner.planners.capacity.model`), which the gate weighs first."""
+    figures = dict(evaluate(problem, assignment))
+    if capacity:
+        model = CapacityModel(problem, problem.costs.executor_fixed,
+                              problem.costs.worker_fixed if problem.costs.worker_fixed is not None else
+                              DEFAULT_WORKER_FIXED)
+        figures["capacity_factor"] = model.factor({e: slot.node for e, slot in assignment.items()})
+    return figures
+
+
 def _first_correction(problem: Problem, plan: Mapping[str, Slot], left: int | None, settings: ReplanSettings,
                       before: Mapping[str, float], asked: Problem | None) -> _Decision:
     """The gain gate alone, once: the fewest of the planner's moves that beat the current placement by
@@ -480,7 +502,8 @@ def _first_correction(problem: Problem, plan: Mapping[str, Slot], left: int | No
         plan, note = spared.plan, _spared_note(spared, "not resumable")
     else:
         note = ""
-    limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain, asked, False)
+    limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain, asked, False,
+                                            settings.capacity)
     if not moved:
         return _Decision(problem.current, [], None, "first correction: no move needed", note)
     if verdict is None:
@@ -532,8 +555,8 @@ def _spared_note(spared: Spared, why: str) -> str:
 
 
 def _fewest_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None, before: Mapping[str, float],
-                  min_gain: float, asked: Problem | None = None,
-                  relief: bool = False) -> tuple[dict[str, Slot], list[str], str | None]:
+                  min_gain: float, asked: Problem | None = None, relief: bool = False,
+                  capacity: bool = False) -> tuple[dict[str, Slot], list[str], str | None]:
     """The plan cut to the fewest moves (1, 2, 4, ... up to ``budget``) that already pay, best moves first.
 
     Every move restarts the workers it touches (tens of seconds without their tuples), so a re-plan
@@ -553,7 +576,7 @@ def _fewest_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None
     steps = [k for k in (2 ** i for i in range(max(1, most).bit_length())) if k < most] + [most]
     for count in steps:
         limited, moved = limit_moves(asked or problem, plan, count)
-        verdict = improvement(before, evaluate(problem, limited), min_gain, by_bytes=by_bytes)
+        verdict = improvement(before, _figures(problem, limited, capacity), min_gain, by_bytes=by_bytes)
         if count == most or (verdict is not None and (not relief or relieves_overload(verdict))):
             return limited, moved, verdict
     raise AssertionError("unreachable: the last step is the whole cut")

@@ -118,7 +118,7 @@ class ClusterDescription:
     host: str
     ports: Ports
     supervisors: tuple[Supervisor, ...]
-    planner_algorithm: str = "even"
+    planner_algorithm: str = "auto"
     planner_timeout_ms: int = 5000
     heap_mb: Heaps = field(default_factory=Heaps)
     storm: Mapping[str, Any] = field(default_factory=dict)
@@ -268,7 +268,7 @@ def _planner(value: Any) -> tuple[str, int]:
     """(algorithm, timeout in ms) of the ``planner`` section."""
     planner = _mapping(value, "planner")
     _no_unknown(planner, _PLANNER_KEYS, "planner.")
-    algorithm = _string(planner.get("algorithm", "even"), "planner.algorithm")
+    algorithm = _string(planner.get("algorithm", "auto"), "planner.algorithm")
     timeout_ms = _int(planner.get("timeout_ms", 5000), "planner.timeout_ms", minimum=1)
     return algorithm, timeout_ms
 

@@ -414,6 +414,9 @@ class LocalCluster:
              "--host", d.host, "--port", str(d.ports.planner),
              "--default-algorithm", d.planner_algorithm,
              "--plan-log", str(self.plan_log),
+             # Each topology's problem as its planner saw it, a round at a time: benchmarks read the measured
+             # costs from it, and any round can be planned again with `storm-planner plan`.
+             "--problem-log", str(self.problem_log),
              # The metrics the workers' hooks publish live in the cluster's ZooKeeper.
              "--zookeeper", "{}:{}".format(*self.zookeeper_address()),
              # Topologies with planner.rebalance: true are rebalanced through this Nimbus.
@@ -446,6 +449,11 @@ class LocalCluster:
     def plan_log(self) -> Path:
         """Every plan the planner service answered (JSON lines; see ``service.planning.planlog.PlanLog``)."""
         return self.log_dir / "plans.jsonl"
+
+    @property
+    def problem_log(self) -> Path:
+        """Each topology's problem per round, as its planner saw it (JSON lines, ``"event": "problem"``)."""
+        return self.log_dir / "problems.jsonl"
 
     def stop_daemon(self, name: str, *, grace_s: float = 10.0) -> str:
         """Stop one daemon of the running cluster (e.g. ``"planner"`` to test the fallback)."""

@@ -180,7 +180,7 @@ SERVICE_STATUS_MAX_CHARS = _define("planner.service.status.max.chars", INTEGER, 
                                    "a topology status longer than this is cut", minimum=1)
 SERVICE_LOG_MAX_CHARS = _define("planner.service.log.max.chars", INTEGER, 4096, STORM_YAML, PLUGIN,
                                 "text from the service in one line of Nimbus' log is cut to this", minimum=1)
-DEFAULT_ALGORITHM = _define("planner.default.algorithm", TEXT, "even", STORM_YAML, PLUGIN,
+DEFAULT_ALGORITHM = _define("planner.default.algorithm", TEXT, "auto", STORM_YAML, PLUGIN,
                             "algorithm for topologies that name none")
 ALGORITHM = _define("planner.algorithm", TEXT, None, TOPOLOGY, PLUGIN,
                     "algorithm that plans this topology (unset: planner.default.algorithm)")

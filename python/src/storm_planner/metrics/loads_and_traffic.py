@@ -71,6 +71,7 @@ class ExecutorFigures:
     worker: str | None = None
     executed_per_s: float = 0.0
     emitted_per_s: float = 0.0
+    acked_per_s: float = 0.0        # a spout's tuple trees completed: the rate it is really serving
     execute_latency_ms: float | None = None
     state_mb: float | None = None
     windows: int = 0
@@ -283,6 +284,7 @@ def _add_counts(tally: _Tally, executor: str, w: TaskWindow) -> None:
     c = tally.counts[executor]
     c["executed"] += w.executed
     c["emitted"] += w.emitted
+    c["acked"] += w.acked
     c["latency_sum"] += w.latency_ms_sum
     c["latency_samples"] += w.latency_samples
     c["subprocesses"] = max(c["subprocesses"], w.subprocesses)
@@ -326,6 +328,7 @@ def _measured_figures(executor: str, groups: Mapping[tuple, _Group], tally: _Tal
         worker=w.worker,
         executed_per_s=c["executed"] / seconds if seconds > 0 else 0.0,
         emitted_per_s=c["emitted"] / seconds if seconds > 0 else 0.0,
+        acked_per_s=c["acked"] / seconds if seconds > 0 else 0.0,
         execute_latency_ms=c["latency_sum"] / c["latency_samples"] if c["latency_samples"] else None,
         state_mb=tally.state.get(executor),
         windows=len(groups),

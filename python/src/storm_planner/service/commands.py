@@ -15,10 +15,14 @@ def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
     serve = subparsers.add_parser("serve", help="run the planner service the Nimbus plugin calls")
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"listen address (default {DEFAULT_HOST})")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
-    serve.add_argument("--default-algorithm", default="even",
-                       help="planner for topologies that name none (default even)")
+    serve.add_argument("--default-algorithm", default="auto",
+                       help="planner for topologies that name none (default auto: the recommended planner, "
+                            "docs/capacity.md)")
     serve.add_argument("--plan-log", metavar="FILE",
                        help="append every plan answered to FILE as JSON lines")
+    serve.add_argument("--problem-log", metavar="FILE",
+                       help="append each topology's problem, as its planner saw it, to FILE as JSON lines "
+                            "(one a round: replay one with `storm-planner plan`)")
     serve.add_argument("--nimbus", metavar="HOST:PORT", default=os.environ.get(NIMBUS_ENV),
                        help=f"Nimbus Thrift address, to rebalance topologies with planner.rebalance: true "
                             f"(default: ${NIMBUS_ENV}; none: never rebalance)")
@@ -110,7 +114,7 @@ def serve_command(args: argparse.Namespace) -> int:
     with metrics_for_serve(args, runner) as (metrics, replanner):
         serve(args.host, args.port, args.default_algorithm, plan_log=args.plan_log,
               metrics=metrics, replanner=replanner, nimbus=args.nimbus, limits=limits,
-              plan_log_max_line_mb=max_line_mb, runner=runner)
+              plan_log_max_line_mb=max_line_mb, runner=runner, problem_log=args.problem_log)
     return 0
 
 

@@ -29,10 +29,11 @@ from storm_planner.service.transport.server import (
 log = logging.getLogger("storm_planner.service")
 
 
-def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm: str = "even",
+def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm: str = "auto",
           metrics: MetricsSource | None = None, plan_log: Path | None = None, replanner: Replanner | None = None,
           nimbus: str | None = None, limits: ServiceLimits | None = None,
-          plan_log_max_line_mb: float | None = None, runner: PlannerRunner | None = None) -> None:
+          plan_log_max_line_mb: float | None = None, runner: PlannerRunner | None = None,
+          problem_log: Path | None = None) -> None:
     """Serve until SIGTERM/SIGINT. ``nimbus`` (HOST:PORT) lets the service rebalance topologies.
 
     Call :func:`hold_stop_signals` before starting any thread (the metrics store's, say): the
@@ -43,7 +44,7 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
     hold_stop_signals()
     optional: dict[str, Any] = {"plan_log_max_line_mb": plan_log_max_line_mb} if plan_log_max_line_mb else {}
     handler = PlannerHandler(default_algorithm, metrics, plan_log, replanner, nimbus=nimbus, limits=limits,
-                             runner=runner, **optional)
+                             runner=runner, problem_log=problem_log, **optional)
     server = build_server(handler, host, port)
     # What start-up made (modules, the contract) is never garbage: the collector need not walk it again.
     # (Cyclic garbage among it would never be freed: a bounded, one-off amount.)

@@ -40,6 +40,7 @@ from types import MappingProxyType
 from typing import Any
 
 from storm_planner.core import settings
+from storm_planner.core.costs import RateCosts
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import (
@@ -221,8 +222,9 @@ def problem_from_thrift(
 
 
 def problem_of(spec: Any, state: RequestState, measured: MeasuredTopology | None = None,
-                  remembered: RememberedLoads | None = None) -> Problem:
-    """:func:`problem_from_thrift` of a topology admitted already (its options and fields checked)."""
+               remembered: RememberedLoads | None = None, costs: RateCosts | None = None) -> Problem:
+    """:func:`problem_from_thrift` of a topology admitted already (its options and fields checked);
+    ``costs``: how its loads grow with the rate (``core.costs``; :func:`~.memory.recall_and_costs`)."""
     options = dict(spec.options or {})
     current = {
         executor: Slot(slot.node_id, slot.port) for executor, slot in (spec.current or {}).items()
@@ -235,8 +237,9 @@ def problem_of(spec: Any, state: RequestState, measured: MeasuredTopology | None
     remembered = None if measured else remembered
     sizes = measured.tuple_bytes if measured else remembered.tuple_bytes if remembered else {}
     streams = _streams(spec, components, options, sizes, remembered.rates if remembered else {})
-    executors, traffic = _executors_and_traffic(spec, measured, options, cost,
-                                                remembered.cpu if remembered else _NO_PRIORS)
+    executors, traffic = _executors_and_traffic(
+        spec, measured, options, cost,
+        remembered.cpu_for({c.id: c.executors for c in components}) if remembered else _NO_PRIORS)
     return Problem(
         nodes=tuple(problem_nodes),
         topology_id=spec.id,
@@ -248,6 +251,7 @@ def problem_of(spec: Any, state: RequestState, measured: MeasuredTopology | None
         options=_options(spec, options),
         measured=measured is not None,
         loads_remembered=remembered is not None and any(c.id in remembered.loads for c in components),
+        costs=costs or RateCosts(),
     )
 
 

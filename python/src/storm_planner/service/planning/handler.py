@@ -48,7 +48,7 @@ from storm_planner.service.planning.convert import (
     problem_of,
     timeout_message,
 )
-from storm_planner.service.planning.memory import LoadMemory, MetricsSource, measured_now, remembered_loads, took_note
+from storm_planner.service.planning.memory import LoadMemory, MetricsSource, measured_now, recall_and_costs, took_note
 from storm_planner.service.planning.planlog import DEFAULT_MAX_LINE_MB, PlanLog
 from storm_planner.service.planning.rebalance import AutoRebalancer
 from storm_planner.service.planning.runner import PlannerRunner
@@ -67,10 +67,11 @@ class PlannerHandler:
     for its plans to be stoppable too (``storm-planner serve`` does so).
     """
 
-    def __init__(self, default_algorithm: str = "even", metrics: MetricsSource | None = None,
+    def __init__(self, default_algorithm: str = "auto", metrics: MetricsSource | None = None,
                  plan_log: Path | None = None, replanner: Replanner | None = None,
                  nimbus: str | None = None, isolate: bool = True, limits: ServiceLimits | None = None,
-                 plan_log_max_line_mb: float = DEFAULT_MAX_LINE_MB, runner: PlannerRunner | None = None) -> None:
+                 plan_log_max_line_mb: float = DEFAULT_MAX_LINE_MB, runner: PlannerRunner | None = None,
+                 problem_log: Path | None = None) -> None:
         self.default_algorithm = default_algorithm
         self.limits = limits or ServiceLimits()
         self.counters = ServiceCounters()
@@ -79,6 +80,8 @@ class PlannerHandler:
         self.runner = runner or PlannerRunner(isolate=isolate)
         self.replanner = replanner
         self.plan_log = PlanLog(plan_log, self.counters, plan_log_max_line_mb) if plan_log else None
+        # Each topology's problem as its planner saw it, one JSON line a round (replayable with `plan`).
+        self.problem_log = PlanLog(problem_log, self.counters, plan_log_max_line_mb) if problem_log else None
         # Applies parallelism advice through Nimbus for topologies that opt in (needs Nimbus' address).
         self.rebalancer = AutoRebalancer(nimbus, record=self.plan_log.event if self.plan_log else None)
         self.started = time.monotonic()
@@ -157,8 +160,11 @@ class PlannerHandler:
             raise TimeoutError
         admit_topology(spec)  # its options and fields, once: refused before metrics are read for it
         measured = measured_now(self.metrics, spec, request.nodes)
-        remembered = remembered_loads(self.load_memory, spec, measured)
-        problem = within_share(problem_of(spec, state, measured, remembered), remaining)
+        remembered, costs = recall_and_costs(self.load_memory, spec, measured, algorithm)
+        problem = within_share(problem_of(spec, state, measured, remembered, costs), remaining)
+        if self.problem_log:
+            self.problem_log.event({"event": "problem", "topology": spec.id, "name": spec.name or "",
+                                    "algorithm": algorithm, "problem": problem.to_dict()})
         future = self._pool.submit(self.replanner.plan if self.replanner else self.runner, problem, algorithm)
         try:
             plan = future.result(timeout=remaining)

@@ -81,10 +81,12 @@ from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
 from storm_planner.core import settings
+from storm_planner.core.costs import RateCosts
 from storm_planner.core.elements import Executor
 from storm_planner.core.problem import Component, Problem, Stream
 from storm_planner.core.system_streams import copies_per_emit
 from storm_planner.metrics.measured import MeasuredTopology
+from storm_planner.metrics.per_tuple import CostHistory, Observation, TupleCosts, observe
 
 _EMPTY: Mapping[tuple[str, str], float] = MappingProxyType({})
 DEFAULT_MAX_TOPOLOGIES = 128
@@ -109,11 +111,24 @@ class RememberedLoads:
     tuple_bytes: Mapping[tuple[str, str], float]       # (source, target) component -> wire bytes per tuple
     measured_at: float                                 # the clock's time of the plan that saw them
     rates: Mapping[tuple[str, str], float] = field(default_factory=lambda: _EMPTY)   # pair -> tuples/s, highest
+    costs: TupleCosts | None = None                    # per-tuple costs, fitted over the run's measurements
+    peak_rate: float = 0.0                             # the highest source rate (tuples/s) the run served
 
     @property
     def cpu(self) -> Mapping[str, float]:
         """Component -> remembered load of one executor, % of a core."""
         return {component: load.per_executor for component, load in self.loads.items()}
+
+    def cpu_for(self, executors: Mapping[str, int]) -> Mapping[str, float]:
+        """Component -> one executor's load at the run's peak source rate with ``executors`` per component:
+        from the per-tuple costs where the run measured them (a resubmission with other parallelism shares
+        the component's tuples over its executors), else the peak load per executor as measured."""
+        loads = dict(self.cpu)
+        if self.costs is not None and self.peak_rate > 0:
+            for component, cost in self.costs.components.items():
+                if component in loads or component in executors:
+                    loads[component] = cost.load(self.peak_rate, executors.get(component, 1))
+        return loads
 
     def note(self, now: float, loads: int, rates: int, sizes: int) -> str:
         """The plan's note: what it took from the memory (how many components' loads, component pairs'
@@ -179,6 +194,20 @@ def _peaks(earlier: Mapping[str, ComponentLoad], now: Mapping[str, ComponentLoad
     return merged
 
 
+def _bounded_observation(observation: Observation) -> Observation:
+    """At most MAX_ENTRIES components with short ids, finite non-negative figures."""
+    points = _bounded(observation.points, lambda p: _usable(p.processed) and _usable(p.load))
+    return Observation(observation.source_rate if _usable(observation.source_rate) else 0.0, points,
+                       _bounded(observation.executors, lambda n: isinstance(n, int) and n > 0))
+
+
+def _bounded_costs(costs: TupleCosts | None) -> TupleCosts | None:
+    if costs is None or not _usable(costs.source_rate) or costs.source_rate <= 0:
+        return None
+    kept = _bounded(costs.components, lambda c: _usable(c.fixed) and _usable(c.per_tuple) and _usable(c.per_source))
+    return TupleCosts(costs.source_rate, kept) if kept else None
+
+
 def storm_name_of(topology_id: str, name: str) -> bool:
     """Whether ``topology_id`` is an id Storm gives a topology called ``name``: ``<name>-<counter>-<seconds>``."""
     counter, _, seconds = topology_id[len(name) + 1:].partition("-")
@@ -195,14 +224,29 @@ class LoadMemory:
         self.max_topologies = max_topologies
         self.clock = clock
         self._by_name: OrderedDict[str, RememberedLoads] = OrderedDict()
+        self._histories: OrderedDict[str, CostHistory] = OrderedDict()   # per topology id: its run's points
         self._lock = threading.Lock()
+
+    def observe(self, topology_id: str, observation: Observation) -> TupleCosts | None:
+        """Add one measurement of a running topology to its run's points; its per-tuple costs so far."""
+        if len(topology_id) > MAX_KEY_CHARS:
+            return None
+        with self._lock:
+            history = self._histories.get(topology_id)
+            if history is None:
+                history = self._histories[topology_id] = CostHistory()
+            self._histories.move_to_end(topology_id)
+            while len(self._histories) > self.max_topologies:
+                self._histories.popitem(last=False)
+            history.add(_bounded_observation(observation))
+            return history.costs()
 
     def __len__(self) -> int:
         return len(self._by_name)
 
     def remember(self, name: str, topology_id: str, loads: Mapping[str, ComponentLoad],
                  tuple_bytes: Mapping[tuple[str, str], float],
-                 rates: Mapping[tuple[str, str], float] = _EMPTY) -> None:
+                 rates: Mapping[tuple[str, str], float] = _EMPTY, costs: TupleCosts | None = None) -> None:
         """Keep what a plan on measured metrics saw of topology ``name`` (running as ``topology_id``): each
         component's load per executor (:func:`component_loads`), the highest of this run's plans at its
         executor count, the tuple sizes, the latest, and the component pairs' tuples/s (``rates``), the
@@ -213,6 +257,8 @@ class LoadMemory:
         kept_rates = _bounded(rates, _usable)
         if not kept_loads and not sizes and not kept_rates:
             return
+        costs = _bounded_costs(costs)
+        peak = costs.source_rate if costs is not None else 0.0
         with self._lock:
             earlier = self._by_name.get(name)
             if earlier is not None and earlier.topology_id == topology_id:   # the same run: keep its peaks
@@ -220,7 +266,10 @@ class LoadMemory:
                 sizes = _bounded({**earlier.tuple_bytes, **sizes}, _usable)
                 kept_rates = _bounded({**earlier.rates, **{pair: max(rate, earlier.rates.get(pair, 0.0))
                                                            for pair, rate in kept_rates.items()}}, _usable)
-            self._by_name[name] = RememberedLoads(topology_id, kept_loads, sizes, self.clock(), kept_rates)
+                costs = costs or earlier.costs
+                peak = max(peak, earlier.peak_rate)
+            self._by_name[name] = RememberedLoads(topology_id, kept_loads, sizes, self.clock(), kept_rates,
+                                                  costs, peak)
             self._by_name.move_to_end(name)
             while len(self._by_name) > self.max_topologies:
                 self._by_name.popitem(last=False)
@@ -292,24 +341,55 @@ def measured_now(metrics: MetricsSource | None, spec: Any, nodes: list[Any]) -> 
     return by_id(spec.id)
 
 
-def remembered_loads(memory: LoadMemory, spec: Any, measured: MeasuredTopology | None) -> RememberedLoads | None:
+def remembered_loads(memory: LoadMemory, spec: Any, measured: MeasuredTopology | None,
+                     algorithm: str | None = None) -> RememberedLoads | None:
     """Remember what a measured topology costs, by its name; recall it for one with nothing measured
-    that asks for it (``planner.loads.remembered``; its traffic alone with ``planner.loads.remembered.cpu``
-    false)."""
+    that asks for it (``planner.loads.remembered``, on by default for ``auto``; its traffic alone with
+    ``planner.loads.remembered.cpu`` false)."""
+    return recall_and_costs(memory, spec, measured, algorithm)[0]
+
+
+def recall_and_costs(memory: LoadMemory, spec: Any, measured: MeasuredTopology | None,
+                     algorithm: str | None = None) -> tuple[RememberedLoads | None, RateCosts]:
+    """(what a topology with nothing measured recalls, the costs its problem carries: ``core.costs``).
+
+    Measured: its per-tuple costs join its run's points and the memory (by name); the problem's costs are the
+    measured source rate and the fixed parts fitted so far. Recalled: the peak source rate of the remembered
+    run, its fixed parts. Otherwise nothing is known of how its loads grow with the rate."""
     name = spec.name or ""
     if measured is not None and measured.measured:
         loads = component_loads(measured.executors, measured.windowed)
         counted = measured.measurement
         rates = counted.component_traffic if counted is not None and counted.unit == "tuples/s" else {}
-        memory.remember(name, spec.id, loads, measured.tuple_bytes, rates)
-        return None
+        costs = _observed(memory, spec, measured)
+        memory.remember(name, spec.id, loads, measured.tuple_bytes, rates, costs)
+        if costs is None or costs.source_rate <= 0:
+            return None, RateCosts(origin="measured")
+        return None, RateCosts(costs.source_rate, MappingProxyType(costs.fixed()), origin="measured")
     options = spec.options or {}
-    if not name or not settings.LOADS_REMEMBERED.read(options):
-        return None
+    if not name or not wants_remembered(options, algorithm):
+        return None, RateCosts()
     recalled = memory.recall(name)
     if recalled is not None and not settings.LOADS_REMEMBERED_CPU.read(options):
-        return dataclasses.replace(recalled, loads=MappingProxyType({}))   # traffic only: CPU as declared
-    return recalled
+        return dataclasses.replace(recalled, loads=MappingProxyType({}), costs=None), RateCosts()
+    if recalled is None or recalled.costs is None or recalled.peak_rate <= 0:
+        return recalled, RateCosts()
+    return recalled, RateCosts(recalled.peak_rate, MappingProxyType(recalled.costs.fixed()), origin="remembered")
+
+
+def wants_remembered(options: Mapping[str, Any], algorithm: str | None) -> bool:
+    """``planner.loads.remembered`` as the topology sets it; unset, on for ``auto`` (which plans on costs)."""
+    if settings.LOADS_REMEMBERED.is_set(options):
+        return bool(settings.LOADS_REMEMBERED.read(options))
+    return algorithm == "auto"
+
+
+def _observed(memory: LoadMemory, spec: Any, measured: MeasuredTopology) -> TupleCosts | None:
+    counted = measured.measurement
+    if counted is None:
+        return None
+    spouts = {c.id for c in spec.components if c.type == "spout"}
+    return memory.observe(spec.id, observe(counted, spouts, measured.windowed))
 
 
 def took_note(memory: LoadMemory, remembered: RememberedLoads, problem: Problem) -> str | None:
@@ -320,6 +400,6 @@ def took_note(memory: LoadMemory, remembered: RememberedLoads, problem: Problem)
     return remembered.note(memory.clock(), loads, rates, sizes) if loads or rates or sizes else None
 
 
-__all__ = ["ComponentLoad", "DEFAULT_MAX_TOPOLOGIES", "LoadMemory", "MAX_ENTRIES", "MAX_KEY_CHARS", "Measures",
+__all__ = ["ComponentLoad", "recall_and_costs", "wants_remembered", "DEFAULT_MAX_TOPOLOGIES", "LoadMemory", "MAX_ENTRIES", "MAX_KEY_CHARS", "Measures",
            "MetricsSource", "RememberedLoads", "applied_pairs", "component_loads", "measured_now", "remembered_loads",
            "storm_name_of", "took_note", "with_remembered_rates"]

@@ -13,7 +13,9 @@ The log is a record, never a reason to fail a plan:
   saying how long it was): a plan of 100,000 executors is about 3 MB;
 * a write that fails (full disk, read-only file system, ...) is logged once per kind of failure and then at
   most every minute, and counted (``plan_log_failures`` in ``Health.counters``); the plan goes back to
-  Nimbus all the same.
+  Nimbus all the same;
+* the file is bounded: once it passes ``max_file_mb`` (default 256 MB) it becomes ``<file>.1`` (replacing an
+  older one) and a new file starts, so a service that runs for months keeps at most twice that on disk.
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ from storm_planner.service.transport.counters import ServiceCounters
 log = logging.getLogger("storm_planner.service")
 
 DEFAULT_MAX_LINE_MB = 8.0
+DEFAULT_MAX_FILE_MB = 256.0
 MAX_LINE_ENV = "STORM_PLANNER_PLAN_LOG_MAX_LINE_MB"
 # Notes and messages kept in a summary line, each cut to this many characters.
 SUMMARY_TEXT_CHARS = 512
@@ -41,11 +44,12 @@ SUMMARY_TEXT_CHARS = 512
 
 class PlanLog:
     def __init__(self, path: Path, counters: ServiceCounters | None = None,
-                 max_line_mb: float = DEFAULT_MAX_LINE_MB) -> None:
+                 max_line_mb: float = DEFAULT_MAX_LINE_MB, max_file_mb: float = DEFAULT_MAX_FILE_MB) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.counters = counters or ServiceCounters()
         self.max_line_bytes = int(max_line_mb * 1024 * 1024)
+        self.max_file_bytes = max(self.max_line_bytes, int(max_file_mb * 1024 * 1024))
         self._lock = threading.Lock()
 
     def write(self, request_id: str, plan: Any, advice: ParallelismAdvice | None = None) -> None:
@@ -64,10 +68,21 @@ class PlanLog:
     def _append(self, record: Mapping[str, Any]) -> None:
         try:
             line = self._line(record)
-            with self._lock, self.path.open("a") as out:
-                out.write(line + "\n")
+            with self._lock:
+                self._rotate_if_full(len(line) + 1)
+                with self.path.open("a") as out:
+                    out.write(line + "\n")
         except Exception as error:  # noqa: BLE001 - the plan goes back to Nimbus whatever the log does
             self._failed(_kind(error), error)
+
+    def _rotate_if_full(self, adding: int) -> None:
+        """Past ``max_file_bytes`` the file becomes ``<file>.1`` and a new one starts."""
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return
+        if size + adding > self.max_file_bytes:
+            self.path.replace(self.path.with_name(self.path.name + ".1"))
 
     def _line(self, record: Mapping[str, Any]) -> str:
         line = strict_json(record)

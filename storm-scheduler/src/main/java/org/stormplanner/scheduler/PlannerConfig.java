@@ -76,7 +76,7 @@ public final class PlannerConfig {
     public static final String DEFAULT_SERVICE_HOST = "127.0.0.1";
     public static final int DEFAULT_SERVICE_PORT = 7627;
     public static final int DEFAULT_SERVICE_TIMEOUT_MS = 5000;
-    public static final String DEFAULT_DEFAULT_ALGORITHM = "even";
+    public static final String DEFAULT_DEFAULT_ALGORITHM = "auto";
     public static final int DEFAULT_STATUS_MAX_CHARS = 512;
     public static final int DEFAULT_LOG_MAX_CHARS = 4096;
     public static final double DEFAULT_REPLAN_INTERVAL_SECS = 10.0;

@@ -93,7 +93,7 @@ class PlannerSchedulerTest {
             cluster.getStatus(WORDS));
         assertEquals(1, meter(PlannerMetrics.PLANS_APPLIED));
         assertEquals(1, planner.requests().size());
-        assertEquals("even", planner.lastRequest().getTopologies().get(0).getAlgorithm());
+        assertEquals("auto", planner.lastRequest().getTopologies().get(0).getAlgorithm());
     }
 
     @Test

@@ -1,0 +1,168 @@
+"""What each component costs per tuple, from measurements at the rates a topology ran at.
+
+A measured load is absolute: what an executor used at the rate the topology ran at, falling behind or not.
+The capacity planner (``docs/capacity.md``) needs what holds at any rate: per component, the CPU one
+executor uses at zero rate (*fixed*) and per tuple it processes (*per tuple*), and how many tuples the
+component processes per tuple the spouts serve (*per source*); then one executor of a component with
+``E`` executors at source rate ``R`` needs ``fixed + per_tuple · per_source · R / E``.
+
+* **Source rate**: the tuple trees the spouts complete per second (``acked``), or, for spouts without
+  message ids (nothing acked), the tuples they emit.
+* **Processed**: per executor, tuples executed (a bolt, the acker) or emitted (a spout) per second.
+* **The fit**: each measurement adds one point per component, (processed per executor, load per
+  executor), kept per run (:class:`CostHistory`, bounded). Points at two rates or more, at least
+  ``MIN_SPREAD`` apart, give the fixed part as a least-squares intercept (clipped to ``[0, the least load
+  seen]``) and the per-tuple cost as its slope; with fewer, the fixed part is the prior
+  ``DEFAULT_EXECUTOR_FIXED`` and the per-tuple cost comes from the newest point. The capacity benchmark steps
+  the rate, and every rate change gives the fit a point.
+
+Loads are the metrics source's (``load``: percent of a reference core, the worker's own CPU shared in by
+tuples, a shell component's subprocess included: docs/metrics.md). Pure functions and a small class; no I/O.
+O(executors) per measurement, O(points) per fit.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict, deque
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from storm_planner.metrics.loads_and_traffic import ExecutorFigures, Measurement
+
+# CPU % one executor uses at zero rate where no fit says otherwise (the idle executors of the local
+# cluster's workers: a JVM thread waiting, a shell component's heartbeats).
+DEFAULT_EXECUTOR_FIXED = 0.5
+# Two processed rates this far apart (relative to the larger) make a fit of the fixed part.
+MIN_SPREAD = 0.3
+# Points kept per component and run.
+MAX_POINTS = 32
+
+
+@dataclass(frozen=True)
+class Point:
+    """One component in one measurement: per executor, tuples processed per second and load."""
+
+    processed: float
+    load: float
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one measurement says: the source rate, and per component its executors and one :class:`Point`."""
+
+    source_rate: float
+    points: Mapping[str, Point]
+    executors: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class ComponentCost:
+    """See the module docstring. ``fitted``: the fixed part comes from points at several rates."""
+
+    fixed: float
+    per_tuple: float
+    per_source: float
+    fitted: bool = False
+
+    def load(self, source_rate: float, executors: int) -> float:
+        """One executor's load when the topology serves ``source_rate`` with ``executors`` of this component."""
+        return self.fixed + self.per_tuple * self.per_source * source_rate / max(1, executors)
+
+
+@dataclass(frozen=True)
+class TupleCosts:
+    """Per component, what it costs per tuple; and the source rate of the measurement they describe."""
+
+    source_rate: float
+    components: Mapping[str, ComponentCost]
+
+    def fixed(self) -> dict[str, float]:
+        return {c: cost.fixed for c, cost in self.components.items()}
+
+
+def observe(measurement: Measurement, spouts: Collection[str], windowed: Collection[str] | None = None) -> Observation:
+    """The source rate and each component's point, over the executors with a window of their own."""
+    by_component: dict[str, list[ExecutorFigures]] = defaultdict(list)
+    counts: dict[str, int] = defaultdict(int)
+    for figures in measurement.executors.values():
+        counts[figures.component] += 1
+        if figures.measured and (windowed is None or figures.executor in windowed) and _finite(figures.load):
+            by_component[figures.component].append(figures)
+    spout_figures = [f for c in spouts for f in by_component.get(c, ())]
+    acked = sum(f.acked_per_s for f in spout_figures)
+    source = acked if acked > 0 else sum(f.emitted_per_s for f in spout_figures)
+    points = {c: Point(_mean(_processed(f, c in spouts) for f in members), _mean(f.load for f in members))
+              for c, members in by_component.items()}
+    return Observation(source if _finite(source) else 0.0, MappingProxyType(points), MappingProxyType(dict(counts)))
+
+
+def _processed(figures: ExecutorFigures, spout: bool) -> float:
+    value = figures.emitted_per_s if spout else figures.executed_per_s
+    return value if _finite(value) else 0.0
+
+
+class CostHistory:
+    """One run's points per component (at most ``MAX_POINTS`` each, the newest kept) and its newest source rate."""
+
+    def __init__(self) -> None:
+        self.points: dict[str, deque[tuple[float, Point]]] = defaultdict(lambda: deque(maxlen=MAX_POINTS))
+        self.latest: Observation | None = None
+
+    def add(self, observation: Observation) -> None:
+        if observation.source_rate <= 0:
+            return
+        for component, point in observation.points.items():
+            if point.processed > 0:
+                self.points[component].append((observation.source_rate, point))
+        self.latest = observation
+
+    def costs(self) -> TupleCosts | None:
+        """Per-tuple costs from the points so far, at the newest observation's source rate (None: none yet)."""
+        latest = self.latest
+        if latest is None:
+            return None
+        components = {}
+        for component, points in self.points.items():
+            executors = latest.executors.get(component, 1)
+            cost = fit(list(points), executors)
+            if cost is not None:
+                components[component] = cost
+        return TupleCosts(latest.source_rate, MappingProxyType(components))
+
+
+def fit(points: Iterable[tuple[float, Point]], executors: int) -> ComponentCost | None:
+    """A component's cost from its (source rate, point) pairs, the newest last (see the module docstring)."""
+    seen = [(rate, p) for rate, p in points if rate > 0 and p.processed > 0 and _finite(p.load) and p.load >= 0]
+    if not seen:
+        return None
+    newest_rate, newest = seen[-1]
+    per_source = newest.processed * max(1, executors) / newest_rate
+    least = min(p.load for _, p in seen)
+    processed = [p.processed for _, p in seen]
+    fixed, fitted = min(DEFAULT_EXECUTOR_FIXED, least), False
+    if len(seen) >= 2 and (max(processed) - min(processed)) >= MIN_SPREAD * max(processed):
+        slope, intercept = _least_squares(processed, [p.load for _, p in seen])
+        if slope >= 0:
+            fixed, fitted = min(max(0.0, intercept), least), True
+    per_tuple = max(0.0, newest.load - fixed) / newest.processed
+    return ComponentCost(fixed, per_tuple, per_source, fitted)
+
+
+def _least_squares(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    n = len(xs)
+    mean_x, mean_y = sum(xs) / n, sum(ys) / n
+    var = sum((x - mean_x) ** 2 for x in xs)
+    if var <= 0:
+        return 0.0, mean_y
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / var
+    return slope, mean_y - slope * mean_x
+
+
+def _mean(values: Iterable[float]) -> float:
+    seen = list(values)
+    return sum(seen) / len(seen) if seen else 0.0
+
+
+def _finite(value: float) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
