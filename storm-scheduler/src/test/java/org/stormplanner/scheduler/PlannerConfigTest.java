@@ -18,8 +18,8 @@ class PlannerConfigTest {
         assertEquals("127.0.0.1", config.serviceHost());
         assertEquals(7627, config.servicePort());
         assertEquals(5000, config.timeoutMs());
-        assertEquals("even", config.defaultAlgorithm());
-        assertEquals("even", config.algorithmFor(Map.of()));
+        assertEquals("auto", config.defaultAlgorithm());
+        assertEquals("auto", config.algorithmFor(Map.of()));
         assertTrue(PlannerConfig.isEnabledFor(Map.of()));
     }
 
@@ -50,7 +50,7 @@ class PlannerConfigTest {
     void topologyAlgorithmOverridesTheDefaultUnlessEmpty() {
         PlannerConfig config = PlannerConfig.fromStormConf(Map.of());
         assertEquals("milp", config.algorithmFor(Map.of("planner.algorithm", "milp")));
-        assertEquals("even", config.algorithmFor(Map.of("planner.algorithm", "  ")));
+        assertEquals("auto", config.algorithmFor(Map.of("planner.algorithm", "  ")));
     }
 
     @Test
