@@ -1,10 +1,13 @@
-"""Every benchmark runs end to end on tiny sizes: its CSV tables, markdown reports and plots.
+"""Every benchmark runs end to end on tiny sizes: its tables (one CSV, ``OUT/cells.csv``), its report's
+sections (``OUT.md``) and plots.
 
 Each simulation benchmark runs through the CLI (``storm_planner.cli.main``, the entry point the
 ``storm-planner`` script calls) or, where even ``--quick`` takes minutes, its experiment function with
-smaller sizes. A case checks that every CSV it names has its columns and at least one row whose
-figures are finite numbers, that every markdown report names the command that reproduces it, and
-that every plot exists and is not empty.
+smaller sizes. A case checks that every table it names is in the one CSV with its columns and at least
+one row whose figures are finite numbers, that every section of the report names the command that
+reproduces it and shows a table, and that every plot exists and is not empty. Then the report is
+written again from the CSV (``--report-only``): in place it comes out the same, and from ``cells.csv``
+alone in an empty folder every section's body is the same.
 
 The benchmarks that need root and a real cluster (``gma cluster``/``overhead``, ``qescalor
 cluster``/``replay``/``live``, ``hetero-real``, ``e2e``) are tested through their report step, from
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import math
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +30,7 @@ from typing import Any
 import pytest
 
 from storm_planner import cli
+from storm_planner_bench.common.results import CELLS, read_tables, report_path, sections_in, store
 
 SLOW = pytest.mark.slow
 
@@ -35,8 +40,8 @@ class Case:
     benchmark: str                          # the name after ``storm-planner bench``
     experiment: str | None                  # for benchmarks made of experiments
     run: Callable[[Path], Any]
-    tables: dict[str, tuple[str, ...]]      # CSV file -> figure columns that must be finite in every row
-    reports: dict[str, str]                 # markdown file -> the command it must name
+    tables: dict[str, tuple[str, ...]]      # table of cells.csv -> figure columns that must be finite in every row
+    reports: dict[str, str]                 # section of the report -> the command it must name
     plots: tuple[str, ...] = ()
     marks: tuple = field(default=())
 
@@ -69,118 +74,156 @@ CASES = [
     # -- albic (Madsen et al.) -----------------------------------------------------------------------
     Case("albic", "drift", experiment("sim.albic", "bench_drift", f"{ALBIC} drift --seed 1", rounds=2,
                                       sigmas=(0.05,), time_limit_s=0.2),
-         {"drift.csv": ("round", "milp", "flux", "none", "milp_migrations")}, {"drift.md": f"{ALBIC} drift"},
+         {"drift": ("round", "milp", "flux", "none", "milp_migrations")}, {"drift": f"{ALBIC} drift"},
          ("drift.png",)),
     Case("albic", "solve-time", cli_run("albic", "solve-time", "--quick"),
-         {"solve-time.csv": ("nodes", "before", "flux", "time_limit_s", "solve_s", "milp")},
-         {"solve-time.md": f"{ALBIC} solve-time --seed 1 --quick"}, ("solve-time.png",), (SLOW,)),
+         {"solve-time": ("nodes", "before", "flux", "time_limit_s", "solve_s", "milp")},
+         {"solve-time": f"{ALBIC} solve-time --seed 1 --quick"}, ("solve-time.png",), (SLOW,)),
     Case("albic", "scale-in", cli_run("albic", "scale-in", "--quick"),
-         {"scale-in.csv": ("round", "load_distance", "max_utilisation", "executors_on_marked", "migrations")},
-         {"scale-in.md": f"{ALBIC} scale-in --seed 1 --quick"}, ("scale-in.png",), (SLOW,)),
+         {"scale-in": ("round", "load_distance", "max_utilisation", "executors_on_marked", "migrations")},
+         {"scale-in": f"{ALBIC} scale-in --seed 1 --quick"}, ("scale-in.png",), (SLOW,)),
     Case("albic", "collocation", cli_run("albic", "collocation", "--quick"),
-         {"collocation.csv": ("period", "collocation_factor", "load_distance", "load_index", "migrations")},
-         {"collocation.md": f"{ALBIC} collocation --seed 1 --quick"}, ("collocation.png",), (SLOW,)),
+         {"collocation": ("period", "collocation_factor", "load_distance", "load_index", "migrations")},
+         {"collocation": f"{ALBIC} collocation --seed 1 --quick"}, ("collocation.png",), (SLOW,)),
     # -- gma (Elastic Allocator) ---------------------------------------------------------------------
     Case("gma", "workload", cli_run("gma", "workload", "--quick"),
-         {"workload.csv": ("workload", "cpu_utilisation", "bandwidth_utilisation", "cpu_deviation",
+         {"workload": ("workload", "cpu_utilisation", "bandwidth_utilisation", "cpu_deviation",
                            "bandwidth_deviation", "cpu_violations", "solve_ms")},
-         {"workload.md": f"{GMA} workload --seed 1 --quick"}, ("workload.png",)),
+         {"workload": f"{GMA} workload --seed 1 --quick"}, ("workload.png",)),
     Case("gma", "violations", experiment("gma.experiments", "bench_violations", f"{GMA} violations --seed 1", instances=2),
-         {"violations.csv": ("instances", "plans over a limit", "share over a limit (%)", "nodes over a limit (mean)"),
-          "violations-per-instance.csv": ("instance", "gma", "gma-repair", "random", "even", "topdown", "milp")},
-         {"violations.md": f"{GMA} violations"}, ("violations.png",)),
+         {"violations": ("instances", "plans over a limit", "share over a limit (%)", "nodes over a limit (mean)"),
+          "violations-per-instance": ("instance", "gma", "gma-repair", "random", "even", "topdown", "milp")},
+         {"violations": f"{GMA} violations"}, ("violations.png",)),
     # -- hetero-bases (Nasiri et al. with bases) --------------------------------------------------------
     Case("hetero-bases", "random", experiment("sim.hetero_bases", "bench_random", f"{BASES} random --seed 1", count=2),
-         {"random.csv": ("instances", "worst", "median", "mean"),
-          "random-per-instance.csv": ("reference rate", "hetero", "literal", "base-blind", "hetero_ms")},
-         {"random.md": f"{BASES} random"}, ("random.png",)),
+         {"random": ("instances", "worst", "median", "mean"),
+          "random-per-instance": ("reference rate", "hetero", "literal", "base-blind", "hetero_ms")},
+         {"random": f"{BASES} random"}, ("random.png",)),
     Case("hetero-bases", "clusters",
          experiment("sim.hetero_bases", "bench_clusters", f"{BASES} clusters --seed 1", clusters=("paper",),
                     topologies=("linear",), bases_kinds=("5-10",)),
-         {"clusters.csv": ("reference rate", "hetero", "without the polish", "base-blind", "hetero ms")},
-         {"clusters.md": f"{BASES} clusters"}, ("clusters.png",)),
+         {"clusters": ("reference rate", "hetero", "without the polish", "base-blind", "hetero ms")},
+         {"clusters": f"{BASES} clusters"}, ("clusters.png",)),
     # -- qescalor (simulation) -----------------------------------------------------------------------
     Case("qescalor", "optimality",
          experiment("qescalor.experiments", "bench_optimality", f"{QESCALOR} optimality --seed 1", instances=3,
                     small=1),
-         {"optimality.csv": ("instances", "worst", "median"),
-          "optimality-per-instance.csv": ("qcesa", "exact", "best_cba", "gap", "vs_cba", "qcesa_ms")},
-         {"optimality.md": f"{QESCALOR} optimality", "optimality-per-instance.md": f"{QESCALOR} optimality"},
+         {"optimality": ("instances", "worst", "median"),
+          "optimality-per-instance": ("qcesa", "exact", "best_cba", "gap", "vs_cba", "qcesa_ms")},
+         {"optimality": f"{QESCALOR} optimality", "optimality-per-instance": f"{QESCALOR} optimality"},
          ()),
     Case("qescalor", "sampling",
          experiment("qescalor.experiments", "bench_sampling", f"{QESCALOR} sampling --seed 1", operators=("CO1",)),
-         {"sampling.csv": ("SN", "RMSE", "MAE")}, {"sampling.md": f"{QESCALOR} sampling"}, ("sampling.png",),
+         {"sampling": ("SN", "RMSE", "MAE")}, {"sampling": f"{QESCALOR} sampling"}, ("sampling.png",),
          (SLOW,)),
     Case("qescalor", "models",
          experiment("qescalor.experiments", "bench_models", f"{QESCALOR} models --seed 1", operators=("CO1",),
                     repeats=1, models=("RFR", "SVR")),
-         {"models.csv": ("RMSE", "MAE")}, {"models.md": f"{QESCALOR} models"}, (), (SLOW,)),
+         {"models": ("RMSE", "MAE")}, {"models": f"{QESCALOR} models"}, (), (SLOW,)),
     Case("qescalor", "day", cli_run("qescalor", "day", "--quick"),
-         {"day.csv": ("total cost", "running", "startups", "shutdowns", "mean capacity / actual load")},
-         {"day.md": f"{QESCALOR} day --seed 1 --quick"}, ("day.png",), (SLOW,)),
+         {"day": ("total cost", "running", "startups", "shutdowns", "mean capacity / actual load")},
+         {"day": f"{QESCALOR} day --seed 1 --quick"}, ("day.png",), (SLOW,)),
     Case("qescalor", "step", cli_run("qescalor", "step", "--quick"),
-         {"step.csv": ()}, {"step.md": f"{QESCALOR} step --seed 1 --quick"}, ()),
+         {"step": ()}, {"step": f"{QESCALOR} step --seed 1 --quick"}, ()),
     # -- hetero (Nasiri et al.) ------------------------------------------------------------------------
     Case("hetero", None, cli_run("hetero", "--parts", "random", "--random", "2"),
-         {"random.csv": ("seed", "machines", "components", "ratio", "ratio_no_descent", "optimal_s")},
-         {"random.md": f"{HETERO} --out"}, ("optimal_gap.png",)),
+         {"random": ("seed", "machines", "components", "ratio", "ratio_no_descent", "optimal_s")},
+         {"random": f"{HETERO} --out"}, ("optimal_gap.png",)),
     Case("hetero", None,
          cli_run("hetero", "--parts", "clusters", "--clusters", "small", "--repeats", "1", "--max-nodes", "1000"),
-         {"clusters.csv": ("hetero_throughput", "default_throughput", "throughput_gain", "utilisation_gain",
+         {"clusters": ("hetero_throughput", "default_throughput", "throughput_gain", "utilisation_gain",
                            "fluid_gap", "hetero_ms", "default_ms")},
-         {"clusters.md": f"{HETERO} --out"}, ("throughput_gain.png", "utilisation.png")),
+         {"clusters": f"{HETERO} --out"}, ("throughput_gain.png", "utilisation.png")),
     Case("hetero", None, cli_run("hetero", "--parts", "tiny"),
-         {"tiny.csv": ("bound", "ratio", "ratio_no_descent", "hetero_instances", "optimal_instances")},
-         {"tiny.md": f"{HETERO} --out"}, ("optimal_gap.png",)),
+         {"tiny": ("bound", "ratio", "ratio_no_descent", "hetero_instances", "optimal_instances")},
+         {"tiny": f"{HETERO} --out"}, ("optimal_gap.png",)),
     # -- scale (the planner service) -------------------------------------------------------------------
     Case("scale", None, cli_run("scale", "--algorithms", "even", "--repeat", "1", "--max-executors", "1000"),
-         {"scale.csv": ("executors", "nodes", "round_trip_ms", "solve_ms", "nodes_used")},
-         {"scale.md": "storm-planner bench scale"}, (), (SLOW,)),
+         {"scale": ("executors", "nodes", "round_trip_ms", "solve_ms", "nodes_used")},
+         {"scale": "storm-planner bench scale"}, (), (SLOW,)),
     # -- topdown (Chatzistergiou & Viglas) -------------------------------------------------------------
     Case("topdown-random", None, cli_run("topdown-random", "--graphs", "4", "--bootstrap", "20"),
-         {"random.csv": ("optimal", "topdown", "tasklevel", "even", "topdown_ms")},
-         {"random.md": "storm-planner bench topdown-random"}, ("random.png",)),
+         {"random": ("optimal", "topdown", "tasklevel", "even", "topdown_ms")},
+         {"random": "storm-planner bench topdown-random"}, ("random.png",)),
     Case("topdown-speed", None,
          cli_run("topdown-speed", "--groups", "2", "--tasks", "10", "--nodes", "4", "--seconds", "0.2",
                  "--rounds", "1"),
-         {"speed.csv": ("allocations", "cpu_s", "allocations_per_s")},
-         {"speed.md": "storm-planner bench topdown-speed"}, ("speed.png",)),
+         {"speed": ("allocations", "cpu_s", "allocations_per_s")},
+         {"speed": "storm-planner bench topdown-speed"}, ("speed.png",)),
     Case("topdown-scale", None,
          cli_run("topdown-scale", "--nodes", "10", "--executors", "200", "--components", "20",
                  "--sparse-components", "5", "--sparse-targets", "2", "--algorithms", "topdown", "even"),
-         {"scale.csv": ("executors", "pairs", "plan_cpu_s", "run_cpu_s", "imc_gain_pct", "max_utilisation")},
-         {"scale.md": "storm-planner bench topdown-scale"}, ("scale.png",)),
+         {"scale": ("executors", "pairs", "plan_cpu_s", "run_cpu_s", "imc_gain_pct", "max_utilisation")},
+         {"scale": "storm-planner bench topdown-scale"}, ("scale.png",)),
     Case("topdown-priority", None, cli_run("topdown-priority", "--steps", "2", "--max-factor", "2"),
-         {"priority.csv": ("second_pair_imc", "tasklevel", "topdown", "optimal"),
-          "task_count.csv": ("second_group_tasks", "tasklevel", "topdown", "topdown-ls", "optimal")},
-         {"priority.md": "storm-planner bench topdown-priority"}, ("priority.png",)),
+         {"priority": ("second_pair_imc", "tasklevel", "topdown", "optimal"),
+          "task_count": ("second_group_tasks", "tasklevel", "topdown", "topdown-ls", "optimal")},
+         {"priority": "storm-planner bench topdown-priority"}, ("priority.png",)),
 ]
 
 
-def finite_rows(path: Path, figures: tuple[str, ...]) -> list[dict[str, str]]:
-    """The rows of ``path``, after checking its columns and that every listed figure is a finite number."""
-    with path.open(newline="") as handle:
-        reader = csv.DictReader(handle)
-        rows = list(reader)
-        columns = reader.fieldnames or []
-    assert set(figures) <= set(columns), f"{path.name} lacks {sorted(set(figures) - set(columns))}: {columns}"
-    assert rows, f"{path.name} has a header and no row"
+def finite_rows(out: Path, table: str, figures: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The rows of the table ``table`` of ``out/cells.csv``, after checking its columns and that every listed
+    figure is a finite number."""
+    tables = read_tables(out)
+    assert table in tables, f"no table {table} in {out / CELLS}: {sorted(tables)}"
+    rows = tables[table]
+    columns = list(rows[0])
+    assert set(figures) <= set(columns), f"{table} lacks {sorted(set(figures) - set(columns))}: {columns}"
     for row in rows:
         for figure in figures:
-            assert math.isfinite(float(row[figure])), f"{path.name}: {figure} = {row[figure]!r} in {row}"
+            assert math.isfinite(float(row[figure])), f"{table}: {figure} = {row[figure]!r} in {row}"
     return rows
 
 
+def sections(report: Path) -> dict[str, str]:
+    """The generated sections of ``report`` by name, each from its first line to its end line."""
+    text = report.read_text()
+    found = {}
+    for name in sections_in(report):
+        start = text.index(f"<!-- generated {name}")
+        found[name] = text[start:text.index(f"<!-- end {name} -->", start)]
+    return found
+
+
+def bodies(report: Path) -> dict[str, str]:
+    """Each section of ``report`` without what is the run's (its heading and ``Reproduce:`` line) or the
+    folder's (its figure)."""
+    return {name: "\n".join(line for line in text.splitlines()[1:]
+                             if not line.startswith(("#", "Reproduce:", "!["))).strip()
+            for name, text in sections(report).items()}
+
+
 def check_outputs(out: Path, case: Case) -> None:
+    assert (out / CELLS).is_file(), f"no {CELLS} in {sorted(p.name for p in out.iterdir())}"
     for name, figures in case.tables.items():
-        assert (out / name).is_file(), f"no {name} in {sorted(p.name for p in out.iterdir())}"
-        finite_rows(out / name, figures)
+        finite_rows(out, name, figures)
+    assert not sorted(out.glob("*.md")), f"per-experiment markdown beside the one report: {sorted(out.glob('*.md'))}"
+    written = sections(report_path(out))
     for name, command in case.reports.items():
-        text = (out / name).read_text()
-        assert command in text, f"{name} does not name `{command}`:\n{text[:400]}"
-        assert "|---" in text or "---:|" in text, f"{name} has no table"
+        assert name in written, f"no section {name} in {report_path(out)}: {sorted(written)}"
+        assert command in written[name], f"section {name} does not name `{command}`:\n{written[name][:400]}"
+        assert "|---" in written[name] or "---:|" in written[name], f"section {name} has no table"
     for name in case.plots:
         assert (out / name).is_file() and (out / name).stat().st_size > 1000, f"no plot {name}"
+
+
+def report_only_argv(case: Case) -> list[str]:
+    """``storm-planner bench ... --report-only`` for the case's benchmark (``all`` for one made of experiments)."""
+    return [case.benchmark, *(["all"] if case.experiment else []), "--report-only"]
+
+
+def check_the_report_regenerates(out: Path, case: Case, tmp_path: Path) -> None:
+    """The report written again from ``cells.csv`` (``--report-only``): the same in place; and from the CSV
+    alone, in an empty folder, every section with the same body."""
+    written = report_path(out).read_text()
+    assert cli.main(["bench", *report_only_argv(case), "--out", str(out)]) == 0
+    assert report_path(out).read_text() == written
+    alone = tmp_path / "alone" / out.name
+    alone.mkdir(parents=True)
+    shutil.copy(out / CELLS, alone / CELLS)
+    assert cli.main(["bench", *report_only_argv(case), "--out", str(alone)]) == 0
+    assert bodies(report_path(alone)) == bodies(report_path(out))
 
 
 @pytest.fixture
@@ -202,6 +245,7 @@ def test_the_benchmark_writes_its_tables_reports_and_plots(case, tmp_path, reque
     out = tmp_path / "out"
     case.run(out)
     check_outputs(out, case)
+    check_the_report_regenerates(out, case, tmp_path)
 
 
 # -- the benchmarks that need a cluster: their report step, from rows written here -------------------------------
@@ -235,11 +279,12 @@ def test_gma_cluster_report(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "cluster-partial.json").write_text("[]")
-    write_cluster_report(out, read_rows(fixture), {"requests": 0.1}, ("gma", "even"), "storm-planner bench gma cluster")
+    write_cluster_report(out, read_rows(fixture), {"worldcup_topk": {"per_tuple_s": {"requests": 0.1}, "tuple_bytes": 60.0}},
+                         ("gma", "even"), "storm-planner bench gma cluster")
     assert not (out / "cluster-partial.json").exists()
-    check_outputs(out, Case("gma", "cluster", print, {"cluster.csv": tuple(figures)},
-                            {"cluster.md": "storm-planner bench gma cluster"}, ("cluster.png",)))
-    assert "requests" in (out / "cluster-profile.json").read_text()
+    check_outputs(out, Case("gma", "cluster", print, {"cluster": tuple(figures)},
+                            {"cluster": "storm-planner bench gma cluster"}, ("cluster.png",)))
+    assert finite_rows(out, "cluster-profile", ("per_tuple_s",))[0]["component"] == "requests"
 
 
 def test_gma_overhead_report(tmp_path):
@@ -250,8 +295,8 @@ def test_gma_overhead_report(tmp_path):
                           "hook_payload_bytes_per_s": 30_000, "overhead_bytes_per_tuple": 75.0}])
     write_overhead_report(tmp_path / "out", read_rows(fixture), "storm-planner bench gma overhead")
     check_outputs(tmp_path / "out", Case("gma", "overhead", print,
-                                         {"overhead.csv": ("tuples_per_s", "overhead_bytes_per_tuple")},
-                                         {"overhead.md": "storm-planner bench gma overhead"}))
+                                         {"overhead": ("tuples_per_s", "overhead_bytes_per_tuple")},
+                                         {"overhead": "storm-planner bench gma overhead"}))
 
 
 def cluster_samples(path: Path) -> None:
@@ -265,7 +310,7 @@ def cluster_samples(path: Path) -> None:
 def test_qescalor_cluster_report(tmp_path):
     from storm_planner_bench.qescalor.cluster import write_cluster_report
 
-    fixture = tmp_path / "cluster-samples.csv"
+    fixture = tmp_path / "cluster-samples"
     cluster_samples(fixture)
     runs: dict[str, list] = {}
     for row in read_rows(fixture):
@@ -274,9 +319,9 @@ def test_qescalor_cluster_report(tmp_path):
     rows = write_cluster_report(out, runs, 1, "storm-planner bench qescalor cluster")
     assert {r["method"] for r in rows} == {"FSSA-2", "FSSA-3", "FSSA-4", "FSSA-5", "DSA"}
     check_outputs(out, Case("qescalor", "cluster", print,
-                            {"cluster.csv": ("SN", "RMSE", "MAE", "samples vs baseline RMSE"),
-                             "cluster-samples.csv": ("cpu", "throughput")},
-                            {"cluster.md": "storm-planner bench qescalor cluster"}, ("cluster.png",)))
+                            {"cluster": ("SN", "RMSE", "MAE", "samples vs baseline RMSE"),
+                             "cluster-samples": ("cpu", "throughput")},
+                            {"cluster": "storm-planner bench qescalor cluster"}, ("cluster.png",)))
 
 
 def replay_rows() -> list[dict[str, Any]]:
@@ -290,16 +335,17 @@ def test_qescalor_replay_report_with_the_costs_from_the_cluster_samples(tmp_path
 
     out = tmp_path / "out"
     out.mkdir()
-    cluster_samples(out / "cluster-samples.csv")
+    cluster_samples(tmp_path / "cluster-samples.csv")
+    store(out, "cluster-samples", read_rows(tmp_path / "cluster-samples.csv"))
     fixture = tmp_path / "replay.csv"
     write_rows(fixture, replay_rows())
     write_replay_report(out, read_rows(fixture), "a compressed day", "storm-planner bench qescalor replay")
     check_outputs(out, Case("qescalor", "replay", print,
-                            {"replay.csv": ("offered", "measured", "instances", "latency p95 ms"),
-                             "replay-costs.csv": ("cost",)},
-                            {"replay.md": "storm-planner bench qescalor replay",
-                             "replay-costs.md": "storm-planner bench qescalor replay"}, ("replay.png",)))
-    costs = {r["algorithm"]: float(r["cost"]) for r in finite_rows(out / "replay-costs.csv", ("cost",))}
+                            {"replay": ("offered", "measured", "instances", "latency p95 ms"),
+                             "replay-costs": ("cost",)},
+                            {"replay": "storm-planner bench qescalor replay",
+                             "replay-costs": "storm-planner bench qescalor replay"}, ("replay.png",)))
+    costs = {r["algorithm"]: float(r["cost"]) for r in finite_rows(out, "replay-costs", ("cost",))}
     assert costs["qcesa-exact"] <= min(costs[f"CBA-{r}"] for r in ("r1", "r2", "r3", "r4")) + 1e-6
 
 
@@ -307,7 +353,7 @@ def test_qescalor_live_report(tmp_path):
     from storm_planner_bench.qescalor.live import write_live_report
 
     performance = {"r1": 2.0, "r2": 4.0, "r3": 6.0}
-    fixture = tmp_path / "live.csv"
+    fixture = tmp_path / "live"
     write_rows(fixture, [{**row, "forecast": row["epoch"] > 2, "r1": 1, "r2": row["instances"], "r3": 0,
                           "capacity": 2.0 + 4.0 * row["instances"], "equal-share capacity": 2.0 * (1 + row["instances"]),
                           "enforced": 1} for row in replay_rows()])
@@ -318,13 +364,14 @@ def test_qescalor_live_report(tmp_path):
     samples = [{"task": 3, "cpu": cpu, "memory_mb": 512.0, "throughput": 20.0 * cpu} for cpu in (0.05, 0.25)]
     write_live_report(tmp_path / "out", rows, samples, performance, "the loop", "storm-planner bench qescalor live")
     check_outputs(tmp_path / "out", Case("qescalor", "live", print,
-                                         {"live.csv": ("offered", "capacity", "latency p50 ms"),
-                                          "live-samples.csv": ("cpu", "throughput"), "live-costs.csv": ("cost",)},
-                                         {"live.md": "storm-planner bench qescalor live",
-                                          "live-costs.md": "storm-planner bench qescalor live"}, ("live.png",)))
+                                         {"live": ("offered", "capacity", "latency p50 ms"),
+                                          "live-samples": ("cpu", "throughput"), "live-costs": ("cost",)},
+                                         {"live": "storm-planner bench qescalor live",
+                                          "live-costs": "storm-planner bench qescalor live"}, ("live.png",)))
 
 
 def test_hetero_real_report(tmp_path):
+    from storm_planner_bench.hetero_real.compare import summaries, summary_rows
     from storm_planner_bench.hetero_real.driver import Run, Step
     from storm_planner_bench.hetero_real.report import write_outputs
     from storm_planner_bench.hetero_real.search import Verdict
@@ -358,23 +405,23 @@ def test_hetero_real_report(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     write_outputs(out, list(runs.values()), report, 0.0)
-    check_outputs(out, Case("hetero-real", None, print,
-                            {"runs.csv": ("sustained_offered", "measured_input", "measured_throughput",
-                                          "predicted_input"),
-                             "steps.csv": ("offered", "worst_share", "rate_spout"),
-                             "summary.csv": ("throughput_median", "predicted_throughput")},
-                            {"results.md": "storm-planner bench hetero-real --repetitions 2"}, ("throughput.png",)))
-    rows = {r["placement"]: r for r in finite_rows(out / "summary.csv", ("throughput_median",))}
+    # One CSV of the run's cells (tables runs and steps), its report and its plot.
+    assert sorted(p.name for p in out.iterdir()) == ["cells.csv", "results.md", "run.json", "throughput.png"]
+    finite_rows(out, "runs", ("sustained_offered", "measured_input", "measured_throughput", "predicted_input"))
+    finite_rows(out, "steps", ("offered", "worst_share", "rate_spout"))
+    assert "storm-planner bench hetero-real --repetitions 2" in (out / "results.md").read_text()
+    assert (out / "throughput.png").stat().st_size > 1000
+    rows = {r["placement"]: r for r in summary_rows(summaries(list(runs.values())))}
     assert set(rows) == {"hetero", "hetero-optimal", "storm-default", "default", "ras"}
     # hetero sustained 40 tuples/s per spout in both repetitions, default 30 and ras 20: beyond the spread.
-    assert float(rows["hetero"]["x_default"]) > 1 and float(rows["hetero"]["x_ras"]) > float(rows["hetero"]["x_default"])
-    assert rows["hetero"]["beats_default_and_ras"] == "True"
+    assert rows["hetero"]["x_default"] > 1 and rows["hetero"]["x_ras"] > rows["hetero"]["x_default"]
+    assert rows["hetero"]["beats_default_and_ras"] is True
     assert "| linear | **yes** |" in (out / "results.md").read_text()
     # A RAS repetition that RAS could not place: reported with its reason, blank figures, not counted.
     write_outputs(out, [*runs.values(), not_placed], report, 0.0)
-    (ras,) = [r for r in read_rows(out / "summary.csv") if r["placement"] == "ras"]
+    (ras,) = [r for r in summary_rows(summaries([*runs.values(), not_placed])) if r["placement"] == "ras"]
     assert ras["not_run"] == 1 and ras["runs"] == 2
-    (blank,) = [r for r in read_rows(out / "runs.csv") if r["status"] != "ran"]
+    (blank,) = [r for r in read_tables(out)["runs"] if r["status"] != "ran"]
     assert blank["measured_throughput"] == blank["sustained_offered"] == ""
     assert "not scheduled: RAS placed no worker" in (out / "results.md").read_text()
 
@@ -403,12 +450,17 @@ def test_albic_real_report(tmp_path):
     write_rows(out / "periods.csv", rows)
     written = write_report(out, "storm-planner bench albic-real --job 3 --quick")
     assert written == [out / "job3.md"]
-    check_outputs(out, Case("albic-real", None, print,
-                            {"job3.csv": ("period", "collocation_factor", "load_distance", "load_index", "migrations")},
-                            {"job3.md": "storm-planner bench albic-real --job 3 --quick"}, ("job3.png",)))
+    # The published report: its cells (periods.csv), its markdown and its figure; no other table.
+    assert sorted(p.name for p in out.iterdir()) == ["job3.md", "job3.png", "periods.csv"]
+    assert (out / "job3.png").stat().st_size > 1000
     text = (out / "job3.md").read_text()
+    assert f"`flock /tmp/storm-cluster.lock .venv/bin/storm-planner bench albic-real --job 3 --quick --out {out}`" in text
     assert "| planner:cola | 2 | 0.60 | 0.60 |" in text and "| planner:albic | 2 | 0.25 | 0.60 |" in text
     assert "not scheduled: no slots" in text
+    # --report-only from what a published report keeps: the command from its markdown, the rest from periods.csv.
+    (out / "job3.png").unlink()
+    assert cli.main(["bench", "albic-real", "--report-only", "--out", str(out)]) == 0
+    assert (out / "job3.md").read_text() == text and (out / "job3.png").is_file()
 
 
 # -- no benchmark without a case -----------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ real daemons in ``test_e2e_cluster.py``, the shape plans of every placement in
 ``benchmarks/harness/tests/test_hetero_real.py``."""
 from __future__ import annotations
 
-import csv
 import json
 import os
 import subprocess
@@ -20,12 +19,13 @@ import sys
 from pathlib import Path
 
 from benchmarks.harness.tests.test_e2e_cluster import pytestmark as cluster_marks
+from storm_planner_bench.common.results import read_tables
 
 REPO = Path(__file__).resolve().parents[3]
 # One placement per path through Nimbus: the plugin asking the service (hetero-optimal and storm-default take
 # it too), and Storm's own scheduler placing alone (RAS, with the declarations DefaultScheduler does without).
 PLACEMENTS = ("hetero", "ras")
-# The profile a full run made (Linear on one unthrottled supervisor; benchmarks/reports/hetero/real): profiling
+# The profile a full run made (Linear on one unthrottled supervisor; the earlier runs of benchmarks/reports/hetero.md): profiling
 # is tested on its own.
 SAVED_PROFILE = Path(__file__).parent / "data" / "hetero-real-profile.json"
 pytestmark = cluster_marks
@@ -42,11 +42,10 @@ def test_every_placement_runs_under_its_scheduler(tmp_path):
     assert run.returncode == 0, (run.stdout[-3000:], run.stderr[-3000:])
     # Standard output is the answer alone (progress and streamparse's upload lines go to standard error).
     assert json.loads(run.stdout)["report"] == str(out / "results.md"), run.stdout[-3000:]
-    with (out / "runs.csv").open() as handle:
-        runs = {row["placement"]: row for row in csv.DictReader(handle)}
+    cells = read_tables(out)   # the run's one CSV: tables runs and steps, read back as text
+    runs = {row["placement"]: {k: str(v) for k, v in row.items()} for row in cells["runs"]}
     assert set(runs) == set(PLACEMENTS), runs.keys()
-    with (out / "steps.csv").open() as handle:
-        steps = list(csv.DictReader(handle))
+    steps = [{k: str(v) for k, v in row.items()} for row in cells["steps"]]
     for placement, row in runs.items():
         assert row["status"] == "ran", row
         own = [s for s in steps if s["run"] == row["run"]]

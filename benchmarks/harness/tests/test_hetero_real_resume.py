@@ -157,7 +157,7 @@ def test_a_resumed_report_is_the_one_an_unbroken_sitting_writes(tmp_path):
     first = saved_folder(tmp_path / "first", runs)
     saved = saved_runs(first, SETTINGS, warn=pytest.fail)
     again = saved_folder(tmp_path / "again", saved.runs)
-    for name in ("results.md", "summary.csv", "runs.csv", "steps.csv"):
+    for name in ("results.md", "cells.csv"):
         assert (again / name).read_text() == (first / name).read_text(), name
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -373,6 +374,17 @@ def test_the_report_sets_gains_against_capacity_and_over_the_rate_schedule(tmp_p
     (out.parent / "topdown-real.md").unlink()
     assert cli.main(["bench", "topdown-real", "--report-only", "--out", str(out)]) == 0
     assert (out.parent / "topdown-real.md").read_text() == report
+    # Published: one CSV of cells per part, the figures and the report, which names the command; --report-only
+    # writes the same report from them alone.
+    shutil.rmtree(out / "capacity")
+    shutil.rmtree(out / "rates")
+    (out / "command.txt").unlink()
+    for plot in out.glob("*.png"):
+        plot.unlink()
+    assert sorted(p.name for p in out.iterdir()) == ["capacity.csv", "rates.csv"]
+    assert cli.main(["bench", "topdown-real", "--report-only", "--out", str(out)]) == 0
+    assert (out.parent / "topdown-real.md").read_text() == report
+    assert (out / "trends-link-400-capacity.png").is_file() and (out / "trends-link-rates.png").is_file()
 
 
 def test_nothing_to_report_writes_nothing(tmp_path):

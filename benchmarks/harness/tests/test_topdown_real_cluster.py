@@ -69,6 +69,8 @@ def test_capacity_scales_and_a_rate_schedule(tmp_path):
     assert sum(int(s["plans"]) for s in steps) >= 1 and sum(int(s["migrations"]) for s in steps) == 0, steps
     report = (tmp_path / "topdown-real.md").read_text()
     assert "## Node capacity" in report and "## A varying input rate" in report
+    # What a published report keeps: one CSV of cells per part, gathered from the run's files.
+    assert [c["scheduler"] for c in read(out / "capacity.csv")] == ["default"] and len(read(out / "rates.csv")) == 2
     for plot in ("trends-link-60-capacity.png", "trends-link-rates.png"):
         assert (out / plot).is_file()
     # A rerun finds everything done and starts no cluster.

@@ -17,7 +17,7 @@ The hook's bytes are payload estimates (a string's length, 8 per number, ...); o
 also carries Storm's envelope (destination task, message ids, anchors: Kryo-serialized) and TCP/IP
 framing. ``tuple_overhead_bytes`` adds that per tuple; its default was measured on the emulated
 network: ``storm-planner bench gma overhead`` found 33.6-47.3 B a tuple (payloads of 32, 400 and 1,500 B
-at 800 tuples/s; ``benchmarks/reports/gma/overhead.md``).
+at 800 tuples/s; ``benchmarks/reports/gma.md``, *Wire overhead of a tuple*).
 """
 from __future__ import annotations
 

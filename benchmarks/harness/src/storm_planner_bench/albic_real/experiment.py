@@ -59,6 +59,7 @@ from storm_planner_bench.common.report import (
     never_started,
     read_csv,
     rewrite_csv,
+    saved_command,
     stamped_progress,
 )
 from storm_planner_bench.e2e.workloads import AIRLINE, Scheduler, Workload, parse_scheduler
@@ -259,9 +260,8 @@ def run(args: argparse.Namespace) -> int:
     from storm_planner_bench.albic_real.report import write_report
 
     out = Path(args.out)
-    saved = out / "command.txt"
     if args.report_only:
-        written = write_report(out, saved.read_text().strip() if saved.exists() else _command(args))
+        written = write_report(out, saved_command(out, sorted(out.glob("job*.md")), _command(args)))
         print(json.dumps({"reports": [str(p) for p in written]}))
         return 0
     settings = settings_of(args)

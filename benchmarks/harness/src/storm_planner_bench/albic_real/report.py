@@ -1,5 +1,5 @@
 """The report of ``storm-planner bench albic-real``, from ``periods.csv`` alone: per airline job,
-``job<N>.csv`` (its periods), ``job<N>.md`` (a summary per scheduler, then every period) and
+``job<N>.md`` (the command, a summary per scheduler, then every period) and
 ``job<N>.png``: Madsen et al.'s Fig. 12-14 panels (collocation factor, load distance, load index,
 migrations per period) with what the cluster did beside them (link Mbit/s, tuples acked per second, p99
 complete latency, CPU per tuple), one line per scheduler, each period the mean over repetitions.
@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import math
 import statistics
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from storm_planner_bench.albic_real.claims import BASELINES, claims_section
-from storm_planner_bench.common.report import markdown_table, notes_section, plot_by_planner, publish, read_csv
+from storm_planner_bench.common.report import markdown_table, notes_section, plot_by_planner, read_csv
 from storm_planner_bench.e2e.figures import median, numbers
 
 PANELS = (("collocation_factor", "collocation factor (operator tuples kept on a node)"),
@@ -28,7 +27,7 @@ PANELS = (("collocation_factor", "collocation factor (operator tuples kept on a 
 
 
 def write_report(out: Path, command: str) -> list[Path]:
-    """``job<N>.csv/.md/.png`` under ``out`` for every job in ``out/periods.csv``; the reports written."""
+    """``job<N>.md`` and ``job<N>.png`` under ``out`` for every job in ``out/periods.csv``; the reports written."""
     path = out / "periods.csv"
     if not path.exists():
         return []
@@ -41,10 +40,10 @@ def write_report(out: Path, command: str) -> list[Path]:
         # plugin's fallback to DefaultScheduler) keeps its period rows in the table, out of the figures.
         measured = [row for row in mine if row["period"] >= 1 and row.get("status") == "ran"]
         name = f"job{job}"
-        publish(out, name, measured or mine,
-                f"ALBIC's Real Job {job} on real Storm under a drifting key skew (Madsen et al. §5.4)",
-                f"flock /tmp/storm-cluster.lock .venv/bin/{command} --out {out}",
-                text=_text(out, name, mine), plot=partial(_plot, rows=measured, job=job))
+        (out / f"{name}.md").write_text(
+            f"# ALBIC's Real Job {job} on real Storm under a drifting key skew (Madsen et al. §5.4)\n\n"
+            f"Reproduce: `flock /tmp/storm-cluster.lock .venv/bin/{command} --out {out}`\n\n{_text(out, name, mine)}")
+        _plot(out / f"{name}.png", rows=measured, job=job)
         written.append(out / f"{name}.md")
     return written
 

@@ -5,9 +5,9 @@ arguments and the function that runs it; each module of :mod:`storm_planner_benc
 ``BENCHMARKS`` (:mod:`storm_planner_bench.commands` registers them). Benchmarks made of experiments
 that share ``--out``, ``--seed`` and ``--quick`` are built by :func:`experiments_benchmark`.
 
-What a run produces goes through :func:`publish`: ``NAME.csv`` (the rows), ``NAME.md`` (a title, the
-command that reproduces it, the table or a report text) and ``NAME.png`` (a plot drawn from the rows).
-Tables written a row at a time (a resumable run) use :func:`append_csv` and :func:`read_csv`.
+What a simulated benchmark produces goes through :func:`storm_planner_bench.common.results.publish`: one
+CSV of all its tables, one markdown report with a section per table, the figures. Tables written a row at a
+time (a resumable run) use :func:`append_csv` and :func:`read_csv`.
 What a person wrote about a run (``<out>/notes.md``) joins the report through :func:`notes_section`.
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import os
 import re
 import sys
@@ -25,10 +26,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from storm_planner.progress import Progress, print_progress
+from storm_planner_bench.common.results import Renderer, markdown_table, regenerate, report_path
 
 __all__ = ["Argument", "Benchmark", "Progress", "append_csv", "argument", "command_line", "experiments_benchmark",
-           "markdown_table", "print_progress", "publish", "pyplot", "read_csv", "stamped_progress", "write_csv",
-           "write_table"]
+           "markdown_table", "print_progress", "pyplot", "read_csv", "report_only", "stamped_progress", "write_csv"]
 
 # An experiment: (output folder, seed, quick, the command that reproduces it) -> its rows.
 Experiment = Callable[[Path, int, bool, str], Any]
@@ -73,15 +74,6 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
         writer = csv.DictWriter(handle, fieldnames=list(dict.fromkeys(k for row in rows for k in row)))
         writer.writeheader()
         writer.writerows(rows)
-
-
-def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]], right: Iterable[int] = ()) -> str:
-    """A markdown table; columns whose index is in ``right`` are right-aligned (numbers)."""
-    right = set(right)
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "".join("---:|" if i in right else "---|" for i in range(len(header)))]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
 
 
 def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -159,29 +151,6 @@ def append_csv_rows(path: Path, header: Sequence[str], rows: Sequence[Mapping[st
         handle.write(text.getvalue())
 
 
-def _table(rows: Sequence[dict[str, Any]], digits: int) -> str:
-    columns = list(rows[0])
-    return markdown_table(columns, ([f"{row[c]:.{digits}f}" if isinstance(row[c], float) else row[c]
-                                     for c in columns] for row in rows))
-
-
-def publish(out: Path, name: str, rows: Sequence[dict[str, Any]], title: str, command: str, *,
-            text: str | None = None, plot: Callable[[Path], None] | None = None, digits: int = 3) -> str:
-    """A benchmark's output step under ``out``: ``NAME.csv`` (``rows``), ``NAME.md`` (``# title``, the
-    command that reproduces it, then ``text`` or else the rows as a table with ``digits`` decimals) and,
-    with ``plot``, ``NAME.png`` (``plot`` draws it to the path it is given). Returns the markdown;
-    without rows nothing is written and it is empty."""
-    out.mkdir(parents=True, exist_ok=True)
-    if not rows:
-        return ""
-    write_csv(out / f"{name}.csv", rows)
-    markdown = f"# {title}\n\nReproduce: `{command}`\n\n{_table(rows, digits) if text is None else text}"
-    (out / f"{name}.md").write_text(markdown)
-    if plot is not None:
-        plot(out / f"{name}.png")
-    return markdown
-
-
 _LINK = re.compile(r"(\]\()([^)\s]+)(\))")
 
 
@@ -205,12 +174,6 @@ def notes_section(out: Path, report: Path) -> str:
     if not path.exists():
         return ""
     return f"## Notes\n\n{rebase_links(path.read_text().strip(), out, report.parent)}\n\n"
-
-
-def write_table(out: Path, name: str, rows: Sequence[dict[str, Any]], title: str, command: str,
-                digits: int = 3) -> None:
-    """``NAME.csv`` and ``NAME.md`` (a title, the command that reproduces it, the table) under ``out``."""
-    publish(out, name, rows, title, command, digits=digits)
 
 
 def pyplot():
@@ -265,6 +228,24 @@ def command_line(args: argparse.Namespace, name: str | None = None) -> str:
         if name in sys.argv else f"storm-planner bench {name}"
 
 
+_REPORTED_COMMAND = re.compile(r"\.venv/bin/(storm-planner bench [^`\n]*?) --out \S+")
+
+
+def saved_command(out: Path, reports: Iterable[Path], fallback: str) -> str:
+    """The command a cluster run was made with, for its report rewritten by ``--report-only``:
+    ``out/command.txt`` while the run's own files are there, else the command its published report names
+    (``.venv/bin/storm-planner bench ... --out DIR``: the first of ``reports`` that names one), else
+    ``fallback``."""
+    saved = out / "command.txt"
+    if saved.exists():
+        return saved.read_text().strip()
+    for report in reports:
+        found = _REPORTED_COMMAND.search(report.read_text()) if report.exists() else None
+        if found:
+            return found.group(1)
+    return fallback
+
+
 def stamped_progress(label: str, stream: TextIO | None = None) -> Progress:
     """A :data:`Progress` that prefixes every line with ``[label HH:MM:SS]``, on ``stream`` or else on
     whatever ``sys.stderr`` is when the line is written (standard output carries a command's answer; and a
@@ -276,25 +257,44 @@ def stamped_progress(label: str, stream: TextIO | None = None) -> Progress:
     return progress
 
 
+def report_only_argument() -> Argument:
+    """``--report-only``: rewrite the report's sections from its ``cells.csv``, run nothing."""
+    return argument("--report-only", action="store_true",
+                    help="rewrite the report (OUT.md) from OUT/cells.csv, run nothing")
+
+
+def report_only(out: Path, sections: Mapping[str, Renderer], command: str) -> int:
+    """A benchmark's ``--report-only``: every section of ``OUT.md`` from ``OUT/cells.csv`` (:func:`regenerate`);
+    prints the report and the sections written as JSON."""
+    written = regenerate(out, sections, command)
+    print(json.dumps({"report": str(report_path(out)), "sections": written}))
+    return 0
+
+
 def experiments_benchmark(name: str, help: str, experiments: Mapping[str, Experiment], out: Path,
-                          quick_help: str, progress: Progress, not_in_all: tuple[str, ...] = ()) -> Benchmark:
-    """``storm-planner bench NAME {EXPERIMENT,all} [--out] [--seed] [--quick]``, for benchmarks made of
-    experiments that each write their report under ``--out``; ``all`` runs every experiment but
-    ``not_in_all`` (those that need root or a cluster, run by name)."""
+                          quick_help: str, progress: Progress, not_in_all: tuple[str, ...] = (),
+                          sections: Mapping[str, Renderer] | None = None) -> Benchmark:
+    """``storm-planner bench NAME {EXPERIMENT,all} [--out] [--seed] [--quick] [--report-only]``, for benchmarks
+    made of experiments that each write their tables and report sections under ``--out``; ``all`` runs every
+    experiment but ``not_in_all`` (those that need root or a cluster, run by name). ``sections`` are the
+    report's sections by name, for ``--report-only`` (which rewrites all of them, whichever experiment is named)."""
     arguments = (argument("experiment", choices=[*experiments, "all"]),
                  argument("--out", default=str(out), help="output folder (default: %(default)s)"),
                  argument("--seed", type=int, default=1),
-                 argument("--quick", action="store_true", help=quick_help))
+                 argument("--quick", action="store_true", help=quick_help),
+                 *((report_only_argument(),) if sections is not None else ()))
 
     def run(args: argparse.Namespace) -> int:
         folder = Path(args.out)
+        if sections is not None and args.report_only:
+            return report_only(folder, sections, f"storm-planner bench {name} {args.experiment} --seed {args.seed}")
         names = ([e for e in experiments if e not in not_in_all] if args.experiment == "all"
                  else [args.experiment])
         for experiment in names:
             command = f"storm-planner bench {name} {experiment} --seed {args.seed}" + (" --quick" if args.quick else "")
             started = time.perf_counter()
             experiments[experiment](folder, args.seed, args.quick, command)
-            progress(f"{experiment} done in {time.perf_counter() - started:.0f} s -> {folder}/{experiment}.md")
+            progress(f"{experiment} done in {time.perf_counter() - started:.0f} s -> {report_path(folder)}")
         return 0
 
     return Benchmark(name, help, arguments, run, tuple(experiments))

@@ -39,7 +39,8 @@ from typing import Any
 
 from storm_planner.core.utilisation import utilisation_and_deviation
 from storm_planner_bench.common.cluster import build_feed, cpu_seconds, kill_and_wait, node_quotas
-from storm_planner_bench.common.report import plot_by_planner, stamped_progress, write_table
+from storm_planner_bench.common.report import plot_by_planner, stamped_progress
+from storm_planner_bench.common.results import dump, publish, store
 
 _progress = stamped_progress("gma cluster bench")
 
@@ -59,6 +60,8 @@ FIGURE_PANELS = (("cpu_utilisation", "Fig. 4(a) CPU utilisation R_utl (%)"),
                  ("cpu_deviation", "Fig. 5(a) CPU usage deviation R_dev (% points)"),
                  ("bandwidth_deviation", "Fig. 5(b) bandwidth usage deviation R_dev (% points)"),
                  ("cpu_violations", "nodes over D_CPU (80 %)"), ("bandwidth_violations", "nodes over D_BW (80 %)"))
+# The report's sections (gma.md), each a table as it is: the simulation's and the cluster's.
+SECTIONS = {name: dump(name) for name in ("workload", "violations", "cluster", "overhead")}
 COMPONENTS = {"worldcup_topk": ("requests", "count", "top"),
               "worldcup_wordcount": ("requests", "tokenize", "words", "counts"),
               "worldcup_join": ("requests", "join", "totals", "sections")}
@@ -102,13 +105,16 @@ def bench_cluster(out: Path, seed: int, quick: bool, command: str,
 
 def write_cluster_report(out: Path, rows: list[dict[str, Any]], costs: dict[str, Any], planners: tuple[str, ...],
                          command: str) -> None:
-    """``cluster.csv``, ``cluster.md``, ``cluster-profile.json`` (the measured costs) and ``cluster.png``
-    from the rows of every (planner, rate); the partial record of an unfinished run goes."""
+    """The tables ``cluster`` (every (planner, rate)) and ``cluster-profile`` (the measured costs: CPU seconds
+    per tuple of each component, bytes per tuple of each query), the section ``cluster`` and ``cluster.png``;
+    the partial record of an unfinished run goes."""
     (out / "cluster-partial.json").unlink(missing_ok=True)
-    write_table(out, "cluster", rows, "Figs. 4-5 on the local cluster: Top-K beside Join and Word Count, "
-                f"four supervisors behind {LINK_MBIT:g} Mbit/s emulated links", command)
-    (out / "cluster-profile.json").write_text(json.dumps(costs, indent=2) + "\n")
-    _plot(out, rows, planners)
+    store(out, "cluster-profile", [{"topology": topology, "component": component, "per_tuple_s": seconds,
+                                    "tuple_bytes": cost["tuple_bytes"]}
+                                   for topology, cost in costs.items() for component, seconds in cost["per_tuple_s"].items()])
+    publish(out, "cluster", rows, "Figs. 4-5 on the local cluster: Top-K beside Join and Word Count, "
+            f"four supervisors behind {LINK_MBIT:g} Mbit/s emulated links", command, SECTIONS["cluster"],
+            plot=lambda path: _plot(path, rows, planners))
 
 
 def _write_partial(out: Path, rows: list[dict[str, Any]]) -> None:
@@ -351,8 +357,9 @@ def bench_overhead(out: Path, seed: int, quick: bool, command: str) -> list[dict
 
 
 def write_overhead_report(out: Path, rows: list[dict[str, Any]], command: str) -> None:
-    """``overhead.csv`` and ``overhead.md``: per payload and link, the wire bytes beyond the hook's count."""
-    write_table(out, "overhead", rows, "Wire bytes per tuple beyond the hook's payload estimate", command)
+    """The table and section ``overhead``: per payload and link, the wire bytes beyond the hook's count."""
+    publish(out, "overhead", rows, "Wire bytes per tuple beyond the hook's payload estimate", command,
+            SECTIONS["overhead"])
 
 
 def _overhead_rows(run: _Run, topology_id: str, payload: int) -> list[dict[str, Any]]:
@@ -387,11 +394,11 @@ def _overhead_rows(run: _Run, topology_id: str, payload: int) -> list[dict[str, 
     return rows
 
 
-def _plot(out: Path, rows: list[dict[str, Any]], planners) -> None:
+def _plot(path: Path, rows: list[dict[str, Any]], planners) -> None:
     panels = (*FIGURE_PANELS[:4], ("topk_rate", "Top-K tuples/s reached"),
               ("topk_nodes_over_d_cpu", "nodes holding Top-K over D_CPU (80 % of 50 %)"))
     # A row not placed or silent measured the background alone; rows from before the status column were placed.
     placed = [r for r in rows if r.get("status", "placed") == "placed"]
-    plot_by_planner(out / "cluster.png", placed, planners, panels, xlabel="Top-K workload (tuples/s)",
+    plot_by_planner(path, placed, planners, panels, xlabel="Top-K workload (tuples/s)",
                     suptitle=f"On the local cluster: {SUPERVISORS} supervisors x {SUPERVISOR_CPU:g} % CPU, "
                              f"{LINK_MBIT:g} Mbit/s emulated links")

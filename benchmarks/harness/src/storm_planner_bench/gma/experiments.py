@@ -1,8 +1,11 @@
 """Benchmarks of issue #15 (simulation half): Elastic Allocator's Figures 4 and 5 and constraint violations.
 
 ``storm-planner bench gma EXPERIMENT [--out DIR] [--seed N] [--quick]``, from the repository root;
-each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` and ``EXPERIMENT.png`` under
-``benchmarks/results/gma/``. Progress goes to standard error.
+each experiment writes its tables into ``DIR/cells.csv`` (column ``table``: ``workload``, ``violations``,
+``violations-per-instance``, ``cluster``, ``cluster-profile``, ``overhead``), its section of the report
+``DIR.md`` and ``DIR/EXPERIMENT.png`` (:mod:`storm_planner_bench.common.results`; ``DIR`` is
+``benchmarks/results/gma`` by default); ``--report-only`` rewrites the report from ``cells.csv``.
+Progress goes to standard error.
 
 * ``workload`` (§V, Figs. 4 and 5): CPU and bandwidth utilisation (R_utl) and their deviation
   (R_dev) while the Top-K query's input rises from 200 to 1,200 tuples/s, on ten 4-core nodes
@@ -34,15 +37,9 @@ from storm_planner.core.evaluate import node_loads
 from storm_planner.core.problem import Problem
 from storm_planner.core.utilisation import node_network
 from storm_planner.planners import run
-from storm_planner_bench.common.report import (
-    experiments_benchmark,
-    plot_by_planner,
-    pyplot,
-    stamped_progress,
-    write_csv,
-    write_table,
-)
-from storm_planner_bench.gma.cluster import FIGURE_PANELS, bench_cluster, bench_overhead
+from storm_planner_bench.common.report import experiments_benchmark, plot_by_planner, pyplot, stamped_progress
+from storm_planner_bench.common.results import publish, store
+from storm_planner_bench.gma.cluster import FIGURE_PANELS, SECTIONS, bench_cluster, bench_overhead
 
 DEFAULT_OUT = Path("benchmarks/results/gma")
 _progress = stamped_progress("gma bench")
@@ -140,15 +137,14 @@ def bench_workload(out: Path, seed: int, quick: bool, command: str) -> list[dict
                       f"dev {plan.figures['cpu_deviation']:.1f}, bw {plan.figures['bandwidth_utilisation']:.1f}% "
                       f"dev {plan.figures['bandwidth_deviation']:.1f}, violations "
                       f"{plan.figures['constraint_violations']:.0f}")
-    write_table(out, "workload", rows, "Figs. 4-5: Top-K placed beside Join and Word Count, 200-1,200 tuples/s",
-                 command)
-    _plot_workload(out, rows)
+    publish(out, "workload", rows, "Figs. 4-5: Top-K placed beside Join and Word Count, 200-1,200 tuples/s",
+            command, SECTIONS["workload"], plot=lambda path: _plot_workload(path, rows))
     return rows
 
 
-def _plot_workload(out: Path, rows: list[dict[str, Any]]) -> None:
+def _plot_workload(path: Path, rows: list[dict[str, Any]]) -> None:
     # gma-repair's line lies on gma's wherever gma is within the limits: dashed, larger markers.
-    plot_by_planner(out / "workload.png", rows, PLANNERS, FIGURE_PANELS, xlabel="Top-K workload (tuples/s)",
+    plot_by_planner(path, rows, PLANNERS, FIGURE_PANELS, xlabel="Top-K workload (tuples/s)",
                     styles={"gma-repair": ("x--", 6)})
 
 
@@ -198,14 +194,13 @@ def bench_violations(out: Path, seed: int, quick: bool, command: str, instances:
                          "plans over a limit": sum(1 for r in mine if r[algorithm] > 0),
                          "share over a limit (%)": round(100.0 * sum(1 for r in mine if r[algorithm] > 0) / len(mine), 1),
                          "nodes over a limit (mean)": round(sum(r[algorithm] for r in mine) / len(mine), 3)})
-    write_table(out, "violations", rows, f"Constraint violations per planner on {instances} random loaded clusters",
-                 command)
-    write_csv(out / "violations-per-instance.csv", per_instance)
-    _plot_violations(out, rows)
+    store(out, "violations-per-instance", per_instance)
+    publish(out, "violations", rows, f"Constraint violations per planner on {instances} random loaded clusters",
+            command, SECTIONS["violations"], plot=lambda path: _plot_violations(path, rows))
     return rows
 
 
-def _plot_violations(out: Path, rows: list[dict[str, Any]]) -> None:
+def _plot_violations(path: Path, rows: list[dict[str, Any]]) -> None:
     plt = pyplot()
     mine = [r for r in rows if r["placement within limits exists"] == "yes"]
     figure, axis = plt.subplots(figsize=(7, 3.5))
@@ -215,7 +210,7 @@ def _plot_violations(out: Path, rows: list[dict[str, Any]]) -> None:
     axis.set_title(f"clusters where a placement within the limits exists ({mine[0]['instances'] if mine else 0})",
                    fontsize=10)
     figure.tight_layout()
-    figure.savefig(out / "violations.png", dpi=110)
+    figure.savefig(path, dpi=110)
     plt.close(figure)
 
 
@@ -231,4 +226,4 @@ EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {
 
 BENCHMARKS = (experiments_benchmark("gma", "Elastic Allocator: gma vs random/even/topdown/milp (Figs. 4-5)",
                                     EXPERIMENTS, DEFAULT_OUT, "few workloads and instances (a smoke run)", _progress,
-                                    not_in_all=("cluster", "overhead")),)
+                                    not_in_all=("cluster", "overhead"), sections=SECTIONS),)

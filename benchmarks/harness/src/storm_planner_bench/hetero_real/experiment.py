@@ -81,11 +81,13 @@ every step records each machine's whole CPU beside the CPU the metrics hook
 gives its tasks (the part eq. 7 models) and the share of throttled periods.
 
 Outputs under ``--out`` (default ``benchmarks/results/hetero-real``):
-``runs.csv`` (one row per run), ``steps.csv`` (every rate step), ``summary.csv``
-(one row per shape and placement), ``results.md``, ``run.json`` (everything,
-plans and placements included), ``profile.json``, ``throughput.png``. They are
-written after every run; a rerun of the same command into the same folder
-resumes from ``run.json`` (:mod:`storm_planner_bench.hetero_real.resume`).
+``cells.csv`` (table ``runs``, one row per run, and table ``steps``, every rate
+step: :mod:`storm_planner_bench.common.results`), ``results.md`` (with the summary
+per shape and placement), ``run.json`` (everything, plans and placements
+included), ``profile.json``, ``throughput.png``. They are written after every run;
+a rerun of the same command into the same folder resumes from ``run.json``
+(:mod:`storm_planner_bench.hetero_real.resume`). A published run keeps
+``cells.csv`` and ``throughput.png``.
 """
 from __future__ import annotations
 
@@ -174,7 +176,7 @@ def hetero_real_benchmark(args: argparse.Namespace) -> int:
     except (BenchError, ValueError, OSError) as error:
         raise CommandError(str(error)) from None
     _say(f"wrote {out} ({report['seconds']:.0f} s)")
-    print(json.dumps({"report": str(out / "results.md"), "runs": str(out / "runs.csv"),
+    print(json.dumps({"report": str(out / "results.md"), "cells": str(out / "cells.csv"),
                       "seconds": round(report["seconds"])}))
     return 0
 

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from storm_planner_bench.common.report import markdown_table, pyplot, write_csv
+from storm_planner_bench.common.report import markdown_table, pyplot
+from storm_planner_bench.common.results import store
 from storm_planner_bench.hetero_real.compare import BASELINES, summaries, summary_rows
 from storm_planner_bench.hetero_real.search import PLACEMENTS
 
@@ -152,9 +153,9 @@ def write_outputs(out: Path, runs: Sequence[Any], report: dict[str, Any], starte
     os.replace(temporary, out / "run.json")
     if not runs:
         return
-    write_csv(out / "runs.csv", [r.row() for r in runs])
-    write_csv(out / "steps.csv", [s.row() for r in runs for s in r.steps])
-    write_csv(out / "summary.csv", rows)
+    # The run's cells: one row per run (table runs) and per rate step of a run (table steps).
+    store(out, "runs", [r.row() for r in runs])
+    store(out, "steps", [s.row() for r in runs for s in r.steps])
     (out / "results.md").write_text(markdown(runs, report))
     plot(out / "throughput.png", [r.row() for r in runs], rows)
 

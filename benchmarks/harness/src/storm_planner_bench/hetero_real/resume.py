@@ -61,10 +61,10 @@ def saved_runs(out: Path, settings: BenchSettings, warn: Callable[[str], Any]) -
 
     :class:`BenchError` when they were made under other settings: they could not stand beside new ones.
     """
-    if not (out / "runs.csv").exists():
+    if not (out / "cells.csv").exists():
         return None
     if not (out / "run.json").exists():
-        raise BenchError(f"{out} holds runs.csv but no run.json, from which runs are read back: give another "
+        raise BenchError(f"{out} holds cells.csv but no run.json, from which runs are read back: give another "
                          "--out, or --overwrite to replace them")
     report = read_json(out / "run.json")
     if not isinstance(report, dict) or not isinstance(report.get("runs"), list):

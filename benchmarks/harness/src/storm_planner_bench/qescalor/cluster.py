@@ -21,9 +21,13 @@ import numpy as np
 from storm_planner.api import scale
 from storm_planner.scaling.generator import diurnal_rates
 from storm_planner.scaling.performance import PerformanceModel
-from storm_planner_bench.common.report import pyplot, stamped_progress, write_table
+from storm_planner_bench.common.report import pyplot, stamped_progress
+from storm_planner_bench.common.results import dump, publish, read_tables
 
 _progress = stamped_progress("qescalor bench")
+# This module's sections of the report (qescalor.md), each a table as it is.
+SECTIONS = {"cluster": dump("cluster", 1), "cluster-samples": dump("cluster-samples", 1), "replay": dump("replay", 1),
+            "replay-costs": dump("replay-costs", 2)}
 
 
 # -- Table 2 on the real cluster -------------------------------------------------------------------
@@ -55,7 +59,7 @@ def bench_cluster(out: Path, seed: int, quick: bool, command: str) -> list[dict[
 def write_cluster_report(out: Path, runs: dict[str, list[tuple[float, float, float]]], seed: int,
                          command: str) -> list[dict[str, Any]]:
     """Table 2 from the sample sets (label -> (cpu, memory, throughput) samples; ``FSSA-1`` the baseline,
-    labels starting ``DSA`` separate runs): ``cluster.csv``/``.md``, ``cluster-samples.csv``/``.md`` and
+    labels starting ``DSA`` separate runs): the tables and sections ``cluster`` and ``cluster-samples`` and
     ``cluster.png``; returns the table's rows."""
     baseline = runs["FSSA-1"]
     truth = np.array([t for _, _, t in baseline])
@@ -72,12 +76,17 @@ def write_cluster_report(out: Path, runs: dict[str, list[tuple[float, float, flo
         rows.append({"method": method, "SN": len(samples), "RMSE": float(np.sqrt(np.mean(error ** 2))),
                      "MAE": float(np.mean(np.abs(error))),
                      "samples vs baseline RMSE": float(np.sqrt(np.mean(spread ** 2)))})
-    write_table(out, "cluster", rows, "Table 2 on the local cluster: the work bolt (2,000 SHA-256 rounds per tuple, "
-                f"{CLUSTER_MEASURE_WINDOWS} windows of 2 s per provision) "
-                "under CPU quotas of 0.2-2.0 cores; RMSE and MAE (tuples/s) against every provision measured",
-                command, digits=1)
-    write_table(out, "cluster-samples", [{"method": m, "cpu": c, "throughput": t} for m, run in runs.items()
-                                         for c, _, t in run], "The samples", command, digits=1)
+    publish(out, "cluster", rows, "Table 2 on the local cluster: the work bolt (2,000 SHA-256 rounds per tuple, "
+            f"{CLUSTER_MEASURE_WINDOWS} windows of 2 s per provision) "
+            "under CPU quotas of 0.2-2.0 cores; RMSE and MAE (tuples/s) against every provision measured",
+            command, SECTIONS["cluster"], plot=lambda path: _plot_cluster(path, runs, baseline, truth))
+    publish(out, "cluster-samples", [{"method": m, "cpu": c, "throughput": t} for m, run in runs.items()
+                                     for c, _, t in run], "The samples", command, SECTIONS["cluster-samples"])
+    return rows
+
+
+def _plot_cluster(path: Path, runs: dict[str, list[tuple[float, float, float]]],
+                  baseline: list[tuple[float, float, float]], truth: np.ndarray) -> None:
     plt = pyplot()
     figure, axis = plt.subplots(figsize=(5.5, 3.4))
     axis.plot([c for c, _, _ in baseline], truth, "-o", color="0.5", ms=3, label=f"FSSA step 1 ({len(baseline)})")
@@ -88,9 +97,8 @@ def write_cluster_report(out: Path, runs: dict[str, list[tuple[float, float, flo
     axis.set_ylabel("work bolt throughput (tuples/s)")
     axis.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(out / "cluster.png", dpi=110)
+    figure.savefig(path, dpi=110)
     plt.close(figure)
-    return rows
 
 
 # -- a fluctuating replay, scaled live ---------------------------------------------------------------
@@ -145,14 +153,14 @@ def bench_replay(out: Path, seed: int, quick: bool, command: str) -> list[dict[s
 
 
 def write_replay_report(out: Path, rows: list[dict[str, Any]], title: str, command: str) -> None:
-    """``replay.csv``/``.md`` and ``replay.png`` from the rows per epoch; ``replay-costs.csv``/``.md`` (QCESA
-    and CBA offline on the measured rates) where ``cluster-samples.csv`` gives a performance model."""
-    write_table(out, "replay", rows, title, command, digits=1)
+    """The table and section ``replay`` and ``replay.png`` from the rows per epoch; ``replay-costs`` (QCESA
+    and CBA offline on the measured rates) where the table ``cluster-samples`` gives a performance model."""
+    publish(out, "replay", rows, title, command, SECTIONS["replay"], plot=lambda path: _plot_replay(path, rows))
     costs = _offline_costs(out, [r["measured"] for r in rows])
     if costs:
-        write_table(out, "replay-costs", costs, "Offline on the rates the replay measured: QCESA against CBA with "
-                    "each of r1..r4, performance from the random forest on the cluster samples", command, digits=2)
-    _plot_replay(out, rows)
+        publish(out, "replay-costs", costs, "Offline on the rates the replay measured: QCESA against CBA with "
+                "each of r1..r4, performance from the random forest on the cluster samples", command,
+                SECTIONS["replay-costs"])
 
 
 def submit_pipeline(nimbus: str, name: str, data: Path, rate_file: Path, *, work: int, tasks: int, executors: int,
@@ -241,16 +249,13 @@ def plot_latency(axis, rows: list[dict[str, Any]], log: bool = False) -> None:
 
 def _offline_costs(out: Path, measured: list[float]) -> list[dict[str, Any]]:
     """QCESA and CBA r1..r4 on the measured rates, with r1..r4's performance predicted from the cluster
-    samples (``cluster-samples.csv`` of the ``cluster`` experiment; none: skipped)."""
-    import csv
-
+    samples (the table ``cluster-samples`` of the ``cluster`` experiment; none: skipped)."""
     from storm_planner.scaling.generator import PAPER_PROVISIONS, paper_resources
 
-    path = out / "cluster-samples.csv"
-    if not path.exists() or not any(measured):
+    found = read_tables(out).get("cluster-samples")
+    if not found or not any(measured):
         return []
-    samples = [(float(r["cpu"]), 33.5, float(r["throughput"])) for r in csv.DictReader(path.open())
-               if r["method"] == "FSSA-1"]
+    samples = [(float(r["cpu"]), 33.5, float(r["throughput"])) for r in found if r["method"] == "FSSA-1"]
     model = PerformanceModel(seed=0).fit(samples)
     performance = dict(zip(("r1", "r2", "r3", "r4"), map(float, model.predict(PAPER_PROVISIONS))))
     problem = {"resources": paper_resources(), "performance": performance, "startup_cost": STARTUP,
@@ -261,7 +266,7 @@ def _offline_costs(out: Path, measured: list[float]) -> list[dict[str, Any]]:
     return rows
 
 
-def _plot_replay(out: Path, rows: list[dict[str, Any]]) -> None:
+def _plot_replay(path: Path, rows: list[dict[str, Any]]) -> None:
     plt = pyplot()
     figure, (load, latency) = plt.subplots(1, 2, figsize=(10, 3.6))
     epochs = [r["epoch"] for r in rows]
@@ -274,5 +279,5 @@ def _plot_replay(out: Path, rows: list[dict[str, Any]]) -> None:
     load.legend(fontsize=8)
     plot_latency(latency, rows)
     figure.tight_layout()
-    figure.savefig(out / "replay.png", dpi=110)
+    figure.savefig(path, dpi=110)
     plt.close(figure)

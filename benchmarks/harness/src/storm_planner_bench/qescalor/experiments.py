@@ -2,8 +2,10 @@
 against the exact optimum of its cost model.
 
 ``storm-planner bench qescalor EXPERIMENT [--out DIR] [--seed N] [--quick]``, from the repository
-root; each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` (and a plot) under
-``benchmarks/results/qescalor/``. Progress goes to standard error.
+root; each experiment writes its tables into ``DIR/cells.csv`` (column ``table``), their sections of the
+report ``DIR.md`` (and a plot, ``DIR/EXPERIMENT.png``: :mod:`storm_planner_bench.common.results`; ``DIR``
+is ``benchmarks/results/qescalor`` by default); ``--report-only`` rewrites the report from ``cells.csv``.
+Progress goes to standard error.
 
 * ``optimality``: random scaling problems (:func:`storm_planner.scaling.generator.random_problem`):
   QCESA's cost against ``qcesa-exact`` (the exact optimum of the cost model) and the best single
@@ -57,7 +59,9 @@ from storm_planner.scaling.performance import PerformanceModel, compare_models
 from storm_planner.scaling.sampling import dsa, fssa
 from storm_planner.scaling.scaling_problem import ScalingInstance, read_problem, resolve
 from storm_planner.scaling.schedule import Schedule
-from storm_planner_bench.common.report import experiments_benchmark, pyplot, stamped_progress, write_table
+from storm_planner_bench.common.report import experiments_benchmark, pyplot, stamped_progress
+from storm_planner_bench.common.results import dump, publish
+from storm_planner_bench.qescalor import cluster, live
 from storm_planner_bench.qescalor.cluster import bench_cluster, bench_replay
 from storm_planner_bench.qescalor.live import bench_live
 
@@ -127,8 +131,9 @@ def bench_optimality(out: Path, seed: int, quick: bool, command: str, instances:
          "worst": max(r["ip_ms"] / r["exact_ms"] for r in program_rows),
          "median": statistics.median(r["ip_ms"] / r["exact_ms"] for r in program_rows), "count": "time ratio"},
     ]
-    write_table(out, "optimality", rows, "QCESA against the exact optimum of its cost model and CBA", command, digits=4)
-    write_table(out, "optimality-per-instance", per_instance, "per instance", command, digits=4)
+    publish(out, "optimality", rows, "QCESA against the exact optimum of its cost model and CBA", command,
+            SECTIONS["optimality"])
+    publish(out, "optimality-per-instance", per_instance, "per instance", command, SECTIONS["optimality-per-instance"])
     return rows
 
 
@@ -155,12 +160,12 @@ def bench_sampling(out: Path, seed: int, quick: bool, command: str,
                          "RMSE": float(np.sqrt(np.mean(error ** 2))), "MAE": float(np.mean(np.abs(error)))})
         _progress(f"sampling {name}: " + ", ".join(f"{r['method']} {r['RMSE']:.1f}/{r['SN']}"
                                                    for r in rows[-len(sets):]))
-    write_table(out, "sampling", rows, "Table 2: DSA vs FSSA (RMSE and MAE in tuples/s, SN samples)", command, digits=1)
-    _plot_sampling(out, seed)
+    publish(out, "sampling", rows, "Table 2: DSA vs FSSA (RMSE and MAE in tuples/s, SN samples)", command,
+            SECTIONS["sampling"], plot=lambda path: _plot_sampling(path, seed))
     return rows
 
 
-def _plot_sampling(out: Path, seed: int) -> None:
+def _plot_sampling(path: Path, seed: int) -> None:
     plt = pyplot()
     figure, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for axis, name in zip(axes, ("CO1", "CMO2")):
@@ -175,7 +180,7 @@ def _plot_sampling(out: Path, seed: int) -> None:
     axes[0].set_ylabel("throughput (tuples/s)")
     axes[0].legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(out / "sampling.png", dpi=110)
+    figure.savefig(path, dpi=110)
     plt.close(figure)
 
 
@@ -191,8 +196,8 @@ def bench_models(out: Path, seed: int, quick: bool, command: str, operators: tup
         for score in compare_models(train, test, repeats=repeats or (2 if quick else 10), models=models):
             rows.append({"operator": name, "model": score.model, "RMSE": score.rmse, "MAE": score.mae})
         _progress(f"models {name}: " + ", ".join(f"{r['model']} {r['RMSE']:.1f}" for r in rows[-5:]))
-    write_table(out, "models", rows, "Table 3: models trained on DSA samples, tested on every level "
-                                     "(RMSE and MAE in tuples/s, mean of repeats)", command, digits=1)
+    publish(out, "models", rows, "Table 3: models trained on DSA samples, tested on every level "
+                                 "(RMSE and MAE in tuples/s, mean of repeats)", command, SECTIONS["models"])
     return rows
 
 
@@ -233,14 +238,14 @@ def bench_day(out: Path, seed: int, quick: bool, command: str) -> list[dict[str,
     forecast_error = np.abs(predicted - np.array(actual)) / np.maximum(np.array(actual), 1.0)
     _progress("day: " + ", ".join(f"{r['algorithm']} {r['total cost']:.1f}" for r in rows) + f"; {accuracy}" +
               f"; forecast mean abs error {100 * forecast_error.mean():.1f} %")
-    write_table(out, "day", rows, f"One day of CMO1 ({epochs} epochs): cost and capacity (Figs. 2 and 3); "
-                f"forecast mean absolute error {100 * forecast_error.mean():.1f} %; the model's performance per "
-                f"instance (tuples/s): {accuracy}", command, digits=2)
-    _plot_day(out, counts, resolve(read_problem(problem)), predicted, actual, true_performance)
+    publish(out, "day", rows, f"One day of CMO1 ({epochs} epochs): cost and capacity (Figs. 2 and 3); "
+            f"forecast mean absolute error {100 * forecast_error.mean():.1f} %; the model's performance per "
+            f"instance (tuples/s): {accuracy}", command, SECTIONS["day"],
+            plot=lambda path: _plot_day(path, counts, resolve(read_problem(problem)), predicted, actual, true_performance))
     return rows
 
 
-def _plot_day(out: Path, schedules: dict[str, Schedule], instance: ScalingInstance, predicted, actual,
+def _plot_day(path: Path, schedules: dict[str, Schedule], instance: ScalingInstance, predicted, actual,
               true_performance) -> None:
     plt = pyplot()
     figure, (cost_axis, load_axis) = plt.subplots(1, 2, figsize=(11, 3.8))
@@ -260,7 +265,7 @@ def _plot_day(out: Path, schedules: dict[str, Schedule], instance: ScalingInstan
     load_axis.set_title("Fig. 3: performance vs workload", fontsize=10)
     load_axis.legend(fontsize=7)
     figure.tight_layout()
-    figure.savefig(out / "day.png", dpi=110)
+    figure.savefig(path, dpi=110)
     plt.close(figure)
 
 
@@ -289,8 +294,8 @@ def bench_step(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
                          "rate step": f"{before:.0f} -> {after:.0f}", "actions until it keeps up": actions,
                          "epochs until it keeps up": keeps_up_at})
             _progress(f"step {before:.0f}->{after:.0f} {rows[-1]['controller']}: {actions} actions")
-    write_table(out, "step", rows, "Scaling actions after a step change of the input rate (CMO1; DS2's published "
-                                   "figure: at most 3; 'never' = not within 20 epochs)", command)
+    publish(out, "step", rows, "Scaling actions after a step change of the input rate (CMO1; DS2's published "
+                               "figure: at most 3; 'never' = not within 20 epochs)", command, SECTIONS["step"])
     return rows
 
 
@@ -320,6 +325,11 @@ def _plan_epoch(performance: dict, counts: dict, rate: float, horizon: int = 6) 
     return scale(problem, "qcesa")["epochs"][0]
 
 
+# The report's sections (qescalor.md), each a table as it is, in the order of a new report.
+SECTIONS = {"optimality": dump("optimality", 4), "optimality-per-instance": dump("optimality-per-instance", 4),
+            "sampling": dump("sampling", 1), "models": dump("models", 1), "day": dump("day", 2), "step": dump("step"),
+            **cluster.SECTIONS, **live.SECTIONS}
+
 EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {
     "optimality": bench_optimality,
     "sampling": bench_sampling,
@@ -334,4 +344,4 @@ EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {
 
 BENCHMARKS = (experiments_benchmark("qescalor", "QEScalor: QCESA vs CBA and the exact optimum, DSA vs FSSA, "
                                     "the model comparison (Figs. 2-3, Tables 2-3)", EXPERIMENTS, DEFAULT_OUT,
-                                    "fewer instances, repeats and epochs (a smoke run)", _progress),)
+                                    "fewer instances, repeats and epochs (a smoke run)", _progress, sections=SECTIONS),)

@@ -26,7 +26,8 @@ from typing import Any
 from storm_planner.api import scale
 from storm_planner.scaling.generator import diurnal_rates
 from storm_planner.scaling.performance import PerformanceModel
-from storm_planner_bench.common.report import pyplot, stamped_progress, write_table
+from storm_planner_bench.common.report import pyplot, stamped_progress
+from storm_planner_bench.common.results import dump, publish
 from storm_planner_bench.qescalor.cluster import (
     _feed,
     _scheduled,
@@ -38,6 +39,8 @@ from storm_planner_bench.qescalor.cluster import (
 )
 
 _progress = stamped_progress("qescalor bench")
+# This module's sections of the report (qescalor.md), each a table as it is.
+SECTIONS = {"live-samples": dump("live-samples", 3), "live": dump("live", 1), "live-costs": dump("live-costs", 2)}
 
 # relay's work per tuple: ~45 ms of one core (60,000 SHA-256 rounds; measured 1.1 tuples/s at 0.05 cores
 # and 6.2 at 0.25), so that relay, not the Python spout (which logs every emit and ack), sets the pace.
@@ -114,15 +117,15 @@ def bench_live(out: Path, seed: int, quick: bool, command: str) -> list[dict[str
 
 def write_live_report(out: Path, rows: list[dict[str, Any]], sample_rows: list[dict[str, Any]],
                       performance: dict[str, float], title: str, command: str) -> None:
-    """``live-samples``, ``live`` and ``live-costs`` (CSV and markdown) and ``live.png`` from the samples, the
-    rows per epoch and the model's performance per provision."""
-    write_table(out, "live-samples", sample_rows, "OOPSer in the running topology: the sampling instance of relay "
-                f"under each CPU provision DSA visited (feed at {STRESS_RATE:g} tuples/s)", command, digits=3)
-    write_table(out, "live", rows, title, command, digits=1)
+    """The tables and sections ``live-samples``, ``live`` and ``live-costs`` and ``live.png`` from the samples,
+    the rows per epoch and the model's performance per provision."""
+    publish(out, "live-samples", sample_rows, "OOPSer in the running topology: the sampling instance of relay "
+            f"under each CPU provision DSA visited (feed at {STRESS_RATE:g} tuples/s)", command,
+            SECTIONS["live-samples"])
+    publish(out, "live", rows, title, command, SECTIONS["live"], plot=lambda path: _plot(path, rows, sample_rows))
     costs = _costs(rows, performance)
-    write_table(out, "live-costs", costs, "Cost on the rates the run measured: the run's own decisions, QCESA and "
-                "CBA with each provision (offline, same model)", command, digits=2)
-    _plot(out, rows, sample_rows)
+    publish(out, "live-costs", costs, "Cost on the rates the run measured: the run's own decisions, QCESA and "
+            "CBA with each provision (offline, same model)", command, SECTIONS["live-costs"])
 
 
 def _fit_performance(samples: list[Any], seed: int) -> dict[str, float]:
@@ -184,7 +187,7 @@ def _costs(rows: list[dict[str, Any]], performance: dict[str, float]) -> list[di
     return result
 
 
-def _plot(out: Path, rows: list[dict[str, Any]], samples: list[dict[str, Any]]) -> None:
+def _plot(path: Path, rows: list[dict[str, Any]], samples: list[dict[str, Any]]) -> None:
     plt = pyplot()
     figure, (model, load, latency) = plt.subplots(1, 3, figsize=(14, 3.6))
     model.plot([s["cpu"] for s in samples], [s["throughput"] for s in samples], "o", color="C3")
@@ -204,5 +207,5 @@ def _plot(out: Path, rows: list[dict[str, Any]], samples: list[dict[str, Any]]) 
     load.legend(fontsize=8)
     plot_latency(latency, rows, log=True)
     figure.tight_layout()
-    figure.savefig(out / "live.png", dpi=110)
+    figure.savefig(path, dpi=110)
     plt.close(figure)

@@ -1,8 +1,10 @@
 """Benchmarks of issue #4: Madsen et al.'s MILP and ALBIC against Flux and COLA.
 
 ``storm-planner bench albic EXPERIMENT [--out DIR] [--seed N] [--quick]``, from the
-repository root; each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` and
-``EXPERIMENT.png`` under ``benchmarks/results/albic/``:
+repository root; each experiment writes its rows as the table EXPERIMENT of ``DIR/cells.csv``, its
+section of the report ``DIR.md`` (every row) and ``DIR/EXPERIMENT.png``
+(:mod:`storm_planner_bench.common.results`; ``DIR`` is ``benchmarks/results/albic`` by default);
+``--report-only`` rewrites the report from ``cells.csv``:
 
 * ``solve-time`` (§5.1, Figs. 2-4): load distance against the solver's time limit
   for 20/40/60 nodes with 300/600/900 executors, after a load fluctuation on a
@@ -41,7 +43,8 @@ from storm_planner.generators.albic import (
     scale_in_problem,
 )
 from storm_planner.planners import run
-from storm_planner_bench.common.report import experiments_benchmark, pyplot, stamped_progress, write_table
+from storm_planner_bench.common.report import experiments_benchmark, pyplot, stamped_progress
+from storm_planner_bench.common.results import dump, publish
 
 DEFAULT_OUT = Path("benchmarks/results/albic")
 
@@ -87,12 +90,12 @@ def bench_solve_time(out: Path, seed: int, quick: bool, command: str) -> list[di
                                      "solve_s": round(plan.solve_ms / 1000.0, 2),
                                      "milp": round(plan.figures["load_distance"], 3),
                                      "milp_migrations": int(plan.figures["migrations"])})
-    write_table(out, "solve-time", rows, "§5.1: load distance against solve time (milp vs flux)", command)
-    _plot_solve_time(out, rows)
+    publish(out, "solve-time", rows, "§5.1: load distance against solve time (milp vs flux)", command,
+            SECTIONS["solve-time"], plot=lambda path: _plot_solve_time(path, rows))
     return rows
 
 
-def _plot_solve_time(out: Path, rows: list[dict[str, Any]]) -> None:
+def _plot_solve_time(path: Path, rows: list[dict[str, Any]]) -> None:
     plt = pyplot()
     sizes = sorted({(r["nodes"], r["executors"]) for r in rows})
     figure, axes = plt.subplots(1, len(sizes), figsize=(5 * len(sizes), 4), squeeze=False)
@@ -114,7 +117,7 @@ def _plot_solve_time(out: Path, rows: list[dict[str, Any]]) -> None:
         axis.set_yscale("log")
         axis.legend(fontsize=7)
     figure.tight_layout()
-    figure.savefig(out / "solve-time.png", dpi=120)
+    figure.savefig(path, dpi=120)
     plt.close(figure)
 
 
@@ -149,8 +152,12 @@ def bench_drift(out: Path, seed: int, quick: bool, command: str, rounds: int = 2
                 row[f"{algorithm}_migrations"] = int(plan.figures["migrations"])
                 row[f"{algorithm}_solve_s"] = round(plan.solve_ms / 1000.0, 2)
             rows.append(row)
-    write_table(out, "drift", rows, "§5.2: load distance per round, 20 nodes, 300 executors, 13 migrations",
-                 command)
+    publish(out, "drift", rows, "§5.2: load distance per round, 20 nodes, 300 executors, 13 migrations", command,
+            SECTIONS["drift"], plot=lambda path: _plot_drift(path, rows, sigmas))
+    return rows
+
+
+def _plot_drift(path: Path, rows: list[dict[str, Any]], sigmas: tuple[float, ...]) -> None:
     plt = pyplot()
     figure, axes = plt.subplots(1, len(sigmas), figsize=(7 * len(sigmas), 4), squeeze=False)
     for axis, sigma in zip(axes[0], sigmas):
@@ -163,9 +170,8 @@ def bench_drift(out: Path, seed: int, quick: bool, command: str, rounds: int = 2
         axis.set_title(f"20 nodes / 300 executors, 13 migrations per round, drift sigma {sigma}")
         axis.legend()
     figure.tight_layout()
-    figure.savefig(out / "drift.png", dpi=120)
+    figure.savefig(path, dpi=120)
     plt.close(figure)
-    return rows
 
 
 # -- §5.1 scale-in: integrated against drain first ---------------------------------------
@@ -198,8 +204,12 @@ def bench_scale_in(out: Path, seed: int, quick: bool, command: str, rounds: int 
                              "drain_load": round(plan.figures["drain_load"], 2),
                              "migrations": int(plan.figures["migrations"]),
                              "solve_s": round(plan.solve_ms / 1000.0, 2)})
-    write_table(out, "scale-in", rows, f"§5.1 scale-in: {nodes} nodes, {executors} executors, {marked} marked, "
-                 "20 migrations per round", command)
+    publish(out, "scale-in", rows, f"§5.1 scale-in: {nodes} nodes, {executors} executors, {marked} marked, "
+            "20 migrations per round", command, SECTIONS["scale-in"], plot=lambda path: _plot_scale_in(path, rows))
+    return rows
+
+
+def _plot_scale_in(path: Path, rows: list[dict[str, Any]]) -> None:
     plt = pyplot()
     figure, axes = plt.subplots(1, 2, figsize=(11, 4))
     for k, overloaded in enumerate((1, 5)):
@@ -216,9 +226,8 @@ def bench_scale_in(out: Path, seed: int, quick: bool, command: str, rounds: int 
         axis.set_xlabel("round")
         axis.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(out / "scale-in.png", dpi=120)
+    figure.savefig(path, dpi=120)
     plt.close(figure)
-    return rows
 
 
 # -- §5.3 ALBIC against COLA --------------------------------------------------------------
@@ -278,13 +287,12 @@ def bench_collocation(out: Path, seed: int, quick: bool, command: str, periods: 
                                        time_limit_s=time_limit_s, reference_load=reference, progress=progress):
                 rows.append({"nodes": nodes, "executors": executors, "operators": operators,
                              "run": label, **row})
-    write_table(out, "collocation", rows, "§5.3: albic vs cola, half the executors one-to-one, "
-                 "10 migrations per period", command)
-    _plot_collocation(out, rows)
+    publish(out, "collocation", rows, "§5.3: albic vs cola, half the executors one-to-one, 10 migrations per period",
+            command, SECTIONS["collocation"], plot=lambda path: _plot_collocation(path, rows))
     return rows
 
 
-def _plot_collocation(out: Path, rows: list[dict[str, Any]]) -> None:
+def _plot_collocation(path: Path, rows: list[dict[str, Any]]) -> None:
     plt = pyplot()
     configs = sorted({(r["nodes"], r["executors"], r["operators"]) for r in rows})
     metrics = ("collocation_factor", "load_distance", "load_index", "migrations")
@@ -301,11 +309,14 @@ def _plot_collocation(out: Path, rows: list[dict[str, Any]]) -> None:
                 axis.set_yscale("symlog")
         row_axes[0].legend(fontsize=7)
     figure.tight_layout()
-    figure.savefig(out / "collocation.png", dpi=110)
+    figure.savefig(path, dpi=110)
     plt.close(figure)
 
 
 # -- command line ------------------------------------------------------------------------------
+
+# Every section shows its table as it is (albic.md summarises them).
+SECTIONS = {name: dump(name) for name in ("solve-time", "drift", "scale-in", "collocation")}
 
 EXPERIMENTS = {
     "solve-time": bench_solve_time,
@@ -316,4 +327,5 @@ EXPERIMENTS = {
 
 
 BENCHMARKS = (experiments_benchmark("albic", "Madsen et al.: milp/albic vs flux/cola (§5.1-5.3)", EXPERIMENTS,
-                                    DEFAULT_OUT, "small sizes and few rounds (a smoke run)", _progress),)
+                                    DEFAULT_OUT, "small sizes and few rounds (a smoke run)", _progress,
+                                    sections=SECTIONS),)

@@ -1,7 +1,9 @@
 """``storm-planner bench hetero``: Nasiri et al. §6 in simulation.
 
-Three parts, each writing a CSV, a markdown table and a plot under
-``benchmarks/results/hetero/`` (``--out``):
+Three parts, each writing its rows as a table of ``DIR/cells.csv`` (column ``table``: ``clusters``,
+``tiny``, ``random``) and its section of the report ``DIR.md``, and the plots under ``DIR``
+(:mod:`storm_planner_bench.common.results`; ``DIR`` is ``--out``, ``benchmarks/results/hetero`` by
+default); ``--report-only`` rewrites the report from ``cells.csv``:
 
 * ``clusters`` — Linear, Diamond and Star (:mod:`storm_planner.generators.hetero`)
   on the paper's three-machine cluster and Table IV's small, medium and large
@@ -29,10 +31,10 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import statistics
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +47,15 @@ from storm_planner.planners.hetero.hetero_optimal import optimal_placement
 from storm_planner.planners.hetero.model import build_model
 from storm_planner.planners.hetero.plans import placement_from_assignments
 from storm_planner.planners.hetero.simulate import gain, max_input_rate, simulate
-from storm_planner_bench.common.report import Benchmark, argument, markdown_table, publish, pyplot
+from storm_planner_bench.common.report import (
+    Benchmark,
+    argument,
+    markdown_table,
+    pyplot,
+    report_only,
+    report_only_argument,
+)
+from storm_planner_bench.common.results import Renderer, Tables, publish
 
 PAPER_SIMULATED = {  # §6.3, Fig. 10: throughput and utilisation gains over the default scheduler
     "small": ((26, 49), (10, 35)),
@@ -69,28 +79,29 @@ TYPE_SHORT = {"lowCompute": "L", "midCompute": "M", "highCompute": "H"}
 
 def hetero_benchmark(args: argparse.Namespace) -> int:
     out = Path(args.out)
+    command = "storm-planner bench hetero " + _argv(args)
+    if args.report_only:
+        return report_only(out, SECTIONS, command)
     out.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
     parts = set(args.parts.split(","))
-    meta: dict[str, Any] = {"command": "storm-planner bench hetero " + _argv(args), "parts": sorted(parts)}
     clusters_rows = random_rows = tiny_rows = None
-    command = meta["command"]
     if "clusters" in parts:
+        started = time.perf_counter()
         clusters_rows = cluster_experiment(args.clusters.split(","), args.repeats, args.max_nodes)
         publish(out, "clusters", clusters_rows, "hetero against storm-default on the paper's clusters", command,
-                text=clusters_markdown(clusters_rows))
+                SECTIONS["clusters"], facts=f"{time.perf_counter() - started:.0f} s")
     if "tiny" in parts:
+        started = time.perf_counter()
         tiny_rows = tiny_experiment(args.max_nodes)
         publish(out, "tiny", tiny_rows, "hetero against the optimum on every cluster of 2-3 of the paper's machines",
-                command, text=tiny_markdown(tiny_rows))
+                command, SECTIONS["tiny"], facts=f"{time.perf_counter() - started:.0f} s")
     if "random" in parts:
+        started = time.perf_counter()
         random_rows = random_experiment(args.random, args.max_nodes)
         publish(out, "random", random_rows, "hetero against the optimum on random tiny instances", command,
-                text=random_markdown(random_rows))
+                SECTIONS["random"], facts=f"{time.perf_counter() - started:.0f} s")
     plot(out, clusters_rows, random_rows, tiny_rows)
-    meta["seconds"] = round(time.perf_counter() - started, 1)
-    (out / "run.json").write_text(json.dumps(meta, indent=2) + "\n")
-    print(f"wrote {out} in {meta['seconds']} s")
+    print(f"wrote {out}")
     return 0
 
 
@@ -340,6 +351,17 @@ def plot(out: Path, clusters_rows, random_rows, tiny_rows=None) -> None:
         plt.close(fig)
 
 
+def _section(name: str, markdown: Callable[[list[dict[str, Any]]], str]) -> Renderer:
+    def render(tables: Tables) -> str | None:
+        return markdown(tables[name]) if tables.get(name) else None
+
+    return render
+
+
+# The report's sections (hetero.md), each from its part's table.
+SECTIONS = {"clusters": _section("clusters", clusters_markdown), "tiny": _section("tiny", tiny_markdown),
+            "random": _section("random", random_markdown)}
+
 BENCHMARKS = (Benchmark("hetero", "Nasiri et al.: hetero vs Storm's default, optimal, timing", (
     argument("--out", default="benchmarks/results/hetero", help="output directory"),
     argument("--parts", default="clusters,tiny,random", help="comma list of: clusters, tiny, random"),
@@ -347,6 +369,7 @@ BENCHMARKS = (Benchmark("hetero", "Nasiri et al.: hetero vs Storm's default, opt
     argument("--repeats", type=int, default=5, help="timing repeats per planner (median)"),
     argument("--random", type=int, default=60, help="random instances per kind"),
     argument("--max-nodes", type=int, default=5_000_000, help="search nodes for hetero-optimal"),
+    report_only_argument(),
 ), hetero_benchmark),)
 
 

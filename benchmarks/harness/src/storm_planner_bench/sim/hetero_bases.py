@@ -1,8 +1,10 @@
 """Benchmarks of issue #18: ``hetero`` when every instance has a fixed CPU cost (a *base*).
 
 ``storm-planner bench hetero-bases EXPERIMENT [--out DIR] [--seed N] [--quick]``, from the
-repository root; each experiment writes ``EXPERIMENT.csv``, ``EXPERIMENT.md`` and a plot under
-``benchmarks/results/hetero-bases/``. Progress goes to standard error.
+repository root; each experiment writes its tables into ``DIR/cells.csv`` (column ``table``: ``random``,
+``random-per-instance``, ``clusters``), its section of the report ``DIR.md`` and ``DIR/EXPERIMENT.png``
+(:mod:`storm_planner_bench.common.results`; ``DIR`` is ``benchmarks/results/hetero-bases`` by default);
+``--report-only`` rewrites the report from ``cells.csv``. Progress goes to standard error.
 
 * ``random``: the small random instances of ``storm-planner bench hetero`` (2–3 machines of 3
   types, 2–4 components, related and unrelated machines) with a base per (component, machine
@@ -43,7 +45,8 @@ from storm_planner.planners.hetero.bounds import fluid_bound, machine_base_bound
 from storm_planner.planners.hetero.model import build_model
 from storm_planner.planners.hetero.plans import placement_from_assignments
 from storm_planner.planners.hetero.simulate import max_input_rate
-from storm_planner_bench.common.report import experiments_benchmark, pyplot, stamped_progress, write_csv, write_table
+from storm_planner_bench.common.report import experiments_benchmark, pyplot, stamped_progress
+from storm_planner_bench.common.results import dump, publish, store
 
 DEFAULT_OUT = Path("benchmarks/results/hetero-bases")
 _progress = stamped_progress("hetero-bases bench")
@@ -51,8 +54,8 @@ _progress = stamped_progress("hetero-bases bench")
 RANDOM_BASES = (5.0, 40.0)              # percent of a core: issue #18's range
 CLUSTER_BASES = {"5-10": (5.0, 10.0), "10-20": (10.0, 20.0), "20-40": (20.0, 40.0)}
 INVERTED = "inverted"                   # the fastest machine type has the largest base
-# Bases measured on this machine by `storm-planner profile` (benchmarks/reports/hetero/profiling/
-# profile.json and profile-park.json, the mean over its two machine types), in percent of a core:
+# Bases measured on this machine by `storm-planner profile` (the fits of its two runs, table `fit` of
+# benchmarks/reports/hetero/profiling/cells.csv; the mean over its two machine types), in percent of a core:
 # the Python spout and the Python bolt, with Storm's default wait strategy and with parking.
 MEASURED_BASES = {"measured-default": {"spout": 5.5, "bolt": 13.3}, "measured-park": {"spout": 4.7, "bolt": 2.0}}
 INVERTED_BASE = {"pentium": 40.0, "i5": 20.0, "i3": 5.0}   # Table III: the pentium is fastest, the i3 slowest
@@ -139,14 +142,14 @@ def bench_random(out: Path, seed: int, quick: bool, command: str, count: int = 1
                             "median": statistics.median(values), "mean": round(statistics.mean(values), 4),
                             "within 1 %": f"{sum(v >= 0.99 for v in values)}/{len(values)}",
                             "under 50 %": sum(v < 0.5 for v in values)})
-    write_csv(out / "random-per-instance.csv", rows)
-    write_table(out, "random", summary, f"Random small instances with bases of {RANDOM_BASES[0]:g}-{RANDOM_BASES[1]:g} % "
-                "of a core: max input rate as a fraction of the exhaustive optimum", command, digits=4)
-    _plot_random(out, rows)
+    store(out, "random-per-instance", rows)
+    publish(out, "random", summary, f"Random small instances with bases of {RANDOM_BASES[0]:g}-{RANDOM_BASES[1]:g} % "
+            "of a core: max input rate as a fraction of the exhaustive optimum", command, SECTIONS["random"],
+            plot=lambda path: _plot_random(path, rows))
     return summary
 
 
-def _plot_random(out: Path, rows: list[dict[str, Any]]) -> None:
+def _plot_random(path: Path, rows: list[dict[str, Any]]) -> None:
     plt = pyplot()
     figure, axis = plt.subplots(figsize=(7, 3.8))
     for k, variant in enumerate(VARIANTS):
@@ -158,7 +161,7 @@ def _plot_random(out: Path, rows: list[dict[str, Any]]) -> None:
     axis.set_title("bases 5-40 % of a core: random small instances", fontsize=10)
     axis.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(out / "random.png", dpi=110)
+    figure.savefig(path, dpi=110)
     plt.close(figure)
 
 
@@ -200,14 +203,13 @@ def bench_clusters(out: Path, seed: int, quick: bool, command: str, clusters: tu
                              "polish complete": row["polish_complete"], "hetero ms": row["hetero_ms"]})
                 _progress(f"{cluster} {topology} bases {bases}: hetero {rows[-1]['hetero']:.4f} of the "
                           f"{rows[-1]['judged by']}, base-blind {rows[-1]['base-blind']:.4f}")
-    write_table(out, "clusters", rows, "The paper's topologies and clusters (Tables II-IV) with bases: max input rate "
-                "as a fraction of the optimum (or of an upper bound where the exhaustive search does not run: a "
-                "floor)", command, digits=4)
-    _plot_clusters(out, rows)
+    publish(out, "clusters", rows, "The paper's topologies and clusters (Tables II-IV) with bases: max input rate "
+            "as a fraction of the optimum (or of an upper bound where the exhaustive search does not run: a floor)",
+            command, SECTIONS["clusters"], plot=lambda path: _plot_clusters(path, rows))
     return rows
 
 
-def _plot_clusters(out: Path, rows: list[dict[str, Any]]) -> None:
+def _plot_clusters(path: Path, rows: list[dict[str, Any]]) -> None:
     plt = pyplot()
     figure, axis = plt.subplots(figsize=(9, 3.8))
     labels = [f"{r['cluster'][:3]} {r['topology'][:3]} {r['bases (% of a core)']}" for r in rows]
@@ -218,18 +220,21 @@ def _plot_clusters(out: Path, rows: list[dict[str, Any]]) -> None:
     axis.set_ylabel("max input rate / reference")
     axis.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(out / "clusters.png", dpi=110)
+    figure.savefig(path, dpi=110)
     plt.close(figure)
 
 
 # -- output ------------------------------------------------------------------------------------------
+
+# The report's sections, each a table as it is (the per-instance table is in cells.csv alone).
+SECTIONS = {"random": dump("random", 4), "clusters": dump("clusters", 4)}
 
 EXPERIMENTS: dict[str, Callable[..., list[dict[str, Any]]]] = {"random": bench_random, "clusters": bench_clusters}
 
 
 BENCHMARKS = (experiments_benchmark("hetero-bases", "Nasiri et al. with a fixed CPU cost per instance (issue #18)",
                                     EXPERIMENTS, DEFAULT_OUT, "few instances and the two smallest clusters (a smoke run)",
-                                    _progress),)
+                                    _progress, sections=SECTIONS),)
 
 
 __all__ = ["BENCHMARKS", "compare", "strip_bases"]

@@ -13,7 +13,9 @@ machine are noisy; compare rows of one run):
   × 100 tasks): ``storm_planner.plan(problem_dict, algorithm="topdown")`` calls
   per second against the algorithm alone on a ready ``Problem``.
 
-Writes ``scale.csv`` and ``scale.md`` under ``--out``.
+Writes the tables ``scale`` (one row per shape and algorithm) and ``api`` (the pipeline's rates) into
+``DIR/cells.csv`` and the section ``scale`` of the report ``DIR.md`` (``DIR`` is ``--out``;
+:mod:`storm_planner_bench.common.results`); ``--report-only`` rewrites the section from ``cells.csv``.
 
 Not yet here (issue #13): Storm's DefaultScheduler and ResourceAwareScheduler
 beside the plugin on generated production-sized clusters.
@@ -27,7 +29,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from storm_planner_bench.common.report import Benchmark, argument, command_line, markdown_table, print_progress, publish
+from storm_planner_bench.common.report import (
+    Benchmark,
+    argument,
+    command_line,
+    markdown_table,
+    print_progress,
+    report_only,
+    report_only_argument,
+)
+from storm_planner_bench.common.results import Tables, publish, store
 
 DEFAULT_OUT = Path("benchmarks/results/scale")
 # (executors, nodes, components): the issue's measured shapes and the 52,000-executor topology.
@@ -110,31 +121,44 @@ def api_rate(seconds: float = 3.0) -> dict[str, float]:
     return {"algorithm_per_s": algorithm, "api_per_s": api, "ratio": algorithm / api}
 
 
-def write_report(out: Path, rows: list[dict[str, Any]], api: dict[str, float], command: str) -> Path:
-    import os
-    machine = f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end of the run"
+def render(tables: Tables) -> str | None:
+    """The section ``scale``: the round trips per shape and algorithm, then the pipeline's rates."""
+    rows = tables.get("scale")
+    if not rows:
+        return None
     table = [[f"{r['executors']:,}", f"{r['nodes']:,}", r["components"], r["algorithm"], f"{r['round_trip_ms']:.1f}",
               f"{r['solve_ms']:.1f}", r["nodes_used"]] for r in rows]
-    lines = [f"Machine: {machine}.", "",
-             markdown_table(["executors", "nodes", "components", "algorithm", "round trip ms (median)", "solve ms",
+    lines = [markdown_table(["executors", "nodes", "components", "algorithm", "round trip ms (median)", "solve ms",
                              "nodes used"], table, right=(0, 1, 2, 4, 5, 6)).rstrip("\n")]
-    lines += ["", "§7.2 pipeline (4 groups × 100 tasks), topdown:", "",
-              f"- the algorithm alone on a ready Problem: {api['algorithm_per_s']:,.0f} plans/s",
-              f"- `storm_planner.plan(dict)`, the whole call: {api['api_per_s']:,.0f} plans/s "
-              f"({api['ratio']:.2f}× slower than the algorithm alone)", ""]
-    publish(out, "scale", rows, "Planner service at scale", command, text="\n".join(lines))
-    return out / "scale.md"
+    for api in tables.get("api", [])[:1]:
+        lines += ["", "§7.2 pipeline (4 groups × 100 tasks), topdown:", "",
+                  f"- the algorithm alone on a ready Problem: {api['algorithm_per_s']:,.0f} plans/s",
+                  f"- `storm_planner.plan(dict)`, the whole call: {api['api_per_s']:,.0f} plans/s "
+                  f"({api['ratio']:.2f}× slower than the algorithm alone)"]
+    return "\n".join(lines) + "\n"
+
+
+SECTIONS = {"scale": render}
+
+
+def write_report(out: Path, rows: list[dict[str, Any]], api: dict[str, float], command: str) -> str:
+    """The tables and the section ``scale`` of ``OUT.md``; returns the section."""
+    import os
+    machine = f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end of the run"
+    store(out, "api", [api])
+    return publish(out, "scale", rows, "Planner service at scale", command, render, facts=machine)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.report_only:
+        return report_only(Path(args.out), SECTIONS, command_line(args, "scale"))
     shapes = [s for s in SHAPES if s[0] <= args.max_executors]
     progress = print_progress
     rows = service_round_trips(shapes, args.algorithms.split(","), args.repeat, progress)
     api = api_rate()
     progress(f"§7.2 pipeline: algorithm {api['algorithm_per_s']:,.0f}/s, API {api['api_per_s']:,.0f}/s")
     command = command_line(args, "scale")
-    path = write_report(Path(args.out), rows, api, command)
-    print(path.read_text())
+    print(write_report(Path(args.out), rows, api, command))
     return 0
 
 
@@ -143,4 +167,5 @@ BENCHMARKS = (Benchmark("scale", "planner service round trips on production-size
     argument("--repeat", type=int, default=5, help="requests per row after a warm-up (median)"),
     argument("--max-executors", type=int, default=52_000, help="skip larger shapes"),
     argument("--out", default=str(DEFAULT_OUT), help="output folder (default: %(default)s)"),
+    report_only_argument(),
 ), run),)

@@ -10,11 +10,15 @@
 * ``topdown-priority`` §7.1 / Figure 4: prioritisation by relative significance vs
   by IMC, and the task-count sweep.
 
-Each writes a CSV table, a markdown summary and a PNG plot under ``--out``
-(default ``benchmarks/results/topdown``, relative to the working directory: run
-from the repository root). Times are process CPU times (``time.process_time``),
-which a busy shared machine disturbs less than wall-clock time; compare planners
-within one run.
+Each writes its rows as tables of ``DIR/cells.csv`` (column ``table``: ``random``
+and ``random-summary``, ``speed``, ``scale``, ``priority`` and ``task_count``; a
+``topdown-random`` run with ``--cost-spread S`` writes ``random-cost-spread-S`` and
+its summary beside the default's), its section of the report ``DIR.md`` and a PNG
+plot (:mod:`storm_planner_bench.common.results`; ``DIR`` is ``--out``, default
+``benchmarks/results/topdown``, relative to the working directory: run from the
+repository root); ``--report-only`` rewrites the report from ``cells.csv``. Times
+are process CPU times (``time.process_time``), which a busy shared machine disturbs
+less than wall-clock time; compare planners within one run.
 
 The jobs come from :mod:`storm_planner.generators.topdown`.
 """
@@ -45,10 +49,11 @@ from storm_planner_bench.common.report import (
     command_line,
     markdown_table,
     print_progress,
-    publish,
     pyplot,
-    write_csv,
+    report_only,
+    report_only_argument,
 )
+from storm_planner_bench.common.results import Renderer, Tables, publish, read_tables, store
 
 if TYPE_CHECKING:
     from storm_planner.core.problem import Problem
@@ -93,6 +98,11 @@ def _run(problem, variant: str):
 # §7.3: comparison to the optimum
 # ------------------------------------------------------------------------------------
 
+def random_name(cost_spread: float) -> str:
+    """The table and section of a ``topdown-random`` run: ``random``, or ``random-cost-spread-S``."""
+    return "random" if cost_spread == 0 else f"random-cost-spread-{cost_spread:g}"
+
+
 def bench_random(args: argparse.Namespace) -> int:
     variants = [v for v in VARIANTS if v != "optimal"]
     rng = random.Random(args.seed)
@@ -115,21 +125,35 @@ def bench_random(args: argparse.Namespace) -> int:
                       f"{time.monotonic() - started:.0f} s")
     summary = summarise_random(rows, variants, args.bootstrap, args.seed)
     elapsed = time.monotonic() - started
-    text = (f"{args.graphs} graphs, generator seed {args.seed}, {elapsed:.0f} s wall.\n\n"
-            + markdown_table(
-                ["planner", "total gain / optimal", "95% CI (bootstrap)", "paper",
-                 "graphs at optimum", "worst graph", "plans over capacity", "mean CPU ms"],
-                [[s["variant"], f"{s['ratio']:.2f}%", f"{s['low']:.2f}-{s['high']:.2f}%",
-                  f"{PAPER[s['variant']]}%" if s["variant"] in PAPER else "",
-                  f"{s['at_optimum']}/{len(rows)}", f"{s['worst']:.1f}%", s["overloaded"],
-                  f"{s['ms']:.2f}"] for s in summary])
-            + f"\noptimal: mean {statistics.mean(r['optimal_ms'] for r in rows):.1f} CPU ms per graph; "
-              f"plans within capacity above the optimum: "
-              f"{sum(1 for r in rows for v in variants if r[v] > r['optimal'] + 1e-6 and not r[f'{v}_overloaded'])} "
-              f"(must be 0; `even` ignores capacity, so its overloaded plans can exceed it).\n")
-    print(publish(Path(args.out), "random", rows, "§7.3 random jobs: IMC gain as a fraction of the optimum",
-                  command_line(args), text=text, plot=lambda path: _plot_random(path, rows, summary)))
+    name = random_name(args.cost_spread)
+    store(Path(args.out), f"{name}-summary", summary)
+    print(publish(Path(args.out), name, rows, "§7.3 random jobs: IMC gain as a fraction of the optimum",
+                  command_line(args), random_section(name), plot=lambda path: _plot_random(path, rows, summary),
+                  facts=f"{args.graphs} graphs, generator seed {args.seed}, {elapsed:.0f} s wall"))
     return 0
+
+
+def random_section(name: str) -> Renderer:
+    """The section of a ``topdown-random`` run: its summary table (``NAME-summary``) and the checks over every
+    graph (``NAME``)."""
+    def render(tables: Tables) -> str | None:
+        rows, summary = tables.get(name), tables.get(f"{name}-summary")
+        if not rows or not summary:
+            return None
+        variants = [s["variant"] for s in summary]
+        above = sum(1 for r in rows for v in variants if r[v] > r["optimal"] + 1e-6 and not r[f"{v}_overloaded"])
+        return (markdown_table(
+                    ["planner", "total gain / optimal", "95% CI (bootstrap)", "paper",
+                     "graphs at optimum", "worst graph", "plans over capacity", "mean CPU ms"],
+                    [[s["variant"], f"{s['ratio']:.2f}%", f"{s['low']:.2f}-{s['high']:.2f}%",
+                      f"{PAPER[s['variant']]}%" if s["variant"] in PAPER else "",
+                      f"{s['at_optimum']}/{len(rows)}", f"{s['worst']:.1f}%", s["overloaded"],
+                      f"{s['ms']:.2f}"] for s in summary])
+                + f"\noptimal: mean {statistics.mean(r['optimal_ms'] for r in rows):.1f} CPU ms per graph; "
+                  f"plans within capacity above the optimum: {above} "
+                  f"(must be 0; `even` ignores capacity, so its overloaded plans can exceed it).\n")
+
+    return render
 
 
 def summarise_random(rows: Sequence[dict], variants: Sequence[str], resamples: int, seed: int) -> list[dict]:
@@ -225,26 +249,31 @@ def _speed_timelines(calls: Mapping[str, Callable[[], Any]], rounds: int, second
 
 def _speed_report(args: argparse.Namespace, problem: Problem, timelines: Mapping[str, list[float]],
                   out: Path) -> str:
-    """Write speed.csv, speed.md (allocations per CPU second of each call) and speed.png; return the markdown."""
-    rates = {name: len(t) / t[-1] for name, t in timelines.items()}
+    """The table and section ``speed`` (allocations per CPU second of each call) and speed.png; returns the
+    section."""
     rows = [{"call": name, "allocations": len(timeline), "cpu_s": round(timeline[-1], 3),
-             "allocations_per_s": round(rates[name], 2)} for name, timeline in timelines.items()]
+             "allocations_per_s": round(len(timeline) / timeline[-1], 2)} for name, timeline in timelines.items()]
+    facts = (f"{len(problem.executors)} executors, {problem.traffic_model.pair_count} executor pairs with traffic "
+             f"(computed per component, never built); CPU time, {args.rounds} interleaved rounds")
+    return publish(out, "speed", rows, f"§7.2 throughput: {args.groups} groups x {args.tasks} tasks pipeline, "
+                   f"{args.nodes} nodes", command_line(args), speed_section,
+                   plot=lambda path: _speed_plot(args, timelines, path), facts=facts)
+
+
+def speed_section(tables: Tables) -> str | None:
+    rows = tables.get("speed")
+    if not rows:
+        return None
+    rates = {r["call"]: r["allocations_per_s"] for r in rows}
     ratio_algorithm = rates["topdown (algorithm)"] / rates["tasklevel (algorithm)"]
     ratio_plan = rates["topdown (plan)"] / rates["tasklevel (plan)"]
-    text = (f"{len(problem.executors)} executors, "
-            f"{problem.traffic_model.pair_count} executor pairs with traffic (computed per component, "
-            f"never built); CPU time, "
-            f"{args.rounds} interleaved rounds.\n\n"
-            + markdown_table(["call", "allocations", "CPU s", "allocations / s"],
-                              [[r["call"], r["allocations"], r["cpu_s"], r["allocations_per_s"]] for r in rows])
+    return (markdown_table(["call", "allocations", "CPU s", "allocations / s"],
+                           [[r["call"], r["allocations"], r["cpu_s"], r["allocations_per_s"]] for r in rows])
             + f"\ntopdown / tasklevel: {ratio_algorithm:.0f}x (algorithm), {ratio_plan:.0f}x (plan). "
               f"Paper: 264/s for topDown, about 100x taskLevel; target here >= 2,640/s.\n"
               f"'algorithm' runs Alg. 4 (or 1) on the job graph built once, as the paper's allocator "
               f"holds its job graph; 'plan' is `Planner.plan(problem)`: it also builds the job graph "
               f"from the streams and the slots of the plan.\n")
-    return publish(out, "speed", rows, f"§7.2 throughput: {args.groups} groups x {args.tasks} tasks pipeline, "
-                   f"{args.nodes} nodes", command_line(args), text=text,
-                   plot=lambda path: _speed_plot(args, timelines, path))
 
 
 def _speed_plot(args: argparse.Namespace, timelines: Mapping[str, list[float]], path: Path) -> None:
@@ -294,16 +323,23 @@ def bench_scale(args: argparse.Namespace) -> int:
                          "max_utilisation": round(plan.figures["max_utilisation"], 1),
                          "overloaded_nodes": int(plan.figures["overloaded_nodes"])})
             print_progress(f"topdown-scale: {case} {algorithm}: plan {plan_s:.2f} s, run {run_s:.2f} s")
-    text = (f"Seed {args.seed}; CPU seconds; 'plan' is `Planner.plan`, 'run' adds the plan check and the "
-            f"evaluator. Target: topdown <= 3 s.\n\n"
-            + markdown_table(["traffic", "components", "executor pairs", "algorithm", "plan s", "run s",
-                               "IMC collocated", "max util %", "overloaded"],
-                              [[r["traffic"], r["components"], r["pairs"], r["algorithm"], r["plan_cpu_s"],
-                                r["run_cpu_s"], f"{r['imc_gain_pct']}%", r["max_utilisation"],
-                                r["overloaded_nodes"]] for r in rows]))
     print(publish(Path(args.out), "scale", rows, f"Scale: {args.nodes} nodes, {args.executors} executors",
-                  command_line(args), text=text, plot=lambda path: _scale_plot(path, rows, args)))
+                  command_line(args), scale_section, plot=lambda path: _scale_plot(path, rows, args),
+                  facts=f"seed {args.seed}"))
     return 0
+
+
+def scale_section(tables: Tables) -> str | None:
+    rows = tables.get("scale")
+    if not rows:
+        return None
+    return ("CPU seconds; 'plan' is `Planner.plan`, 'run' adds the plan check and the evaluator. Target: "
+            "topdown <= 3 s.\n\n"
+            + markdown_table(["traffic", "components", "executor pairs", "algorithm", "plan s", "run s",
+                              "IMC collocated", "max util %", "overloaded"],
+                             [[r["traffic"], r["components"], r["pairs"], r["algorithm"], r["plan_cpu_s"],
+                               r["run_cpu_s"], f"{r['imc_gain_pct']}%", r["max_utilisation"],
+                               r["overloaded_nodes"]] for r in rows]))
 
 
 def _scale_plot(path: Path, rows: Sequence[dict], args: argparse.Namespace) -> None:
@@ -334,6 +370,10 @@ STYLES = [{"marker": "o", "ls": "-", "ms": 9}, {"marker": "s", "ls": "--", "ms":
           {"marker": "v", "ls": "-.", "ms": 5}, {"marker": ".", "ls": "-", "ms": 4}]
 
 
+PRIORITY_VARIANTS = ("tasklevel-imc", "tasklevel", "topdown-imc", "topdown", "optimal")
+TASK_COUNT_VARIANTS = ("tasklevel-imc", "tasklevel", "topdown", "topdown-ls", "optimal")
+
+
 def bench_priority(args: argparse.Namespace) -> int:
     out = Path(args.out)
     prioritisation = []
@@ -341,7 +381,7 @@ def bench_priority(args: argparse.Namespace) -> int:
         second = 2.0 * 10.0 - step * 10.0 / args.steps  # from 2x the first pair's IMC down to 1x
         problem = _problem(priority_job(second))
         row = {"second_pair_imc": round(second, 3)}
-        for variant in ("tasklevel-imc", "tasklevel", "topdown-imc", "topdown", "optimal"):
+        for variant in PRIORITY_VARIANTS:
             plan, _ = _run(problem, variant)
             row[variant] = round(plan.figures["imc_gain"], 4)
         prioritisation.append(row)
@@ -350,22 +390,30 @@ def bench_priority(args: argparse.Namespace) -> int:
     for factor in range(1, args.max_factor + 1):
         problem = _problem(task_count_job(factor))
         row = {"second_group_tasks": 10 * factor}
-        for variant in ("tasklevel-imc", "tasklevel", "topdown", "topdown-ls", "optimal"):
+        for variant in TASK_COUNT_VARIANTS:
             plan, _ = _run(problem, variant)
             row[variant] = round(plan.figures["imc_gain"], 4)
         task_count.append(row)
-    write_csv(out / "task_count.csv", task_count)
-
-    def table(rows: list[dict]) -> str:
-        return markdown_table(list(rows[0]), [list(r.values()) for r in rows])
-
-    text = (f"## (a) prioritisation: pipeline a -> b -> c (10 x 8%, 10 x 8%, 10 x 32%), 6 nodes x 100%; "
-            f"IMC(a, b) = 10, IMC(b, c) from 20 down to 10. IMC gain:\n\n{table(prioritisation)}\n"
-            f"## (b) task count: a (10 tasks) -> b (10 x factor tasks), each group 200%, "
-            f"6 nodes x 80% spare, IMC 100. IMC gain:\n\n{table(task_count)}")
+    store(out, "task_count", task_count)
     print(publish(out, "priority", prioritisation, "§7.1 micro-benchmarks (cf. Figure 4)", command_line(args),
-                  text=text, plot=lambda path: _priority_plot(path, prioritisation, task_count)))
+                  priority_section, plot=lambda path: _priority_plot(path, prioritisation, task_count)))
     return 0
+
+
+def priority_section(tables: Tables) -> str | None:
+    prioritisation, task_count = tables.get("priority"), tables.get("task_count")
+    if not prioritisation or not task_count:
+        return None
+
+    def table(rows: list[dict], columns: tuple[str, ...]) -> str:
+        return markdown_table(columns, [[r[c] for c in columns] for r in rows])
+
+    return (f"**(a) prioritisation**: pipeline a -> b -> c (10 x 8%, 10 x 8%, 10 x 32%), 6 nodes x 100%; "
+            f"IMC(a, b) = 10, IMC(b, c) from 20 down to 10. IMC gain:\n\n"
+            f"{table(prioritisation, ('second_pair_imc', *PRIORITY_VARIANTS))}\n"
+            f"**(b) task count**: a (10 tasks) -> b (10 x factor tasks), each group 200%, "
+            f"6 nodes x 80% spare, IMC 100. IMC gain:\n\n"
+            f"{table(task_count, ('second_group_tasks', *TASK_COUNT_VARIANTS))}")
 
 
 def _priority_plot(path: Path, prioritisation: list[dict], task_count: list[dict]) -> None:
@@ -397,8 +445,27 @@ def _priority_plot(path: Path, prioritisation: list[dict], task_count: list[dict
 
 # ------------------------------------------------------------------------------------
 
-def _out() -> Argument:
-    return argument("--out", default=str(DEFAULT_OUT), help="output folder (default: %(default)s)")
+def sections(out: Path) -> dict[str, Renderer]:
+    """The report's sections: one per ``topdown-random`` run in ``out/cells.csv`` (``random``,
+    ``random-cost-spread-S``), then the other benchmarks'."""
+    runs = [name for name in read_tables(out) if name.startswith("random") and not name.endswith("-summary")]
+    return {**{name: random_section(name) for name in runs or ["random"]}, "speed": speed_section,
+            "scale": scale_section, "priority": priority_section}
+
+
+def _report_only(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``run``, or with ``--report-only`` the whole report rewritten from ``cells.csv``."""
+    def benchmark(args: argparse.Namespace) -> int:
+        if args.report_only:
+            return report_only(Path(args.out), sections(Path(args.out)), command_line(args))
+        return run(args)
+
+    return benchmark
+
+
+def _out() -> tuple[Argument, Argument]:
+    return (argument("--out", default=str(DEFAULT_OUT), help="output folder (default: %(default)s)"),
+            report_only_argument())
 
 
 BENCHMARKS = (
@@ -408,16 +475,16 @@ BENCHMARKS = (
         argument("--cost-spread", type=float, default=0.0,
                  help="processing cost per group ~ tasks x U(1-s, 1+s) (default: %(default)s)"),
         argument("--bootstrap", type=int, default=2000, help="bootstrap resamples for the CI"),
-        _out(),
-    ), bench_random),
+        *_out(),
+    ), _report_only(bench_random)),
     Benchmark("topdown-speed", "§7.2: allocations per second", (
         argument("--groups", type=int, default=4),
         argument("--tasks", type=int, default=100),
         argument("--nodes", type=int, default=10),
         argument("--seconds", type=float, default=10.0, help="CPU seconds per call kind"),
         argument("--rounds", type=int, default=5),
-        _out(),
-    ), bench_speed),
+        *_out(),
+    ), _report_only(bench_speed)),
     Benchmark("topdown-scale", "1,000 nodes, 50,000 executors", (
         argument("--nodes", type=int, default=1000),
         argument("--executors", type=int, default=50_000),
@@ -426,13 +493,13 @@ BENCHMARKS = (
         argument("--sparse-targets", type=int, default=4),
         argument("--algorithms", nargs="+", default=["topdown", "tasklevel", "topdown-ls", "even"]),
         argument("--seed", type=int, default=1),
-        _out(),
-    ), bench_scale),
+        *_out(),
+    ), _report_only(bench_scale)),
     Benchmark("topdown-priority", "§7.1: prioritisation and task count (Figure 4)", (
         argument("--steps", type=int, default=10),
         argument("--max-factor", type=int, default=7),
-        _out(),
-    ), bench_priority),
+        *_out(),
+    ), _report_only(bench_priority)),
 )
 
 

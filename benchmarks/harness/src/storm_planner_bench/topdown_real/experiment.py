@@ -16,12 +16,14 @@ setting, so one cluster per scale) while their cgroup quotas hold each to its de
 varied its allocator's capacity parameter on unchanged machines (``--scale-quotas``: the quotas scale too,
 and above 1.25 they add up to more than the machine's two cores) runs e2e's cells (``--workloads`` × ``--schedulers`` ×
 ``--repeat``, repetitions interleaved) into ``<out>/capacity/cpu-<scale>/cells.csv`` in e2e's own format:
-``bench e2e`` with the command in that folder's ``command.txt`` resumes or reports each one alone.
+``bench e2e`` with the command in that folder's ``command.txt`` resumes or reports each one alone. The report
+gathers every scale's cells into ``<out>/capacity.csv``.
 
 ``--part rates``: one cluster; per scheduler and repetition, one submission of ``--rates-workload`` whose
 replay spout's rate goes through ``--rate-schedule`` (:func:`storm_planner_bench.e2e.ramp.run_schedule`:
 each step ``--step-settle`` seconds after its change, then ``--step`` seconds measured; every step runs,
-whether or not the placement keeps up), one row per step in ``<out>/rates/steps.csv``. The schedulers are
+whether or not the placement keeps up), one row per step in ``<out>/rates/steps.csv`` (gathered into
+``<out>/rates.csv`` for the report). The schedulers are
 Storm's default, TD (``planner:topdown+noreplan``: ``planner.replan: false``, placed once at submission and
 never offered again) and TD-RC (``planner:topdown``: the service re-plans when the measured loads or traffic
 move past ``planner.replan.threshold``, 25 %, and, unless ``--cautious``, applies any placement better by
@@ -54,7 +56,14 @@ from pathlib import Path
 from typing import Any
 
 from storm_planner_bench.common.cluster import run_reporting
-from storm_planner_bench.common.report import Benchmark, append_csv_rows, argument, read_csv, stamped_progress
+from storm_planner_bench.common.report import (
+    Benchmark,
+    append_csv_rows,
+    argument,
+    read_csv,
+    saved_command,
+    stamped_progress,
+)
 from storm_planner_bench.e2e import experiment as e2e
 from storm_planner_bench.e2e.workloads import Scheduler, Workload, parse_scheduler, parse_workloads
 
@@ -219,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     saved = out / "command.txt"
     if args.report_only:
-        write_report(out, saved.read_text().strip() if saved.exists() else _command(args))
+        write_report(out, saved_command(out, [report_path(out)], _command(args)))
         print(json.dumps({"report": str(report_path(out))}))
         return 0
     parts = list(PARTS) if args.part == "both" else [args.part]
@@ -442,5 +451,6 @@ BENCHMARKS = (Benchmark("topdown-real", "topDown §7.4 on real Storm: IMC gain o
     argument("--feed-records", type=int, default=None,
              help="synthetic records per feed (default: capacity e2e's, rates what the schedule needs)"),
     argument("--seed", type=int, default=1),
-    argument("--report-only", action="store_true", help="rewrite the report from what is there, run nothing"),
+    argument("--report-only", action="store_true",
+             help="rewrite the report from what is there (a published report: capacity.csv, rates.csv), run nothing"),
 ), _handler),)

@@ -1,5 +1,13 @@
 """The report of ``storm-planner bench topdown-real`` (``<out>.md`` and its plots under ``<out>``), from
-``<out>/capacity/cpu-<scale>/cells.csv`` and ``<out>/rates/steps.csv`` alone.
+``<out>/capacity.csv`` and ``<out>/rates.csv`` alone: one CSV of cells per part.
+
+While a run goes, its parts write their own files: every scale's e2e cells in
+``<out>/capacity/cpu-<scale>/`` (``cells.csv``, ``cells.jsonl``, ``command.txt``, ``nodes.json``, that scale's
+e2e report), the rate schedule's steps in ``<out>/rates/`` (``steps.csv``, ``nodes.json``). :func:`write_report`
+first gathers them, where they are, into the two CSVs (``capacity.csv``: every scale's cells with their
+``scale``; both: each supervisor's declared CPU and the CPU its quota held it to, as run,
+``declared_cpu``/``held_cpu``), then writes the report from those two alone: a published report keeps them,
+its figures, its notes and ``<out>.md`` (which names the command), and ``--report-only`` rewrites it.
 
 IMC gain of a scheduler against Storm's default, at one scale (or one step of the rate schedule):
 ``1 − B / B_default``, ``B`` a cell's ``link_bytes_per_tuple`` (bytes over every emulated link in the
@@ -15,7 +23,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from storm_planner_bench.common.report import markdown_table, notes_section, pyplot, read_csv, save_figure
+from storm_planner_bench.common.report import markdown_table, notes_section, pyplot, read_csv, save_figure, write_csv
 from storm_planner_bench.e2e.figures import BASELINES, fmt, median, numbers, ran, spread, total
 from storm_planner_bench.e2e.ramp import WINDOW_MOVES
 from storm_planner_bench.e2e.report import kept_up
@@ -60,7 +68,9 @@ def _ordered(schedulers: list[str]) -> list[str]:
 
 
 def write_report(out: Path, command: str) -> Path | None:
-    """``<out>.md`` from whatever parts have data (none: nothing written)."""
+    """``<out>.md`` from whatever parts have data (none: nothing written), after gathering the parts' files
+    into ``capacity.csv`` and ``rates.csv`` where they are there."""
+    gather(out)
     sections = [_capacity(out), _rates(out)]
     if not any(sections):
         return None
@@ -82,6 +92,35 @@ def write_report(out: Path, command: str) -> Path | None:
     return path
 
 
+CAPACITY, RATES = "capacity.csv", "rates.csv"
+
+
+def gather(out: Path) -> None:
+    """``capacity.csv`` from every scale's ``cells.csv`` and ``nodes.json``, ``rates.csv`` from the rate
+    schedule's ``steps.csv`` and ``nodes.json``: each only where the run's files are there (a published
+    report has the two CSVs alone, which then stay as they are)."""
+    scales = _scales(out)
+    if scales:
+        write_csv(out / CAPACITY, [{"scale": f"{scale:g}", **_nodes_columns(folder), **row}
+                                   for scale, folder in scales for row in read_csv(folder / "cells.csv")[1]])
+    steps = out / "rates" / "steps.csv"
+    if steps.is_file():
+        write_csv(out / RATES, [{**_nodes_columns(steps.parent), **row} for row in read_csv(steps)[1]])
+
+
+def _nodes_columns(folder: Path) -> dict[str, str]:
+    """A run folder's supervisors' CPU (``nodes.json``) as two columns, ``name=cpu`` pairs: declared and held."""
+    try:
+        declared, held = saved_nodes(folder)
+    except (OSError, ValueError, AttributeError, TypeError, KeyError):
+        return {"declared_cpu": "", "held_cpu": ""}
+    return {"declared_cpu": _pairs(declared), "held_cpu": _pairs(held)}
+
+
+def _pairs(cpus: dict[str, Any]) -> str:
+    return " ".join(f"{name}={float(cpu):g}" for name, cpu in cpus.items())
+
+
 def _scales(out: Path) -> list[tuple[float, Path]]:
     """(scale, folder) of every ``<out>/capacity/cpu-<scale>`` holding a cells.csv, by scale."""
     found = []
@@ -95,13 +134,13 @@ def _scales(out: Path) -> list[tuple[float, Path]]:
     return sorted(found)
 
 
-def _node_cpu(folder: Path) -> str:
-    """The supervisors' declared CPU as run (``nodes.json``), ``35–45`` (% of a core), and what their quotas
-    held them to when that differs: ``79–101 (held to 35–45)``."""
+def _node_cpu(row: dict[str, Any]) -> str:
+    """The supervisors' declared CPU as run (a row's ``declared_cpu``), ``35–45`` (% of a core), and what their
+    quotas held them to when that differs: ``79–101 (held to 35–45)``."""
     try:
-        declared, held = saved_nodes(folder)
+        declared, held = (dict(pair.split("=") for pair in row[key].split()) for key in ("declared_cpu", "held_cpu"))
         return _cpu_range(declared) + ("" if held == declared else f" (held to {_cpu_range(held)})")
-    except (OSError, ValueError, AttributeError, TypeError, KeyError):
+    except (ValueError, AttributeError, TypeError, KeyError):
         return "–"
 
 
@@ -120,21 +159,25 @@ def _cpu_range(cpus: dict[str, Any]) -> str:
 
 
 def _capacity(out: Path) -> str:
-    scales = _scales(out)
-    if not scales:
+    if not (out / CAPACITY).is_file():
         return ""
-    cells: list[dict[str, Any]] = [{**row, "scale": scale, "node_cpu": _node_cpu(folder)}
-             for scale, folder in scales for row in read_csv(folder / "cells.csv")[1]]
+    cells: list[dict[str, Any]] = [{**row, "scale": float(row["scale"]), "node_cpu": _node_cpu(row)}
+                                   for row in read_csv(out / CAPACITY)[1]]
+    if not cells:
+        return ""
+    scales = sorted({c["scale"] for c in cells})
+    # While the run's files are there: each scale's own e2e report.
+    reports = [f for f in (out / "capacity" / f"cpu-{scale:g}.md" for scale in scales) if f.is_file()]
     sections = ["## Node capacity (Figs. 6 and 7)\n\nEach scale multiplies every supervisor's declared CPU, the "
                 "capacity the schedulers place by (node CPU: % of a core, as run; \"held to\": the cgroup quotas, "
                 "when they did not scale with it). Kept up: the cells that processed 99 % of the offered rate, "
-                "lost nothing and kept p99 within a second; a cell behind measures a backlog's bytes per tuple. "
-                "Each scale's e2e report: "
-                + ", ".join(f"[{f.name}]({out.name}/capacity/{f.name}.md)" for _, f in scales) + ".\n\n"]
+                "lost nothing and kept p99 within a second; a cell behind measures a backlog's bytes per tuple."
+                + (" Each scale's e2e report: " + ", ".join(f"[{f.stem}]({out.name}/capacity/{f.name})" for f in reports)
+                   + "." if reports else "") + "\n\n"]
     # One section per workload and offered rate: a --quick run into the same --out leaves cells at its own rate.
     for workload, rate in dict.fromkeys((c["workload"], c["rate"]) for c in cells):
         mine = [c for c in cells if c["workload"] == workload and c["rate"] == rate]
-        sections.append(_capacity_workload(out, workload, mine, [s for s, _ in scales]))
+        sections.append(_capacity_workload(out, workload, mine, scales))
     return "".join(sections)
 
 
@@ -235,15 +278,17 @@ def _capacity_plot(out: Path, workload: str, rate: str, scales: list[float], sch
 
 
 def _rates(out: Path) -> str:
-    path = out / "rates" / "steps.csv"
+    path = out / RATES
     if not path.is_file():
         return ""
     rows = read_csv(path)[1]
+    if not rows:
+        return ""
     sections = ["## A varying input rate (Fig. 9)\n\nOne submission per scheduler and repetition, the replay spout's "
                 "rate changed step by step; each step measured after its settle. TD (`+noreplan`) is placed once at "
                 "submission, on the estimates (no metrics exist yet), and never re-planned; TD-RC (`planner:topdown`) "
                 "re-plans on the measured loads when they change. Time: the start of each step's window after the "
-                f"first step's (median over runs). Node CPU %: {_node_cpu(out / 'rates')}.\n\n"]
+                f"first step's (median over runs). Node CPU %: {_node_cpu(rows[0])}.\n\n"]
     for workload in dict.fromkeys(r["workload"] for r in rows):
         sections.append(_rates_workload(out, workload, [r for r in rows if r["workload"] == workload]))
     return "".join(sections)
