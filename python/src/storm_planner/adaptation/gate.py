@@ -99,9 +99,11 @@ def improvement(before: Mapping[str, float], after: Mapping[str, float], min_gai
 
     Where both sets of figures carry ``capacity_factor`` (the capacity planners' gate: the factor of the
     reference rate a placement is predicted to sustain), it comes first: a rise by ``min_gain`` pays, a fall
-    by ``min_gain`` is refused whatever the rest gains.
+    by ``min_gain`` is refused whatever the rest gains, and otherwise only overload or the CPU pressure's
+    relief pays (such a planner does not restart workers for traffic or balance alone).
     """
-    if "capacity_factor" in before and "capacity_factor" in after:
+    capacity = "capacity_factor" in before and "capacity_factor" in after
+    if capacity:
         rate_before, rate_after = before["capacity_factor"], after["capacity_factor"]
         if rate_after >= rate_before * (1 + min_gain) and rate_after > rate_before + EPSILON:
             return f"{SUSTAINABLE}: {rate_before:.3g}x -> {rate_after:.3g}x the measured rate"
@@ -117,6 +119,8 @@ def improvement(before: Mapping[str, float], after: Mapping[str, float], min_gai
     if ends_cpu_pressure(before, after):
         return (f"{RELIEF}: busiest node {before['max_utilisation']:.0f} -> {after['max_utilisation']:.0f} % "
                 f"of its CPU")
+    if capacity:
+        return None
     # Bytes between nodes count where a link is under pressure (or the move would put one there); below
     # that they cost what the tuples between workers already measure (Storm serialises both alike), and
     # a restart for bytes no link is short of bought nothing on the end-to-end bench.

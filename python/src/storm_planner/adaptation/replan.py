@@ -122,6 +122,8 @@ DEFAULT_MIN_GAIN = 0.10
 DEFAULT_SETTLE_S = 30.0
 # Planners whose re-plans are gated on the sustainable rate the capacity model predicts.
 CAPACITY_PLANNERS = frozenset({"auto", "capacity"})
+# Their first correction waits while the placement is predicted to sustain this many times the rate served.
+CALIBRATION_HEADROOM = 2.0
 # A topology not offered for this long is gone (killed): its state is dropped.
 FORGET_AFTER_S = 3600.0
 
@@ -253,7 +255,7 @@ class Replanner:
         candidate = self.runner(bounded, algorithm)
         self._replanned(problem, now, state, settings, current)
         decision = _decide(problem, candidate.assignments, left, settings, current, bounded,
-                           self._correcting(state, settings))
+                           self._correcting(state, settings, current))
         cut = len(moves_between(problem.current, candidate.assignments))
         budget_note = ("" if left is None else f" (budget {settings.budget} per {settings.period_s:g} s, "
                        f"{left} left{'; ' + str(cut) + ' wanted' if cut > len(decision.moved) else ''})")
@@ -284,10 +286,15 @@ class Replanner:
         with self._lock:
             state.pressed = pressed
 
-    def _correcting(self, state: _TopologyState, settings: ReplanSettings) -> bool:
+    def _correcting(self, state: _TopologyState, settings: ReplanSettings, current: Mapping[str, float]) -> bool:
         """Is this the first measured re-plan of a placement made on estimates, to be corrected
-        (``planner.replan.first.correction``)? Asked once per placement: the chance is spent either way."""
+        (``planner.replan.first.correction``)? Asked once per placement: the chance is spent either way, but
+        for the capacity planners, which keep it while the topology has room (its placement predicted to
+        sustain ``CALIBRATION_HEADROOM`` times the rate it serves): a move then buys capacity nobody asks for
+        and restarts workers, losing what their bolts hold in memory (``make demo``'s counts)."""
         with self._lock:
+            if settings.capacity and current.get("capacity_factor", 0.0) >= CALIBRATION_HEADROOM:
+                return False
             correcting, state.placed_on_estimates = settings.first_correction and state.placed_on_estimates, False
         return correcting
 
