@@ -115,6 +115,7 @@ def _summary(cluster, states) -> dict:
         "planner": f"127.0.0.1:{d.ports.planner}",
         "zookeeper": f"127.0.0.1:{d.ports.zookeeper}",
         "dashboard": f"http://127.0.0.1:{d.ports.dashboard}/",
+        "planner_metrics": f"http://127.0.0.1:{d.ports.planner_metrics}/metrics",
     }
 
 
@@ -134,6 +135,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print_plan_table(d, topology_id, planned[-1] if planned else None,
                      applied_assignment(d, "127.0.0.1", d.ports.nimbus, topology_id))
     print(f"\nthe cluster, every plan and why, live: http://127.0.0.1:{d.ports.dashboard}/  (dashboard container)")
+    print(f"the planner service's metrics for Prometheus: http://127.0.0.1:{d.ports.planner_metrics}/metrics  "
+          f"(docs/monitoring.md)")
     say(f"waiting for the replay feed to drain (sink {sink} in the results volume) ...")
     print_top_k_from(lambda: cluster.read_file(PLANNER, sink),
                      lambda: cluster.file_exists(PLANNER, f"{sink}.feed-done"),

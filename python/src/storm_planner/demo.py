@@ -109,12 +109,16 @@ def submit_trends(nimbus: str, project: Path, sink: Path, algorithm: str, top_k:
 
 def print_dashboard(addresses, topology_id: str | None = None) -> None:
     """Where to look at the running cluster: the dashboard shows what the table above shows, live, and the
-    topology's own page its throughput, latency and capacity with its plans on a timeline."""
+    topology's own page its throughput, latency and capacity with its plans on a timeline; beside it, the
+    planner service's ``/metrics`` for Prometheus."""
     url = getattr(addresses, "dashboard_url", None)
     if url:
         print(f"\nthe cluster, every plan and why, live: {url}  (storm-planner dashboard)")
         if topology_id:
             print(f"trends' throughput, latency and capacity, live: {url.rstrip('/')}/topology?id={topology_id}")
+    metrics = getattr(addresses, "planner_metrics_url", None)
+    if metrics:
+        print(f"the planner service's metrics for Prometheus: {metrics}  (docs/monitoring.md)")
 
 
 def print_plan(cluster, topology_id: str) -> None:

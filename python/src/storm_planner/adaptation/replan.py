@@ -87,6 +87,7 @@ import dataclasses
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -202,6 +203,8 @@ class Replanner:
     enabled: bool = True                # False: running topologies are never moved (serve --no-replan)
     clock: Callable[[], float] = time.monotonic
     runner: Runner = run_planner
+    # Re-plans run (the planner ran on a running topology): "moved" or "kept"; "migrations": executors moved.
+    counts: Counter[str] = field(default_factory=lambda: Counter(moved=0, kept=0, migrations=0))
     _states: dict[str, _TopologyState] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -260,6 +263,8 @@ class Replanner:
         budget_note = ("" if left is None else f" (budget {settings.budget} per {settings.period_s:g} s, "
                        f"{left} left{'; ' + str(cut) + ' wanted' if cut > len(decision.moved) else ''})")
         if decision.verdict is None:
+            with self._lock:
+                self.counts["kept"] += 1
             kept = self._keep(problem, algorithm, f"re-planned ({why}) with {algorithm}: {decision.reason}; "
                                                   f"current placement kept{budget_note}{decision.note}",
                               figures=current)
@@ -269,6 +274,7 @@ class Replanner:
         with self._lock:
             state.moves_used += len(decision.moved)
             state.settle_until = now + settings.settle_s
+            self.counts.update(moved=1, migrations=len(decision.moved))
         notes = list(candidate.notes) + [f"re-planned ({why}): {len(decision.moved)} executor(s) move"
                                          f"{budget_note}; {decision.verdict}{decision.note}"]
         figures = {**evaluate(problem, decision.assignments), "moves": float(len(decision.moved))}

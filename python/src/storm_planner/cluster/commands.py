@@ -159,6 +159,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"  {'ui':<24}{UI_UNAVAILABLE}")
     if status.get("dashboard"):
         print(f"  {'dashboard':<24}{status['dashboard']}")
+    if status.get("planner_metrics"):
+        print(f"  {'planner metrics':<24}{status['planner_metrics']}")
     if "nimbus_error" in status:
         print(f"nimbus {status.get('nimbus')}: unreachable ({status['nimbus_error']})")
         return 1

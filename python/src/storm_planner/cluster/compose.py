@@ -217,6 +217,8 @@ def _planner_service(d: ClusterDescription) -> dict[str, Any]:
         "--zookeeper", f"{ZOOKEEPER}:{d.ports.zookeeper}",
         # Topologies with planner.rebalance: true are rebalanced through this Nimbus.
         "--nimbus", f"{NIMBUS}:{d.ports.nimbus}",
+        # /metrics for Prometheus, published on the host's loopback like the service.
+        "--metrics-host", ANY_ADDRESS, "--metrics-port", str(d.ports.planner_metrics),
     ]
     return {
         "image": PLANNER_IMAGE,
@@ -228,7 +230,7 @@ def _planner_service(d: ClusterDescription) -> dict[str, Any]:
             "STORM_PLANNER_ZOOKEEPER": f"{ZOOKEEPER}:{d.ports.zookeeper}",
         },
         "volumes": [f"{RESULTS_VOLUME}:{RESULTS_DIR}", f"{PLANS_VOLUME}:{LOG_DIR}"],
-        "ports": [_publish(d.ports.planner)],
+        "ports": [_publish(d.ports.planner), _publish(d.ports.planner_metrics)],
         "networks": [NETWORK],
         "depends_on": {ZOOKEEPER: {"condition": "service_healthy"}},
         "healthcheck": _healthcheck(["storm-planner", "health", "--host", "127.0.0.1",

@@ -36,7 +36,8 @@ _TOP_KEYS = {"name", "storm_version", "host", "ports", "planner", "heap_mb", "st
              "scheduler"}
 # Nimbus' scheduler: the kit's plugin (asking the planner service), or one of Storm's own.
 SCHEDULERS = ("planner", "default", "resource-aware")
-_PORT_KEYS = {"offset", "zookeeper", "nimbus", "ui", "planner", "dashboard", "supervisor_thrift", "slots"}
+_PORT_KEYS = {"offset", "zookeeper", "nimbus", "ui", "planner", "dashboard", "planner_metrics", "supervisor_thrift",
+              "slots"}
 _PLANNER_KEYS = {"algorithm", "timeout_ms"}
 _HEAP_KEYS = {"zookeeper", "nimbus", "supervisor", "ui", "worker"}
 _SUPERVISOR_KEYS = {"name", "cpu", "memory_mb", "meta", "slots", "thrift_port", "host", "storm", "link_mbit"}
@@ -82,6 +83,7 @@ class Ports:
     ui: int
     planner: int
     dashboard: int
+    planner_metrics: int   # the planner service's /metrics for Prometheus (serve --metrics-port)
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,8 @@ class ClusterDescription:
 
     def port_list(self) -> list[int]:
         """Every port, one entry per port (for free-port checks)."""
-        ports = [self.ports.zookeeper, self.ports.nimbus, self.ports.ui, self.ports.planner, self.ports.dashboard]
+        ports = [self.ports.zookeeper, self.ports.nimbus, self.ports.ui, self.ports.planner, self.ports.dashboard,
+                 self.ports.planner_metrics]
         for sup in self.supervisors:
             ports.append(sup.thrift_port)
             ports.extend(sup.slot_ports)
@@ -259,6 +262,7 @@ def _ports(value: Any) -> _PortSettings:
         ui=port("ui", 8080),
         planner=port("planner", 7627),
         dashboard=port("dashboard", 8090),
+        planner_metrics=port("planner_metrics", 9627),
     )
     return _PortSettings(daemons=daemons, offset=offset, supervisor_thrift=port("supervisor_thrift", 6628),
                          first_slot=port("slots", 6700))
@@ -382,6 +386,7 @@ def _check_ports(description: ClusterDescription) -> None:
         ("ports.ui", description.ports.ui),
         ("ports.planner", description.ports.planner),
         ("ports.dashboard", description.ports.dashboard),
+        ("ports.planner_metrics", description.ports.planner_metrics),
     ]
     for sup in description.supervisors:
         named.append((f"supervisor {sup.name} thrift port", sup.thrift_port))

@@ -94,6 +94,7 @@ class ClusterAddresses:
     description: dict = field(default_factory=dict)
     zookeeper_root: str = "/storm"
     dashboard_url: str | None = None
+    planner_metrics_url: str | None = None   # the planner service's /metrics for Prometheus
 
     @property
     def nimbus(self) -> str:
@@ -180,7 +181,9 @@ class LocalCluster:
                       + (f", planner {self.addresses.planner_host}:{self.addresses.planner_port}"
                          if self.addresses.planner_port else "")
                       + (f", ui {self.addresses.ui_url}" if self.addresses.ui_url else "")
-                      + (f", dashboard {self.addresses.dashboard_url}" if self.addresses.dashboard_url else ""))
+                      + (f", dashboard {self.addresses.dashboard_url}" if self.addresses.dashboard_url else "")
+                      + (f", planner metrics {self.addresses.planner_metrics_url}"
+                         if self.addresses.planner_metrics_url else ""))
         return self.addresses
 
     def _network_up(self) -> None:
@@ -229,6 +232,7 @@ class LocalCluster:
             wanted.append(("zookeeper", d.ports.zookeeper))
         if self.options.planner:
             wanted.append(("planner", d.ports.planner))
+            wanted.append(("planner metrics", d.ports.planner_metrics))
         if self._ui_enabled():
             wanted.append(("ui", d.ports.ui))
         if self._dashboard_enabled():
@@ -306,6 +310,8 @@ class LocalCluster:
             description={"source": d.source, "offset": d.offset},
             zookeeper_root=str(d.storm.get("storm.zookeeper.root", "/storm")),
             dashboard_url=f"http://{d.host}:{d.ports.dashboard}/" if self._dashboard_enabled() else None,
+            planner_metrics_url=f"http://{d.host}:{d.ports.planner_metrics}/metrics" if self.options.planner
+            else None,
         )
 
     def _dashboard_enabled(self) -> bool:
@@ -420,7 +426,9 @@ class LocalCluster:
              # The metrics the workers' hooks publish live in the cluster's ZooKeeper.
              "--zookeeper", "{}:{}".format(*self.zookeeper_address()),
              # Topologies with planner.rebalance: true are rebalanced through this Nimbus.
-             "--nimbus", f"{d.host}:{d.ports.nimbus}"],
+             "--nimbus", f"{d.host}:{d.ports.nimbus}",
+             # /metrics for Prometheus, on the cluster's address like the service.
+             "--metrics-host", d.host, "--metrics-port", str(d.ports.planner_metrics)],
             d.ports.planner,
             env=dict(os.environ, PYTHONUNBUFFERED="1"),
         )
@@ -521,6 +529,7 @@ class LocalCluster:
         result["supervisors"] = []
         result["ui"] = saved.ui_url if saved else None
         result["dashboard"] = saved.dashboard_url if saved else None
+        result["planner_metrics"] = saved.planner_metrics_url if saved else None
         if saved is None:
             return result
         result["nimbus"] = saved.nimbus

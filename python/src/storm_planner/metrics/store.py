@@ -154,6 +154,7 @@ class MetricsStore:
         self._root_seen = False
         self._root_created: int | None = None
         self._synced_once = threading.Event()
+        self._corrupt_total = 0   # corrupt windows skipped since the store started, every topology's
 
     # -- life cycle -------------------------------------------------------------
     def start(self) -> MetricsStore:
@@ -201,6 +202,12 @@ class MetricsStore:
     @property
     def connected(self) -> bool:
         return self._connected
+
+    @property
+    def corrupt_windows(self) -> int:
+        """Corrupt windows skipped since the store started, of every topology (forgotten ones' included)."""
+        with self._lock:
+            return self._corrupt_total
 
     def topologies(self) -> list[str]:
         with self._lock:
@@ -417,6 +424,7 @@ class MetricsStore:
             known = self._topologies.setdefault(topology, _Topology())
             if mzxid is None or known.corrupt_seen.get(task) != mzxid:
                 known.corrupt += 1
+                self._corrupt_total += 1
                 if mzxid is not None:
                     known.corrupt_seen[task] = mzxid
             if known.problems.get(task) != why:

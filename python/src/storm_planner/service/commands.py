@@ -26,6 +26,11 @@ def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
     serve.add_argument("--nimbus", metavar="HOST:PORT", default=os.environ.get(NIMBUS_ENV),
                        help=f"Nimbus Thrift address, to rebalance topologies with planner.rebalance: true "
                             f"(default: ${NIMBUS_ENV}; none: never rebalance)")
+    serve.add_argument("--metrics-port", type=int, metavar="P",
+                       help="serve /metrics for Prometheus on port P (0: a free one; default: no metrics "
+                            "endpoint); docs/monitoring.md")
+    serve.add_argument("--metrics-host", default=DEFAULT_HOST, metavar="HOST",
+                       help=f"address of the /metrics endpoint (default {DEFAULT_HOST})")
     _add_limit_arguments(serve)
     from storm_planner.service.metrics import add_serve_arguments
 
@@ -103,6 +108,8 @@ def serve_command(args: argparse.Namespace) -> int:
             parse_nimbus(args.nimbus)
         except SubmitError as error:
             raise CommandError(f"--nimbus: {error}") from None
+    if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
+        raise CommandError(f"--metrics-port must be a port number (0 to 65535), not {args.metrics_port}")
     limits = _limits(args)
     max_line_mb = _plan_log_max_line_mb(args)
     from storm_planner.service.metrics import metrics_for_serve
@@ -114,7 +121,8 @@ def serve_command(args: argparse.Namespace) -> int:
     with metrics_for_serve(args, runner) as (metrics, replanner):
         serve(args.host, args.port, args.default_algorithm, plan_log=args.plan_log,
               metrics=metrics, replanner=replanner, nimbus=args.nimbus, limits=limits,
-              plan_log_max_line_mb=max_line_mb, runner=runner, problem_log=args.problem_log)
+              plan_log_max_line_mb=max_line_mb, runner=runner, problem_log=args.problem_log,
+              metrics_port=args.metrics_port, metrics_host=args.metrics_host)
     return 0
 
 

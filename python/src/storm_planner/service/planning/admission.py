@@ -32,6 +32,7 @@ from storm_planner.core import settings
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.fields import finite
 from storm_planner.core.problem import Problem
+from storm_planner.service.planning.outcomes import count_refused_call
 from storm_planner.service.transport.caller_limits import ServiceLimits
 from storm_planner.service.transport.contract import planner_thrift as T
 from storm_planner.service.transport.counters import ServiceCounters
@@ -52,7 +53,16 @@ SOLVER_SHARE = 0.9
 # -- the call ---------------------------------------------------------------------------------------------
 def admit(request: Any, limits: ServiceLimits, counters: ServiceCounters) -> None:
     """Refuse (``PlannerError``) a call without the service's token, malformed, or over its executor limit
-    (calls decoded from the wire were counted already; this covers calls made in process)."""
+    (calls decoded from the wire were counted already; this covers calls made in process). Each topology
+    of a refused call being placed counts as a fallback (:mod:`~storm_planner.service.planning.outcomes`)."""
+    try:
+        _admit(request, limits, counters)
+    except T.PlannerError:
+        count_refused_call(counters, request)
+        raise
+
+
+def _admit(request: Any, limits: ServiceLimits, counters: ServiceCounters) -> None:
     token = limits.token
     if token and not hmac.compare_digest(_bytes(request.token), token.encode()):
         counters.note("token_refused", log, "refused a plan call (request %r): %s token", request.request_id,
@@ -67,6 +77,7 @@ def admit(request: Any, limits: ServiceLimits, counters: ServiceCounters) -> Non
     executors = sum(len(spec.executors) for spec in request.topologies)
     if executors > limits.max_executors:
         counters.add("requests_refused")
+        counters.add("requests_refused.executors")
         raise T.PlannerError(kind=T.ErrorKind.BAD_REQUEST,
                              message=f"the request has {executors} executors, more than "
                                      f"{limits.max_executors} (serve --max-executors)")

@@ -49,6 +49,7 @@ from storm_planner.service.planning.convert import (
     timeout_message,
 )
 from storm_planner.service.planning.memory import LoadMemory, MetricsSource, measured_now, recall_and_costs, took_note
+from storm_planner.service.planning.outcomes import count_plan
 from storm_planner.service.planning.planlog import DEFAULT_MAX_LINE_MB, PlanLog
 from storm_planner.service.planning.rebalance import AutoRebalancer
 from storm_planner.service.planning.runner import PlannerRunner
@@ -149,6 +150,7 @@ class PlannerHandler:
             result.solve_ms or 0.0, (time.monotonic() - started) * 1000, outcome,
             f" error={result.error.message!r}" if result.error else "",
         )
+        count_plan(self.counters, spec, algorithm, outcome, result)
         if self.plan_log:
             self.plan_log.write(request.request_id, result, advice)
         return result

@@ -42,6 +42,7 @@ import logging
 import math
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -149,6 +150,7 @@ class AutoRebalancer:
         self._states: dict[str, TopologyRebalance] = {}
         self._lock = threading.Lock()
         self._pending = threading.local()  # jobs decided by the call this thread is answering
+        self.outcomes: Counter[str] = Counter(applied=0, failed=0)   # rebalances requested, by outcome
 
     def consider(self, topology_id: str, name: str, options: Mapping[str, Any],
                  advice: ParallelismAdvice | None) -> str | None:
@@ -223,6 +225,7 @@ class AutoRebalancer:
         finally:
             # The request waited until Nimbus ran the new executors (or gave up): the cooldown starts now.
             with self._lock:
+                self.outcomes[str(record["outcome"])] += 1
                 state = self._states.setdefault(job.topology_id, TopologyRebalance())
                 state.in_flight = False
                 state.next_allowed = self.clock() + job.settings.cooldown_s

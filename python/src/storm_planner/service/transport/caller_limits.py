@@ -130,7 +130,12 @@ def read_token(token_file: str | Path | None, environ: Mapping[str, str] = os.en
 
 
 class RequestTooLarge(StormPlannerError):
-    """A request over a limit, found while it was decoded; the message names the limit."""
+    """A request over a limit, found while it was decoded; the message names the limit, ``limit`` its
+    name in ``Health.counters`` (``requests_refused.<limit>``): ``executors`` or ``structs``."""
+
+    def __init__(self, message: str, limit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class _ActiveBudget(threading.local):
@@ -153,9 +158,10 @@ class DecodeBudget:
         """Raise for the limit just passed."""
         if self.executors > self.max_executors:
             raise RequestTooLarge(f"the request has more than {self.max_executors} executors "
-                                  f"(serve --max-executors)")
+                                  f"(serve --max-executors)", "executors")
         raise RequestTooLarge(f"the request has more than {self.max_structs} structs (nodes, components, "
-                              f"streams, executors, slots: {STRUCTS_PER_EXECUTOR} x serve --max-executors)")
+                              f"streams, executors, slots: {STRUCTS_PER_EXECUTOR} x serve --max-executors)",
+                              "structs")
 
     def __enter__(self) -> DecodeBudget:
         DecodeBudget._active.budget = self

@@ -18,6 +18,7 @@ import logging
 import signal
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any, Protocol, cast
 
@@ -58,18 +59,20 @@ class AnswerFirstProcessor(TProcessor):
 
     def process(self, iprot: Any, oprot: Any) -> None:
         header = iprot.read_message_begin()  # waits for the next call on this connection
+        received, _answer.outcome = time.monotonic(), None
         try:
             with collector_paused():
                 try:
                     # _HeaderRead stands in for the input protocol (duck-typed; thriftpy2 declares TProtocolBase).
                     super().process(cast(Any, _HeaderRead(iprot, header)), oprot)
                 except RequestTooLarge as refused:
-                    self._refuse(oprot, header, str(refused))
+                    self._refuse(oprot, header, str(refused), refused.limit)
                 except (TTransportException, OSError):
                     raise  # the connection is gone: nothing can be answered on it
                 except Exception as error:  # noqa: BLE001 - a bug answers this call, not the next ones
                     self._failed(oprot, header, error)
         finally:
+            self._count_call(header[0], received)
             after = getattr(self._handler, "after_answer", None)
             if after is not None:
                 try:
@@ -77,12 +80,34 @@ class AnswerFirstProcessor(TProcessor):
                 except Exception:  # noqa: BLE001 - never cost the connection its next call
                     log.exception("after_answer failed")
 
-    def _refuse(self, oprot: Any, header: Any, message: str) -> None:
+    def send_result(self, oprot: Any, api: str, result: Any, seqid: int) -> None:
+        super().send_result(oprot, api, result, seqid)
+        error = getattr(result, "error", None)
+        _answer.outcome = "ok" if error is None else T.ErrorKind._VALUES_TO_NAMES.get(error.kind, "error").lower()
+
+    def send_exception(self, oprot: Any, api: str, exc: Any, seqid: int) -> None:
+        super().send_exception(oprot, api, exc, seqid)
+        _answer.outcome = _EXCEPTION_OUTCOMES.get(exc.type, "bad_request")
+
+    def _count_call(self, api: str, received: float) -> None:
+        """The call by outcome (``unanswered``: no reply could be sent) and, when answered, its round trip:
+        from its frame read to its reply sent (for ``/metrics``)."""
+        counters = getattr(self._handler, "counters", None)
+        if counters is None:
+            return
+        api = api if api in self._service.thrift_services else "unknown"   # a caller cannot mint labels
+        outcome = _answer.outcome or "unanswered"
+        counters.count("calls", api, outcome)
+        if outcome != "unanswered":
+            counters.observe("round_trip", time.monotonic() - received, api)
+
+    def _refuse(self, oprot: Any, header: Any, message: str, limit: str) -> None:
         """Answer a call refused while decoding: ``PlannerError(BAD_REQUEST)`` where the call declares it."""
         api, _, seqid = header
         counters = getattr(self._handler, "counters", None)
         if counters is not None:
             counters.note("requests_refused", log, "refused a %s call: %s", api, message)
+            counters.add(f"requests_refused.{limit}")
         result = getattr(self._service, f"{api}_result")()
         if "error" in {spec[1] for spec in result.thrift_spec.values()}:
             result.error = T.PlannerError(kind=T.ErrorKind.BAD_REQUEST, message=message)
@@ -101,6 +126,13 @@ class AnswerFirstProcessor(TProcessor):
         self.send_exception(oprot, api, TApplicationException(TApplicationException.INTERNAL_ERROR,
                                                               message[:ERROR_MESSAGE_CHARS]), seqid)
 
+
+# What a call answered with a TApplicationException counts as (``calls`` by outcome; anything else:
+# bad_request).
+_EXCEPTION_OUTCOMES = {TApplicationException.INTERNAL_ERROR: "internal",
+                       TApplicationException.UNKNOWN_METHOD: "unknown_method"}
+# The outcome of the call this thread is answering (set once its reply is sent).
+_answer = threading.local()
 
 # An internal error's message sent to the plugin is cut to this many characters (the plugin cuts it again).
 ERROR_MESSAGE_CHARS = 1024

@@ -35,7 +35,13 @@ _FRAME_SOURCE = getattr(thrift_transport, "TCyBufferedTransport", None) or thrif
 
 
 class FrameRefused(StormPlannerError):
-    """A frame the service does not read (the message says why); the connection is closed."""
+    """A frame the service does not read (the message says why; ``reason``, counted as
+    ``frames_refused.<reason>``: ``frame_size`` over the cap, ``frame_room`` no room among the frames being
+    read, ``malformed`` a length that is no length); the connection is closed."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class _FrameBytes:
@@ -90,10 +96,10 @@ class FrameReader:
             return None
         size = int.from_bytes(header, "big", signed=True)
         if size <= 0:
-            raise FrameRefused(f"a frame of {size} bytes")
+            raise FrameRefused(f"a frame of {size} bytes", "malformed")
         if size > self.limits.max_frame_bytes:
             raise FrameRefused(f"a frame of {size / 2**20:.1f} MB, over the {self.limits.max_frame_mb:g} MB cap "
-                               f"(serve --max-frame-mb)")
+                               f"(serve --max-frame-mb)", "frame_size")
         return size
 
     def body(self, size: int) -> bytes:
@@ -186,6 +192,7 @@ class LimitedThriftServer:
         except FrameRefused as refused:
             self.counters.note("frames_refused", log, "refused %s from %s; connection closed", refused,
                                _address(peer))
+            self.counters.add(f"frames_refused.{refused.reason}")
         except TimeoutError as slow:
             self.counters.note("connections_timed_out", log, "closed the connection from %s: nothing or too "
                                "little within %g s (%s; serve --read-timeout-secs)", _address(peer),
@@ -207,7 +214,7 @@ class LimitedThriftServer:
                 return
             if not self.room.reserve(size, self.limits.read_timeout_s):
                 raise FrameRefused(f"a frame of {size / 2**20:.1f} MB: other connections' frames fill the "
-                                   f"{self.limits.max_frame_mb:g} MB the service reads at once")
+                                   f"{self.limits.max_frame_mb:g} MB the service reads at once", "frame_room")
             try:
                 self._call(frames.body(size), conn)
             finally:

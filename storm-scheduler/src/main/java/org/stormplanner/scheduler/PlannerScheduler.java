@@ -117,6 +117,7 @@ public class PlannerScheduler implements IScheduler {
         List<TopologyDetails> offered = new ArrayList<>(toPlan);
         offered.addAll(toReplan);
         toReplan.forEach(td -> replanning.touched(td.getId()));
+        metrics.replansOffered(toReplan.size());
         // Built outside the call's try: a fault here is the plugin's, handled by schedule() as internal.
         PlanRequest request = requests.build(nextRequestId(), offered, cluster);
         PlanResponse response;
@@ -140,6 +141,9 @@ public class PlannerScheduler implements IScheduler {
             for (TopologyPlan plan : response.getPlans()) {
                 if (plan != null && plan.getTopology_id() != null) {
                     plans.put(plan.getTopology_id(), plan);
+                    if (plan.isSetError()) {
+                        metrics.planError(plan.getError().getKind());
+                    }
                 }
             }
         }
@@ -179,9 +183,11 @@ public class PlannerScheduler implements IScheduler {
                 slots = validator.validate(td, plan, cluster);
             } catch (InvalidPlanException invalid) {
                 problem = "invalid plan: " + invalid.getMessage();
+                metrics.invalidPlan();
             }
         }
         if (problem != null) {
+            metrics.replanFailed();
             if (outcomes.changed(subject, problem)) {
                 LOG.warn("storm-planner: re-planning {} failed, it keeps its placement: {}", td.getId(),
                     logText(problem));
@@ -197,7 +203,7 @@ public class PlannerScheduler implements IScheduler {
         String status = "Re-planned by storm-planner (algorithm " + algorithm + ", " + moved
             + " executors moved, now on " + slots.size() + " slots)";
         setStatus(cluster, td.getId(), status);
-        metrics.replanApplied();
+        metrics.replanApplied(moved);
         LOG.info("storm-planner: {}: {}; notes: {}", td.getId(), logText(status), logText(plan.getNotes()));
     }
 
@@ -233,6 +239,7 @@ public class PlannerScheduler implements IScheduler {
         try {
             slots = validator.validate(td, plan, cluster);
         } catch (InvalidPlanException invalid) {
+            metrics.invalidPlan();
             return new Fallback(FallbackCause.INVALID_PLAN, "invalid plan: " + invalid.getMessage());
         }
         try {
