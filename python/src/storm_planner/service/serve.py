@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from storm_planner.adaptation.replan import Replanner
+from storm_planner.adaptation.state import StateStore
 from storm_planner.service.planning.handler import PlannerHandler
 from storm_planner.service.planning.memory import MetricsSource
 from storm_planner.service.planning.runner import PlannerRunner
@@ -32,8 +33,10 @@ log = logging.getLogger("storm_planner.service")
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm: str = "even",
           metrics: MetricsSource | None = None, plan_log: Path | None = None, replanner: Replanner | None = None,
           nimbus: str | None = None, limits: ServiceLimits | None = None,
-          plan_log_max_line_mb: float | None = None, runner: PlannerRunner | None = None) -> None:
-    """Serve until SIGTERM/SIGINT. ``nimbus`` (HOST:PORT) lets the service rebalance topologies.
+          plan_log_max_line_mb: float | None = None, runner: PlannerRunner | None = None,
+          drain_markers: StateStore | None = None) -> None:
+    """Serve until SIGTERM/SIGINT. ``nimbus`` (HOST:PORT) lets the service rebalance topologies and drain
+    a re-plan's move; ``drain_markers``: where it marks the topologies a drain paused.
 
     Call :func:`hold_stop_signals` before starting any thread (the metrics store's, say): the
     signals are then taken here by ``sigwait``, whichever thread the kernel would have given them
@@ -43,7 +46,7 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
     hold_stop_signals()
     optional: dict[str, Any] = {"plan_log_max_line_mb": plan_log_max_line_mb} if plan_log_max_line_mb else {}
     handler = PlannerHandler(default_algorithm, metrics, plan_log, replanner, nimbus=nimbus, limits=limits,
-                             runner=runner, **optional)
+                             runner=runner, drain_markers=drain_markers, **optional)
     server = build_server(handler, host, port)
     # What start-up made (modules, the contract) is never garbage: the collector need not walk it again.
     # (Cyclic garbage among it would never be freed: a bounded, one-off amount.)
