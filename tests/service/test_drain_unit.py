@@ -196,6 +196,7 @@ def test_unit_a_drain_goes_through_every_phase_and_resumes(clock):
     assert drains.markers.load(MARKERS_KEY) == {}
     assert phases(records) == [("pause", "ok"), ("drain", "ok"), ("move", "ok"), ("start", "ok"), ("resume", "ok")]
     by_phase = {r["phase"]: r for r in records}
+    assert by_phase["pause"]["note"] == "spouts paused (Nimbus deactivate); 20 tuple(s) in flight before"
     assert by_phase["drain"]["note"] == "0 tuples in flight after 5.5 s" and by_phase["drain"]["in_flight"] == 0
     assert by_phase["drain"]["seconds"] == pytest.approx(5.5)
     assert by_phase["start"]["note"] == "1 of 1 restarted worker(s) up (big-b:6701 in 5.5 s)"

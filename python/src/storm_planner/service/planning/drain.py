@@ -130,6 +130,7 @@ class Drain:
     paused_wall: float = 0.0           # when Nimbus deactivated it (epoch s)
     moved_wall: float = 0.0            # when the move was answered (epoch s)
     in_flight: int | None = None
+    in_flight_before: int | None = None   # at the decision, before the pause
     restarted: dict[Slot, frozenset[int]] = field(default_factory=dict)   # slot -> its tasks after the move
     old_pids: dict[Slot, int] = field(default_factory=dict)
     starts: dict[Slot, float] = field(default_factory=dict)
@@ -227,6 +228,8 @@ class DrainCoordinator:
         if why:
             self._start_watch(drain, why)
             return plan.replace(notes=plan.notes + (f"not drained: {why}: moved at once",)), None
+        flight = self._in_flight(spec.id, drain.spouts)
+        drain.in_flight_before = None if flight is None else flight.tuples
         with self._lock:
             self._drains[spec.id] = drain
         self._jobs().append(spec.id)
@@ -416,7 +419,8 @@ class DrainCoordinator:
                     drain.state, drain.at = "ready", self.clock()
             return
         drain.paused_wall = self.wall()
-        self._phase(drain, PAUSE, self.clock() - drain.at, "spouts paused (Nimbus deactivate)")
+        before = "" if drain.in_flight_before is None else f"; {drain.in_flight_before} tuple(s) in flight before"
+        self._phase(drain, PAUSE, self.clock() - drain.at, f"spouts paused (Nimbus deactivate){before}")
         with self._lock:
             if drain.state == "pausing":   # else given up meanwhile: it resumes
                 drain.state, drain.at = "draining", self.clock()
