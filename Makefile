@@ -65,21 +65,26 @@ system-packages:
 
 python-env: $(VENV)/.installed
 
-# Installs exactly the versions in the lock (a fresh install would otherwise pull the newest of
-# everything, and a new release can break the build: highspy 1.16 started printing a banner).
-# pyproject.toml keeps version ranges for people who install the package into their own environment.
-$(VENV)/.installed: python/pyproject.toml $(LOCK)
+# Two distributions, both editable: the library (python/, with every extra) and the benchmark harness
+# (benchmarks/harness, `storm-planner bench ...`; the library runs without it). Installs exactly the versions
+# in the lock (a fresh install would otherwise pull the newest of everything, and a new release can break the
+# build: highspy 1.16 started printing a banner). The pyproject.toml files keep version ranges for people who
+# install the packages into their own environment.
+HARNESS   := benchmarks/harness
+$(VENV)/.installed: python/pyproject.toml $(HARNESS)/pyproject.toml $(LOCK)
 	python3 -m venv $(VENV)
 	$(PIP) install -q "pip==$(PIP_VERSION)" "wheel==$(WHEEL_VERSION)"
-	$(PIP) install -q -c $(LOCK) -e "python[all]"
+	$(PIP) install -q -c $(LOCK) -e "python[all]" -e $(HARNESS)
 	touch $@
 
-# Refresh the lock after changing dependencies in python/pyproject.toml (newest versions that fit;
-# one universal lock for every supported Python, 3.10 and later). Commit the result.
+# Refresh the lock after changing dependencies in python/pyproject.toml or the harness's (newest versions that
+# fit; one universal lock for every supported Python, 3.10 and later). Commit the result. Both projects are
+# given as local editables, so the harness's requirement `storm-planner` is the checkout's library (never looked
+# up on PyPI), and neither project is written into the lock (pip refuses editables as constraints).
 lock: python-env
 	$(PIP) install -q "uv==$(UV_VERSION)"
-	$(VENV)/bin/uv pip compile python/pyproject.toml --extra all --universal --python-version 3.10 \
-	  --quiet -o $(LOCK)
+	printf -- '-e ./python[all]\n-e ./$(HARNESS)\n' | $(VENV)/bin/uv pip compile - --universal --python-version 3.10 \
+	  --no-emit-package storm-planner --no-emit-package storm-planner-bench --quiet -o $(LOCK)
 
 plugin: $(PLUGIN)
 
@@ -92,7 +97,7 @@ thrift:
 	scripts/gen-thrift.sh
 
 # Static checks (configured in python/pyproject.toml, versions pinned in the lock): ruff over every Python file
-# in the repository, mypy over the package. The Java compiler's warnings are errors in the Maven build itself
+# in the repository, mypy over the library and the benchmark harness (its `files`). The Java compiler's warnings are errors in the Maven build itself
 # (-Xlint:all -Werror in pom.xml), which `plugin` and `java-test` run; `lint` compiles the test code too.
 lint: python-env
 	$(VENV)/bin/ruff check --config python/pyproject.toml .
@@ -103,8 +108,17 @@ lint: python-env
 format: python-env
 	$(VENV)/bin/ruff format --config python/pyproject.toml .
 
+# Every Storm line the plugin and the metrics hook support (storm-scheduler/README.md): the default line
+# (pom.xml's storm.version) builds in target/ as always; each other line compiles, runs the whole Java suite
+# (the LocalCluster test against the real service included) and packages its jars in target/storm-<line>/.
+OTHER_STORM_LINES := 2.6.4 2.7.1
+
 java-test: python-env
 	PLANNER_PYTHON=$(abspath $(PYTHON)) $(MVN) test
+	for line in $(OTHER_STORM_LINES); do \
+	  PLANNER_PYTHON=$(abspath $(PYTHON)) $(MVN) -pl storm-scheduler,storm-metrics -Dstorm.version=$$line \
+	    -Dstorm.build.dir=target/storm-$$line package \
+	    || exit 1; done
 
 # Two lanes at once: the cluster tests one after another, every other test beside them
 # (scripts/test-lanes.sh says why); `$(PYTHON) -m pytest` runs the same tests in one lane.

@@ -1,8 +1,9 @@
 """The import contracts of python/pyproject.toml ([tool.importlinter]) hold: the planning core is
-layered (core below planners below adaptation below the service), does no I/O, and has no cycles; the
-planner families are independent, only the registry names them, QEScalor's parts in the other layers
-build on QEScalor's planners alone, profiling on a real cluster stays above the service, and the
-service's transport knows nothing of its planning."""
+layered (core below planners below scaling below adaptation below the service), does no I/O, and has no
+cycles; the planner families are independent, only the registry names them, QEScalor's package
+(storm_planner.scaling) builds on no planner family and its pure part imports neither its cluster side
+(scaling.live) nor cluster code, profiling on a real cluster stays above the service, and the service's
+transport knows nothing of its planning."""
 from __future__ import annotations
 
 import shutil

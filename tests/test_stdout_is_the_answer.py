@@ -18,7 +18,7 @@ import pytest
 
 import storm_planner
 from storm_planner.core.quiet import native_output_to_log
-from storm_planner.generators.nasiri import micro_problem
+from storm_planner.generators.hetero import micro_problem
 from storm_planner.planners import available
 
 # MILP planners get a short limit: the problem is tiny, and this test is about output, not quality.

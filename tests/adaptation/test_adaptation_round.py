@@ -13,7 +13,7 @@ from storm_planner.adaptation import (
 from storm_planner.adaptation.scaling import NoScaling
 from storm_planner.core.errors import InfeasibleError, ProblemError
 from storm_planner.core.problem import Problem
-from storm_planner.generators.madsen import CollocationWorkload, fluctuation_problem
+from storm_planner.generators.albic import CollocationWorkload, fluctuation_problem
 
 FAST = 0.4
 

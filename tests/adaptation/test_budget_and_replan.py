@@ -201,7 +201,7 @@ def test_a_move_that_restarts_a_spouts_worker_waits_for_overload():
     moves restarts a spout's worker, and neither balance nor the CPU pressure's relief pays for the tuples
     in flight it loses (the end-to-end bench's Top-K lost 439 to two such relief moves). Not sent to a new
     worker on sup-a (it has a free slot) either: measured on the bench's bargains, that relief restarted
-    the busy worker and failed 4,000 tuples (benchmarks/reports/e2e-relief.md)."""
+    the busy worker and failed 4,000 tuples (benchmarks/README.md, e2e-relief)."""
     from storm_planner.adaptation.gate import relieves_overload
 
     apart = {"a1": A, "a2": A, "m1": B, "m2": B, "s1": B}

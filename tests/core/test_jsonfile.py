@@ -19,7 +19,7 @@ from storm_planner.core.errors import ProblemError
 from storm_planner.core.jsonfile import JsonFileError, loads_bounded, read_json
 from storm_planner.core.limits import Limits
 from storm_planner.core.problem import Problem
-from storm_planner.generators.qescalor import paper_resources
+from storm_planner.scaling.generator import paper_resources
 
 SMALL = Path(__file__).resolve().parents[1] / "data" / "small-problem.json"
 SMALL_TEXT = SMALL.read_text()

@@ -18,7 +18,7 @@ import pytest
 
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.problem import Problem
-from storm_planner.generators.chatzistergiou import mixed_job, pipeline_job, priority_job, random_job, task_count_job
+from storm_planner.generators.topdown import mixed_job, pipeline_job, priority_job, random_job, task_count_job
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SCHEMA = json.loads(resources.files("storm_planner.core").joinpath("problem.schema.json").read_text())

@@ -94,7 +94,7 @@ def test_options_fields_fill_the_options_dataclass_and_leave_the_rest_in_extra()
 def test_module_defaults_are_the_catalogue_s():
     from storm_planner.adaptation import replan
     from storm_planner.core import system_streams
-    from storm_planner.metrics import derive, network_use
+    from storm_planner.metrics import loads_and_traffic, network_use
     from storm_planner.service.planning import rebalance
 
     assert (
@@ -108,7 +108,7 @@ def test_module_defaults_are_the_catalogue_s():
         rebalance.DEFAULT_MIN_GAIN,
         rebalance.DEFAULT_COOLDOWN_S,
     )
-    assert settings.METRICS_WINDOWS.default == derive.DEFAULT_WINDOWS
+    assert settings.METRICS_WINDOWS.default == loads_and_traffic.DEFAULT_WINDOWS
     assert settings.TUPLE_OVERHEAD_BYTES.default == network_use.DEFAULT_TUPLE_OVERHEAD_BYTES
     assert settings.WATERMARK_STREAMS.default == system_streams.DEFAULT_WATERMARK_STREAMS
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 
-from storm_planner.cluster.launcher import default_plugin_jar
+from storm_planner.cluster.locations import default_plugin_jar
 from storm_planner.metrics.hookjar import default_hook_jar
 from storm_planner.metrics.windows import fetch_windows
 from storm_planner.service.planning.planlog import read_plan_log

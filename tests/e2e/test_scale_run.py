@@ -22,20 +22,20 @@ from pathlib import Path
 
 import pytest
 
-from storm_planner.adaptation.qescalor import ScalingController
-from storm_planner.adaptation.qescalor.scale_run import processed_rate, run_scaling
 from storm_planner.cluster.launcher import running_cluster
 from storm_planner.cluster.locations import default_plugin_jar
-from storm_planner.generators.qescalor import paper_resources
 from storm_planner.metrics.hookjar import default_hook_jar
-from storm_planner.planners.qescalor.performance import PerformanceModel
 from storm_planner.profiling.cgroups import detect_emulation
-from storm_planner.profiling.qescalor.instances import (
+from storm_planner.scaling import ScalingController
+from storm_planner.scaling.generator import paper_resources
+from storm_planner.scaling.live.instances import (
     InstanceProvisions,
     ProvisionEnforcer,
     provisions_from_template,
     running_instances,
 )
+from storm_planner.scaling.live.scale_run import processed_rate, run_scaling
+from storm_planner.scaling.performance import PerformanceModel
 from storm_planner.submit import nimbus
 from storm_planner.submit.operations import kill_topology, running_components, submit_project
 
@@ -204,8 +204,8 @@ def cpu_use(pids: list[int], seconds: float) -> dict[int, float]:
 
 @pytest.mark.skipif(not detect_emulation().cgroup_quota, reason="needs a writable cgroup v1 CPU hierarchy (root)")
 def test_a_sampling_instance_in_the_live_topology_measures_its_throughput_per_provision(cluster, tmp_path, capsys):
-    from storm_planner.profiling.qescalor.live_sampler import LIVE_SAMPLING_OPTIONS, sample_live
-    from storm_planner.profiling.qescalor.oopser import SamplerSettings
+    from storm_planner.scaling.live.live_sampler import LIVE_SAMPLING_OPTIONS, sample_live
+    from storm_planner.scaling.live.oopser import SamplerSettings
 
     a = cluster.addresses
     # relay: 2 executors over 3 tasks, ~7 ms of SHA-256 per tuple (20,000 rounds). Plain shuffle gives

@@ -19,7 +19,7 @@ from storm_planner.core.check import check_plan
 from storm_planner.core.errors import InvalidParameterError, UnknownParameterError
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.problem import Problem
-from storm_planner.generators.nasiri import micro_problem
+from storm_planner.generators.hetero import micro_problem
 from storm_planner.planners import available, documented_parameters, run
 from storm_planner.planners._parameters import documentation_gaps
 from storm_planner.planners.base import Planner
@@ -43,6 +43,8 @@ EXAMPLE_VALUES: dict[str, Any] = {
     "max_migrations": 3,
     "max_migration_cost": 4.5,
     "input_rate": 7.0,
+    "target_rate": 250.0,
+    "worker_fixed": 3.0,
     "max_instances": 3,
     "state": {"version": 1, "sets": [["tweets/0", "count/0"]]},
     "parallelism": {"count": 5},

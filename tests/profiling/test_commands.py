@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from storm_planner.cli import CommandError
-from storm_planner.generators.nasiri import micro_problem
+from storm_planner.generators.hetero import micro_problem
 from storm_planner.profiling.commands import add_commands
 from storm_planner.profiling.project import load_project_topology, parse_cluster
 

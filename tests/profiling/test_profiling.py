@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from storm_planner.cluster.description import parse_description
-from storm_planner.planners.nasiri.profiles import Measurement, profile_from_measurements
+from storm_planner.planners.hetero.profiles import Measurement, profile_from_measurements
 from storm_planner.profiling.builtin_project import write_builtin_project
 from storm_planner.profiling.cgroups import CpuQuota, detect_emulation, quota_us
 from storm_planner.profiling.errors import ProfilingError
@@ -20,7 +20,7 @@ from storm_planner.profiling.measurements import (
     measure_component,
     predict_cpu_percent,
 )
-from storm_planner.profiling.profiles import enough_windows, machine_types, parse_rates
+from storm_planner.profiling.profiler import enough_windows, machine_types, parse_rates
 
 
 def window(component, task, seq, *, cpu_ms, executed=0, emitted=0, latency_sum=0.0, samples=0, ms=3000):
@@ -140,7 +140,7 @@ def test_the_builtin_project_is_a_streamparse_project_the_planner_can_read(tmp_p
 
 
 def test_extra_topology_options_are_read_as_json_when_they_are():
-    from storm_planner.profiling.profiles import parse_options
+    from storm_planner.profiling.profiler import parse_options
 
     assert parse_options(["topology.bolt.wait.park.microsec=100", "a.b=org.X", "c=true"]) == {
         "topology.bolt.wait.park.microsec": 100, "a.b": "org.X", "c": True}

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from storm_planner.bench._e2e_submission import cluster_nodes, submission_spec
-from storm_planner.bench._e2e_workloads import WORKLOADS
 from storm_planner.cluster.description import load_description
 from storm_planner.core.problem import Problem
 from storm_planner.core.system_streams import ACK_PAYLOAD_BYTES, ACKER, ANCHOR_BYTES, PRIOR_VALUES_BYTES
 from storm_planner.planners.base import run
-from storm_planner.planners.chatzistergiou._groups import imc_unknown_bytes, job_graph
+from storm_planner.planners.topdown._groups import imc_unknown_bytes, job_graph
 from storm_planner.service.planning.convert import problem_from_thrift
+from storm_planner_bench.e2e.submission import cluster_nodes, submission_spec
+from storm_planner_bench.e2e.workloads import WORKLOADS
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANNERS = ("topdown", "tasklevel", "topdown-ls")
@@ -149,7 +149,7 @@ KIT_BARGAINS = {
     ("quotes", ACKER, "__ack_init"): (1.0, 60.0), (ACKER, "quotes", "__ack_ack"): (1.0, 60.0),
     ("vwap", ACKER, "__ack_ack"): (1.0, 60.0), ("join", ACKER, "__ack_ack"): (2.0, 60.0),
 }
-# RAS's placement of the grid's bargains cell (benchmarks/reports/e2e-grid2/cells.csv), 962 B per tuple measured.
+# RAS's placement of the grid's bargains cell (the second grid, benchmarks/README.md: e2e-grid2), 962 B per tuple measured.
 RAS_BARGAINS = {"i5-a": {"join": 1, "trades": 1, "vwap": 1}, "i5-b": {"sink": 1},
                 "i7-a": {ACKER: 2, "filter": 1, "join": 1}, "i7-b": {ACKER: 2, "quotes": 1, "vwap": 1}}
 

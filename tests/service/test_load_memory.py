@@ -93,7 +93,7 @@ def test_only_executors_with_a_window_of_their_own_are_remembered():
 
 
 def test_the_handler_remembers_what_the_metrics_measured_not_what_they_filled_in():
-    from storm_planner.metrics.derive import ExecutorFigures, Measurement
+    from storm_planner.metrics.loads_and_traffic import ExecutorFigures, Measurement
 
     spec = request("bargains-link")
     join = {e.id for e in spec.executors if e.component == "join"}
@@ -148,7 +148,7 @@ def test_the_memory_is_bounded_in_names_components_and_key_length():
         LoadMemory(max_topologies=0)
 
 
-# bargains at 200 t/s per spout: join and vwap are the heavy components (cf. e2e-relief.md), the rest light.
+# bargains at 200 t/s per spout: join and vwap are the heavy components (cf. benchmarks/README.md, e2e-relief), the rest light.
 BARGAINS_LOADS = {"trades": 6.0, "quotes": 6.0, "vwap": 16.0, "join": 19.0, "filter": 3.0, "sink": 2.0, "__acker": 3.0}
 
 
@@ -209,7 +209,7 @@ def test_remembered_rates_are_what_each_pair_delivers_and_the_other_streams_foll
 
 
 def test_the_handler_remembers_rates_counted_in_tuples_only():
-    from storm_planner.metrics.derive import ExecutorFigures, Measurement
+    from storm_planner.metrics.loads_and_traffic import ExecutorFigures, Measurement
 
     spec = request("bargains-link")
     figures = {e.id: ExecutorFigures(executor=e.id, component=e.component, measured=True) for e in spec.executors}
@@ -252,7 +252,7 @@ def test_topdown_on_the_remembered_loads_keeps_every_bench_node_within_its_cpu(p
 def handler_with_metrics_for(topology_id: str, load: float, rates: dict | None = None) -> PlannerHandler:
     """A service whose metrics source has figures for ``topology_id`` alone (with ``rates``: component pairs'
     tuples/s)."""
-    from storm_planner.metrics.derive import ExecutorFigures, Measurement
+    from storm_planner.metrics.loads_and_traffic import ExecutorFigures, Measurement
 
     spec = request("bargains-link")
     counted = None if rates is None else Measurement(

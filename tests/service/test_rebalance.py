@@ -16,7 +16,7 @@ import pytest
 from storm_planner.cli import main
 from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.core.settings import SettingError
-from storm_planner.generators.nasiri import micro_profile
+from storm_planner.generators.hetero import micro_profile
 from storm_planner.service.planning.handler import PlannerHandler
 from storm_planner.service.planning.planlog import read_plan_log
 from storm_planner.service.planning.rebalance import (

@@ -7,9 +7,9 @@ import subprocess
 import sys
 import time
 
-from storm_planner.bench.scale import plan_request
 from storm_planner.service.transport.client import connect, health
 from storm_planner.service.transport.server import free_port
+from storm_planner_bench.sim.scale import plan_request
 
 
 def wait_for(condition, seconds: float, what: str):

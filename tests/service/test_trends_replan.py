@@ -73,7 +73,7 @@ def measured_traffic():
 
 
 def measured_problem(options=None):
-    """The running topology as the service sees it: loads = CPU x the node's speed (metrics/derive.py)."""
+    """The running topology as the service sees it: loads = CPU x the node's speed (metrics/loads_and_traffic.py)."""
     speed = {n: s for n, _, s, _ in SUPERVISORS}
     executors = tuple(Executor(e, COMPONENT[e], MEASURED_CPU[e] * speed[FIRST_PLAN[e].split(":")[0]], 1.0, 128.0, 10.0)
                       for e in COMPONENT)

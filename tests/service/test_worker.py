@@ -9,13 +9,13 @@ from isolated_sleeper import IsolatedSleeper
 
 from storm_planner.adaptation.replan import Replanner
 from storm_planner.adaptation.state import FileStateStore, stateful_runner
-from storm_planner.bench.scale import plan_request
 from storm_planner.core.problem import Problem
 from storm_planner.planners import run
 from storm_planner.planners.base import _REGISTRY
 from storm_planner.service.planning.handler import PlannerHandler
 from storm_planner.service.planning.runner import PlannerProcess, PlannerRunner, is_isolated
 from storm_planner.service.transport.contract import planner_thrift as T
+from storm_planner_bench.sim.scale import plan_request
 
 
 def alive(pid: int) -> bool:

@@ -129,3 +129,36 @@ def test_the_rate_file_sets_the_spouts_rate_while_it_runs(tmp_path):
     rate_file.write_text("20")
     time.sleep(0.6)                              # the file is looked at every 0.5 s
     assert 5 <= emitted_in(1.0) <= 30            # 20 tuples/s from the change on, no catching up
+
+
+def test_a_spout_held_back_behind_its_schedule_shows_the_backlog_in_latency_from_the_due_time(tmp_path):
+    """Coordinated omission: a spout Storm stops calling (``max.spout.pending`` full) emits late. Latency from
+    the emit hides that wait; latency from the due time (the schedule's) counts it, and the lag says it."""
+    spout = make_spout(tmp_path)
+    spout.pacer.set_rate(20.0)          # one tuple due every 50 ms
+    spout.next_tuple()                  # the first is due now
+    assert len(spout.sent) == 1
+    spout.ack(spout.sent[0])
+    import time as clock
+    clock.sleep(0.3)                    # held back: no next_tuple for 300 ms
+    for _ in range(6):
+        spout.next_tuple()              # catching up: the ones due meanwhile go out at once
+    for tup_id in spout.sent[1:]:
+        spout.ack(tup_id)
+    spout.times.flush()
+    times = read_times(tmp_path / "times")
+    late = [m for m in times.emitted if times.lag_s(m) > 0.15]
+    assert late, "tuples due during the hold were emitted late and their lag is logged"
+    worst_from_due = max(times.acked[m] - times.due_of(m) for m in times.acked)
+    worst_from_emit = max(times.acked[m] - times.emitted[m] for m in times.acked)
+    assert worst_from_due >= 0.2 > worst_from_emit
+
+
+def test_time_logs_without_due_times_still_read_and_a_cut_due_time_is_no_event(tmp_path):
+    log = tmp_path / "requests-3-1.times"
+    log.write_text("e 0:0:0 100.0000\ne 0:1:0 101.0000 100.5000\ne 0:2:0 102.0000 101\na 0:0:0 100.2000\n"
+                   "a 0:1:0 101.2000\n")
+    times = read_times(tmp_path)
+    assert set(times.emitted) == {"requests-3-1/0:0:0", "requests-3-1/0:1:0"}   # the cut due time: no event
+    assert times.due_of("requests-3-1/0:0:0") == 100.0 and times.lag_s("requests-3-1/0:0:0") == 0.0
+    assert times.due_of("requests-3-1/0:1:0") == 100.5 and times.lag_s("requests-3-1/0:1:0") == pytest.approx(0.5)

@@ -12,7 +12,7 @@ from typing import Any
 
 from storm_planner.core.problem import Problem
 from storm_planner.planners import available, run
-from storm_planner.planners.qescalor import run_scaler, scalers
+from storm_planner.scaling import run_scaler, scalers
 
 
 def plan(problem: Mapping[str, Any] | Problem, algorithm: str = "even", **params: Any) -> dict[str, Any]:

@@ -4,7 +4,10 @@ Each area of the kit contributes its own sub-commands through an
 ``add_commands(subparsers)`` function, so this module stays a table of
 contents: planning (``plan``, ``algorithms``), the service (``serve``), the
 local cluster (``cluster ...``), topology submission (``submit``, ``kill``,
-``rebalance``, ``list``) and the later areas (metrics, feeds, benchmarks).
+``rebalance``, ``list``) and the later areas (metrics, feeds, the dashboard).
+Other distributions add theirs through the entry-point group ``storm_planner.commands``
+(:data:`COMMAND_GROUP`): each entry point names an ``add_commands(subparsers)`` function. The
+benchmark harness (``benchmarks/harness``, ``storm-planner bench ...``) is one.
 """
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import argparse
 import importlib
 import logging
 import sys
+from importlib.metadata import entry_points
 
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.core.quiet import answer_only_stdout, stdout_to_devnull
@@ -27,10 +31,13 @@ COMMAND_MODULES = (
     "storm_planner.metrics.commands",
     "storm_planner.feeds.commands",
     "storm_planner.profiling.commands",
-    "storm_planner.bench.commands",
     "storm_planner.dashboard.commands",
     "storm_planner.demo",
 )
+# Sub-command contributors of other installed distributions (the benchmark harness: ``bench``), after
+# the library's own. One that cannot be imported (its distribution gone, its metadata left) is skipped
+# with a debug line, as an optional module above is.
+COMMAND_GROUP = "storm_planner.commands"
 
 
 # A process whose reader went away ends as if killed by SIGPIPE, as Unix tools do (the shell's 128 + 13).
@@ -58,6 +65,15 @@ def build_parser() -> argparse.ArgumentParser:
             logging.getLogger(__name__).debug("no commands from %s", name)
             continue
         module.add_commands(subparsers)
+    for entry_point in sorted(entry_points(group=COMMAND_GROUP), key=lambda e: e.name):
+        try:
+            add_commands = entry_point.load()
+        except ModuleNotFoundError as error:
+            if not error.name or not entry_point.module.startswith(error.name):
+                raise  # a real import error inside an installed contributor
+            logging.getLogger(__name__).debug("no commands from %s (%s)", entry_point.name, entry_point.value)
+            continue
+        add_commands(subparsers)
     return parser
 
 

@@ -14,7 +14,7 @@ from storm_planner.core.errors import PlanningError, ProblemError, StormPlannerE
 from storm_planner.core.jsonfile import read_json
 from storm_planner.core.problem import Problem
 from storm_planner.planners import available, documented_parameters
-from storm_planner.planners.qescalor import run_scaler, scalers
+from storm_planner.scaling import run_scaler, scalers
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -185,8 +185,8 @@ def scale_plan_command(args: argparse.Namespace) -> int:
 
 
 def scale_run_command(args: argparse.Namespace) -> int:
-    from storm_planner.adaptation.qescalor import ScalingController
-    from storm_planner.adaptation.qescalor.scale_run import run_scaling
+    from storm_planner.scaling import ScalingController
+    from storm_planner.scaling.live.scale_run import run_scaling
 
     template = read_json_file(args.problem)
     try:
@@ -213,7 +213,7 @@ def _enforcer(args: argparse.Namespace, controller):
     """Per-instance provisions for ``scale run``; the instances' cgroups are removed when the run ends."""
     import os
 
-    from storm_planner.profiling.qescalor.instances import (
+    from storm_planner.scaling.live.instances import (
         InstanceProvisions,
         ProvisionEnforcer,
         provisions_from_template,
@@ -253,7 +253,7 @@ def _rate_reader(path: Path):
 
 def scale_sample_command(args: argparse.Namespace) -> int:
     from storm_planner.cluster import default_description
-    from storm_planner.profiling.qescalor.oopser import SamplerSettings, parse_levels, sample_on_cluster
+    from storm_planner.scaling.live.oopser import SamplerSettings, parse_levels, sample_on_cluster
 
     try:
         settings = SamplerSettings(levels=parse_levels(args.cpu, args.memory_mb), method=args.method, step=args.step,
@@ -270,7 +270,7 @@ def scale_sample_command(args: argparse.Namespace) -> int:
 
 
 def _sample_live(args: argparse.Namespace, settings) -> int:
-    from storm_planner.profiling.qescalor.live_sampler import sample_live
+    from storm_planner.scaling.live.live_sampler import sample_live
 
     if not args.component:
         raise CommandError("--live needs --component: the operator to sample")

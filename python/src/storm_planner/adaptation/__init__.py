@@ -7,9 +7,10 @@
   re-plan);
 * :mod:`.scaling` — scaling policies;
 * :mod:`.state` — the stores that keep a planner's state (ALBIC's collocated sets, the nodes
-  marked for removal) between rounds;
-* :mod:`.qescalor` — QEScalor's controller: instances per provision, epoch by epoch, on a running
-  topology (``storm-planner scale run``).
+  marked for removal) between rounds.
+
+QEScalor's controller (instances per provision, epoch by epoch, on a running topology: ``storm-planner
+scale run``) is in :mod:`storm_planner.scaling`.
 """
 from storm_planner.adaptation.round import AdaptationController, RoundResult, adaptation_round
 from storm_planner.adaptation.scaling import ScalingDecision, ScalingPolicy, ThresholdScaling

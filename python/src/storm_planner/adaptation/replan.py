@@ -124,7 +124,7 @@ from storm_planner.core import settings
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Options, Problem, Slot
-from storm_planner.metrics.derive import change
+from storm_planner.metrics.loads_and_traffic import change
 from storm_planner.planners import available
 from storm_planner.planners import run as run_planner
 

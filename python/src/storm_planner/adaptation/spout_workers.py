@@ -5,7 +5,7 @@ one it joins. When one of them runs a spout, the spout's pending tuples die with
 replays after ``topology.message.timeout.secs`` (on the end-to-end bench, 200-2,000 tuples lost per such
 re-plan). Pure functions of a problem and a plan, O(E) (and O(S log S) for a node's S slots).
 
-Tried and measured (``benchmarks/reports/e2e-relief.md``): sending a move into a spout's worker to a new
+Tried and measured (``benchmarks/README.md``, *e2e-relief*): sending a move into a spout's worker to a new
 worker on the same node instead, so that bargains' join and vwap could leave an i7 held at 97 % of its
 CPU quota. The relief restarted the i7's worker: 4,000 tuples failed and were replayed, throughput fell to
 148 of 400 t/s and p99 rose from 69-98 ms to 2.3-43 s in the measured window. The rule stays as it was

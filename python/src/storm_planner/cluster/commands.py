@@ -40,8 +40,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--no-ui", action="store_true", help="do not start the Storm UI")
     up.add_argument("--no-dashboard", action="store_true", help="do not start storm-planner dashboard")
     up.add_argument("--zookeeper", metavar="HOST:PORT", help="use this ZooKeeper instead of starting one")
-    up.add_argument("--storm-home", type=Path, metavar="DIR",
-                    help="use this Storm home (e.g. a binary distribution) instead of building one")
+    _storm_options(up)
     up.add_argument("--python", default=sys.executable, metavar="PATH",
                     help="Python that runs the planner service (default: this one)")
     up.add_argument("--timeout", type=float, default=150.0, metavar="SECS",
@@ -85,6 +84,14 @@ def _compose_or_hosts(args: argparse.Namespace) -> int:
     return compose_hosts.cmd_hosts(args) if args.hosts else cmd_compose(args)
 
 
+def _storm_options(up: argparse.ArgumentParser) -> None:
+    up.add_argument("--storm-version", metavar="VERSION",
+                    help="run this Storm line instead of the description's storm_version (e.g. 2.6.4): its "
+                         "home from Maven, and Nimbus with the plugin built for it (built the first time)")
+    up.add_argument("--storm-home", type=Path, metavar="DIR",
+                    help="use this Storm home (e.g. a binary distribution) instead of building one")
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", type=Path, metavar="FILE",
                         help="cluster description YAML (default: the packaged default-cluster.yaml)")
@@ -100,6 +107,8 @@ def _cluster(args: argparse.Namespace, options: ClusterOptions | None = None) ->
             description = description.with_offset(args.port_offset)
         if args.name:
             description = description.with_name(args.name)
+        if getattr(args, "storm_version", None):
+            description = description.with_storm_version(args.storm_version)
     except DescriptionError as error:
         raise CommandError(str(error)) from None
     return LocalCluster(description, args.state_dir, options)

@@ -166,6 +166,10 @@ class ClusterDescription:
         _check_name(name, "name")
         return dataclasses.replace(self, name=name)
 
+    def with_storm_version(self, version: str) -> ClusterDescription:
+        """The same cluster on another Storm line (``cluster up --storm-version``)."""
+        return dataclasses.replace(self, storm_version=_storm_version(version))
+
 
 def load_description(path: str | Path | None = None) -> ClusterDescription:
     """Load and validate a description file; ``None`` loads the packaged default."""

@@ -34,10 +34,10 @@ from pathlib import Path
 from storm_planner.progress import Progress, print_progress
 from storm_planner.submit import nimbus
 
-from . import daemons, network, reachability, storm_home, storm_yaml
+from . import daemons, network, reachability, storm_home, storm_lines, storm_yaml
 from .description import ClusterDescription, default_description
 from .errors import ClusterError
-from .locations import PLUGIN_JAR_ENV, default_plugin_jar, default_state_root
+from .locations import PLUGIN_JAR_ENV, default_state_root
 from .probes import (
     free_port_offset,
     http_ok,
@@ -213,7 +213,7 @@ class LocalCluster:
     def _check_plugin_jar(self) -> Path | None:
         if not self.options.plugin:
             return None
-        jar = self.options.plugin_jar or default_plugin_jar()
+        jar = self.options.plugin_jar or storm_lines.plugin_jar_for(self.description.storm_version, self.progress)
         if jar is None or not Path(jar).is_file():
             raise ClusterError(
                 f"planner plugin jar not found: {jar or '(no default: not running from a checkout)'}; "
@@ -444,7 +444,7 @@ class LocalCluster:
 
     @property
     def plan_log(self) -> Path:
-        """Every plan the planner service answered (JSON lines; see ``service.planlog.PlanLog``)."""
+        """Every plan the planner service answered (JSON lines; see ``service.planning.planlog.PlanLog``)."""
         return self.log_dir / "plans.jsonl"
 
     def stop_daemon(self, name: str, *, grace_s: float = 10.0) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping  # not typing.Mapping: isinstance 
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from storm_planner.core.costs import RateCosts, parse_costs
 from storm_planner.core.derive import derive_executors
 from storm_planner.core.elements import (
     BOLT,
@@ -94,6 +95,7 @@ def parse_problem(data: Mapping[str, Any]) -> dict[str, Any]:
         options=_options(_optional_mapping(data, "options")),
         profiles=MappingProxyType(dict(_optional_mapping(data, "profiles"))),
         measured=bool(data.get("executors")),
+        costs=parse_costs(data.get("costs"), component_ids),
     )
 
 
@@ -147,6 +149,8 @@ def problem_to_dict(problem: Problem) -> dict[str, Any]:
     }
     if problem.profiles:
         result["profiles"] = dict(problem.profiles)
+    if problem.costs != RateCosts():
+        result["costs"] = problem.costs.to_dict()
     return result
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from storm_planner.core.baseline import ClusterBaseline
 from storm_planner.core.codec import check_fits, parse_problem, problem_to_dict
+from storm_planner.core.costs import RateCosts
 from storm_planner.core.elements import (
     BOLT,
     EXECUTOR_ID,
@@ -65,6 +66,8 @@ class Problem:
     # No metrics yet, but each executor's load is its component's as an earlier run of the topology's name
     # measured it (the service's planner.loads.remembered): estimates still, though of a real run's loads.
     loads_remembered: bool = False
+    # How the loads grow with the offered rate (core.costs); by default nothing is known of it.
+    costs: RateCosts = field(default_factory=RateCosts)
 
     @property
     def loads_known(self) -> bool:

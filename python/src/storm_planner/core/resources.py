@@ -106,9 +106,11 @@ def constrained(problem: Problem, declared: bool) -> bool:
     return declared or memory or heap
 
 
-def fit_to_resources(problem: Problem, assignments: Mapping[str, Slot]) -> tuple[Mapping[str, Slot], list[str]]:
-    """``assignments`` moved and split as little as needed to respect every node's and worker's limits."""
-    declared = declares_cpu(problem)  # once: a pass over the executors
+def fit_to_resources(problem: Problem, assignments: Mapping[str, Slot],
+                     declared_cpu: bool = True) -> tuple[Mapping[str, Slot], list[str]]:
+    """``assignments`` moved and split as little as needed to respect every node's and worker's limits
+    (``declared_cpu`` False: memory and the heap limit only, not the executors' declared CPU)."""
+    declared = declared_cpu and declares_cpu(problem)  # once: a pass over the executors
     if not constrained(problem, declared):
         return assignments, []
     executors = {e.id: e for e in problem.executors}

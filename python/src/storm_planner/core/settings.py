@@ -318,7 +318,7 @@ REPLAN_FIRST_CORRECTION = _define(
     "alone, once, though the topology is short of nothing (under planner.replan.cautious), and restart a "
     "spout's worker when planner.source.resumable: the first plan is a guess on priors, and the gain gate "
     "still asks planner.replan.min.gain of the measured placement. Off: on the end-to-end bench's trends it traded "
-    "link bytes for CPU pressure whose relief then restarted the spout (benchmarks/reports/e2e-correct.md)")
+    "link bytes for CPU pressure whose relief then restarted the spout (benchmarks/README.md, e2e-correct)")
 REPLAN_DRAIN = _define("planner.replan.drain", FLAG, True, TOPOLOGY, SERVICE,
                        "before a re-plan moves executors of a running topology, pause its spouts (Nimbus "
                        "deactivate), wait for the tuples in flight to be acked, move, wait for the moved "

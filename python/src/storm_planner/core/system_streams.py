@@ -61,7 +61,7 @@ airline bolts). This prior is ours, read from that code, not Storm's or a paper'
 * their size stays unknown until measured, as every user stream's: one number and
   no anchor would make them lighter than a data tuple, but weighed so topDown-LS
   parted the airline job's ``extract`` tasks and sent more bytes across (the
-  bench's model, ``scripts/imc-prior.py``), so no size prior is given.
+  bench's model, ``benchmarks/harness/scripts/imc-prior.py``), so no size prior is given.
 
 Bargains (two spouts with all-grouped watermarks into ``vwap`` and ``join``, two
 executors each) shows what that changed. Selectivity 1 over every input gave

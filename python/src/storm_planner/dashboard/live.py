@@ -115,7 +115,7 @@ class ClusterSource:
         if not self.zookeeper or not info.get("executor_components"):
             return {}
         try:
-            from storm_planner.metrics.derive import measure
+            from storm_planner.metrics.loads_and_traffic import measure
 
             view = self.metrics_store().view(topology_id)
             if not view.windows:

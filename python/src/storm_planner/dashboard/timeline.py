@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from storm_planner.dashboard.aggregate import before_after, step
-from storm_planner.metrics.derive import executor_tasks
+from storm_planner.metrics.loads_and_traffic import executor_tasks
 from storm_planner.metrics.network_use import host_link_use
 from storm_planner.metrics.windows import TaskWindow
 

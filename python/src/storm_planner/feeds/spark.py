@@ -1,8 +1,14 @@
 """A Spark session for feed builds and oracles: quiet, loopback, small shuffles."""
 from __future__ import annotations
 
+import ipaddress
+import logging
 import os
 import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+LOG4J2_CONFIG = Path(__file__).resolve().with_name("spark-log4j2.properties")
 
 
 def spark_session(master: str = "local[*]", app: str = "storm-planner-feeds", shuffle_partitions: int = 8):
@@ -11,6 +17,8 @@ def spark_session(master: str = "local[*]", app: str = "storm-planner-feeds", sh
         from pyspark.sql import SparkSession
     except ModuleNotFoundError:
         raise RuntimeError("PySpark is not installed: pip install 'storm-planner[feeds]'") from None
+    # py4j says at INFO level every time it closes a connection to the JVM.
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     # Workers must run the same Python as the driver (the venv's).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -22,9 +30,27 @@ def spark_session(master: str = "local[*]", app: str = "storm-planner-feeds", sh
                # Malformed input rows must become nulls to be counted and skipped;
                # Spark 4's ANSI mode would raise on the first bad cast instead.
                .config("spark.sql.ansi.enabled", "false")
-               .config("spark.driver.memory", os.environ.get("STORM_PLANNER_SPARK_MEMORY", "1g")))
-    if master.startswith("local"):
+               .config("spark.driver.memory", os.environ.get("STORM_PLANNER_SPARK_MEMORY", "1g"))
+               # Errors only, from the driver JVM's start (setLogLevel below comes after its start-up notes).
+               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}"))
+    if on_loopback(master):
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def on_loopback(master: str) -> bool:
+    """A local master, or a standalone master on this machine's loopback: the driver then listens on
+    127.0.0.1 too (its executors reach it there), not on the address the host name resolves to."""
+    if master.startswith("local"):
+        return True
+    host = urlsplit(master).hostname if master.startswith("spark://") else None
+    return host == "localhost" or (host is not None and _is_loopback_address(host))
+
+
+def _is_loopback_address(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -4,8 +4,9 @@ planner service makes of it.
 * :mod:`.windows`  the znode layout and the versioned window documents (parse, validate);
 * :mod:`.store`    :class:`MetricsStore`: reads and watches the znodes with kazoo, keeps
   the last windows per task, removes the metrics of killed topologies;
-* :mod:`.derive`   windows -> executor loads (CPU percent x node speed), executor-pair and
-  component-pair traffic, state sizes, with notes on what was missing, stale or corrupt;
+* :mod:`.loads_and_traffic`   windows -> executor loads (CPU percent x node speed),
+  executor-pair and component-pair traffic, state sizes, with notes on what was missing, stale
+  or corrupt;
 * :mod:`.source`   the service's metrics source: fills ``Problem.executors``/``traffic``;
 * :mod:`.hookjar`  the hook's jar and the topology conf that switches it on;
 * :mod:`.commands` ``storm-planner metrics <topology> [--json]``.

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from storm_planner.cli import CommandError
-from storm_planner.metrics.derive import measure
+from storm_planner.metrics.loads_and_traffic import measure
 from storm_planner.metrics.store import MetricsStore
 from storm_planner.metrics.windows import DEFAULT_ROOT
 from storm_planner.service.metrics import ZOOKEEPER_ENV

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from storm_planner.core.problem import Executor, Traffic
 
 if TYPE_CHECKING:
-    from storm_planner.metrics.derive import Measurement
+    from storm_planner.metrics.loads_and_traffic import Measurement
 
 _EMPTY: Mapping = MappingProxyType({})
 

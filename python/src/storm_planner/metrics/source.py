@@ -35,7 +35,7 @@ from typing import Any
 
 from storm_planner.core import settings
 from storm_planner.core.problem import Executor, Traffic
-from storm_planner.metrics.derive import (
+from storm_planner.metrics.loads_and_traffic import (
     DEFAULT_STALE_PERIODS,
     DEFAULT_STATE_MB,
     MIN_STALE_S,

@@ -63,7 +63,10 @@ class Planner(Parameterised):
     # Plans kept within each node's free declared CPU and memory and the worker heap limit
     # (core.resources); Storm's own resource-unaware schedulers, as baselines, are not.
     resource_aware: ClassVar[bool] = True
-    # The service runs it in a worker process it kills at the deadline (service.worker): solver
+    # Whether a resource-aware planner's plan is also kept within each node's declared CPU (Storm's RAS
+    # accounting). A planner that plans on measured costs says no: memory and the heap limit still bind.
+    accounts_declared_cpu: ClassVar[bool] = True
+    # The service runs it in a worker process it kills at the deadline (service.planning.runner): solver
     # planners whose model building can overrun their time limit; a thread cannot be stopped.
     isolated: ClassVar[bool] = False
     # Keys under planner.<name>. that are inputs read elsewhere, not parameters (hetero's profiles).
@@ -121,7 +124,7 @@ def run(problem: Problem, algorithm: str, **params: Any) -> Plan:
     plan = planner.plan(seen)
     check_plan(seen, plan, allow_new_executors=planner.changes_parallelism)
     if planner.resource_aware and not planner.changes_parallelism:
-        assignments, notes = fit_to_resources(seen, plan.assignments)
+        assignments, notes = fit_to_resources(seen, plan.assignments, declared_cpu=planner.accounts_declared_cpu)
         if notes:
             plan = plan.replace(assignments=assignments, notes=(*plan.notes, *notes))
     solve_ms = (time.perf_counter() - started) * 1000.0

@@ -1,5 +1,4 @@
-"""Measuring on a real cluster what the models need: how much CPU work a component's tuples cost, and
-what an operator instance sustains under a resource provision.
+"""Measuring on a real cluster what the models need: how much CPU work a component's tuples cost.
 
 Shared machinery:
 
@@ -12,14 +11,13 @@ Shared machinery:
 Nasiri et al.'s profiles (*A Scheduling Algorithm to Maximize Storm Throughput in Heterogeneous
 Cluster*, §5.2):
 
-* :mod:`.profiles` — fit base, ET and MET per component and machine type on the local cluster
+* :mod:`.profiler` — fit base, ET and MET per component and machine type on the local cluster
   (``storm-planner profile``);
 * :mod:`.project` — a streamparse project's topology as a problem;
 * :mod:`.commands` — ``storm-planner parallelism``, ``simulate`` and ``profile``.
 
-QEScalor's samples (Mu et al., ICCS 2020, §2.2): :mod:`.qescalor`.
-
 The model these measurements feed (profiles, eq. 7–10) and the planners ``hetero`` and
-``hetero-optimal`` are in :mod:`storm_planner.planners.nasiri`; QEScalor's performance model and
-scalers in :mod:`storm_planner.planners.qescalor`.
+``hetero-optimal`` are in :mod:`storm_planner.planners.hetero`. What an operator instance sustains
+under a resource provision (QEScalor's samples, Mu et al., ICCS 2020, §2.2) is measured by
+:mod:`storm_planner.scaling.live`, with the shared machinery above.
 """

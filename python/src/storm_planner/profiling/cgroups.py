@@ -1,7 +1,7 @@
 """Machine types on one host: cgroup v1 CPU quotas (what this host allows is probed first).
 
 A quota caps a machine's *capacity*: a throttled task waits, so its latency grows, but one tuple
-still costs the same CPU time (see :mod:`storm_planner.profiling.profiles`).
+still costs the same CPU time (see :mod:`storm_planner.profiling.profiler`).
 
 A process joins a group only if it is one this process started (or, for an executor's subprocess,
 one of its worker's: :mod:`.processes`), and leaves it, when the group goes, for the group it came

@@ -27,10 +27,10 @@ from storm_planner.cli import CommandError
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
-from storm_planner.planners.nasiri.model import build_model
-from storm_planner.planners.nasiri.plans import placement_from_assignments
-from storm_planner.planners.nasiri.profiles import load_profile
-from storm_planner.planners.nasiri.simulate import Simulation, gain, simulate
+from storm_planner.planners.hetero.model import build_model
+from storm_planner.planners.hetero.plans import placement_from_assignments
+from storm_planner.planners.hetero.profiles import load_profile
+from storm_planner.planners.hetero.simulate import Simulation, gain, simulate
 from storm_planner.profiling.project import load_project_topology, parse_cluster
 
 
@@ -39,7 +39,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "parallelism", help="recommend parallelism hints for a streamparse topology on a heterogeneous cluster")
     advise.add_argument("project", help="streamparse project directory (with config.json, topologies/, src/)")
     advise.add_argument(
-        "--profiles", required=True, help="profile file (JSON or YAML; see storm_planner.planners.nasiri.profiles)"
+        "--profiles", required=True, help="profile file (JSON or YAML; see storm_planner.planners.hetero.profiles)"
     )
     advise.add_argument(
         "--cluster", required=True, help="cluster file, or TYPE:COUNT[:CAPACITY],... e.g. i5:2:400,i3:4"
@@ -68,7 +68,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     sim.add_argument("--json", action="store_true", help="print the results as JSON")
     sim.set_defaults(handler=simulate_command)
 
-    from storm_planner.profiling.profiles import add_profile_command
+    from storm_planner.profiling.profiler import add_profile_command
     add_profile_command(subparsers)  # storm-planner profile: ET/MET on the real cluster
 
 

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from storm_planner.planners.nasiri.profiles import Measurement, Profile, SeriesFit, fit_report
+from storm_planner.planners.hetero.profiles import Measurement, Profile, SeriesFit, fit_report
 
 from .errors import ProfilingError
 

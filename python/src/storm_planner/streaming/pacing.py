@@ -13,6 +13,12 @@ Three modes, chosen by two numbers:
 The pacer never sleeps: it says how long until the next record is due, and the
 spout returns from ``next_tuple`` (a multilang spout must not block).
 
+Each record's *due time* (:attr:`ReplayPacer.due`, on the pacer's clock) is when the schedule meant it
+to go out, whether or not the spout kept up: a spout held back (``max.spout.pending`` full, a starved
+worker) emits late, and latency measured from the due time counts that wait, which latency from the
+actual emit hides (coordinated omission, as wrk2 and HdrHistogram call it). Unpaced, a record is due
+when it is emitted.
+
 A fixed rate may change while the topology runs (:meth:`ReplayPacer.set_rate`): :class:`RateFile`
 reads it from a file, as profiling raises a running topology's input rate step by step.
 """
@@ -36,6 +42,7 @@ class ReplayPacer:
         self._start_wall: float | None = None
         self._start_event: float | None = None
         self._tuples = 0
+        self.due: float | None = None   # the last record's due time asked for by wait_for (clock time)
 
     @property
     def mode(self) -> str:
@@ -53,11 +60,12 @@ class ReplayPacer:
         if self.speed > 0 and event_time is not None:
             if self._start_event is None:
                 self._start_event = event_time
-            due = self._start_wall + (event_time - self._start_event) / self.speed
-            return due - now
+            self.due = self._start_wall + (event_time - self._start_event) / self.speed
+            return self.due - now
         if self.rate > 0:
-            due = self._start_wall + self._tuples / self.rate
-            return due - now
+            self.due = self._start_wall + self._tuples / self.rate
+            return self.due - now
+        self.due = now
         return 0.0
 
     def emitted(self, tuples: int) -> None:
@@ -65,7 +73,8 @@ class ReplayPacer:
         self._tuples += tuples
 
     def set_rate(self, rate: float) -> None:
-        """Emit at ``rate`` tuples/s from now on (counted afresh, so no burst makes up for the past)."""
+        """Emit at ``rate`` tuples/s from now on (counted afresh, so no burst makes up for the past: the
+        schedule, and so the due times, start again from the change)."""
         if not rate > 0:
             raise ValueError(f"replay rate must be positive, not {rate!r}")
         self.rate = float(rate)

@@ -11,8 +11,7 @@ import json
 import os
 from typing import Any
 
-from streamparse import Bolt
-
+from storm_planner.streaming._streamparse import Bolt
 from storm_planner.streaming.conf import ConfReader
 
 

@@ -96,8 +96,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from streamparse import Spout
-
+from storm_planner.streaming._streamparse import Spout
 from storm_planner.streaming.checkpoint import CHECKPOINT_S, Checkpoint, file_safe, write_atomically
 from storm_planner.streaming.conf import ConfReader
 from storm_planner.streaming.feedio import FeedStats, iter_feed_records
@@ -289,13 +288,20 @@ class ReplaySpout(Spout):
             self._open[seq] = len(emissions)
             heapq.heappush(self._open_heap, seq)
         self.record_seq += 1
+        due = self._due_time()
         for position, (values, stream) in enumerate(emissions):
             tup_id = f"{self.task_index}:{seq}:{position}"
             self.pending[tup_id] = (list(values), stream, seq)
-            self.times.record("e", tup_id)
+            self.times.record("e", tup_id, due)
             self.emit(list(values), tup_id=tup_id, stream=stream)
         self.tuples_emitted += len(emissions)
         self.pacer.emitted(len(emissions))
+
+    def _due_time(self) -> float | None:
+        """The record's due time (unix seconds) from the pacer's schedule; None when it is not paced."""
+        if self.pacer.due is None or not (self.pacer.rate > 0 or self.pacer.speed > 0):
+            return None
+        return time.time() - (time.monotonic() - self.pacer.due)
 
     def _exhaust(self) -> None:
         """The share has no record left: end the watermark and report once every tuple is done."""

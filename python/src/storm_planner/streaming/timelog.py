@@ -4,9 +4,14 @@ Storm reports only a mean complete latency; a benchmark wants percentiles and th
 :class:`~storm_planner.streaming.spout.ReplaySpout` given ``P.times_dir`` writes one line per event
 to ``<times_dir>/<component>-<task>-<pid>.times``, one file per incarnation of the task::
 
-    e <message id> <unix time>     emitted (again on every replay)
-    a <message id> <unix time>     acked
-    f <message id> <unix time>     failed (timed out or failed by a bolt)
+    e <message id> <unix time> [<due time>]   emitted (again on every replay)
+    a <message id> <unix time>                acked
+    f <message id> <unix time>                failed (timed out or failed by a bolt)
+
+A record's first emit carries its *due time* (unix seconds): when the replay schedule meant it to go out
+(:mod:`.pacing`). Latency from the due time to the ack counts the time a tuple waited to be emitted
+behind a spout that fell behind; from the emit it does not. A replay keeps its first emit's due time;
+a line without one (an unpaced spout, an older log) is due when emitted.
 
 Lines are buffered and written at most ``FLUSH_S`` apart (and when the spout closes), so the log
 costs the spout little. A worker killed in the middle of a write leaves its last line cut: a line without
@@ -58,9 +63,13 @@ class TimeLog:
         if path:
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
 
-    def record(self, kind: str, message_id: str) -> None:
+    def record(self, kind: str, message_id: str, due: float | None = None) -> None:
+        """One event now; ``due``: an emit's due time (unix seconds), when it has one."""
         if self.path:
-            self._lines.append(f"{kind} {message_id} {time.time():.4f}\n")
+            if due is None:
+                self._lines.append(f"{kind} {message_id} {time.time():.4f}\n")
+            else:
+                self._lines.append(f"{kind} {message_id} {time.time():.4f} {due:.4f}\n")
 
     def maybe_flush(self) -> None:
         if self._lines and time.monotonic() - self._flushed >= FLUSH_S:
@@ -111,6 +120,7 @@ class TupleTimes:
 
     emitted: dict[str, float] = field(default_factory=dict)
     acked: dict[str, float] = field(default_factory=dict)
+    due: dict[str, float] = field(default_factory=dict)     # the first emit's due time, where it had one
     emits_at: list[float] = field(default_factory=list)    # every emit event, replays included
     failed_at: list[float] = field(default_factory=list)   # every fail event
 
@@ -126,6 +136,14 @@ class TupleTimes:
     def latencies_s(self, begin: float, end: float) -> list[float]:
         """Complete latency (first emit to ack) of the acked tuples first emitted in [begin, end)."""
         return [self.acked[m] - at for m, at in self.emitted.items() if begin <= at < end and m in self.acked]
+
+    def due_of(self, message_id: str) -> float:
+        """When the schedule meant the tuple to go out (its first emit where no due time was logged)."""
+        return self.due.get(message_id, self.emitted[message_id])
+
+    def lag_s(self, message_id: str) -> float:
+        """How late its first emit was against the schedule (0 for an unpaced spout's tuple)."""
+        return max(0.0, self.emitted[message_id] - self.due_of(message_id))
 
     def acked_between(self, begin: float, end: float) -> int:
         return sum(1 for at in self.acked.values() if begin <= at < end)
@@ -172,10 +190,10 @@ def _read_one(path: Path, times: TupleTimes) -> None:
     task = f"@{stable}" if stable else path.stem
     for line in lines:
         parts = line.split()
-        if len(parts) != 3 or line.startswith("#"):
+        if len(parts) not in (3, 4) or line.startswith("#") or (len(parts) == 4 and parts[0] != "e"):
             continue   # a header, or a line cut short by a worker killed mid-write
-        kind, message_id, text = parts
-        if not _TIME.fullmatch(text):
+        kind, message_id, text = parts[:3]
+        if not _TIME.fullmatch(text) or (len(parts) == 4 and not _TIME.fullmatch(parts[3])):
             continue   # a time cut short (no fraction left): not the time it was
         at = float(text)
         key = f"{task}/{message_id}"
@@ -184,6 +202,10 @@ def _read_one(path: Path, times: TupleTimes) -> None:
             first = times.emitted.get(key)
             if first is None or at < first:   # another incarnation's file, read later, may have emitted it first
                 times.emitted[key] = at
+                if len(parts) == 4:
+                    times.due[key] = float(parts[3])
+                else:
+                    times.due.pop(key, None)
         elif kind == "a":
             first = times.acked.get(key)
             if first is None or at < first:

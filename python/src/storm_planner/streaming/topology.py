@@ -38,8 +38,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from streamparse import Grouping
-
+from storm_planner.streaming._streamparse import Grouping
 from storm_planner.streaming.conf import ConfError
 
 TASKS_KEY = "topology.tasks"  # Storm's key; per component in its ComponentCommon.json_conf

@@ -4,7 +4,7 @@ A topology's first plan comes before its first metrics window, so the service pl
 executor's declared CPU (Storm's default is 10 % of a core for every component) and a prior tuple size. On
 the end-to-end bench that first plan is what a topology keeps: ``topdown`` packed bargains' join and vwap
 onto one 45 % node on declared figures, and every measured re-plan that would have spread them had to
-restart a spout's worker, which costs more than the pressure (``benchmarks/reports/e2e-relief.md``).
+restart a spout's worker, which costs more than the pressure (``benchmarks/README.md``, *e2e-relief*).
 
 Operators resubmit a topology under the same name (a new jar, a changed setting, a cluster move), and its
 components cost about what they cost the last time. :class:`LoadMemory` keeps, per topology name, what

@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -29,11 +32,14 @@ class SubprocessCpuTest {
     void measuresTheCpuOfABusyChildProcessByComponent() throws Exception {
         SubprocessCpu cpu = new SubprocessCpu();
         cpu.sample(SIGNATURES);  // baseline: nothing started yet
-        // A shell busy for a moment; its command line names the "count" component's script.
+        // A shell busy for a moment, then asleep; its command line names the "count" component's script. It
+        // says when its loop is over: on a loaded machine the loop can take longer than any fixed wait.
         Process busy = new ProcessBuilder("sh", "-c",
-            "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done; sleep 5", "sh", "trends.bolts.CountBolt").start();
-        try {
-            Thread.sleep(1500);
+            "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done; echo looped; sleep 5", "sh",
+            "trends.bolts.CountBolt").start();
+        try (BufferedReader out = new BufferedReader(
+                new InputStreamReader(busy.getInputStream(), StandardCharsets.UTF_8))) {
+            assertEquals("looped", out.readLine());
             Map<String, SubprocessCpu.Usage> usage = cpu.sample(SIGNATURES);
             assertTrue(usage.containsKey("count"), usage.toString());
             assertEquals(1, usage.get("count").processes());

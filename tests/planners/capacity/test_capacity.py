@@ -1,0 +1,174 @@
+"""The capacity planner: its model by hand, its exact answer against brute force, its bound, its scale."""
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+import storm_planner
+from storm_planner.core.errors import ProblemError
+from storm_planner.core.problem import Problem
+from storm_planner.core.traffic import TrafficModel
+from storm_planner.planners.capacity import exact
+from storm_planner.planners.capacity.bound import factor_bound
+from storm_planner.planners.capacity.model import CapacityModel
+from storm_planner.planners.capacity.search import greedy, improve
+
+
+def pipeline(nodes=(("a", 100.0), ("b", 100.0)), link: float | None = None, spout_load=20.0, bolt_load=30.0,
+             bolts=2, rate=100.0, tuple_bytes=500.0, costs=None, current=None, declared=None) -> dict:
+    """A spout feeding ``bolts`` executors of one bolt by shuffle, loads measured at ``rate``."""
+    executors = [{"id": "[1-1]", "component": "spout", "load": spout_load}]
+    executors += [{"id": f"[{i}-{i}]", "component": "bolt", "load": bolt_load} for i in range(2, bolts + 2)]
+    if declared is not None:
+        for e in executors:
+            e["cpu"] = declared
+    problem = {
+        "nodes": [{"id": n, "capacity": c, "slots": [6700, 6701],
+                   **({"bandwidth": link} if link is not None else {})} for n, c in nodes],
+        "topology": {"id": "t", "components": [{"id": "spout", "type": "spout"},
+                                               {"id": "bolt", "executors": bolts}],
+                     "streams": [{"from": "spout", "to": "bolt", "grouping": "shuffle", "rate": rate,
+                                  "tuple_bytes": tuple_bytes}]},
+        "executors": executors,
+        "costs": costs or {"reference_rate": rate, "worker_fixed": 2.0, "origin": "measured"},
+    }
+    if current:
+        problem["current"] = current
+    return problem
+
+
+def test_the_factor_is_the_least_headroom_over_cpu_and_links_computed_by_hand():
+    model = CapacityModel(Problem.from_dict(pipeline(link=1.0)), worker_fixed=2.0)
+    node_of = {"[1-1]": "a", "[2-2]": "a", "[3-3]": "b"}
+    # a: 2 fixed + 50 per unit of factor; b: 2 + 30. The spout sends one pair's share
+    # (100 t/s / 2 pairs × 500 B × 8 = 0.2 Mbit/s) across to b: 1 Mbit/s allows 5×.
+    assert model.factor(node_of) == pytest.approx((100 - 2) / 50)
+    narrow = CapacityModel(Problem.from_dict(pipeline(link=0.3)), worker_fixed=2.0)
+    assert narrow.factor(node_of) == pytest.approx(0.3 / 0.2)
+    assert narrow.bottleneck(node_of)[1] in ("sent", "received")
+
+
+def test_fixed_costs_do_not_grow_with_the_rate():
+    problem = Problem.from_dict(pipeline(costs={"reference_rate": 100, "executor_fixed": {"bolt": 10},
+                                                "worker_fixed": 0, "origin": "measured"}))
+    model = CapacityModel(problem, problem.costs.executor_fixed, 0.0)
+    everything_on_a = dict.fromkeys(("[1-1]", "[2-2]", "[3-3]"), "a")
+    # fixed 20 (two bolts), variable 20 + 2 × 20 = 60: (100 − 20) / 60
+    assert model.factor(everything_on_a) == pytest.approx(80 / 60)
+
+
+def test_a_link_that_binds_keeps_the_stream_on_one_node():
+    plan = storm_planner.plan(pipeline(link=0.05, bolt_load=10.0), algorithm="capacity")
+    assert len({slot.split(":")[0] for slot in plan["assignments"].values()}) == 1
+    cpu_bound = storm_planner.plan(pipeline(link=100.0, bolt_load=40.0), algorithm="capacity")
+    assert len({slot.split(":")[0] for slot in cpu_bound["assignments"].values()}) == 2
+
+
+def random_problem(rng: random.Random) -> Problem:
+    nodes = [{"id": f"n{i}", "capacity": rng.choice([35.0, 45.0, 100.0]), "slots": [6700],
+              "bandwidth": rng.choice([0.5, 2.0, 50.0])} for i in range(3)]
+    components = [{"id": "s", "type": "spout", "executors": 1}, {"id": "x", "executors": rng.randint(1, 3)},
+                  {"id": "y", "executors": rng.randint(1, 2)}]
+    executors, task = [], 1
+    for component in components:
+        for _ in range(component["executors"]):
+            executors.append({"id": f"[{task}-{task}]", "component": component["id"],
+                              "load": round(rng.uniform(2, 25), 1)})
+            task += 1
+    streams = [{"from": "s", "to": "x", "grouping": rng.choice(["shuffle", "fields"]), "rate": 200.0,
+                "tuple_bytes": rng.choice([100.0, 400.0])},
+               {"from": "x", "to": "y", "grouping": rng.choice(["fields", "global"]), "rate": 100.0,
+                "tuple_bytes": 200.0}]
+    return Problem.from_dict({"nodes": nodes, "topology": {"id": "r", "components": components, "streams": streams},
+                              "executors": executors,
+                              "costs": {"reference_rate": 200, "worker_fixed": 1.5, "origin": "measured"}})
+
+
+def brute_force(model: CapacityModel) -> float:
+    executors, nodes = list(model.component), model.usable_nodes()
+    return max(model.factor(dict(zip(executors, choice))) for choice in itertools.product(nodes, repeat=len(executors)))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_exact_reaches_the_brute_force_optimum_and_the_bound_is_above_it(seed):
+    problem = random_problem(random.Random(seed))
+    model = CapacityModel(problem, worker_fixed=1.5)
+    best = brute_force(model)
+    bound = factor_bound(model)
+    assert bound >= best * (1 - 1e-6)
+    start = improve(model, greedy(model))
+    assert model.factor(start) <= best * (1 + 1e-9)
+    result = exact.solve(model, model.factor(start), bound, tolerance=0.005, time_limit_s=120)
+    assert result is not None
+    assert model.factor(result.node_of) == pytest.approx(best, rel=0.01)
+    assert model.factor(result.node_of) >= result.factor * (1 - 1e-6)  # what it claims, the placement does
+
+
+def test_the_plan_reports_its_predicted_rate_and_the_bound():
+    plan = storm_planner.plan(pipeline(), algorithm="capacity")
+    figures = plan["figures"]
+    assert 0 < figures["predicted_rate"] <= figures["rate_bound"] * (1 + 1e-6)
+    assert figures["predicted_rate"] == pytest.approx(figures["capacity_factor"] * 100)
+    assert "predicted" in plan["notes"][0] and "λ*" in plan["notes"][0]
+
+
+def test_a_current_placement_that_sustains_the_target_is_kept():
+    current = {"[1-1]": "b:6700", "[2-2]": "b:6700", "[3-3]": "a:6700"}
+    kept = storm_planner.plan(pipeline(current=current), algorithm="capacity", target_rate=150.0)
+    assert kept["assignments"] == current and "kept" in kept["notes"][0]
+    moved = storm_planner.plan(pipeline(current={e: "a:6700" for e in current}), algorithm="capacity",
+                               target_rate=150.0)
+    assert moved["assignments"] != {e: "a:6700" for e in current}
+
+
+def test_it_plans_on_measured_costs_not_on_declared_cpu():
+    # Every executor declares 60 % (Storm's accounting would allow one per node), but measures 10 %.
+    plan = storm_planner.plan(pipeline(declared=60.0, spout_load=10.0, bolt_load=10.0, link=0.05), algorithm="capacity")
+    assert len({slot.split(":")[0] for slot in plan["assignments"].values()}) == 1
+    assert not any("declared CPU" in note for note in plan["notes"])
+
+
+def test_more_executors_are_advised_where_the_count_binds_and_within_the_tasks():
+    problem = pipeline(nodes=(("a", 45.0), ("b", 45.0), ("c", 45.0), ("d", 45.0)), bolts=1, bolt_load=40.0,
+                       spout_load=5.0)
+    problem["executors"][1]["id"] = "[2-5]"   # one executor running four tasks
+    plan = storm_planner.plan(problem, algorithm="capacity")
+    advice = plan["advice"]
+    assert advice["parallelism"]["bolt"] > 1 and advice["parallelism"]["bolt"] <= advice["tasks"]["bolt"] == 4
+    assert advice["max_input_rate"] > advice["current_max_input_rate"]
+    assert "rebalance t -e bolt=" in plan["notes"][-2]
+    at_tasks = pipeline(nodes=(("a", 45.0), ("b", 45.0)), bolts=1, bolt_load=40.0)
+    plan = storm_planner.plan(at_tasks, algorithm="capacity")
+    assert plan["advice"]["parallelism"] == plan["advice"]["current"]
+
+
+@pytest.mark.timeout(120)
+def test_local_search_scales_without_executor_pairs(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the capacity planner built executor pairs")
+    monkeypatch.setattr(TrafficModel, "executor_pairs", refuse)
+    nodes = [{"id": f"n{i}", "capacity": 400.0, "slots": [6700, 6701], "bandwidth": 1000.0} for i in range(60)]
+    components = [{"id": "s", "type": "spout", "executors": 200, "cost": 2000.0},
+                  {"id": "a", "executors": 1000, "cost": 8000.0}, {"id": "b", "executors": 800, "cost": 6000.0},
+                  {"id": "c", "executors": 1, "cost": 50.0}]
+    streams = [{"from": "s", "to": "a", "grouping": "shuffle", "rate": 50000.0, "tuple_bytes": 100.0},
+               {"from": "a", "to": "b", "grouping": "fields", "rate": 50000.0, "tuple_bytes": 100.0},
+               {"from": "b", "to": "c", "grouping": "global", "rate": 1000.0, "tuple_bytes": 50.0}]
+    problem = {"nodes": nodes, "topology": {"id": "big", "components": components, "streams": streams},
+               "options": {"time_limit_s": 5}}
+    plan = storm_planner.plan(problem, algorithm="capacity", max_columns=0, advise=False)
+    assert len(plan["assignments"]) == 2001
+    assert plan["figures"]["capacity_factor"] > 0
+
+
+def test_costs_are_checked_and_round_trip():
+    problem = Problem.from_dict(pipeline(costs={"reference_rate": 50, "executor_fixed": {"bolt": 1.5},
+                                                "worker_fixed": 3, "origin": "remembered"}))
+    assert Problem.from_dict(problem.to_dict()).costs == problem.costs
+    for costs, word in (({"reference_rate": -1}, "reference_rate"), ({"executor_fixed": {"nope": 1}}, "nope"),
+                        ({"origin": "guessed"}, "origin"), ({"speed": 1}, "speed"),
+                        ({"worker_fixed": float("nan")}, "worker_fixed")):
+        with pytest.raises(ProblemError, match=word):
+            Problem.from_dict(pipeline(costs=costs))
