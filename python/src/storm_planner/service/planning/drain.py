@@ -60,8 +60,8 @@ from storm_planner.core import settings
 from storm_planner.core.elements import SPOUT
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot
-from storm_planner.metrics.derive import executor_tasks
 from storm_planner.metrics.inflight import InFlight, slot_pids, spout_in_flight, start_seconds, workers_up
+from storm_planner.metrics.loads_and_traffic import executor_tasks
 from storm_planner.metrics.windows import TaskWindow
 from storm_planner.submit.operations import TopologyGone, set_active
 
