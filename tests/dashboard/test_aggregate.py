@@ -242,3 +242,38 @@ def test_bad_latency_buckets_make_the_window_corrupt_naming_the_field(buckets, f
                                  "acked": {"tuples": 1, "complete_latency_buckets": buckets}}))
     with pytest.raises(CorruptWindow, match=field.replace("[", r"\[").replace("]", r"\]")):
         parse_window(json.dumps(doc))
+
+
+def test_each_phase_of_a_drain_is_a_marker_with_its_duration():
+    """A drain before a move: its answers while it waits are kept rounds, each phase a marker at its end
+    (orange on the page), the move itself the re-plan."""
+    from storm_planner.dashboard.planlog_reader import parse_record
+
+    assign = {"[1-1]": "a:6700", "[2-2]": "a:6701"}
+    moved = {"[1-1]": "a:6700", "[2-2]": "b:6700"}
+    records = [
+        {"event": "plan", "time": 10.0, "topology": "t", "algorithm": "even", "assignments": assign},
+        {"event": "plan", "time": 20.0, "topology": "t", "algorithm": "topdown", "figures": {"moves": 0.0},
+         "notes": ["drain: the spouts pause (Nimbus deactivate) before 1 executor(s) move"], "assignments": assign},
+        {"event": "drain", "time": 20.4, "topology": "t", "phase": "pause", "seconds": 0.4,
+         "note": "spouts paused (Nimbus deactivate)", "outcome": "ok", "in_flight": None},
+        {"event": "drain", "time": 23.5, "topology": "t", "phase": "drain", "seconds": 3.1,
+         "note": "0 tuples in flight after 3.1 s", "outcome": "ok", "in_flight": 0},
+        {"event": "plan", "time": 24.0, "topology": "t", "algorithm": "topdown", "figures": {"moves": 1.0},
+         "notes": ["drained: 1 executor(s) move with 0 tuple(s) in flight"], "assignments": moved},
+        {"event": "drain", "time": 24.0, "topology": "t", "phase": "move", "seconds": 0.5, "note": "answered"},
+        {"event": "drain", "time": 33.0, "topology": "t", "phase": "start", "seconds": 9.0,
+         "note": "1 of 1 restarted worker(s) up (b:6700 in 6.2 s)"},
+        {"event": "drain", "time": 33.1, "topology": "t", "phase": "resume", "seconds": 0.1,
+         "note": "spouts resumed (Nimbus activate)"},
+    ]
+    assert all(parse_record(json.dumps(r)) == r for r in records)
+    markers = plan_markers(records, "t", limit=20)
+    assert [(m["kind"], m.get("phase")) for m in markers] == [
+        ("plan", None), ("drain", "pause"), ("drain", "drain"), ("re-plan", None), ("drain", "move"),
+        ("drain", "start"), ("drain", "resume")]
+    assert markers[1]["kept_rounds"] == 1
+    assert markers[2]["reason"] == "drain 3.1 s: 0 tuples in flight after 3.1 s" and markers[2]["seconds"] == 3.1
+    assert markers[5]["reason"] == "start 9.0 s: 1 of 1 restarted worker(s) up (b:6700 in 6.2 s)"
+    with pytest.raises(Exception, match="field seconds"):
+        parse_record(json.dumps({**records[3], "seconds": "long"}))

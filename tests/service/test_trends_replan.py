@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pytest
 
+from storm_planner.adaptation.costs import MoveContext
 from storm_planner.adaptation.gate import CPU_PRESSURE_PCT, RELIEF_TARGET_PCT
 from storm_planner.adaptation.replan import Replanner
 from storm_planner.core.evaluate import evaluate, utilisations
@@ -122,14 +123,37 @@ def test_topdown_replans_trends_off_the_pressure_line_but_spares_the_spouts_work
     assert "held back that restart a spout's worker" in " ".join(kept.notes)
 
 
+# Drained, its last drain measured 3 s of pause, and workers measured to start in 4 s on every node: the
+# relief's move costs about 7 s of the topology's work, under its gain (94 -> 79 %: 15 % of 60 s).
+FAST_DRAINED = MoveContext(drained=True, pause_s=3.0, in_flight=0, spout_rate=400.0,
+                           start_times={n: 4.0 for n, *_ in SUPERVISORS})
+
+
 def test_with_a_resumable_source_topdowns_relief_restarts_the_spouts_worker():
     """The same re-plan with planner.source.resumable (what ``bench e2e`` sets now that its replay spouts
-    resume from a checkpoint): the relief that takes executors out of the spout's worker on i7-a is applied,
-    and the note says the spout's worker restarts because its source resumes."""
+    resume from a checkpoint): the relief that takes executors out of the spout's worker on i7-a is applied
+    when its move is drained and cheap, and the note says the spout's worker restarts because its source
+    resumes, and what the move costs against what it gains."""
     problem = measured_problem({"planner.source.resumable": "true"})
-    moved = Replanner().plan(problem, "topdown")
+    moved = Replanner().plan(problem, "topdown", FAST_DRAINED)
     assert moved.assignments != problem.current
+    assert "a move costs 7.0 s of the topology's work" in moved.notes[-1]
+    assert "against a gain of 9.3 s over the 60 s re-plan period" in moved.notes[-1]
     after = evaluate(problem, moved.assignments)
     assert after["max_utilisation"] < CPU_PRESSURE_PCT and after["over_capacity"] == 0
     assert "CPU pressure relieved" in moved.notes[-1]
     assert "restart a spout's worker: its source resumes from its committed progress" in moved.notes[-1]
+
+
+def test_the_same_relief_undrained_is_priced_above_its_gain_and_refused():
+    """Not drained, the relief restarts the ackers' workers with the spout's: their trees are lost and the
+    topology stalls for the message timeout (30 s), more than the 15 % relief gains over a 60 s period
+    (9.3 s). Before the move was priced, the gate took it."""
+    problem = measured_problem({"planner.source.resumable": "true"})
+    kept = Replanner().plan(problem, "topdown", MoveContext(in_flight=800, spout_rate=400.0))
+    assert kept.assignments == problem.current
+    assert "CPU pressure relieved: busiest node 94 -> 79 % of its CPU, but the move costs more than it gains" \
+        in kept.notes[-1]
+    assert "an acker restarts: the trees it held time out after 30 s" in kept.notes[-1]
+    assert "800 tuple(s) in flight replayed (2.0 s at 400/s)" in kept.notes[-1]
+    assert "a move costs 32.0 s of the topology's work" in kept.notes[-1]

@@ -62,12 +62,23 @@ or a new one:
    (short of nothing or not), and may restart a spout's worker when the source is
    resumable. The first plan is a guess on priors (a user tuple of unknown size, the
    acker's messages), and the cautious gate kept the guess for the topology's life.
+   Whatever the mode, an acker moves only when every spout's worker restarts by the plan's other moves
+   (:func:`~storm_planner.adaptation.spout_workers.ackers_with_spouts`): it holds the tuple trees of every
+   spout's tuples. Last, the move is priced (:mod:`.costs`): the workers it restarts, their start on their
+   nodes (measured, else a prior), the drain, and for an acker or a spout the tuples in flight, against the
+   share by which it lowers the bottleneck over ``planner.replan.period.secs``; under
+   ``planner.replan.cautious`` (the move is for something the topology is short of) a move that costs more
+   than it gains is refused, and so is a relief that would run a new worker on a node short of CPU. The
+   note gives both figures either way.
 6. After a re-plan that moved executors, their workers restart and lose what
    was in flight; their first windows measure the move, not the placement.
    For ``planner.replan.settle.secs`` (30) nothing is re-planned and the basis
    follows what the new placement measures, so the next decision compares
    settled figures (without it, each move's own disturbance triggered the next
    move: ``topdown`` moved 8-12 executors per 40 s on the end-to-end bench).
+
+``planner.replan.force`` makes the first offer ``planner.replan.force.after.secs`` after the first plan move
+named executors to a named node, once, past every gate (:mod:`.forced`): an experiment on moving itself.
 
 With ``planner.replan.trust`` the gates of step 5 are off: the planner's plan is applied as it is (but for
 moves that restart a spout's worker: the source stays put, as the input nodes of that paper), cut
@@ -93,6 +104,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from storm_planner.adaptation.budget import limit_moves, moves_between
+from storm_planner.adaptation.costs import MoveContext, price_move, short_for_new_workers
+from storm_planner.adaptation.forced import ForceError, forced_move
 from storm_planner.adaptation.gate import (
     RELIEF,
     RELIEF_TARGET_PCT,
@@ -102,7 +115,12 @@ from storm_planner.adaptation.gate import (
     short_of_something,
     unrelieved,
 )
-from storm_planner.adaptation.spout_workers import Spared, sparing_spout_workers, spouts_held_still
+from storm_planner.adaptation.spout_workers import (
+    Spared,
+    ackers_with_spouts,
+    sparing_spout_workers,
+    spouts_held_still,
+)
 from storm_planner.core import settings
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
@@ -146,6 +164,8 @@ class ReplanSettings:
     resumable: bool = False   # planner.source.resumable: the spouts lose nothing when their worker restarts
     first_correction: bool = False   # planner.replan.first.correction (module docstring, step 5)
     capacity: bool = False    # the gate weighs the predicted sustainable rate first (auto, capacity)
+    force: str | None = None         # planner.replan.force: a move to make once, past every gate (.forced)
+    force_after_s: float = 0.0       # planner.replan.force.after.secs
 
     @classmethod
     def of(cls, problem: Problem, algorithm: str | None = None) -> ReplanSettings:
@@ -168,6 +188,8 @@ class ReplanSettings:
             resumable=settings.SOURCE_RESUMABLE.read(extra),
             first_correction=correction,
             capacity=algorithm in CAPACITY_PLANNERS,
+            force=settings.REPLAN_FORCE.read(extra),
+            force_after_s=settings.REPLAN_FORCE_AFTER_SECS.read(extra),
         )
 
 
@@ -185,6 +207,9 @@ class _TopologyState:
     placed_on_estimates: bool = False      # planned without metrics, no measured re-plan decided since
     pressed: bool = False                  # a node short of CPU at the last re-plan (planner.replan.cautious)
     measured_since: float | None = None    # the first measured offer of a placement made on estimates
+    created_at: float = 0.0                # the first plan or offer this service saw
+    forced: bool = False                   # planner.replan.force was answered
+    settle_s: float = DEFAULT_SETTLE_S     # the settling of its last move (settle() starts it again)
 
 
 def _basis(problem: Problem) -> tuple[dict[str, float], dict[str, float]]:
@@ -208,7 +233,10 @@ class Replanner:
     _states: dict[str, _TopologyState] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def plan(self, problem: Problem, algorithm: str) -> Plan:
+    def plan(self, problem: Problem, algorithm: str, context: MoveContext | None = None) -> Plan:
+        """The plan for ``problem``'s topology; ``context``: what the service knows of it beyond the problem
+        (the drain, the tuples in flight, measured worker starts), what the gate prices a move with
+        (:mod:`.costs`; None: priors, and no drain)."""
         topology = problem.topology_id
         now = self.clock()
         self._prune(now, topology)
@@ -224,6 +252,10 @@ class Replanner:
             return self._keep(problem, algorithm, "re-planning off in this service (--no-replan)", quiet=True)
         if not settings.enabled:
             return self._keep(problem, algorithm, "re-planning off for this topology (planner.replan: false)")
+        if settings.force is not None:
+            forced = self._forced(problem, algorithm, now, settings)
+            if forced is not None:
+                return forced
         if not problem.measured:
             return self._keep(problem, algorithm, "running; no metrics to re-plan on yet: current placement kept")
 
@@ -248,17 +280,18 @@ class Replanner:
                               f"{why}, but the migration budget ({settings.budget} moves per "
                               f"{settings.period_s:g} s) is spent: current placement kept", quiet=True,
                               figures=current)
-        return self._replan(problem, algorithm, now, state, settings, why, left, current)
+        return self._replan(problem, algorithm, now, state, settings, why, left, current, context or MoveContext())
 
     def _replan(self, problem: Problem, algorithm: str, now: float, state: _TopologyState,
-                settings: ReplanSettings, why: str, left: int | None, current: Mapping[str, float]) -> Plan:
+                settings: ReplanSettings, why: str, left: int | None, current: Mapping[str, float],
+                context: MoveContext) -> Plan:
         """Run the planner on the running topology and keep its placement or take the moves the gates
         allow (module docstring, steps 4-5); ``current``: the current placement's figures."""
         bounded = problem.replace(options=_candidate_options(problem, left, current))
         candidate = self.runner(bounded, algorithm)
         self._replanned(problem, now, state, settings, current)
         decision = _decide(problem, candidate.assignments, left, settings, current, bounded,
-                           self._correcting(state, settings, current))
+                           self._correcting(state, settings, current), context)
         cut = len(moves_between(problem.current, candidate.assignments))
         budget_note = ("" if left is None else f" (budget {settings.budget} per {settings.period_s:g} s, "
                        f"{left} left{'; ' + str(cut) + ' wanted' if cut > len(decision.moved) else ''})")
@@ -271,17 +304,54 @@ class Replanner:
             # The parallelism advice stands whatever the placement (its 'now' rate is for the
             # planner's own placement of the running executors).
             return kept.replace(advice=candidate.advice)
-        with self._lock:
-            state.moves_used += len(decision.moved)
-            state.settle_until = now + settings.settle_s
-            self.counts.update(moved=1, migrations=len(decision.moved))
+        self._moved(state, now, settings, len(decision.moved))
         notes = list(candidate.notes) + [f"re-planned ({why}): {len(decision.moved)} executor(s) move"
                                          f"{budget_note}; {decision.verdict}{decision.note}"]
-        figures = {**evaluate(problem, decision.assignments), "moves": float(len(decision.moved))}
+        after = decision.figures if decision.figures is not None else evaluate(problem, decision.assignments)
+        figures = {**after, "moves": float(len(decision.moved))}
         log.info("re-plan %s with %s: %s moves; %s", problem.topology_id, algorithm, len(decision.moved),
                  decision.verdict)
         return candidate.replace(assignments=MappingProxyType(decision.assignments),
                                  figures=MappingProxyType(figures), notes=tuple(notes))
+
+    def _moved(self, state: _TopologyState, now: float, settings: ReplanSettings, moves: int) -> None:
+        with self._lock:
+            state.moves_used += moves
+            state.settle_s = settings.settle_s
+            state.settle_until = now + settings.settle_s
+            self.counts.update(moved=1, migrations=moves)
+
+    def settle(self, topology_id: str) -> None:
+        """The topology's last move is over only now (its drain resumed it): its settling starts again, so
+        the first windows of the restarted workers are not compared with the settled basis."""
+        with self._lock:
+            state = self._states.get(topology_id)
+            if state is not None:
+                state.settle_until = self.clock() + state.settle_s
+
+    def _forced(self, problem: Problem, algorithm: str, now: float, settings: ReplanSettings) -> Plan | None:
+        """The forced move of ``planner.replan.force`` (:mod:`.forced`) when it is due, once; None otherwise."""
+        with self._lock:
+            state = self._states.get(problem.topology_id)
+        if state is None:
+            state = self._remember(problem, now, planned=False)
+        if state.forced or now - state.created_at < settings.force_after_s:
+            return None
+        with self._lock:
+            state.forced = True
+        try:
+            assignment, moved = forced_move(problem, str(settings.force))
+        except ForceError as error:
+            return self._keep(problem, algorithm, f"forced move not made: {error}; current placement kept")
+        if not moved:
+            return self._keep(problem, algorithm, f"forced move ({settings.force}): every executor it names is "
+                                                  f"there already; current placement kept")
+        self._moved(state, now, settings, len(moved))
+        log.info("re-plan %s: forced move of %s (planner.replan.force)", problem.topology_id, ", ".join(moved))
+        return Plan(algorithm=algorithm, assignments=MappingProxyType(assignment),
+                    figures=MappingProxyType({**evaluate(problem, assignment), "moves": float(len(moved))}),
+                    notes=(f"forced move (planner.replan.force={settings.force}): {len(moved)} executor(s) move "
+                           f"({', '.join(moved)}), past every gate (caution, gain, price, budget, the acker rule)",))
 
     def _replanned(self, problem: Problem, now: float, state: _TopologyState, settings: ReplanSettings,
                    current: Mapping[str, float]) -> None:
@@ -322,7 +392,7 @@ class Replanner:
             state = self._states.get(problem.topology_id)
             if state is None:
                 state = _TopologyState(loads, traffic, problem.measured, now if planned else float("-inf"),
-                                       budget_started_at=now, seen_at=now)
+                                       budget_started_at=now, seen_at=now, created_at=now)
                 self._states[problem.topology_id] = state
             else:
                 state.loads, state.traffic, state.measured = loads, traffic, problem.measured
@@ -444,16 +514,23 @@ class _Decision:
     verdict: str | None
     reason: str = ""
     note: str = ""
+    figures: Mapping[str, float] | None = None   # the assignments' figures, when evaluated already
 
 
 def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settings: ReplanSettings,
-            before: Mapping[str, float], asked: Problem | None = None, correcting: bool = False) -> _Decision:
-    """The gain gate and, with ``settings.cautious``, the restarts weighed (module docstring, step 5).
-    ``before``: the current placement's figures; ``asked``: the problem the planner was given (its D_CPU orders the moves, :func:`_fewest_moves`);
-    ``correcting``: the first measured re-plan of a placement made on estimates, with
-    ``planner.replan.first.correction`` (:func:`_first_correction`)."""
+            before: Mapping[str, float], asked: Problem | None = None, correcting: bool = False,
+            context: MoveContext | None = None) -> _Decision:
+    """The gain gate and, with ``settings.cautious``, the restarts weighed and the move priced (module
+    docstring, step 5). ``before``: the current placement's figures; ``asked``: the problem the planner was
+    given (its D_CPU orders the moves, :func:`_fewest_moves`); ``correcting``: the first measured re-plan of
+    a placement made on estimates, with ``planner.replan.first.correction`` (:func:`_first_correction`);
+    ``context``: what the move is priced with (:mod:`.costs`). Acker moves are held back unless the spouts'
+    workers restart too (:func:`~.spout_workers.ackers_with_spouts`), whatever the mode."""
+    context = context or MoveContext()
+    enforce = settings.cautious and short_of_something(before)
     if correcting and settings.cautious:
-        return _first_correction(problem, plan, left, settings, before, asked)
+        return _priced(problem, _first_correction(problem, plan, left, settings, before, asked), settings,
+                       before, context, enforce)
     if not moves_between(problem.current, plan):
         return _Decision(problem.current, [], None, "no move needed")
     if settings.trust:
@@ -461,8 +538,9 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
         # source for as long as the worker takes to come back (on a loaded machine, longer than a 30 s
         # period: a real run under trust processed nothing).
         spared, held_back = spouts_held_still(problem, plan)
+        spared, note = _ackers_held(problem, spared)
         limited, moved = limit_moves(problem, spared, left)
-        note = f"; {held_back} move(s) held back that restart a spout's worker" if held_back else ""
+        note = (f"; {held_back} move(s) held back that restart a spout's worker" if held_back else "") + note
         if not moved:
             return _Decision(problem.current, [], None, "no move but ones that restart a spout's worker", note)
         return _Decision(limited, moved, "applied as planned (planner.replan.trust)", note=note)
@@ -471,23 +549,52 @@ def _decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, settin
                          f"it keeps up (busiest node at {before['max_utilisation']:.0f} % of its CPU, busiest "
                          f"link at {before.get('max_network_utilisation', 0.0):.0f} %), and a move would only "
                          f"restart workers (planner.replan.cautious)")
+    plan, note = _ackers_held(problem, plan)
     # Cautious and short of CPU: a cut that only cuts traffic is no answer while a larger one relieves.
     relief = settings.cautious and short_of_cpu(before)
     limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain, asked, relief,
                                             settings.capacity)
-    note = ""
     if settings.cautious and moved and verdict is not None and not verdict.startswith("overload"):
-        (limited, moved, verdict), note = _weigh_spout_restarts(problem, plan, (limited, moved, verdict), left,
-                                                                before, settings, asked, relief)
+        (limited, moved, verdict), spout_note = _weigh_spout_restarts(problem, plan, (limited, moved, verdict),
+                                                                      left, before, settings, asked, relief)
+        note += spout_note
     if not moved:
         return _Decision(problem.current, [], None, "no move needed", note)
     if verdict is None:
         return _Decision(problem.current, moved, None, f"no placement better by {settings.min_gain:.0%}", note)
+    after = evaluate(problem, limited)
     if settings.cautious and not relieves_overload(verdict):
-        still_short = unrelieved(before, evaluate(problem, limited))
+        still_short = unrelieved(before, after)
         if still_short:
             return _Decision(problem.current, moved, None, f"{verdict}, but {still_short}", note)
-    return _Decision(limited, moved, verdict, note=note)
+    return _priced(problem, _Decision(limited, moved, verdict, note=note, figures=after), settings, before,
+                   context, enforce)
+
+
+def _ackers_held(problem: Problem, plan: Mapping[str, Slot]) -> tuple[dict[str, Slot], str]:
+    """``plan`` without the acker moves the spouts' workers do not restart with, and a note on them."""
+    held = ackers_with_spouts(problem, plan)
+    note = (f"; {held.undone} acker move(s) held back: an acker holds the tuple trees of every spout's tuples "
+            f"and moves only when the spouts' workers restart too" if held.undone else "")
+    return held.plan, note
+
+
+def _priced(problem: Problem, decision: _Decision, settings: ReplanSettings, before: Mapping[str, float],
+            context: MoveContext, enforce: bool) -> _Decision:
+    """``decision`` with its move priced (:mod:`.costs`): refused, with ``enforce``, when a new worker
+    would be short of CPU or the cost is more than the gain over the period; the note says both."""
+    if decision.verdict is None or not decision.moved:
+        return decision
+    after = decision.figures if decision.figures is not None else evaluate(problem, decision.assignments)
+    price = price_move(problem, decision.assignments, before, after, context, settings.period_s)
+    note = f"{decision.note}; {price.note()}"
+    short = short_for_new_workers(problem, decision.assignments) if relieves_overload(decision.verdict) else ""
+    if enforce and short:
+        return _Decision(problem.current, decision.moved, None, f"{decision.verdict}, but {short}", note)
+    if enforce and not price.pays:
+        return _Decision(problem.current, decision.moved, None,
+                         f"{decision.verdict}, but the move costs more than it gains", note)
+    return dataclasses.replace(decision, note=note, figures=after)
 
 
 def _figures(problem: Problem, assignment: Mapping[str, Slot], capacity: bool) -> dict[str, float]:
@@ -510,11 +617,10 @@ def _first_correction(problem: Problem, plan: Mapping[str, Slot], left: int | No
     bench topdown's first trends plan, made on priors, sent 564 bytes per tweet over the links against RAS's
     440 (two of four ackers alone on the i5s); its measured re-plans found better placements, but the
     topology was short of nothing and each of them restarted the spout's worker, so none was taken."""
+    plan, note = _ackers_held(problem, plan)
     if not settings.resumable:
         spared = sparing_spout_workers(problem, plan)
-        plan, note = spared.plan, _spared_note(spared, "not resumable")
-    else:
-        note = ""
+        plan, note = spared.plan, note + _spared_note(spared, "not resumable")
     limited, moved, verdict = _fewest_moves(problem, plan, left, before, settings.min_gain, asked, False,
                                             settings.capacity)
     if not moved:
@@ -589,6 +695,9 @@ def _fewest_moves(problem: Problem, plan: Mapping[str, Slot], budget: int | None
     steps = [k for k in (2 ** i for i in range(max(1, most).bit_length())) if k < most] + [most]
     for count in steps:
         limited, moved = limit_moves(asked or problem, plan, count)
+        held = ackers_with_spouts(problem, limited)   # a cut may leave out the spout moves an acker needs
+        if held.undone:
+            limited, moved = held.plan, moves_between(problem.current, held.plan)
         verdict = improvement(before, _figures(problem, limited, capacity), min_gain, by_bytes=by_bytes)
         if count == most or (verdict is not None and (not relief or relieves_overload(verdict))):
             return limited, moved, verdict

@@ -1,4 +1,4 @@
-"""Moves of a re-plan that would restart a spout's worker, undone.
+"""Moves of a re-plan that would restart a spout's worker, or an acker's without the spouts, undone.
 
 Storm restarts a worker whenever its executors change, so a move restarts the worker it leaves and the
 one it joins. When one of them runs a spout, the spout's pending tuples die with it and come back only as
@@ -20,8 +20,10 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from storm_planner.adaptation.budget import moves_between
+from storm_planner.adaptation.costs import restarted_slots
 from storm_planner.core.elements import SPOUT
 from storm_planner.core.problem import Problem, Slot
+from storm_planner.core.system_streams import ACKER
 
 
 class Spared(NamedTuple):
@@ -86,3 +88,30 @@ def _free_slot(problem: Problem, still: set[Slot], node_id: str) -> Slot | None:
         return None
     free = [port for port in ports if Slot(node_id, port) not in still]
     return Slot(node_id, free[0]) if free else None
+
+
+def ackers_with_spouts(problem: Problem, plan: Mapping[str, Slot]) -> Spared:
+    """``plan`` with every move of an acker undone unless every spout's worker restarts in it anyway.
+
+    An acker holds the tuple trees of every spout's tuples (Storm picks a tree's acker by its root id, so
+    each acker holds some of every spout task's): a restarted acker loses them, and the spouts'
+    ``max.spout.pending`` fills with tuples that can only time out. Measured on the local cluster, a relief
+    that moved one acker to a small node stalled Top-K for ``topology.message.timeout.secs`` (0 acked,
+    2,003 failed in a 30 s window). An acker may move only with the executors whose trees it holds: when
+    the plan restarts every spout's worker by its other moves (then those trees are lost with the spouts,
+    and replayed from their source whatever the acker does), or not at all. Judged on the plan without
+    the acker moves, so that an acker leaving a spout's worker does not count as that worker's restart.
+    O(E)."""
+    ackers = {e.id for e in problem.executors if e.component == ACKER}
+    acker_moves = [e for e in moves_between(problem.current, plan) if e in ackers]
+    if not acker_moves:
+        return Spared(dict(plan), 0)
+    without = dict(plan)
+    for executor_id in acker_moves:
+        without[executor_id] = problem.current[executor_id]
+    spouts = {c.id for c in problem.components if c.type == SPOUT}
+    restarting = restarted_slots(problem.current, without)
+    spout_slots = [without[e.id] for e in problem.executors if e.component in spouts and e.id in without]
+    if spout_slots and all(slot in restarting for slot in spout_slots):
+        return Spared(dict(plan), 0)
+    return Spared(without, len(acker_moves))

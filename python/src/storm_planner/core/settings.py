@@ -49,6 +49,8 @@ FLAG, INTEGER, NUMBER, TEXT, CHOICE, JSON, HOSTS = "flag", "integer", "number", 
 STREAM_IDS = "stream ids"   # comma-separated Storm stream ids, read as a tuple
 STREAM_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_.$-]*")
 NAME = "name"   # a planner's registered name: lower-case letters, digits and dashes (the service checks it exists)
+MOVES = "moves"  # executors or components, then a node: "[3-3],count@sup-slow" (a forced move, adaptation/forced.py)
+MOVES_SYNTAX = re.compile(r"\s*[^\s,@]+(\s*,\s*[^\s,@]+)*\s*@\s*[A-Za-z0-9._-]+(:[0-9]+)?\s*")
 # Where a key is set.
 TOPOLOGY, STORM_YAML, TOPOLOGY_OR_YAML = "topology conf", "storm.yaml", "topology conf or storm.yaml"
 EXECUTOR_DATA = "executor data"   # set by a component's code (TopologyContext.setExecutorData), not in a conf
@@ -122,6 +124,12 @@ class Setting:
                 raise SettingError(f"{shown}={raw!r} is not a planner's name (lower-case letters, digits, dashes)",
                                    self.key)
             return name
+        if self.kind == MOVES:
+            text = str(raw).strip()
+            if not MOVES_SYNTAX.fullmatch(text):
+                raise SettingError(f"{shown}={raw!r} is not executors or components, then a node: "
+                                   f"[3-3],count@sup-slow (a port may follow the node: @sup-slow:6701)", self.key)
+            return text
         return raw  # JSON and host lists: the reader named in ``readers`` checks their shape
 
     def _number(self, raw: Any, shown: str) -> int | float:
@@ -199,7 +207,7 @@ REPLAN_INTERVAL_SECS = _define("planner.replan.interval.secs", NUMBER, 10.0, TOP
 METRICS_ENABLED = _define("planner.metrics.enabled", FLAG, True, TOPOLOGY, (HOOK, SERVICE),
                           "false: no metrics hook (submit), the hook publishes nothing, the service plans on "
                           "estimates")
-METRICS_PERIOD_SECS = _define("planner.metrics.period.secs", NUMBER, 10.0, TOPOLOGY, HOOK,
+METRICS_PERIOD_SECS = _define("planner.metrics.period.secs", NUMBER, 10.0, TOPOLOGY, (HOOK, SERVICE),
                               "statistics period: one window per task per period (at least 1 s)", minimum=0)
 METRICS_ZOOKEEPER_ROOT = _define("planner.metrics.zookeeper.root", TEXT, "/storm-planner/metrics", TOPOLOGY, HOOK,
                                  "znode under which windows are written (the service: serve --metrics-root)")
@@ -311,6 +319,28 @@ REPLAN_FIRST_CORRECTION = _define(
     "spout's worker when planner.source.resumable: the first plan is a guess on priors, and the gain gate "
     "still asks planner.replan.min.gain of the measured placement. Off: on the end-to-end bench's trends it traded "
     "link bytes for CPU pressure whose relief then restarted the spout (benchmarks/README.md, e2e-correct)")
+REPLAN_DRAIN = _define("planner.replan.drain", FLAG, True, TOPOLOGY, SERVICE,
+                       "before a re-plan moves executors of a running topology, pause its spouts (Nimbus "
+                       "deactivate), wait for the tuples in flight to be acked, move, wait for the moved "
+                       "workers' first metrics windows, and resume (activate); needs serve --nimbus and "
+                       "--zookeeper (false: move at once, as Storm's rebalance would without its wait)")
+REPLAN_DRAIN_SECS = _define("planner.replan.drain.secs", NUMBER, 30.0, TOPOLOGY, SERVICE,
+                            "longest wait, spouts paused, for the tuples in flight to be acked before a move; "
+                            "past it the move happens anyway and its note says how many were in flight "
+                            "(Storm's default topology.message.timeout.secs: by then every tuple is acked or "
+                            "failed)", minimum=0)
+REPLAN_START_SECS = _define("planner.replan.start.secs", NUMBER, 60.0, TOPOLOGY, SERVICE,
+                            "longest wait, after a drained move, for the restarted workers' first metrics "
+                            "windows before the spouts resume (a worker JVM under a 25 % CPU quota took 18 s "
+                            "to start)", minimum=0)
+REPLAN_FORCE = _define("planner.replan.force", MOVES, None, TOPOLOGY, SERVICE,
+                       "move these executors ([3-3]) or components (count: its first executor not on the node) "
+                       "to this node (sup-slow, or sup-slow:6701 for a slot) on the first offer "
+                       "planner.replan.force.after.secs after the topology's first plan, once, through the "
+                       "drain and past every gate (benchmarks of a move with and without the drain)")
+REPLAN_FORCE_AFTER_SECS = _define("planner.replan.force.after.secs", NUMBER, 0.0, TOPOLOGY, SERVICE,
+                                  "how long after the topology's first plan the forced move "
+                                  "(planner.replan.force) waits", minimum=0)
 INITIAL_ALGORITHM = _define("planner.initial.algorithm", NAME, None, TOPOLOGY, SERVICE,
                             "algorithm of the topology's first placement only; re-plans use planner.algorithm "
                             "(unset: planner.algorithm for both)")

@@ -58,7 +58,7 @@ _FIELDS: dict[str, tuple[type, ...]] = {
     "event": (str,), "time": _NUMBER, "topology": _TEXT, "request_id": _TEXT, "algorithm": _TEXT,
     "solve_ms": _NUMBER, "assignments": (dict, type(None)), "figures": (dict, type(None)),
     "notes": (list, type(None)), "error": (dict, type(None)), "name": _TEXT, "outcome": _TEXT,
-    "message": _TEXT,
+    "message": _TEXT, "phase": _TEXT, "seconds": _NUMBER, "note": _TEXT,
 }
 
 

@@ -1,6 +1,7 @@
 """Each topology's trend over time, kept by the dashboard: the task hook's windows turned into fixed
 time steps (:func:`~storm_planner.dashboard.aggregate.step`) as they arrive, and the plan log's plans,
-re-plans, rebalances and fallbacks as markers on the same time axis, each with its before/after.
+re-plans, rebalances, fallbacks and the phases of each drain before a move as markers on the same time
+axis, each with its before/after.
 
 ZooKeeper holds only each task's latest window, so a trend starts when the dashboard does and is kept
 in memory: the last ``history`` steps per topology (``--metrics-history``), for at most
@@ -251,10 +252,12 @@ KEPT_NOTE = "current placement kept"   # the re-planner's note when it leaves a 
 
 def plan_markers(records: Iterable[Mapping[str, Any]], topology: str, limit: int) -> list[dict]:
     """The plan log's changes of ``topology``, oldest first, at most ``limit`` (the newest): its first
-    plan, each re-plan (a new placement, or executors moved), each rebalance and each fallback to Storm's
-    DefaultScheduler, with the reason to show on hover. Rounds that left the placement as it was (the
-    re-planner's answers to Nimbus' periodic offers: the same assignments, no moves) change nothing and
-    are counted on the next marker (``kept_rounds``) instead."""
+    plan, each re-plan (a new placement, or executors moved), each rebalance, each fallback to Storm's
+    DefaultScheduler and each phase of a drain before a move (pause, drain, move, start, resume: its
+    ``phase`` and ``seconds``, at the phase's end), with the reason to show on hover. Rounds that left the
+    placement as it was (the re-planner's answers to Nimbus' periodic offers: the same assignments, no
+    moves; a drain's answers while it waits) change nothing and are counted on the next marker
+    (``kept_rounds``) instead."""
     markers: list[dict] = []
     placed: dict | None = None   # the topology's placement as the last plan left it
     kept = 0
@@ -264,9 +267,13 @@ def plan_markers(records: Iterable[Mapping[str, Any]], topology: str, limit: int
         event = record.get("event", "plan")
         notes = [n for n in record.get("notes") or [] if isinstance(n, str)]
         moves = (record.get("figures") or {}).get("moves")
+        extra: dict[str, Any] = {}
         if event == "rebalance":
             kind = "rebalance"
             reason = f"{record.get('executors') or {}} -> {record.get('outcome')}: {record.get('message') or ''}"
+        elif event == "drain":
+            kind, extra = "drain", _drain_phase(record)
+            reason = f"{extra['phase']} {extra['seconds']:.1f} s: {record.get('note') or ''}"
         elif event != "plan":
             continue
         elif record.get("error") is not None:
@@ -280,9 +287,17 @@ def plan_markers(records: Iterable[Mapping[str, Any]], topology: str, limit: int
             placed = dict(record.get("assignments") or {})
             reason = "; ".join(notes) or "(no notes)"
         markers.append({"time": record["time"], "kind": kind, "algorithm": record.get("algorithm"),
-                        "reason": reason[:2000], "kept_rounds": kept, "moves": moves})
+                        "reason": reason[:2000], "kept_rounds": kept, "moves": moves, **extra})
         kept = 0
     return markers[-limit:]
+
+
+def _drain_phase(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A drain record's phase and duration, as the marker carries them."""
+    seconds = record.get("seconds")
+    return {"phase": str(record.get("phase") or "?"),
+            "seconds": float(seconds) if isinstance(seconds, (int, float)) else 0.0,
+            "outcome": record.get("outcome")}
 
 
 def _unchanged(record: Mapping[str, Any], placed: dict | None, notes: list[str]) -> bool:

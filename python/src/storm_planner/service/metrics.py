@@ -23,6 +23,7 @@ from storm_planner.metrics.windows import DEFAULT_ROOT
 from storm_planner.planners import run as run_planner
 
 ZOOKEEPER_ENV = "STORM_PLANNER_ZOOKEEPER"
+DRAIN_MARKERS_ROOT = "/storm-planner/drains"   # the topologies a drain paused (service/planning/drain.py)
 
 log = logging.getLogger("storm_planner.metrics")
 
@@ -65,6 +66,24 @@ def metrics_for_serve(args: argparse.Namespace, runner: Runner = run_planner
         store.stop()
         if state_store is not None:
             state_store.close()
+
+
+@contextlib.contextmanager
+def drain_markers_for_serve(args: argparse.Namespace) -> Iterator[ZooKeeperStateStore | None]:
+    """Where the service marks the topologies a drain paused, so that a restarted service resumes them: in
+    ZooKeeper under :data:`DRAIN_MARKERS_ROOT` when the service has one (None: beside the plan log)."""
+    hosts = getattr(args, "zookeeper", None) or os.environ.get(ZOOKEEPER_ENV)
+    store = None
+    if hosts:
+        try:
+            store = ZooKeeperStateStore.connect(hosts, root=DRAIN_MARKERS_ROOT)
+        except StateStoreError as error:
+            log.warning("drains: %s; the topologies a drain pauses are marked beside the plan log", error)
+    try:
+        yield store
+    finally:
+        if store is not None:
+            store.close()
 
 
 def _planner_state_store(hosts: str) -> ZooKeeperStateStore | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from storm_planner.adaptation.replan import Replanner
+from storm_planner.adaptation.state import StateStore
 from storm_planner.service.planning.handler import PlannerHandler
 from storm_planner.service.planning.memory import MetricsSource
 from storm_planner.service.planning.runner import PlannerRunner
@@ -37,9 +38,10 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
           nimbus: str | None = None, limits: ServiceLimits | None = None,
           plan_log_max_line_mb: float | None = None, runner: PlannerRunner | None = None,
           problem_log: Path | None = None, metrics_port: int | None = None,
-          metrics_host: str = DEFAULT_METRICS_HOST) -> None:
-    """Serve until SIGTERM/SIGINT. ``nimbus`` (HOST:PORT) lets the service rebalance topologies;
-    ``metrics_port`` (0: a free one) serves ``/metrics`` on ``metrics_host``.
+          metrics_host: str = DEFAULT_METRICS_HOST, drain_markers: StateStore | None = None) -> None:
+    """Serve until SIGTERM/SIGINT. ``nimbus`` (HOST:PORT) lets the service rebalance topologies and drain
+    a re-plan's move; ``drain_markers``: where it marks the topologies a drain paused; ``metrics_port``
+    (0: a free one) serves ``/metrics`` on ``metrics_host``.
 
     Call :func:`hold_stop_signals` before starting any thread (the metrics store's, say): the
     signals are then taken here by ``sigwait``, whichever thread the kernel would have given them
@@ -49,7 +51,7 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
     hold_stop_signals()
     optional: dict[str, Any] = {"plan_log_max_line_mb": plan_log_max_line_mb} if plan_log_max_line_mb else {}
     handler = PlannerHandler(default_algorithm, metrics, plan_log, replanner, nimbus=nimbus, limits=limits,
-                             runner=runner, problem_log=problem_log, **optional)
+                             runner=runner, problem_log=problem_log, drain_markers=drain_markers, **optional)
     endpoint = MetricsEndpoint(handler, metrics_host, metrics_port) if metrics_port is not None else None
     server = build_server(handler, host, port)
     # What start-up made (modules, the contract) is never garbage: the collector need not walk it again.

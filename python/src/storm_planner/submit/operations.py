@@ -48,6 +48,10 @@ class SubmitError(StormPlannerError, RuntimeError):
     """Submission, kill or listing failed; the message says why."""
 
 
+class TopologyGone(SubmitError):
+    """Nimbus runs no topology of that name (killed, or never submitted)."""
+
+
 @dataclass(frozen=True)
 class TopologyRow:
     name: str
@@ -413,9 +417,23 @@ def _wait_running(host: str, port: int, name: str, timeout_s: float, timeout_ms:
         time.sleep(1)
 
 
+def set_active(nimbus: str, name: str, active: bool, *, timeout_ms: int = 10000) -> None:
+    """Nimbus' ``activate`` (``active``) or ``deactivate`` of the topology ``name``: its spouts are called
+    again, or no more (they still take acks and fails). Activating an active topology, or deactivating an
+    inactive one, changes nothing. :class:`TopologyGone` when Nimbus runs no such topology,
+    :class:`SubmitError` when it cannot be reached or refuses."""
+    host, port = parse_nimbus(nimbus)
+    doing = "activating" if active else "deactivating"
+    try:
+        with nimbus_client(host, port, timeout_ms) as client:
+            (client.activate if active else client.deactivate)(name)
+    except Exception as error:  # noqa: BLE001 - Thrift/socket errors become one clear line
+        raise _nimbus_error(error, f"{doing} {name!r}", name, host, port) from None
+
+
 def _nimbus_error(error: Exception, doing: str, name: str, host: str, port: int) -> SubmitError:
     if type(error).__name__ == "NotAliveException":
-        return SubmitError(f"no topology named {name!r} is running on {host}:{port}")
+        return TopologyGone(f"no topology named {name!r} is running on {host}:{port}")
     if isinstance(error, OSError) or type(error).__name__ == "TTransportException":
         return SubmitError(f"cannot reach Nimbus at {host}:{port}: {error}")
     return SubmitError(f"{doing} on Nimbus {host}:{port} failed: {type(error).__name__}: {_thrift_message(error)}")

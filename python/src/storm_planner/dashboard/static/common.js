@@ -31,7 +31,8 @@ function timeScale(title) {
     ticks: {maxTicksLimit: 8, callback: (value) => new Date(value).toLocaleTimeString()}};
 }
 
-const markerColours = {"plan": "#4a90d9", "re-plan": "#2e9d4f", "rebalance": "#9b59b6", "fallback": "#b00020"};
+const markerColours = {"plan": "#4a90d9", "re-plan": "#2e9d4f", "rebalance": "#9b59b6", "fallback": "#b00020",
+  "drain": "#e67e22"};
 
 // Draws each marker (chart.options.plugins.markers.items: [{time_ms, kind}]) as a vertical line.
 const markerLines = {

@@ -141,7 +141,8 @@ function renderMarkers(page) {
   for (const m of [...page.markers].reverse()) {
     body.append(el("tr", {"data-testid": "marker", "data-kind": m.kind, "data-time": String(m.time),
         class: `marker-${m.kind}`, title: m.reason},
-      el("td", {}, when(m.time)), el("td", {}, m.kind + (m.kept_rounds ? ` (after ${m.kept_rounds} kept)` : "")),
+      el("td", {}, when(m.time)), el("td", {}, m.kind + (m.phase ? `: ${m.phase} ${fmt(m.seconds, 1)} s` : "")
+        + (m.kept_rounds ? ` (after ${m.kept_rounds} kept)` : "")),
       el("td", {}, m.algorithm || "–"), el("td", {class: "reason"}, m.reason),
       pair(m, "acked_per_s"), pair(m, "executed_per_s"), pair(m, "complete_p99_ms"),
       pair(m, "inter_node_per_s"), pair(m, "busiest_capacity", 3)));

@@ -17,6 +17,8 @@ The handler only sequences the steps, each in its own module, in the order a req
 5. rebalances (:mod:`~storm_planner.service.planning.rebalance`): a plan may advise a running topology's
    parallelism (``Plan.advice``), and for a topology with ``planner.rebalance: true`` the service asks Nimbus
    for it after the answer has gone back to the plugin (:meth:`PlannerHandler.after_answer`);
+   drains (:mod:`~storm_planner.service.planning.drain`): a re-plan that moves executors of a running
+   topology pauses its spouts first, and a drain under way answers the topology's offers itself;
 6. the answer (:mod:`~storm_planner.service.planning.convert`) and the plan log
    (:mod:`~storm_planner.service.planning.planlog`).
 """
@@ -30,9 +32,11 @@ from typing import Any
 
 from storm_planner import __version__
 from storm_planner.adaptation.replan import Replanner
+from storm_planner.adaptation.state import FileStateStore, StateStore
 from storm_planner.core import settings
 from storm_planner.core.errors import PlanningError
-from storm_planner.core.plan import ParallelismAdvice
+from storm_planner.core.plan import ParallelismAdvice, Plan
+from storm_planner.core.problem import Problem
 from storm_planner.planners import available
 from storm_planner.service.planning.admission import (
     admit,
@@ -48,6 +52,7 @@ from storm_planner.service.planning.convert import (
     problem_of,
     timeout_message,
 )
+from storm_planner.service.planning.drain import DrainCoordinator, Windows
 from storm_planner.service.planning.memory import LoadMemory, MetricsSource, measured_now, recall_and_costs, took_note
 from storm_planner.service.planning.outcomes import count_plan
 from storm_planner.service.planning.planlog import DEFAULT_MAX_LINE_MB, PlanLog
@@ -72,7 +77,8 @@ class PlannerHandler:
                  plan_log: Path | None = None, replanner: Replanner | None = None,
                  nimbus: str | None = None, isolate: bool = True, limits: ServiceLimits | None = None,
                  plan_log_max_line_mb: float = DEFAULT_MAX_LINE_MB, runner: PlannerRunner | None = None,
-                 problem_log: Path | None = None) -> None:
+                 problem_log: Path | None = None, drain_markers: StateStore | None = None,
+                 drains: DrainCoordinator | None = None) -> None:
         self.default_algorithm = default_algorithm
         self.limits = limits or ServiceLimits()
         self.counters = ServiceCounters()
@@ -85,13 +91,20 @@ class PlannerHandler:
         self.problem_log = PlanLog(problem_log, self.counters, plan_log_max_line_mb) if problem_log else None
         # Applies parallelism advice through Nimbus for topologies that opt in (needs Nimbus' address).
         self.rebalancer = AutoRebalancer(nimbus, record=self.plan_log.event if self.plan_log else None)
+        # Drains a re-plan's move (needs Nimbus' address and the metrics); marks what it pauses where a
+        # restarted service finds it, and resumes what an earlier one left paused.
+        self.drains = drains or DrainCoordinator(
+            nimbus, windows=metrics_windows(metrics), record=self.plan_log.event if self.plan_log else None,
+            markers=drain_markers or _markers_beside(plan_log), on_done=replanner.settle if replanner else None)
+        self.drains.recover()
         self.started = time.monotonic()
         # Planners run one at a time in these threads. A planner that overruns its share of the
         # deadline is abandoned (its answer ignored); an isolated one is stopped (PlannerRunner.abandon).
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="planner")
 
     def close(self) -> None:
-        """Stop the worker process (the server calls it on shutdown)."""
+        """Stop the worker process and resume what a drain paused (the server calls it on shutdown)."""
+        self.drains.close()
         self.runner.close()
 
     # -- PlannerService --------------------------------------------------------
@@ -125,6 +138,7 @@ class PlannerHandler:
         """Work that must wait until the plugin has the answer (the server calls it after each reply):
         Nimbus is inside a scheduling round until then."""
         self.rebalancer.after_answer()
+        self.drains.after_answer()
 
     # -- one topology ----------------------------------------------------------
     def _plan_topology(self, request: Any, spec: Any, algorithm: str, state: RequestState,
@@ -167,12 +181,11 @@ class PlannerHandler:
         if self.problem_log:
             self.problem_log.event({"event": "problem", "topology": spec.id, "name": spec.name or "",
                                     "algorithm": algorithm, "problem": problem.to_dict()})
-        future = self._pool.submit(self.replanner.plan if self.replanner else self.runner, problem, algorithm)
-        try:
-            plan = future.result(timeout=remaining)
-        except concurrent.futures.TimeoutError:
-            self.runner.abandon(algorithm)
-            raise
+        steered = self.drains.steer(spec, problem)   # a drain under way answers for its topology
+        if steered is None:
+            plan, reoffer = self.drains.begin(spec, problem, self._run(spec, problem, algorithm, remaining))
+        else:
+            plan, reoffer = steered
         notes = list(plan.notes)
         notes.extend(settings.unknown_keys(spec.options or {}, available()))
         notes.extend(measured.notes if measured is not None else ())
@@ -184,4 +197,33 @@ class PlannerHandler:
         rebalance = self.rebalancer.consider(spec.id, spec.name or spec.id, problem.options.extra, plan.advice)
         if rebalance:
             notes.append(rebalance)
-        return plan_to_thrift(spec.id, plan.replace(notes=tuple(notes))), plan.advice
+        answer = plan_to_thrift(spec.id, plan.replace(notes=tuple(notes)))
+        if reoffer is not None:
+            answer.reoffer_ms = reoffer
+        return answer, plan.advice
+
+    def _run(self, spec: Any, problem: Problem, algorithm: str, remaining: float) -> Plan:
+        """The re-planner's plan (priced with what the drains know of the topology), else the planner's."""
+        if self.replanner is not None:
+            future = self._pool.submit(self.replanner.plan, problem, algorithm, self.drains.context(spec, problem))
+        else:
+            future = self._pool.submit(self.runner, problem, algorithm)
+        try:
+            plan: Plan = future.result(timeout=remaining)
+        except concurrent.futures.TimeoutError:
+            self.runner.abandon(algorithm)
+            raise
+        return plan
+
+
+def metrics_windows(metrics: MetricsSource | None) -> Windows | None:
+    """A topology's windows by task from a metrics source backed by a store (None: no windows to read)."""
+    store = getattr(metrics, "store", None)
+    if store is None:
+        return None
+    return lambda topology_id: store.view(topology_id).windows
+
+
+def _markers_beside(plan_log: Path | None) -> StateStore | None:
+    """Where the paused topologies are marked without ZooKeeper: a file beside the plan log (None: memory)."""
+    return FileStateStore(Path(plan_log).with_name(Path(plan_log).name + ".paused.json")) if plan_log else None

@@ -62,6 +62,7 @@ struct TopologySpec {
   8: optional i32 num_workers;              // topology.workers
   9: optional map<string, string> options;  // planner.* keys of the topology conf
   10: optional double worker_max_heap_mb;   // topology.worker.max.heap.size.mb
+  11: optional i32 message_timeout_secs;    // topology.message.timeout.secs
 }
 
 struct PlanRequest {
@@ -97,6 +98,8 @@ struct TopologyPlan {
   7: optional double solve_ms;
   8: optional list<string> notes;
   9: optional PlanError error;                       // set instead of assignments on failure
+  10: optional i32 reoffer_ms;                       // offer this running topology again in this many ms
+                                                     // (a drain under way); unset: after planner.replan.interval.secs
 }
 
 struct PlanResponse {

@@ -19,6 +19,7 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
   private static final org.apache.thrift.protocol.TField SOLVE_MS_FIELD_DESC = new org.apache.thrift.protocol.TField("solve_ms", org.apache.thrift.protocol.TType.DOUBLE, (short)7);
   private static final org.apache.thrift.protocol.TField NOTES_FIELD_DESC = new org.apache.thrift.protocol.TField("notes", org.apache.thrift.protocol.TType.LIST, (short)8);
   private static final org.apache.thrift.protocol.TField ERROR_FIELD_DESC = new org.apache.thrift.protocol.TField("error", org.apache.thrift.protocol.TType.STRUCT, (short)9);
+  private static final org.apache.thrift.protocol.TField REOFFER_MS_FIELD_DESC = new org.apache.thrift.protocol.TField("reoffer_ms", org.apache.thrift.protocol.TType.I32, (short)10);
 
   private static final org.apache.thrift.scheme.SchemeFactory STANDARD_SCHEME_FACTORY = new TopologyPlanStandardSchemeFactory();
   private static final org.apache.thrift.scheme.SchemeFactory TUPLE_SCHEME_FACTORY = new TopologyPlanTupleSchemeFactory();
@@ -32,6 +33,7 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
   public double solve_ms; // optional
   public @org.apache.thrift.annotation.Nullable java.util.List<java.lang.String> notes; // optional
   public @org.apache.thrift.annotation.Nullable PlanError error; // optional
+  public int reoffer_ms; // optional
 
   /** The set of fields this struct contains, along with convenience methods for finding and manipulating them. */
   public enum _Fields implements org.apache.thrift.TFieldIdEnum {
@@ -43,7 +45,8 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
     FIGURES((short)6, "figures"),
     SOLVE_MS((short)7, "solve_ms"),
     NOTES((short)8, "notes"),
-    ERROR((short)9, "error");
+    ERROR((short)9, "error"),
+    REOFFER_MS((short)10, "reoffer_ms");
 
     private static final java.util.Map<java.lang.String, _Fields> byName = new java.util.HashMap<java.lang.String, _Fields>();
 
@@ -77,6 +80,8 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
           return NOTES;
         case 9: // ERROR
           return ERROR;
+        case 10: // REOFFER_MS
+          return REOFFER_MS;
         default:
           return null;
       }
@@ -121,8 +126,9 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
 
   // isset id assignments
   private static final int __SOLVE_MS_ISSET_ID = 0;
+  private static final int __REOFFER_MS_ISSET_ID = 1;
   private byte __isset_bitfield = 0;
-  private static final _Fields optionals[] = {_Fields.PARALLELISM,_Fields.DRAIN,_Fields.FIGURES,_Fields.SOLVE_MS,_Fields.NOTES,_Fields.ERROR};
+  private static final _Fields optionals[] = {_Fields.PARALLELISM,_Fields.DRAIN,_Fields.FIGURES,_Fields.SOLVE_MS,_Fields.NOTES,_Fields.ERROR,_Fields.REOFFER_MS};
   public static final java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> metaDataMap;
   static {
     java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> tmpMap = new java.util.EnumMap<_Fields, org.apache.thrift.meta_data.FieldMetaData>(_Fields.class);
@@ -152,6 +158,8 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
             new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING))));
     tmpMap.put(_Fields.ERROR, new org.apache.thrift.meta_data.FieldMetaData("error", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
         new org.apache.thrift.meta_data.StructMetaData(org.apache.thrift.protocol.TType.STRUCT, PlanError.class)));
+    tmpMap.put(_Fields.REOFFER_MS, new org.apache.thrift.meta_data.FieldMetaData("reoffer_ms", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.I32)));
     metaDataMap = java.util.Collections.unmodifiableMap(tmpMap);
     org.apache.thrift.meta_data.FieldMetaData.addStructMetaDataMap(TopologyPlan.class, metaDataMap);
   }
@@ -216,6 +224,7 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
     if (other.isSetError()) {
       this.error = new PlanError(other.error);
     }
+    this.reoffer_ms = other.reoffer_ms;
   }
 
   @Override
@@ -235,6 +244,8 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
     this.solve_ms = 0.0;
     this.notes = null;
     this.error = null;
+    setReoffer_msIsSet(false);
+    this.reoffer_ms = 0;
   }
 
   @org.apache.thrift.annotation.Nullable
@@ -525,6 +536,29 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
     }
   }
 
+  public int getReoffer_ms() {
+    return this.reoffer_ms;
+  }
+
+  public TopologyPlan setReoffer_ms(int reoffer_ms) {
+    this.reoffer_ms = reoffer_ms;
+    setReoffer_msIsSet(true);
+    return this;
+  }
+
+  public void unsetReoffer_ms() {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.clearBit(__isset_bitfield, __REOFFER_MS_ISSET_ID);
+  }
+
+  /** Returns true if field reoffer_ms is set (has been assigned a value) and false otherwise */
+  public boolean isSetReoffer_ms() {
+    return org.apache.thrift.EncodingUtils.testBit(__isset_bitfield, __REOFFER_MS_ISSET_ID);
+  }
+
+  public void setReoffer_msIsSet(boolean value) {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __REOFFER_MS_ISSET_ID, value);
+  }
+
   @Override
   public void setFieldValue(_Fields field, @org.apache.thrift.annotation.Nullable java.lang.Object value) {
     switch (field) {
@@ -600,6 +634,14 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
       }
       break;
 
+    case REOFFER_MS:
+      if (value == null) {
+        unsetReoffer_ms();
+      } else {
+        setReoffer_ms((java.lang.Integer)value);
+      }
+      break;
+
     }
   }
 
@@ -634,6 +676,9 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
     case ERROR:
       return getError();
 
+    case REOFFER_MS:
+      return getReoffer_ms();
+
     }
     throw new java.lang.IllegalStateException();
   }
@@ -664,6 +709,8 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
       return isSetNotes();
     case ERROR:
       return isSetError();
+    case REOFFER_MS:
+      return isSetReoffer_ms();
     }
     throw new java.lang.IllegalStateException();
   }
@@ -762,6 +809,15 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
         return false;
     }
 
+    boolean this_present_reoffer_ms = true && this.isSetReoffer_ms();
+    boolean that_present_reoffer_ms = true && that.isSetReoffer_ms();
+    if (this_present_reoffer_ms || that_present_reoffer_ms) {
+      if (!(this_present_reoffer_ms && that_present_reoffer_ms))
+        return false;
+      if (this.reoffer_ms != that.reoffer_ms)
+        return false;
+    }
+
     return true;
   }
 
@@ -804,6 +860,10 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
     hashCode = hashCode * 8191 + ((isSetError()) ? 131071 : 524287);
     if (isSetError())
       hashCode = hashCode * 8191 + error.hashCode();
+
+    hashCode = hashCode * 8191 + ((isSetReoffer_ms()) ? 131071 : 524287);
+    if (isSetReoffer_ms())
+      hashCode = hashCode * 8191 + reoffer_ms;
 
     return hashCode;
   }
@@ -902,6 +962,16 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
     }
     if (isSetError()) {
       lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.error, other.error);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
+    lastComparison = java.lang.Boolean.compare(isSetReoffer_ms(), other.isSetReoffer_ms());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetReoffer_ms()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.reoffer_ms, other.reoffer_ms);
       if (lastComparison != 0) {
         return lastComparison;
       }
@@ -1007,6 +1077,12 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
       } else {
         sb.append(this.error);
       }
+      first = false;
+    }
+    if (isSetReoffer_ms()) {
+      if (!first) sb.append(", ");
+      sb.append("reoffer_ms:");
+      sb.append(this.reoffer_ms);
       first = false;
     }
     sb.append(")");
@@ -1198,6 +1274,14 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
               org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
             }
             break;
+          case 10: // REOFFER_MS
+            if (schemeField.type == org.apache.thrift.protocol.TType.I32) {
+              struct.reoffer_ms = iprot.readI32();
+              struct.setReoffer_msIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
           default:
             org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
         }
@@ -1307,6 +1391,11 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
           oprot.writeFieldEnd();
         }
       }
+      if (struct.isSetReoffer_ms()) {
+        oprot.writeFieldBegin(REOFFER_MS_FIELD_DESC);
+        oprot.writeI32(struct.reoffer_ms);
+        oprot.writeFieldEnd();
+      }
       oprot.writeFieldStop();
       oprot.writeStructEnd();
     }
@@ -1354,7 +1443,10 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
       if (struct.isSetError()) {
         optionals.set(5);
       }
-      oprot.writeBitSet(optionals, 6);
+      if (struct.isSetReoffer_ms()) {
+        optionals.set(6);
+      }
+      oprot.writeBitSet(optionals, 7);
       if (struct.isSetParallelism()) {
         {
           oprot.writeI32(struct.parallelism.size());
@@ -1399,6 +1491,9 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
       if (struct.isSetError()) {
         struct.error.write(oprot);
       }
+      if (struct.isSetReoffer_ms()) {
+        oprot.writeI32(struct.reoffer_ms);
+      }
     }
 
     @Override
@@ -1422,7 +1517,7 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
         }
       }
       struct.setAssignmentsIsSet(true);
-      java.util.BitSet incoming = iprot.readBitSet(6);
+      java.util.BitSet incoming = iprot.readBitSet(7);
       if (incoming.get(0)) {
         {
           org.apache.thrift.protocol.TMap _map118 = iprot.readMapBegin(org.apache.thrift.protocol.TType.STRING, org.apache.thrift.protocol.TType.I32); 
@@ -1487,6 +1582,10 @@ public class TopologyPlan implements org.apache.thrift.TBase<TopologyPlan, Topol
         struct.error = new PlanError();
         struct.error.read(iprot);
         struct.setErrorIsSet(true);
+      }
+      if (incoming.get(6)) {
+        struct.reoffer_ms = iprot.readI32();
+        struct.setReoffer_msIsSet(true);
       }
     }
   }

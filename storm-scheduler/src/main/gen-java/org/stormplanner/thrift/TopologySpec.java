@@ -20,6 +20,7 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
   private static final org.apache.thrift.protocol.TField NUM_WORKERS_FIELD_DESC = new org.apache.thrift.protocol.TField("num_workers", org.apache.thrift.protocol.TType.I32, (short)8);
   private static final org.apache.thrift.protocol.TField OPTIONS_FIELD_DESC = new org.apache.thrift.protocol.TField("options", org.apache.thrift.protocol.TType.MAP, (short)9);
   private static final org.apache.thrift.protocol.TField WORKER_MAX_HEAP_MB_FIELD_DESC = new org.apache.thrift.protocol.TField("worker_max_heap_mb", org.apache.thrift.protocol.TType.DOUBLE, (short)10);
+  private static final org.apache.thrift.protocol.TField MESSAGE_TIMEOUT_SECS_FIELD_DESC = new org.apache.thrift.protocol.TField("message_timeout_secs", org.apache.thrift.protocol.TType.I32, (short)11);
 
   private static final org.apache.thrift.scheme.SchemeFactory STANDARD_SCHEME_FACTORY = new TopologySpecStandardSchemeFactory();
   private static final org.apache.thrift.scheme.SchemeFactory TUPLE_SCHEME_FACTORY = new TopologySpecTupleSchemeFactory();
@@ -34,6 +35,7 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
   public int num_workers; // optional
   public @org.apache.thrift.annotation.Nullable java.util.Map<java.lang.String,java.lang.String> options; // optional
   public double worker_max_heap_mb; // optional
+  public int message_timeout_secs; // optional
 
   /** The set of fields this struct contains, along with convenience methods for finding and manipulating them. */
   public enum _Fields implements org.apache.thrift.TFieldIdEnum {
@@ -46,7 +48,8 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     ALGORITHM((short)7, "algorithm"),
     NUM_WORKERS((short)8, "num_workers"),
     OPTIONS((short)9, "options"),
-    WORKER_MAX_HEAP_MB((short)10, "worker_max_heap_mb");
+    WORKER_MAX_HEAP_MB((short)10, "worker_max_heap_mb"),
+    MESSAGE_TIMEOUT_SECS((short)11, "message_timeout_secs");
 
     private static final java.util.Map<java.lang.String, _Fields> byName = new java.util.HashMap<java.lang.String, _Fields>();
 
@@ -82,6 +85,8 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
           return OPTIONS;
         case 10: // WORKER_MAX_HEAP_MB
           return WORKER_MAX_HEAP_MB;
+        case 11: // MESSAGE_TIMEOUT_SECS
+          return MESSAGE_TIMEOUT_SECS;
         default:
           return null;
       }
@@ -127,8 +132,9 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
   // isset id assignments
   private static final int __NUM_WORKERS_ISSET_ID = 0;
   private static final int __WORKER_MAX_HEAP_MB_ISSET_ID = 1;
+  private static final int __MESSAGE_TIMEOUT_SECS_ISSET_ID = 2;
   private byte __isset_bitfield = 0;
-  private static final _Fields optionals[] = {_Fields.CURRENT,_Fields.ALGORITHM,_Fields.NUM_WORKERS,_Fields.OPTIONS,_Fields.WORKER_MAX_HEAP_MB};
+  private static final _Fields optionals[] = {_Fields.CURRENT,_Fields.ALGORITHM,_Fields.NUM_WORKERS,_Fields.OPTIONS,_Fields.WORKER_MAX_HEAP_MB,_Fields.MESSAGE_TIMEOUT_SECS};
   public static final java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> metaDataMap;
   static {
     java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> tmpMap = new java.util.EnumMap<_Fields, org.apache.thrift.meta_data.FieldMetaData>(_Fields.class);
@@ -159,6 +165,8 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
             new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.STRING))));
     tmpMap.put(_Fields.WORKER_MAX_HEAP_MB, new org.apache.thrift.meta_data.FieldMetaData("worker_max_heap_mb", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
         new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.DOUBLE)));
+    tmpMap.put(_Fields.MESSAGE_TIMEOUT_SECS, new org.apache.thrift.meta_data.FieldMetaData("message_timeout_secs", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.I32)));
     metaDataMap = java.util.Collections.unmodifiableMap(tmpMap);
     org.apache.thrift.meta_data.FieldMetaData.addStructMetaDataMap(TopologySpec.class, metaDataMap);
   }
@@ -237,6 +245,7 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       this.options = __this__options;
     }
     this.worker_max_heap_mb = other.worker_max_heap_mb;
+    this.message_timeout_secs = other.message_timeout_secs;
   }
 
   @Override
@@ -258,6 +267,8 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     this.options = null;
     setWorker_max_heap_mbIsSet(false);
     this.worker_max_heap_mb = 0.0;
+    setMessage_timeout_secsIsSet(false);
+    this.message_timeout_secs = 0;
   }
 
   @org.apache.thrift.annotation.Nullable
@@ -576,6 +587,29 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __WORKER_MAX_HEAP_MB_ISSET_ID, value);
   }
 
+  public int getMessage_timeout_secs() {
+    return this.message_timeout_secs;
+  }
+
+  public TopologySpec setMessage_timeout_secs(int message_timeout_secs) {
+    this.message_timeout_secs = message_timeout_secs;
+    setMessage_timeout_secsIsSet(true);
+    return this;
+  }
+
+  public void unsetMessage_timeout_secs() {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.clearBit(__isset_bitfield, __MESSAGE_TIMEOUT_SECS_ISSET_ID);
+  }
+
+  /** Returns true if field message_timeout_secs is set (has been assigned a value) and false otherwise */
+  public boolean isSetMessage_timeout_secs() {
+    return org.apache.thrift.EncodingUtils.testBit(__isset_bitfield, __MESSAGE_TIMEOUT_SECS_ISSET_ID);
+  }
+
+  public void setMessage_timeout_secsIsSet(boolean value) {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __MESSAGE_TIMEOUT_SECS_ISSET_ID, value);
+  }
+
   @Override
   public void setFieldValue(_Fields field, @org.apache.thrift.annotation.Nullable java.lang.Object value) {
     switch (field) {
@@ -659,6 +693,14 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       }
       break;
 
+    case MESSAGE_TIMEOUT_SECS:
+      if (value == null) {
+        unsetMessage_timeout_secs();
+      } else {
+        setMessage_timeout_secs((java.lang.Integer)value);
+      }
+      break;
+
     }
   }
 
@@ -696,6 +738,9 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     case WORKER_MAX_HEAP_MB:
       return getWorker_max_heap_mb();
 
+    case MESSAGE_TIMEOUT_SECS:
+      return getMessage_timeout_secs();
+
     }
     throw new java.lang.IllegalStateException();
   }
@@ -728,6 +773,8 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       return isSetOptions();
     case WORKER_MAX_HEAP_MB:
       return isSetWorker_max_heap_mb();
+    case MESSAGE_TIMEOUT_SECS:
+      return isSetMessage_timeout_secs();
     }
     throw new java.lang.IllegalStateException();
   }
@@ -835,6 +882,15 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
         return false;
     }
 
+    boolean this_present_message_timeout_secs = true && this.isSetMessage_timeout_secs();
+    boolean that_present_message_timeout_secs = true && that.isSetMessage_timeout_secs();
+    if (this_present_message_timeout_secs || that_present_message_timeout_secs) {
+      if (!(this_present_message_timeout_secs && that_present_message_timeout_secs))
+        return false;
+      if (this.message_timeout_secs != that.message_timeout_secs)
+        return false;
+    }
+
     return true;
   }
 
@@ -881,6 +937,10 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     hashCode = hashCode * 8191 + ((isSetWorker_max_heap_mb()) ? 131071 : 524287);
     if (isSetWorker_max_heap_mb())
       hashCode = hashCode * 8191 + org.apache.thrift.TBaseHelper.hashCode(worker_max_heap_mb);
+
+    hashCode = hashCode * 8191 + ((isSetMessage_timeout_secs()) ? 131071 : 524287);
+    if (isSetMessage_timeout_secs())
+      hashCode = hashCode * 8191 + message_timeout_secs;
 
     return hashCode;
   }
@@ -993,6 +1053,16 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
         return lastComparison;
       }
     }
+    lastComparison = java.lang.Boolean.compare(isSetMessage_timeout_secs(), other.isSetMessage_timeout_secs());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetMessage_timeout_secs()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.message_timeout_secs, other.message_timeout_secs);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
     return 0;
   }
 
@@ -1096,6 +1166,12 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       if (!first) sb.append(", ");
       sb.append("worker_max_heap_mb:");
       sb.append(this.worker_max_heap_mb);
+      first = false;
+    }
+    if (isSetMessage_timeout_secs()) {
+      if (!first) sb.append(", ");
+      sb.append("message_timeout_secs:");
+      sb.append(this.message_timeout_secs);
       first = false;
     }
     sb.append(")");
@@ -1298,6 +1374,14 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
               org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
             }
             break;
+          case 11: // MESSAGE_TIMEOUT_SECS
+            if (schemeField.type == org.apache.thrift.protocol.TType.I32) {
+              struct.message_timeout_secs = iprot.readI32();
+              struct.setMessage_timeout_secsIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
           default:
             org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
         }
@@ -1407,6 +1491,11 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
         oprot.writeDouble(struct.worker_max_heap_mb);
         oprot.writeFieldEnd();
       }
+      if (struct.isSetMessage_timeout_secs()) {
+        oprot.writeFieldBegin(MESSAGE_TIMEOUT_SECS_FIELD_DESC);
+        oprot.writeI32(struct.message_timeout_secs);
+        oprot.writeFieldEnd();
+      }
       oprot.writeFieldStop();
       oprot.writeStructEnd();
     }
@@ -1464,7 +1553,10 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       if (struct.isSetWorker_max_heap_mb()) {
         optionals.set(4);
       }
-      oprot.writeBitSet(optionals, 5);
+      if (struct.isSetMessage_timeout_secs()) {
+        optionals.set(5);
+      }
+      oprot.writeBitSet(optionals, 6);
       if (struct.isSetCurrent()) {
         {
           oprot.writeI32(struct.current.size());
@@ -1493,6 +1585,9 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       }
       if (struct.isSetWorker_max_heap_mb()) {
         oprot.writeDouble(struct.worker_max_heap_mb);
+      }
+      if (struct.isSetMessage_timeout_secs()) {
+        oprot.writeI32(struct.message_timeout_secs);
       }
     }
 
@@ -1539,7 +1634,7 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
         }
       }
       struct.setExecutorsIsSet(true);
-      java.util.BitSet incoming = iprot.readBitSet(5);
+      java.util.BitSet incoming = iprot.readBitSet(6);
       if (incoming.get(0)) {
         {
           org.apache.thrift.protocol.TMap _map62 = iprot.readMapBegin(org.apache.thrift.protocol.TType.STRING, org.apache.thrift.protocol.TType.STRUCT); 
@@ -1582,6 +1677,10 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       if (incoming.get(4)) {
         struct.worker_max_heap_mb = iprot.readDouble();
         struct.setWorker_max_heap_mbIsSet(true);
+      }
+      if (incoming.get(5)) {
+        struct.message_timeout_secs = iprot.readI32();
+        struct.setMessage_timeout_secsIsSet(true);
       }
     }
   }

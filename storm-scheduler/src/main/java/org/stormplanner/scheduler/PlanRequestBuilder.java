@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
+import org.apache.storm.Config;
 import org.apache.storm.generated.GlobalStreamId;
 import org.apache.storm.generated.Grouping;
 import org.apache.storm.scheduler.Cluster;
@@ -138,7 +139,7 @@ final class PlanRequestBuilder {
     TopologySpec topologySpec(TopologyDetails td, Cluster cluster) {
         List<Component> components = components(td);
         Set<String> componentIds = components.stream().map(Component::getId).collect(Collectors.toSet());
-        return new TopologySpec()
+        TopologySpec spec = new TopologySpec()
             .setId(td.getId())
             .setName(td.getName() == null ? td.getId() : td.getName())
             .setComponents(components)
@@ -149,6 +150,29 @@ final class PlanRequestBuilder {
             .setNum_workers(td.getNumWorkers())
             .setWorker_max_heap_mb(td.getTopologyWorkerMaxHeapSize())
             .setOptions(PlannerConfig.plannerOptionsOf(td.getConf()));
+        Integer timeout = messageTimeoutSecs(td.getConf());
+        if (timeout != null) {
+            spec.setMessage_timeout_secs(timeout);
+        }
+        return spec;
+    }
+
+    /** {@code topology.message.timeout.secs} as a whole number of seconds, or null when unset or unusable. */
+    static Integer messageTimeoutSecs(Map<String, Object> conf) {
+        Object value = conf == null ? null : conf.get(Config.TOPOLOGY_MESSAGE_TIMEOUT_SECS);
+        if (value instanceof Number) {
+            double secs = ((Number) value).doubleValue();
+            return secs > 0 && secs <= Integer.MAX_VALUE ? (int) Math.round(secs) : null;
+        }
+        if (value != null) {
+            try {
+                int secs = Integer.parseInt(value.toString().trim());
+                return secs > 0 ? secs : null;
+            } catch (NumberFormatException e) {
+                return null;
+            }
+        }
+        return null;
     }
 
     /**

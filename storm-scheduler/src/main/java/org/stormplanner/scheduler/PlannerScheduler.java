@@ -36,7 +36,8 @@ import org.stormplanner.thrift.TopologyPlan;
  * {@code topology.workers}: the planner may pack a topology into fewer slots on purpose. Every
  * {@code planner.replan.interval.secs} such a topology is offered to the planner again ({@link Replanning}):
  * the service answers with its current placement (nothing happens) or moves some executors, and only the
- * workers whose executors change restart. A re-planning offer that fails in any way leaves the topology as
+ * workers whose executors change restart; an answer may ask for the topology again sooner (a drain before a
+ * move, {@link Replanning}). A re-planning offer that fails in any way leaves the topology as
  * it is: it is running, there is nothing to fall back from. Topologies with
  * {@code planner.enabled: false} are placed by DefaultScheduler only. See {@link PlannerConfig} for the keys.
  *
@@ -162,6 +163,12 @@ public class PlannerScheduler implements IScheduler {
         }
         for (TopologyDetails td : toReplan) {
             replanOne(td, plans.get(td.getId()), cluster);
+        }
+        for (TopologyDetails td : offered) {
+            TopologyPlan plan = plans.get(td.getId());
+            if (plan != null && plan.isSetReoffer_ms()) {
+                replanning.reofferIn(td.getId(), plan.getReoffer_ms());
+            }
         }
     }
 

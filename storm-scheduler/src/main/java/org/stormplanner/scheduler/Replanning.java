@@ -20,11 +20,19 @@ import org.apache.storm.scheduler.WorkerSlot;
  * Nimbus does not call the service every round for nothing: the service decides whether anything changed
  * enough. A topology first seen already placed (e.g. after a Nimbus restart) starts its interval then.
  * {@value PlannerConfig#REPLAN}{@code : false} never offers it.
+ *
+ * <p>An answer may ask for the topology again sooner ({@code TopologyPlan.reoffer_ms}: the service drains the
+ * topology before it moves executors, and answers each phase on an offer): the next offer is then due that
+ * many milliseconds after the answer, once, whatever the interval (Nimbus' scheduling round,
+ * {@code nimbus.monitor.freq.secs}, still spaces the offers). An answer without it (an older service) leaves
+ * the interval as it was.
  */
 final class Replanning {
 
     private final LongSupplier clockMs;
     private final Map<String, Long> lastMs = new HashMap<>();
+    /** Topologies the service asked for again sooner: when their next offer is due. */
+    private final Map<String, Long> earlyMs = new HashMap<>();
 
     Replanning(LongSupplier clockMs) {
         this.clockMs = clockMs;
@@ -36,6 +44,10 @@ final class Replanning {
             return false;
         }
         long now = clockMs.getAsLong();
+        Long early = earlyMs.get(td.getId());
+        if (early != null && now >= early) {
+            return true;
+        }
         Long last = lastMs.putIfAbsent(td.getId(), now);
         return last != null && now - last >= PlannerConfig.replanIntervalMsFor(td.getConf());
     }
@@ -43,10 +55,17 @@ final class Replanning {
     /** The topology was just planned or offered: its next offer is one interval away. */
     void touched(String topologyId) {
         lastMs.put(topologyId, clockMs.getAsLong());
+        earlyMs.remove(topologyId);
+    }
+
+    /** The service asked for the topology again in {@code delayMs} (a drain under way): due then, once. */
+    void reofferIn(String topologyId, long delayMs) {
+        earlyMs.put(topologyId, clockMs.getAsLong() + Math.max(0, delayMs));
     }
 
     void retainOnly(Collection<String> topologyIds) {
         lastMs.keySet().retainAll(topologyIds);
+        earlyMs.keySet().retainAll(topologyIds);
     }
 
     /** True when the plan puts every executor exactly where it runs now: applying it would change nothing. */

@@ -2,6 +2,7 @@ package org.stormplanner.scheduler;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.stormplanner.scheduler.TestClusters.assignment;
 import static org.stormplanner.scheduler.TestClusters.cluster;
@@ -172,6 +173,17 @@ class PlanRequestBuilderTest {
                 "[6-6] total", "[7-7] __acker"),
             spec.getExecutors().stream().map(e -> e.getId() + " " + e.getComponent()).collect(Collectors.toList()));
         assertEquals(Map.of("[1-1]", Plans.slot("sup-a:6700")), spec.getCurrent());
+        assertEquals(30, spec.getMessage_timeout_secs(), "Storm's default topology.message.timeout.secs");
+    }
+
+    @Test
+    void theMessageTimeoutTravelsWhenItIsAPositiveWholeNumberOfSeconds() {
+        assertEquals(45, PlanRequestBuilder.messageTimeoutSecs(Map.of("topology.message.timeout.secs", 45)));
+        assertEquals(12, PlanRequestBuilder.messageTimeoutSecs(Map.of("topology.message.timeout.secs", " 12 ")));
+        assertNull(PlanRequestBuilder.messageTimeoutSecs(Map.of("topology.message.timeout.secs", "soon")));
+        assertNull(PlanRequestBuilder.messageTimeoutSecs(Map.of("topology.message.timeout.secs", -3)));
+        assertNull(PlanRequestBuilder.messageTimeoutSecs(Map.of()));
+        assertNull(PlanRequestBuilder.messageTimeoutSecs(null));
     }
 
     @Test

@@ -177,6 +177,47 @@ class ReplanningTest {
         assertEquals(2_500, PlannerConfig.replanIntervalMsFor(Map.of(PlannerConfig.REPLAN_INTERVAL_SECS, 2.5)));
     }
 
+    @Test
+    void anAnswerAskingForTheTopologyAgainSoonerIsOfferedThenOnce() {
+        AtomicLong now = new AtomicLong(1_000_000);
+        Replanning replanning = new Replanning(now::get);
+        TopologyDetails td = topology(WORDS, 2, PlannerConfig.REPLAN_INTERVAL_SECS, "10");
+        assertFalse(replanning.isDue(td));
+        replanning.touched(WORDS);
+        replanning.reofferIn(WORDS, 1_000);
+        now.addAndGet(999);
+        assertFalse(replanning.isDue(td));
+        now.addAndGet(1);
+        assertTrue(replanning.isDue(td), "asked again in 1 s: due then, not after the 10 s interval");
+        replanning.touched(WORDS);
+        now.addAndGet(5_000);
+        assertFalse(replanning.isDue(td), "once: the next offer is an interval away again");
+        now.addAndGet(5_000);
+        assertTrue(replanning.isDue(td));
+    }
+
+    @Test
+    void theSchedulerHonoursReofferMsAndAnAnswerWithoutItKeepsTheInterval() {
+        planner.answering(request -> Plans.response(request.getRequest_id(),
+            Plans.plan(WORDS, "stand-in", RUNNING).setReoffer_ms(0)));
+        Topologies topologies = topologies(running(PlannerConfig.REPLAN_INTERVAL_SECS, "3600"));
+        PlannerScheduler scheduler = scheduler(planner.port(), 5000);
+        scheduler.schedule(topologies, runningCluster(topologies));
+        assertEquals(0, planner.requests().size(), "first seen: its interval starts now");
+
+        Topologies soon = topologies(running(PlannerConfig.REPLAN_INTERVAL_SECS, "0"));
+        scheduler.schedule(soon, runningCluster(soon));
+        assertEquals(1, planner.requests().size());
+        scheduler.schedule(topologies, runningCluster(topologies));
+        assertEquals(2, planner.requests().size(), "the answer asked for it again at once: offered within the hour");
+
+        planner.answering(request -> Plans.response(request.getRequest_id(), Plans.plan(WORDS, "stand-in", RUNNING)));
+        scheduler.schedule(topologies, runningCluster(topologies));
+        assertEquals(3, planner.requests().size(), "the re-offer asked for in the last answer");
+        scheduler.schedule(topologies, runningCluster(topologies));
+        assertEquals(3, planner.requests().size(), "an answer without reoffer_ms: the hour's interval again");
+    }
+
     private PlannerScheduler scheduler(int port, int timeoutMs) {
         Map<String, Object> conf = new HashMap<>();
         conf.put(PlannerConfig.SERVICE_HOST, "127.0.0.1");

@@ -1,0 +1,76 @@
+"""A forced move: named executors to a named node, once, for experiments on moving itself.
+
+``planner.replan.force: "[3-3],__acker@sup-slow"`` makes the re-planner answer the first offer of the
+running topology ``planner.replan.force.after.secs`` after its first plan with exactly that move, past
+every gate (cautious, gain, price, budget, the acker rule) but through the same drain as any re-plan
+(:mod:`storm_planner.service.planning.drain`), so a benchmark can show the same move with the drain and
+without it (``planner.replan.drain: false``).
+
+Each item before ``@`` is an executor id (``[3-3]``) or a component id (``count``: its first executor, by
+task, that is not on the node yet); after ``@`` a node id (a supervisor id), or ``node:port`` for one slot.
+Without a port the executors join the topology's worker on that node (its lowest port), else the node's
+lowest slot. Pure, O(executors).
+"""
+from __future__ import annotations
+
+from storm_planner.core import settings
+from storm_planner.core.errors import ProblemError
+from storm_planner.core.problem import Problem, Slot
+
+
+class ForceError(ProblemError):
+    """A forced move that names what the topology or the cluster does not have; the message says what."""
+
+
+def forced_move(problem: Problem, text: str) -> tuple[dict[str, Slot], list[str]]:
+    """(the assignment with the move, the executors it moves) for the ``planner.replan.force`` value
+    ``text``; :class:`ForceError` when an executor, component, node or port is unknown."""
+    items, _, where = text.rpartition("@")
+    target = _target(problem, where.strip())
+    assignment = dict(problem.current)
+    moved: list[str] = []
+    executors = sorted(problem.executors, key=lambda e: _first_task(e.id))
+    for item in (part.strip() for part in items.split(",")):
+        if item.startswith("["):
+            if item not in assignment:
+                raise ForceError(f"{settings.REPLAN_FORCE.key}: the topology has no executor {item}")
+            chosen = item
+        else:
+            of_component = [e.id for e in executors if e.component == item]
+            if not of_component:
+                raise ForceError(f"{settings.REPLAN_FORCE.key}: the topology has no component {item!r}")
+            elsewhere = [e for e in of_component if assignment[e].node != target.node and e not in moved]
+            if not elsewhere:
+                continue   # every executor of it is on the node already
+            chosen = elsewhere[0]
+        if assignment[chosen] != target:
+            assignment[chosen] = target
+            moved.append(chosen)
+    return assignment, sorted(moved)
+
+
+def _target(problem: Problem, where: str) -> Slot:
+    node_id, _, port_text = where.partition(":")
+    node = next((n for n in problem.nodes if n.id == node_id), None)
+    if node is None:
+        raise ForceError(f"{settings.REPLAN_FORCE.key}: no supervisor {node_id!r} in this round "
+                         f"(nodes: {', '.join(sorted(n.id for n in problem.nodes))})")
+    if port_text:
+        port = int(port_text)
+        used = {s.port for s in problem.current.values() if s.node == node_id}
+        if port not in node.slots and port not in used:
+            raise ForceError(f"{settings.REPLAN_FORCE.key}: {node_id} has no slot {port} free for it")
+        return Slot(node_id, port)
+    own = sorted(s.port for s in problem.current.values() if s.node == node_id)
+    if own:
+        return Slot(node_id, own[0])
+    if not node.slots:
+        raise ForceError(f"{settings.REPLAN_FORCE.key}: {node_id} has no free slot")
+    return Slot(node_id, min(node.slots))
+
+
+def _first_task(executor_id: str) -> int:
+    try:
+        return int(executor_id.strip("[]").split("-")[0])
+    except ValueError:
+        return 0

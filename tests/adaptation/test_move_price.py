@@ -1,0 +1,160 @@
+"""The price of a move (adaptation/costs.py), the acker rule (spout_workers.ackers_with_spouts) and the forced
+move (adaptation/forced.py), pure: the fixtures of test_move_costs_and_ackers.py."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from test_move_costs_and_ackers import ACKER, C1, C2, CURRENT, SPOUT, Clock, problem, replan_with, slots
+
+from storm_planner.adaptation.costs import (
+    MoveContext,
+    StartTimes,
+    price_move,
+    restarted_slots,
+    short_for_new_workers,
+)
+from storm_planner.adaptation.forced import ForceError, forced_move
+from storm_planner.adaptation.replan import Replanner
+from storm_planner.adaptation.spout_workers import ackers_with_spouts
+from storm_planner.core.evaluate import evaluate
+from storm_planner.core.plan import Plan
+from storm_planner.core.problem import Slot
+from storm_planner.core.settings import REPLAN_FORCE, SettingError
+
+
+def test_a_move_restarts_the_workers_it_joins_and_leaves_but_not_one_it_empties():
+    current = slots(CURRENT)
+    plan = {**current, C2: Slot("small", 6700), C1: Slot("big-a", 6700)}   # C1 joins the spout's worker
+    assert restarted_slots(current, plan) == {Slot("small", 6700): frozenset({C2}),
+                                              Slot("big-a", 6700): frozenset({SPOUT, C1})}
+
+
+def test_a_measured_start_replaces_the_prior_and_the_note_says_which():
+    running = problem()
+    plan = slots({**CURRENT, C2: "small:6700"})
+    before, after = evaluate(running, running.current), evaluate(running, plan)
+    prior = price_move(running, plan, before, after, MoveContext(), 60.0)
+    measured = price_move(running, plan, before, after, MoveContext(start_times={"small": 4.0}), 60.0)
+    assert (prior.cost_s, measured.cost_s) == (pytest.approx(15.0), 4.0)
+    assert "15.0 s on small (prior: 4.5 s of a core at the 30 % of a core it has left)" in prior.costs
+    assert "4.0 s on small (measured)" in measured.costs
+    assert measured.pays and not prior.pays and measured.gain_s == pytest.approx(12.77, abs=0.01)
+    starts = StartTimes(keep=2)
+    for seconds in (30.0, 4.0, 6.0):
+        starts.record("small", seconds)
+    assert starts.snapshot() == {"small": 5.0}   # the last two
+
+
+def test_a_drained_move_costs_its_pause_and_start_an_undrained_acker_the_message_timeout():
+    running = problem()
+    plan = slots({**CURRENT, ACKER: "big-b:6701"})     # the acker's worker restarts
+    before, after = evaluate(running, running.current), evaluate(running, plan)
+    undrained = price_move(running, plan, before, after, MoveContext(in_flight=300, spout_rate=100.0), 60.0)
+    assert undrained.cost_s == pytest.approx(30.0 + 3.0)
+    assert "an acker restarts: the trees it held time out after 30 s" in undrained.costs
+    drained = price_move(running, plan, before, after,
+                         MoveContext(drained=True, in_flight=300, spout_rate=100.0, metrics_period_s=2.0), 60.0)
+    assert drained.cost_s == pytest.approx(1.5 * 2.0 + 5.0 + 4.5)   # prior pause + start on an idle big-b
+    assert "drained: pause 8.0 s (prior" in drained.costs and "300 tuple(s) in flight now, acked before" in drained.costs
+    measured = price_move(running, plan, before, after, MoveContext(drained=True, pause_s=2.5), 60.0)
+    assert measured.cost_s == pytest.approx(2.5 + 4.5) and "pause 2.5 s (its last drain)" in measured.costs
+
+
+def test_a_topology_short_of_nothing_gains_nothing_from_a_move():
+    calm = problem(loads={SPOUT: 10.0, C1: 10.0, C2: 10.0, ACKER: 10.0})
+    plan = slots({**CURRENT, C2: "big-b:6701"})
+    price = price_move(calm, plan, evaluate(calm, calm.current), evaluate(calm, plan), MoveContext(), 60.0)
+    assert price.gain_s == 0 and "short of nothing" in price.gains
+
+
+def test_a_relief_that_runs_a_new_worker_short_of_cpu_is_refused_though_it_pays():
+    """small runs other work (6 % of a core); count [3-3] there puts it at 87 % (a relief: 94 -> 87 %), and
+    its new worker's own 3 % of a core takes it to 97 %: refused, though a fast start measured there makes
+    the move pay for itself."""
+    running = problem(small_used=6.0)
+    plan = {**CURRENT, C2: "small:6700"}
+    assert "new worker on small would run at 97 %" in short_for_new_workers(running, slots(plan))
+    assert short_for_new_workers(running, slots({**CURRENT, C2: "big-b:6701"})) == ""
+    fast = MoveContext(start_times={"small": 1.0})
+    answer = Replanner(clock=Clock(), runner=lambda p, a: Plan(algorithm=a, assignments=slots(plan))).plan(
+        running, "topdown", fast)
+    assert answer.assignments == running.current
+    assert "busiest node 94 -> 87 % of its CPU, but its new worker on small would run at 97 %" in answer.notes[-1]
+    assert "a move costs 1.0 s" in answer.notes[-1]
+
+
+def test_ackers_move_with_the_spouts_or_not_at_all():
+    running = problem()
+    alone = slots({**CURRENT, ACKER: "big-b:6701"})
+    assert ackers_with_spouts(running, alone) == (slots(CURRENT), 1)
+    # The spout's worker restarts by another move (a count joins it): the acker may move with it.
+    with_spout = slots({**CURRENT, ACKER: "big-b:6701", C1: "big-a:6700"})
+    assert ackers_with_spouts(running, with_spout) == (with_spout, 0)
+    # The acker leaving the spout's worker is no restart of the spouts by the plan's other moves.
+    shared = problem({**CURRENT, ACKER: "big-a:6700"})
+    leaving = slots({**CURRENT, ACKER: "big-b:6701"})
+    assert ackers_with_spouts(shared, leaving).undone == 1
+
+
+def test_a_cut_of_a_plan_keeps_an_acker_only_with_the_spout_moves_it_needs():
+    """The planner moves the spout and the acker off the saturated big-a; a budget of one move cannot take
+    both: the acker alone is never the cut."""
+    current = {SPOUT: "big-a:6700", C1: "big-b:6700", C2: "big-a:6702", ACKER: "big-a:6701"}
+    running = problem(current, {SPOUT: 40.0, ACKER: 34.0, C2: 20.0, C1: 10.0})
+    options = dataclasses.replace(running.options, max_migrations=1)
+    plan = slots({**current, ACKER: "big-b:6701", SPOUT: "big-b:6700"})
+    answer = Replanner(clock=Clock(), runner=lambda p, a: Plan(algorithm=a, assignments=plan)).plan(
+        running.replace(options=options), "topdown")
+    assert answer.assignments[ACKER] == Slot("big-a", 6701)
+
+
+def test_a_forced_move_names_executors_or_components_and_a_node():
+    running = problem()
+    assignment, moved = forced_move(running, "[2-2], c @ big-b")   # c: its first executor not there yet
+    assert moved == [C1, C2] and assignment[C1] == Slot("big-b", 6700) == assignment[C2]   # the acker's worker
+    _, moved = forced_move(running, "[1-1],c@small")
+    assert moved == [ACKER, C1]
+    assignment, _ = forced_move(running, "s@big-b:6701")
+    assert assignment[SPOUT] == Slot("big-b", 6701)
+    for text, says in (("[9-9]@big-b", "no executor [9-9]"), ("x@big-b", "no component 'x'"),
+                       ("c@nowhere", "no supervisor 'nowhere'"), ("c@big-b:7000", "no slot 7000")):
+        with pytest.raises(ForceError, match=says.replace("[", r"\[").replace("]", r"\]")):
+            forced_move(running, text)
+    for bad in ("c", "@big-b", "c@", "c@@b", "-1"):
+        with pytest.raises(SettingError, match="is not executors or components, then a node"):
+            REPLAN_FORCE.read({REPLAN_FORCE.key: bad})
+
+
+def test_a_forced_move_comes_once_after_its_delay_past_every_gate():
+    """planner.replan.force moves count [3-3] to small on the first offer 30 s after the first plan, though
+    the topology is short of nothing, the move restarts a worker for nothing, and there are no metrics."""
+    clock = Clock()
+    calm = problem(loads={SPOUT: 10.0, C1: 10.0, C2: 10.0, ACKER: 10.0}).replace(measured=False)
+    options = {"planner.replan.force": "[3-3]@small", "planner.replan.force.after.secs": "30"}
+    running = calm.replace(options=dataclasses.replace(calm.options, extra=options))
+    replanner = Replanner(clock=clock, runner=lambda p, a: Plan(algorithm=a, assignments=dict(p.current)))
+    assert replanner.plan(running, "topdown").assignments == running.current   # 0 s: not yet
+    clock.now += 30
+    forced = replanner.plan(running, "topdown")
+    assert forced.assignments == slots({**CURRENT, C2: "small:6700"}) and forced.figures["moves"] == 1
+    assert forced.notes == ("forced move (planner.replan.force=[3-3]@small): 1 executor(s) move ([3-3]), past "
+                            "every gate (caution, gain, price, budget, the acker rule)",)
+    clock.now += 30
+    assert replanner.plan(running, "topdown").assignments == running.current   # once
+    bad = calm.replace(options=dataclasses.replace(calm.options, extra={"planner.replan.force": "[3-3]@nowhere"}))
+    kept = Replanner(clock=clock).plan(bad, "topdown")
+    assert kept.assignments == bad.current and "forced move not made: planner.replan.force: no supervisor" \
+        in kept.notes[0]
+
+
+def test_an_acker_alone_is_held_back_however_cheap_its_move():
+    """The acker-only relief of test_move_costs_and_ackers, priced drained and fast: still held back (the
+    rule is no price: the acker waits for the spouts)."""
+    current = {SPOUT: "big-a:6700", C1: "big-b:6700", C2: "big-a:6702", ACKER: "big-a:6701"}
+    running = problem(current, {SPOUT: 40.0, ACKER: 34.0, C2: 20.0, C1: 10.0})
+    answer = Replanner(clock=Clock(), runner=lambda p, a: Plan(
+        algorithm=a, assignments=slots({**current, ACKER: "big-b:6701"}))).plan(
+        running, "topdown", MoveContext(drained=True, pause_s=1.0, start_times={"big-b": 1.0}))
+    assert answer.assignments == running.current
+    assert replan_with({**current, ACKER: "big-b:6701"}, running).assignments == running.current
