@@ -108,10 +108,12 @@ class WindowLatency:
         }
 
 
-def window_latency(times: TupleTimes, begin: float, end: float, offered_tps: float) -> WindowLatency:
+def window_latency(times: TupleTimes, begin: float, end: float, offered_tps: float,
+                   lags: SpoutLag | None = None) -> WindowLatency:
     """The window ``[begin, end)``'s latency figures from the spouts' merged time log, the topology offered
     ``offered_tps`` in all (every spout task's schedule together). A tuple not acked in ``times`` counts at
-    the top: read after the drain that is a tuple never acked; read earlier, one still unfinished."""
+    the top: read after the drain that is a tuple never acked; read earlier, one still unfinished. ``lags``:
+    the log's :class:`SpoutLag`, when the caller reads several windows of one log."""
     due, classic = new_histogram(), new_histogram()
     found = unacked = 0
     for key, emitted in times.emitted.items():
@@ -129,7 +131,7 @@ def window_latency(times: TupleTimes, begin: float, end: float, offered_tps: flo
     expected = max(0, round(offered_tps * (end - begin)))
     unemitted = max(0, expected - found)
     record_ms(due, TOP_MS, unacked + unemitted)
-    lags = SpoutLag(times)
+    lags = lags or SpoutLag(times)
     return WindowLatency(due, classic, max(expected, found), unemitted, unacked, lags.at(begin), lags.at(end))
 
 

@@ -30,7 +30,7 @@ from typing import Any
 from storm_planner.streaming.timelog import FLUSH_S, STOP_CHECK_S, TimesFollower, TupleTimes
 from storm_planner_bench.capacity import disturbance
 from storm_planner_bench.capacity.arms import Arm, job_name
-from storm_planner_bench.capacity.latency import encode, window_latency
+from storm_planner_bench.capacity.latency import SpoutLag, encode, window_latency
 from storm_planner_bench.capacity.rule import Verdict, sustained
 from storm_planner_bench.capacity.search import SearchResult, SearchSettings, Step, search
 from storm_planner_bench.common.cluster import cpu_seconds, kill_and_wait
@@ -213,6 +213,7 @@ class SearchRun:
                     if a.get("topology") == self.topology_id and not a.get("error")]
         starts = [w.started for w in self.windows] + [math.inf]
         first = next((w.window.begin for w in self.windows if not w.recovery), math.nan)
+        lags = SpoutLag(times)
         rows = []
         for index, taken in enumerate(self.windows):
             key = {"cluster": self.context.cluster, "workload": self.workload.name, "arm": self.arm.label,
@@ -222,7 +223,7 @@ class SearchRun:
             if taken.recovery:
                 rows.append({**key, "verdict": RECOVERY, "measure_s": round(taken.window.seconds, 1)})
                 continue
-            figures = step_figures(times, taken.window, self.workload.offered(taken.rate), keep=True)
+            figures = step_figures(times, taken.window, self.workload.offered(taken.rate), keep=True, lags=lags)
             histograms = figures.pop("_histograms")
             after = sustained(figures)
             figures.update(taken.window.nodes(figures["acked_in_window"]))
@@ -241,11 +242,12 @@ class SearchRun:
         return rows
 
 
-def step_figures(times: TupleTimes, window: Window, offered: float, keep: bool = False) -> dict[str, Any]:
+def step_figures(times: TupleTimes, window: Window, offered: float, keep: bool = False,
+                 lags: SpoutLag | None = None) -> dict[str, Any]:
     """A window's figures from the spouts' time log (``keep``: with its encoded histograms under
-    ``_histograms``)."""
+    ``_histograms``; ``lags``: the log's lags, read once for all its windows)."""
     seconds = window.seconds
-    latency = window_latency(times, window.begin, window.end, offered)
+    latency = window_latency(times, window.begin, window.end, offered, lags)
     acked = times.acked_between(window.begin, window.end)
     figures: dict[str, Any] = {
         "processed_tps": round(acked / seconds, 1), "emitted_tps": round(times.emitted_between(window.begin, window.end) / seconds, 1),
