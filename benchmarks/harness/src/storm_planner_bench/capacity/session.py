@@ -29,7 +29,7 @@ from storm_planner_bench.capacity.order import Search
 from storm_planner_bench.capacity.runner import Context, SearchRun, Timing
 from storm_planner_bench.capacity.search import SearchResult, SearchSettings, plan_rates
 from storm_planner_bench.common.report import append_csv_rows, drop_csv_rows
-from storm_planner_bench.e2e.workloads import Workload, needs_profile
+from storm_planner_bench.e2e.workloads import HeteroProfileError, Workload, needs_profile
 
 PILOT_RESOLUTION = 0.10
 PILOT = 0                  # the pilot's repetition number
@@ -193,7 +193,10 @@ class Sitting:
             context.extra.update(measured_costs.Declaration(declaration["rate"], declaration["cpu"]).options(
                 workload.prefix))
         if needs_profile(arm.scheduler):
-            context.profile = self.profiles.text(self.bench, workload)
+            try:
+                context.profile = self.profiles.text(self.bench, workload)
+            except HeteroProfileError as error:   # a bad saved profile, or profiling failed: the others run
+                return self._not_run(where, settings, f"not run: {error}"[:300])
         started = time.time()
         result, rows = SearchRun(self.bench, workload, arm, context, self.timing).run(settings)
         status = rows[0]["status"] if rows else result.stopped or "not scheduled"
