@@ -162,3 +162,23 @@ def test_time_logs_without_due_times_still_read_and_a_cut_due_time_is_no_event(t
     assert set(times.emitted) == {"requests-3-1/0:0:0", "requests-3-1/0:1:0"}   # the cut due time: no event
     assert times.due_of("requests-3-1/0:0:0") == 100.0 and times.lag_s("requests-3-1/0:0:0") == 0.0
     assert times.due_of("requests-3-1/0:1:0") == 100.5 and times.lag_s("requests-3-1/0:1:0") == pytest.approx(0.5)
+
+
+def test_a_follower_reads_a_growing_log_as_read_times_reads_it_whole(tmp_path):
+    """``TimesFollower``: each update parses only what was added; a line still without its newline waits,
+    and two incarnations of a stable task merge by id as in one ``read_times``."""
+    from storm_planner.streaming.timelog import TimesFollower
+
+    first, second = tmp_path / "requests-3-10.times", tmp_path / "requests-3-11.times"
+    first.write_text("# ids stable requests-3\ne 0:0:0 100.0000 99.9000\ne 0:1:0 100.1000 100.0000\na 0:0")
+    follower = TimesFollower(tmp_path)
+    times = follower.update()
+    assert set(times.emitted) == {"@requests-3/0:0:0", "@requests-3/0:1:0"} and not times.acked
+    with first.open("a") as handle:
+        handle.write(":0 100.3000\nf 0:1:0 130.2000\n")
+    second.write_text("# ids stable requests-3\ne 0:1:0 131.0000\na 0:1:0 131.1000\n")
+    times = follower.update()
+    whole = read_times(tmp_path)
+    assert times.acked == whole.acked == {"@requests-3/0:0:0": 100.3, "@requests-3/0:1:0": 131.1}
+    assert times.emitted == whole.emitted and times.due == whole.due and times.replayed == whole.replayed == 1
+    assert times.failed == whole.failed == 1 and follower.update() is times and times.failed == 1

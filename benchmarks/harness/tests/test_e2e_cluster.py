@@ -10,17 +10,14 @@ import csv
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from storm_planner.cluster.locations import default_plugin_jar
-from storm_planner.metrics.hookjar import default_hook_jar
-from storm_planner.profiling.cgroups import detect_emulation
 from storm_planner_bench.common.cellfile import read_cells
+from storm_planner_bench.common.cluster import bench_cluster_missing
 
 REPO = Path(__file__).resolve().parents[3]
 SCHEDULERS = ("default", "ras", "planner:topdown")
@@ -30,15 +27,8 @@ FINITE = ("processed_tps", "emitted_tps", "latency_p50_ms", "latency_p99_ms", "l
 # cross a link is the placement's whole effect (issue #33's setting).
 LINK_CLUSTER = REPO / "benchmarks" / "e2e" / "cluster-link.yaml"
 
-pytestmark = [
-    pytest.mark.cluster,
-    pytest.mark.skipif(not (default_plugin_jar() and default_plugin_jar().is_file()
-                            and default_hook_jar() and default_hook_jar().is_file()),
-                       reason="plugin or metrics jar not built (mvn package)"),
-    pytest.mark.skipif(not (os.geteuid() == 0 and all(shutil.which(t) for t in ("ip", "tc", "nsenter"))),
-                       reason="the emulated network needs root, iproute2 and nsenter"),
-    pytest.mark.skipif(not detect_emulation().cgroup_quota, reason="needs a writable cgroup v1 CPU hierarchy"),
-]
+MISSING = bench_cluster_missing()
+pytestmark = [pytest.mark.cluster, pytest.mark.skipif(MISSING is not None, reason=MISSING or "")]
 
 
 def workers_by_node(text: str) -> dict[str, set[str]]:

@@ -2,7 +2,7 @@
 
 The fit is checked on cells made from known weights (it must recover them) and on the third grid's own cells
 (data/e2e-grid-links.csv: the key, status, workers and per-link bytes of every cell of
-benchmarks/reports/e2e/cells.csv), where the property the study reports must hold: by the
+benchmarks/reports/e2e-grid3/cells.csv), where the property the study reports must hold: by the
 measured wire, RAS's placement is the exact optimum on Top-K and trends, and the kit's local search on the
 fitted weights reaches the optimum on every workload.
 """

@@ -172,3 +172,22 @@ def test_costs_are_checked_and_round_trip():
                         ({"worker_fixed": float("nan")}, "worker_fixed")):
         with pytest.raises(ProblemError, match=word):
             Problem.from_dict(pipeline(costs=costs))
+
+
+def test_the_bound_and_the_exact_model_hold_after_another_highs_solve_in_the_process():
+    """HiGHS sizes one thread scheduler per process at its first run: a solve that asked for another size
+    afterwards got no solution (the bound read 0, the exact model nothing) once any other planner, or any
+    HiGHS run with its default threads, had solved in the same process (the service, the bench)."""
+    import highspy
+
+    highs = highspy.Highs()
+    highs.setOptionValue("output_flag", False)
+    x = highs.addVariable(lb=0, ub=1)
+    highs.addConstr(x <= 1)
+    highs.run()
+    problem = Problem.from_dict(pipeline(link=1.0))
+    model = CapacityModel(problem, worker_fixed=2.0)
+    assert factor_bound(model) > 0
+    node_of = {"[1-1]": "a", "[2-2]": "a", "[3-3]": "b"}
+    found = exact.solve(model, model.factor(node_of), factor_bound(model), time_limit_s=2.0)
+    assert found is not None and model.factor(found.node_of) >= model.factor(node_of) - 1e-9

@@ -26,6 +26,27 @@ def run_reporting(command: str, run: Callable[[], int], progress: Progress) -> i
         progress(f"done in {time.perf_counter() - started:.0f} s")
 
 
+def bench_cluster_missing() -> str | None:
+    """Why this host cannot run a bench's local cluster, or None when it can: the plugin's and the metrics
+    hook's jars built, root with iproute2 and nsenter (the emulated links), a writable cgroup v1 CPU hierarchy
+    (the quotas). The cluster tests skip on it."""
+    import os
+    import shutil
+
+    from storm_planner.cluster.locations import default_plugin_jar
+    from storm_planner.metrics.hookjar import default_hook_jar
+    from storm_planner.profiling.cgroups import detect_emulation
+
+    plugin, hook = default_plugin_jar(), default_hook_jar()
+    if not (plugin and plugin.is_file() and hook and hook.is_file()):
+        return "plugin or metrics jar not built (mvn package)"
+    if not (os.geteuid() == 0 and all(shutil.which(t) for t in ("ip", "tc", "nsenter"))):
+        return "the emulated network needs root, iproute2 and nsenter"
+    if not detect_emulation().cgroup_quota:
+        return "needs a writable cgroup v1 CPU hierarchy"
+    return None
+
+
 def processes_of(topology_id: str) -> list[int]:
     """Processes whose command line names the topology (its workers: ``-Dstorm.id=<id>``)."""
     found = []

@@ -14,7 +14,7 @@ fitted weights:
 
 Run from the repository root (the workloads' projects are read to build each first problem)::
 
-    .venv/bin/storm-planner bench e2e-wire --cells benchmarks/reports/e2e/cells.csv
+    .venv/bin/storm-planner bench e2e-wire --cells benchmarks/reports/e2e-grid3/cells.csv
 
 Writes ``<out>.md`` (with ``<out>/notes.md`` when there is one), ``<out>/weights.csv``, ``<out>/placements.csv``
 and ``<out>/fit.png``. Seconds.
@@ -55,7 +55,7 @@ from storm_planner_bench.e2e.wire_fit import (
     stream_label,
 )
 
-DEFAULT_CELLS = Path("benchmarks/reports/e2e/cells.csv")
+DEFAULT_CELLS = Path("benchmarks/reports/e2e-grid3/cells.csv")
 DEFAULT_OUT = Path("benchmarks/results/e2e-wire")
 DEFAULT_CLUSTER = Path("benchmarks/e2e/cluster.yaml")
 DEFAULT_PLANNERS = "topdown,tasklevel,topdown-ls"

@@ -51,6 +51,9 @@ class Workload:
     # Option (after the prefix) -> path inside the built feeds ("" is the feeds' root itself).
     feed_paths: dict[str, str] = field(default_factory=lambda: {"feed": "requests", "catalogue": "catalogue.jsonl"})
     sources: int = 1            # spouts that each replay at the rate: the topology is offered rate x sources
+    # Tasks per component where they exceed its executors (``<prefix>.tasks.<component>``): room for a
+    # rebalance to add executors (parallelism advice); none by default.
+    tasks: dict[str, int] = field(default_factory=dict)
 
     def offered(self, rate: float) -> float:
         """Tuples/s the topology is offered at ``rate`` (every source spout replays at it)."""
@@ -64,7 +67,8 @@ class Workload:
         """Topology options that make the workload what it is (feeds and paths come from the cell)."""
         return {"topology.workers": self.workers, "topology.acker.executors": self.ackers,
                 f"{self.prefix}.replay_rate": rate,
-                **{f"{self.prefix}.cpu.{component}": cpu for component, cpu in self.cpu.items()}}
+                **{f"{self.prefix}.cpu.{component}": cpu for component, cpu in self.cpu.items()},
+                **{f"{self.prefix}.tasks.{component}": n for component, n in self.tasks.items()}}
 
 
 # Top-K at 400 t/s behind 2 Mbit/s links: the setting of issue #27, where where the tuples and the acker
@@ -252,10 +256,12 @@ def _spelling(value: object, given: str) -> str:
     return str(value) if isinstance(value, (int, str)) else given
 
 
-def parse_workloads(text: str) -> list[Workload]:
+def parse_workloads(text: str, known: dict[str, Workload] | None = None) -> list[Workload]:
+    """The comma-separated workloads of ``known`` (default: this bench's) that ``text`` names."""
+    known = WORKLOADS if known is None else known
     names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in WORKLOADS]
+    unknown = [n for n in names if n not in known]
     if unknown or not names:
         raise ValueError(f"--workloads: unknown {', '.join(unknown) or '(none given)'} "
-                         f"(known: {', '.join(WORKLOADS)})")
-    return [WORKLOADS[n] for n in names]
+                         f"(known: {', '.join(known)})")
+    return [known[n] for n in names]

@@ -80,7 +80,8 @@ def _feasible(model: CapacityModel, classes: list[ExecutorClass], nodes: list[st
     with native_output_to_log(_log, "HiGHS"):
         highs = highspy.Highs()  # type: ignore[no-untyped-call]  # highspy's constructor is unannotated
         highs.setOptionValue("output_flag", False)
-        highs.setOptionValue("threads", 1)
+        # No "threads": HiGHS sizes one scheduler per process at its first run, and a later run asking for
+        # another size fails (no solution): the service and the bench run other planners' HiGHS solves too.
         k = {(g, n): highs.addVariable(lb=0, ub=c.size) for g, c in enumerate(classes) for n in nodes}
         w = {n: highs.addVariable(lb=0, ub=model.room(n).ports) for n in nodes}
         for g, klass in enumerate(classes):

@@ -105,7 +105,8 @@ def _feasible(model: CapacityModel, classes: list[ExecutorClass], factor: float,
         highs = highspy.Highs()  # type: ignore[no-untyped-call]  # highspy's constructor is unannotated
         highs.setOptionValue("output_flag", False)
         highs.setOptionValue("time_limit", max(0.05, float(time_limit_s)))
-        highs.setOptionValue("threads", 1)
+        # No "threads": HiGHS sizes one scheduler per process at its first run, and a later run asking for
+        # another size fails (no solution): the service and the bench run other planners' HiGHS solves too.
         builder = _Builder(highs, model, classes, factor, workers)
         if objective:
             highs.minimize(builder.moves(current or {}) + 1e-6 * builder.sent_total())

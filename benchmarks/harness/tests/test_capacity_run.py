@@ -1,0 +1,142 @@
+"""``bench capacity``'s run around the cluster: the arms and the A/A pair, the randomised interleaving, the
+frozen commit, the noise floor's verdicts, disturbed windows, the feed's guard and the estimate."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from storm_planner.streaming.timelog import TupleTimes
+from storm_planner_bench.capacity import verdicts
+from storm_planner_bench.capacity.arms import aa_pair, parse_arm, parse_arms
+from storm_planner_bench.capacity.disturbance import CpuSnapshot, host_busy_s, process_cpu_s
+from storm_planner_bench.capacity.experiment import FULL, bisect_steps, estimate
+from storm_planner_bench.capacity.order import CommitError, check_run, round_order, run_order
+from storm_planner_bench.capacity.runner import feed_records, tuples_left
+from storm_planner_bench.capacity.workloads import WORKLOADS
+
+
+def test_arms_the_aa_copy_and_ras_measured():
+    arms = parse_arms("default,ras,ras+measured,planner:auto,ras+nohook", aa="planner:auto")
+    assert [a.label for a in arms] == ["default", "ras", "ras+measured", "planner:auto", "ras+nohook",
+                                       "planner:auto#2"]
+    copy = arms[-1]
+    assert copy.copy == 2 and copy.base == "planner:auto" and copy.scheduler.label == "planner:auto"
+    assert copy.file_name == "planner-auto-2"
+    measured = arms[2]
+    assert measured.measured and measured.scheduler.nimbus == "resource-aware"
+    assert parse_arm("ras+nohook+measured").label == "ras+measured+nohook"
+    assert aa_pair(arms) == ("planner:auto", "planner:auto#2") and aa_pair(arms[:3]) is None
+    assert [a.label for a in parse_arms("ras", aa="planner:topdown")] == ["ras", "planner:topdown", "planner:topdown#2"]
+    for bad, message in (("planner:auto+measured", "for ras alone"), ("ras#1", "a copy"), ("ras,ras", "more than once"),
+                         ("planner:nope", "no planner")):
+        with pytest.raises(ValueError, match=message):
+            parse_arms(bad)
+    with pytest.raises(ValueError, match="name the arm"):
+        parse_arms("ras", aa="ras#2")
+
+
+def test_each_round_is_a_fresh_seeded_permutation_of_every_workload_and_arm():
+    workloads, arms = ["trends-link", "topk-link"], ["default", "ras", "planner:auto", "planner:auto#2"]
+    first = round_order(1, "e2e-bench", 1, workloads, arms)
+    assert sorted((s.workload, s.arm) for s in first) == sorted((w, a) for w in workloads for a in arms)
+    assert [s.position for s in first] == list(range(1, 9))
+    assert first == round_order(1, "e2e-bench", 1, workloads, arms)          # the seed fixes it
+    rounds = [[(s.workload, s.arm) for s in round_order(1, "e2e-bench", r, workloads, arms)] for r in (1, 2, 3)]
+    assert len({tuple(r) for r in rounds}) == 3                               # a new order every round
+    assert rounds[0] != [(s.workload, s.arm) for s in round_order(2, "e2e-bench", 1, workloads, arms)]
+    firsts = {round_order(seed, "c", 1, workloads, arms)[0].arm for seed in range(40)}
+    assert firsts == set(arms)                                                # no arm always first
+    order = run_order(1, ["e2e-bench", "capacity-hetero"], 3, workloads, arms)
+    assert len(order) == 2 * 3 * 8 and [s.cluster for s in order[:24]] == ["e2e-bench"] * 24
+    assert [s.repetition for s in order[:24]] == [1] * 8 + [2] * 8 + [3] * 8
+
+
+def test_a_resumed_run_refuses_another_commit_unless_told(tmp_path):
+    order = run_order(1, ["c"], 1, ["w"], ["ras"])
+    record = check_run(tmp_path, "abc1234", "storm-planner bench capacity", 1, order)
+    assert record["commit"] == "abc1234" and record["order"] == [["c", "w", "ras", 1, 1]]
+    check_run(tmp_path, "abc1234", "storm-planner bench capacity", 1, order)    # the same commit resumes
+    with pytest.raises(CommitError, match="started on commit abc1234, this is def5678"):
+        check_run(tmp_path, "def5678", "storm-planner bench capacity", 1, order)
+    allowed = check_run(tmp_path, "def5678", "storm-planner bench capacity", 1, order, allow_other_commit=True)
+    assert allowed["commit"] == "abc1234" and allowed["commits"] == ["abc1234", "def5678"]
+    saved = json.loads((tmp_path / "run.json").read_text())
+    assert saved["order_seed"] == 1 and saved["commits"] == ["abc1234", "def5678"]
+
+
+def test_the_aa_pair_sets_the_resolution_and_a_difference_within_it_is_no_verdict():
+    gap = verdicts.aa_gap([3700, 3600, 3800], [3500, 3400, 3600])
+    assert gap == pytest.approx(200 / 3500)
+    floor = verdicts.resolution([gap, math.nan, 0.02], 0.05)
+    assert floor == pytest.approx(gap)
+    assert verdicts.resolution([], 0.05) == 0.05 and verdicts.resolution([0.01], 0.05) == 0.05
+    assert verdicts.compare(1.05, floor) == "no difference"
+    assert verdicts.compare(1.0 + floor + 0.001, floor) == "higher"
+    assert verdicts.compare(0.9, floor) == "lower"
+    assert verdicts.compare(math.nan, floor) == "–"
+    assert verdicts.ratio_text(4800, 3700, floor) == "1.30 (higher)"
+    assert verdicts.ratio_text(3800, 3700, floor) == "1.03 (no difference)"
+    assert verdicts.ratio_text(3800, math.nan, floor) == "–"
+
+
+def test_the_hook_loss_is_read_against_its_target_and_the_resolution():
+    assert verdicts.hook_loss([970], [1000]) == pytest.approx(0.03)
+    assert verdicts.hook_verdict(0.02, 0.05) == "within the 3 % target (below the resolution)"
+    assert verdicts.hook_verdict(0.04, 0.05).startswith("above the 3 % target but within the resolution")
+    assert verdicts.hook_verdict(0.10, 0.05) == "above the 3 % target, beyond the resolution"
+    assert verdicts.hook_verdict(math.nan, 0.05) == "–"
+
+
+def test_capacities_count_repetitions_that_ran_not_the_pilot():
+    rows = [{"cluster": "c", "workload": "w", "arm": "ras", "repetition": r, "status": s, "capacity_tps": x}
+            for r, s, x in (("0", "ran", "5000"), ("1", "ran", "3700"), ("2", "no tuple acked within 180 s", ""),
+                            ("3", "ran", "3600"))]
+    assert verdicts.capacities(rows, "c", "w", "ras") == [3700.0, 3600.0]
+
+
+def test_cpu_outside_the_cluster_over_a_window(tmp_path):
+    before, after = CpuSnapshot(10.0, 100.0, 80.0), CpuSnapshot(40.0, 160.0, 128.0)
+    assert before.outside_pct(after) == pytest.approx(100 * (60 - 48) / 30)
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  1000 50 300 9000 40 7 9 11 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n")
+    assert host_busy_s(stat) == pytest.approx((1000 + 50 + 300 + 11) / 100, rel=0.2)   # CLK_TCK is 100 here
+    assert math.isnan(host_busy_s(tmp_path / "absent"))
+    import os
+
+    assert process_cpu_s(os.getpid()) > 0 and process_cpu_s(2 ** 22 + 7) == 0.0
+
+
+def test_the_feed_guard_counts_records_left_at_the_pace_they_became_tuples(tmp_path):
+    times = TupleTimes()
+    for record in range(100):
+        for position in range(2):       # two tuples a record
+            times.emitted[f"@tweets-1/0:{record}:{position}"] = float(record)
+    assert tuples_left(times, 1000) == pytest.approx(900 * 2)
+    assert tuples_left(TupleTimes(), 1000) is None
+    root = tmp_path / "tweets"
+    root.mkdir()
+    (root / "_feed.json").write_text(json.dumps({"records": 12345}))
+    assert feed_records(WORKLOADS["trends-link"], root) == 12345
+    assert feed_records(WORKLOADS["trends-link"], None) is None
+
+
+def test_the_estimate_adds_searches_pilots_calibrations_and_cluster_starts():
+    args = argparse.Namespace(**dict(zip(("settle", "step_settle", "measure", "grace", "drain", "hold"), FULL)),
+                              pilot=True, latency_shares="0.5,0.8", factor=1.4, resolution=0.05, calibration=150.0,
+                              max_steps=16)
+    assert bisect_steps(1.4, 0.05) == 3
+    figures = estimate(args, searches=216, pilots=8, calibrations=8, profiles=8, clusters=2)
+    assert 8 * 60 <= figures["search_s"] <= 15 * 60
+    assert figures["total_h"] == pytest.approx(
+        (216 * figures["search_s"] + 8 * figures["pilot_s"] + 8 * figures["calibration_s"] + 8 * 150 + 2 * 120)
+        / 3600, abs=0.1)
+
+
+def test_every_file_of_the_package_stays_short():
+    package = Path(__file__).resolve().parents[1] / "src" / "storm_planner_bench" / "capacity"
+    assert {p.name: len(p.read_text().splitlines()) for p in package.glob("*.py")
+            if len(p.read_text().splitlines()) > 600} == {}
