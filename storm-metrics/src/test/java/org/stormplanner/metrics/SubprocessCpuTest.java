@@ -32,10 +32,13 @@ class SubprocessCpuTest {
     void measuresTheCpuOfABusyChildProcessByComponent() throws Exception {
         SubprocessCpu cpu = new SubprocessCpu();
         cpu.sample(SIGNATURES);  // baseline: nothing started yet
-        // A shell busy for a moment, then asleep; its command line names the "count" component's script. It
-        // says when its loop is over: on a loaded machine the loop can take longer than any fixed wait.
+        // A shell busy for a moment, then idle; its command line names the "count" component's script. It
+        // says when its loop is over: on a loaded machine the loop can take longer than any fixed wait. It
+        // waits with the builtin `read` (on its standard input, open until the test ends), never `sleep`:
+        // the shell forks for `sleep`, and a sample between the fork and the exec sees two processes with
+        // the script's command line.
         Process busy = new ProcessBuilder("sh", "-c",
-            "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done; echo looped; sleep 5", "sh",
+            "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done; echo looped; read -r line", "sh",
             "trends.bolts.CountBolt").start();
         try (BufferedReader out = new BufferedReader(
                 new InputStreamReader(busy.getInputStream(), StandardCharsets.UTF_8))) {
