@@ -56,7 +56,7 @@ def render(out: Path, path: Path, runs: Sequence[dict[str, str]], starts: Sequen
               "move follows once the tuples in flight are acked, the spouts resume once the restarted workers "
               "report their first metrics windows. Drain off: the move is answered at once.\n\n",
               "## Every run\n\n", _run_table(runs), "\n",
-              "## What a restarted worker's start is made of\n\n", _starts(starts), "\n",
+              "## What a restarted worker's start is made of\n\n", _starts(starts, runs), "\n",
               notes_section(out, path)]
     return "".join(parts)
 
@@ -104,7 +104,7 @@ def _gap_text(mine: Sequence[dict[str, str]]) -> str:
     """Where the drained arm's stretch without acks goes: its phases, the slowest worker's start."""
     phases = {p: _median([_num(r[f"{p}_s"]) for r in mine]) for p in series.PHASES}
     stopped = _median([_num(r["stopped_s"]) for r in mine])
-    return (f"The spouts stand still for {stopped:.1f} s (median) from the decision to the resume: pause "
+    return (f"From the decision to the resume the spouts stand still for {stopped:.1f} s (median): pause "
             f"{phases['pause']:.1f} s, drain {phases['drain']:.1f} s, move {phases['move']:.1f} s, the restarted "
             f"workers' start until their first metrics windows {phases['start']:.1f} s, resume {phases['resume']:.1f} s. "
             f"The start is the gap (next section).")
@@ -155,15 +155,16 @@ def _run_table(runs: Sequence[dict[str, str]]) -> str:
     return markdown_table(header, rows, right=(3, 5, 6, 7, 8, 9, 10))
 
 
-def _starts(starts: Sequence[dict[str, str]]) -> str:
+def _starts(starts: Sequence[dict[str, str]], runs: Sequence[dict[str, str]]) -> str:
     if not starts:
         return "No restarted worker's marks were read.\n"
     marks = [{m: _num(s.get(m.replace(" ", "_") + "_s")) for m in ws.MARKS} for s in starts]
     rows = [[r["mark"], r["slots"], _fmt(r["median_s"]), f"{_fmt(r['min_s'])}–{_fmt(r['max_s'])}"]
             for r in ws.summary(marks)]
     service = [_num(s.get("service_s")) for s in starts]
-    rows.append(["first metrics window (the service's start)", sum(1 for v in service if math.isfinite(v)),
-                 _fmt(_median(service)), f"{_fmt(min(service, default=math.nan))}–{_fmt(max(service, default=math.nan))}"])
+    rows.append(["first metrics window begins (the service's start)", *_spread(service)])
+    read = [_num(r.get("start_s")) for r in runs if r.get("status") == "ran"]
+    rows.append(["first metrics window read: the drain's start phase ends (per run)", *_spread(read)])
     return ("Seconds after the move (the plugin applied the new assignment) at which each restarted worker's "
             "supervisor and worker logs show each mark, over every restarted worker of every run "
             "(`storm_planner_bench.drain.workerstart`; the lines are kept under `logs/`).\n\n"
@@ -192,6 +193,11 @@ def acks_plot(out: Path, seconds: Sequence[dict[str, str]], setup: dict[str, Any
     axes[-1, 0].set_xlabel("seconds from the re-planner's decision")
     return save_figure(figure, out / PLOT, f"{setup.get('workload', '')}: acks per second around a forced move "
                                            f"(dashed: the offered rate)")
+
+
+def _spread(values: Sequence[float]) -> list[Any]:
+    kept = [v for v in values if math.isfinite(v)]
+    return [len(kept), _fmt(_median(kept)), f"{_fmt(min(kept, default=math.nan))}–{_fmt(max(kept, default=math.nan))}"]
 
 
 def _met(row: dict[str, str]) -> bool:
