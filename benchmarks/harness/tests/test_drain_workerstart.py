@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from storm_planner import cli
 from storm_planner_bench.drain import workerstart as ws
 from storm_planner_bench.drain.experiment import RUN_COLUMNS, SECOND_COLUMNS, START_COLUMNS
 from storm_planner_bench.drain.report import write_report
@@ -109,3 +110,6 @@ def test_the_report_states_the_criterion_per_arm_with_its_figures_and_the_plot(t
     assert "**drain off (planner.replan.drain: false)**: the criterion" in text and "**met** in 1 of 1" in text
     assert "workers' start until their first metrics windows 15.0 s" in text
     assert "| jvm up | 1 | 9.0 |" in text and "](drain/acks-per-second.png)" in text
+    report.unlink()
+    assert cli.main(["bench", "drain", "--report-only", "--out", str(out)]) == 0
+    assert report.read_text() == text
