@@ -10,7 +10,7 @@ written again from the CSV (``--report-only``): in place it comes out the same, 
 alone in an empty folder every section's body is the same.
 
 The benchmarks that need root and a real cluster (``gma cluster``/``overhead``, ``qescalor
-cluster``/``replay``/``live``, ``hetero-real``, ``e2e``, ``capacity``) are tested through their report step, from
+cluster``/``replay``/``live``, ``hetero-real``, ``e2e``, ``capacity``, ``drain``) are tested through their report step, from
 rows written here (``e2e``'s report is tested in ``test_e2e_harness.py``, ``topdown-real``'s in
 ``test_topdown_real.py``).
 
@@ -476,6 +476,7 @@ REPORT_ONLY = {
     ("albic-real", None): test_albic_real_report,
     ("e2e", None): "test_e2e_harness.py::test_the_report_gives_medians_spreads_and_ratios",
     ("capacity", None): "test_capacity_report.py::test_the_report_leads_with_capacities_ratios_and_the_resolution",
+    ("drain", None): "test_drain_workerstart.py::test_the_report_states_the_criterion_per_arm_with_its_figures_and_the_plot",
     ("e2e-wire", None): "test_e2e_wire.py::test_the_command_writes_the_report_and_answers_json_alone",
     ("topdown-real", None): "test_topdown_real.py::test_the_report_sets_gains_against_capacity_and_over_the_rate_schedule",
 }
