@@ -477,6 +477,7 @@ REPORT_ONLY = {
     ("e2e", None): "test_e2e_harness.py::test_the_report_gives_medians_spreads_and_ratios",
     ("e2e-wire", None): "test_e2e_wire.py::test_the_command_writes_the_report_and_answers_json_alone",
     ("topdown-real", None): "test_topdown_real.py::test_the_report_sets_gains_against_capacity_and_over_the_rate_schedule",
+    ("soak", None): "test_soak.py::test_the_report_gives_every_check_stall_cause_and_outage",
 }
 
 
