@@ -513,3 +513,26 @@ def test_a_new_run_refuses_a_folder_that_holds_one(tmp_path, monkeypatch):
     (out / "run.json").write_text("{}")
     with pytest.raises(ValueError, match="holds a run already"):
         soak.run(argparse.Namespace(out=str(out), report_only=False, **defaults()))
+
+
+def test_a_feed_already_built_long_enough_is_replayed_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("STORM_PLANNER_STATE", str(tmp_path))
+    for name, complete in (("worldcup-100000-1", True), ("worldcup-3000000-1", True), ("worldcup-200000-1", False),
+                           ("worldcup-500000-2", True), ("tweets-900000-1", True)):
+        (tmp_path / "e2e-feeds" / name).mkdir(parents=True)
+        if complete:
+            (tmp_path / "e2e-feeds" / name / ".complete").write_text("")
+    assert soak.built_feed("worldcup", 150_000, 1) == {"worldcup": tmp_path / "e2e-feeds" / "worldcup-3000000-1"}
+    assert soak.built_feed("worldcup", 50_000, 1) == {"worldcup": tmp_path / "e2e-feeds" / "worldcup-100000-1"}
+    assert soak.built_feed("worldcup", 600_000, 2) is None
+
+
+def test_a_restarted_supervisor_counts_as_back_once_nimbus_lists_it_up_since_its_restart():
+    from types import SimpleNamespace as S
+
+    summary = S(supervisors=[S(supervisor_id="i5-a", total_resources={"cpu.pcore.percent": 35.0}, uptime_secs=400),
+                             S(supervisor_id="i5-b", total_resources={"cpu.pcore.percent": 35.0}, uptime_secs=3),
+                             S(supervisor_id="i7-a", total_resources={}, uptime_secs=1)])
+    assert faults._lists(summary, "i5-a") and not faults._lists(summary, "i7-a") and not faults._lists(summary, "x")
+    assert not faults._lists(summary, "i5-a", since=1000.0, now=1010.0)    # still the killed one's registration
+    assert faults._lists(summary, "i5-b", since=1000.0, now=1010.0)

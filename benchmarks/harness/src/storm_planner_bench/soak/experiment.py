@@ -194,14 +194,30 @@ def soak(config: SoakConfig, description, out: Path, record: dict[str, Any], sch
 
     workload = WORKLOADS[config.workload]
     records = feed_records(schedule, config.duration_s, START_GUESS_S + SETTLE_S + config.drain_s)
-    feeds = workload_feeds(argparse.Namespace(feed_records=records, quick=False, seed=config.seed),
-                           {workload.feed_kind})
+    feeds = built_feed(workload.feed_kind, records, config.seed) or workload_feeds(
+        argparse.Namespace(feed_records=records, quick=False, seed=config.seed), {workload.feed_kind})
     timing = argparse.Namespace(settle=SETTLE_S, measure=0.0, drain=config.drain_s, start_timeout=config.start_timeout_s)
     with open_bench(timing, description.with_scheduler("planner"), out, feeds=feeds, cluster_dir=out / "cluster",
                     progress=_progress) as bench:
         injector = Injector(bench.cluster, config.faults, _progress, config.seed, quotas=bench.quotas,
                             accounts=bench.accounts)
         Soak(config, bench, injector, out, record, schedule, timetable, workload).run()
+
+
+def built_feed(kind: str, records: int, seed: int) -> dict[str, Path] | None:
+    """The smallest feed of ``kind`` and ``seed`` already built (by any bench) with at least ``records``
+    records, by kind; None when there is none (any synthetic feed of the kind serves: the soak measures
+    nothing of its content)."""
+    import re
+
+    from storm_planner.cluster.locations import default_state_root
+
+    found = []
+    for path in (default_state_root() / "e2e-feeds").glob(f"{kind}-*-{seed}"):
+        match = re.fullmatch(rf"{re.escape(kind)}-(\d+)-{seed}", path.name)
+        if match and int(match.group(1)) >= records and (path / ".complete").exists():
+            found.append((int(match.group(1)), path))
+    return {kind: min(found)[1]} if found else None
 
 
 class Soak:

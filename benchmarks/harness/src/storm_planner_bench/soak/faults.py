@@ -148,7 +148,7 @@ class Injector:
             record.undone = self.clock()
         self._restart_supervisor(sup)
         record.detail = f"{len(members)} processes killed"
-        return lambda: self._registered(sup)
+        return lambda: self._registered(sup, since=record.undone)
 
     def _service_kill(self, record: FaultRecord) -> Callable[[], bool]:
         record.target = "planner"
@@ -253,9 +253,9 @@ class Injector:
         from storm_planner.submit.nimbus import zookeeper_ok
 
         if name.startswith("supervisor-"):
-            sup = name.removeprefix("supervisor-")
+            sup, since = name.removeprefix("supervisor-"), self.clock()
             self._restart_supervisor(sup)
-            return lambda: self._registered(sup)
+            return lambda: self._registered(sup, since)
         self.cluster.start_daemon(name, wait=False)
         if name == "planner":
             return self._service_answers
@@ -266,8 +266,11 @@ class Injector:
 
     # -- helpers ------------------------------------------------------------------------------------------
     def cluster_healthy(self) -> bool:
-        return (self._nimbus_leads()
-                and all(self._registered(sup.name) for sup in self.cluster.description.supervisors)
+        """Nimbus leads and lists every supervisor (one ``getClusterInfo``), and the service answers."""
+        summary = self._summary()
+        if summary is None or not any(n.isLeader for n in summary.nimbuses or []):
+            return False
+        return (all(_lists(summary, sup.name) for sup in self.cluster.description.supervisors)
                 and self._service_answers())
 
     def _service_answers(self) -> bool:
@@ -276,11 +279,20 @@ class Injector:
         d = self.cluster.description
         return planner_ok(d.host, d.ports.planner)
 
-    def _registered(self, sup: str) -> bool:
-        from storm_planner.cluster.probes import supervisor_registered
+    def _summary(self):
+        from storm_planner.submit import nimbus
 
         d = self.cluster.description
-        return supervisor_registered(d.host, d.ports.nimbus, sup)
+        try:
+            return nimbus.cluster_summary(d.host, d.ports.nimbus, 3000)
+        except Exception:  # noqa: BLE001 - not answering now
+            return None
+
+    def _registered(self, sup: str, since: float | None = None) -> bool:
+        """Nimbus lists the supervisor with its resources; with ``since``, registered since then (a killed
+        supervisor stays listed until its ZooKeeper session expires)."""
+        summary = self._summary()
+        return summary is not None and _lists(summary, sup, since, self.clock())
 
     def _nimbus_leads(self) -> bool:
         from storm_planner.cluster.probes import nimbus_leader
@@ -332,6 +344,14 @@ class Injector:
 
     def _progress_injected(self, record: FaultRecord, what: str) -> None:
         self.progress(f"fault {record.index} ({record.kind}) at {record.planned_s:.0f} s: {what}")
+
+
+def _lists(summary, sup: str, since: float | None = None, now: float = 0.0) -> bool:
+    """Whether a ``ClusterSummary`` lists supervisor ``sup`` with its resources (up since ``since``)."""
+    for found in summary.supervisors or []:
+        if found.supervisor_id == sup and (found.total_resources or {}).get("cpu.pcore.percent"):
+            return since is None or (found.uptime_secs or 0) <= now - since + 5
+    return False
 
 
 def _killpg(pgid: int, sig: int) -> None:
