@@ -312,15 +312,20 @@ def write_report(out: Path, command: str) -> Path:
 
 # -- the figures -----------------------------------------------------------------------------------------
 def _fault_spans(axis, figures: Mapping[str, Any], labels: bool = True) -> None:
+    """Each fault shaded from its injection until its part answered again, its number at the top."""
     start, seen = figures["start"], set()
     for fault in figures["faults"]:
         injected = _number(fault.get("injected"))
         if math.isnan(injected):
             continue
-        back = max(_number(fault.get("undone")), _number(fault.get("recovered")) if fault.get("recovered") else 0)
+        back = max([t for t in (_number(fault.get("undone")), _number(fault.get("recovered"))) if math.isfinite(t)],
+                   default=injected)
         kind = fault.get("kind", "")
         axis.axvspan(injected - start, max(back, injected + 1) - start, color=COLOURS.get(kind, "grey"), alpha=0.25,
                      label=kind if labels and kind not in seen else None)
+        if labels:
+            axis.annotate(str(fault.get("index", "")) if kind != "crash" else "crash", (injected - start, 1.0),
+                          xycoords=("data", "axes fraction"), fontsize=7, va="bottom")
         seen.add(kind)
 
 
@@ -344,11 +349,13 @@ def plot_throughput(path: Path, figures: Mapping[str, Any]) -> None:
     for drain in figures["drains"]:
         axis.axvspan(drain["start"] - start, drain["end"] - start, fill=False, hatch="//", edgecolor="tab:gray",
                      label="drain" if drain is figures["drains"][0] else None)
-    top = max(1.0, float(seconds.acks.max()))
+    offered = [float(r["rate"]) for r in rates]
+    top = max(1.0, 2 * max(offered)) if offered else max(1.0, float(seconds.acks.max()))
+    axis.set_ylim(-0.06 * top, top)   # a catch-up after a stall may go higher: clipped
     for stall in figures["stalls"]:
         axis.plot([stall["start_s"], stall["start_s"] + stall["seconds"]], [-0.03 * top] * 2, color="red", lw=4,
                   label="stall > 5 s" if stall is figures["stalls"][0] else None)
-    axis.set_xlabel("seconds since the soak began")
+    axis.set_xlabel("seconds since the soak began (numbers: the faults of the table)")
     axis.set_ylabel("tuples per second")
     axis.legend(fontsize=7, ncol=4, loc="upper right")
     save_figure(figure, path, "Throughput with the faults")
