@@ -141,3 +141,14 @@ def test_waiting_ends_healthy_or_after_its_timeout_with_the_daemons_name(tmp_pat
     with pytest.raises(ClusterError, match=r"^dashboard not healthy after 1s"):
         wait_healthy("dashboard", lambda: False, 1, progress=said.append, log4j_log=tmp_path / "none.log")
     assert time.monotonic() - started < 5
+
+
+def test_starting_one_daemon_again_needs_a_cluster_that_is_up_and_a_daemon_it_has(tmp_path):
+    cluster = LocalCluster(default_description(), tmp_path, ClusterOptions(plugin=False, ui=False),
+                           progress=lambda m: None)
+    with pytest.raises(ClusterError, match="cannot start nimbus: .* is not up in this process"):
+        cluster.start_daemon("nimbus")
+    cluster.home, cluster.addresses = object(), object()   # as if up: the name is checked next
+    for name in ("supervisor-nowhere", "ui", "workers"):
+        with pytest.raises(ClusterError, match=f"no daemon '{name}' to start again"):
+            cluster.start_daemon(name)

@@ -479,6 +479,7 @@ REPORT_ONLY = {
     ("drain", None): "test_drain_workerstart.py::test_the_report_states_the_criterion_per_arm_with_its_figures_and_the_plot",
     ("e2e-wire", None): "test_e2e_wire.py::test_the_command_writes_the_report_and_answers_json_alone",
     ("topdown-real", None): "test_topdown_real.py::test_the_report_sets_gains_against_capacity_and_over_the_rate_schedule",
+    ("soak", None): "test_soak.py::test_the_report_gives_every_check_stall_cause_and_outage",
 }
 
 

@@ -5,6 +5,6 @@ its own beside the library (``storm_planner``), which it uses and which knows no
 
 One subpackage per experiment: :mod:`.e2e` (every planner against Storm's schedulers on real Storm, and the
 wire-cost fit of its grid), :mod:`.hetero_real`, :mod:`.albic_real`, :mod:`.topdown_real`, :mod:`.gma`,
-:mod:`.qescalor`; :mod:`.sim` holds the papers' simulated benchmarks; :mod:`.common` what they share
+:mod:`.qescalor`, :mod:`.soak` (an hour of faults); :mod:`.sim` holds the papers' simulated benchmarks; :mod:`.common` what they share
 (declaring a benchmark and writing its report, the cluster helpers). Results go to ``benchmarks/results/``
 (ignored by git) unless ``--out`` says otherwise; published reports live in ``benchmarks/reports/``."""

@@ -338,20 +338,14 @@ class LocalCluster:
         """Start every daemon first, then wait for each: their JVMs start side by side."""
         d = self.description
         assert self.home is not None and self.addresses is not None
-        daemon_cp = [self.home.lib / "*", self.extlib_daemon / "*", self.conf_dir]
         deadline_s = self.options.start_timeout_s
         zk = None if self.options.zookeeper else self._start_zookeeper()
         planner = self.start_planner(wait=False) if self.options.planner else None
         zk_host, zk_port = self.zookeeper_address()
         self._wait("zookeeper", lambda: nimbus.zookeeper_ok(zk_host, zk_port), 30, record=zk)
 
-        nimbus_record = self._start(
-            "nimbus",
-            self._java("nimbus", storm_home.NIMBUS_MAIN,
-                       self.conf_dir / "nimbus.yaml", d.heap_mb.nimbus, daemon_cp),
-            d.ports.nimbus,
-        )
-        sup_records = self._start_supervisors(daemon_cp)
+        nimbus_record = self._start_nimbus()
+        sup_records = {sup.name: self._start_supervisor(sup) for sup in d.supervisors}
         ui = self._start_ui()
         dashboard = self._start_dashboard() if self._dashboard_enabled() else None
         if planner is not None:
@@ -371,19 +365,25 @@ class LocalCluster:
         return self._start("zookeeper", command + [str(self.conf_dir / "zoo.cfg")],
                            self.description.ports.zookeeper)
 
-    def _start_supervisors(self, daemon_cp: list) -> dict[str, daemons.DaemonRecord]:
-        """Supervisor name -> its record; with the emulated network each runs in its node's namespace."""
-        records = {}
-        for sup in self.description.supervisors:
-            name = f"supervisor-{sup.name}"
-            inside = network.enter_command(self.network.link(sup.name)) if self.network else []
-            records[sup.name] = self._start(
-                name,
-                inside + self._java(name, storm_home.SUPERVISOR_MAIN,
-                                    self.conf_dir / f"{name}.yaml", self.description.heap_mb.supervisor, daemon_cp),
-                sup.thrift_port,
-            )
-        return records
+    def _daemon_classpath(self) -> list[Path]:
+        assert self.home is not None
+        return [self.home.lib / "*", self.extlib_daemon / "*", self.conf_dir]
+
+    def _start_nimbus(self) -> daemons.DaemonRecord:
+        d = self.description
+        return self._start("nimbus", self._java("nimbus", storm_home.NIMBUS_MAIN, self.conf_dir / "nimbus.yaml",
+                                                d.heap_mb.nimbus, self._daemon_classpath()), d.ports.nimbus)
+
+    def _start_supervisor(self, sup) -> daemons.DaemonRecord:
+        """One supervisor; with the emulated network it runs in its node's namespace."""
+        name = f"supervisor-{sup.name}"
+        inside = network.enter_command(self.network.link(sup.name)) if self.network else []
+        return self._start(
+            name,
+            inside + self._java(name, storm_home.SUPERVISOR_MAIN, self.conf_dir / f"{name}.yaml",
+                                self.description.heap_mb.supervisor, self._daemon_classpath()),
+            sup.thrift_port,
+        )
 
     def _start_ui(self) -> daemons.DaemonRecord | None:
         if not self._ui_enabled():
@@ -400,16 +400,57 @@ class LocalCluster:
 
     def _wait_supervisors(self, records: dict[str, daemons.DaemonRecord], deadline_s: float) -> None:
         for sup in self.description.supervisors:
-            self._wait(
-                f"supervisor-{sup.name}",
-                lambda sup=sup: self._supervisor_registered(sup.name),
-                deadline_s,
-                record=records[sup.name],
-                detail=lambda sup=sup: f"cpu {sup.cpu:g}"
-                                       + (f" (held to {sup.held_cpu:g})" if sup.held_cpu != sup.cpu else "")
-                                       + f", memory {sup.memory_mb:g} MB, "
-                                       f"slots {','.join(map(str, sup.slot_ports))}, meta {dict(sup.meta)}",
-            )
+            self._wait_supervisor(sup, records[sup.name], deadline_s)
+
+    def _wait_supervisor(self, sup, record: daemons.DaemonRecord | None, deadline_s: float) -> None:
+        self._wait(
+            f"supervisor-{sup.name}",
+            lambda: self._supervisor_registered(sup.name),
+            deadline_s,
+            record=record,
+            detail=lambda: f"cpu {sup.cpu:g}" + (f" (held to {sup.held_cpu:g})" if sup.held_cpu != sup.cpu else "")
+                           + f", memory {sup.memory_mb:g} MB, "
+                           f"slots {','.join(map(str, sup.slot_ports))}, meta {dict(sup.meta)}",
+        )
+
+    def start_daemon(self, name: str, *, wait: bool = True) -> daemons.DaemonRecord:
+        """Start one daemon of the running cluster again, after :meth:`stop_daemon` or after it died:
+        ``zookeeper`` (the cluster's own), ``planner``, ``nimbus``, ``supervisor-<name>`` (in its namespace
+        when the network is emulated) or ``dashboard``, on the ports, configuration and data it had; with
+        ``wait``, until it is healthy (ZooKeeper answers, the planner answers, Nimbus leads and sees every
+        supervisor, the supervisor is registered), :class:`ClusterError` otherwise. Returns its record."""
+        if self.home is None or self.addresses is None:
+            raise ClusterError(f"cannot start {name}: cluster {self.description.name!r} is not up in this process")
+        if name == "planner" and self.options.planner:
+            return self.start_planner(wait=wait)
+        deadline_s = self.options.start_timeout_s
+        if name == "zookeeper" and not self.options.zookeeper:
+            record = self._start_zookeeper()
+            zk_host, zk_port = self.zookeeper_address()
+            if wait:
+                self._wait("zookeeper", lambda: nimbus.zookeeper_ok(zk_host, zk_port), 30, record=record)
+            return record
+        if name == "nimbus":
+            record = self._start_nimbus()
+            if wait:
+                self._wait("nimbus", self._nimbus_leader, deadline_s, record=record)
+                for sup in self.description.supervisors:
+                    self._wait_supervisor(sup, None, deadline_s)
+            return record
+        sup = next((s for s in self.description.supervisors if f"supervisor-{s.name}" == name), None)
+        if sup is not None:
+            record = self._start_supervisor(sup)
+            if wait:
+                self._wait_supervisor(sup, record, deadline_s)
+            return record
+        if name == "dashboard" and self._dashboard_enabled():
+            record = self._start_dashboard()
+            if wait:
+                self._wait("dashboard", lambda: http_ok(f"{self.addresses.dashboard_url}api/health"), 60,
+                           record=record)
+            return record
+        raise ClusterError(f"cluster {self.description.name!r}: no daemon {name!r} to start again (its own "
+                           f"zookeeper, planner, nimbus, supervisor-<name>, dashboard)")
 
     def start_planner(self, *, wait: bool = True) -> daemons.DaemonRecord:
         """Start the planner service (again, e.g. after :meth:`stop_daemon`); wait until it answers."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from . import storm_yaml
 from .launcher import LocalCluster
-from .storm_home import NIMBUS_MAIN
 
 
 def switch_scheduler(cluster: LocalCluster, scheduler: str) -> bool:
@@ -23,21 +22,8 @@ def switch_scheduler(cluster: LocalCluster, scheduler: str) -> bool:
     zookeeper = cluster.zookeeper_address() if cluster.options.zookeeper else None
     conf = storm_yaml.nimbus_conf(cluster.description, local_dir=str(cluster.data_dir / "nimbus"),
                                   plugin=cluster.options.plugin, zookeeper=zookeeper)
-    conf_file = cluster._write_conf("nimbus", conf)
+    cluster._write_conf("nimbus", conf)
     cluster.stop_daemon("nimbus")
-    home = cluster.home
-    assert home is not None, "switch_scheduler needs a cluster that is up"
-    d = cluster.description
-    record = cluster._start(
-        "nimbus",
-        cluster._java("nimbus", NIMBUS_MAIN, conf_file, d.heap_mb.nimbus,
-                      [home.lib / "*", cluster.extlib_daemon / "*", cluster.conf_dir]),
-        d.ports.nimbus,
-    )
-    timeout_s = cluster.options.start_timeout_s
-    cluster._wait("nimbus", cluster._nimbus_leader, timeout_s, record=record)
-    for sup in d.supervisors:
-        cluster._wait(f"supervisor-{sup.name}", lambda sup=sup: cluster._supervisor_registered(sup.name),
-                      timeout_s, record=None)
+    cluster.start_daemon("nimbus")   # waits until it leads and sees every supervisor
     cluster.progress(f"nimbus restarted with scheduler {scheduler!r} ({conf.get('storm.scheduler', 'Storm default')})")
     return True

@@ -46,7 +46,7 @@ def worker_marks(topology_dir: Path) -> dict[str, list[float]]:
             if match:
                 kind = ("launch" if match.group(3).startswith("Launching") else
                         "active" if match.group(3).startswith("Activating") else "loaded")
-                first.setdefault(kind, _epoch(match.group(1), match.group(2)))
+                first.setdefault(kind, log4j_epoch(match.group(1), match.group(2)))
         for kind, stamp in first.items():
             marks[kind].append(stamp)
     return marks
@@ -63,6 +63,6 @@ def startup_phases(topology_dir: Path, submitted: float, first_emit: float, firs
     return {phase: round(later - earlier, 1) for phase, earlier, later in zip(PHASES, points, points[1:])}
 
 
-def _epoch(stamp: str, millis: str) -> float:
+def log4j_epoch(stamp: str, millis: str) -> float:
     """A log4j local-time stamp as epoch seconds."""
     return time.mktime(time.strptime(stamp, "%Y-%m-%d %H:%M:%S")) + int(millis) / 1000

@@ -368,26 +368,30 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
 
 
 @contextlib.contextmanager
-def open_bench(args: argparse.Namespace, description, out: Path, feeds: dict[str, Path] | None = None):
+def open_bench(args: argparse.Namespace, description, out: Path, feeds: dict[str, Path] | None = None,
+               cluster_dir: Path | None = None, progress=None):
     """The cluster, its quotas and the feeds (by kind; default: each workload's of ``args.workloads``,
     built once), for the whole run. ``args`` gives ``settle``, ``measure``, ``drain`` and ``start_timeout``.
-    Also the cluster of ``storm-planner bench albic-real``."""
+    The cluster's state and logs are in ``cluster_dir`` (kept after the run), else in a temporary folder;
+    ``progress`` (default: e2e's) says how the cluster starts.
+    Also the cluster of ``storm-planner bench albic-real`` and ``bench soak``."""
     from storm_planner.cluster import local_cluster, network
     from storm_planner_bench.common.cluster import node_quotas
     from storm_planner_bench.e2e.cells import Bench, Timing
 
     network.check_available()
+    say = progress or _progress
     if feeds is None:
         feeds = workload_feeds(args, {workload.feed_kind for workload in parse_workloads(args.workloads)})
     timing = Timing(settle_s=args.settle, measure_s=args.measure, drain_s=args.drain, start_s=args.start_timeout,
                     step_s=getattr(args, "step_settle", 20.0))
     with tempfile.TemporaryDirectory(prefix="e2e-bench-") as work, contextlib.ExitStack() as stack:
-        cluster = stack.enter_context(local_cluster(description, Path(work) / "cluster", free_ports=True, ui=False,
-                                                    dashboard=False, progress=_progress))
+        cluster = stack.enter_context(local_cluster(description, cluster_dir or Path(work) / "cluster",
+                                                    free_ports=True, ui=False, dashboard=False, progress=say))
         quotas: dict = {}
-        accounts = node_quotas(cluster, stack, "e2e", _progress, quotas=quotas)
+        accounts = node_quotas(cluster, stack, "e2e", say, quotas=quotas)
         yield Bench(cluster=cluster, accounts=accounts, work=Path(work) / "cells", feeds=feeds,
-                    repo=Path.cwd(), out=out, progress=_progress, timing=timing, quotas=quotas)
+                    repo=Path.cwd(), out=out, progress=say, timing=timing, quotas=quotas)
 
 
 def workload_feeds(args: argparse.Namespace, kinds: set[str]) -> dict[str, Path]:
