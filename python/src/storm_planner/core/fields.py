@@ -52,6 +52,20 @@ def positive(value: Any, where: str, error: type[ProblemError] = ProblemError) -
     return result
 
 
+def text(value: Any, what: str, error: type[ProblemError] = ProblemError) -> str:
+    """``value`` as a name: a string that is not empty (the message says missing when it is None)."""
+    if not isinstance(value, str) or not value:
+        raise error(f"{what} is {'missing' if value is None else f'{value!r}, not a name'}")
+    return value
+
+
+def listed(value: Any, what: str, error: type[ProblemError] = ProblemError) -> list[Any]:
+    """``value`` as a list (the message says missing when it is None)."""
+    if not isinstance(value, list):
+        raise error(f"{what} is {'missing' if value is None else 'not a list'}")
+    return value
+
+
 def finite(value: Any, what: str, *, minimum: float | None = None, positive: bool = False,
            given: Any = None, error: type[ProblemError] = ProblemError) -> float | None:
     """``value`` as a float (None stays None): finite, at least ``minimum``, above zero when ``positive``.

@@ -2,14 +2,15 @@
 
 :class:`MeasuredTopology` travels from :mod:`storm_planner.metrics.source` to the service's conversion of
 a request (:func:`storm_planner.service.planning.convert.problem_from_thrift`) as it is: no dict, no keys to spell.
-An answer without executors means "plan on estimates"; its notes say why.
+An answer without executors means "plan on estimates"; its notes say why. :func:`measured_now` asks a metrics
+source (:data:`MetricsSource`) for it.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from storm_planner.core.problem import Executor, Traffic
 
@@ -55,3 +56,24 @@ class MeasuredTopology:
     def estimates(cls, *notes: str) -> MeasuredTopology:
         """Nothing usable measured: the service plans on estimates, and the notes say why."""
         return cls(notes=tuple(notes))
+
+
+class Measures(Protocol):
+    def measure(self, spec: Any, nodes: list[Any]) -> MeasuredTopology | None: ...
+
+
+# Metrics source: an object whose measure(spec, nodes) answers (storm_planner.metrics.source), or a
+# function of the topology id.
+MetricsSource = Measures | Callable[[str], "MeasuredTopology | None"]
+
+
+def measured_now(metrics: MetricsSource | None, spec: Any, nodes: list[Any]) -> MeasuredTopology | None:
+    """What ``metrics`` measured of the topology now (None: no metrics source)."""
+    if metrics is None:
+        return None
+    measure = getattr(metrics, "measure", None)
+    if measure is not None:
+        measured: MeasuredTopology | None = measure(spec, nodes)
+        return measured
+    by_id = cast(Callable[[str], "MeasuredTopology | None"], metrics)  # no measure(): the function form
+    return by_id(spec.id)

@@ -10,25 +10,33 @@ component processes per tuple the spouts serve (*per source*); then one executor
   message ids (nothing acked), the tuples they emit.
 * **Processed**: per executor, tuples executed (a bolt, the acker) or emitted (a spout) per second.
 * **The fit**: each measurement adds one point per component, (processed per executor, load per
-  executor), kept per run (:class:`CostHistory`, bounded). Points at two rates or more, at least
+  executor), kept per run (:class:`CostHistory`; :class:`RunCosts` keeps one per running topology, bounded). Points at two rates or more, at least
   ``MIN_SPREAD`` apart, give the fixed part as a least-squares intercept (clipped to ``[0, the least load
   seen]``) and the per-tuple cost as its slope; with fewer, the fixed part is the prior
   ``DEFAULT_EXECUTOR_FIXED`` and the per-tuple cost comes from the newest point. The capacity benchmark steps
   the rate, and every rate change gives the fit a point.
 
 Loads are the metrics source's (``load``: percent of a reference core, the worker's own CPU shared in by
-tuples, a shell component's subprocess included: docs/metrics.md). Pure functions and a small class; no I/O.
+tuples, a shell component's subprocess included: docs/metrics.md). Pure functions and small classes; no I/O.
 O(executors) per measurement, O(points) per fit.
+
+Bounded: at most ``max_runs`` runs (the least recently measured is forgotten first), ``MAX_COMPONENTS``
+components a run, ids of at most ``MAX_ID_CHARS`` characters, and only finite, non-negative figures: the
+ids and the figures come from the workers' windows.
 """
 from __future__ import annotations
 
 import math
-from collections import defaultdict, deque
+import threading
+from collections import OrderedDict, defaultdict, deque
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from types import MappingProxyType
+from typing import Any, TypeVar
 
 from storm_planner.metrics.loads_and_traffic import ExecutorFigures, Measurement
+from storm_planner.metrics.measured import MeasuredTopology
 
 # CPU % one executor uses at zero rate where no fit says otherwise (the idle executors of the local
 # cluster's workers: a JVM thread waiting, a shell component's heartbeats).
@@ -37,6 +45,10 @@ DEFAULT_EXECUTOR_FIXED = 0.5
 MIN_SPREAD = 0.3
 # Points kept per component and run.
 MAX_POINTS = 32
+# Runs (topology ids) whose points are kept.
+DEFAULT_MAX_RUNS = 128
+MAX_COMPONENTS = 2_000   # components a run keeps points of; more are dropped
+MAX_ID_CHARS = 256       # a longer topology or component id is not kept
 
 
 @dataclass(frozen=True)
@@ -76,9 +88,6 @@ class TupleCosts:
 
     source_rate: float
     components: Mapping[str, ComponentCost]
-
-    def fixed(self) -> dict[str, float]:
-        return {c: cost.fixed for c, cost in self.components.items()}
 
 
 def observe(measurement: Measurement, spouts: Collection[str], windowed: Collection[str] | None = None) -> Observation:
@@ -131,6 +140,48 @@ class CostHistory:
         return TupleCosts(latest.source_rate, MappingProxyType(components))
 
 
+class RunCosts:
+    """Per running topology (by id), its :class:`CostHistory`; thread-safe, bounded (module docstring)."""
+
+    def __init__(self, max_runs: int = DEFAULT_MAX_RUNS) -> None:
+        self.max_runs = max_runs
+        self._histories: OrderedDict[str, CostHistory] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def observe(self, spec: Any, measured: MeasuredTopology | None) -> TupleCosts | None:
+        """Add what the metrics measured of topology ``spec`` (its id, its components' ids and types) now to its
+        run's points; its per-tuple costs so far (None: nothing measured, no figures kept, or no point yet)."""
+        if measured is None or not measured.measured or measured.measurement is None or len(spec.id) > MAX_ID_CHARS:
+            return None
+        spouts = {c.id for c in spec.components if c.type == "spout"}
+        observation = observe(measured.measurement, spouts, measured.windowed)
+        with self._lock:
+            history = self._histories.get(spec.id)
+            if history is None:
+                history = self._histories[spec.id] = CostHistory()
+            self._histories.move_to_end(spec.id)
+            while len(self._histories) > self.max_runs:
+                self._histories.popitem(last=False)
+            history.add(_kept(observation))
+            return history.costs()
+
+
+_Value = TypeVar("_Value")
+
+
+def _kept(observation: Observation) -> Observation:
+    """What a run keeps of one observation: finite non-negative figures of components with short ids."""
+    points = _first((c, p) for c, p in observation.points.items() if _usable(p.processed) and _usable(p.load))
+    executors = _first((c, n) for c, n in observation.executors.items() if isinstance(n, int) and n > 0)
+    return Observation(observation.source_rate if _usable(observation.source_rate) else 0.0, points, executors)
+
+
+def _first(entries: Iterable[tuple[str, _Value]]) -> Mapping[str, _Value]:
+    """The first ``MAX_COMPONENTS`` of ``entries`` whose id has at most ``MAX_ID_CHARS`` characters, read-only."""
+    short = ((c, value) for c, value in entries if isinstance(c, str) and len(c) <= MAX_ID_CHARS)
+    return MappingProxyType(dict(islice(short, MAX_COMPONENTS)))
+
+
 def fit(points: Iterable[tuple[float, Point]], executors: int) -> ComponentCost | None:
     """A component's cost from its (source rate, point) pairs, the newest last (see the module docstring)."""
     seen = [(rate, p) for rate, p in points if rate > 0 and p.processed > 0 and _finite(p.load) and p.load >= 0]
@@ -166,3 +217,7 @@ def _mean(values: Iterable[float]) -> float:
 
 def _finite(value: float) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _usable(value: float) -> bool:
+    return _finite(value) and not isinstance(value, bool) and value >= 0

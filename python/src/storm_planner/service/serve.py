@@ -17,8 +17,8 @@ from typing import Any
 
 from storm_planner.adaptation.replan import Replanner
 from storm_planner.adaptation.state import StateStore
+from storm_planner.metrics.measured import MetricsSource
 from storm_planner.service.planning.handler import PlannerHandler
-from storm_planner.service.planning.memory import MetricsSource
 from storm_planner.service.planning.runner import PlannerRunner
 from storm_planner.service.prometheus import DEFAULT_METRICS_HOST, MetricsEndpoint
 from storm_planner.service.transport.caller_limits import ServiceLimits

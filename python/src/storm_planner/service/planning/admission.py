@@ -5,7 +5,8 @@
   it is planned. The limits and the token are
   :class:`~storm_planner.service.transport.caller_limits.ServiceLimits`'.
 * **Each topology** (:func:`admit_topology`): its options, every ``planner.*`` key the service reads, and its
-  own fields, once, before metrics are read for it; a refused topology gets a ``BAD_REQUEST`` plan error.
+  own fields, once, before metrics are read for it; a refused topology gets a ``BAD_REQUEST`` plan error. Its
+  options are read once: the notes on the ``planner.*`` keys nothing reads come from here too.
 * **The numbers.** A NaN capacity or load would pass every comparison a planner makes (``nan > x`` is false)
   and come out as a NaN figure in the plan and the plan log; an infinite one wins every comparison. Either way
   the plan would be nonsense. So every number the request carries is checked where it is read (the node's,
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import hmac
-import logging
 import math
 from collections.abc import Callable, Iterable, Mapping
 from operator import attrgetter
@@ -30,14 +30,13 @@ from typing import Any
 
 from storm_planner.core import settings
 from storm_planner.core.errors import ProblemError
-from storm_planner.core.fields import finite
+from storm_planner.core.fields import finite, listed, text
 from storm_planner.core.problem import Problem
+from storm_planner.planners import available
 from storm_planner.service.planning.outcomes import count_refused_call
 from storm_planner.service.transport.caller_limits import ServiceLimits
 from storm_planner.service.transport.contract import planner_thrift as T
 from storm_planner.service.transport.counters import ServiceCounters
-
-log = logging.getLogger("storm_planner.service")
 
 # The longest deadline a request may give (the plugin's planner.service.timeout.ms); Nimbus waits that long.
 MAX_DEADLINE_MS = 3_600_000
@@ -53,34 +52,31 @@ SOLVER_SHARE = 0.9
 # -- the call ---------------------------------------------------------------------------------------------
 def admit(request: Any, limits: ServiceLimits, counters: ServiceCounters) -> None:
     """Refuse (``PlannerError``) a call without the service's token, malformed, or over its executor limit
-    (calls decoded from the wire were counted already; this covers calls made in process). Each topology
-    of a refused call being placed counts as a fallback (:mod:`~storm_planner.service.planning.outcomes`)."""
-    try:
-        _admit(request, limits, counters)
-    except T.PlannerError:
-        count_refused_call(counters, request)
-        raise
+    (calls decoded from the wire were counted already; this covers calls made in process). A refused call is
+    counted once, by what refused it (:func:`~storm_planner.service.planning.outcomes.count_refused_call`:
+    the limit broken, and each topology of it being placed as a fallback)."""
+    refused = _refusal(request, limits)
+    if refused is not None:
+        limit, message = refused
+        count_refused_call(counters, request, limit=limit)
+        raise T.PlannerError(kind=T.ErrorKind.BAD_REQUEST, message=message)
 
 
-def _admit(request: Any, limits: ServiceLimits, counters: ServiceCounters) -> None:
+def _refusal(request: Any, limits: ServiceLimits) -> tuple[str | None, str] | None:
+    """(the limit the call breaks: ``token``, ``executors`` or None for a malformed call; the message) or None."""
     token = limits.token
     if token and not hmac.compare_digest(_bytes(request.token), token.encode()):
-        counters.note("token_refused", log, "refused a plan call (request %r): %s token", request.request_id,
-                      "wrong" if request.token else "no")
-        raise T.PlannerError(kind=T.ErrorKind.BAD_REQUEST,
-                             message="this planner service requires its token: PlanRequest.token (the plugin's "
-                                     "planner.service.token) is " + ("wrong" if request.token else "missing"))
+        return "token", ("this planner service requires its token: PlanRequest.token (the plugin's "
+                         "planner.service.token) is " + ("wrong" if request.token else "missing"))
     try:
         check_request(request)
     except ProblemError as error:
-        raise T.PlannerError(kind=T.ErrorKind.BAD_REQUEST, message=str(error)) from None
+        return None, str(error)
     executors = sum(len(spec.executors) for spec in request.topologies)
     if executors > limits.max_executors:
-        counters.add("requests_refused")
-        counters.add("requests_refused.executors")
-        raise T.PlannerError(kind=T.ErrorKind.BAD_REQUEST,
-                             message=f"the request has {executors} executors, more than "
-                                     f"{limits.max_executors} (serve --max-executors)")
+        return "executors", (f"the request has {executors} executors, more than "
+                             f"{limits.max_executors} (serve --max-executors)")
+    return None
 
 
 def _bytes(value: Any) -> bytes:
@@ -94,33 +90,21 @@ def check_request(request: Any) -> None:
     """What the whole request needs before any topology is planned: the lists of nodes and topologies,
     each node's id and ports, each topology's id and lists (a field the wire did not carry is None)."""
     check_deadline(request.deadline_ms)
-    _list(request.nodes, "nodes")
-    _list(request.topologies, "topologies")
+    listed(request.nodes, "nodes")
+    listed(request.topologies, "topologies")
     for k, node in enumerate(request.nodes):
-        node_id = _text(getattr(node, "id", None), f"nodes[{k}].id")
+        node_id = text(getattr(node, "id", None), f"nodes[{k}].id")
         for field in ("free_ports", "used_ports"):
-            ports = _list(getattr(node, field), f"node {node_id}: {field}")
+            ports = listed(getattr(node, field), f"node {node_id}: {field}")
             bad = next((port for port in ports if type(port) is not int or not 0 <= port < 65536), None)
             if bad is not None or None in ports:
                 raise ProblemError(f"node {node_id}: {field} holds {bad!r}, not a port number (0 to 65535)")
         if node.meta is not None and not isinstance(node.meta, dict):
             raise ProblemError(f"node {node_id}: meta is not a map")
     for k, spec in enumerate(request.topologies):
-        topology_id = _text(getattr(spec, "id", None), f"topologies[{k}].id")
+        topology_id = text(getattr(spec, "id", None), f"topologies[{k}].id")
         for field in ("components", "streams", "executors"):
-            _list(getattr(spec, field), f"topology {topology_id}: {field}")
-
-
-def _list(value: Any, what: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise ProblemError(f"{what} is {'missing' if value is None else 'not a list'}")
-    return value
-
-
-def _text(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise ProblemError(f"{what} is {'missing' if value is None else f'{value!r}, not a name'}")
-    return value
+            listed(getattr(spec, field), f"topology {topology_id}: {field}")
 
 
 def check_deadline(deadline_ms: Any) -> None:
@@ -131,33 +115,34 @@ def check_deadline(deadline_ms: Any) -> None:
 
 
 # -- each topology ---------------------------------------------------------------------------------------
-def admit_topology(spec: Any) -> None:
+def admit_topology(spec: Any) -> list[str]:
     """Refuse (``ProblemError``, ``SettingError``) a topology whose options the service cannot read or whose
-    fields are malformed; run once per topology, before metrics are read for it."""
-    settings.check_service_options(spec.options or {})
-    check_topology(spec)
+    fields are malformed; run once per topology, before metrics are read for it. Returns the notes on its
+    ``planner.*`` options nothing reads (:func:`~storm_planner.core.settings.unknown_keys`).
 
-
-def check_topology(spec: Any) -> None:
-    """The topology's own fields: ``worker_max_heap_mb`` (positive or unset), ``num_workers`` and each
-    component's ``parallelism`` (not negative), the ids of its components, streams, executors and current
-    slots, and its executors' numbers."""
+    Its fields: ``worker_max_heap_mb`` (positive or unset), ``num_workers`` and each component's
+    ``parallelism`` (not negative), the ids of its components, streams, executors and current slots, and its
+    executors' numbers."""
+    options = spec.options or {}
+    settings.check_service_options(options)
+    notes = settings.unknown_keys(options, available())
     if spec.worker_max_heap_mb is not None and spec.worker_max_heap_mb != 0:
         finite(spec.worker_max_heap_mb, "worker_max_heap_mb", positive=True)
     finite(spec.num_workers, "num_workers", minimum=0)
     for k, component in enumerate(spec.components):
-        name = _text(component.id, f"components[{k}].id")
+        name = text(component.id, f"components[{k}].id")
         if type(component.parallelism) is not int or component.parallelism < 0:
             raise ProblemError(f"component {name}: parallelism={component.parallelism!r} is not a count")
     for k, stream in enumerate(spec.streams):
-        _text(stream.from_component, f"streams[{k}].from_component")
-        _text(stream.to_component, f"streams[{k}].to_component")
+        text(stream.from_component, f"streams[{k}].from_component")
+        text(stream.to_component, f"streams[{k}].to_component")
     _check_executor_ids(spec.executors)
     for executor, slot in (spec.current or {}).items():
         if not isinstance(executor, str) or not isinstance(getattr(slot, "node_id", None), str) \
                 or type(slot.port) is not int:
             raise ProblemError(f"current: {executor!r} -> {slot!r} is not an executor and a slot")
     check_executors(spec)
+    return notes
 
 
 def _check_executor_ids(executors: list[Any]) -> None:
@@ -165,7 +150,7 @@ def _check_executor_ids(executors: list[Any]) -> None:
     for field in ("id", "component"):
         if not set(map(type, map(attrgetter(field), executors))) <= {str}:
             for executor in executors:
-                _text(getattr(executor, field), f"executor {executor.id!r}: {field}")
+                text(getattr(executor, field), f"executor {executor.id!r}: {field}")
 
 
 def check_executors(spec: Any) -> None:

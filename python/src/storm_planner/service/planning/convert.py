@@ -58,11 +58,12 @@ from storm_planner.core.system_streams import (
     ACK_PAYLOAD_BYTES,
     DEFAULT_METRICS_BUCKET_S,
     prior_rates,
+    with_remembered_rates,
     with_system_streams,
 )
 from storm_planner.metrics.measured import MeasuredTopology
 from storm_planner.service.planning.admission import admit_topology, check_node, meta_number, option
-from storm_planner.service.planning.memory import RememberedLoads, with_remembered_rates
+from storm_planner.service.planning.memory import Recalled, RememberedLoads, recalled_for
 from storm_planner.service.transport.contract import planner_thrift as T
 
 DEFAULT_EXECUTOR_COST = settings.EXECUTOR_COST.default
@@ -218,13 +219,14 @@ def problem_from_thrift(
     """
     state = nodes if isinstance(nodes, RequestState) else RequestState(nodes)
     admit_topology(spec)
-    return problem_of(spec, state, measured, remembered)
+    return problem_of(spec, state, measured, recalled_for(remembered, spec) if remembered is not None else None)
 
 
 def problem_of(spec: Any, state: RequestState, measured: MeasuredTopology | None = None,
-               remembered: RememberedLoads | None = None, costs: RateCosts | None = None) -> Problem:
+               recalled: Recalled | None = None, costs: RateCosts | None = None) -> Problem:
     """:func:`problem_from_thrift` of a topology admitted already (its options and fields checked);
-    ``costs``: how its loads grow with the rate (``core.costs``; :func:`~.memory.recall_and_costs`)."""
+    ``recalled``: what it takes from the load memory, as plain mappings; ``costs``: how its loads grow with
+    the rate (``core.costs``; both from :func:`~.memory.recall_and_costs`)."""
     options = dict(spec.options or {})
     current = {
         executor: Slot(slot.node_id, slot.port) for executor, slot in (spec.current or {}).items()
@@ -234,12 +236,12 @@ def problem_of(spec: Any, state: RequestState, measured: MeasuredTopology | None
     cost = settings.EXECUTOR_COST.read(options)
     components = _components(spec, cost)
     measured = measured if measured is not None and measured.measured else None
-    remembered = None if measured else remembered
-    sizes = measured.tuple_bytes if measured else remembered.tuple_bytes if remembered else {}
-    streams = _streams(spec, components, options, sizes, remembered.rates if remembered else {})
-    executors, traffic = _executors_and_traffic(
-        spec, measured, options, cost,
-        remembered.cpu_for({c.id: c.executors for c in components}) if remembered else _NO_PRIORS)
+    recalled = None if measured else recalled
+    executors, traffic = _executors_and_traffic(spec, measured, options, cost,
+                                                recalled.cpu if recalled else _NO_PRIORS)
+    known_options = _options(spec, options)
+    sizes = measured.tuple_bytes if measured else recalled.tuple_bytes if recalled else {}
+    streams = _streams(spec, components, options, sizes, recalled.rates if recalled else {})
     return Problem(
         nodes=tuple(problem_nodes),
         topology_id=spec.id,
@@ -248,9 +250,9 @@ def problem_of(spec: Any, state: RequestState, measured: MeasuredTopology | None
         executors=executors,
         traffic=traffic,
         current=MappingProxyType({e: s for e, s in current.items() if s.node in node_ids}),
-        options=_options(spec, options),
+        options=known_options,
         measured=measured is not None,
-        loads_remembered=remembered is not None and any(c.id in remembered.loads for c in components),
+        loads_remembered=recalled is not None and recalled.loads_remembered,
         costs=costs or RateCosts(),
     )
 

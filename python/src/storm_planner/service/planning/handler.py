@@ -10,8 +10,9 @@ The handler only sequences the steps, each in its own module, in the order a req
 
 1. admission (:mod:`~storm_planner.service.planning.admission`): the call's token, shape and size, then per
    topology its options and fields, and the deadline's shares;
-2. its loads (:mod:`~storm_planner.service.planning.memory`): what the metrics measured, else what was last
-   measured under the topology's name;
+2. its loads: what the metrics measured (:mod:`~storm_planner.metrics.measured`), the per-tuple costs of its
+   run so far (:mod:`~storm_planner.metrics.per_tuple`), else what was last measured under the topology's name
+   (:mod:`~storm_planner.service.planning.memory`);
 3. conversion (:mod:`~storm_planner.service.planning.convert`), on the nodes the request's state shows;
 4. running a planner in a process it can stop (:mod:`~storm_planner.service.planning.runner`);
 5. rebalances (:mod:`~storm_planner.service.planning.rebalance`): a plan may advise a running topology's
@@ -33,10 +34,11 @@ from typing import Any
 from storm_planner import __version__
 from storm_planner.adaptation.replan import Replanner
 from storm_planner.adaptation.state import FileStateStore, StateStore
-from storm_planner.core import settings
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.plan import ParallelismAdvice, Plan
 from storm_planner.core.problem import Problem
+from storm_planner.metrics.measured import MetricsSource, measured_now
+from storm_planner.metrics.per_tuple import RunCosts
 from storm_planner.planners import available
 from storm_planner.service.planning.admission import (
     admit,
@@ -53,7 +55,7 @@ from storm_planner.service.planning.convert import (
     timeout_message,
 )
 from storm_planner.service.planning.drain import DrainCoordinator, Windows
-from storm_planner.service.planning.memory import LoadMemory, MetricsSource, measured_now, recall_and_costs, took_note
+from storm_planner.service.planning.memory import LoadMemory, recall_and_costs, took_note
 from storm_planner.service.planning.outcomes import count_plan
 from storm_planner.service.planning.planlog import DEFAULT_MAX_LINE_MB, PlanLog
 from storm_planner.service.planning.rebalance import AutoRebalancer
@@ -84,6 +86,7 @@ class PlannerHandler:
         self.counters = ServiceCounters()
         self.metrics = metrics
         self.load_memory = LoadMemory()   # per topology name, its last measured loads
+        self.run_costs = RunCosts()       # per running topology, its per-tuple costs so far
         self.runner = runner or PlannerRunner(isolate=isolate)
         self.replanner = replanner
         self.plan_log = PlanLog(plan_log, self.counters, plan_log_max_line_mb) if plan_log else None
@@ -129,9 +132,7 @@ class PlannerHandler:
             remaining = budget_s - (time.monotonic() - received)
             share = topology_share(remaining, sizes[k], sum(sizes[k:]))
             algorithm = spec.algorithm or request.default_algorithm or self.default_algorithm
-            result = self._plan_topology(request, spec, algorithm, state, share)
-            plans.append(result)
-            state.commit(spec, result.assignments)
+            plans.append(self._plan_topology(request, spec, algorithm, state, share))
         return T.PlanResponse(request_id=request.request_id, plans=plans)
 
     def after_answer(self) -> None:
@@ -164,6 +165,7 @@ class PlannerHandler:
             result.solve_ms or 0.0, (time.monotonic() - started) * 1000, outcome,
             f" error={result.error.message!r}" if result.error else "",
         )
+        state.commit(spec, result.assignments)   # later topologies of the request see what it took
         count_plan(self.counters, spec, algorithm, outcome, result)
         if self.plan_log:
             self.plan_log.write(request.request_id, result, advice)
@@ -174,10 +176,11 @@ class PlannerHandler:
         """(the topology's Thrift plan, its parallelism advice); raises what refuses it."""
         if remaining <= 0:
             raise TimeoutError
-        admit_topology(spec)  # its options and fields, once: refused before metrics are read for it
+        unread = admit_topology(spec)  # its options and fields, once: refused before metrics are read for it
         measured = measured_now(self.metrics, spec, request.nodes)
-        remembered, costs = recall_and_costs(self.load_memory, spec, measured, algorithm)
-        problem = within_share(problem_of(spec, state, measured, remembered, costs), remaining)
+        observed = self.run_costs.observe(spec, measured)
+        recalled, costs = recall_and_costs(self.load_memory, spec, measured, algorithm, observed)
+        problem = within_share(problem_of(spec, state, measured, recalled, costs), remaining)
         if self.problem_log:
             self.problem_log.event({"event": "problem", "topology": spec.id, "name": spec.name or "",
                                     "algorithm": algorithm, "problem": problem.to_dict()})
@@ -187,9 +190,9 @@ class PlannerHandler:
         else:
             plan, reoffer = steered
         notes = list(plan.notes)
-        notes.extend(settings.unknown_keys(spec.options or {}, available()))
+        notes.extend(unread)
         notes.extend(measured.notes if measured is not None else ())
-        took = took_note(self.load_memory, remembered, problem) if remembered is not None else None
+        took = took_note(self.load_memory, recalled, problem) if recalled is not None else None
         if took:
             notes.append(took)
         elif not problem.measured:

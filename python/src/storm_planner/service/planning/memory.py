@@ -23,7 +23,8 @@ A measured plan of a new run (another topology id under the name) starts the nam
 
 With ``planner.loads.remembered`` a plan made without metrics takes these in place of the declared CPU,
 the prior tuple size and the prior rates (:func:`storm_planner.service.planning.convert.problem_from_thrift`,
-the rates by :func:`with_remembered_rates` below); a component or pair the memory lacks keeps its estimate.
+the rates by :func:`storm_planner.core.system_streams.with_remembered_rates`); a component or pair the memory
+lacks keeps its estimate.
 The topology is still planned as unmeasured: its first measured re-plan is judged as usual. A component's
 load is per executor, so a topology resubmitted with another parallelism gets the old per-executor load for
 each of its executors (the component's total scales with the count, which is right when the work per executor
@@ -45,28 +46,14 @@ outside is written anywhere.
 Cost: O(E) per measured plan (one pass over the executors), O(C) per recall, for E executors and C
 components.
 
-**Rates.** Stream rates come from a run's measured component-pair rates.
+**Rates.** A remembered pair's tuples/s replace its streams' prior rates, the streams of other pairs scaled to
+the same scale (:func:`storm_planner.core.system_streams.with_remembered_rates`, applied as the conversion
+builds the streams).
 
-The metrics count, per component pair, the tuples delivered to the target's tasks; a :class:`Stream`'s
-``rate`` counts emits, and an ``all`` stream delivers each emit to every executor of its target
-(:mod:`storm_planner.core.traffic`). So a pair measured at R tuples/s with streams s_1..s_k gets
-
-    rate_i = R * prior_i / sum_j(prior_j * copies_j)
-
-(copies_j: the target's executors for an ``all`` stream, else 1): the prior's mix between the pair's
-streams is kept and the pair delivers R in all. Streams of pairs the memory lacks are scaled by the ratio of
-remembered to prior rates over the matched streams, so that every stream's rate is on one absolute scale
-(a prior of one tuple per spout output next to hundreds per second would weigh nothing).
-
-Apply it to the user streams first and derive the acker's streams from them, then once more to the system
-streams alone (:func:`storm_planner.service.planning.convert.problem_from_thrift`): acker pairs the run measured
-take their measured rate, the others follow the user streams' remembered rates.
-
-Cost: O(S) for S streams.
-
-The handler asks :func:`measured_now` what the metrics source measured of a topology now,
-:func:`remembered_loads` what its plan starts from when nothing is measured, and :func:`took_note` what the
-plan's note says it took.
+The handler asks :func:`recall_and_costs` what a topology's plan starts from (given what the metrics measured
+now, :func:`storm_planner.metrics.measured.measured_now`, and the per-tuple costs of its run so far,
+:class:`storm_planner.metrics.per_tuple.RunCosts`): plain mappings (:class:`Recalled`) the conversion
+applies; and :func:`took_note` what the plan's note says it took.
 """
 from __future__ import annotations
 
@@ -74,21 +61,21 @@ import dataclasses
 import math
 import threading
 import time
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, NamedTuple, Protocol, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar
 
 from storm_planner.core import settings
 from storm_planner.core.costs import RateCosts
 from storm_planner.core.elements import Executor
-from storm_planner.core.problem import Component, Problem, Stream
-from storm_planner.core.system_streams import copies_per_emit
+from storm_planner.core.problem import Problem, Stream
 from storm_planner.metrics.measured import MeasuredTopology
-from storm_planner.metrics.per_tuple import CostHistory, Observation, TupleCosts, observe
+from storm_planner.metrics.per_tuple import TupleCosts
 
-_EMPTY: Mapping[tuple[str, str], float] = MappingProxyType({})
+Pair = tuple[str, str]
+_EMPTY: Mapping[Pair, float] = MappingProxyType({})
 DEFAULT_MAX_TOPOLOGIES = 128
 MAX_ENTRIES = 2_000     # components (or component pairs) remembered per topology; more are dropped
 MAX_KEY_CHARS = 256     # a longer topology name or component id is not remembered
@@ -194,13 +181,6 @@ def _peaks(earlier: Mapping[str, ComponentLoad], now: Mapping[str, ComponentLoad
     return merged
 
 
-def _bounded_observation(observation: Observation) -> Observation:
-    """At most MAX_ENTRIES components with short ids, finite non-negative figures."""
-    points = _bounded(observation.points, lambda p: _usable(p.processed) and _usable(p.load))
-    return Observation(observation.source_rate if _usable(observation.source_rate) else 0.0, points,
-                       _bounded(observation.executors, lambda n: isinstance(n, int) and n > 0))
-
-
 def _bounded_costs(costs: TupleCosts | None) -> TupleCosts | None:
     if costs is None or not _usable(costs.source_rate) or costs.source_rate <= 0:
         return None
@@ -224,22 +204,7 @@ class LoadMemory:
         self.max_topologies = max_topologies
         self.clock = clock
         self._by_name: OrderedDict[str, RememberedLoads] = OrderedDict()
-        self._histories: OrderedDict[str, CostHistory] = OrderedDict()   # per topology id: its run's points
         self._lock = threading.Lock()
-
-    def observe(self, topology_id: str, observation: Observation) -> TupleCosts | None:
-        """Add one measurement of a running topology to its run's points; its per-tuple costs so far."""
-        if len(topology_id) > MAX_KEY_CHARS:
-            return None
-        with self._lock:
-            history = self._histories.get(topology_id)
-            if history is None:
-                history = self._histories[topology_id] = CostHistory()
-            self._histories.move_to_end(topology_id)
-            while len(self._histories) > self.max_topologies:
-                self._histories.popitem(last=False)
-            history.add(_bounded_observation(observation))
-            return history.costs()
 
     def __len__(self) -> int:
         return len(self._by_name)
@@ -283,62 +248,36 @@ class LoadMemory:
             return loads
 
 
-# -- remembered rates applied to streams ---------------------------------------------------------------------
-Pair = tuple[str, str]
-
-
-def with_remembered_rates(components: Iterable[Component], streams: tuple[Stream, ...], rates: Mapping[Pair, float],
-                          *, only: Callable[[Stream], bool] = lambda stream: True,
-                          scale_unmatched: bool = True) -> tuple[Stream, ...]:
-    """``streams`` with the rates of the pairs in ``rates`` (the streams ``only`` selects; the others as
-    they are), and, with ``scale_unmatched``, the selected streams of other pairs scaled to the same scale."""
-    by_id = {c.id: c for c in components}
-    chosen = [s for s in streams if only(s)]
-    delivered: dict[Pair, float] = defaultdict(float)
-    for stream in chosen:
-        delivered[(stream.source, stream.target)] += stream.rate * copies_per_emit(stream, by_id)
-    factor = {pair: rates[pair] / total for pair, total in delivered.items() if pair in rates and total > 0}
-    matched = [s for s in chosen if (s.source, s.target) in factor]
-    prior = sum(s.rate for s in matched)
-    scale = sum(s.rate * factor[(s.source, s.target)] for s in matched) / prior if prior > 0 else 1.0
-    return tuple(_rated(s, factor, scale if scale_unmatched else 1.0) if only(s) else s for s in streams)
-
-
-def _rated(stream: Stream, factor: Mapping[Pair, float], scale: float) -> Stream:
-    pair = (stream.source, stream.target)
-    if pair in factor:
-        return dataclasses.replace(stream, rate=stream.rate * factor[pair])
-    if scale == 1.0:
-        return stream
-    return dataclasses.replace(stream, rate=stream.rate * scale)
-
-
+# -- what a plan starts from: measured now, else remembered, and what its note says ------------------------
 def applied_pairs(streams: Iterable[Stream], keys: Iterable[Pair]) -> int:
     """How many of ``keys`` name a component pair that ``streams`` has: what a remembered figure applied to."""
     pairs = {(s.source, s.target) for s in streams}
     return sum(1 for key in keys if key in pairs)
 
 
-# -- what a plan starts from: measured now, else remembered, and what its note says ------------------------
-class Measures(Protocol):
-    def measure(self, spec: Any, nodes: list[Any]) -> MeasuredTopology | None: ...
+@dataclass(frozen=True)
+class Recalled:
+    """What a topology planned without metrics takes from the memory, as plain mappings for the conversion
+    (a component or pair they lack keeps its estimate), and the entry they come from (for the plan's note)."""
+
+    entry: RememberedLoads
+    cpu: Mapping[str, float]          # component -> one executor's load at the topology's parallelism
+    loads_remembered: bool            # a component of the topology takes its remembered load
+
+    @property
+    def tuple_bytes(self) -> Mapping[Pair, float]:
+        return self.entry.tuple_bytes
+
+    @property
+    def rates(self) -> Mapping[Pair, float]:
+        return self.entry.rates
 
 
-# Metrics source: an object whose measure(spec, nodes) answers (storm_planner.metrics.source), or a
-# function of the topology id.
-MetricsSource = Measures | Callable[[str], "MeasuredTopology | None"]
-
-
-def measured_now(metrics: MetricsSource | None, spec: Any, nodes: list[Any]) -> MeasuredTopology | None:
-    """What ``metrics`` measured of the topology now (None: no metrics source)."""
-    if metrics is None:
-        return None
-    measure = getattr(metrics, "measure", None)
-    if measure is not None:
-        measured: MeasuredTopology | None = measure(spec, nodes)
-        return measured
-    by_id = cast(Callable[[str], "MeasuredTopology | None"], metrics)  # no measure(): the function form
-    return by_id(spec.id)
+def recalled_for(entry: RememberedLoads, spec: Any) -> Recalled:
+    """``entry`` as topology ``spec`` takes it: each component's load per executor at its parallelism (at least
+    one executor a component, as the conversion counts them)."""
+    executors = {c.id: max(1, c.parallelism) for c in spec.components}
+    return Recalled(entry, entry.cpu_for(executors), any(component in entry.loads for component in executors))
 
 
 def remembered_loads(memory: LoadMemory, spec: Any, measured: MeasuredTopology | None,
@@ -346,14 +285,16 @@ def remembered_loads(memory: LoadMemory, spec: Any, measured: MeasuredTopology |
     """Remember what a measured topology costs, by its name; recall it for one with nothing measured
     that asks for it (``planner.loads.remembered``, on by default for ``auto``; its traffic alone with
     ``planner.loads.remembered.cpu`` false)."""
-    return recall_and_costs(memory, spec, measured, algorithm)[0]
+    recalled = recall_and_costs(memory, spec, measured, algorithm)[0]
+    return recalled.entry if recalled is not None else None
 
 
-def recall_and_costs(memory: LoadMemory, spec: Any, measured: MeasuredTopology | None,
-                     algorithm: str | None = None) -> tuple[RememberedLoads | None, RateCosts]:
+def recall_and_costs(memory: LoadMemory, spec: Any, measured: MeasuredTopology | None, algorithm: str | None = None,
+                     observed: TupleCosts | None = None) -> tuple[Recalled | None, RateCosts]:
     """(what a topology with nothing measured recalls, the costs its problem carries: ``core.costs``).
 
-    Measured: its per-tuple costs join its run's points and the memory (by name); the problem's costs are the
+    Measured: its loads, tuple sizes, rates and per-tuple costs (``observed``: its run's so far,
+    :class:`~storm_planner.metrics.per_tuple.RunCosts`) join the memory (by name); the problem's costs are the
     measured source rate and the fixed parts fitted so far. Recalled: the peak source rate of the remembered
     run, its fixed parts. Otherwise nothing is known of how its loads grow with the rate."""
     name = spec.name or ""
@@ -361,20 +302,26 @@ def recall_and_costs(memory: LoadMemory, spec: Any, measured: MeasuredTopology |
         loads = component_loads(measured.executors, measured.windowed)
         counted = measured.measurement
         rates = counted.component_traffic if counted is not None and counted.unit == "tuples/s" else {}
-        costs = _observed(memory, spec, measured)
-        memory.remember(name, spec.id, loads, measured.tuple_bytes, rates, costs)
-        if costs is None or costs.source_rate <= 0:
+        memory.remember(name, spec.id, loads, measured.tuple_bytes, rates, observed)
+        if observed is None or observed.source_rate <= 0:
             return None, RateCosts(origin="measured")
-        return None, RateCosts(costs.source_rate, MappingProxyType(costs.fixed()), origin="measured")
+        return None, _rate_costs(observed, observed.source_rate, "measured")
     options = spec.options or {}
     if not name or not wants_remembered(options, algorithm):
         return None, RateCosts()
     recalled = memory.recall(name)
-    if recalled is not None and not settings.LOADS_REMEMBERED_CPU.read(options):
-        return dataclasses.replace(recalled, loads=MappingProxyType({}), costs=None), RateCosts()
-    if recalled is None or recalled.costs is None or recalled.peak_rate <= 0:
-        return recalled, RateCosts()
-    return recalled, RateCosts(recalled.peak_rate, MappingProxyType(recalled.costs.fixed()), origin="remembered")
+    if recalled is None:
+        return None, RateCosts()
+    if not settings.LOADS_REMEMBERED_CPU.read(options):
+        return recalled_for(dataclasses.replace(recalled, loads=MappingProxyType({}), costs=None), spec), RateCosts()
+    if recalled.costs is None or recalled.peak_rate <= 0:
+        return recalled_for(recalled, spec), RateCosts()
+    return recalled_for(recalled, spec), _rate_costs(recalled.costs, recalled.peak_rate, "remembered")
+
+
+def _rate_costs(costs: TupleCosts, rate: float, origin: str) -> RateCosts:
+    """The problem's costs (``core.costs``) at ``rate``: each component's fixed part."""
+    return RateCosts(rate, MappingProxyType({c: cost.fixed for c, cost in costs.components.items()}), origin=origin)
 
 
 def wants_remembered(options: Mapping[str, Any], algorithm: str | None) -> bool:
@@ -384,22 +331,15 @@ def wants_remembered(options: Mapping[str, Any], algorithm: str | None) -> bool:
     return algorithm == "auto"
 
 
-def _observed(memory: LoadMemory, spec: Any, measured: MeasuredTopology) -> TupleCosts | None:
-    counted = measured.measurement
-    if counted is None:
-        return None
-    spouts = {c.id for c in spec.components if c.type == "spout"}
-    return memory.observe(spec.id, observe(counted, spouts, measured.windowed))
-
-
-def took_note(memory: LoadMemory, remembered: RememberedLoads, problem: Problem) -> str | None:
+def took_note(memory: LoadMemory, recalled: Recalled, problem: Problem) -> str | None:
     """The note on what a plan took from the load memory, or None when it took nothing."""
+    remembered = recalled.entry
     loads = sum(1 for c in problem.components if c.id in remembered.loads) if problem.loads_remembered else 0
     rates = applied_pairs(problem.streams, remembered.rates)
     sizes = applied_pairs(problem.streams, remembered.tuple_bytes)
     return remembered.note(memory.clock(), loads, rates, sizes) if loads or rates or sizes else None
 
 
-__all__ = ["ComponentLoad", "recall_and_costs", "wants_remembered", "DEFAULT_MAX_TOPOLOGIES", "LoadMemory", "MAX_ENTRIES", "MAX_KEY_CHARS", "Measures",
-           "MetricsSource", "RememberedLoads", "applied_pairs", "component_loads", "measured_now", "remembered_loads",
-           "storm_name_of", "took_note", "with_remembered_rates"]
+__all__ = ["DEFAULT_MAX_TOPOLOGIES", "MAX_ENTRIES", "MAX_KEY_CHARS", "ComponentLoad", "LoadMemory", "Recalled",
+           "RememberedLoads", "applied_pairs", "component_loads", "recall_and_costs", "recalled_for", "remembered_loads",
+           "storm_name_of", "took_note", "wants_remembered"]

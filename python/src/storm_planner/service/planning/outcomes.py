@@ -14,11 +14,14 @@ An algorithm the service does not know is labelled ``unknown``: callers cannot m
 """
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from storm_planner.core import settings
 from storm_planner.planners import available
 from storm_planner.service.transport.counters import ServiceCounters
+
+log = logging.getLogger("storm_planner.service")
 
 UNKNOWN = "unknown"
 
@@ -26,20 +29,29 @@ UNKNOWN = "unknown"
 def count_plan(counters: ServiceCounters, spec: Any, algorithm: str, outcome: str, result: Any) -> None:
     """One topology answered with ``result`` (its Thrift plan), ``outcome`` as the handler logs it."""
     label = algorithm if algorithm in available() else UNKNOWN
+    cause = fallback_cause(spec, outcome)
     counters.count("plans", label, outcome)
     if outcome == "ok" and result.solve_ms is not None:
         counters.observe("solve", result.solve_ms / 1000.0, label)
-    cause = fallback_cause(spec, outcome)
     if cause is not None:
         counters.count("fallbacks", cause)
 
 
-def count_refused_call(counters: ServiceCounters, request: Any, cause: str = "bad_request") -> None:
-    """A whole plan call refused: each topology of it being placed falls back (a malformed list: none)."""
+def count_refused_call(counters: ServiceCounters, request: Any, cause: str = "bad_request", *,
+                       limit: str | None = None) -> None:
+    """A whole plan call refused: each topology of it being placed falls back (a malformed list: none); and
+    the limit it broke, in ``Health.counters``: ``token`` (``token_refused``, logged at most every minute) or
+    ``executors`` (``requests_refused``, ``requests_refused.executors``)."""
     topologies = getattr(request, "topologies", None)
     for spec in topologies if isinstance(topologies, list) else ():
         if not fully_placed(spec):
             counters.count("fallbacks", cause)
+    if limit == "executors":
+        counters.add("requests_refused")
+        counters.add("requests_refused.executors")
+    elif limit == "token":
+        counters.note("token_refused", log, "refused a plan call (request %r): %s token", request.request_id,
+                      "wrong" if request.token else "no")
 
 
 def fallback_cause(spec: Any, outcome: str) -> str | None:
