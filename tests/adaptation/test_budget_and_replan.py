@@ -290,7 +290,7 @@ def test_with_sizes_known_and_a_busy_link_the_gate_weighs_bytes_between_nodes_be
 
 def test_a_replan_takes_the_fewest_of_the_planners_moves_that_pay():
     """Each move restarts workers: of a plan that moves everything, only as many moves as its gain needs."""
-    from storm_planner.adaptation.replan import _fewest_moves
+    from storm_planner.adaptation.decision import fewest_moves as _fewest_moves
 
     base = problem(SPREAD, traffic=HEAVY)
     before = evaluate(base, base.current)
@@ -626,6 +626,7 @@ def test_a_replan_evaluates_the_current_placement_once(monkeypatch):
     """Every gate of a re-plan (newly short of CPU, the relief share, the pressure remembered, the gain gate,
     the kept plan's figures) compares with the current placement's figures: evaluated once, they are the
     same figures for each, and at production scale an evaluation takes a fifth of a second."""
+    import storm_planner.adaptation.decision as decision
     import storm_planner.adaptation.replan as replan
 
     apart = {"a1": A, "a2": A, "m1": B, "m2": B, "s1": B}
@@ -636,8 +637,11 @@ def test_a_replan_evaluates_the_current_placement_once(monkeypatch):
     clock.now += 5
     pressed = problem(apart, traffic=HEAVY, loads=hot, capacity=(400, 100), options=options)
     of_current = []
-    monkeypatch.setattr(replan, "evaluate", lambda p, assignment: (
-        of_current.append(assignment == p.current), evaluate(p, assignment))[1])
+    def counted(p, assignment):
+        of_current.append(assignment == p.current)
+        return evaluate(p, assignment)
+    for module in (replan, decision):   # the re-planner, and the gate it decides with
+        monkeypatch.setattr(module, "evaluate", counted)
     kept = r.plan(pressed, "topdown")
     assert "re-planned (a node is short of CPU" in kept.notes[0] and runner.calls == 2
     assert of_current.count(True) == 1
