@@ -29,7 +29,7 @@ import pytest
 from storm_planner.cluster.compose import DASHBOARD, NIMBUS, PLANNER, RESULTS_DIR
 from storm_planner.compose_commands import TRENDS_IN_IMAGE, plans_for
 from storm_planner.cluster.description import default_description
-from storm_planner.cluster.launcher import applied_assignment
+from storm_planner.cluster.assignment import applied_assignment
 from storm_planner.cluster.probes import free_port_offset
 from storm_planner.submit import nimbus
 

@@ -131,7 +131,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     topology_id = _guarded(lambda: submit_trends(cluster, sink, args.algorithm, args.top_k))
     d = cluster.description
     planned = _wait(lambda: plans_for(cluster, topology_id), 60)
-    from storm_planner.cluster.launcher import applied_assignment
+    from storm_planner.cluster.assignment import applied_assignment
     print_plan_table(d, topology_id, planned[-1] if planned else None,
                      applied_assignment(d, "127.0.0.1", d.ports.nimbus, topology_id))
     print(f"\nthe cluster, every plan and why, live: http://127.0.0.1:{d.ports.dashboard}/  (dashboard container)")

@@ -25,19 +25,20 @@ import contextlib
 import json
 import os
 import shutil
-import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 from storm_planner.progress import Progress, print_progress
 from storm_planner.submit import nimbus
 
 from . import daemons, network, reachability, storm_home, storm_lines, storm_yaml
+from .assignment import applied_assignment
 from .description import ClusterDescription, default_description
 from .errors import ClusterError
 from .locations import PLUGIN_JAR_ENV, default_state_root
+from .options import ClusterAddresses, ClusterOptions
 from .probes import (
     free_port_offset,
     http_ok,
@@ -55,50 +56,6 @@ UI_UNAVAILABLE = (
     "not available (org.apache.storm:storm-webapp is not published to Maven Central; "
     "pass --storm-home with an Apache Storm binary distribution to get the UI)"
 )
-
-
-@dataclass
-class ClusterOptions:
-    """How to run the described cluster (the description says what it is)."""
-
-    plugin: bool = True
-    plugin_jar: Path | None = None
-    planner: bool = True
-    dashboard: bool = True  # storm-planner dashboard: the plan log, Nimbus and ZooKeeper
-    ui: bool = True
-    zookeeper: str | None = None  # external "host:port"; None starts our own
-    storm_home: Path | None = None  # an existing home (e.g. a binary distribution)
-    cache_dir: Path | None = None
-    python: str = sys.executable
-    java: str = "java"
-    start_timeout_s: float = 150.0
-    network_probe_timeout_s: float = reachability.DEFAULT_TIMEOUT_S   # each supervisor-to-supervisor connect
-
-
-@dataclass
-class ClusterAddresses:
-    """Where a running cluster's services are; saved as ``cluster.json``."""
-
-    name: str
-    state_dir: str
-    log_dir: str
-    zookeeper: str
-    nimbus_host: str
-    nimbus_port: int
-    ui_url: str | None
-    planner_host: str | None
-    planner_port: int | None
-    supervisors: list[str]
-    plugin: bool
-    storm_home: str
-    description: dict = field(default_factory=dict)
-    zookeeper_root: str = "/storm"
-    dashboard_url: str | None = None
-    planner_metrics_url: str | None = None   # the planner service's /metrics for Prometheus
-
-    @property
-    def nimbus(self) -> str:
-        return f"{self.nimbus_host}:{self.nimbus_port}"
 
 
 class LocalCluster:
@@ -606,34 +563,6 @@ class LocalCluster:
     def log_files(self) -> dict[str, Path]:
         """Daemon name → its main log (log4j file, or stdout file for the planner)."""
         return daemons.log_files(self.log_dir)
-
-
-# -- helpers ------------------------------------------------------------------
-def applied_assignment(description: ClusterDescription, nimbus_host: str, nimbus_port: int,
-                       topology_id: str) -> list[dict]:
-    """Where Nimbus placed each executor: ``{"executor": "[1-1]", "component", "node", "port"}``.
-
-    Nimbus' ``getTopologyInfo`` reports host and port; on one machine every supervisor has the same
-    host, so the node comes from the slot port, which the description gives to exactly one supervisor
-    (in containers the host is the supervisor's service name; the port says the same).
-    """
-    owner = {port: sup.name for sup in description.supervisors for port in sup.slot_ports}
-    with nimbus.nimbus_client(nimbus_host, nimbus_port) as client:
-        info = client.getTopologyInfo(topology_id)
-    rows = [
-        {
-            "executor": f"[{e.executor_info.task_start}-{e.executor_info.task_end}]",
-            "component": e.component_id,
-            "node": owner.get(e.port, e.host),
-            "port": e.port,
-        }
-        for e in info.executors or []
-    ]
-    return sorted(rows, key=lambda r: _task_start(r["executor"]))
-
-
-def _task_start(executor: str) -> int:
-    return int(executor.strip("[]").split("-")[0])
 
 
 @contextlib.contextmanager

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from storm_planner_bench.common.startup import _epoch
+from storm_planner_bench.common.startup import log4j_epoch
 
 MAX_LOG_BYTES = 64 * 1024 * 1024
 MAX_KEPT_LINES = 400
@@ -75,7 +75,7 @@ def supervisor_marks(lines: Iterable[str], port: str, moved_at: float) -> dict[s
         match = state or launch
         if match is None or match.group(3) != port:
             continue
-        at = _epoch(match.group(1), match.group(2)) - moved_at
+        at = log4j_epoch(match.group(1), match.group(2)) - moved_at
         if at < -_SKEW_S:          # before the move (allowing the stamps' skew)
             continue
         if at > HORIZON_S:
@@ -101,7 +101,7 @@ def worker_log_marks(lines: Iterable[str], since: float, moved_at: float) -> dic
         match = _WORKER.match(line)
         if match is None:
             continue
-        at = _epoch(match.group(1), match.group(2))
+        at = log4j_epoch(match.group(1), match.group(2))
         if at < since - _SKEW_S:
             continue
         text = match.group(3)
@@ -131,7 +131,7 @@ def kept_lines(log_dir: Path, topology_id: str, slots: Iterable[str], moved_at: 
                 match = pattern.match(line) if pattern else (_STATE.match(line) or _LAUNCH.match(line))
                 if match is None or (pattern is None and match.group(3) != port):
                     continue
-                at = _epoch(match.group(1), match.group(2)) - moved_at
+                at = log4j_epoch(match.group(1), match.group(2)) - moved_at
                 if -_SKEW_S <= at <= HORIZON_S and len(kept) < MAX_KEPT_LINES:
                     kept.append(f"[{label}] {line[:400]}")
     return kept
