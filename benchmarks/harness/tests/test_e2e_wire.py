@@ -2,9 +2,9 @@
 
 The fit is checked on cells made from known weights (it must recover them) and on the third grid's own cells
 (data/e2e-grid-links.csv: the key, status, workers and per-link bytes of every cell of
-benchmarks/reports/e2e-grid3/cells.csv), where the property the study reports must hold: by the
-measured wire, RAS's placement is the exact optimum on Top-K and trends, and the kit's local search on the
-fitted weights reaches the optimum on every workload.
+benchmarks/reports/e2e-grid3/cells.csv at commit 8e60c92; `bench e2e-wire` reads it by default), where the
+property the study reports must hold: by the measured wire, RAS's placement is the exact optimum on Top-K and
+trends, and the kit's local search on the fitted weights reaches the optimum on every workload.
 """
 from __future__ import annotations
 

@@ -14,7 +14,11 @@ fitted weights:
 
 Run from the repository root (the workloads' projects are read to build each first problem)::
 
-    .venv/bin/storm-planner bench e2e-wire --cells benchmarks/reports/e2e-grid3/cells.csv
+    .venv/bin/storm-planner bench e2e-wire --cells benchmarks/harness/tests/data/e2e-grid-links.csv
+
+That file is the third grid's cells, every column this study reads (the grid's whole ``cells.csv`` is
+``benchmarks/reports/e2e-grid3/cells.csv`` at commit ``8e60c92``); it writes ``benchmarks/reports/e2e-wire.md``
+again.
 
 Writes ``<out>.md`` (with ``<out>/notes.md`` when there is one), ``<out>/weights.csv``, ``<out>/placements.csv``
 and ``<out>/fit.png``. Seconds.
@@ -55,7 +59,7 @@ from storm_planner_bench.e2e.wire_fit import (
     stream_label,
 )
 
-DEFAULT_CELLS = Path("benchmarks/reports/e2e-grid3/cells.csv")
+DEFAULT_CELLS = Path("benchmarks/harness/tests/data/e2e-grid-links.csv")   # the third grid's, as the study reads it
 DEFAULT_OUT = Path("benchmarks/results/e2e-wire")
 DEFAULT_CLUSTER = Path("benchmarks/e2e/cluster.yaml")
 DEFAULT_PLANNERS = "topdown,tasklevel,topdown-ls"
