@@ -525,3 +525,13 @@ def test_every_benchmark_is_declared_one_way():
                      if "add_parser(" in path.read_text()
                      and path.relative_to(package).as_posix() not in ("common/report.py", "commands.py"))
     assert not by_hand, f"benchmarks registered with add_parser instead of a Benchmark: {by_hand}"
+
+
+@pytest.mark.parametrize("argv", [["bench", "--help"], ["bench", "capacity", "--help"]])
+def test_the_bench_help_prints(argv, capsys):
+    """argparse formats a help line with '%': a benchmark's help that says "to 5 %" once broke ``bench --help``."""
+    with pytest.raises(SystemExit) as done:
+        cli.main(argv)
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "capacity" in out and "usage:" in out

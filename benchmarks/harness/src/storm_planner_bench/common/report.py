@@ -58,8 +58,9 @@ class Benchmark:
     experiments: tuple[str, ...] = ()
 
     def add_to(self, subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        """Register the benchmark as a sub-command; its handler is :attr:`run`."""
-        parser = subparsers.add_parser(self.name, help=self.help)
+        """Register the benchmark as a sub-command; its handler is :attr:`run`. The help line is plain text
+        (argparse would read a '%' in it as a format)."""
+        parser = subparsers.add_parser(self.name, help=self.help.replace("%", "%%"))
         for arg in self.arguments:
             parser.add_argument(*arg.flags, **arg.options)
         parser.set_defaults(handler=self.run)
