@@ -14,7 +14,7 @@ PIP_VERSION   := 26.3
 WHEEL_VERSION := 0.48.0
 UV_VERSION    := 0.13.9
 
-.PHONY: compose-demo compose-down compose-test demo test test-fast setup lock python-env plugin system-packages thrift lint format java-test python-test demo-down clean
+.PHONY: compose-demo compose-down compose-test demo test test-fast test-bench setup lock python-env plugin system-packages thrift lint format java-test python-test demo-down clean
 
 demo: setup
 	$(VENV)/bin/storm-planner demo
@@ -130,6 +130,13 @@ python-test: python-env plugin
 # are declared in pytest.ini; tests that start one ZooKeeper or the planner service stay in.
 test-fast: python-env plugin
 	$(PYTHON) -m pytest -m "not cluster and not slow"
+
+# The benchmarks run end to end on a real cluster, one after another (marker `bench`: each checks its
+# harness on short runs, never the figures; about 25 minutes on 2 cores). `make test` leaves them out so
+# that CI stays within 30 minutes, bench capacity's quick search excepted; run them before merging a
+# change to the harness. Needs root, cgroup v1 and iproute2, as the cluster tests.
+test-bench: python-env plugin
+	$(PYTHON) -m pytest -p no:cacheprovider -m bench
 
 clean:
 	rm -rf $(VENV) storm-scheduler/target

@@ -4,7 +4,7 @@
 #           (marker `compose`: containers on their own ports and subnet, so they run beside lane 2);
 #   lane 2: the tests that start a local Storm cluster or make bridges and namespaces on this host
 #           (markers `cluster`, `host_network`), one after another, as they share ports, subnets,
-#           cgroups and links.
+#           cgroups and links. Not the benchmarks run end to end (marker `bench`): `make test-bench`.
 # Lane 2 spends most of its time waiting on topologies (settle, measure, drain windows), so lane 1's work
 # fits in its gaps: on the 2-core CI machine lane 2 alone takes about as long as both did one after the
 # other. Lane 1 prints as it runs; lane 2's log follows it, live from there on. Exit status: 0 only when
@@ -13,7 +13,7 @@
 set -uo pipefail
 python=${1:?usage: scripts/test-lanes.sh PYTHON [pytest arguments]}
 shift
-CLUSTER_LANE="(cluster or host_network) and not compose"
+CLUSTER_LANE="(cluster or host_network) and not compose and not bench"
 work=$(mktemp -d "${TMPDIR:-/tmp}/storm-planner-test-lanes.XXXXXX")
 lanes=()
 # Ctrl-C or TERM reaches both lanes (pytest tears its clusters down on SIGINT); the folder goes at exit.

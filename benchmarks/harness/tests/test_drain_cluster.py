@@ -21,7 +21,7 @@ ARGS = ["--arms", "drain", "--repeat", "1", "--rate", "100", "--force-after", "6
         "--feed-records", "120000", "--drain-wait", "30"]
 
 MISSING = bench_cluster_missing()
-pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.skipif(MISSING is not None, reason=MISSING or "")]
+pytestmark = [pytest.mark.cluster, pytest.mark.bench, pytest.mark.slow, pytest.mark.skipif(MISSING is not None, reason=MISSING or "")]
 
 
 def test_one_drained_forced_move_is_measured_and_reported(tmp_path, bench_state):

@@ -28,7 +28,7 @@ FINITE = ("processed_tps", "emitted_tps", "latency_p50_ms", "latency_p99_ms", "l
 LINK_CLUSTER = REPO / "benchmarks" / "e2e" / "cluster-link.yaml"
 
 MISSING = bench_cluster_missing()
-pytestmark = [pytest.mark.cluster, pytest.mark.skipif(MISSING is not None, reason=MISSING or "")]
+pytestmark = [pytest.mark.cluster, pytest.mark.bench, pytest.mark.skipif(MISSING is not None, reason=MISSING or "")]
 
 
 def workers_by_node(text: str) -> dict[str, set[str]]:

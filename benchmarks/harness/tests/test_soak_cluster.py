@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 pytestmark = [
     pytest.mark.cluster,
+    pytest.mark.bench,
     pytest.mark.slow,
     pytest.mark.skipif(not (default_plugin_jar() and default_plugin_jar().is_file()
                             and default_hook_jar() and default_hook_jar().is_file()),
