@@ -92,7 +92,7 @@ def test_options_fields_fill_the_options_dataclass_and_leave_the_rest_in_extra()
 
 
 def test_module_defaults_are_the_catalogue_s():
-    from storm_planner.adaptation import replan
+    from storm_planner.adaptation import replan_settings as replan
     from storm_planner.core import system_streams
     from storm_planner.metrics import loads_and_traffic, network_use
     from storm_planner.service.planning import rebalance
