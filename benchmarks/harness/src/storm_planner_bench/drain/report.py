@@ -90,8 +90,8 @@ def _verdicts(ran: Sequence[dict[str, str]], arms: Sequence[str]) -> str:
         met = all(e == 0 for e in empty) and lost == 0
         gap = [_num(r["longest_gap_s"]) for r in mine]
         text = (f"- **{ARM_NAMES[arm]}**: the criterion (a tuple acked in every 5 s interval around the move, "
-                f"nothing lost) is **{'met' if met else 'not met'}** in {sum(1 for r in mine if _met(r))} of "
-                f"{len(mine)} repetitions: 5 s intervals without an ack {', '.join(map(str, empty))} "
+                f"nothing lost) is **{'met' if met else 'not met'}**: met in {sum(1 for r in mine if _met(r))} of "
+                f"{len(mine)} repetitions; 5 s intervals without an ack {', '.join(map(str, empty))} "
                 f"(longest stretch without an ack {_range(gap)} s), {lost} lost, "
                 f"{sum(_int(r['failed']) for r in mine)} failed, {sum(_int(r['replayed']) for r in mine)} replayed.")
         if arm == "drain" and not met:
