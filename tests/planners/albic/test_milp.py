@@ -187,9 +187,11 @@ def test_drain_first_spends_the_budget_on_draining_nodes():
 
 
 def test_milp_is_at_least_as_balanced_as_flux_at_equal_budget():
+    # A comparison of optima, so not FAST: on a loaded CI machine 0.6 s (model building included) once left the
+    # MILP at its warm start, less balanced than flux (4.80 against 2.88). It stops when proven optimal.
     for seed in (1, 2):
         problem = Problem.from_dict(fluctuation_problem(nodes=10, executors=150, budget=8, seed=seed,
-                                                        time_limit_s=FAST))
+                                                        time_limit_s=20.0))
         milp = run(problem, "milp")
         flux = run(problem, "flux")
         assert milp.figures["load_distance"] <= flux.figures["load_distance"] + 1e-9
