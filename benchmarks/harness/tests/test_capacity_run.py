@@ -140,3 +140,28 @@ def test_every_file_of_the_package_stays_short():
     package = Path(__file__).resolve().parents[1] / "src" / "storm_planner_bench" / "capacity"
     assert {p.name: len(p.read_text().splitlines()) for p in package.glob("*.py")
             if len(p.read_text().splitlines()) > 600} == {}
+
+
+def test_the_calibration_runs_at_two_rates_far_enough_apart_to_fit_the_fixed_cpu():
+    from storm_planner.metrics.per_tuple import MIN_SPREAD, Point, fit
+    from storm_planner_bench.capacity.session import calibration_steps
+
+    steps = calibration_steps(1234.5, 150.0)
+    assert [seconds for _, seconds in steps] == [75.0, 75.0]
+    (low, _), (high, _) = steps
+    assert high == 1230.0 and low == 617.0
+    assert (high - low) >= MIN_SPREAD * high
+    # A count whose CPU is mostly fixed (20 % of a core, 0.002 % per tuple), measured at the two rates:
+    points = [(rate, Point(rate, 20.0 + 0.002 * rate)) for rate, _ in steps]
+    cost = fit(points, executors=1)
+    assert cost.fitted and abs(cost.fixed - 20.0) < 1e-6 and abs(cost.per_tuple - 0.002) < 1e-9
+    # ...where one rate alone reads it all as per tuple.
+    assert not fit(points[-1:], executors=1).fitted
+
+
+@pytest.mark.parametrize("rate, seconds", [(0.0, 150.0), (100.0, 0.0), (float("nan"), 150.0), (100.0, float("inf"))])
+def test_a_calibration_refuses_a_rate_or_duration_it_cannot_run(rate, seconds):
+    from storm_planner_bench.capacity.session import calibration_steps
+
+    with pytest.raises(ValueError, match="calibration"):
+        calibration_steps(rate, seconds)

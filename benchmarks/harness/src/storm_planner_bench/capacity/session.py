@@ -3,8 +3,11 @@
 1. **Pilot** (``--pilot``, the default): per workload, one RAS search (repetition 0, no latency steps,
    resolved to :data:`PILOT_RESOLUTION`). Its capacity fixes the latency steps every arm's search starts
    with (50 % and 80 % of it, ``--latency-shares``) and the start of their coarse climb (the first share).
-2. **Calibration**: per workload, one submission under ``planner:auto`` at the first latency rate (a
-   moderate one) for ``--calibration`` seconds, after which the planner service's problem log holds the
+2. **Calibration**: per workload, one submission under ``planner:auto`` for ``--calibration`` seconds, its
+   first half at half the first latency rate and its second half at that rate (a moderate one): two rates
+   :data:`CALIBRATION_SPREAD` apart let the service fit each executor's fixed CPU apart from its CPU per
+   tuple (:mod:`storm_planner.metrics.per_tuple`; at one rate the fixed part is read as per tuple, and the
+   first run's λ\\* was exceeded by 65 %). Then the planner service's problem log holds the
    measured problem (:mod:`.measured`): ras+measured's declaration and λ\\* come from it. Kept under
    ``<out>/measured/<cluster>/<workload>.json`` for later sittings. Without a problem log (a service not
    started with ``--problem-log``) there is none: ras+measured's searches are skipped (and run when a later
@@ -34,6 +37,7 @@ from storm_planner_bench.e2e.workloads import HeteroProfileError, Workload, need
 PILOT_RESOLUTION = 0.10
 PILOT = 0                  # the pilot's repetition number
 CALIBRATION_ARM = "planner:auto"
+CALIBRATION_SPREAD = 0.5   # the calibration's low rate, as a share of its high one
 STEPS_FILE, SEARCHES_FILE = "steps.csv", "searches.csv"
 SEARCH_COLUMNS = ("cluster", "workload", "arm", "repetition", "position", "status", "capacity_tps", "bracket_low_tps",
                   "bracket_high_tps", "resolved", "steps", "inversions", "disturbed_windows", "stopped",
@@ -126,15 +130,20 @@ class Sitting:
         rate = self.plan.latency_shares[0] * kept if kept and self.plan.latency_shares else \
             self.plan.start_rates[workload.name]
         rate = float(f"{rate:.3g}")
-        self.progress(f"calibration: {workload.name} under {CALIBRATION_ARM} at {rate:g} t/s for "
-                      f"{self.plan.calibration_s:g} s ({self.cluster})")
+        steps = calibration_steps(rate, self.plan.calibration_s)
+        self.progress(f"calibration: {workload.name} under {CALIBRATION_ARM} at "
+                      f"{' then '.join(f'{r:g} t/s for {s:g} s' for r, s in steps)} ({self.cluster})")
         scheduler = parse_arm(CALIBRATION_ARM).scheduler
         switch_scheduler(self.bench.cluster, scheduler.nimbus)
         scratch = self.bench.work / f"{self.cluster}-calibration-{workload.name}"
         scratch.mkdir(parents=True, exist_ok=True)
+        rate_file = scratch / "rate"
+        rate_file.write_text(f"{steps[0][0]:g}")
         submitted = time.time()
         try:
-            submission = submit_workload(self.bench, workload, rate, scheduler, scratch, job_name(workload.name))
+            submission = submit_workload(self.bench, workload, steps[0][0], scheduler, scratch,
+                                         job_name(workload.name),
+                                         extra={f"{workload.prefix}.replay_rate_file": str(rate_file)})
         except SubmitError as error:
             self.progress(f"  calibration not running: {error}")
             kill_and_wait(self.bench.nimbus, job_name(workload.name))
@@ -143,9 +152,9 @@ class Sitting:
             if not wait_first_ack(scratch / "times", submitted + self.bench.timing.start_s):
                 self.progress("  calibration: no tuple acked")
                 return None
-            deadline = time.time() + self.plan.calibration_s
-            while time.time() < deadline:
-                time.sleep(5.0)
+            for step_rate, seconds in steps:
+                rate_file.write_text(f"{step_rate:g}")
+                time.sleep(seconds)
             found = measured_costs.latest_measured(measured_costs.read_problem_log(log, submission.id))
         finally:
             kill_and_wait(self.bench.nimbus, job_name(workload.name), submission.id)
@@ -236,6 +245,15 @@ def search_row(where: Search, workload: Workload, result: SearchResult, settings
             "disturbed_windows": sum(1 for r in rows if str(r.get("verdict", "")).startswith("disturbed")),
             "stopped": result.stopped, "start_rate": f"{settings.start_rate:g}",
             "latency_rates": " ".join(f"{r:g}" for r in settings.latency_rates)}
+
+
+def calibration_steps(rate: float, seconds: float) -> list[tuple[float, float]]:
+    """The calibration's (rate, seconds) steps: half of ``seconds`` at ``CALIBRATION_SPREAD`` of ``rate``, then
+    half at ``rate`` (rates to three significant figures, as the searches write them)."""
+    if not (math.isfinite(rate) and rate > 0 and math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"a calibration needs a positive rate and duration, not {rate!r} t/s for {seconds!r} s")
+    low = float(f"{rate * CALIBRATION_SPREAD:.3g}")
+    return [(low, seconds / 2), (float(f"{rate:.3g}"), seconds / 2)]
 
 
 def finished(rows: Sequence[dict[str, str]]) -> set[tuple[str, str, str, str]]:
