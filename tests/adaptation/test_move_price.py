@@ -158,3 +158,19 @@ def test_an_acker_alone_is_held_back_however_cheap_its_move():
         running, "topdown", MoveContext(drained=True, pause_s=1.0, start_times={"big-b": 1.0}))
     assert answer.assignments == running.current
     assert replan_with({**current, ACKER: "big-b:6701"}, running).assignments == running.current
+
+
+def test_a_forced_move_of_a_component_leaves_the_spouts_workers_running_where_it_can():
+    """A count beside the spout in its worker is passed over for one in a worker of its own, and the move
+    goes to the target node's worker without a spout, else to a free slot there: no spout restarts."""
+    beside = problem(current={SPOUT: "big-a:6700", C1: "big-a:6700", C2: "big-a:6701", ACKER: "big-b:6700"})
+    assignment, moved = forced_move(beside, "c@big-b")
+    assert moved == [C2] and assignment[C2] == Slot("big-b", 6700) and assignment[C1] == Slot("big-a", 6700)
+    assert restarted_slots(beside.current, assignment).keys().isdisjoint({Slot("big-a", 6700)})
+    # the spout's worker is the target node's only one: a free slot there instead
+    spout_there = problem(current={SPOUT: "big-b:6700", C1: "big-a:6700", C2: "big-a:6701", ACKER: "big-b:6700"})
+    assignment, moved = forced_move(spout_there, "c@big-b")
+    assert moved == [C1] and assignment[C1] == Slot("big-b", 6701)
+    # named by id, an executor in the spout's worker still moves: the experiment asked for it
+    _, moved = forced_move(beside, "[2-2]@big-b")
+    assert moved == [C1]

@@ -7,13 +7,17 @@ every gate (cautious, gain, price, budget, the acker rule) but through the same 
 without it (``planner.replan.drain: false``).
 
 Each item before ``@`` is an executor id (``[3-3]``) or a component id (``count``: its first executor, by
-task, that is not on the node yet); after ``@`` a node id (a supervisor id), or ``node:port`` for one slot.
-Without a port the executors join the topology's worker on that node (its lowest port), else the node's
-lowest slot. Pure, O(executors).
+task, that is not on the node yet, one outside the spouts' workers first); after ``@`` a node id (a
+supervisor id), or ``node:port`` for one slot. Without a port the executors join the topology's worker on
+that node that holds no spout (its lowest port), else the node's lowest free slot, else its worker with a
+spout. Every worker a move leaves or joins restarts, so a component named rather than an executor keeps the
+spouts' workers running where it can: the move is then about the named component, not the spouts (the
+drain benchmark's move of a count and an acker, issue #49). Pure, O(executors).
 """
 from __future__ import annotations
 
 from storm_planner.core import settings
+from storm_planner.core.elements import SPOUT
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.problem import Problem, Slot
 
@@ -26,10 +30,12 @@ def forced_move(problem: Problem, text: str) -> tuple[dict[str, Slot], list[str]
     """(the assignment with the move, the executors it moves) for the ``planner.replan.force`` value
     ``text``; :class:`ForceError` when an executor, component, node or port is unknown."""
     items, _, where = text.rpartition("@")
-    target = _target(problem, where.strip())
+    spout_slots = _spout_slots(problem)
+    target = _target(problem, where.strip(), spout_slots)
     assignment = dict(problem.current)
     moved: list[str] = []
-    executors = sorted(problem.executors, key=lambda e: _first_task(e.id))
+    # a component's executors outside the spouts' workers first, each group by task
+    executors = sorted(problem.executors, key=lambda e: (problem.current.get(e.id) in spout_slots, _first_task(e.id)))
     for item in (part.strip() for part in items.split(",")):
         if item.startswith("["):
             if item not in assignment:
@@ -49,7 +55,13 @@ def forced_move(problem: Problem, text: str) -> tuple[dict[str, Slot], list[str]
     return assignment, sorted(moved)
 
 
-def _target(problem: Problem, where: str) -> Slot:
+def _spout_slots(problem: Problem) -> frozenset[Slot]:
+    spouts = {c.id for c in problem.components if c.type == SPOUT}
+    return frozenset(problem.current[e.id] for e in problem.executors
+                     if e.component in spouts and e.id in problem.current)
+
+
+def _target(problem: Problem, where: str, spout_slots: frozenset[Slot]) -> Slot:
     node_id, _, port_text = where.partition(":")
     node = next((n for n in problem.nodes if n.id == node_id), None)
     if node is None:
@@ -61,12 +73,13 @@ def _target(problem: Problem, where: str) -> Slot:
         if port not in node.slots and port not in used:
             raise ForceError(f"{settings.REPLAN_FORCE.key}: {node_id} has no slot {port} free for it")
         return Slot(node_id, port)
-    own = sorted(s.port for s in problem.current.values() if s.node == node_id)
-    if own:
-        return Slot(node_id, own[0])
-    if not node.slots:
+    own = sorted({s.port for s in problem.current.values() if s.node == node_id})
+    without_spout = [port for port in own if Slot(node_id, port) not in spout_slots]
+    free = sorted(port for port in node.slots if port not in own)
+    ports = [*without_spout, *free, *own]
+    if not ports:
         raise ForceError(f"{settings.REPLAN_FORCE.key}: {node_id} has no free slot")
-    return Slot(node_id, min(node.slots))
+    return Slot(node_id, ports[0])
 
 
 def _first_task(executor_id: str) -> int:

@@ -334,7 +334,8 @@ REPLAN_START_SECS = _define("planner.replan.start.secs", NUMBER, 60.0, TOPOLOGY,
                             "windows before the spouts resume (a worker JVM under a 25 % CPU quota took 18 s "
                             "to start)", minimum=0)
 REPLAN_FORCE = _define("planner.replan.force", MOVES, None, TOPOLOGY, SERVICE,
-                       "move these executors ([3-3]) or components (count: its first executor not on the node) "
+                       "move these executors ([3-3]) or components (count: its first executor not on the node, outside the "
+                       "spouts' workers first) "
                        "to this node (sup-slow, or sup-slow:6701 for a slot) on the first offer "
                        "planner.replan.force.after.secs after the topology's first plan, once, through the "
                        "drain and past every gate (benchmarks of a move with and without the drain)")
