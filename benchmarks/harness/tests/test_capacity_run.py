@@ -144,24 +144,27 @@ def test_every_file_of_the_package_stays_short():
 
 def test_the_calibration_runs_at_two_rates_far_enough_apart_to_fit_the_fixed_cpu():
     from storm_planner.metrics.per_tuple import MIN_SPREAD, Point, fit
-    from storm_planner_bench.capacity.session import calibration_steps
+    from storm_planner_bench.capacity.session import CALIBRATION_SHARES, calibration_steps
 
-    steps = calibration_steps(1234.5, 150.0)
+    steps = calibration_steps(4638.0, 150.0)
     assert [seconds for _, seconds in steps] == [75.0, 75.0]
     (low, _), (high, _) = steps
-    assert high == 1230.0 and low == 617.0
-    assert (high - low) >= MIN_SPREAD * high
-    # A count whose CPU is mostly fixed (20 % of a core, 0.002 % per tuple), measured at the two rates:
+    assert (low, high) == (2320.0, 6960.0)   # half RAS's pilot capacity, then 1.5 times it
+    assert CALIBRATION_SHARES[-1] > 1 and (high - low) >= MIN_SPREAD * high
+    # An executor whose CPU is mostly fixed (20 % of a core, 0.002 % per tuple), measured at the two rates:
     points = [(rate, Point(rate, 20.0 + 0.002 * rate)) for rate, _ in steps]
     cost = fit(points, executors=1)
     assert cost.fitted and abs(cost.fixed - 20.0) < 1e-6 and abs(cost.per_tuple - 0.002) < 1e-9
     # ...where one rate alone reads it all as per tuple.
     assert not fit(points[-1:], executors=1).fitted
+    assert calibration_steps(1000.0, 90.0, shares=(0.5, 1.0, 2.0)) == [(500.0, 30.0), (1000.0, 30.0), (2000.0, 30.0)]
 
 
-@pytest.mark.parametrize("rate, seconds", [(0.0, 150.0), (100.0, 0.0), (float("nan"), 150.0), (100.0, float("inf"))])
-def test_a_calibration_refuses_a_rate_or_duration_it_cannot_run(rate, seconds):
+@pytest.mark.parametrize("base, seconds, shares", [(0.0, 150.0, (0.5,)), (100.0, 0.0, (0.5,)),
+                                                   (float("nan"), 150.0, (0.5,)), (100.0, float("inf"), (0.5,)),
+                                                   (100.0, 150.0, ()), (100.0, 150.0, (0.5, -1.0))])
+def test_a_calibration_refuses_a_rate_duration_or_share_it_cannot_run(base, seconds, shares):
     from storm_planner_bench.capacity.session import calibration_steps
 
     with pytest.raises(ValueError, match="calibration"):
-        calibration_steps(rate, seconds)
+        calibration_steps(base, seconds, shares)

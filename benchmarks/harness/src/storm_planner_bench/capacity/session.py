@@ -4,10 +4,14 @@
    resolved to :data:`PILOT_RESOLUTION`). Its capacity fixes the latency steps every arm's search starts
    with (50 % and 80 % of it, ``--latency-shares``) and the start of their coarse climb (the first share).
 2. **Calibration**: per workload, one submission under ``planner:auto`` for ``--calibration`` seconds, its
-   first half at half the first latency rate and its second half at that rate (a moderate one): two rates
-   :data:`CALIBRATION_SPREAD` apart let the service fit each executor's fixed CPU apart from its CPU per
-   tuple (:mod:`storm_planner.metrics.per_tuple`; at one rate the fixed part is read as per tuple, and the
-   first run's λ\\* was exceeded by 65 %). Then the planner service's problem log holds the
+   first half at half RAS's pilot capacity and its second half at 1.5 times it (:data:`CALIBRATION_SHARES`;
+   without a pilot, the start rate and three times it). Two rates let the service fit each executor's fixed
+   CPU apart from its CPU per tuple (:mod:`storm_planner.metrics.per_tuple`), and they must reach the rates
+   the placements will be judged at: a JVM executor's measured CPU at a low rate is mostly Storm's wait
+   strategy spinning, which gives way under load, so costs fitted at 25 and 50 % of RAS's capacity
+   overstated the spout and the ackers, and ``auto`` planned on them sustained 0.65 times what it did on
+   costs remembered from a run up to 8,900 t/s (``benchmarks/reports/capacity-hetero-2.md``). Then the
+   planner service's problem log holds the
    measured problem (:mod:`.measured`): ras+measured's declaration and λ\\* come from it. Kept under
    ``<out>/measured/<cluster>/<workload>.json`` for later sittings. Without a problem log (a service not
    started with ``--problem-log``) there is none: ras+measured's searches are skipped (and run when a later
@@ -37,7 +41,7 @@ from storm_planner_bench.e2e.workloads import HeteroProfileError, Workload, need
 PILOT_RESOLUTION = 0.10
 PILOT = 0                  # the pilot's repetition number
 CALIBRATION_ARM = "planner:auto"
-CALIBRATION_SPREAD = 0.5   # the calibration's low rate, as a share of its high one
+CALIBRATION_SHARES = (0.5, 1.5)   # the calibration's rates, as shares of RAS's pilot capacity
 STEPS_FILE, SEARCHES_FILE = "steps.csv", "searches.csv"
 SEARCH_COLUMNS = ("cluster", "workload", "arm", "repetition", "position", "status", "capacity_tps", "bracket_low_tps",
                   "bracket_high_tps", "resolved", "steps", "inversions", "disturbed_windows", "stopped",
@@ -127,10 +131,8 @@ class Sitting:
                           f"{workload.name} (ras+measured is skipped, λ* left out)")
             return None
         kept = self.plan.pilots.get(workload.name)
-        rate = self.plan.latency_shares[0] * kept if kept and self.plan.latency_shares else \
-            self.plan.start_rates[workload.name]
-        rate = float(f"{rate:.3g}")
-        steps = calibration_steps(rate, self.plan.calibration_s)
+        base = kept if kept else self.plan.start_rates[workload.name] / CALIBRATION_SHARES[0]
+        steps = calibration_steps(base, self.plan.calibration_s)
         self.progress(f"calibration: {workload.name} under {CALIBRATION_ARM} at "
                       f"{' then '.join(f'{r:g} t/s for {s:g} s' for r, s in steps)} ({self.cluster})")
         scheduler = parse_arm(CALIBRATION_ARM).scheduler
@@ -247,13 +249,15 @@ def search_row(where: Search, workload: Workload, result: SearchResult, settings
             "latency_rates": " ".join(f"{r:g}" for r in settings.latency_rates)}
 
 
-def calibration_steps(rate: float, seconds: float) -> list[tuple[float, float]]:
-    """The calibration's (rate, seconds) steps: half of ``seconds`` at ``CALIBRATION_SPREAD`` of ``rate``, then
-    half at ``rate`` (rates to three significant figures, as the searches write them)."""
-    if not (math.isfinite(rate) and rate > 0 and math.isfinite(seconds) and seconds > 0):
-        raise ValueError(f"a calibration needs a positive rate and duration, not {rate!r} t/s for {seconds!r} s")
-    low = float(f"{rate * CALIBRATION_SPREAD:.3g}")
-    return [(low, seconds / 2), (float(f"{rate:.3g}"), seconds / 2)]
+def calibration_steps(base: float, seconds: float,
+                      shares: Sequence[float] = CALIBRATION_SHARES) -> list[tuple[float, float]]:
+    """The calibration's (rate, seconds) steps: an equal part of ``seconds`` at each share of ``base`` (RAS's
+    pilot capacity), rates to three significant figures as the searches write them."""
+    if not (math.isfinite(base) and base > 0 and math.isfinite(seconds) and seconds > 0 and shares
+            and all(math.isfinite(s) and s > 0 for s in shares)):
+        raise ValueError(f"a calibration needs a positive rate, duration and shares, not {base!r} t/s for "
+                         f"{seconds!r} s at {tuple(shares)!r}")
+    return [(float(f"{base * share:.3g}"), seconds / len(shares)) for share in shares]
 
 
 def finished(rows: Sequence[dict[str, str]]) -> set[tuple[str, str, str, str]]:
