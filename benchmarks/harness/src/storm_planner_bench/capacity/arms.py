@@ -8,8 +8,8 @@ of its own:
   measured for it on the same cluster (:mod:`.measured`), exactly what an operator writes into the topology's
   conf (``topology.component.cpu.pcore.percent`` per component, ``topology.acker.cpu.pcore.percent``);
   ``ras+measured+nohook`` as well;
-* ``LABEL#2``: a second copy of an arm, run as an arm of its own (the A/A pair: ``--aa planner:auto`` adds
-  ``planner:auto#2``). Its difference from the first copy is the run's noise floor.
+* ``LABEL#2``: a second copy of an arm, run as an arm of its own (the A/A pair: ``--aa ras`` adds
+  ``ras#2``). Its difference from the first copy is the run's noise floor.
 
 Every arm submits the workload under the same topology name (:func:`job_name`), so the planner service's
 memory of a topology's costs, kept by name, is what any resubmitted topology gets.

@@ -240,8 +240,8 @@ BENCHMARKS = (Benchmark("capacity", "the highest rate each scheduler sustains on
     argument("--arms", default=DEFAULT_ARMS,
              help="comma-separated: default, ras, ras+measured, planner:NAME, each with bench e2e's suffixes "
                   "(+nohook, ...), or LABEL#2 for a second copy (default: %(default)s)"),
-    argument("--aa", default="planner:auto", help="the arm run twice, as LABEL and LABEL#2: the noise floor "
-                                                  "('' for none; default: %(default)s)"),
+    argument("--aa", default="ras", help="the arm run twice, as LABEL and LABEL#2: the noise floor; an arm that "
+                                         "learns nothing across submissions ('' for none; default: %(default)s)"),
     argument("--clusters", default=DEFAULT_CLUSTERS, help="comma-separated cluster descriptions (default: %(default)s)"),
     argument("--repeat", type=int, default=3, help="repetitions per arm, interleaved (default: %(default)s)"),
     argument("--order-seed", type=int, default=1, help="seed of each round's order (default: %(default)s)"),
