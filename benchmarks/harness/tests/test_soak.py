@@ -536,3 +536,13 @@ def test_a_restarted_supervisor_counts_as_back_once_nimbus_lists_it_up_since_its
     assert faults._lists(summary, "i5-a") and not faults._lists(summary, "i7-a") and not faults._lists(summary, "x")
     assert not faults._lists(summary, "i5-a", since=1000.0, now=1010.0)    # still the killed one's registration
     assert faults._lists(summary, "i5-b", since=1000.0, now=1010.0)
+
+
+def test_the_topologys_files_are_absolute_under_a_relative_out(tmp_path, monkeypatch):
+    """``--out benchmarks/results/soak`` (relative, as the default is): Storm runs the components in the
+    topology's resources directory, so the sink and times paths they are given must be absolute (the first
+    hour's run died at submission on a relative sink)."""
+    monkeypatch.chdir(tmp_path)
+    run = soak.Soak(config=None, bench=None, injector=None, out=Path("results") / "soak", record={}, schedule=[],
+                    timetable=[], workload=argparse.Namespace(name="topk-link"))
+    assert run.scratch.is_absolute() and run.scratch == tmp_path / "results" / "soak" / "topology"

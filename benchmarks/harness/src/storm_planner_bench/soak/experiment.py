@@ -227,7 +227,9 @@ class Soak:
                  schedule: list[RateStep], timetable: list[PlannedFault], workload) -> None:
         self.config, self.bench, self.injector, self.out, self.record = config, bench, injector, out, record
         self.schedule, self.timetable, self.workload = schedule, timetable, workload
-        self.scratch = out / "topology"
+        # absolute: Storm runs the components in the topology's resources directory, where a relative
+        # sink or times path (an --out given relative to the repository) would point nowhere
+        self.scratch = out.resolve() / "topology"
         self.job = f"soak-{workload.name}"
         self.start = math.nan
 
