@@ -168,3 +168,36 @@ def test_a_calibration_refuses_a_rate_duration_or_share_it_cannot_run(base, seco
 
     with pytest.raises(ValueError, match="calibration"):
         calibration_steps(base, seconds, shares)
+
+
+def test_a_missed_first_window_that_catches_up_its_start_is_measured_again(tmp_path):
+    """RAS's first step of the second capacity run missed at 2,320 t/s while it processed 2,943: the backlog
+    of its start, not the placement falling behind. Such a first window is measured again (up to ``reruns``
+    times); a later one, or one that processed less than offered, stands."""
+    from types import SimpleNamespace
+
+    from storm_planner_bench.capacity.rule import Verdict
+    from storm_planner_bench.capacity.runner import CATCHING_UP, Context, SearchRun, Timing, _Window, catching_up
+
+    assert catching_up(False, 2942.8, 2320.0) and not catching_up(True, 2942.8, 2320.0)
+    assert not catching_up(False, 2300.0, 2320.0) and not catching_up(False, 2330.0, 2320.0)
+
+    said: list[str] = []
+    bench = SimpleNamespace(work=tmp_path, feeds={}, progress=said.append)
+    workload = SimpleNamespace(name="topk-link", feed_kind="worldcup", prefix="worldcup")
+    run = SearchRun(bench, workload, parse_arm("ras"), Context("c", 1), Timing(0, 0, 0, 0, 0, 0, reruns=2))
+    run.scratch.mkdir(parents=True)
+    verdicts = iter([False, True, False, False])   # the first window misses catching up, its rerun holds
+
+    def window(rate, role, started, first=False):
+        sustained = next(verdicts)
+        return _Window(rate, role, started, None, 0.0, [], Verdict(sustained), False,
+                       catching_up=first and catching_up(sustained, 1.3 * rate, rate))
+
+    run._submit = lambda rate: setattr(run, "topology_id", "t-1")
+    run._window, run._check_feed = window, lambda taken: None
+    assert run.measure(2320.0, "latency") is True
+    assert [w.role for w in run.windows] == [CATCHING_UP, "latency"]
+    assert "catching up its start's backlog" in said[0]
+    # a later window that misses stands, whatever it processed
+    assert run.measure(3000.0, "coarse") is False and run.windows[-1].role == "coarse"

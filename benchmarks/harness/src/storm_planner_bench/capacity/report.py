@@ -85,7 +85,7 @@ class RunData:
     def arm_steps(self, cluster: str, workload: str, arm: str, role: str | None = None) -> list[Row]:
         return [s for s in self.steps if s["cluster"] == cluster and s["workload"] == workload and s["arm"] == arm
                 and int(v.number(s["repetition"]) or 0) >= 1 and (role is None or s["role"] == role)
-                and s.get("verdict") not in ("recovery",) and not str(s.get("verdict", "")).startswith("disturbed")]
+                and s.get("verdict") not in ("recovery",) and not str(s.get("verdict", "")).endswith("measured again")]
 
     def latency_rates(self, cluster: str, workload: str) -> list[float]:
         return sorted({v.number(s["rate"]) for s in self.steps if s["cluster"] == cluster

@@ -5,7 +5,9 @@ rate from a file, ``<prefix>.replay_rate_file``), waits for the first acked tupl
 ``settle_s``; every later ask writes the new rate and lets the topology adjust ``step_s``. Then a window of
 ``measure_s``: the supervisors' CPU and links (``bench e2e``'s :func:`~storm_planner_bench.e2e.cells.measure_window`),
 the host's CPU outside the cluster (:mod:`.disturbance`; a disturbed window is measured again, up to
-``reruns`` times), the placement at its end; ``grace_s`` later the spouts' time log is read (incrementally)
+``reruns`` times, and so is a missed first window that processed more than it was offered: the topology
+still catching up the backlog of its start, which RAS's first step of the second capacity run did, p99
+9.1 s), the placement at its end; ``grace_s`` later the spouts' time log is read (incrementally)
 and the window judged by :func:`~storm_planner_bench.capacity.rule.sustained`, tuples not acked by then
 counting at the histogram's top. A recovery hold writes its low rate and waits ``hold_s``.
 
@@ -39,7 +41,8 @@ from storm_planner_bench.e2e.ramp import plans_between
 from storm_planner_bench.e2e.workloads import Workload
 
 STEPS_RECORDS = "steps.jsonl"
-RECOVERY, DISTURBED, FEED_OUT = "recovery", "disturbed", "feed ran out"
+RECOVERY, DISTURBED, FEED_OUT, CATCHING_UP = "recovery", "disturbed", "feed ran out", "catching up"
+CATCH_UP_SHARE = 1.01   # a first window that processed more than this share of the offered rate is catching up
 POLL_S = 2.0
 
 
@@ -87,6 +90,7 @@ class _Window:
     verdict: Verdict
     disturbed: bool
     recovery: bool = False
+    catching_up: bool = False   # the submission's first window, missed while it processed a backlog
 
 
 class SearchRun:
@@ -110,17 +114,19 @@ class SearchRun:
         else:
             self.rate_file.write_text(f"{rate:g}")
             time.sleep(self.timing.step_s)
+        first = not self.windows
         for attempt in range(self.timing.reruns + 1):
-            taken = self._window(rate, role, started)
+            taken = self._window(rate, role, started, first and attempt == 0)
             self.windows.append(taken)
             self._check_feed(taken)
             self.bench.progress(f"    {role} {rate:g} t/s: {taken.verdict.text}"
                                 + (f" ({taken.verdict.why})" if taken.verdict.why else "")
                                 + (f"; disturbed ({taken.outside_pct:.0f} % of a core outside the cluster)"
-                                   if taken.disturbed else ""))
-            if not taken.disturbed or attempt == self.timing.reruns:
+                                   if taken.disturbed else "")
+                                + ("; catching up its start's backlog" if taken.catching_up else ""))
+            if not (taken.disturbed or taken.catching_up) or attempt == self.timing.reruns:
                 return taken.verdict.sustained
-            taken.role = DISTURBED
+            taken.role = DISTURBED if taken.disturbed else CATCHING_UP
         return False   # not reached
 
     def recover(self, rate: float) -> None:
@@ -148,7 +154,8 @@ class SearchRun:
         except _NotRunning as error:
             self.bench.progress(f"  {error}")
             result = SearchResult([Step(w.rate, w.role, w.verdict.sustained) for w in self.windows
-                                   if not w.recovery and w.role not in (DISTURBED, FEED_OUT)], stopped=str(error))
+                                   if not w.recovery and w.role not in (DISTURBED, FEED_OUT, CATCHING_UP)],
+                                  stopped=str(error))
             status = "ran" if error.ran else str(error)
         finally:
             times = self._finish()
@@ -166,7 +173,7 @@ class SearchRun:
         if not wait_first_ack(self.scratch / "times", self.submitted + self.bench.timing.start_s):
             raise _NotRunning(f"no tuple acked within {self.bench.timing.start_s:.0f} s of submission", ran=False)
 
-    def _window(self, rate: float, role: str, started: float) -> _Window:
+    def _window(self, rate: float, role: str, started: float, first: bool = False) -> _Window:
         before = self._cpu()
         window = measure_window(self.bench)
         after = self._cpu()
@@ -174,9 +181,11 @@ class SearchRun:
         time.sleep(self.timing.grace_s)
         times = self.follower.update()
         outside = before.outside_pct(after)
-        figures = step_figures(times, window, self.workload.offered(rate))
-        return _Window(rate, role, started, window, outside, placement, sustained(figures),
-                       outside > self.timing.disturbed_cpu)
+        offered = self.workload.offered(rate)
+        figures = step_figures(times, window, offered)
+        verdict = sustained(figures)
+        return _Window(rate, role, started, window, outside, placement, verdict, outside > self.timing.disturbed_cpu,
+                       catching_up=first and catching_up(verdict.sustained, figures["processed_tps"], offered))
 
     def _cpu(self) -> disturbance.CpuSnapshot:
         return disturbance.snapshot(lambda: cpu_seconds(self.bench.accounts),
@@ -231,7 +240,8 @@ class SearchRun:
             figures.update(plans_between(answered, taken.started, starts[index + 1]))
             predicted = (self.context.predict(self.context.problem, taken.placement)
                          if self.context.predict and self.context.problem is not None and taken.placement else math.nan)
-            verdict = {DISTURBED: "disturbed: measured again", FEED_OUT: FEED_OUT}.get(taken.role, taken.verdict.text)
+            verdict = {DISTURBED: "disturbed: measured again", CATCHING_UP: "catching up its start: measured again",
+                       FEED_OUT: FEED_OUT}.get(taken.role, taken.verdict.text)
             rows.append({**key, "verdict": verdict,
                          "why": taken.verdict.why, "verdict_after_drain": after.text,
                          "outside_cpu_pct": round(taken.outside_pct, 1), "disturbed": int(taken.disturbed),
@@ -240,6 +250,12 @@ class SearchRun:
                          "predicted_tps": round(predicted, 1) if math.isfinite(predicted) else predicted, **figures})
             save_step_record(self.bench.out, key, histograms, taken.placement)
         return rows
+
+
+def catching_up(sustained: bool, processed_tps: float, offered_tps: float) -> bool:
+    """Whether a missed window is a topology catching up a backlog (it processed more than it was offered)
+    rather than one falling behind."""
+    return not sustained and processed_tps > CATCH_UP_SHARE * offered_tps
 
 
 def step_figures(times: TupleTimes, window: Window, offered: float, keep: bool = False,
