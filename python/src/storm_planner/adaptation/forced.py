@@ -16,8 +16,8 @@ drain benchmark's move of a count and an acker, issue #49). Pure, O(executors).
 """
 from __future__ import annotations
 
+from storm_planner.adaptation.spout_workers import spout_slots
 from storm_planner.core import settings
-from storm_planner.core.elements import SPOUT
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.problem import Problem, Slot
 
@@ -30,12 +30,12 @@ def forced_move(problem: Problem, text: str) -> tuple[dict[str, Slot], list[str]
     """(the assignment with the move, the executors it moves) for the ``planner.replan.force`` value
     ``text``; :class:`ForceError` when an executor, component, node or port is unknown."""
     items, _, where = text.rpartition("@")
-    spout_slots = _spout_slots(problem)
-    target = _target(problem, where.strip(), spout_slots)
+    spouts_at = spout_slots(problem, problem.current)
+    target = _target(problem, where.strip(), spouts_at)
     assignment = dict(problem.current)
     moved: list[str] = []
     # a component's executors outside the spouts' workers first, each group by task
-    executors = sorted(problem.executors, key=lambda e: (problem.current.get(e.id) in spout_slots, _first_task(e.id)))
+    executors = sorted(problem.executors, key=lambda e: (problem.current.get(e.id) in spouts_at, _first_task(e.id)))
     for item in (part.strip() for part in items.split(",")):
         if item.startswith("["):
             if item not in assignment:
@@ -55,13 +55,7 @@ def forced_move(problem: Problem, text: str) -> tuple[dict[str, Slot], list[str]
     return assignment, sorted(moved)
 
 
-def _spout_slots(problem: Problem) -> frozenset[Slot]:
-    spouts = {c.id for c in problem.components if c.type == SPOUT}
-    return frozenset(problem.current[e.id] for e in problem.executors
-                     if e.component in spouts and e.id in problem.current)
-
-
-def _target(problem: Problem, where: str, spout_slots: frozenset[Slot]) -> Slot:
+def _target(problem: Problem, where: str, spouts_at: frozenset[Slot]) -> Slot:
     node_id, _, port_text = where.partition(":")
     node = next((n for n in problem.nodes if n.id == node_id), None)
     if node is None:
@@ -74,7 +68,7 @@ def _target(problem: Problem, where: str, spout_slots: frozenset[Slot]) -> Slot:
             raise ForceError(f"{settings.REPLAN_FORCE.key}: {node_id} has no slot {port} free for it")
         return Slot(node_id, port)
     own = sorted({s.port for s in problem.current.values() if s.node == node_id})
-    without_spout = [port for port in own if Slot(node_id, port) not in spout_slots]
+    without_spout = [port for port in own if Slot(node_id, port) not in spouts_at]
     free = sorted(port for port in node.slots if port not in own)
     ports = [*without_spout, *free, *own]
     if not ports:

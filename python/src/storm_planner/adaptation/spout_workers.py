@@ -33,16 +33,21 @@ class Spared(NamedTuple):
     undone: int
 
 
+def spout_slots(problem: Problem, *assignments: Mapping[str, Slot]) -> frozenset[Slot]:
+    """The slots that hold a spout executor in any of ``assignments``."""
+    spouts = {c.id for c in problem.components if c.type == SPOUT}
+    return frozenset(assignment[e.id] for e in problem.executors if e.component in spouts
+                     for assignment in assignments if e.id in assignment)
+
+
 def sparing_spout_workers(problem: Problem, plan: Mapping[str, Slot]) -> Spared:
     """``plan`` with every move undone that leaves or joins a slot holding a spout executor now or in the
     plan, or moves a spout executor."""
-    spouts = {c.id for c in problem.components if c.type == SPOUT}
-    spout_slots = {slot for e in problem.executors if e.component in spouts
-                   for slot in (problem.current.get(e.id), plan.get(e.id)) if slot is not None}
+    spouts_at = spout_slots(problem, problem.current, plan)
     spared, undone = dict(plan), 0
     for executor_id in moves_between(problem.current, plan):
         now, then = problem.current[executor_id], plan[executor_id]
-        if now in spout_slots or then in spout_slots:
+        if now in spouts_at or then in spouts_at:
             spared[executor_id] = now
             undone += 1
     return Spared(spared, undone)
