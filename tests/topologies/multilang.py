@@ -68,7 +68,8 @@ class MultilangComponent:
         self.errors: list[str] = []
         self._stderr: list[str] = []
         threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
         self.pid = self.handshake(conf, context)
 
     # -- wire ----------------------------------------------------------------
@@ -88,8 +89,15 @@ class MultilangComponent:
             self._stderr.append(raw.decode("utf-8", "replace"))
 
     def send(self, message) -> None:
-        self.proc.stdin.write((json.dumps(message) + "\nend\n").encode("utf-8"))
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write((json.dumps(message) + "\nend\n").encode("utf-8"))
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            # The component exited before reading: report it as reading would,
+            # once its stderr is in, so callers see one failure either way.
+            code = self.proc.wait(timeout=self.timeout)
+            self._stderr_reader.join(timeout=self.timeout)
+            raise MultilangError(f"{self.target} exited (code {code}){self._diagnostics()}") from None
 
     def read(self, timeout: float | None = None):
         """The next protocol message, skipping (and keeping) log and error commands."""
@@ -102,6 +110,7 @@ class MultilangComponent:
                 raise MultilangError(f"{self.target}: no message within {timeout or self.timeout}s"
                                      f"{self._diagnostics()}") from None
             if message is None:
+                self._stderr_reader.join(timeout=self.timeout)
                 raise MultilangError(f"{self.target} exited (code {self.proc.poll()}){self._diagnostics()}")
             if isinstance(message, dict) and message.get("command") == "log":
                 self.logs.append(message.get("msg", ""))

@@ -108,11 +108,14 @@ def test_total_bolt_merges_rankers_and_writes_json_lines(trends_src, tmp_path):
         assert lines[-1]["k"] == 3
 
 
-def test_total_bolt_requires_a_sink(trends_src, tmp_path):
+@pytest.mark.parametrize("exited_first", [False, True], ids=["racing", "exited-first"])
+def test_total_bolt_requires_a_sink(trends_src, tmp_path, exited_first):
     conf = conf_for(tmp_path)
     del conf["trends.sink"]
     with MultilangComponent("trends.bolts.TotalBolt", trends_src, conf,
                             storm_context("total", 7, TASKS)) as bolt:
+        if exited_first:  # the tick then meets a closed pipe, not an EOF
+            bolt.proc.wait(timeout=30)
         with pytest.raises(AssertionError, match="exited"):
             bolt.tick()
         assert "trends.sink is required" in bolt.stderr + "".join(bolt.errors)
