@@ -182,13 +182,24 @@ def probe(at: float, port: int = 1, leader: int = 1, status: str = "ACTIVE") -> 
 
 def test_nimbus_outages_are_allowed_only_inside_an_injected_restart():
     probes = [probe(0), probe(2, 0, 0, ""), probe(4, 1, 0, ""), probe(6), probe(8), probe(16, 0, 0, ""), probe(18)]
-    assert analysis.outages(probes) == [(2.0, 6.0, 2), (16.0, 18.0, 1)]
+    assert analysis.outages(probes) == [(2.0, 6.0, 2, 1), (16.0, 18.0, 1, 1)]
     restarts = [{"index": "1", "kind": "nimbus-restart", "injected": "1", "undone": "3", "recovered": "5"},
                 {"index": "2", "kind": "zookeeper-restart", "injected": "15", "undone": "16", "recovered": "17"}]
     rows = analysis.outage_rows(probes, restarts, 0.0)
     assert [(r["start_s"], r["allowed"], r["injected_restart"], r["during"]) for r in rows] == [
         (2.0, True, "fault 1 nimbus-restart", ""), (16.0, False, "", "fault 2 zookeeper-restart")]
-    assert analysis.outages([probe(0), probe(2, 1, 0)]) == [(2.0, 2.0, 1)]
+    assert analysis.outages([probe(0), probe(2, 1, 0)]) == [(2.0, 2.0, 1, 0)]
+
+
+def test_nimbus_without_a_leader_while_zookeeper_restarts_is_allowed_only_with_its_port_open():
+    zookeeper = [{"index": "1", "kind": "zookeeper-restart", "injected": "1", "undone": "6", "recovered": "7"},
+                 {"index": "2", "kind": "supervisor-kill", "injected": "19", "undone": "39", "recovered": "44"}]
+    leaderless = [probe(0), probe(2, 1, 0, ""), probe(4, 1, 0, ""), probe(6)]
+    refused = [probe(0), probe(2, 1, 0, ""), probe(4, 0, 0, ""), probe(6)]
+    elsewhere = [probe(18), probe(20, 1, 0, ""), probe(22)]       # leaderless, but ZooKeeper was up
+    assert [(r["allowed"], r["port_refused"]) for r in analysis.outage_rows(leaderless, zookeeper, 0.0)] == [(True, 0)]
+    assert [(r["allowed"], r["port_refused"]) for r in analysis.outage_rows(refused, zookeeper, 0.0)] == [(False, 1)]
+    assert [r["allowed"] for r in analysis.outage_rows(elsewhere, zookeeper, 0.0)] == [False]
 
 
 def test_a_topology_not_active_is_a_cause():
@@ -315,6 +326,35 @@ def _state_settles(pid: int) -> str:
             return state
         time.sleep(0.05)
     return state
+
+
+def _gone_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_the_watchdog_starts_again_a_daemon_that_died_while_a_fault_is_waited_out(tmp_path, monkeypatch):
+    """A supervisor halts itself when a link cut outlasts its ZooKeeper session: waiting for a healthy
+    cluster must not wait for it in vain (the first soak hour did, from its seventh fault on)."""
+    found, restarted = [], []
+    injector = faults.Injector(FakeCluster(tmp_path / "run", _gone_pid()), faults.FaultSettings(recover_timeout_s=20),
+                               lambda message: None, on_crash=found.append)
+    monkeypatch.setattr(injector, "_start_again", lambda name: restarted.append(name) or (lambda: True))
+    monkeypatch.setattr(injector, "cluster_healthy", lambda: bool(restarted))
+    monkeypatch.setattr(faults.time, "sleep", lambda seconds: None)
+    assert not math.isnan(injector._wait(injector.cluster_healthy))
+    assert restarted == ["planner"]
+    assert [(c.kind, c.target, c.outcome) for c in found] == [(faults.CRASH, "planner", "recovered")]
+
+
+def test_a_soak_running_late_still_lets_the_watchdog_look(tmp_path):
+    looked = []
+    late = soak.Soak.__new__(soak.Soak)       # only _until's part of a soak
+    late.injector = type("Watchdog", (), {"watch": lambda self: looked.append("watch"),
+                                          "watch_if_due": lambda self: looked.append("due")})()
+    late._until(time.time() - 60)
+    assert looked == ["watch"]
 
 
 def test_a_cut_link_is_raised_again_when_the_run_stops_during_the_cut(tmp_path, monkeypatch):

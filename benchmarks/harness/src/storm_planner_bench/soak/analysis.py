@@ -19,8 +19,10 @@
 * **Logs**: the plan log's and the problem log's growth per hour from their first to their last sample, and
   their bound: each rotates at ``ROTATE_MB`` (``plans.jsonl.1``), so at most twice that on disk.
 * **Nimbus** (``nimbus.csv``): an *outage* is a run of probes in which its Thrift port refused a connection
-  or no Nimbus answered as leader. Only an injected Nimbus restart may cause one: an outage that begins
-  outside every ``nimbus-restart`` fault's window (injection to its recovery, ``OUTAGE_SLACK_S`` either
+  or no Nimbus answered as leader. An injected Nimbus restart may cause one, and so may a ZooKeeper restart
+  as long as Nimbus' port stays open throughout: Nimbus holds its leadership in ZooKeeper, so with ZooKeeper
+  gone it runs on without a leader until it is back (Storm's design, not Nimbus down). Any other outage
+  (one that begins outside every such fault's window: injection to its recovery, ``OUTAGE_SLACK_S`` either
   side) is a violation.
 * **Re-plans, drains and fallbacks**: the plan log's answers for the topology (a *move* is an answer after
   the first that changed executors' slots: a re-plan's, or a placement of executors a dead worker left),
@@ -230,26 +232,29 @@ def nimbus_log_lines(log_dir: Path, max_bytes: int = 64 * 1024 * 1024) -> list[s
 
 
 # -- Nimbus' availability --------------------------------------------------------------------------------
-def outages(probes: Sequence[Mapping[str, Any]]) -> list[tuple[float, float, int]]:
-    """(first failed probe, first good probe after, probes failed) of each run of probes in which Nimbus'
-    port refused or no leader answered; an outage still going at the last probe ends there."""
-    found, began, count = [], None, 0
+def outages(probes: Sequence[Mapping[str, Any]]) -> list[tuple[float, float, int, int]]:
+    """(first failed probe, first good probe after, probes failed, of them with the port refused) of each
+    run of probes in which Nimbus' port refused or no leader answered; an outage still going at the last
+    probe ends there."""
+    found, began, count, refused = [], None, 0, 0
     for probe in probes:
-        down = not (int(float(probe.get("port_open") or 0)) and int(float(probe.get("leader") or 0)))
+        port_open = int(float(probe.get("port_open") or 0))
+        down = not (port_open and int(float(probe.get("leader") or 0)))
         at = float(probe["time"])
         if down:
-            began, count = (at if began is None else began), count + 1
+            began, count, refused = (at if began is None else began), count + 1, refused + (not port_open)
         elif began is not None:
-            found.append((began, at, count))
-            began, count = None, 0
+            found.append((began, at, count, refused))
+            began, count, refused = None, 0, 0
     if began is not None:
-        found.append((began, float(probes[-1]["time"]), count))
+        found.append((began, float(probes[-1]["time"]), count, refused))
     return found
 
 
 def outage_rows(probes: Sequence[Mapping[str, Any]], faults: Sequence[Mapping[str, Any]], start: float
                 ) -> list[dict[str, Any]]:
-    """Each Nimbus outage with the injected Nimbus restart it falls in, or what else was happening."""
+    """Each Nimbus outage with the injected Nimbus restart it falls in, or what else was happening; allowed
+    in a Nimbus restart, or in a ZooKeeper restart with the port open throughout (leaderless, not down)."""
     restarts: list[tuple[float, float, str]] = []
     others: list[tuple[float, float, str]] = []
     for fault in faults:
@@ -261,11 +266,13 @@ def outage_rows(probes: Sequence[Mapping[str, Any]], faults: Sequence[Mapping[st
         window = (injected - OUTAGE_SLACK_S, back + OUTAGE_SLACK_S, f"fault {fault['index']} {fault['kind']}")
         (restarts if fault["kind"] == "nimbus-restart" else others).append(window)
     rows = []
-    for began, ended, count in outages(probes):
+    for began, ended, count, refused in outages(probes):
         restart = next((label for a, b, label in restarts if a <= began <= b), "")
         during = next((label for a, b, label in others if a <= began <= b), "")
+        leaderless = not refused and during.endswith(" zookeeper-restart")
         rows.append({"start_s": round(began - start, 1), "seconds": round(ended - began, 1), "probes": count,
-                     "injected_restart": restart, "during": during, "allowed": bool(restart)})
+                     "port_refused": refused, "injected_restart": restart, "during": during,
+                     "allowed": bool(restart) or leaderless})
     return rows
 
 

@@ -15,8 +15,8 @@ For ``--duration`` seconds (3600) after its first ack and 30 s of settling:
   scheduler kept up with it in ``benchmarks/reports/e2e.md``), through the spout's rate file;
 * each fault of ``--faults`` (all six: :mod:`.faults`) is injected ``--per-kind`` times (3) on a seeded
   timetable (:mod:`.schedule`), one at a time, each undone and waited out before the next; a progress line
-  says when each is injected and how it ended; between faults a watchdog starts again any daemon that died
-  by itself (a ``crash``, a finding);
+  says when each is injected and how it ended; a watchdog (between faults and while one is waited out)
+  starts again any daemon that died by itself (a ``crash``, a finding);
 * one move is forced once (``--force-move``, ``count`` to the last supervisor, ``--force-after`` a third of
   the way in: ``planner.replan.force``), so that at least one drained re-plan happens among the faults;
 * the service's process, the logs' sizes and Nimbus are sampled (:mod:`.monitor`).
@@ -73,7 +73,6 @@ SUSTAINED = {"topk-link": 400.0, "trends-link": 2300.0}
 SCHEDULER = "planner:auto+resumable"
 SETTLE_S = 30.0          # after the first ack, before the soak's clock starts
 START_GUESS_S = 60.0     # submission to the first ack, roughly: where planner.replan.force.after.secs starts
-WATCH_S = 5.0            # the watchdog's period between faults
 _progress = stamped_progress("soak")
 
 
@@ -274,7 +273,8 @@ class Soak:
         _progress(f"{submission.id} acks tuples ({self.record['first_ack'] - submitted:.0f} s after submission); "
                   f"settling {SETTLE_S:g} s")
         time.sleep(SETTLE_S)
-        self.start = self.record["start"] = time.time()
+        self.start = self.record["start"] = self.injector.start = time.time()
+        self.injector.on_crash = self._save_fault
         self.record["status"] = "running"
         save_run(self.out, self.record)
         return submission.id
@@ -305,13 +305,11 @@ class Soak:
                       + (f"; {fault.detail}" if fault.detail else ""))
 
     def _until(self, when: float) -> None:
-        """Sleep until ``when`` (Unix seconds), the watchdog looking at the daemons every ``WATCH_S``."""
-        next_watch = time.time()
+        """Sleep until ``when`` (Unix seconds), the watchdog looking at the daemons every ``WATCH_S``; it
+        looks once even when ``when`` has passed (a fault that ran late must not skip it)."""
+        self.injector.watch()
         while time.time() < when:
-            if time.time() >= next_watch:
-                for crash in self.injector.watch(time.time() - self.start):
-                    self._save_fault(crash)
-                next_watch = time.time() + WATCH_S
+            self.injector.watch_if_due()
             time.sleep(max(0.0, min(1.0, when - time.time())))
 
     def _save_fault(self, fault) -> None:

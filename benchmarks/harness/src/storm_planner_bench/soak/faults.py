@@ -20,8 +20,11 @@ A fault's undo runs in a ``finally``: a run stopped in the middle of one (SIGTER
 stopped service and raises a cut link before anything else, and the cluster's teardown stops every daemon.
 The whole cluster is healthy again when Nimbus leads, sees every supervisor and the service answers.
 
-:meth:`Injector.watch` is the watchdog between faults: a daemon that died when no fault was meant to touch
-it is recorded as a ``crash`` (a finding) and started again, so the rest of the hour still runs.
+:meth:`Injector.watch` is the watchdog: a daemon that died when no fault was meant to touch it is recorded
+as a ``crash`` (a finding) and started again, so the rest of the hour still runs. It looks between faults
+and also while a fault is waited out: Storm's daemons are fail-fast (a supervisor whose ZooKeeper
+connection stays lost through a link cut halts itself, as Storm expects a process supervisor to start it
+again), and a cluster waiting for a dead supervisor would otherwise never be healthy again.
 """
 from __future__ import annotations
 
@@ -47,8 +50,9 @@ from storm_planner_bench.soak.schedule import (
     PlannedFault,
 )
 
-CRASH = "crash"          # a daemon found dead between faults (not injected)
+CRASH = "crash"          # a daemon found dead by the watchdog (not injected)
 POLL_S = 0.5
+WATCH_S = 5.0            # the watchdog's period
 
 
 @dataclass(frozen=True)
@@ -103,9 +107,12 @@ class Injector:
     accounts: dict[str, Any] = field(default_factory=dict)   # supervisor -> CpuAccount
     topology_id: str | None = None
     clock: Callable[[], float] = time.time
+    start: float = 0.0                                        # the soak's start (Unix s): crashes' planned_s
+    on_crash: Callable[[FaultRecord], None] = field(default=lambda record: None)   # each crash, when found
     current: FaultRecord | None = field(init=False, default=None)   # the fault under way, or one interrupted
     _rng: random.Random = field(init=False)
     _crashes: int = field(init=False, default=0)
+    _next_watch: float = field(init=False, default=0.0)     # time.monotonic() of the watchdog's next look
 
     def __post_init__(self) -> None:
         self._rng = random.Random(f"soak-targets-{self.seed}")
@@ -227,27 +234,36 @@ class Injector:
         return lambda: _reaches(link.namespace, host, port)
 
     # -- the watchdog -------------------------------------------------------------------------------------
-    def watch(self, at_s: float) -> list[FaultRecord]:
-        """Each daemon of the cluster found dead, recorded as a :data:`CRASH` and started again."""
+    def watch(self) -> list[FaultRecord]:
+        """Each daemon of the cluster found dead, recorded as a :data:`CRASH`, started again and handed to
+        :attr:`on_crash`."""
         from storm_planner.cluster import daemons
 
+        self._next_watch = time.monotonic() + WATCH_S
         found = []
         for record in daemons.records(self.cluster.run_dir):
             if daemons.is_alive(record) or record.name in ("ui", "dashboard"):
                 continue
             self._crashes += 1
-            crash = FaultRecord(-self._crashes, CRASH, round(at_s, 1), target=record.name, injected=self.clock(),
-                                undone=self.clock(), detail=f"found dead ({daemons.exit_status(record)})")
+            crash = FaultRecord(-self._crashes, CRASH, round(self.clock() - self.start, 1), target=record.name,
+                                injected=self.clock(), undone=self.clock(),
+                                detail=f"found dead ({daemons.exit_status(record)})")
             self.progress(f"crash: {record.name} (pid {record.pid}) {crash.detail}; starting it again")
             try:
                 check = self._start_again(record.name)
-                crash.recovered = self._wait(check)
-                crash.healthy = self._wait(self.cluster_healthy)
+                crash.recovered = self._wait(check, watching=False)
+                crash.healthy = self._wait(self.cluster_healthy, watching=False)
                 crash.outcome = "recovered" if not math.isnan(crash.healthy) else "not healthy"
             except Exception as error:  # noqa: BLE001 - recorded; the hour goes on
                 crash.outcome = f"failed: {type(error).__name__}: {error}"[:300]
+            self.on_crash(crash)
             found.append(crash)
         return found
+
+    def watch_if_due(self) -> None:
+        """:meth:`watch`, at most every :data:`WATCH_S`."""
+        if time.monotonic() >= self._next_watch:
+            self.watch()
 
     def _start_again(self, name: str) -> Callable[[], bool]:
         from storm_planner.submit.nimbus import zookeeper_ok
@@ -333,12 +349,15 @@ class Injector:
             _signal(p, signal.SIGKILL)
         return f"{len(left)} orphan(s) of the killed service still alive after it, killed: {named}"
 
-    def _wait(self, check: Callable[[], bool]) -> float:
-        """When ``check`` first held (Unix seconds), or NaN after ``recover_timeout_s``."""
+    def _wait(self, check: Callable[[], bool], watching: bool = True) -> float:
+        """When ``check`` first held (Unix seconds), or NaN after ``recover_timeout_s``; ``watching``, the
+        watchdog keeps looking meanwhile (a daemon that died of the fault would keep ``check`` false)."""
         deadline = time.monotonic() + self.settings.recover_timeout_s
         while time.monotonic() < deadline:
             if check():
                 return self.clock()
+            if watching:
+                self.watch_if_due()
             time.sleep(POLL_S)
         return math.nan
 

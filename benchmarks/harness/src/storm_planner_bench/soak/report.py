@@ -174,6 +174,7 @@ def summary_rows(run: Mapping[str, Any], times, stall_rows, faults, service, pro
                  "criterion": "none unexplained", "verdict": _ok(unexplained == 0)})
     rows += _service_checks(faults, service, start, end)
     rows.append(_nimbus_check(faults, probes, start))
+    rows.append(_cluster_check(faults))
     final = next((p.get("topology_status") for p in reversed(probes) if p.get("topology_status")), "")
     rows.append({"check": "topology at the end", "value": final or "unknown", "criterion": "ACTIVE",
                  "verdict": _ok(final == "ACTIVE" or run.get("final_status") == "ACTIVE")})
@@ -184,9 +185,9 @@ def _service_checks(faults, service, start: float, end: float) -> list[dict[str,
     rows = []
     hit = [f for f in faults if f.get("kind") in ("service-kill", "service-hang")
            or (f.get("kind") == "crash" and f.get("target") == "planner")]
-    back = [f for f in hit if f.get("outcome") == "recovered"]
+    back = [f for f in hit if _answered(f)]
     rows.append({"check": "service back after its faults", "value": f"{len(back)} of {len(hit)}",
-                 "criterion": "every one", "verdict": _ok(len(back) == len(hit))})
+                 "criterion": "answers again after every one", "verdict": _ok(len(back) == len(hit))})
     if service:
         for scope in analysis.memory_rows(service, start, end):
             rows.append({"check": f"service RSS, {scope['scope']}",
@@ -205,12 +206,28 @@ def _service_checks(faults, service, start: float, end: float) -> list[dict[str,
 def _nimbus_check(faults, probes, start: float) -> dict[str, Any]:
     rows = analysis.outage_rows(probes, faults, start) if probes else []
     bad = [r for r in rows if not r["allowed"]]
+    leaderless = [r for r in rows if r["allowed"] and not r["injected_restart"]]
     restarts = [f for f in faults if f.get("kind") == "nimbus-restart"]
-    back = [f for f in restarts if f.get("outcome") == "recovered"]
-    return {"check": "Nimbus", "value": f"{len(rows)} outage(s), {len(bad)} outside an injected restart; "
-                                        f"{len(back)} of {len(restarts)} restarts back",
-            "criterion": "down only in its injected restarts, back after each",
+    back = [f for f in restarts if _answered(f)]
+    return {"check": "Nimbus", "value": f"{len(rows)} outage(s): {len(rows) - len(bad) - len(leaderless)} in its "
+                                        f"injected restarts, {len(leaderless)} leaderless in a ZooKeeper restart, "
+                                        f"{len(bad)} other; {len(back)} of {len(restarts)} restarts back",
+            "criterion": "down only in its injected restarts (leaderless only while ZooKeeper is), back after each",
             "verdict": _ok(bool(probes) and not bad and len(back) == len(restarts))}
+
+
+def _cluster_check(faults) -> dict[str, Any]:
+    """Whether the whole cluster (Nimbus leading and listing every supervisor, the service answering) was
+    healthy again after every fault and crash."""
+    done = [f for f in faults if f.get("outcome") != "not run"]
+    healthy = [f for f in done if not math.isnan(_number(f.get("healthy")))]
+    return {"check": "cluster healthy after each fault", "value": f"{len(healthy)} of {len(done)}",
+            "criterion": "every one, within the recovery timeout", "verdict": _ok(len(healthy) == len(done))}
+
+
+def _answered(fault) -> bool:
+    """The part the fault hit answered again (its own recovery, whatever the rest of the cluster did)."""
+    return not math.isnan(_number(fault.get("recovered")))
 
 
 def _ok(good: bool) -> str:
@@ -260,7 +277,7 @@ COLUMNS = {
     "processes": ("pid", "first_s", "last_s", "rss_first_mb", "rss_last_mb", "files_first", "files_last",
                   "children_last"),
     "logs": ("log", "first_mb", "last_mb", "growth_mb_per_hour", "rotates_at_mb", "bound_mb", "hours_to_rotation"),
-    "nimbus": ("start_s", "seconds", "probes", "injected_restart", "during", "allowed"),
+    "nimbus": ("start_s", "seconds", "probes", "port_refused", "injected_restart", "during", "allowed"),
     "moves": ("time_s", "moved", "executors", "algorithm", "notes"),
     "drains": ("start_s", "seconds", "phases", *(f"{p}_phase_s" for p in analysis.DRAIN_PHASES), "in_flight",
                "outcome", "note"),
