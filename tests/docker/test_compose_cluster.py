@@ -26,6 +26,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import jsonschema
@@ -203,6 +204,55 @@ def test_services_are_the_launchers_daemons_on_one_network():
     assert dashboard["command"][dashboard["command"].index("--plan-log") + 1] == compose.PLAN_LOG
     assert f"{compose.PLANS_VOLUME}:/logs" in planner["volumes"]
     assert f"{compose.PLANS_VOLUME}:/logs:ro" in dashboard["volumes"]
+
+
+def test_a_pid_file_left_by_a_dead_dockerd_is_removed_and_a_live_ones_kept(tmp_path):
+    """dockerd refuses to start while its pid file names a live process, even one that is not dockerd
+    (a pid reused after the old daemon died): the file is removed then, never while dockerd holds it."""
+    pid_file = tmp_path / "docker.pid"
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        pid_file.write_text(str(_execed(sleeper.pid, "sleep")))
+        assert "now sleep" in docker_engine.remove_stale_pid_file(pid_file) and not pid_file.exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    pid_file.write_text(str(sleeper.pid))
+    assert "not running" in docker_engine.remove_stale_pid_file(pid_file) and not pid_file.exists()
+    pid_file.write_text("not a pid")
+    assert docker_engine.remove_stale_pid_file(pid_file) == "" and pid_file.exists()
+    named_dockerd = tmp_path / "dockerd"            # a process the kernel names dockerd: kept
+    shutil.copy(shutil.which("sleep"), named_dockerd)
+    with subprocess.Popen([str(named_dockerd), "30"]) as running:
+        try:
+            pid_file.write_text(str(_execed(running.pid, "dockerd")))
+            assert docker_engine.remove_stale_pid_file(pid_file) == "" and pid_file.exists()
+        finally:
+            running.kill()
+
+
+def test_a_dockerd_that_exits_as_it_starts_is_reported_at_once_with_its_reason(tmp_path, monkeypatch):
+    log = tmp_path / "dockerd.log"
+    log.write_text("failed to start daemon: pid file found, ensure docker is not running\n")
+    monkeypatch.setattr(docker_engine, "DOCKERD_LOG", log)
+    monkeypatch.setattr(docker_engine, "DOCKERD_PID_FILE", tmp_path / "docker.pid")
+    monkeypatch.setattr(docker_engine.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(docker_engine, "_answers", lambda docker: False)
+    popen = subprocess.Popen
+    monkeypatch.setattr(docker_engine.subprocess, "Popen", lambda args, **kwargs: popen(["false"], **kwargs))
+    started = time.monotonic()
+    with pytest.raises(docker_engine.EngineError, match="exited with status 1 as it started: failed to start"):
+        docker_engine._start_dockerd("docker", lambda message: None)
+    assert time.monotonic() - started < docker_engine.START_TIMEOUT_S / 2
+
+
+def _execed(pid: int, name: str) -> int:
+    """``pid`` once the kernel names it ``name`` (right after the fork it still bears its parent's name)."""
+    for _ in range(200):
+        if Path(f"/proc/{pid}/comm").read_text().strip() == name:
+            return pid
+        time.sleep(0.01)
+    raise AssertionError(f"pid {pid} never became {name}")
 
 
 def test_docker_stays_inside_the_benchmarking_block():

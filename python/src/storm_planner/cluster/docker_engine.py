@@ -36,6 +36,7 @@ COMPOSE_SUBNET = "198.19.254.0/24"
 
 DOCKERD_LOG = Path("/var/log/storm-planner-dockerd.log")
 DOCKER_SOCKET = Path("/var/run/docker.sock")
+DOCKERD_PID_FILE = Path("/var/run/docker.pid")
 START_TIMEOUT_S = 60.0
 
 # The base every image starts from; built locally under LOCAL_BASE where no registry serves it.
@@ -125,18 +126,54 @@ def _start_dockerd(docker: str, progress: Progress) -> None:
     if os.geteuid() != 0:
         raise EngineError("dockerd is not running and only root can start it "
                           f"(sudo dockerd {' '.join(dockerd_arguments())})")
+    stale = remove_stale_pid_file()
+    if stale:
+        progress(stale)
     progress(f"starting dockerd (log {DOCKERD_LOG}; bridge {BRIDGE_ADDRESS}, pool {ADDRESS_POOL}) ...")
     DOCKERD_LOG.parent.mkdir(parents=True, exist_ok=True)
     with open(DOCKERD_LOG, "ab") as log:
         # Its own session: it outlives this command, as a service would.
-        subprocess.Popen(["dockerd", *dockerd_arguments()], stdin=subprocess.DEVNULL, stdout=log,
-                         stderr=log, start_new_session=True)
+        daemon = subprocess.Popen(["dockerd", *dockerd_arguments()], stdin=subprocess.DEVNULL, stdout=log,
+                                  stderr=log, start_new_session=True)
     deadline = time.monotonic() + START_TIMEOUT_S
     while not _answers(docker):
+        if daemon.poll() is not None:
+            raise EngineError(f"dockerd exited with status {daemon.returncode} as it started: "
+                              f"{_last_line(DOCKERD_LOG)} (in {DOCKERD_LOG})")
         if time.monotonic() > deadline:
             raise EngineError(f"dockerd did not answer within {START_TIMEOUT_S:.0f}s; "
                               f"see the end of {DOCKERD_LOG}")
         time.sleep(1)
+
+
+def remove_stale_pid_file(pid_file: Path | None = None) -> str:
+    """Remove ``pid_file`` (dockerd's) when the process it names is no dockerd (one that died and left it;
+    its pid may since belong to another process, and dockerd then refuses to start). Returns what it did,
+    or ""."""
+    pid_file = pid_file or DOCKERD_PID_FILE
+    try:
+        pid = int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return ""
+    try:
+        command = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        command = ""
+    if command == "dockerd":
+        return ""
+    pid_file.unlink(missing_ok=True)
+    held = f"now {command}" if command else "not running"
+    return f"removed {pid_file}: it named pid {pid} ({held}), left by a dockerd that is gone"
+
+
+def _last_line(path: Path, max_bytes: int = 4096) -> str:
+    try:
+        with open(path, "rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - max_bytes))
+            lines = log.read().decode("utf-8", "replace").strip().splitlines()
+    except OSError:
+        return "its log cannot be read"
+    return lines[-1][:300] if lines else "its log is empty"
 
 
 # -- the base image -------------------------------------------------------------------
