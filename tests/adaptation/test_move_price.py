@@ -121,9 +121,22 @@ def test_a_forced_move_names_executors_or_components_and_a_node():
                        ("c@nowhere", "no supervisor 'nowhere'"), ("c@big-b:7000", "no slot 7000")):
         with pytest.raises(ForceError, match=says.replace("[", r"\[").replace("]", r"\]")):
             forced_move(running, text)
-    for bad in ("c", "@big-b", "c@", "c@@b", "-1"):
+    for bad in ("c", "@big-b", "c@", "c@@b", "-1", "c@*:6700"):
         with pytest.raises(SettingError, match="is not executors or components, then a node"):
             REPLAN_FORCE.read({REPLAN_FORCE.key: bad})
+
+
+def test_a_forced_move_to_star_goes_where_the_component_has_fewest_executors():
+    """``*``: whatever the first plan did, the move moves something (a fixed node may hold them all)."""
+    both_on_big_b = problem(current={**CURRENT, C1: "big-b:6700", C2: "big-b:6700"})
+    assert REPLAN_FORCE.read({REPLAN_FORCE.key: "c@*"}) == "c@*"
+    assignment, moved = forced_move(both_on_big_b, "c@*")
+    assert moved == [C1] and assignment[C1].node == "small"    # big-a and small hold none: the last by id
+    _, moved = forced_move(both_on_big_b, "c@big-b")
+    assert moved == []                                           # what a fixed target did in the soak
+    one_each = problem(current={**CURRENT, C1: "big-a:6701", C2: "small:6700"})
+    assignment, moved = forced_move(one_each, "[2-2]@*")         # an executor id: its component's count
+    assert moved == [C1] and assignment[C1].node == "big-b"
 
 
 def test_a_forced_move_comes_once_after_its_delay_past_every_gate():

@@ -95,7 +95,10 @@ class MultilangComponent:
         except BrokenPipeError:
             # The component exited before reading: report it as reading would,
             # once its stderr is in, so callers see one failure either way.
-            code = self.proc.wait(timeout=self.timeout)
+            try:
+                code = self.proc.wait(timeout=self.timeout)
+            except subprocess.TimeoutExpired:   # closed its stdin but runs on
+                code = None
             self._stderr_reader.join(timeout=self.timeout)
             raise MultilangError(f"{self.target} exited (code {code}){self._diagnostics()}") from None
 

@@ -200,6 +200,8 @@ def test_nimbus_without_a_leader_while_zookeeper_restarts_is_allowed_only_with_i
     assert [(r["allowed"], r["port_refused"]) for r in analysis.outage_rows(leaderless, zookeeper, 0.0)] == [(True, 0)]
     assert [(r["allowed"], r["port_refused"]) for r in analysis.outage_rows(refused, zookeeper, 0.0)] == [(False, 1)]
     assert [r["allowed"] for r in analysis.outage_rows(elsewhere, zookeeper, 0.0)] == [False]
+    outlasting = [probe(0), probe(2, 1, 0, ""), probe(16, 1, 0, ""), probe(18)]   # leaderless long after it
+    assert [r["allowed"] for r in analysis.outage_rows(outlasting, zookeeper, 0.0)] == [False]
 
 
 def test_a_topology_not_active_is_a_cause():
@@ -346,6 +348,21 @@ def test_the_watchdog_starts_again_a_daemon_that_died_while_a_fault_is_waited_ou
     assert not math.isnan(injector._wait(injector.cluster_healthy))
     assert restarted == ["planner"]
     assert [(c.kind, c.target, c.outcome) for c in found] == [(faults.CRASH, "planner", "recovered")]
+
+
+def test_daemons_found_dead_together_are_all_started_before_the_cluster_is_waited_for(tmp_path, monkeypatch):
+    from storm_planner.cluster.daemons import DaemonRecord
+
+    cluster = FakeCluster(tmp_path / "run", _gone_pid())
+    DaemonRecord("zookeeper", _gone_pid(), ["sleep"], None, "", time.time()).save(cluster.run_dir / "zookeeper.json")
+    found, restarted = [], []
+    injector = faults.Injector(cluster, faults.FaultSettings(recover_timeout_s=2), lambda message: None,
+                               on_crash=found.append)
+    monkeypatch.setattr(injector, "_start_again", lambda name: restarted.append(name) or (lambda: True))
+    monkeypatch.setattr(injector, "cluster_healthy", lambda: len(restarted) == 2)
+    assert len(injector.watch()) == 2
+    assert sorted(restarted) == ["planner", "zookeeper"]
+    assert [c.outcome for c in found] == ["recovered", "recovered"]
 
 
 def test_a_soak_running_late_still_lets_the_watchdog_look(tmp_path):
@@ -526,7 +543,7 @@ def description(emulated: bool = True):
 def test_the_options_make_the_hour_and_refuse_what_cannot_run():
     config = soak.config_from(argparse.Namespace(**defaults()), description())
     assert config.kinds == schedule.KINDS and config.sustained == 400.0 and config.faults.hang_s == 30.0
-    assert config.force == "count@i5-b" and config.force_after_s == 1200.0
+    assert config.force == "count@*" and config.force_after_s == 1200.0
     assert (config.warmup_s, config.tail_s) == (120.0, 240.0)
     assert len(config.timetable()) == 18 and len(config.schedule()) == 15
     short = soak.config_from(argparse.Namespace(**defaults(duration=240.0, force_move="none")), description())

@@ -8,7 +8,9 @@ without it (``planner.replan.drain: false``).
 
 Each item before ``@`` is an executor id (``[3-3]``) or a component id (``count``: its first executor, by
 task, that is not on the node yet, one outside the spouts' workers first); after ``@`` a node id (a
-supervisor id), or ``node:port`` for one slot. Without a port the executors join the topology's worker on
+supervisor id), ``node:port`` for one slot, or ``*``: the node holding the fewest executors of the first
+item's component (ties: the last by id; never the node an executor named by id is on), so that the move
+moves something whatever the first plan did. Without a port the executors join the topology's worker on
 that node that holds no spout (its lowest port), else the node's lowest free slot, else its worker with a
 spout. Every worker a move leaves or joins restarts, so a component named rather than an executor keeps the
 spouts' workers running where it can: the move is then about the named component, not the spouts (the
@@ -31,7 +33,10 @@ def forced_move(problem: Problem, text: str) -> tuple[dict[str, Slot], list[str]
     ``text``; :class:`ForceError` when an executor, component, node or port is unknown."""
     items, _, where = text.rpartition("@")
     spouts_at = spout_slots(problem, problem.current)
-    target = _target(problem, where.strip(), spouts_at)
+    where = where.strip()
+    if where == "*":
+        where = _fewest_of(problem, items.split(",")[0].strip())
+    target = _target(problem, where, spouts_at)
     assignment = dict(problem.current)
     moved: list[str] = []
     # a component's executors outside the spouts' workers first, each group by task
@@ -74,6 +79,24 @@ def _target(problem: Problem, where: str, spouts_at: frozenset[Slot]) -> Slot:
     if not ports:
         raise ForceError(f"{settings.REPLAN_FORCE.key}: {node_id} has no free slot")
     return Slot(node_id, ports[0])
+
+
+def _fewest_of(problem: Problem, item: str) -> str:
+    """The node holding the fewest executors of ``item``'s component (an executor id: its own), ties to the
+    last node by id."""
+    component = next((e.component for e in problem.executors if e.id == item), item)
+    named_at = problem.current.get(item)
+    workers = {slot.node for slot in problem.current.values()}
+    # a node that can take it: a slot of its own or a worker of the topology there; not where it already is
+    held = {node.id: 0 for node in problem.nodes
+            if (node.slots or node.id in workers) and (named_at is None or node.id != named_at.node)}
+    for executor in problem.executors:
+        slot = problem.current.get(executor.id)
+        if executor.component == component and slot is not None and slot.node in held:
+            held[slot.node] += 1
+    if not held:
+        raise ForceError(f"{settings.REPLAN_FORCE.key}: no supervisor in this round to move {item!r} to")
+    return min(sorted(held, reverse=True), key=lambda node: held[node])
 
 
 def _first_task(executor_id: str) -> int:

@@ -137,7 +137,7 @@ def _start_dockerd(docker: str, progress: Progress) -> None:
                                   stderr=log, start_new_session=True)
     deadline = time.monotonic() + START_TIMEOUT_S
     while not _answers(docker):
-        if daemon.poll() is not None:
+        if daemon.poll() is not None and not _answers(docker):   # not another dockerd that came up meanwhile
             raise EngineError(f"dockerd exited with status {daemon.returncode} as it started: "
                               f"{_last_line(DOCKERD_LOG)} (in {DOCKERD_LOG})")
         if time.monotonic() > deadline:

@@ -257,6 +257,7 @@ def outage_rows(probes: Sequence[Mapping[str, Any]], faults: Sequence[Mapping[st
     in a Nimbus restart, or in a ZooKeeper restart with the port open throughout (leaderless, not down)."""
     restarts: list[tuple[float, float, str]] = []
     others: list[tuple[float, float, str]] = []
+    zookeeper: list[tuple[float, float, str]] = []   # to ZooKeeper back and Nimbus leading again
     for fault in faults:
         injected = _number(fault.get("injected"))
         if math.isnan(injected):
@@ -265,11 +266,16 @@ def outage_rows(probes: Sequence[Mapping[str, Any]], faults: Sequence[Mapping[st
         back = _number(fault.get("undone")) if math.isnan(back) else back
         window = (injected - OUTAGE_SLACK_S, back + OUTAGE_SLACK_S, f"fault {fault['index']} {fault['kind']}")
         (restarts if fault["kind"] == "nimbus-restart" else others).append(window)
+        if fault["kind"] == "zookeeper-restart":
+            healthy = _number(fault.get("healthy"))
+            zookeeper.append((window[0], max(back, healthy if not math.isnan(healthy) else back) + OUTAGE_SLACK_S,
+                              window[2]))
     rows = []
     for began, ended, count, refused in outages(probes):
         restart = next((label for a, b, label in restarts if a <= began <= b), "")
         during = next((label for a, b, label in others if a <= began <= b), "")
-        leaderless = not refused and during.endswith(" zookeeper-restart")
+        # the whole outage inside a ZooKeeper restart, Nimbus' port open throughout
+        leaderless = not refused and any(a <= began and ended <= b for a, b, _ in zookeeper)
         rows.append({"start_s": round(began - start, 1), "seconds": round(ended - began, 1), "probes": count,
                      "port_refused": refused, "injected_restart": restart, "during": during,
                      "allowed": bool(restart) or leaderless})

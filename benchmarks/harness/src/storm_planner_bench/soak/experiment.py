@@ -17,8 +17,10 @@ For ``--duration`` seconds (3600) after its first ack and 30 s of settling:
   timetable (:mod:`.schedule`), one at a time, each undone and waited out before the next; a progress line
   says when each is injected and how it ended; a watchdog (between faults and while one is waited out)
   starts again any daemon that died by itself (a ``crash``, a finding);
-* one move is forced once (``--force-move``, ``count`` to the last supervisor, ``--force-after`` a third of
-  the way in: ``planner.replan.force``), so that at least one drained re-plan happens among the faults;
+* one move is forced once (``--force-move``, ``count`` to the supervisor holding fewest of its executors,
+  ``--force-after`` a third of the way in: ``planner.replan.force``), so that at least one drained re-plan
+  happens among the faults (a fixed target such as the last supervisor may hold them all already: the
+  first two hours' forced move moved nothing);
 * the service's process, the logs' sizes and Nimbus are sampled (:mod:`.monitor`).
 
 Then the spout stops, its tuples in flight drain (``--drain``, 180 s at most), the topology is killed, the
@@ -121,8 +123,7 @@ def config_from(args: argparse.Namespace, description) -> SoakConfig:
     hang_s = args.hang if args.hang is not None else deadline_s + 10
     if hang_s <= deadline_s:
         raise ValueError(f"--hang must exceed the plugin's deadline ({deadline_s:g} s), not {hang_s:g}")
-    last = description.supervisors[-1].name
-    force = args.force_move or f"count@{last}"
+    force = args.force_move or "count@*"
     force = None if force.strip().lower() == "none" else force
     return SoakConfig(
         workload=args.workload, duration_s=args.duration, step_s=args.step,
@@ -305,7 +306,7 @@ class Soak:
                       + (f"; {fault.detail}" if fault.detail else ""))
 
     def _until(self, when: float) -> None:
-        """Sleep until ``when`` (Unix seconds), the watchdog looking at the daemons every ``WATCH_S``; it
+        """Sleep until ``when`` (Unix seconds), the watchdog looking at the daemons every ``faults.WATCH_S``; it
         looks once even when ``when`` has passed (a fault that ran late must not skip it)."""
         self.injector.watch()
         while time.time() < when:
@@ -399,7 +400,7 @@ BENCHMARKS = (Benchmark("soak", "an hour of faults: one topology re-planning und
     argument("--tail", type=float, default=None, help="seconds after the last fault's slot (default: 240, or 25 %% "
                                                       "of a shorter run)"),
     argument("--force-move", default=None, help="planner.replan.force for one drained move ('none': no forced move; "
-                                                "default: count@<the last supervisor>)"),
+                                                "default: count@*, the supervisor holding fewest counts)"),
     argument("--force-after", type=float, default=None, help="seconds into the soak of the forced move, roughly "
                                                              "(default: a third of --duration)"),
     argument("--hang", type=float, default=None, help="seconds the service stays stopped (default: the plugin's "

@@ -240,24 +240,30 @@ class Injector:
         from storm_planner.cluster import daemons
 
         self._next_watch = time.monotonic() + WATCH_S
+        dead = [r for r in daemons.records(self.cluster.run_dir)
+                if not daemons.is_alive(r) and r.name not in ("ui", "dashboard")]
+        started: list[tuple[FaultRecord, Callable[[], bool]]] = []
         found = []
-        for record in daemons.records(self.cluster.run_dir):
-            if daemons.is_alive(record) or record.name in ("ui", "dashboard"):
-                continue
+        # every dead daemon started first: a healthy cluster needs them all
+        for record in dead:
             self._crashes += 1
             crash = FaultRecord(-self._crashes, CRASH, round(self.clock() - self.start, 1), target=record.name,
                                 injected=self.clock(), undone=self.clock(),
                                 detail=f"found dead ({daemons.exit_status(record)})")
             self.progress(f"crash: {record.name} (pid {record.pid}) {crash.detail}; starting it again")
             try:
-                check = self._start_again(record.name)
-                crash.recovered = self._wait(check, watching=False)
-                crash.healthy = self._wait(self.cluster_healthy, watching=False)
-                crash.outcome = "recovered" if not math.isnan(crash.healthy) else "not healthy"
+                started.append((crash, self._start_again(record.name)))
             except Exception as error:  # noqa: BLE001 - recorded; the hour goes on
                 crash.outcome = f"failed: {type(error).__name__}: {error}"[:300]
-            self.on_crash(crash)
             found.append(crash)
+        for crash, check in started:
+            crash.recovered = self._wait(check, watching=False)
+        healthy = self._wait(self.cluster_healthy, watching=False) if started else math.nan
+        for crash, _ in started:
+            crash.healthy = healthy
+            crash.outcome = "recovered" if not math.isnan(healthy) else "not healthy"
+        for crash in found:
+            self.on_crash(crash)
         return found
 
     def watch_if_due(self) -> None:
@@ -356,8 +362,10 @@ class Injector:
         while time.monotonic() < deadline:
             if check():
                 return self.clock()
-            if watching:
+            if watching:   # the time the watchdog takes does not count against ``check``
+                began = time.monotonic()
                 self.watch_if_due()
+                deadline += time.monotonic() - began
             time.sleep(POLL_S)
         return math.nan
 
