@@ -268,8 +268,8 @@ def outage_rows(probes: Sequence[Mapping[str, Any]], faults: Sequence[Mapping[st
         (restarts if fault["kind"] == "nimbus-restart" else others).append(window)
         if fault["kind"] == "zookeeper-restart":
             healthy = _number(fault.get("healthy"))
-            zookeeper.append((window[0], max(back, healthy if not math.isnan(healthy) else back) + OUTAGE_SLACK_S,
-                              window[2]))
+            leading = back if math.isnan(healthy) else max(back, healthy)
+            zookeeper.append((window[0], leading + OUTAGE_SLACK_S, window[2]))
     rows = []
     for began, ended, count, refused in outages(probes):
         restart = next((label for a, b, label in restarts if a <= began <= b), "")
