@@ -182,9 +182,13 @@ def test_topology_page_follows_the_windows_a_replan_and_a_zookeeper_outage(
             "return Array.from(document.querySelectorAll('[data-testid=component-row]')).map((r) => r.dataset.component)"
         )) == {"words", "count"}
 
-        # The hosts' links as their interfaces counted: 12,500 B/s = 0.1 Mbit/s, on the overview too.
-        with urllib.request.urlopen(f"{url}/api/snapshot") as response:
-            links = {s["id"]: s["host_mbit"] for s in json.load(response)["supervisors"]}
+        # The hosts' links as their interfaces counted: 12,500 B/s = 0.1 Mbit/s, on the overview too. A
+        # link's rate needs two windows of a task on it; the rates above need only one, so wait for it.
+        def host_links() -> dict | None:
+            with urllib.request.urlopen(f"{url}/api/snapshot") as response:
+                links = {s["id"]: s["host_mbit"] for s in json.load(response)["supervisors"]}
+            return links if None not in links.values() else None
+        links = until(host_links, 10, "both hosts' link rates")
         assert links == {"sup-a": pytest.approx(0.1, rel=0.05), "sup-b": pytest.approx(0.1, rel=0.05)}
 
         # A re-plan: the rate doubles from then on; it shows at its time, with before and after.
