@@ -181,6 +181,20 @@ def test_a_period_counts_the_fails_and_replays_inside_it():
     assert [(r["failed"], r["replayed"]) for r in rows] == [(1, 1), (1, 1)]
 
 
+def test_a_period_p99_from_the_due_time_counts_the_time_a_paused_spout_held_tuples_back():
+    """A drained re-plan pauses the spout from 105 to 135: the 100 tuples due then are emitted at 135 and
+    acked 50 ms later. From the emit they look quick; from the due time they waited up to 30 s. The period
+    [100, 120) holds the 50 due in it; the emit-to-ack p99 of those first emitted in it sees none of them."""
+    due = {f"m{i}": 105.0 + i * 0.3 for i in range(100)}
+    times = TupleTimes(emitted={m: 135.0 for m in due}, acked={m: 135.05 for m in due}, due=due,
+                       emits_at=[135.0] * 100)
+    counters = [Counters(at, {"a": 0.0}, {"a": 0}) for at in (100.0, 120.0, 140.0)]
+    first, second = (period_row(b, a, {"a": 45.0}, Collocation(), times, None) for b, a in zip(counters, counters[1:]))
+    assert math.isnan(first["latency_p99_ms"]) and first["latency_due_p99_ms"] > 29_000
+    assert second["latency_p99_ms"] == pytest.approx(50.0, abs=0.1)
+    assert 14_800 < second["latency_due_p99_ms"] < 15_050   # due 120.0-134.7, acked 135.05
+
+
 # -- the run loop, its cluster calls stood in for ------------------------------------------------------------
 
 class _Account:
@@ -301,6 +315,22 @@ def test_a_file_from_before_the_added_columns_is_widened_on_resume_not_refused(t
     assert found == header and (rows[0]["load_a_pct"], rows[0]["failed"], rows[0]["replayed"]) == ("40.0", "", "")
 
 
+def test_a_file_with_some_of_the_added_columns_is_widened_and_one_with_others_refused(tmp_path):
+    from storm_planner_bench.common.report import append_csv, read_csv
+
+    header = albic_real.columns(["a", "b"])
+    path = tmp_path / "periods.csv"
+    append_csv(path, [c for c in header if c != "latency_due_p99_ms"],
+               {"job": 3, "scheduler": "ras", "repetition": 1, "period": 1, "status": "ran", "failed": 2})
+    assert albic_real.finished_runs(path, header, albic_real.Settings()) == {("3", "ras", "1")}
+    found, rows = read_csv(path)
+    assert found == header and (rows[0]["failed"], rows[0]["latency_due_p99_ms"]) == ("2", "")
+    other = tmp_path / "other.csv"
+    append_csv(other, [c for c in header if c != "load_b_pct"], {"job": 3, "scheduler": "ras", "repetition": 1})
+    with pytest.raises(ValueError, match="columns are not this cluster's"):
+        albic_real.finished_runs(other, header, albic_real.Settings())
+
+
 def test_a_run_that_never_started_is_run_again_and_its_rows_give_way(tmp_path):
     from storm_planner_bench.common.report import append_csv, read_csv
 
@@ -367,3 +397,25 @@ def test_runs_that_did_not_run_as_asked_stay_out_of_the_summary(tmp_path):
     assert ras.split(" | ")[1:8] == ["0 of 1", "–", "–", "–", "–", "–", "–"]   # no period: no figure, not 0
     every = report.read_text().split("## Every period")[1]
     assert "| no tuple acked within 180 s |" in every
+
+
+def test_the_report_sets_the_periods_with_moves_beside_those_without(tmp_path):
+    """albic moved in periods 2 and 3 (p99 from the due time 30 and 20 s) and not in 1 and 4 (0.1, 0.2 s);
+    ras never moved and gets no row."""
+    from storm_planner_bench.albic_real.report import write_report
+    from storm_planner_bench.common.report import append_csv
+
+    header = albic_real.columns(["a"])
+    for scheduler, moved_per_period, due in (("planner:albic", (0, 2, 3, 0), (100, 30_000, 20_000, 200)),
+                                             ("ras", (0, 0, 0, 0), (90, 90, 90, 90))):
+        for period, (moved, p99) in enumerate(zip(moved_per_period, due), start=1):
+            append_csv(tmp_path / "periods.csv", header,
+                       {"job": 3, "scheduler": scheduler, "repetition": 1, "period": period, "status": "ran",
+                        "migrations": moved, "latency_p99_ms": 50, "latency_due_p99_ms": p99, "failed": 0})
+    (report,) = write_report(tmp_path, "storm-planner bench albic-real")
+    section = report.read_text().split("## Latency in the periods with moves")[1].split("##")[0]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| planner:albic")]
+    assert [r[1:7] for r in rows] == [["with moves", "2", "50", "50", "25,000", "30,000"],
+                                      ["without", "2", "50", "50", "150", "200"]]
+    assert "| ras |" not in section
+    assert (tmp_path / "job3.png").stat().st_size > 0

@@ -90,6 +90,12 @@ def test_the_report_leads_with_capacities_ratios_and_the_resolution(tmp_path):
     assert "1.01 (no difference)" in nohook
     assert "p99 / p99.9 at 1,850" in report and "20 / 30" in auto
     assert "## The metrics hook at saturation" in report and "within the 3 % target" in report
+    # The rates both arms sustained: the latency steps and the capacities 3,700 and 3,800 both reached; the
+    # CPU is the same for both arms in this fake run (a step's CPU grows with its index).
+    section = report.split("the hook's CPU |")[1].split("## ")[0]
+    cpu = [line.rstrip(" |").split(" | ")[2:6] for line in section.splitlines() if line.startswith("| ras |")]
+    assert cpu == [["1,850", "122.0", "122.0", "+0.0%"], ["2,960", "124.0", "124.0", "+0.0%"],
+                   ["3,700", "126.0", "126.0", "+0.0%"], ["3,800", "126.0", "126.0", "+0.0%"]]
     assert "## How well the capacity model predicted" in report and "0.91" in report
     assert "declared at t/s" in report and "1,766" in report and "count 25.7" in report
     assert "## The papers' own measures, at 80 % of RAS's capacity" in report

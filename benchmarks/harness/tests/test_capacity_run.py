@@ -83,6 +83,19 @@ def test_the_aa_pair_sets_the_resolution_and_a_difference_within_it_is_no_verdic
     assert verdicts.ratio_text(3800, math.nan, floor) == "–"
 
 
+def test_the_hooks_cpu_is_read_at_the_rates_both_arms_sustained():
+    def step(rate: float, large: float, small: float, verdict: str = "sustained") -> dict:
+        return {"offered_tps": f"{rate:g}", "verdict": verdict, "cpu_large_pct": large, "cpu_small_pct": small,
+                "outside_cpu_pct": 99.0}
+
+    with_hook = [step(1000, 30, 10), step(1000, 32, 10), step(2000, 50, 20), step(3000, 70, 30, "not sustained")]
+    without = [step(2000, 48, 20), step(1000, 30, 9), step(3000, 66, 30), step(4000, 70, 30)]
+    # 1000: median with 41 against 39; 2000: 70 against 68; 3000 not sustained with the hook, 4000 not run.
+    assert verdicts.hook_cpu(with_hook, without) == [(1000.0, 41.0, 39.0), (2000.0, 70.0, 68.0)]
+    assert math.isnan(verdicts.cluster_cpu({"cpu_large_pct": "", "offered_tps": 5}))
+    assert verdicts.hook_cpu([step(1000, math.nan, math.nan)], [step(1000, 30, 9)]) == []
+
+
 def test_the_hook_loss_is_read_against_its_target_and_the_resolution():
     assert verdicts.hook_loss([970], [1000]) == pytest.approx(0.03)
     assert verdicts.hook_verdict(0.02, 0.05) == "within the 3 % target (below the resolution)"

@@ -137,6 +137,12 @@ class TupleTimes:
         """Complete latency (first emit to ack) of the acked tuples first emitted in [begin, end)."""
         return [self.acked[m] - at for m, at in self.emitted.items() if begin <= at < end and m in self.acked]
 
+    def latencies_from_due_s(self, begin: float, end: float) -> list[float]:
+        """Due time to ack of the acked tuples due in [begin, end): with the time a tuple waited to be
+        emitted (a spout behind schedule, or paused while a re-plan drains), which the emit hides."""
+        return [self.acked[m] - due for m in self.emitted if begin <= (due := self.due_of(m)) < end
+                and m in self.acked]
+
     def due_of(self, message_id: str) -> float:
         """When the schedule meant the tuple to go out (its first emit where no due time was logged)."""
         return self.due.get(message_id, self.emitted[message_id])

@@ -71,9 +71,10 @@ DEFAULT_SCHEDULERS = "planner:albic,planner:cola,default,potc,ras"
 KEY = ("job", "scheduler", "repetition")
 FIGURES = ("period", "t_end_s", "status", "seconds", "collocation_factor", "operator_tuples", "load_distance",
            "load_index", "cpu_pct", "cpu_ms_per_tuple", "migrations", "replans", "planned_collocation",
-           "link_mbytes", "link_mbit", "processed_tps", "emitted_tps", "latency_p99_ms", "failed", "replayed")
+           "link_mbytes", "link_mbit", "processed_tps", "emitted_tps", "latency_p99_ms", "failed", "replayed",
+           "latency_due_p99_ms")
 # Columns added after the first saved runs: a periods.csv without them is widened on resume (blank there).
-ADDED = ("failed", "replayed")
+ADDED = ("failed", "replayed", "latency_due_p99_ms")
 # CPU each executor declares (percent of a core): Storm's default 10 % times Job 3's 19 executors at
 # parallelism 4 (31 for Job 4) is more than the e2e cluster's 160 %, and the ResourceAwareScheduler would
 # not place the job at all. The planners take it as an executor's load only until metrics arrive.
@@ -221,12 +222,13 @@ TIMEOUTS = ("drain_s", "start_s")
 def finished_runs(path: Path, header: list[str], settings: Settings) -> set[tuple[str, str, str]]:
     """The (job, scheduler, repetition) runs ``path`` holds that started (a run that never acked a tuple
     is run again); refuses a file of other columns (another cluster) or of other settings
-    (``settings.json`` beside it: a --quick run's periods are not these). A file from before the ADDED
-    columns is widened to the header."""
+    (``settings.json`` beside it: a --quick run's periods are not these). A file from before some of the
+    ADDED columns is widened to the header."""
     if not path.exists():
         return set()
     found, rows = read_csv(path)
-    if found not in (header, [c for c in header if c not in ADDED]):
+    missing = set(header) - set(found)
+    if found != [c for c in header if c not in missing] or not missing <= set(ADDED):
         raise ValueError(f"{path}: its columns are not this cluster's; use another --out")
     saved = path.parent / SETTINGS_FILE
     if saved.exists() and _shaping(read_json(saved)) != _shaping(asdict(settings)):   # bounded; a bad file raises

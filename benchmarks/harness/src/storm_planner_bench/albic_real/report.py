@@ -23,6 +23,7 @@ PANELS = (("collocation_factor", "collocation factor (operator tuples kept on a 
           ("link_mbit", "link traffic (Mbit/s, all links)"),
           ("processed_tps", "tuples acked per second"),
           ("latency_p99_ms", "p99 complete latency (ms)"),
+          ("latency_due_p99_ms", "p99 from the due time (ms)"),
           ("cpu_ms_per_tuple", "CPU ms per acked tuple"))
 
 
@@ -92,21 +93,52 @@ def summary(rows: list[dict[str, Any]]) -> list[list[Any]]:
                       _fmt(median(last, "collocation_factor"), 2), _fmt(median(mine, "load_distance"), 1),
                       _fmt(median(last, "load_index"), 2), _fmt(per_period, 1),
                       _fmt(median(mine, "link_mbit"), 2), _fmt(median(mine, "processed_tps"), 0),
-                      _fmt(median(mine, "latency_p99_ms"), 0), _fmt(_mean(mine, "replayed"), 0)])
+                      _fmt(median(mine, "latency_p99_ms"), 0), _fmt(median(mine, "latency_due_p99_ms"), 0),
+                      _fmt(_mean(mine, "replayed"), 0)])
     return table
+
+
+def periods_with_moves(rows: list[dict[str, Any]]) -> str:
+    """Per scheduler that moved anything: its periods with moves against those without, p99 from the emit
+    and from the due time (the median and the highest of the periods' p99s). A drained re-plan holds its
+    spouts while the restarted workers start: the emit hides that wait, the due time does not."""
+    table = []
+    for scheduler in schedulers_of(rows):
+        mine = [r for r in rows if r["scheduler"] == scheduler]
+        moved = [r for r in mine if r.get("migrations", 0) > 0]
+        if not moved:
+            continue
+        still = [r for r in mine if r.get("migrations", 0) == 0]
+        for label, group in (("with moves", moved), ("without", still)):
+            if group:
+                table.append([scheduler, label, len(group), _fmt(median(group, "latency_p99_ms"), 0),
+                              _fmt(_highest(group, "latency_p99_ms"), 0),
+                              _fmt(median(group, "latency_due_p99_ms"), 0),
+                              _fmt(_highest(group, "latency_due_p99_ms"), 0),
+                              _fmt(_total(group, "failed") / len(group), 0)])
+    if not table:
+        return ""
+    header = ["scheduler", "periods", "n", "p99 from emit, median ms", "highest ms", "p99 from due, median ms",
+              "highest ms", "failed / period"]
+    return ("## Latency in the periods with moves\n\nEach period's p99 over the tuples first emitted in it (from "
+            "the emit) and over those due in it (from the due time), median and highest over the periods "
+            "with a move and those without.\n\n" + markdown_table(header, table, right=range(2, len(header)))
+            + "\n")
 
 
 def _text(out: Path, name: str, rows: list[dict[str, Any]]) -> str:
     header = ["scheduler", "runs", "collocation first", "collocation last", "load distance (median)",
-              "load index (last)", "migrations / period", "link Mbit/s", "acked t/s", "p99 ms", "replays / period"]
+              "load index (last)", "migrations / period", "link Mbit/s", "acked t/s", "p99 ms",
+              "p99 from due ms", "replays / period"]
     notes = [f"- {r['scheduler']} repetition {r['repetition']:g}: {r['status']}" for r in rows
              if r.get("status") not in ("ran", None, "") and r.get("period", 0) <= 1]
     periods = ["scheduler", "rep.", "period", "collocation", "load distance", "load index", "migrations",
-               "link Mbit/s", "acked t/s", "p99 ms", "replays", "CPU ms/tuple", "status"]
+               "link Mbit/s", "acked t/s", "p99 ms", "p99 from due ms", "replays", "CPU ms/tuple", "status"]
     every = [[r["scheduler"], _fmt(r["repetition"], 0), _fmt(r["period"], 0), _fmt(r["collocation_factor"], 2),
               _fmt(r["load_distance"], 1), _fmt(r["load_index"], 2), _fmt(r["migrations"], 0),
               _fmt(r["link_mbit"], 2), _fmt(r["processed_tps"], 0), _fmt(r["latency_p99_ms"], 0),
-              _fmt(r.get("replayed", math.nan), 0), _fmt(r["cpu_ms_per_tuple"], 1), r.get("status") or "–"] for r in rows if r.get("period", 0) >= 1]
+              _fmt(r.get("latency_due_p99_ms", math.nan), 0), _fmt(r.get("replayed", math.nan), 0),
+              _fmt(r["cpu_ms_per_tuple"], 1), r.get("status") or "–"] for r in rows if r.get("period", 0) >= 1]
     measured = [r for r in rows if r.get("period", 0) >= 1 and r.get("status") == "ran"]
     return ("Runs: those with measured periods (\"n of m\": m - n did not run as asked; the notes say why). "
             "Per adaptation period, from the running cluster: collocation factor = the share of the tuples the "
@@ -115,12 +147,14 @@ def _text(out: Path, name: str, rows: list[dict[str, Any]]) -> str:
             "(percent points, §4.3.1); load index = the cluster's CPU over the first measured period's (§5); "
             "migrations = executors moved by the service's plans in the period (the plan log); replays = the "
             "spouts' emits of tuples emitted before (a timed-out tuple sent again; blank in periods measured "
-            "before the column existed). What each "
+            "before the column existed); p99 from due = over the tuples due in the period, from when the "
+            "feed's schedule meant them to go out (blank before the column existed). What each "
             "figure is exactly: `benchmarks/harness/src/storm_planner_bench/albic_real/series.py`.\n\n"
             + markdown_table(header, summary(rows), right=range(1, len(header)))
             + ("\n" + "\n".join(notes) + "\n" if notes else "")
             + f"\n![Job panels]({name}.png)\n\n"
             + claims_section(measured, [s for s in schedulers_of(measured) if s not in BASELINES])
+            + periods_with_moves(measured)
             + notes_section(out, out / f"{name}.md")
             + "## Every period\n\n" + markdown_table(periods, every, right=range(1, len(periods) - 1)))
 
@@ -141,6 +175,10 @@ def _plot(path: Path, *, rows: list[dict[str, Any]], job: str) -> None:
 def _mean(rows: list[dict[str, Any]], column: str) -> float:
     values = numbers(rows, column)
     return statistics.fmean(values) if values else math.nan
+
+
+def _highest(rows: list[dict[str, Any]], column: str) -> float:
+    return max(numbers(rows, column), default=math.nan)
 
 
 def _total(rows: list[dict[str, Any]], column: str) -> float:

@@ -24,7 +24,9 @@ from the planner's model:
   period (the plan log), and how many of those plans moved anything.
 
 Beside them: link bytes both ways over every supervisor's emulated link, tuples acked per second and
-the p99 complete latency of the tuples first emitted in the period (the replay spout's own times), and
+the p99 complete latency of the tuples first emitted in the period (the replay spout's own times), the
+p99 from the due time of the tuples due in it (``latency_due_p99_ms``: with the time a paused spout held
+them back, which a drained re-plan adds and the emit hides), and
 the model's collocation factor of the period's last plan (``planned_collocation``: what the planner
 expected on its measured problem), to compare with what the cluster did.
 """
@@ -140,6 +142,7 @@ def period_row(before: Counters, after: Counters, quotas: Mapping[str, float], c
     link = sum(after.link_bytes[n] - before.link_bytes[n] for n in after.link_bytes)
     acked = times.acked_between(before.at, after.at)
     latencies = np.array(times.latencies_s(before.at, after.at)) * 1000.0
+    from_due = np.array(times.latencies_from_due_s(before.at, after.at)) * 1000.0
     return {
         "seconds": round(seconds, 1),
         "collocation_factor": _round(collocation.factor, 4),
@@ -153,6 +156,7 @@ def period_row(before: Counters, after: Counters, quotas: Mapping[str, float], c
         "processed_tps": round(acked / seconds, 1) if seconds > 0 else math.nan,
         "emitted_tps": round(times.emitted_between(before.at, after.at) / seconds, 1) if seconds > 0 else math.nan,
         "latency_p99_ms": _round(float(np.percentile(latencies, 99)), 1) if latencies.size else math.nan,
+        "latency_due_p99_ms": _round(float(np.percentile(from_due, 99)), 1) if from_due.size else math.nan,
         # A move restarts workers: the tuples in flight time out and the spout replays them.
         "failed": times.failed_between(before.at, after.at),
         "replayed": times.replayed_between(before.at, after.at),

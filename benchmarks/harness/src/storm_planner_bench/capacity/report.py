@@ -223,7 +223,7 @@ def _resolution(data: RunData) -> str:
 
 
 def _hook(data: RunData) -> str:
-    rows = []
+    rows, cpu_rows = [], []
     for arm in data.arms:
         if not arm.endswith("+nohook"):
             continue
@@ -234,12 +234,21 @@ def _hook(data: RunData) -> str:
                 loss = v.hook_loss(on, off)
                 rows.append([with_hook, f"{workload} on {cluster}", _spread(on), _spread(off), f"{loss:.1%}",
                              v.hook_verdict(loss, data.floor)])
+            cpu_rows += [[with_hook, f"{workload} on {cluster}", fmt(rate), f"{cpu_on:.1f}", f"{cpu_off:.1f}",
+                          f"{cpu_on / cpu_off - 1:+.1%}" if cpu_off > 0 else "–"]
+                         for rate, cpu_on, cpu_off in v.hook_cpu(data.arm_steps(cluster, workload, with_hook),
+                                                                 data.arm_steps(cluster, workload, arm))]
     if not rows:
         return ""
     return ("## The metrics hook at saturation\n\nCapacity with the kit's metrics hook and without it "
             f"(`+nohook`); the target is a loss of at most 3 %, read at the run's resolution ({data.floor:.1%}).\n\n"
             + markdown_table(["arm", "workload", "with the hook", "without", "loss", "verdict"], rows,
-                             right=(2, 3, 4)) + "\n")
+                             right=(2, 3, 4)) + "\n"
+            + ("The same arms at every offered rate both sustained: the CPU all supervisors' cgroups used in the "
+               "window (% of a core, the median over repetitions) with the hook and without. At one rate the "
+               "hook's cost reads to well under the capacity bracket; the highest rate is nearest saturation.\n\n"
+               + markdown_table(["arm", "workload", "offered t/s", "CPU with the hook %", "without %", "the hook's CPU"],
+                                cpu_rows, right=(2, 3, 4, 5)) + "\n" if cpu_rows else ""))
 
 
 def _model(data: RunData) -> str:

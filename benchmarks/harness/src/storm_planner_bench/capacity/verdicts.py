@@ -82,3 +82,25 @@ def hook_verdict(loss: float, floor: float) -> str:
     if loss <= floor:
         return f"above the 3 % target but within the resolution ({floor:.0%}): not resolved"
     return "above the 3 % target, beyond the resolution"
+
+
+def cluster_cpu(step: Row) -> float:
+    """The CPU every supervisor's cgroup used in a step's window, % of a core (the ``cpu_<node>_pct`` columns)."""
+    used = [number(value) for key, value in step.items() if key.startswith("cpu_") and key.endswith("_pct")]
+    return math.fsum(u for u in used if math.isfinite(u)) if any(math.isfinite(u) for u in used) else math.nan
+
+
+def hook_cpu(with_hook: Iterable[Row], without: Iterable[Row]) -> list[tuple[float, float, float]]:
+    """(offered t/s, cluster CPU with the hook, without) at every rate both arms sustained, the CPU the median
+    over the repetitions: what the hook costs at one offered rate, which a 5 % capacity bracket cannot resolve
+    down to the 3 % target. Lowest rate first."""
+    def by_rate(steps: Iterable[Row]) -> dict[float, list[float]]:
+        found: dict[float, list[float]] = {}
+        for step in steps:
+            cpu = cluster_cpu(step)
+            if step.get("verdict") == "sustained" and math.isfinite(cpu):
+                found.setdefault(number(step["offered_tps"]), []).append(cpu)
+        return found
+
+    on, off = by_rate(with_hook), by_rate(without)
+    return [(rate, median(on[rate]), median(off[rate])) for rate in sorted(set(on) & set(off))]

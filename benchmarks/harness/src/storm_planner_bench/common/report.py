@@ -214,6 +214,8 @@ def plot_by_planner(path: Path, rows: Sequence[dict[str, Any]], planners: Sequen
                       markersize=size)
         axis.set_title(title, fontsize=10)
         axis.set_xlabel(xlabel)
+    for axis in axes.flat[len(panels):]:   # an odd number of panels leaves the last cell empty
+        axis.set_visible(False)
     axes.flat[0].legend(fontsize=8)
     if suptitle:
         figure.suptitle(suptitle, fontsize=11)
