@@ -115,7 +115,7 @@ def periods_with_moves(rows: list[dict[str, Any]]) -> str:
                               _fmt(_highest(group, "latency_p99_ms"), 0),
                               _fmt(median(group, "latency_due_p99_ms"), 0),
                               _fmt(_highest(group, "latency_due_p99_ms"), 0),
-                              _fmt(_total(group, "failed") / len(group), 0)])
+                              _fmt(_mean(group, "failed"), 0)])   # blank before the column existed
     if not table:
         return ""
     header = ["scheduler", "periods", "n", "p99 from emit, median ms", "highest ms", "p99 from due, median ms",
