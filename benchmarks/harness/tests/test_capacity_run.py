@@ -94,6 +94,10 @@ def test_the_hooks_cpu_is_read_at_the_rates_both_arms_sustained():
     assert verdicts.hook_cpu(with_hook, without) == [(1000.0, 41.0, 39.0), (2000.0, 70.0, 68.0)]
     assert math.isnan(verdicts.cluster_cpu({"cpu_large_pct": "", "offered_tps": 5}))
     assert verdicts.hook_cpu([step(1000, math.nan, math.nan)], [step(1000, 30, 9)]) == []
+    # 66.5 is 95 % of a 70 % quota: held by it; 28 of 30 is 93 %: not; a node the step has no figure for: not.
+    quotas = {"large": 70.0, "small": 30.0, "other": 30.0}
+    assert verdicts.at_quota(step(1000, 66.5, 28.0), quotas) == ["large"]
+    assert verdicts.at_quota(step(1000, 66.4, 28.5), quotas) == ["small"]
 
 
 def test_the_hook_loss_is_read_against_its_target_and_the_resolution():

@@ -90,6 +90,16 @@ def cluster_cpu(step: Row) -> float:
     return math.fsum(u for u in used if math.isfinite(u)) if any(math.isfinite(u) for u in used) else math.nan
 
 
+QUOTA_BOUND = 0.95   # a supervisor using this share of its CPU quota is held by it: its CPU is the quota
+
+
+def at_quota(step: Row, quotas: Mapping[str, float]) -> list[str]:
+    """The supervisors whose cgroup used at least :data:`QUOTA_BOUND` of their quota in the step's window:
+    there the CPU measured is the quota, not the work, and cannot show what the hook costs."""
+    return sorted(node for node, quota in quotas.items()
+                  if number(quota) > 0 and number(step.get(f"cpu_{node}_pct")) >= QUOTA_BOUND * number(quota))
+
+
 def hook_cpu(with_hook: Iterable[Row], without: Iterable[Row]) -> list[tuple[float, float, float]]:
     """(offered t/s, cluster CPU with the hook, without) at every rate both arms sustained, the CPU the median
     over the repetitions: what the hook costs at one offered rate, which a 5 % capacity bracket cannot resolve
