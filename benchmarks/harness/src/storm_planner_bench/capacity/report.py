@@ -234,11 +234,10 @@ def _hook(data: RunData) -> str:
                 loss = v.hook_loss(on, off)
                 rows.append([with_hook, f"{workload} on {cluster}", _spread(on), _spread(off), f"{loss:.1%}",
                              v.hook_verdict(loss, data.floor)])
-            steps = data.arm_steps(cluster, workload, with_hook) + data.arm_steps(cluster, workload, arm)
+            on_steps, off_steps = data.arm_steps(cluster, workload, with_hook), data.arm_steps(cluster, workload, arm)
             quotas = (data.clusters.get(cluster) or {}).get("cpu") or {}
-            for rate, cpu_on, cpu_off in v.hook_cpu(data.arm_steps(cluster, workload, with_hook),
-                                                    data.arm_steps(cluster, workload, arm)):
-                bound = sorted({node for s in steps if v.number(s["offered_tps"]) == rate
+            for rate, cpu_on, cpu_off in v.hook_cpu(on_steps, off_steps):
+                bound = sorted({node for s in on_steps + off_steps if v.number(s["offered_tps"]) == rate
                                 for node in v.at_quota(s, quotas)})
                 cpu_rows.append([with_hook, f"{workload} on {cluster}", fmt(rate), f"{cpu_on:.1f}", f"{cpu_off:.1f}",
                                  f"{cpu_on / cpu_off - 1:+.1%}" if cpu_off > 0 else "–",

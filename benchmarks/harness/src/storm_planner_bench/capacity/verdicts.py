@@ -14,6 +14,8 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from storm_planner_bench.e2e.figures import cluster_cpu
+
 Row = Mapping[str, Any]
 HOOK_TARGET = 0.03       # the metrics hook's cost at saturation, at most (issue #48)
 
@@ -82,12 +84,6 @@ def hook_verdict(loss: float, floor: float) -> str:
     if loss <= floor:
         return f"above the 3 % target but within the resolution ({floor:.0%}): not resolved"
     return "above the 3 % target, beyond the resolution"
-
-
-def cluster_cpu(step: Row) -> float:
-    """The CPU every supervisor's cgroup used in a step's window, % of a core (the ``cpu_<node>_pct`` columns)."""
-    used = [number(value) for key, value in step.items() if key.startswith("cpu_") and key.endswith("_pct")]
-    return math.fsum(u for u in used if math.isfinite(u)) if any(math.isfinite(u) for u in used) else math.nan
 
 
 QUOTA_BOUND = 0.95   # a supervisor using this share of its CPU quota is held by it: its CPU is the quota

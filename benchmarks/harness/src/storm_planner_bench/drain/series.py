@@ -142,7 +142,7 @@ def move_latency(times: TupleTimes, t0: float, offered_tps: float, half: float =
     (ms); those due then but never acked or never emitted are counted (``due_unacked``, ``due_unemitted``)."""
     begin, end = t0 - half, t0 + half
     latency = window_latency(times, begin, end, offered_tps)
-    waits = [times.acked[key] - due for key, due in _due_items(times) if begin <= due < end and key in times.acked]
+    waits = times.latencies_from_due_s(begin, end)
     # window_latency puts the unfinished at its histogram's top; the percentiles here are of the acked.
     acked = new_histogram()
     for wait in waits:
@@ -150,11 +150,6 @@ def move_latency(times: TupleTimes, t0: float, offered_tps: float, half: float =
     return {"due_p50_ms": _round(percentile_ms(acked, 50.0)), "due_p99_ms": _round(percentile_ms(acked, 99.0)),
             "due_max_ms": _round(max(waits) * 1000.0 if waits else math.nan),
             "due_tuples": latency.due_tuples, "due_unacked": latency.unacked, "due_unemitted": latency.unemitted}
-
-
-def _due_items(times: TupleTimes):
-    for key, emitted in times.emitted.items():
-        yield key, times.due.get(key, emitted)
 
 
 def totals(times: TupleTimes) -> dict[str, int]:

@@ -1,10 +1,12 @@
 """Figures over the e2e bench's cells (rows of ``cells.csv`` as dicts of text): the numbers of a column, their
-median, spread and sum as the reports print them, and whether a scheduler beat both of Storm's beyond the
-repetitions' spread. Shared by the e2e report, its papers' section and ``bench topdown-real``'s report."""
+median, spread and sum as the reports print them, a row's supervisors' CPU together, and whether a scheduler
+beat both of Storm's beyond the repetitions' spread. Shared by the e2e report, its papers' section,
+``bench topdown-real``'s report and ``bench capacity``'s hook section."""
 from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 BASELINES = ("default", "ras")
@@ -32,7 +34,7 @@ def ran(cell: dict[str, Any]) -> bool:
     return cell.get("status") == "ran"
 
 
-def numbers(cells: list[dict[str, Any]], column: str) -> list[float]:
+def numbers(cells: Sequence[Mapping[str, Any]], column: str) -> list[float]:
     values = []
     for cell in cells:
         try:
@@ -43,6 +45,14 @@ def numbers(cells: list[dict[str, Any]], column: str) -> list[float]:
         if not math.isnan(value):
             values.append(value)
     return values
+
+
+def cluster_cpu(row: Mapping[str, Any]) -> float:
+    """The CPU every supervisor's cgroup used together in a cell's or step's window, % of a core (its
+    ``cpu_<node>_pct`` columns); NaN for a row without one (it did not run), not 0."""
+    figures = [value for column in row if column.startswith("cpu_") and column.endswith("_pct")
+               for value in numbers([row], column)]
+    return math.fsum(figures) if figures else math.nan
 
 
 def median(cells: list[dict[str, Any]], column: str) -> float:

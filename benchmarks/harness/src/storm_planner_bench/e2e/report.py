@@ -16,7 +16,7 @@ from typing import Any
 
 from storm_planner_bench.common.cellfile import cell_part
 from storm_planner_bench.common.report import markdown_table, notes_section, pyplot, read_csv, save_figure
-from storm_planner_bench.e2e.figures import BASELINES, beats_both, fmt, median, numbers, ran, spread, total
+from storm_planner_bench.e2e.figures import BASELINES, beats_both, cluster_cpu, fmt, median, numbers, ran, spread, total
 from storm_planner_bench.e2e.papers import DERIVED, Capacities, papers_section
 from storm_planner_bench.e2e.workloads import offered_rate, rate_heading
 
@@ -217,8 +217,7 @@ def _hook_overhead(medians: dict[str, tuple[float, float]], node_cpu: dict[str, 
 def _median_node_cpu(cells: list[dict[str, Any]]) -> float:
     """Median over cells of the CPU every supervisor used together (the ``cpu_<node>_pct`` columns); a cell
     without a CPU figure (it did not run) is left out, not counted as idle."""
-    totals = [sum(figures) for cell in cells
-              if (figures := [v for column in cell if column.startswith("cpu_") for v in numbers([cell], column)])]
+    totals = [cpu for cell in cells if not math.isnan(cpu := cluster_cpu(cell))]
     return statistics.median(totals) if totals else math.nan
 
 
