@@ -267,7 +267,13 @@ def test_planner_container_killed_then_fallback_then_planned_again(cluster):
     try:
         plans = wait_for(lambda: planned(cluster, again), 60, "the planner's plan after its return")
         assert applied(cluster, again) == plans[-1]["assignments"]
-        assert scheduler_status(cluster, again).startswith("Planned by storm-planner")
+        # The status is the latest round's: one round that could not resolve the restarted container's name
+        # ("unreachable (planner)", seen once in CI) falls back for that round alone, keeping the placement.
+        deadline, status = time.monotonic() + 30, scheduler_status(cluster, again)
+        while not status.startswith("Planned by storm-planner") and time.monotonic() < deadline:
+            time.sleep(2)
+            status = scheduler_status(cluster, again)
+        assert status.startswith("Planned by storm-planner"), status
     finally:
         kill(cluster, "trends-again")
 
