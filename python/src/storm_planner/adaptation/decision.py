@@ -62,8 +62,11 @@ def decide(problem: Problem, plan: Mapping[str, Slot], left: int | None, setting
     context = context or MoveContext()
     enforce = settings.cautious and short_of_something(before)
     if correcting and settings.cautious:
+        # The one correction is priced for its note, never refused by the price (docs/metrics.md, step 5): the
+        # price weighs the gain at the rate served now, and below capacity a capacity planner's correction
+        # gains rate the topology may be asked for later, which it cannot see (docs/capacity.md).
         return _priced(problem, _first_correction(problem, plan, left, settings, before, asked), settings,
-                       before, context, enforce)
+                       before, context, enforce, price_binds=False)
     if not moves_between(problem.current, plan):
         return Decision(problem.current, [], None, "no move needed")
     if settings.trust:
@@ -113,9 +116,10 @@ def _ackers_held(problem: Problem, plan: Mapping[str, Slot]) -> tuple[dict[str, 
 
 
 def _priced(problem: Problem, decision: Decision, settings: ReplanSettings, before: Mapping[str, float],
-            context: MoveContext, enforce: bool) -> Decision:
+            context: MoveContext, enforce: bool, price_binds: bool = True) -> Decision:
     """``decision`` with its move priced (:mod:`.costs`): refused, with ``enforce``, when a new worker
-    would be short of CPU or the cost is more than the gain over the period; the note says both."""
+    would be short of CPU or (``price_binds``) the cost is more than the gain over the period; the note
+    says both."""
     if decision.verdict is None or not decision.moved:
         return decision
     after = decision.figures if decision.figures is not None else evaluate(problem, decision.assignments)
@@ -124,7 +128,7 @@ def _priced(problem: Problem, decision: Decision, settings: ReplanSettings, befo
     short = short_for_new_workers(problem, decision.assignments) if relieves_overload(decision.verdict) else ""
     if enforce and short:
         return Decision(problem.current, decision.moved, None, f"{decision.verdict}, but {short}", note)
-    if enforce and not price.pays:
+    if enforce and price_binds and not price.pays:
         return Decision(problem.current, decision.moved, None,
                          f"{decision.verdict}, but the move costs more than it gains", note)
     return dataclasses.replace(decision, note=note, figures=after)
