@@ -106,6 +106,24 @@ def test_exact_reaches_the_brute_force_optimum_and_the_bound_is_above_it(seed):
     assert model.factor(result.node_of) >= result.factor * (1 - 1e-6)  # what it claims, the placement does
 
 
+def test_a_single_executor_kept_whole_tightens_the_bound_computed_by_hand():
+    """A spout (20 % at the reference rate) feeding two bolts (30 % each) by shuffle, 0.4 Mbit/s in all, over
+    0.3 Mbit/s links between two nodes of 100 %. The pure LP splits the spout and both bolts evenly, so no
+    tuple crosses a link, and half a worker (1 %) on each node: (200 − 2) / 80 = 2.475×. Kept whole on node a with a share x of the bolts there, the
+    spout sends 0.4·(1 − x) Mbit/s, so f·0.4·(1 − x) ≤ 0.3 and 2 + f·(20 + 60x) ≤ 100 meet at f = 143/80.
+    The best placement (the spout and one bolt on a) sustains 1.5×: still below the bound."""
+    model = CapacityModel(Problem.from_dict(pipeline(link=0.3)), worker_fixed=2.0)
+    assert factor_bound(model, whole=False) == pytest.approx(198 / 80, rel=2e-3)
+    assert factor_bound(model) == pytest.approx(143 / 80, rel=2e-3)
+    assert brute_force(model) == pytest.approx(1.5)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_keeping_single_executors_whole_never_loosens_the_bound(seed):
+    model = CapacityModel(random_problem(random.Random(seed)), worker_fixed=1.5)
+    assert brute_force(model) * (1 - 1e-6) <= factor_bound(model) <= factor_bound(model, whole=False) * (1 + 2e-3)
+
+
 def test_the_plan_reports_its_predicted_rate_and_the_bound():
     plan = storm_planner.plan(pipeline(), algorithm="capacity")
     figures = plan["figures"]
