@@ -41,7 +41,7 @@ _log = logging.getLogger(__name__)
 
 # Binaries (single-executor components × nodes) past which the bound is the pure LP.
 MAX_WHOLE = 256
-# Seconds one bisection step's solve may take; past it the step counts as feasible.
+# Seconds one bisection step's solve with binaries may take; past it the step counts as feasible.
 STEP_TIME_LIMIT_S = 2.0
 
 
@@ -110,7 +110,8 @@ def _feasible(model: CapacityModel, classes: list[ExecutorClass], nodes: list[st
     with native_output_to_log(_log, "HiGHS"):
         highs = highspy.Highs()  # type: ignore[no-untyped-call]  # highspy's constructor is unannotated
         highs.setOptionValue("output_flag", False)
-        highs.setOptionValue("time_limit", STEP_TIME_LIMIT_S)
+        if whole:   # a pure LP runs to its end, as before; the binaries get a time limit
+            highs.setOptionValue("time_limit", STEP_TIME_LIMIT_S)
         # No "threads": HiGHS sizes one scheduler per process at its first run, and a later run asking for
         # another size fails (no solution): the service and the bench run other planners' HiGHS solves too.
         k = {(g, n): (highs.addIntegral(lb=0, ub=1) if g in whole else highs.addVariable(lb=0, ub=c.size))
