@@ -269,11 +269,8 @@ def test_planner_container_killed_then_fallback_then_planned_again(cluster):
         assert applied(cluster, again) == plans[-1]["assignments"]
         # The status is the latest round's: one round that could not resolve the restarted container's name
         # ("unreachable (planner)", seen once in CI) falls back for that round alone, keeping the placement.
-        deadline, status = time.monotonic() + 30, scheduler_status(cluster, again)
-        while not status.startswith("Planned by storm-planner") and time.monotonic() < deadline:
-            time.sleep(2)
-            status = scheduler_status(cluster, again)
-        assert status.startswith("Planned by storm-planner"), status
+        wait_for(lambda: scheduler_status(cluster, again).startswith("Planned by storm-planner"), 30,
+                 "a round's status saying Planned by storm-planner after the planner's return")
     finally:
         kill(cluster, "trends-again")
 

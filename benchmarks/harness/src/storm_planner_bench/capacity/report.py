@@ -144,7 +144,8 @@ def _method(data: RunData) -> str:
             f"{data.search_resolution:.0%}). A ratio within it of 1 reads *no difference*.\n"
             "- **ras+measured**: RAS with each component's declared CPU set from what the kit measured for it on "
             "this cluster (a calibration under `planner:auto+resumable`), per executor at the rate where the declared total "
-            "fills 90 % of the supervisors' CPU. **λ\\***: the LP bound on the rate any placement could sustain, "
+            "fills 90 % of the supervisors' CPU. **λ\\***: the relaxation's bound (an LP, single-executor "
+            "components kept whole) on the rate any placement could sustain, "
             "from the same measured costs on the cluster's quotas, links and slots.\n\n")
 
 

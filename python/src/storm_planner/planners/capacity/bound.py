@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 import highspy
@@ -78,9 +78,7 @@ def factor_bound(model: CapacityModel, workers: int | None = None, tolerance: fl
 
 def _whole_classes(model: CapacityModel, classes: list[ExecutorClass], nodes: list[str]) -> frozenset[int]:
     """Indices of the classes that are a whole single-executor component (none past MAX_WHOLE binaries)."""
-    sizes: dict[str, int] = defaultdict(int)
-    for component in model.component.values():
-        sizes[component] += 1
+    sizes = Counter(model.component.values())
     whole = frozenset(g for g, c in enumerate(classes) if c.size == 1 and sizes[c.component] == 1)
     return whole if len(whole) * len(nodes) <= MAX_WHOLE else frozenset()
 
