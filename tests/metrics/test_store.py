@@ -2,6 +2,7 @@
 killed topologies, and an outage the store recovers from by itself."""
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -111,6 +112,38 @@ def test_a_root_deleted_and_recreated_between_two_looks_is_noticed_from_the_crea
             write(writer, root, 1, window_doc(TOPOLOGY, "words", 1, seq=2))
             until(lambda: store.view(TOPOLOGY).windows[1][-1].seq == 2, message="the re-created window")
             assert any("deleted" in e for e in store.view(TOPOLOGY).events), store.view(TOPOLOGY).events
+    finally:
+        writer.stop()
+        writer.close()
+
+
+def test_a_root_created_between_the_failed_listing_and_its_exists_watch_still_shows_the_next_topology(
+        zookeeper, zk_paths):
+    """The race that made the test above flaky, made certain: the listing finds no root, the root is
+    created before the store's ``exists`` sets its watch, and a data watch never fires on a new child."""
+    from kazoo.client import KazooClient
+
+    root, storm_root = zk_paths
+    writer = KazooClient(hosts=zookeeper.hosts)
+    writer.start(timeout=10)
+    raced = threading.Event()
+
+    class RootAppearsDuringExists(KazooClient):
+        def exists(self, path, watch=None):
+            if path == root and not raced.is_set():
+                writer.create(root, makepath=True)
+                try:
+                    return super().exists(path, watch=watch)
+                finally:
+                    raced.set()
+            return super().exists(path, watch=watch)
+
+    client = RootAppearsDuringExists(hosts=zookeeper.hosts, timeout=5)
+    try:
+        with MetricsStore(zookeeper.hosts, root, storm_root=storm_root, resync_s=60.0, client=client) as store:
+            assert raced.wait(10), "the store never looked for its root"
+            write(writer, root, 1, window_doc(TOPOLOGY, "words", 1, seq=1))
+            until(lambda: store.view(TOPOLOGY).windows, message="the first topology under the new root")
     finally:
         writer.stop()
         writer.close()

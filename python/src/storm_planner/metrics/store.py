@@ -59,6 +59,7 @@ DEFAULT_HISTORY = 12          # windows kept per task
 DEFAULT_RESYNC_S = 30.0       # full re-read, in case a watch was missed
 DEFAULT_STORM_ROOT = "/storm"  # storm.zookeeper.root
 DEFAULT_EVENT_HOLD_S = 30.0   # how long an event stays in the notes after new windows came
+_ROOT_LIST_TRIES = 3         # listings of a root that keeps vanishing and coming back, per sync
 
 
 @dataclass(frozen=True)
@@ -313,20 +314,7 @@ class MetricsStore:
         self._synced_once.set()
 
     def _sync_all(self) -> None:
-        try:
-            topologies = self._client.get_children(self.root, watch=self._watch)
-            stat = self._client.exists(self.root, watch=self._watch)
-            self._root_missing = False
-            self._root_seen = True
-            if stat is not None:
-                if self._root_created is not None and stat.czxid != self._root_created:
-                    self._note_all("the metrics root was deleted and re-created in ZooKeeper")
-                self._root_created = stat.czxid
-        except NoNodeError:
-            # Deleted by an operator, or nothing published yet: watch for it to come (back).
-            absent = self._client.exists(self.root, watch=self._watch) is None
-            self._root_missing = absent and self._root_seen
-            topologies = []
+        topologies = self._list_root()
         live = self._live_topologies()
         gone: set[str] = set()
         for topology in topologies:
@@ -355,6 +343,36 @@ class MetricsStore:
             if live is not None:
                 for topology in [t for t in self._topologies if t not in live and t not in present]:
                     self._topologies.pop(topology)
+
+    def _list_root(self) -> list[str]:
+        """The root's children, with a watch that fires on the next topology, whether or not it exists.
+
+        A missing root is watched with ``exists``. If the root is created between the failed listing and
+        that ``exists``, the watch set is a data watch, which a new child never fires: the root is listed
+        again, so its child watch is in place before the hook writes a topology under it.
+        """
+        for _ in range(_ROOT_LIST_TRIES):
+            try:
+                topologies = self._client.get_children(self.root, watch=self._watch)
+            except NoNodeError:
+                # Deleted by an operator, or nothing published yet: watch for it to come (back).
+                if self._client.exists(self.root, watch=self._watch) is None:
+                    self._root_missing = self._root_seen
+                    return []
+                continue  # created meanwhile: list it, with the child watch
+            stat = self._client.exists(self.root, watch=self._watch)
+            self._root_missing = False
+            self._root_seen = True
+            if stat is not None:
+                if self._root_created is not None and stat.czxid != self._root_created:
+                    self._note_all("the metrics root was deleted and re-created in ZooKeeper")
+                self._root_created = stat.czxid
+            return topologies
+        # The root flapped under every try: look again at once rather than wait for the resync.
+        with self._lock:
+            self._full = True
+        self._wake.set()
+        return []
 
     def _live_topologies(self) -> set[str] | None:
         """Topology ids Storm lists as active, or None when Storm's data is not in this ensemble."""
