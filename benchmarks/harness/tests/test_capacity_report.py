@@ -20,6 +20,7 @@ NODES = ("i7-a", "i7-b", "i5-a", "i5-b")
 CAPACITIES = {"ras": (3700, 3600, 3800), "ras+measured": (4000, 4100, 3900), "planner:auto": (4900, 5000, 4800),
               "planner:auto#2": (4800, 4900, 5000), "ras+nohook": (3750, 3700, 3800)}
 LATENCY_RATES = (1850.0, 2960.0)
+WORKERS = "i7-a:6700[tweetsx1,rankx2,totalx1,__ackerx4] i7-b:6703[countx2]"
 
 
 def histogram(delay_s: float) -> str:
@@ -58,7 +59,8 @@ def fake_run(out: Path) -> None:
                           "due_p999_ms": delay * 1500, "lost": 0, "disturbed": int(disturbed), "outside_cpu_pct": 40,
                           "predicted_tps": capacity * 1.1,
                           **{f"cpu_{n}_pct": 40.0 if n.startswith("i7") else 20.0 + index for n in NODES},
-                          **{f"link_{n}_mbit": 1.0 for n in NODES}})
+                          **{f"link_{n}_mbit": 1.0 for n in NODES},
+                          "workers": WORKERS, **{f"link_{n}_out_bytes_per_tuple": 100.0 for n in NODES}})
             save_step_record(out, key, {"due": histogram(delay), "emit_to_ack": histogram(0.005)}, [])
     append_csv_rows(out / "searches.csv", list(SEARCH_COLUMNS), searches)
     append_csv_rows(out / "steps.csv", header, steps)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -212,7 +212,7 @@ def predicted_rate(problem: Problem, placement: Iterable[Mapping[str, Any]]) -> 
     return math.inf if factor >= UNBOUNDED else factor * float(problem.costs.reference_rate or math.nan)
 
 
-def with_executors(problem: Problem, placement: list[Mapping[str, Any]]) -> Problem:
+def with_executors(problem: Problem, placement: Sequence[Mapping[str, Any]]) -> Problem:
     """The problem with the placement's executors: as it is when they are the same, else rebuilt per
     component (module docstring)."""
     ids = {str(p["executor"]) for p in placement}

@@ -4,7 +4,8 @@ It leads with a table per cluster and workload: each arm's highest sustained rat
 repetitions, their range, and the median repetition's bracket), as a multiple of RAS's, of ras+measured's and
 of λ\\*; the model's predicted rate for the placements the arm ran; p99 and p99.9 from the due time at the
 latency steps (50 % and 80 % of RAS's pilot capacity). Then the run's resolution (the A/A pair), the hook at
-saturation, how well the model predicted, λ\\* and ras+measured's declarations, the papers' own balance
+saturation, how well the model predicted, the model against each node (:mod:`.nodes`), λ\\* and
+ras+measured's declarations, the papers' own balance
 measures at 80 % of RAS's capacity, and the windows disturbed by load outside the cluster. Plots per cluster
 and workload (:mod:`.plots`): throughput against offered rate per arm, the latency CDF at 80 %.
 """
@@ -43,7 +44,7 @@ def write_report(out: Path) -> Path | None:
     report = report_path(out)
     data = RunData(out, searches, steps, run)
     sections = [_header(data), _method(data), *(_workload(data, c, w) for c, w in data.pairs()),
-                _resolution(data), _hook(data), _model(data), _measured(data), _balance(data), _disturbed(data),
+                _resolution(data), _hook(data), _model(data), _nodes(data), _measured(data), _balance(data), _disturbed(data),
                 _pilots(data), notes_section(out, report)]
     report.write_text("".join(sections) + f"Every search: [{out.name}/{SEARCHES_FILE}]({out.name}/{SEARCHES_FILE}); "
                       f"every step: [{out.name}/{STEPS_FILE}]({out.name}/{STEPS_FILE}).\n")
@@ -273,6 +274,48 @@ def _model(data: RunData) -> str:
             "the calibration's measured costs): measured capacity over predicted, median and range over the "
             "searches (1: exact; below 1: the model promised more than the topology sustained).\n\n"
             + markdown_table(["arm", "searches", "measured / predicted", "range"], rows, right=(1, 2, 3)) + "\n")
+
+
+def _nodes(data: RunData) -> str:
+    from storm_planner_bench.capacity.measured import measured_problem
+    from storm_planner_bench.capacity.nodes import node_figures, sent_cpu_fit
+
+    parts = []
+    for cluster, workload in data.pairs():
+        problem = measured_problem(data.measured(cluster, workload).get("record") or {})
+        if problem is None:
+            continue
+        quotas = {n: v.number(x) for n, x in ((data.clusters.get(cluster) or {}).get("cpu") or {}).items()}
+        rows = []
+        for arm in data.arms:
+            steps = data.capacity_steps(cluster, workload, arm)
+            for step in steps:
+                label = arm if len(steps) == 1 else f"{arm} (repetition {step['repetition']})"
+                for f in node_figures(problem, step, quotas):
+                    rows.append([label, fmt(v.number(step["processed_tps"])), f.node,
+                                 f"{f.cpu_predicted:.1f} / {f.cpu_measured:.1f}" + (" (quota)" if f.at_quota else ""),
+                                 f"{f.sent_predicted:.2f} / {f.sent_measured:.2f}",
+                                 f"{f.received_predicted:.2f} / {f.received_measured:.2f}"])
+        if not rows:
+            continue
+        sustained = [f for arm in data.arms for s in data.arm_steps(cluster, workload, arm)
+                     if s.get("verdict") == "sustained" for f in node_figures(problem, s, quotas)]
+        fit = sent_cpu_fit(sustained)
+        fit_text = (f"Over every sustained step's nodes below their quota ({fit.nodes}), the CPU the model misses "
+                    f"grows by **{fit.per_mbit:.1f} % of a core per Mbit/s the node sends** on the wire (least "
+                    f"squares through 0); the root-mean-square miss falls from {fit.rms_before:.1f} to "
+                    f"{fit.rms_after:.1f} points with it.\n\n" if fit else "")
+        parts.append(f"### {workload} on {cluster}\n\n"
+                     + markdown_table(["arm", "processed t/s", "node", "CPU % model / measured",
+                                       "sent Mbit/s model / wire", "received Mbit/s model / wire"],
+                                      rows, right=(1, 3, 4, 5)) + "\n" + fit_text)
+    if not parts:
+        return ""
+    return ("## The model against each node\n\nAt each arm's highest sustained step, per node it used: the CPU "
+            "the capacity model predicts for the placement at the rate processed (the calibration's costs) beside "
+            "the node's cgroup CPU, and the Mbit/s it predicts the node sends and receives (payload and per-tuple "
+            "overhead) beside what its link carried each way. *(quota)*: the node was at its quota, so its CPU "
+            "is the quota, not the work (`capacity/nodes.py`).\n\n" + "".join(parts))
 
 
 def _measured(data: RunData) -> str:
