@@ -110,6 +110,11 @@ def test_the_rule_names_every_part_that_failed():
     assert "0 unacked, 3 failed" in sustained({**good, "failed": 3}).why
     assert not sustained({**good, "due_p99_ms": float("nan")}).sustained   # a missing figure fails its part
     assert len(sustained({"offered_tps": 1000}).why.split("; ")) == 4
+    assert sustained({**good, "due_p99_ms": 501}).p99_alone
+    assert not sustained(good).p99_alone                                      # sustained: nothing to confirm
+    assert not sustained({**good, "due_p99_ms": 501, "processed_tps": 985}).p99_alone
+    assert not sustained({**good, "due_p99_ms": 501, "failed": 1}).p99_alone
+    assert sustained({**good, "lag_end_s": 0.5}).failed == ("lag",)
 
 
 def test_histograms_encode_merge_and_give_a_cdf():

@@ -218,3 +218,41 @@ def test_a_missed_first_window_that_catches_up_its_start_is_measured_again(tmp_p
     assert "catching up its start's backlog" in said[0]
     # a later window that misses stands, whatever it processed
     assert run.measure(3000.0, "coarse") is False and run.windows[-1].role == "coarse"
+
+
+def test_a_window_missed_on_its_p99_alone_is_measured_once_more_and_the_second_decides(tmp_path):
+    """RAS's A/A copy on trends (capacity-trends-links-1) stopped at 4,136 t/s on a window that processed all
+    of it with its lag flat and p99 697 ms, where the other copy, same placement, went on to 4,756. Such a miss
+    is measured once more; a second p99-alone miss, or a miss on anything else, stands."""
+    from types import SimpleNamespace
+
+    from storm_planner_bench.capacity.rule import sustained
+    from storm_planner_bench.capacity.runner import P99_ALONE, Context, SearchRun, Timing, _Window
+
+    good = {"offered_tps": 4136, "processed_tps": 4136, "lag_start_s": 0.0, "lag_end_s": 0.007, "due_p99_ms": 60,
+            "unacked": 0, "failed": 0}
+    spike, behind = {**good, "due_p99_ms": 697}, {**good, "processed_tps": 3900, "due_p99_ms": 2000}
+    said: list[str] = []
+    bench = SimpleNamespace(work=tmp_path, feeds={}, progress=said.append)
+    workload = SimpleNamespace(name="trends-link", feed_kind="tweets", prefix="tweets")
+    run = SearchRun(bench, workload, parse_arm("ras"), Context("c", 1), Timing(0, 0, 0, 0, 0, 0, reruns=2))
+    run.scratch.mkdir(parents=True)
+    figures = iter([spike, good, spike, spike, behind, spike, good])
+
+    def window(rate, role, started, first=False):
+        return _Window(rate, role, started, None, 0.0, [], sustained(next(figures)), False)
+
+    run._submit = lambda rate: setattr(run, "topology_id", "t-1")
+    run._window, run._check_feed = window, lambda taken: None
+    assert run.measure(4136.0, "coarse") is True                   # a spike, then a window that holds
+    assert [w.role for w in run.windows] == [P99_ALONE, "coarse"]
+    assert "missed on its p99 alone: measured once more" in said[0]
+    assert run.measure(4200.0, "bisect") is False                  # two spikes: the second stands
+    assert [w.role for w in run.windows[2:]] == [P99_ALONE, "bisect"]
+    assert run.measure(4400.0, "bisect") is False                  # behind: stands at once
+    assert run.windows[-1].role == "bisect" and len(run.windows) == 5
+    no_reruns = SearchRun(bench, workload, parse_arm("ras"), Context("c", 2), Timing(0, 0, 0, 0, 0, 0, reruns=0))
+    no_reruns.scratch.mkdir(parents=True)
+    no_reruns._submit, no_reruns._check_feed = lambda rate: setattr(no_reruns, "topology_id", "t-2"), lambda t: None
+    no_reruns._window = window
+    assert no_reruns.measure(4136.0, "coarse") is False            # --reruns 0: nothing is measured again

@@ -272,7 +272,8 @@ BENCHMARKS = (Benchmark("capacity", "the highest rate each scheduler sustains on
              help="a window with more CPU used outside the cluster (%% of a core) is measured again "
                   "(default: %(default)s)"),
     argument("--reruns", type=int, default=2, help="most times a disturbed window, or a missed first one still catching up its "
-                                                   "start, is measured again (default: %(default)s)"),
+                                                   "start, is measured again; a window missed on its p99 alone is "
+                                                   "measured once more (0: none) (default: %(default)s)"),
     argument("--quick", action="store_true", help="short windows, each workload's quick rate, small feeds"),
     argument("--feed-records", type=int, default=None,
              help=f"synthetic records per feed (default {FEED_RECORDS:,}; --quick {QUICK_FEED_RECORDS:,})"),

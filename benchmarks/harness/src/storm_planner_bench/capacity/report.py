@@ -22,7 +22,7 @@ from storm_planner_bench.capacity.arms import RAS, RAS_MEASURED, aa_pair, parse_
 from storm_planner_bench.capacity.order import read_run
 from storm_planner_bench.capacity.rule import RULE_TEXT
 from storm_planner_bench.capacity.search import LATENCY
-from storm_planner_bench.capacity.session import SEARCHES_FILE, STEPS_FILE
+from storm_planner_bench.capacity.session import CALIBRATION_ARM, SEARCHES_FILE, STEPS_FILE
 from storm_planner_bench.common.report import markdown_table, notes_section, read_csv
 from storm_planner_bench.e2e.figures import fmt
 
@@ -128,7 +128,8 @@ def _header(data: RunData) -> str:
 def _method(data: RunData) -> str:
     pair = f"`{data.pair[0]}` and `{data.pair[1]}`" if data.pair else "none in this run"
     return ("## How it is measured\n\n"
-            f"- **Sustained** (one rule, `capacity/rule.py`): {RULE_TEXT}.\n"
+            f"- **Sustained** (one rule, `capacity/rule.py`): {RULE_TEXT}. A window missed on its p99 alone "
+            "is measured once more, and the second window decides.\n"
             "- **Capacity** is the highest offered rate (all spouts together, tuples/s) a search sustained, in one "
             "submission per arm and repetition: coarse steps × 1.4 up until one is missed, then bisection until the "
             f"bracket [kept, missed) is within {data.search_resolution:.0%} of the rate; after a missed step a "
@@ -144,7 +145,7 @@ def _method(data: RunData) -> str:
             f"**{data.floor:.1%}** (the largest gap between the pair's medians, at least the search's "
             f"{data.search_resolution:.0%}). A ratio within it of 1 reads *no difference*.\n"
             "- **ras+measured**: RAS with each component's declared CPU set from what the kit measured for it on "
-            "this cluster (a calibration under `planner:auto+resumable`), per executor at the rate where the declared total "
+            f"this cluster (a calibration under `{CALIBRATION_ARM}`), per executor at the rate where the declared total "
             "fills 90 % of the supervisors' CPU. **λ\\***: the relaxation's bound (an LP, single-executor "
             "components kept whole) on the rate any placement could sustain, "
             "from the same measured costs on the cluster's quotas, links and slots.\n\n")
@@ -332,7 +333,7 @@ def _measured(data: RunData) -> str:
         rows.append([f"{workload} on {cluster}", fmt(reference), fmt(v.number(saved.get("lambda_star_tps"))),
                      fmt(v.number(declaration.get("rate"))), cpu or "–"])
     return ("## λ\\* and ras+measured's declarations\n\nFrom each workload's calibration (a submission under "
-            "`planner:auto`; the service's measured problem, kept in `measured/`): the rate its costs were measured "
+            f"`{CALIBRATION_ARM}`; the service's measured problem, kept in `measured/`): the rate its costs were measured "
             "at, λ\\*, and the declaration rate with each component's declared CPU per executor (% of a core).\n\n"
             + markdown_table(["workload", "measured at t/s", "λ* t/s", "declared at t/s", "declared CPU per executor"],
                              rows, right=(1, 2, 3)) + "\n")

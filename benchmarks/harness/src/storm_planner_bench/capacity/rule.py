@@ -13,7 +13,9 @@ Over the measured window, all four of:
    bolt) in the window.
 
 A window the rule passes is *sustained*. Nothing else in the harness decides it; the report quotes this
-docstring's numbers from the constants below.
+docstring's numbers from the constants below. A window missed on part 3 alone (:attr:`Verdict.p99_alone`) is
+measured once more by the search (:mod:`.runner`), and the second window's verdict stands: a tail in one
+window whose rate, lag and acks all held is not yet the rate the placement cannot carry.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from typing import Any
 PROCESSED_SHARE = 0.99
 LAG_GROWTH_S = 0.2
 DUE_P99_MS = 500.0
+PROCESSED, LAG, P99, LOST = "processed", "lag", "p99", "lost"   # the rule's four parts
 
 RULE_TEXT = (f"processed ≥ {PROCESSED_SHARE:.0%} of offered, the spouts' lag behind schedule growing by at most "
              f"{LAG_GROWTH_S:g} s over the window, p99 from the due time ≤ {DUE_P99_MS:g} ms (tuples never "
@@ -35,10 +38,16 @@ RULE_TEXT = (f"processed ≥ {PROCESSED_SHARE:.0%} of offered, the spouts' lag b
 class Verdict:
     sustained: bool
     why: str = ""            # the rule's parts that failed, "; "-separated (empty when sustained)
+    failed: tuple[str, ...] = ()   # which parts: PROCESSED, LAG, P99, LOST
 
     @property
     def text(self) -> str:
         return "sustained" if self.sustained else "not sustained"
+
+    @property
+    def p99_alone(self) -> bool:
+        """Missed on the p99 alone: every tuple processed and acked in time but for a tail, the lag flat."""
+        return not self.sustained and self.failed == (P99,)
 
 
 def sustained(figures: Mapping[str, Any]) -> Verdict:
@@ -49,16 +58,16 @@ def sustained(figures: Mapping[str, Any]) -> Verdict:
     growth = _number(figures, "lag_end_s") - _number(figures, "lag_start_s")
     p99 = _number(figures, "due_p99_ms")
     unacked, failed = _number(figures, "unacked"), _number(figures, "failed")
-    why = []
+    why: dict[str, str] = {}
     if not processed >= PROCESSED_SHARE * offered:
-        why.append(f"processed {processed:.0f} of {offered:.0f} t/s")
+        why[PROCESSED] = f"processed {processed:.0f} of {offered:.0f} t/s"
     if not growth <= LAG_GROWTH_S:
-        why.append(f"lag grew {growth:.2f} s")
+        why[LAG] = f"lag grew {growth:.2f} s"
     if not p99 <= DUE_P99_MS:
-        why.append(f"p99 from due {p99:.0f} ms")
+        why[P99] = f"p99 from due {p99:.0f} ms"
     if not (unacked == 0 and failed == 0):
-        why.append(f"{unacked:.0f} unacked, {failed:.0f} failed")
-    return Verdict(not why, "; ".join(why))
+        why[LOST] = f"{unacked:.0f} unacked, {failed:.0f} failed"
+    return Verdict(not why, "; ".join(why.values()), tuple(why))
 
 
 def _number(figures: Mapping[str, Any], key: str) -> float:
