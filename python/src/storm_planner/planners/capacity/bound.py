@@ -18,9 +18,11 @@ counts as feasible, so the bound never falls below a placement's factor.
 
 Every integer placement is feasible in the relaxation, so the highest factor it sustains (found by
 bisection, feasibility being monotone in the factor) bounds every placement's factor from above. Times
-the reference rate it is λ*. What it leaves out (CPU the model does not see, a spout's own ceiling, the
-machine's cores under the quotas) can only make the real λ* lower; the benchmark reports how well the
-model predicted the measured capacities.
+the reference rate it is λ*. It bounds placements *in the model*: what the model leaves out (CPU it does
+not see, a spout's own ceiling, the machine's cores under the quotas) can only make the real λ* lower, but a
+cost it overstates makes it higher: near capacity the model counts more bytes than the wire carries, and on
+the 2 Mbit/s cluster RAS sustained 118 % of trends' λ* (``benchmarks/reports/capacity-trends-links-1``).
+The benchmark reports how well the model predicted the measured capacities, node by node.
 
 O(classes × nodes + streams × nodes) columns; about 40 solves of that size, with at most MAX_WHOLE binaries.
 """
