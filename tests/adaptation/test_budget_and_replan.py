@@ -683,6 +683,30 @@ def test_auto_corrects_its_first_placement_once_on_the_rate_it_predicts_then_is_
     assert kept.assignments == slots(packed) and "keeps up" in kept.notes[0]
 
 
+def test_a_placement_made_on_remembered_loads_is_not_corrected_but_faces_the_cautious_gate():
+    """A resubmission placed on an earlier run's loads (planner.loads.remembered) was placed on a real run's
+    costs, not on estimates: its first measured re-plan, at the first windows' rate, is no correction. Word
+    Count on the 2 Mbit/s cluster: that re-plan moved 6 executors of the calibration's placement, and what
+    it left sustained 0.84 x RAS. The same offer after a placement on declared loads is corrected."""
+    class Packing:   # the planner's answer: every executor on sup-b
+        def __call__(self, problem, algorithm):
+            return Plan(algorithm=algorithm, assignments={e.id: Slot("sup-b", 6700) for e in problem.executors})
+
+    packed = {e: A for e in ("a1", "a2", "m1", "m2", "s1")}
+    loads = {e: 10.0 for e in packed}
+    outcomes = {}
+    for remembered in (True, False):
+        r = Replanner(clock=FakeClock(), runner=Packing())
+        first = problem({}, measured=False, options=RESUMABLE, capacity=(60, 400)).replace(
+            loads_remembered=remembered)
+        r.plan(first, "auto")
+        assert r._states["t-1"].placed_on_estimates is not remembered
+        outcomes[remembered] = r.plan(problem(packed, loads=loads, options=RESUMABLE, capacity=(60, 400)), "auto")
+    kept, corrected = outcomes[True], outcomes[False]
+    assert kept.assignments == slots(packed) and "keeps up" in kept.notes[0], kept.notes
+    assert moves_between(slots(packed), corrected.assignments) and "first correction" in corrected.notes[-1]
+
+
 def test_auto_keeps_its_correction_while_the_topology_has_room_and_never_moves_for_balance_alone():
     """At a rate far below what the placement sustains (``make demo``'s 4 tuples/s), a move buys capacity
     nobody asks for and restarts workers, losing what their bolts hold: auto keeps its placement, keeps its

@@ -78,3 +78,20 @@ def test_nothing_finite_or_processed_gives_no_cost():
 
 def test_a_cost_is_a_value():
     assert ComponentCost(1.0, 0.01, 2.0).load(100.0, 4) == pytest.approx(1.0 + 0.01 * 2.0 * 100.0 / 4)
+
+
+def test_at_one_rate_a_remembered_fixed_part_is_the_prior_and_two_rates_fit_their_own():
+    """A resubmission's first windows come at one rate: the fixed part an earlier run fitted stands in for the
+    default (so the rest is read as per-tuple cost), clipped to the least load seen; two rates fit anew."""
+    history = CostHistory()
+    history.add(observe(measurement(400.0), {"tweets"}))
+    count = history.costs({"count": COUNT_FIXED}).components["count"]
+    assert not count.fitted and count.fixed == COUNT_FIXED
+    assert count.per_tuple == pytest.approx(COUNT_PER_TUPLE)          # the truth, where the default misreads it
+    assert history.costs().components["count"].per_tuple > COUNT_PER_TUPLE * 1.1
+    clipped = history.costs({"count": 99.0, "tweets": math.nan}).components
+    assert clipped["count"].fixed == pytest.approx(COUNT_FIXED + COUNT_PER_TUPLE * 200)   # the load it used
+    assert clipped["tweets"].fixed == DEFAULT_EXECUTOR_FIXED                             # unusable: the default
+    history.add(observe(measurement(1200.0), {"tweets"}))
+    refit = history.costs({"count": 7.0}).components["count"]
+    assert refit.fitted and refit.fixed == pytest.approx(COUNT_FIXED)

@@ -388,3 +388,36 @@ def test_auto_recalls_per_tuple_costs_at_the_peak_rate_and_its_problem_says_how_
     assert recalled.costs.origin == "remembered" and recalled.costs.reference_rate == pytest.approx(900.0)
     counts = [e.load for e in recalled.executors if e.component == "count"]
     assert counts and all(load == pytest.approx(2.0 + 0.02 * 900 / len(counts)) for load in counts)
+
+
+def test_a_resubmissions_first_windows_at_one_rate_take_the_fixed_parts_its_last_run_fitted(tmp_path):
+    """Word Count on the 2 Mbit/s cluster: auto's arm, placed on the calibration's costs, was re-planned on its
+    first window (one rate), where the default fixed part read a worker's idle CPU as per-tuple cost. For a
+    topology that asks for remembered loads the memory's fitted parts are the prior; for one that does not,
+    the default."""
+    from storm_planner.core.problem import Problem
+    from storm_planner.metrics.per_tuple import DEFAULT_EXECUTOR_FIXED
+
+    runs = {"e2e-trends-link-1-1": iter([trends_measured("e2e-trends-link-1-1", 400.0),
+                                         trends_measured("e2e-trends-link-1-1", 900.0)]),
+            "e2e-trends-link-2-2": iter([trends_measured("e2e-trends-link-2-2", 300.0)]),
+            "e2e-trends-link-3-3": iter([trends_measured("e2e-trends-link-3-3", 300.0)])}
+    log = tmp_path / "problems.jsonl"
+    handler = PlannerHandler(metrics=lambda tid: next(runs[tid], None) if tid in runs else None, isolate=False,
+                             problem_log=log)
+
+    def plan(topology_id: str, algorithm: str) -> Problem:
+        spec = request("trends-link")
+        spec.id, spec.algorithm = topology_id, algorithm
+        (answer,) = handler.plan(T.PlanRequest(request_id="r", nodes=bench_nodes(), topologies=[spec],
+                                               deadline_ms=20_000)).plans
+        assert answer.error is None, answer.error
+        return Problem.from_dict(json.loads(log.read_text().splitlines()[-1])["problem"])
+
+    plan("e2e-trends-link-1-1", "auto")
+    assert plan("e2e-trends-link-1-1", "auto").costs.executor_fixed["count"] == pytest.approx(2.0)  # fitted
+    resubmitted = plan("e2e-trends-link-2-2", "auto")    # measured at one rate, 300 t/s
+    assert resubmitted.measured and resubmitted.costs.executor_fixed["count"] == pytest.approx(2.0)
+    other = plan("e2e-trends-link-3-3", "topdown")       # asks for nothing remembered
+    assert other.measured and other.costs.executor_fixed["count"] == pytest.approx(DEFAULT_EXECUTOR_FIXED)
+    handler.close()

@@ -15,7 +15,7 @@ from storm_planner_bench.capacity.arms import aa_pair, parse_arm, parse_arms
 from storm_planner_bench.capacity.disturbance import CpuSnapshot, host_busy_s, process_cpu_s
 from storm_planner_bench.capacity.experiment import FULL, bisect_steps, estimate
 from storm_planner_bench.capacity.order import CommitError, check_run, round_order, run_order
-from storm_planner_bench.capacity.runner import feed_records, tuples_left
+from storm_planner_bench.capacity.runner import PLAN_RECORDS, feed_records, save_plans, tuples_left
 from storm_planner_bench.capacity.workloads import WORKLOADS
 
 
@@ -256,3 +256,19 @@ def test_a_window_missed_on_its_p99_alone_is_measured_once_more_and_the_second_d
     no_reruns._submit, no_reruns._check_feed = lambda rate: setattr(no_reruns, "topology_id", "t-2"), lambda t: None
     no_reruns._window = window
     assert no_reruns.measure(4136.0, "coarse") is False            # --reruns 0: nothing is measured again
+
+
+def test_the_services_answers_during_a_search_are_kept_with_their_moves_and_notes(tmp_path):
+    """The cluster's plan log goes with the cluster: what moved when, and which gate said so, stays in the run's
+    files (the Word Count run could not tell which gate moved 6 executors in its first window)."""
+    answered = [{"time": 100.0, "assignments": {"a": "n1:1", "b": "n1:1"}, "figures": {"capacity_factor": 3.0},
+                 "notes": ["placed"]},
+                {"time": 130.0, "assignments": {"a": "n2:1", "b": "n1:1"}, "notes": ["re-planned: 1 moves"]},
+                {"time": "soon", "assignments": {"a": "n2:1", "b": "n2:1"}}]
+    key = {"cluster": "c", "workload": "w", "arm": "auto", "repetition": 1}
+    save_plans(tmp_path, key, answered, first=120.0)
+    save_plans(tmp_path, {**key, "arm": "ras"}, [], first=math.nan)
+    lines = [json.loads(line) for line in (tmp_path / PLAN_RECORDS).read_text().splitlines()]
+    assert [(r["t_s"], r["moved"]) for r in lines] == [(-20.0, 0), (10.0, 1), (None, 1)]
+    assert lines[0]["key"] == key and lines[0]["figures"] == {"capacity_factor": 3.0}
+    assert lines[1]["notes"] == ["re-planned: 1 moves"] and lines[2]["notes"] == [] and lines[2]["figures"] == {}

@@ -58,10 +58,16 @@ or a new one:
    seconds. (On the end-to-end bench topdown's first trends plan puts the spout and
    both counts in one quota-held worker: only moves out of the spout's worker relieve it.)
    With ``planner.replan.first.correction`` the first re-plan on measured metrics of a
-   placement made without them is the exception, once: it faces the gain gate alone
+   placement made on declared loads is the exception, once: it faces the gain gate alone
    (short of nothing or not), and may restart a spout's worker when the source is
    resumable. The first plan is a guess on priors (a user tuple of unknown size, the
    acker's messages), and the cautious gate kept the guess for the topology's life.
+   A placement made on remembered loads (an earlier run's, ``planner.loads.remembered``)
+   is not corrected: it is what a correction would plan, on costs measured at the
+   earlier run's highest rate, while the first windows measure the new run at its first,
+   low rate (Word Count on the 2 Mbit/s cluster: the first re-plan, at 646 t/s, moved 6
+   executors of a placement made on the calibration's costs, and what it left sustained
+   0.84 x RAS).
    Whatever the mode, an acker moves only when every spout's worker restarts by the plan's other moves
    (:func:`~storm_planner.adaptation.spout_workers.ackers_with_spouts`): it holds the tuple trees of every
    spout's tuples. Last, the move is priced (:mod:`.costs`): the workers it restarts, their start on their
@@ -139,7 +145,7 @@ class _TopologyState:
     last_note: str = ""
     seen_at: float = 0.0
     settle_until: float = float("-inf")   # after moves: metrics until then are not compared
-    placed_on_estimates: bool = False      # planned without metrics, no measured re-plan decided since
+    placed_on_estimates: bool = False      # planned on declared loads, no measured re-plan decided since
     pressed: bool = False                  # a node short of CPU at the last re-plan (planner.replan.cautious)
     measured_since: float | None = None    # the first measured offer of a placement made on estimates
     created_at: float = 0.0                # the first plan or offer this service saw
@@ -178,7 +184,9 @@ class Replanner:
         fully_placed = bool(problem.current) and all(e.id in problem.current for e in problem.executors)
         if not fully_placed:
             plan = self.runner(problem, initial_algorithm(problem, algorithm))
-            self._remember(problem, now).placed_on_estimates = not problem.measured
+            # Remembered loads are a real run's, not estimates: a placement made on them is what the first
+            # correction would plan, and at the first windows' low rate the correction plans on worse costs.
+            self._remember(problem, now).placed_on_estimates = not problem.loads_known
             return plan
         settings = ReplanSettings.of(problem, algorithm)
         with self._lock:

@@ -12,9 +12,13 @@ component processes per tuple the spouts serve (*per source*); then one executor
 * **The fit**: each measurement adds one point per component, (processed per executor, load per
   executor), kept per run (:class:`CostHistory`; :class:`RunCosts` keeps one per running topology, bounded). Points at two rates or more, at least
   ``MIN_SPREAD`` apart, give the fixed part as a least-squares intercept (clipped to ``[0, the least load
-  seen]``) and the per-tuple cost as its slope; with fewer, the fixed part is the prior
-  ``DEFAULT_EXECUTOR_FIXED`` and the per-tuple cost comes from the newest point. The capacity benchmark steps
-  the rate, and every rate change gives the fit a point.
+  seen]``) and the per-tuple cost as its slope; with fewer, the fixed part is the prior (clipped the same
+  way) and the per-tuple cost comes from the newest point. The prior is what an earlier run of the
+  topology's name fitted, where the caller has one (``priors``: the service's load memory), else
+  ``DEFAULT_EXECUTOR_FIXED``: a resubmitted topology's first windows come at one low rate, where a worker's
+  waiting threads dominate its CPU, and read with the default as the fixed part they make every tuple look
+  dearer than it is at capacity. The capacity benchmark steps the rate, and every rate change gives the fit
+  a point.
 
 Loads are the metrics source's (``load``: percent of a reference core, the worker's own CPU shared in by
 tuples, a shell component's subprocess included: docs/metrics.md). Pure functions and small classes; no I/O.
@@ -126,15 +130,16 @@ class CostHistory:
                 self.points[component].append((observation.source_rate, point))
         self.latest = observation
 
-    def costs(self) -> TupleCosts | None:
-        """Per-tuple costs from the points so far, at the newest observation's source rate (None: none yet)."""
+    def costs(self, priors: Mapping[str, float] = MappingProxyType({})) -> TupleCosts | None:
+        """Per-tuple costs from the points so far, at the newest observation's source rate (None: none yet);
+        ``priors``: per component, the fixed part where the points cannot fit one (module docstring)."""
         latest = self.latest
         if latest is None:
             return None
         components = {}
         for component, points in self.points.items():
             executors = latest.executors.get(component, 1)
-            cost = fit(list(points), executors)
+            cost = fit(list(points), executors, _prior(priors.get(component)))
             if cost is not None:
                 components[component] = cost
         return TupleCosts(latest.source_rate, MappingProxyType(components))
@@ -148,9 +153,11 @@ class RunCosts:
         self._histories: OrderedDict[str, CostHistory] = OrderedDict()
         self._lock = threading.Lock()
 
-    def observe(self, spec: Any, measured: MeasuredTopology | None) -> TupleCosts | None:
+    def observe(self, spec: Any, measured: MeasuredTopology | None,
+                priors: Mapping[str, float] = MappingProxyType({})) -> TupleCosts | None:
         """Add what the metrics measured of topology ``spec`` (its id, its components' ids and types) now to its
-        run's points; its per-tuple costs so far (None: nothing measured, no figures kept, or no point yet)."""
+        run's points; its per-tuple costs so far (None: nothing measured, no figures kept, or no point yet);
+        ``priors``: per component, the fixed part where the run's points cannot fit one yet."""
         if measured is None or not measured.measured or measured.measurement is None or len(spec.id) > MAX_ID_CHARS:
             return None
         spouts = {c.id for c in spec.components if c.type == "spout"}
@@ -163,7 +170,7 @@ class RunCosts:
             while len(self._histories) > self.max_runs:
                 self._histories.popitem(last=False)
             history.add(_kept(observation))
-            return history.costs()
+            return history.costs(priors)
 
 
 _Value = TypeVar("_Value")
@@ -182,8 +189,10 @@ def _first(entries: Iterable[tuple[str, _Value]]) -> Mapping[str, _Value]:
     return MappingProxyType(dict(islice(short, MAX_COMPONENTS)))
 
 
-def fit(points: Iterable[tuple[float, Point]], executors: int) -> ComponentCost | None:
-    """A component's cost from its (source rate, point) pairs, the newest last (see the module docstring)."""
+def fit(points: Iterable[tuple[float, Point]], executors: int,
+        prior_fixed: float = DEFAULT_EXECUTOR_FIXED) -> ComponentCost | None:
+    """A component's cost from its (source rate, point) pairs, the newest last, ``prior_fixed`` its fixed part
+    where the points are at one rate (see the module docstring)."""
     seen = [(rate, p) for rate, p in points if rate > 0 and p.processed > 0 and _finite(p.load) and p.load >= 0]
     if not seen:
         return None
@@ -191,13 +200,18 @@ def fit(points: Iterable[tuple[float, Point]], executors: int) -> ComponentCost 
     per_source = newest.processed * max(1, executors) / newest_rate
     least = min(p.load for _, p in seen)
     processed = [p.processed for _, p in seen]
-    fixed, fitted = min(DEFAULT_EXECUTOR_FIXED, least), False
+    fixed, fitted = min(prior_fixed, least), False
     if len(seen) >= 2 and (max(processed) - min(processed)) >= MIN_SPREAD * max(processed):
         slope, intercept = _least_squares(processed, [p.load for _, p in seen])
         if slope >= 0:
             fixed, fitted = min(max(0.0, intercept), least), True
     per_tuple = max(0.0, newest.load - fixed) / newest.processed
     return ComponentCost(fixed, per_tuple, per_source, fitted)
+
+
+def _prior(value: float | None) -> float:
+    """A caller's prior fixed part, or the default where it gave none or none usable."""
+    return value if value is not None and _usable(value) else DEFAULT_EXECUTOR_FIXED
 
 
 def _least_squares(xs: list[float], ys: list[float]) -> tuple[float, float]:

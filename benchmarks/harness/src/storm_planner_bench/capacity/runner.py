@@ -43,6 +43,7 @@ from storm_planner_bench.e2e.ramp import plans_between
 from storm_planner_bench.e2e.workloads import Workload
 
 STEPS_RECORDS = "steps.jsonl"
+PLAN_RECORDS = "plans.jsonl"    # the service's answers during each search (the cluster's plan log goes with it)
 RECOVERY, DISTURBED, FEED_OUT, CATCHING_UP = "recovery", "disturbed", "feed ran out", "catching up"
 P99_ALONE = "p99 alone"     # a window missed on its p99 alone, measured once more
 CATCH_UP_SHARE = 1.01   # a first window that processed more than this share of the offered rate is catching up
@@ -229,6 +230,9 @@ class SearchRun:
                     if a.get("topology") == self.topology_id and not a.get("error")]
         starts = [w.started for w in self.windows] + [math.inf]
         first = next((w.window.begin for w in self.windows if not w.recovery), math.nan)
+        save_plans(self.bench.out, {"cluster": self.context.cluster, "workload": self.workload.name,
+                                    "arm": self.arm.label, "repetition": self.context.repetition},
+                   answered, first)
         lags = SpoutLag(times)
         rows = []
         for index, taken in enumerate(self.windows):
@@ -353,6 +357,31 @@ def save_step_record(out: Path, key: Mapping[str, Any], histograms: Mapping[str,
     out.mkdir(parents=True, exist_ok=True)
     with (out / STEPS_RECORDS).open("a") as handle:
         handle.write(json.dumps(record) + "\n")
+
+
+def save_plans(out: Path, key: Mapping[str, Any], answered: list[dict[str, Any]], first: float) -> None:
+    """Append the service's answers during one search to ``<out>/plans.jsonl``, one line each: ``t_s``, seconds
+    from the first measured window (negative: before it), the executors it moved, its figures and notes. What
+    says which gate moved what, once the cluster and its plan log are gone."""
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / PLAN_RECORDS).open("a") as handle:
+        before: Mapping[str, Any] = {}
+        for plan in answered:
+            assignments = plan.get("assignments") or {}
+            moved = sum(1 for e, slot in assignments.items() if before.get(e) not in (None, slot))
+            at = _seconds(plan.get("time")) - first
+            handle.write(json.dumps({"key": dict(key), "t_s": round(at, 1) if math.isfinite(at) else None,
+                                     "moved": moved, "figures": plan.get("figures") or {},
+                                     "notes": plan.get("notes") or []}) + "\n")
+            before = assignments
+
+
+def _seconds(value: Any) -> float:
+    """A plan record's time as a number (NaN where it is none)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def read_step_records(out: Path) -> dict[tuple[str, str, str, str, str], dict[str, Any]]:

@@ -55,7 +55,7 @@ from storm_planner.service.planning.convert import (
     timeout_message,
 )
 from storm_planner.service.planning.drain import DrainCoordinator, Windows
-from storm_planner.service.planning.memory import LoadMemory, recall_and_costs, took_note
+from storm_planner.service.planning.memory import LoadMemory, fixed_priors, recall_and_costs, took_note
 from storm_planner.service.planning.outcomes import count_plan
 from storm_planner.service.planning.planlog import DEFAULT_MAX_LINE_MB, PlanLog
 from storm_planner.service.planning.rebalance import AutoRebalancer
@@ -178,7 +178,7 @@ class PlannerHandler:
             raise TimeoutError
         unread = admit_topology(spec)  # its options and fields, once: refused before metrics are read for it
         measured = measured_now(self.metrics, spec, request.nodes)
-        observed = self.run_costs.observe(spec, measured)
+        observed = self.run_costs.observe(spec, measured, fixed_priors(self.load_memory, spec, algorithm))
         recalled, costs = recall_and_costs(self.load_memory, spec, measured, algorithm, observed)
         problem = within_share(problem_of(spec, state, measured, recalled, costs), remaining)
         if self.problem_log:

@@ -25,7 +25,10 @@ With ``planner.loads.remembered`` a plan made without metrics takes these in pla
 the prior tuple size and the prior rates (:func:`storm_planner.service.planning.convert.problem_from_thrift`,
 the rates by :func:`storm_planner.core.system_streams.with_remembered_rates`); a component or pair the memory
 lacks keeps its estimate.
-The topology is still planned as unmeasured: its first measured re-plan is judged as usual. A component's
+The topology is still planned as unmeasured: its first measured re-plan is judged as usual (but not as a
+first correction: a placement made on remembered loads is not one made on estimates, docs/capacity.md). Its
+run's per-tuple fit takes the remembered fixed parts as its prior until the run measures at two rates
+(:func:`fixed_priors`). A component's
 load is per executor, so a topology resubmitted with another parallelism gets the old per-executor load for
 each of its executors (the component's total scales with the count, which is right when the work per executor
 stays about the same and an overestimate otherwise, until the first measured re-plan).
@@ -319,6 +322,21 @@ def recall_and_costs(memory: LoadMemory, spec: Any, measured: MeasuredTopology |
     return recalled_for(recalled, spec), _rate_costs(recalled.costs, recalled.peak_rate, "remembered")
 
 
+def fixed_priors(memory: LoadMemory, spec: Any, algorithm: str | None = None) -> Mapping[str, float]:
+    """Per component, the fixed part (CPU % of one executor at zero rate) the memory holds for topology
+    ``spec``'s name, when it asks for remembered loads: the prior of its run's per-tuple fit until the run
+    has measured at rates far enough apart (:mod:`storm_planner.metrics.per_tuple`). The entry may be the
+    run's own: a part it took from an earlier run stays its prior until it fits its own."""
+    options = spec.options or {}
+    name = spec.name or ""
+    if not name or not wants_remembered(options, algorithm) or not settings.LOADS_REMEMBERED_CPU.read(options):
+        return MappingProxyType({})
+    entry = memory.recall(name)
+    if entry is None or entry.costs is None:
+        return MappingProxyType({})
+    return MappingProxyType({c: cost.fixed for c, cost in entry.costs.components.items()})
+
+
 def _rate_costs(costs: TupleCosts, rate: float, origin: str) -> RateCosts:
     """The problem's costs (``core.costs``) at ``rate``: each component's fixed part."""
     return RateCosts(rate, MappingProxyType({c: cost.fixed for c, cost in costs.components.items()}), origin=origin)
@@ -341,5 +359,5 @@ def took_note(memory: LoadMemory, recalled: Recalled, problem: Problem) -> str |
 
 
 __all__ = ["DEFAULT_MAX_TOPOLOGIES", "MAX_ENTRIES", "MAX_KEY_CHARS", "ComponentLoad", "LoadMemory", "Recalled",
-           "RememberedLoads", "applied_pairs", "component_loads", "recall_and_costs", "recalled_for", "remembered_loads",
+           "RememberedLoads", "applied_pairs", "component_loads", "fixed_priors", "recall_and_costs", "recalled_for", "remembered_loads",
            "storm_name_of", "took_note", "wants_remembered"]
