@@ -37,6 +37,7 @@ from storm_planner_bench.capacity.arms import Arm, job_name
 from storm_planner_bench.capacity.latency import SpoutLag, encode, window_latency
 from storm_planner_bench.capacity.rule import Verdict, sustained
 from storm_planner_bench.capacity.search import SearchResult, SearchSettings, Step, search
+from storm_planner_bench.capacity.verdicts import number
 from storm_planner_bench.common.cluster import cpu_seconds, kill_and_wait
 from storm_planner_bench.e2e.cells import Bench, Window, _placement, measure_window, wait_first_ack
 from storm_planner_bench.e2e.ramp import plans_between
@@ -369,19 +370,11 @@ def save_plans(out: Path, key: Mapping[str, Any], answered: list[dict[str, Any]]
         for plan in answered:
             assignments = plan.get("assignments") or {}
             moved = sum(1 for e, slot in assignments.items() if before.get(e) not in (None, slot))
-            at = _seconds(plan.get("time")) - first
+            at = number(plan.get("time")) - first
             handle.write(json.dumps({"key": dict(key), "t_s": round(at, 1) if math.isfinite(at) else None,
                                      "moved": moved, "figures": plan.get("figures") or {},
                                      "notes": plan.get("notes") or []}) + "\n")
             before = assignments
-
-
-def _seconds(value: Any) -> float:
-    """A plan record's time as a number (NaN where it is none)."""
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan
 
 
 def read_step_records(out: Path) -> dict[tuple[str, str, str, str, str], dict[str, Any]]:

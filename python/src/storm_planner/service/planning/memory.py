@@ -309,13 +309,10 @@ def recall_and_costs(memory: LoadMemory, spec: Any, measured: MeasuredTopology |
         if observed is None or observed.source_rate <= 0:
             return None, RateCosts(origin="measured")
         return None, _rate_costs(observed, observed.source_rate, "measured")
-    options = spec.options or {}
-    if not name or not wants_remembered(options, algorithm):
-        return None, RateCosts()
-    recalled = memory.recall(name)
+    recalled = _asked_for(memory, spec, algorithm)
     if recalled is None:
         return None, RateCosts()
-    if not settings.LOADS_REMEMBERED_CPU.read(options):
+    if not settings.LOADS_REMEMBERED_CPU.read(spec.options or {}):
         return recalled_for(dataclasses.replace(recalled, loads=MappingProxyType({}), costs=None), spec), RateCosts()
     if recalled.costs is None or recalled.peak_rate <= 0:
         return recalled_for(recalled, spec), RateCosts()
@@ -327,19 +324,28 @@ def fixed_priors(memory: LoadMemory, spec: Any, algorithm: str | None = None) ->
     ``spec``'s name, when it asks for remembered loads: the prior of its run's per-tuple fit until the run
     has measured at rates far enough apart (:mod:`storm_planner.metrics.per_tuple`). The entry may be the
     run's own: a part it took from an earlier run stays its prior until it fits its own."""
-    options = spec.options or {}
+    entry = _asked_for(memory, spec, algorithm)
+    if entry is None or entry.costs is None or not settings.LOADS_REMEMBERED_CPU.read(spec.options or {}):
+        return MappingProxyType({})
+    return _fixed_parts(entry.costs)
+
+
+def _asked_for(memory: LoadMemory, spec: Any, algorithm: str | None) -> RememberedLoads | None:
+    """The memory's entry for ``spec``'s name when the topology asks for remembered loads, else None."""
     name = spec.name or ""
-    if not name or not wants_remembered(options, algorithm) or not settings.LOADS_REMEMBERED_CPU.read(options):
-        return MappingProxyType({})
-    entry = memory.recall(name)
-    if entry is None or entry.costs is None:
-        return MappingProxyType({})
-    return MappingProxyType({c: cost.fixed for c, cost in entry.costs.components.items()})
+    if not name or not wants_remembered(spec.options or {}, algorithm):
+        return None
+    return memory.recall(name)
+
+
+def _fixed_parts(costs: TupleCosts) -> Mapping[str, float]:
+    """Component -> the fixed part of one executor's cost."""
+    return MappingProxyType({c: cost.fixed for c, cost in costs.components.items()})
 
 
 def _rate_costs(costs: TupleCosts, rate: float, origin: str) -> RateCosts:
     """The problem's costs (``core.costs``) at ``rate``: each component's fixed part."""
-    return RateCosts(rate, MappingProxyType({c: cost.fixed for c, cost in costs.components.items()}), origin=origin)
+    return RateCosts(rate, _fixed_parts(costs), origin=origin)
 
 
 def wants_remembered(options: Mapping[str, Any], algorithm: str | None) -> bool:
