@@ -48,6 +48,26 @@ def test_a_partial_document_is_kept_and_says_what_it_lacks():
     assert set(w.missing) == {"cpu", "sent"} and not w.cpu_known and w.sent == ()
 
 
+def test_the_wait_strategies_are_parsed_and_a_spinning_default_is_noted():
+    def doc(task, bolt_wait):
+        d = window_doc("t", "count", task, end_ms=NOW, threads=((20 + task, 100.0),), executed=10)
+        d["worker"]["waits"] = {"bolt": bolt_wait, "spout": "WaitStrategyPark"}
+        return d
+
+    parked = _windows(doc(2, "WaitStrategyPark"))
+    assert parked[2][0].waits == {"bolt": "WaitStrategyPark", "spout": "WaitStrategyPark"}
+    spinning = _windows(doc(2, "WaitStrategyPark"), doc(3, "WaitStrategyProgressive"))
+    quiet = measure("t", parked, EXECUTORS, now_ms=NOW + 1000).notes
+    loud = measure("t", spinning, EXECUTORS, now_ms=NOW + 1000).notes
+    assert not any("spin" in n for n in quiet)
+    assert any("idle bolts spin" in n and "WaitStrategyProgressive" in n for n in loud)
+    for bad in ({"bolt": 3}, {"bolt": "W" * 201}, ["WaitStrategyPark"]):
+        d = window_doc("t", "count", 2)
+        d["worker"]["waits"] = bad
+        with pytest.raises(CorruptWindow, match="worker.waits"):
+            parsed(d)
+
+
 def test_executor_ids_name_their_tasks():
     assert list(executor_tasks("[2-4]")) == [2, 3, 4]
     with pytest.raises(ValueError):

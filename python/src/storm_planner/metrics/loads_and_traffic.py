@@ -46,6 +46,8 @@ DEFAULT_WINDOWS = 3
 DEFAULT_STALE_PERIODS = 3.0
 MIN_STALE_S = 30.0
 DEFAULT_STATE_MB = 1.0
+# Storm 2's default wait strategy: an idle bolt spins through whatever CPU its quota leaves (docs/capacity.md).
+SPINNING_WAIT = "WaitStrategyProgressive"
 
 _EXECUTOR_ID = re.compile(r"^\[\s*(-?\d+)\s*-\s*(-?\d+)\s*\]$")
 
@@ -369,12 +371,21 @@ def _notes(selection: _Selection, figures: Mapping[str, ExecutorFigures], execut
     if selection.unknown_tasks:
         notes.append(f"ignored windows of tasks {_listed(sorted(selection.unknown_tasks))}: "
                      f"not tasks of this topology now")
+    if _bolts_spin(selection):
+        notes.append(f"idle bolts spin while they wait (topology.bolt.wait.strategy {SPINNING_WAIT}, Storm's "
+                     "default): below capacity their CPU is mostly waiting, so their costs look higher than "
+                     "they are; park them (docs/capacity.md, Waiting executors)")
     incomplete = {t: m for t, m in selection.partial.items() if m}
     if incomplete:
         parts = sorted({part for m in incomplete.values() for part in m})
         notes.append(f"partial windows (no {', '.join(parts)}) for tasks {_listed(sorted(incomplete))}: "
                      f"those parts count as zero")
     return notes
+
+
+def _bolts_spin(selection: _Selection) -> bool:
+    """Whether the windows say the topology's bolts wait with Storm's spinning default."""
+    return any(w.waits.get("bolt") == SPINNING_WAIT for ws in selection.usable.values() for w in ws)
 
 
 def _measured_note(measured_count: int, executor_count: int, newest_end: int | None,

@@ -8,7 +8,8 @@ Each document is rewritten in place once per statistics period, so the znode's
 version counts windows. Format version 1 (see ``docs/metrics.md`` for every field)::
 
     {"version": 1, "topology": "...", "component": "count", "task": 3,
-     "worker": {"host": "...", "port": 6701, "node": "sup-fast", "pid": 4242, "meta": {"speed": "2.0"}},
+     "worker": {"host": "...", "port": 6701, "node": "sup-fast", "pid": 4242, "meta": {"speed": "2.0"},
+                "waits": {"bolt": "WaitStrategyProgressive", "spout": "WaitStrategyProgressive"}},
      "window": {"seq": 7, "start_ms": ..., "end_ms": ..., "period_s": 10},
      "cpu": {"threads": [{"id": 51, "name": "...", "ms": 12.5}], "thread_cpu_supported": true,
              "subprocess_ms": 80.0, "subprocesses": 1, "process_ms": 140.0},
@@ -21,8 +22,10 @@ version counts windows. Format version 1 (see ``docs/metrics.md`` for every fiel
 
 ``cpu.process_ms`` (optional) is the whole worker JVM's CPU in the window, every thread (the same
 figure in each of the worker's documents of a window); absent in a worker's first window and when
-several workers share one JVM. ``host_net`` (optional) counts the bytes of the worker's host interfaces (loopback excluded)
-since they came up: the node's whole link use, Storm's tuples and everything else.
+several workers share one JVM. ``worker.waits`` (optional) names the topology's wait strategies (``bolt``,
+``spout``, ``backpressure``) by simple class name: Storm's default spins an idle bolt. ``host_net``
+(optional) counts the bytes of the worker's host interfaces (loopback excluded) since they came up:
+the node's whole link use, Storm's tuples and everything else.
 
 :func:`parse_window` turns bytes into a :class:`TaskWindow` or raises
 :class:`CorruptWindow` naming the window and the field that is wrong; documents that parse but lack
@@ -35,8 +38,8 @@ A document is read within bounds (environment variable, default): at most
 ``STORM_PLANNER_WINDOW_MAX_DIGITS`` digits (20; the hook's counters are Java longs). Every number
 must be finite (no NaN, Infinity or 1e999), counts (tuples, totals, bytes, seq, times, ports, pids)
 whole and >= 0, ``window.period_s`` > 0, CPU milliseconds, latencies and ``state_mb`` >= 0, and
-``worker.meta.speed`` a positive number. A null reads as absent (the hook writes null for a figure it
-could not compute).
+``worker.meta.speed`` a positive number; ``worker.waits`` values are text of at most ``MAX_WAIT_CHARS``.
+A null reads as absent (the hook writes null for a figure it could not compute).
 """
 from __future__ import annotations
 
@@ -51,6 +54,7 @@ from storm_planner.core.boundedjson import JSONLimitError, JSONLimits, loads_bou
 from storm_planner.core.errors import StormPlannerError
 
 FORMAT_VERSION = 1
+MAX_WAIT_CHARS = 200   # a wait strategy's name in ``worker.waits`` (the hook cuts them to 120)
 DEFAULT_ROOT = "/storm-planner/metrics"
 
 # Bounds of one window document (see the module docstring); each has an environment variable.
@@ -132,6 +136,7 @@ class TaskWindow:
     node: str | None = None
     pid: int | None = None
     meta: Mapping[str, str] = field(default_factory=dict)
+    waits: Mapping[str, str] = field(default_factory=dict)   # wait strategy by kind: bolt, spout, backpressure
     threads: tuple[ThreadUse, ...] = ()
     subprocess_ms: float = 0.0
     subprocesses: int = 0
@@ -265,13 +270,14 @@ def _document(data: bytes | str | None, where: str, limits: WindowLimits) -> dic
 
 
 def _worker_fields(fields: _Fields, worker: Mapping[str, Any]) -> dict[str, Any]:
-    """Where the task ran: the worker's host, port, node, pid and scheduler meta."""
+    """Where the task ran: the worker's host, port, node, pid, scheduler meta and wait strategies."""
     return {
         "host": fields.text(worker, "host", "worker.host", default=None),
         "port": fields.count(worker, "port", "worker.port", default=None),
         "node": fields.text(worker, "node", "worker.node", default=None),
         "pid": fields.count(worker, "pid", "worker.pid", default=None),
         "meta": fields.meta(worker),
+        "waits": fields.waits(worker),
     }
 
 
@@ -459,6 +465,21 @@ class _Fields:
         if "speed" in meta and not _positive_number(meta["speed"]):
             raise self.fail("worker.meta.speed", f"expected a positive number, got {meta['speed'][:40]!r}")
         return meta
+
+
+    def waits(self, worker: Mapping[str, Any]) -> dict[str, str]:
+        """The topology's wait strategies, ``{"bolt": "WaitStrategyPark", ...}``: short text values."""
+        value = worker.get("waits")
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail("worker.waits", f"expected an object, got {_shown(value)}")
+        waits = {}
+        for key, item in value.items():
+            if not isinstance(item, str) or len(item) > MAX_WAIT_CHARS:
+                raise self.fail(f"worker.waits.{str(key)[:40]}", f"expected a class name, got {_shown(item)}")
+            waits[str(key)] = item
+        return waits
 
 
 def _positive_number(text: str) -> bool:

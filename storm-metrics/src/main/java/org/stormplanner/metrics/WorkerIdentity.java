@@ -6,14 +6,31 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Where a window was measured: the worker's host and port, the supervisor (node) id, the worker's pid, and
- * the supervisor's {@code supervisor.scheduler.meta} (machine type, speed) when the worker's conf carries
- * it. The planner needs the node to turn CPU percent into load: a percent of a fast machine is worth more.
+ * Where a window was measured: the worker's host and port, the supervisor (node) id, the worker's pid, the
+ * supervisor's {@code supervisor.scheduler.meta} (machine type, speed) when the worker's conf carries it,
+ * and how the topology's idle executors wait ({@code waits}: the bolt, spout and backpressure wait
+ * strategies, by simple class name). The planner needs the node to turn CPU percent into load (a percent of
+ * a fast machine is worth more), and the wait strategies to know whether an idle executor's CPU is waiting:
+ * Storm's default, {@code WaitStrategyProgressive}, spins an idle bolt through whatever CPU its quota leaves.
  */
-record WorkerIdentity(String host, int port, String node, long pid, Map<String, String> meta) {
+record WorkerIdentity(String host, int port, String node, long pid, Map<String, String> meta,
+                      Map<String, String> waits) {
 
     /** The worker's main class: its first two arguments are the topology id and the supervisor id. */
     static final String WORKER_MAIN = "org.apache.storm.daemon.worker.Worker";
+
+    /** The wait strategies reported, by the name the window gives them and the conf key they come from. */
+    static final Map<String, String> WAIT_KEYS = Map.of(
+        "bolt", "topology.bolt.wait.strategy",
+        "spout", "topology.spout.wait.strategy",
+        "backpressure", "topology.backpressure.wait.strategy");
+
+    /** A wait strategy's class name is cut to this many characters (the windows are bounded). */
+    static final int MAX_STRATEGY_CHARS = 120;
+
+    WorkerIdentity(String host, int port, String node, long pid, Map<String, String> meta) {
+        this(host, port, node, pid, meta, Map.of());
+    }
 
     static WorkerIdentity of(Map<String, Object> conf, String assignmentId, Integer port) {
         if (assignmentId == null || assignmentId.isBlank()) {
@@ -29,7 +46,24 @@ record WorkerIdentity(String host, int port, String node, long pid, Map<String, 
             });
         }
         return new WorkerIdentity(hostOf(conf), port == null ? -1 : port, assignmentId,
-            ProcessHandle.current().pid(), meta);
+            ProcessHandle.current().pid(), meta, waitsOf(conf));
+    }
+
+    /** The conf's wait strategies by simple class name ({@code WaitStrategyPark}); absent keys are left out. */
+    static Map<String, String> waitsOf(Map<String, Object> conf) {
+        Map<String, String> waits = new TreeMap<>();
+        if (conf == null) {
+            return waits;
+        }
+        WAIT_KEYS.forEach((name, key) -> {
+            Object value = conf.get(key);
+            if (value != null) {
+                String text = value.toString();
+                String simple = text.substring(text.lastIndexOf('.') + 1);
+                waits.put(name, simple.length() > MAX_STRATEGY_CHARS ? simple.substring(0, MAX_STRATEGY_CHARS) : simple);
+            }
+        });
+        return waits;
     }
 
     /**
@@ -64,6 +98,7 @@ record WorkerIdentity(String host, int port, String node, long pid, Map<String, 
         m.put("node", node);
         m.put("pid", pid);
         m.put("meta", meta);
+        m.put("waits", waits);
         return m;
     }
 }

@@ -53,4 +53,20 @@ class MetricsConfigTest {
         assertEquals("sup-fast", WorkerIdentity.supervisorIdFromArguments(args));
         assertEquals(null, WorkerIdentity.supervisorIdFromArguments(new String[] {"java", "Other"}));
     }
+
+    @Test
+    void theWorkerReportsHowItsIdleExecutorsWaitBySimpleClassName() {
+        Map<String, Object> conf = Map.of(
+            "topology.bolt.wait.strategy", "org.apache.storm.policy.WaitStrategyProgressive",
+            "topology.spout.wait.strategy", "org.apache.storm.policy.WaitStrategyPark",
+            "topology.backpressure.wait.strategy", "x." + "W".repeat(500));
+        Map<String, String> waits = WorkerIdentity.waitsOf(conf);
+        assertEquals("WaitStrategyProgressive", waits.get("bolt"));
+        assertEquals("WaitStrategyPark", waits.get("spout"));
+        assertEquals(WorkerIdentity.MAX_STRATEGY_CHARS, waits.get("backpressure").length());
+        assertEquals(Map.of("bolt", "Park"), WorkerIdentity.waitsOf(Map.of("topology.bolt.wait.strategy", "Park")));
+        assertEquals(Map.of(), WorkerIdentity.waitsOf(null));
+        WorkerIdentity worker = WorkerIdentity.of(conf, "sup-fast", 6700);
+        assertEquals(waits, worker.toMap().get("waits"));
+    }
 }
