@@ -82,8 +82,8 @@ def test_windows_appear_and_their_traffic_matches_storms_own_counts(cluster, tmp
         windows = until(lambda: (w := latest_windows(a.zookeeper, row.id)) and len(w) == row.tasks and w,
                         90, "a window for every task in ZooKeeper")
         assert all(w.version >= 0 and w.period_s == PERIOD_S for w in windows.values())
-        # Each worker says how its idle executors wait: this cluster keeps Storm's spinning default.
-        assert {w.waits.get("bolt") for w in windows.values()} == {"WaitStrategyProgressive"}
+        # Each worker says how its idle executors wait: the default cluster's storm.yaml parks them.
+        assert {w.waits.get("bolt") for w in windows.values()} == {"WaitStrategyPark"}
         until(lambda: (tmp_path / "done.txt").exists(), 120, "the spout to finish and drain")
 
         def settled():
