@@ -51,7 +51,7 @@ def test_a_partial_document_is_kept_and_says_what_it_lacks():
 def test_the_wait_strategies_are_parsed_and_a_spinning_default_is_noted():
     def doc(task, bolt_wait):
         d = window_doc("t", "count", task, end_ms=NOW, threads=((20 + task, 100.0),), executed=10)
-        d["worker"]["waits"] = {"bolt": bolt_wait, "spout": "WaitStrategyPark"}
+        d["worker"]["waits"] = {"bolt": bolt_wait, "spout": "WaitStrategyPark", "other": ["ignored"]}
         return d
 
     parked = _windows(doc(2, "WaitStrategyPark"))

@@ -55,6 +55,7 @@ from storm_planner.core.errors import StormPlannerError
 
 FORMAT_VERSION = 1
 MAX_WAIT_CHARS = 200   # a wait strategy's name in ``worker.waits`` (the hook cuts them to 120)
+WAIT_KINDS = ("bolt", "spout", "backpressure")   # the wait strategies ``worker.waits`` names
 DEFAULT_ROOT = "/storm-planner/metrics"
 
 # Bounds of one window document (see the module docstring); each has an environment variable.
@@ -466,19 +467,22 @@ class _Fields:
             raise self.fail("worker.meta.speed", f"expected a positive number, got {meta['speed'][:40]!r}")
         return meta
 
-
     def waits(self, worker: Mapping[str, Any]) -> dict[str, str]:
-        """The topology's wait strategies, ``{"bolt": "WaitStrategyPark", ...}``: short text values."""
+        """The topology's wait strategies, ``{"bolt": "WaitStrategyPark", ...}``: short text values of the
+        known kinds (``WAIT_KINDS``); other keys are ignored."""
         value = worker.get("waits")
         if value is None:
             return {}
         if not isinstance(value, dict):
             raise self.fail("worker.waits", f"expected an object, got {_shown(value)}")
         waits = {}
-        for key, item in value.items():
+        for kind in WAIT_KINDS:
+            item = value.get(kind)
+            if item is None:
+                continue
             if not isinstance(item, str) or len(item) > MAX_WAIT_CHARS:
-                raise self.fail(f"worker.waits.{str(key)[:40]}", f"expected a class name, got {_shown(item)}")
-            waits[str(key)] = item
+                raise self.fail(f"worker.waits.{kind}", f"expected a class name, got {_shown(item)}")
+            waits[kind] = item
         return waits
 
 
