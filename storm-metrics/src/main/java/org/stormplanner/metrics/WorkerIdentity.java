@@ -28,10 +28,6 @@ record WorkerIdentity(String host, int port, String node, long pid, Map<String, 
     /** A wait strategy's class name is cut to this many characters (the windows are bounded). */
     static final int MAX_STRATEGY_CHARS = 120;
 
-    WorkerIdentity(String host, int port, String node, long pid, Map<String, String> meta) {
-        this(host, port, node, pid, meta, Map.of());
-    }
-
     static WorkerIdentity of(Map<String, Object> conf, String assignmentId, Integer port) {
         if (assignmentId == null || assignmentId.isBlank()) {
             assignmentId = supervisorIdFromArguments(ProcessHandle.current().info().arguments().orElse(new String[0]));

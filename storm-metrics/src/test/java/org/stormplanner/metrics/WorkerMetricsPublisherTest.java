@@ -50,7 +50,7 @@ class WorkerMetricsPublisherTest {
 
     private WorkerMetricsPublisher publisher(MetricsConfig config) {
         WorkerIdentity worker = new WorkerIdentity("127.0.0.1", 6701, "sup-fast", 4242,
-            Map.of("speed", "2.0", "machine.type", "i7"));
+            Map.of("speed", "2.0", "machine.type", "i7"), Map.of());
         return new WorkerMetricsPublisher("test", TOPOLOGY, config, worker,
             new ZooKeeperSink(config, Map.of("storm.zookeeper.connection.timeout", 1000,
                 "storm.zookeeper.session.timeout", 4000)), List.of());
@@ -162,7 +162,7 @@ class WorkerMetricsPublisherTest {
         MetricsConfig config = config("/storm-planner/metrics");
         Iterator<Long> cpuMs = List.of(5_000L, 5_400L, 6_150L).iterator();
         WorkerMetricsPublisher publisher = new WorkerMetricsPublisher("test", TOPOLOGY, config,
-            new WorkerIdentity("127.0.0.1", 6701, "sup-fast", 4242, Map.of()),
+            new WorkerIdentity("127.0.0.1", 6701, "sup-fast", 4242, Map.of(), Map.of()),
             new ZooKeeperSink(config, Map.of("storm.zookeeper.connection.timeout", 1000,
                 "storm.zookeeper.session.timeout", 4000)), List.of(),
             new ProcessCpu(() -> Optional.of(Duration.ofMillis(cpuMs.next()))));
