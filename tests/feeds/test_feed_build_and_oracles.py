@@ -128,6 +128,10 @@ def test_spark_generates_every_synthetic_kind(spark):
     assert stocks["trades"].frame.count() == stocks["quotes"].frame.count() == 50
     first = json.loads(stocks["quotes"].frame.orderBy("ts_ms").first()["json"])
     assert set(first) == {"DATE", "TIME_M", "SYM_ROOT", "BID", "BIDSIZ", "ASK", "ASKSIZ"}
+    # One task a symbol gives the same feed as two tasks: the partitioning never shows in the records.
+    one_each = generate.stocks(spark, 50, symbols=5, partitions=5)
+    assert ({r["json"] for r in one_each["trades"].frame.collect()}
+            == {r["json"] for r in stocks["trades"].frame.collect()})
     feeds, stations = generate.airline(spark, 700, partitions=2)  # 3000 flights a day: one day
     assert feeds["flights"].frame.count() == 700
     assert feeds["weather"].frame.count() == len(stations) == 60
@@ -136,3 +140,13 @@ def test_spark_generates_every_synthetic_kind(spark):
     plain = {r["json"] for r in feeds["flights"].frame.collect()}
     drifted = {r["json"] for r in drifting["flights"].frame.collect()}
     assert 100 <= len(plain & drifted) < 400
+
+
+def test_a_big_stocks_feed_is_generated_in_tasks_a_small_driver_can_cache():
+    from storm_planner.feeds.generate import RECORDS_PER_TASK, _symbol_slices
+
+    # 8,000,000 records (16 million rows) in eight tasks ran a 1 GiB driver out of heap while it cached them.
+    assert _symbol_slices(8_000_000, 100, 8) == 64
+    assert 2 * 8_000_000 / _symbol_slices(8_000_000, 100, 8) <= RECORDS_PER_TASK
+    assert _symbol_slices(50_000_000, 100, 8) == 100      # never more tasks than symbols
+    assert _symbol_slices(50, 5, 2) == 2 and _symbol_slices(50, 1, 8) == 1

@@ -20,6 +20,13 @@ def _slices(records: int, partitions: int) -> int:
     return max(partitions, -(-records // RECORDS_PER_TASK))
 
 
+def _symbol_slices(records: int, symbols: int, partitions: int) -> int:
+    """Tasks for a per-symbol feed of about ``records`` trades and as many quotes: each of at most
+    ``RECORDS_PER_TASK`` rows where the symbols allow. Eight tasks of a million rows each were too much for
+    a 1 GiB driver to cache: 8,000,000 records ran out of heap."""
+    return max(1, min(symbols, max(partitions, -(-2 * records // RECORDS_PER_TASK))))
+
+
 def _frame(spark, rdd, kind: str) -> FeedFrame:
     frame = spark.createDataFrame(rdd, "ts_ms long, seq long, json string")
     return FeedFrame(kind, frame)
@@ -52,7 +59,8 @@ def stocks(spark, records: int, seed: int = 100, symbols: int = 100, partitions:
                 kind = "trades" if "PRICE" in record else "quotes"
                 yield kind, taq_time_ms(record), symbol * 10 * minutes + position, _dumps(record)
 
-    rows = spark.sparkContext.parallelize(range(symbols), min(partitions, symbols)).mapPartitions(generate)
+    rows = spark.sparkContext.parallelize(range(symbols), _symbol_slices(records, symbols, partitions))
+    rows = rows.mapPartitions(generate)
     frame = spark.createDataFrame(rows, "kind string, ts_ms long, seq long, json string").cache()
     return {kind: FeedFrame(kind, frame.where(frame.kind == kind).select("ts_ms", "seq", "json"))
             for kind in ("trades", "quotes")}
