@@ -272,3 +272,43 @@ def test_the_services_answers_during_a_search_are_kept_with_their_moves_and_note
     assert [(r["t_s"], r["moved"]) for r in lines] == [(-20.0, 0), (10.0, 1), (None, 1)]
     assert lines[0]["key"] == key and lines[0]["figures"] == {"capacity_factor": 3.0}
     assert lines[1]["notes"] == ["re-planned: 1 moves"] and lines[2]["notes"] == [] and lines[2]["figures"] == {}
+
+
+def test_a_rebalance_arm_waits_for_its_rebalance_and_an_ack_after_it_before_it_measures(tmp_path, monkeypatch):
+    """A rebalance deactivates the topology and restarts workers: no window may straddle it. The runner waits
+    for an answer asking Nimbus, the rebalance's record, and an ack after it; with no ask it goes on."""
+    import json
+    import time
+    from types import SimpleNamespace
+
+    from storm_planner_bench.capacity import runner
+    from storm_planner_bench.capacity.runner import Context, SearchRun, Timing
+
+    monkeypatch.setattr(runner, "REBALANCE_DECIDE_S", 0.3)
+    monkeypatch.setattr(runner, "POLL_S", 0.05)
+    plan_log = tmp_path / "plans.jsonl"
+    said: list[str] = []
+    bench = SimpleNamespace(work=tmp_path, feeds={}, progress=said.append, cluster=SimpleNamespace(plan_log=plan_log),
+                            timing=SimpleNamespace(start_s=0.3))
+    workload = SimpleNamespace(name="topk-link", feed_kind="worldcup", prefix="worldcup")
+    run = SearchRun(bench, workload, parse_arm("planner:auto+resumable+rebalance"), Context("c", 1),
+                    Timing(0, 0, 0, 0, 0, 0))
+    run.topology_id = "t-1"
+    acks: dict[str, float] = {}
+    run.follower = SimpleNamespace(update=lambda: SimpleNamespace(acked=acks))
+
+    def log(*records):
+        plan_log.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    log({"event": "plan", "topology": "t-1", "notes": ["capacity: ..."]},
+        {"event": "plan", "topology": "t-2", "notes": ["rebalance: asking Nimbus for count 2->4"]})
+    assert run._await_rebalance() is False and "no rebalance asked for" in said[-1]
+
+    done = time.time()
+    log({"event": "plan", "topology": "t-1", "notes": ["rebalance: asking Nimbus for count 2->4 (+30 %)"]},
+        {"event": "rebalance", "topology": "t-1", "time": done, "outcome": "applied", "executors": {"count": 4}})
+    acks["a"] = done - 5                       # an ack from before the rebalance does not count
+    with pytest.raises(runner._NotRunning, match="no tuple acked within 0 s of the rebalance"):
+        run._await_rebalance()
+    acks["b"] = done + 1
+    assert run._await_rebalance() is True and said[-1].startswith("    rebalance applied: {'count': 4}")

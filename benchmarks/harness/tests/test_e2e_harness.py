@@ -332,9 +332,12 @@ def test_each_cell_gives_its_replay_spouts_a_checkpoint_dir_of_its_own_and_resum
                             nimbus="127.0.0.1:6627", timing=SimpleNamespace(start_s=5))
     for workload, cell, scheduler in ((TRENDS_LINK, "a", "planner:topdown"),
                                       (TRENDS_LINK, "b", "planner:topdown+resumable+correct+remembered"),
-                                      (BARGAINS_LINK, "c", "ras")):
+                                      (BARGAINS_LINK, "c", "ras"), (BARGAINS_LINK, "d", "planner:auto+rebalance")):
         submit_workload(bench, workload, 100.0, parse_scheduler(scheduler), tmp_path / cell, "job")
-    trends_a, trends_b, bargains = submitted
+    trends_a, trends_b, bargains, rebalanced = submitted
+    # +rebalance alone asks the service to apply the advice, once: its cooldown outlasts any cell.
+    assert rebalanced["planner.rebalance"] is True and rebalanced["planner.rebalance.cooldown.secs"] >= 86_400
+    assert not any(key.startswith("planner.rebalance") for key in (*trends_a, *trends_b, *bargains))
     assert trends_b["planner.replan.first.correction"] is True and "planner.replan.first.correction" not in trends_a
     assert trends_b["planner.loads.remembered"] is True and "planner.loads.remembered" not in trends_a
     assert "planner.loads.remembered.cpu" not in trends_b
@@ -350,7 +353,8 @@ def test_resumable_is_a_planner_suffix_and_keeps_one_label_order():
     assert (both.label, both.resumable, both.replan, both.hook) == (
         "planner:topdown+noreplan+resumable+nohook", True, False, False)
     assert not parse_scheduler("planner:topdown").resumable
-    with pytest.raises(ValueError, match=r"\+resumable, \+correct, \+remembered, \+remembered-traffic and \+KEY=VALUE are for planner:NAME alone"):
+    with pytest.raises(ValueError, match=r"\+resumable, \+correct, \+remembered, \+remembered-traffic, \+rebalance and "
+                                         r"\+KEY=VALUE are for planner:NAME alone"):
         parse_scheduler("ras+resumable")
     every = parse_scheduler("planner:topdown+remembered+correct+resumable")
     assert (every.label, every.correct, every.resumable, every.remembered) == (
@@ -364,6 +368,11 @@ def test_resumable_is_a_planner_suffix_and_keeps_one_label_order():
     assert (traffic.remembered, traffic.remembered_cpu) == (True, False) and every.remembered_cpu
     with pytest.raises(ValueError, match="not both"):
         parse_scheduler("planner:topdown+remembered+remembered-traffic")
+    rebalanced = parse_scheduler("planner:auto+nohook+rebalance+resumable")
+    assert (rebalanced.label, rebalanced.rebalance) == ("planner:auto+resumable+rebalance+nohook", True)
+    assert not parse_scheduler("planner:auto").rebalance
+    with pytest.raises(ValueError, match=r"are for planner:NAME alone"):
+        parse_scheduler("ras+rebalance")
 
 
 def test_a_planner_parameter_is_a_named_variant_checked_at_parse(monkeypatch, tmp_path):

@@ -56,8 +56,8 @@ def test_scales_schedules_and_schedulers_are_checked_with_the_option_named():
         topdown_real.parse_schedulers(" , ", "--rate-schedulers")
     with pytest.raises(ValueError, match="names a scheduler twice"):
         topdown_real.parse_schedulers("default,planner:topdown,default")
-    with pytest.raises(ValueError, match=r"\+noreplan, \+resumable, \+correct, \+remembered, \+remembered-traffic "
-                                         r"and \+KEY=VALUE are for planner:NAME alone"):
+    with pytest.raises(ValueError, match=r"\+noreplan, \+resumable, \+correct, \+remembered, \+remembered-traffic, "
+                                         r"\+rebalance and \+KEY=VALUE are for planner:NAME alone"):
         parse_scheduler("ras+noreplan")
 
 

@@ -209,3 +209,27 @@ def test_the_bound_and_the_exact_model_hold_after_another_highs_solve_in_the_pro
     node_of = {"[1-1]": "a", "[2-2]": "a", "[3-3]": "b"}
     found = exact.solve(model, model.factor(node_of), factor_bound(model), time_limit_s=2.0)
     assert found is not None and model.factor(found.node_of) >= model.factor(node_of) - 1e-9
+
+
+def test_advice_skips_counts_that_leave_the_busiest_executor_its_tasks():
+    # Two executors of a four-task bolt, each alone filling a node: three executors would run two, one and one
+    # tasks (Storm's split), the first as busy as now, so the advice goes to four.
+    problem = pipeline(nodes=(("a", 45.0), ("b", 45.0), ("c", 45.0), ("d", 45.0)), bolts=2, bolt_load=40.0,
+                       spout_load=2.0)
+    problem["executors"][1]["id"], problem["executors"][2]["id"] = "[2-3]", "[4-5]"
+    plan = storm_planner.plan(problem, algorithm="capacity", max_columns=0)
+    assert plan["advice"]["tasks"]["bolt"] == 4
+    assert plan["advice"]["parallelism"]["bolt"] == 4
+
+
+def test_a_what_if_executor_carries_its_tasks_share_of_the_load():
+    from storm_planner.planners.capacity.advice import with_parallelism
+
+    problem = Problem.from_dict(pipeline(bolts=2, bolt_load=40.0))
+    model = CapacityModel(problem, executor_fixed={"bolt": 4.0})
+    three = with_parallelism(problem, model, {"bolt": 3}, {"bolt": 4})
+    loads = sorted((e.load for e in three.executors if e.component == "bolt"), reverse=True)
+    # 72 % of variable load in all: two tasks' share, then one task's each; the fixed 4 % on every executor.
+    assert loads == pytest.approx([4.0 + 36.0, 4.0 + 18.0, 4.0 + 18.0])
+    even = with_parallelism(problem, model, {"bolt": 3})
+    assert sorted(e.load for e in even.executors if e.component == "bolt") == pytest.approx([28.0] * 3)

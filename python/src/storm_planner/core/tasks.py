@@ -26,3 +26,25 @@ def task_counts(problem: Problem) -> dict[str, int]:
         first, last = int(match.group(1)), int(match.group(2))
         counts[executor.component] = counts.get(executor.component, 0) + last - first + 1
     return {c: n for c, n in counts.items() if c not in unknown}
+
+
+def storm_split(tasks: int, executors: int) -> list[int]:
+    """Tasks per executor when Storm spreads ``tasks`` over ``executors`` (its ``Utils.partitionFixed``:
+    contiguous ranges, the first ``tasks mod executors`` executors one task more than the rest). Under a
+    fields or shuffle grouping an executor's share of the component's tuples is its tasks over ``tasks``:
+    four tasks over three executors give one of them half the tuples."""
+    if tasks < 1 or executors < 1:
+        raise ValueError(f"tasks and executors must be positive, not {tasks} and {executors}")
+    executors = min(executors, tasks)
+    base, more = divmod(tasks, executors)
+    return [base + 1] * more + [base] * (executors - more)
+
+
+def next_useful_count(tasks: int, executors: int) -> int | None:
+    """The fewest executors above ``executors`` (at most ``tasks``) whose busiest executor runs fewer tasks
+    than now, or None: from two executors of four tasks, three still leave one with two tasks, so four."""
+    busiest = -(-tasks // max(1, executors))
+    for count in range(executors + 1, tasks + 1):
+        if -(-tasks // count) < busiest:
+            return count
+    return None

@@ -13,6 +13,11 @@ went on to 4,756 t/s), the placement at its end; ``grace_s`` later the spouts' t
 and the window judged by :func:`~storm_planner_bench.capacity.rule.sustained`, tuples not acked by then
 counting at the histogram's top. A recovery hold writes its low rate and waits ``hold_s``.
 
+An arm with ``+rebalance`` lets the service apply its planner's parallelism advice once, before the search
+measures: after the first ack the runner waits up to ``REBALANCE_DECIDE_S`` for an answer that asks Nimbus
+for a rebalance, then for the rebalance's record in the plan log and the first ack after it, and settles
+again. A rebalance deactivates the topology and restarts workers, which no window should straddle.
+
 After each window the feed is checked: a window during which a spout's feed ran dry would read as falling
 behind, so it ends the search (its row says so) and asks for a larger feed. When the search ends the spouts stop, the
 tuples in flight drain (``drain_s`` at most), and each step's figures are computed again from the final log:
@@ -49,6 +54,9 @@ RECOVERY, DISTURBED, FEED_OUT, CATCHING_UP = "recovery", "disturbed", "feed ran 
 P99_ALONE = "p99 alone"     # a window missed on its p99 alone, measured once more
 CATCH_UP_SHARE = 1.01   # a first window that processed more than this share of the offered rate is catching up
 POLL_S = 2.0
+REBALANCE_DECIDE_S = 60.0    # after the first ack: how long an answer has to ask Nimbus for a rebalance
+REBALANCE_DONE_S = 240.0     # then how long the rebalance may take: Storm's wait, the new workers' start
+ASKING_NIMBUS = "rebalance: asking Nimbus"   # the service's note (storm_planner.service.planning.rebalance)
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,8 @@ class SearchRun:
         if self.topology_id is None:
             self._submit(rate)
             time.sleep(self.timing.settle_s)
+            if self.arm.scheduler.rebalance and self._await_rebalance():
+                time.sleep(self.timing.settle_s)
         else:
             self.rate_file.write_text(f"{rate:g}")
             time.sleep(self.timing.step_s)
@@ -181,6 +191,32 @@ class SearchRun:
         self.topology_id = submission.id
         if not wait_first_ack(self.scratch / "times", self.submitted + self.bench.timing.start_s):
             raise _NotRunning(f"no tuple acked within {self.bench.timing.start_s:.0f} s of submission", ran=False)
+
+    def _await_rebalance(self) -> bool:
+        """Wait for the rebalance the service decides at the start (see the module docstring); whether one
+        ran. Never raises: a rebalance that fails or never comes leaves the search on the executors it has."""
+        from storm_planner.service.planning.planlog import read_plan_log
+
+        log, topology = self.bench.cluster.plan_log, self.topology_id
+        deadline = time.time() + REBALANCE_DECIDE_S
+        while not any(ASKING_NIMBUS in note for plan in read_plan_log(log) if plan.get("topology") == topology
+                      for note in plan.get("notes") or ()):
+            if time.time() >= deadline:
+                self.bench.progress(f"    no rebalance asked for within {REBALANCE_DECIDE_S:g} s of the first ack")
+                return False
+            time.sleep(POLL_S)
+        deadline = time.time() + REBALANCE_DONE_S
+        while not (done := [r for r in read_plan_log(log, "rebalance") if r.get("topology") == topology]):
+            if time.time() >= deadline:
+                self.bench.progress(f"    the rebalance did not finish within {REBALANCE_DONE_S:g} s")
+                return True
+            time.sleep(POLL_S)
+        record = done[-1]
+        self.bench.progress(f"    rebalance {record.get('outcome')}: {record.get('executors')} "
+                            f"({record.get('message', '')})"[:300])
+        if not wait_first_ack_after(self.follower, number(record.get("time")), time.time() + self.bench.timing.start_s):
+            raise _NotRunning(f"no tuple acked within {self.bench.timing.start_s:.0f} s of the rebalance")
+        return True
 
     def _window(self, rate: float, role: str, started: float, first: bool = False) -> _Window:
         before = self._cpu()
@@ -262,6 +298,15 @@ class SearchRun:
                          "predicted_tps": round(predicted, 1) if math.isfinite(predicted) else predicted, **figures})
             save_step_record(self.bench.out, key, histograms, taken.placement)
         return rows
+
+
+def wait_first_ack_after(follower: TimesFollower, after: float, deadline: float) -> bool:
+    """Whether the spouts logged an ack later than ``after`` (epoch s) before ``deadline`` (wall clock)."""
+    while time.time() < deadline:
+        if any(at > after for at in follower.update().acked.values()):
+            return True
+        time.sleep(POLL_S)
+    return False
 
 
 def _measure_again(taken: _Window, confirmed: bool) -> str | None:

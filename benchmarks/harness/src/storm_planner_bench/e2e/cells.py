@@ -96,6 +96,10 @@ def run_cell(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler
         kill_and_wait(bench.nimbus, job, row.id)
 
 
+# +rebalance's cooldown: longer than any cell, so a submission is rebalanced once at most.
+ONE_REBALANCE_S = 86_400.0
+
+
 def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Scheduler, scratch: Path, job: str,
                     extra: dict[str, Any] | None = None, profile: str | None = None):
     """Submit ``workload`` at ``rate`` for ``scheduler`` as ``job``, its spout's sink, times, stop file and
@@ -107,13 +111,16 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
     (:class:`~storm_planner_bench.e2e.workloads.HeteroProfileError` if they have none); a scheduler without
     re-planning (``+noreplan``) sets ``planner.replan: false``, ``+correct`` ``planner.replan.first.correction``,
     ``+remembered`` ``planner.loads.remembered`` (``+remembered-traffic`` also
-    ``planner.loads.remembered.cpu: false``), ``+KEY=VALUE`` ``planner.<algorithm>.KEY``. Returns the submission (its ``id``);
+    ``planner.loads.remembered.cpu: false``), ``+rebalance`` ``planner.rebalance`` with a cooldown of
+    ``ONE_REBALANCE_S`` (one rebalance a submission), ``+KEY=VALUE`` ``planner.<algorithm>.KEY``. Returns the submission (its ``id``);
     :class:`~storm_planner.submit.operations.SubmitError` when it does not run within the start timeout."""
     import storm_planner
     from storm_planner.core.settings import (
         HETERO_PROFILES,
         LOADS_REMEMBERED,
         LOADS_REMEMBERED_CPU,
+        REBALANCE,
+        REBALANCE_COOLDOWN_SECS,
         REPLAN,
         REPLAN_FIRST_CORRECTION,
         SOURCE_RESUMABLE,
@@ -143,6 +150,9 @@ def submit_workload(bench: Bench, workload: Workload, rate: float, scheduler: Sc
         options[LOADS_REMEMBERED.key] = True
     if not scheduler.remembered_cpu:
         options[LOADS_REMEMBERED_CPU.key] = False
+    if scheduler.rebalance:
+        options[REBALANCE.key] = True
+        options[REBALANCE_COOLDOWN_SECS.key] = ONE_REBALANCE_S
     if needs_profile(scheduler):
         if not profile:
             raise HeteroProfileError(f"{scheduler.label} needs a profile of {workload.name}: none was made or given")

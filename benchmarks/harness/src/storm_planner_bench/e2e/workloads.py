@@ -17,7 +17,10 @@ under ``topdown`` two such reliefs within 75 s each stopped the source for 30 s 
 measured for the workload (same topology name) in an earlier planner cell of the run, the highest of that
 cell's measured plans (:mod:`storm_planner.service.planning.memory`); a cell with no such earlier cell plans on
 estimates, as without the suffix. ``+remembered-traffic`` takes the remembered rates and tuple sizes only
-and keeps the declared CPU (``planner.loads.remembered.cpu: false``). ``planner:NAME+KEY=VALUE`` sets one
+and keeps the declared CPU (``planner.loads.remembered.cpu: false``). ``planner:NAME+rebalance`` sets
+``planner.rebalance``: the service applies the plan's parallelism advice through Nimbus
+(:mod:`storm_planner.service.planning.rebalance`), once per submission (its cooldown outlasts the cell);
+Storm's schedulers run the submitted executors. ``planner:NAME+KEY=VALUE`` sets one
 of the planner's parameters (``planner.NAME.KEY``): a variant under its own label, run beside the
 planner's defaults.
 """
@@ -136,6 +139,7 @@ class Scheduler:
     correct: bool = False    # planner.replan.first.correction: the first measured re-plan may move for traffic
     remembered: bool = False  # planner.loads.remembered: the first plan on the loads an earlier cell measured
     remembered_cpu: bool = True  # planner.loads.remembered.cpu: false (+remembered-traffic) keeps declared CPU
+    rebalance: bool = False  # planner.rebalance: the service applies the plan's parallelism advice, once
     params: tuple[tuple[str, str], ...] = ()  # +KEY=VALUE: planner.<algorithm>.KEY in the topology's conf
 
     @property
@@ -150,7 +154,8 @@ RESUMABLE = "+resumable"
 CORRECT = "+correct"
 REMEMBERED = "+remembered"
 REMEMBERED_TRAFFIC = "+remembered-traffic"
-SUFFIXES = (NO_REPLAN, RESUMABLE, CORRECT, REMEMBERED, REMEMBERED_TRAFFIC, NO_HOOK)   # in the order a label gives them
+REBALANCE = "+rebalance"
+SUFFIXES = (NO_REPLAN, RESUMABLE, CORRECT, REMEMBERED, REMEMBERED_TRAFFIC, REBALANCE, NO_HOOK)   # in the order a label gives them
 
 
 # The planners that need a profile (Nasiri et al.'s): the bench makes one per workload (storm_planner_bench.e2e.profiles).
@@ -168,8 +173,8 @@ def needs_profile(scheduler: Scheduler) -> bool:
 
 def parse_scheduler(text: str) -> Scheduler:
     """``default``, ``ras`` (or ``resource-aware``), ``planner:NAME``, each optionally with ``+nohook``,
-    ``planner:NAME`` also with ``+noreplan``, ``+resumable``, ``+correct`` and ``+remembered`` or
-    ``+remembered-traffic``, and with ``+KEY=VALUE`` for any of the planner's parameters (a named variant
+    ``planner:NAME`` also with ``+noreplan``, ``+resumable``, ``+correct``, ``+remembered`` or
+    ``+remembered-traffic``, ``+rebalance``, and with ``+KEY=VALUE`` for any of the planner's parameters (a named variant
     beside the faithful planner: ``planner:albic+max_pl=50`` runs with ``planner.albic.max_pl: 50``). In any
     order; the label puts the parameters first, sorted, then the suffixes in the order of SUFFIXES. A clear
     error for anything else."""
@@ -181,7 +186,7 @@ def parse_scheduler(text: str) -> Scheduler:
     hook, replan = NO_HOOK not in found, NO_REPLAN not in found
     if base in ("default", "ras", "resource-aware") and (found - {NO_HOOK} or params):
         raise ValueError(f"--schedulers: {text!r}: {NO_REPLAN}, {RESUMABLE}, {CORRECT}, {REMEMBERED}, "
-                         f"{REMEMBERED_TRAFFIC} and +KEY=VALUE are for planner:NAME alone "
+                         f"{REMEMBERED_TRAFFIC}, {REBALANCE} and +KEY=VALUE are for planner:NAME alone "
                          "(Storm's own schedulers never re-plan a running topology)")
     if base == "default":
         return Scheduler(base + label_suffix, "default", hook=hook)
@@ -199,9 +204,11 @@ def parse_scheduler(text: str) -> Scheduler:
         return Scheduler(base + variant + label_suffix, "planner", algorithm, hook=hook, replan=replan,
                          resumable=RESUMABLE in found, correct=CORRECT in found,
                          remembered=bool({REMEMBERED, REMEMBERED_TRAFFIC} & found),
-                         remembered_cpu=REMEMBERED_TRAFFIC not in found, params=checked)
+                         remembered_cpu=REMEMBERED_TRAFFIC not in found, rebalance=REBALANCE in found,
+                         params=checked)
     raise ValueError(f"--schedulers: {text!r} is not default, ras or planner:NAME (each may end in {NO_HOOK}; "
-                     f"planner:NAME in {NO_REPLAN}, {RESUMABLE}, {CORRECT}, {REMEMBERED}, {REMEMBERED_TRAFFIC} "
+                     f"planner:NAME in {NO_REPLAN}, {RESUMABLE}, {CORRECT}, {REMEMBERED}, {REMEMBERED_TRAFFIC}, "
+                     f"{REBALANCE} "
                      "or +KEY=VALUE)")
 
 

@@ -3,10 +3,17 @@
 Under a fields or shuffle grouping a component's load splits over its executors only: two executors of a
 heavy bolt cannot use four nodes, and one executor cannot outgrow the node it is on. Storm fixes a
 component's tasks at submission, but a rebalance (``rebalance -e component=N``) spreads them over up to
-that many executors. So, while a component on the bottleneck node has tasks to spare, the advice tries
-one executor more for it (its per-tuple cost shared by one more executor, its fixed cost paid once more),
+that many executors. So, while a component has tasks to spare, the advice tries more executors for it,
 places the result (greedy and local search, stream-level traffic for both sides so they compare alike)
 and keeps the change while it raises the sustainable factor by at least ``MIN_GAIN``.
+
+Storm gives each executor a contiguous range of the tasks (:func:`~storm_planner.core.tasks.storm_split`), and
+an executor's share of the tuples is its tasks' share: three executors of four tasks run two, one and one,
+and the first still takes half the tuples, as each of two executors did. So a trial goes to the next count
+that gives the busiest executor fewer tasks (:func:`~storm_planner.core.tasks.next_useful_count`: from two
+of four, four), and each trial executor carries its tasks' share of the component's per-tuple cost (its
+fixed cost paid once more). Stream traffic is still spread evenly over a component's executors, as
+:mod:`storm_planner.core.traffic` spreads it everywhere.
 
 O(increments × search); at most ``MAX_INCREMENTS`` increments.
 """
@@ -20,7 +27,7 @@ from types import MappingProxyType
 from storm_planner.core.elements import Component, Executor
 from storm_planner.core.plan import ParallelismAdvice
 from storm_planner.core.problem import Problem
-from storm_planner.core.tasks import task_counts
+from storm_planner.core.tasks import next_useful_count, storm_split, task_counts
 from storm_planner.planners.capacity.model import CapacityModel
 from storm_planner.planners.capacity.search import greedy, improve
 
@@ -47,14 +54,14 @@ def advise(problem: Problem, model: CapacityModel, node_of: Mapping[str, str], f
     baseline = _factor(problem, model, counts, workers)
     best = baseline
     for _ in range(MAX_INCREMENTS):
-        candidates = [c for c in sorted(user) if counts[c] < tasks[c]]
-        trials = {c: _factor(problem, model, {**counts, c: counts[c] + 1}, workers) for c in candidates}
+        steps = {c: step for c in sorted(user) if (step := next_useful_count(tasks[c], counts[c])) is not None}
+        trials = {c: _factor(problem, model, {**counts, c: step}, workers, tasks) for c, step in steps.items()}
         if not trials:
             break
         chosen = max(trials, key=lambda c: (trials[c], c))
         if trials[chosen] < best * (1 + MIN_GAIN):
             break
-        counts[chosen] += 1
+        counts[chosen] = steps[chosen]
         best = trials[chosen]
     rate = problem.costs.reference_rate or 1.0
     advice = ParallelismAdvice(
@@ -65,17 +72,20 @@ def advise(problem: Problem, model: CapacityModel, node_of: Mapping[str, str], f
     return Advice(advice, _note(problem, advice))
 
 
-def _factor(problem: Problem, model: CapacityModel, counts: Mapping[str, int], workers: int | None) -> float:
+def _factor(problem: Problem, model: CapacityModel, counts: Mapping[str, int], workers: int | None,
+            tasks: Mapping[str, int] | None = None) -> float:
     """The factor a placement of the topology with ``counts`` executors per user component reaches."""
-    scaled = with_parallelism(problem, model, counts)
+    scaled = with_parallelism(problem, model, counts, tasks)
     what_if = CapacityModel(scaled, problem.costs.executor_fixed, model.worker_fixed)
     start = greedy(what_if, workers)
     return what_if.factor(improve(what_if, start, workers, seed=problem.options.seed, time_limit_s=SEARCH_S))
 
 
-def with_parallelism(problem: Problem, model: CapacityModel, counts: Mapping[str, int]) -> Problem:
-    """``problem`` with ``counts`` executors for those components (each an equal share of the component's
-    per-tuple load, the fixed part once per executor), executor pairs dropped for stream-level traffic."""
+def with_parallelism(problem: Problem, model: CapacityModel, counts: Mapping[str, int],
+                     tasks: Mapping[str, int] | None = None) -> Problem:
+    """``problem`` with ``counts`` executors for those components, executor pairs dropped for stream-level
+    traffic. Each executor carries the fixed part once and its share of the component's per-tuple load: its
+    tasks' share as Storm splits ``tasks`` (per component), an equal share where its tasks are unknown."""
     executors: list[Executor] = []
     components: list[Component] = []
     for component in problem.components:
@@ -86,10 +96,12 @@ def with_parallelism(problem: Problem, model: CapacityModel, counts: Mapping[str
             components.append(component)
             continue
         fixed = model.fixed[own[0].id]
-        variable = sum(model.variable[e.id] for e in own) / wanted
+        variable = sum(model.variable[e.id] for e in own)
+        known = (tasks or {}).get(component.id, 0)
+        shares = [n / known for n in storm_split(known, wanted)] if known >= wanted else [1 / wanted] * wanted
         memory = sum(e.memory for e in own) / len(own)
-        executors.extend(Executor(f"{component.id}/{i}", component.id, fixed + variable, own[0].state_size, memory,
-                                  own[0].cpu) for i in range(wanted))
+        executors.extend(Executor(f"{component.id}/{i}", component.id, fixed + variable * share, own[0].state_size,
+                                  memory, own[0].cpu) for i, share in enumerate(shares))
         components.append(Component(component.id, component.type, wanted, component.cost, component.system,
                                     component.memory))
     return problem.replace(executors=tuple(executors), components=tuple(components), traffic=(),
