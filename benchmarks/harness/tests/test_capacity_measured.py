@@ -148,6 +148,12 @@ def test_a_placement_with_more_executors_is_predicted_on_the_costs_shared_out(tm
     counts = [e for e in rebuilt.executors if e.component == "count"]
     assert len(counts) == 4 and sum(e.load for e in counts) == pytest.approx(1.0 * 4 + 28.0)
     assert math.isfinite(predicted_rate(problem, placement))
+    # Three executors of four tasks, as Storm splits them: the first runs two tasks, half the tuples.
+    three = [p for p in placement if p["component"] != "count"]
+    three += [{"executor": ids, "component": "count", "node": "i7-b", "port": 6700}
+              for ids in ("[20-21]", "[22-22]", "[23-23]")]
+    loads = [e.load for e in with_executors(problem, three).executors if e.component == "count"]
+    assert loads == pytest.approx([1.0 + 14.0, 1.0 + 7.0, 1.0 + 7.0])
 
 
 def test_a_kept_measured_problem_reads_back(tmp_path):

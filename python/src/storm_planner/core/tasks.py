@@ -13,18 +13,25 @@ from storm_planner.core.problem import Problem
 TASK_RANGE = re.compile(r"^\[(\d+)-(\d+)\]$")  # Storm's executor ids: "[start-end]" task ranges
 
 
+def tasks_of(executor_id: str) -> int | None:
+    """How many tasks an executor named by its task range runs (``[3-4]``: 2); None for another name."""
+    match = TASK_RANGE.match(executor_id)
+    if match is None:
+        return None
+    return max(0, int(match.group(2)) - int(match.group(1)) + 1)
+
+
 def task_counts(problem: Problem) -> dict[str, int]:
     """Tasks per component, from executors named by task range. Components with executors named otherwise
     (problem files: ``<component>/<i>``) have no known task count and are left out."""
     counts: dict[str, int] = {}
     unknown: set[str] = set()
     for executor in problem.executors:
-        match = TASK_RANGE.match(executor.id)
-        if match is None:
+        tasks = tasks_of(executor.id)
+        if tasks is None:
             unknown.add(executor.component)
             continue
-        first, last = int(match.group(1)), int(match.group(2))
-        counts[executor.component] = counts.get(executor.component, 0) + last - first + 1
+        counts[executor.component] = counts.get(executor.component, 0) + tasks
     return {c: n for c, n in counts.items() if c not in unknown}
 
 

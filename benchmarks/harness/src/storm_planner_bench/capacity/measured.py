@@ -23,8 +23,8 @@ problem has none), any number of workers, times the reference rate.
 **The model's prediction** (:func:`predicted_rate`): for the placement an arm ran (executor → node, and
 workers per node), ``CapacityModel.factor × reference rate``. Where the arm ran another parallelism than the
 calibration (a rebalance added executors), the problem's executors are rebuilt per component from the
-placement's, each with the component's fixed CPU and an even share of its per-tuple CPU, its traffic taken
-from the streams.
+placement's, each with the component's fixed CPU and its tasks' share of the per-tuple CPU (an even share
+where the ids do not give the tasks), its traffic taken from the streams.
 """
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ from typing import Any
 
 from storm_planner.core.errors import StormPlannerError
 from storm_planner.core.problem import Component, Executor, Node, Problem
+from storm_planner.core.tasks import tasks_of
 
 DECLARED_SHARE = 0.90
 ACKER = "__acker"
@@ -222,16 +223,34 @@ def with_executors(problem: Problem, placement: Sequence[Mapping[str, Any]]) -> 
     rate = float(problem.costs.reference_rate or 0.0)
     template = {e.component: e for e in problem.executors}
     counts = Counter(str(p["component"]) for p in placement)
+    shares = task_shares(placement)
     executors = []
     for p in placement:
-        component = str(p["component"])
+        component, executor = str(p["component"]), str(p["executor"])
         cost = costs.get(component)
         old = template.get(component)
-        load = cost.fixed + cost.per_tuple * rate / counts[component] if cost else (old.load if old else 0.0)
-        executors.append(Executor(str(p["executor"]), component, load, memory=old.memory if old else 0.0))
+        share = shares.get(executor, 1 / counts[component])
+        load = cost.fixed + cost.per_tuple * rate * share if cost else (old.load if old else 0.0)
+        executors.append(Executor(executor, component, load, memory=old.memory if old else 0.0))
     components = tuple(replace(c, executors=counts.get(c.id, c.executors)) if isinstance(c, Component) else c
                        for c in problem.components)
     return problem.replace(executors=tuple(executors), components=components, traffic=(), current={})
+
+
+def task_shares(placement: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Per executor, its share of its component's tuples: its tasks over the component's, for components whose
+    executors are all named by task range (Storm's ids: after a rebalance three executors of four tasks run
+    two, one and one); the others are left out (an even share)."""
+    tasks: dict[str, dict[str, int | None]] = defaultdict(dict)
+    for p in placement:
+        tasks[str(p["component"])][str(p["executor"])] = tasks_of(str(p["executor"]))
+    shares = {}
+    for members in tasks.values():
+        known = [n for n in members.values() if n]
+        if len(known) == len(members):
+            total = sum(known)
+            shares.update({e: (n or 0) / total for e, n in members.items()})
+    return shares
 
 
 def save_measured(path: Path, record: Mapping[str, Any], extra: Mapping[str, Any]) -> None:
