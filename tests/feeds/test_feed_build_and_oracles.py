@@ -150,3 +150,32 @@ def test_a_big_stocks_feed_is_generated_in_tasks_a_small_driver_can_cache():
     assert 2 * 8_000_000 / _symbol_slices(8_000_000, 100, 8) <= RECORDS_PER_TASK
     assert _symbol_slices(50_000_000, 100, 8) == 100      # never more tasks than symbols
     assert _symbol_slices(50, 5, 2) == 2 and _symbol_slices(50, 1, 8) == 1
+
+
+def test_a_driver_that_stops_mid_build_is_named_with_the_setting_that_gives_it_more_heap(tmp_path, monkeypatch, capsys):
+    """8,000,000 stocks records once ran the 1 GiB driver out of heap, and all the bench said was py4j's
+    'SparkSession does not exist in the JVM'."""
+    from py4j.protocol import Py4JError
+
+    from storm_planner.feeds import build, commands, generate
+    from storm_planner.feeds.spark import SparkDriverError
+
+    def dies(*args, **kwargs):
+        raise Py4JError("org.apache.spark.sql.classic.SparkSession does not exist in the JVM")
+
+    monkeypatch.setattr(generate, "tweets", dies)
+    monkeypatch.setenv("STORM_PLANNER_SPARK_MEMORY", "2g")
+    with pytest.raises(SparkDriverError,
+                       match=r"while building the tweets feeds \(Py4JError: .*more heap than 2g: "
+                             r"STORM_PLANNER_SPARK_MEMORY=4g"):
+        build.build_feeds(None, "tweets", tmp_path, synthetic=True, records=5)
+    monkeypatch.setattr(commands, "_session", lambda args: None)
+    assert main(["feeds", "build", "tweets", "--synthetic", "--records", "5", "--out", str(tmp_path / "x")]) == 2
+    assert "STORM_PLANNER_SPARK_MEMORY" in capsys.readouterr().err
+
+    def wrong(*args, **kwargs):
+        raise ValueError("not a feed error")
+
+    monkeypatch.setattr(generate, "tweets", wrong)
+    with pytest.raises(ValueError, match="not a feed error"):   # anything else passes as it is
+        build.build_feeds(None, "tweets", tmp_path, synthetic=True, records=5)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from storm_planner.feeds import generate, readers
 from storm_planner.feeds.progress import Progress, print_progress
+from storm_planner.feeds.spark import driver_stopped
 from storm_planner.feeds.write import describe, write_feed
 
 KINDS = ("tweets", "stocks", "airline", "worldcup")
@@ -30,7 +31,22 @@ def build_feeds(spark, kind: str, out: str | Path, *, inputs=(), weather=(), sta
                 synthetic: bool = False, records: int = 100_000, seed: int | None = None,
                 partitions: int = 8, progress: Progress = print_progress, drift_every: int = 0) -> dict[str, dict]:
     """Build the feeds of ``kind`` under ``out``; returns ``{feed name: summary}``. ``drift_every``
-    (synthetic airline only): the hot planes and airports change every that many flights."""
+    (synthetic airline only): the hot planes and airports change every that many flights. A driver JVM that
+    stops on the way (out of heap, most often) raises :class:`~storm_planner.feeds.spark.SparkDriverError`
+    naming the setting that gives it more."""
+    try:
+        return _build_feeds(spark, kind, out, inputs=inputs, weather=weather, stations=stations,
+                            synthetic=synthetic, records=records, seed=seed, partitions=partitions,
+                            progress=progress, drift_every=drift_every)
+    except Exception as error:
+        stopped = driver_stopped(error, f"building the {kind} feeds")
+        if stopped is None:
+            raise
+        raise stopped from error
+
+
+def _build_feeds(spark, kind: str, out: str | Path, *, inputs, weather, stations, synthetic: bool, records: int,
+                 seed: int | None, partitions: int, progress: Progress, drift_every: int) -> dict[str, dict]:
     if kind not in KINDS:
         raise ValueError(f"unknown feed kind {kind!r} (kinds: {', '.join(KINDS)})")
     _check_source(kind, synthetic, inputs, drift_every)

@@ -81,6 +81,7 @@ def _session(args):
 def build_command(args) -> int:
     from storm_planner.cli import CommandError
     from storm_planner.feeds.build import build_feeds
+    from storm_planner.feeds.spark import SparkDriverError
     from storm_planner.feeds.write import describe
     if args.records < 1:
         raise CommandError("--records must be positive")
@@ -89,7 +90,7 @@ def build_command(args) -> int:
         summaries = build_feeds(spark, args.kind, args.out, inputs=args.input, weather=args.weather,
                                 stations=args.stations, synthetic=args.synthetic, records=args.records,
                                 seed=args.seed, partitions=args.partitions, drift_every=args.drift_every)
-    except (ValueError, FileNotFoundError) as error:
+    except (ValueError, FileNotFoundError, SparkDriverError) as error:
         raise CommandError(str(error)) from None
     for name, summary in summaries.items():
         print(f"{name}: {describe(summary)}")

@@ -9,6 +9,27 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 LOG4J2_CONFIG = Path(__file__).resolve().with_name("spark-log4j2.properties")
+MEMORY_ENV, DEFAULT_DRIVER_MEMORY = "STORM_PLANNER_SPARK_MEMORY", "1g"
+
+
+class SparkDriverError(RuntimeError):
+    """The Spark driver's JVM stopped answering during a job: most often it ran out of heap."""
+
+
+def driver_memory() -> str:
+    """The driver's heap: ``$STORM_PLANNER_SPARK_MEMORY``, else 1g."""
+    return os.environ.get(MEMORY_ENV, DEFAULT_DRIVER_MEMORY)
+
+
+def driver_stopped(error: BaseException, doing: str) -> SparkDriverError | None:
+    """A :class:`SparkDriverError` naming what was being done and the heap setting when ``error`` is py4j's
+    (the Python side losing the JVM), else None. Spark prints the JVM's own error above it."""
+    if not type(error).__module__.startswith("py4j"):
+        return None
+    first = (str(error).strip().splitlines() or [""])[0][:200]
+    return SparkDriverError(f"the Spark driver stopped while {doing} ({type(error).__name__}: {first}); if its "
+                            f"log above says OutOfMemoryError, give it more heap than {driver_memory()}: "
+                            f"{MEMORY_ENV}=4g")
 
 
 def spark_session(master: str = "local[*]", app: str = "storm-planner-feeds", shuffle_partitions: int = 8):
@@ -30,7 +51,7 @@ def spark_session(master: str = "local[*]", app: str = "storm-planner-feeds", sh
                # Malformed input rows must become nulls to be counted and skipped;
                # Spark 4's ANSI mode would raise on the first bad cast instead.
                .config("spark.sql.ansi.enabled", "false")
-               .config("spark.driver.memory", os.environ.get("STORM_PLANNER_SPARK_MEMORY", "1g"))
+               .config("spark.driver.memory", driver_memory())
                # Errors only, from the driver JVM's start (setLogLevel below comes after its start-up notes).
                .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}"))
     if on_loopback(master):
