@@ -194,7 +194,8 @@ class SearchRun:
 
     def _await_rebalance(self) -> bool:
         """Wait for the rebalance the service decides at the start (see the module docstring); whether one
-        ran. Never raises: a rebalance that fails or never comes leaves the search on the executors it has."""
+        was asked for. One that fails or never finishes leaves the search on the executors it has; a topology
+        that acks nothing after its rebalance ends the search (:class:`_NotRunning`)."""
         from storm_planner.service.planning.planlog import read_plan_log
 
         log, topology = self.bench.cluster.plan_log, self.topology_id
