@@ -8,11 +8,13 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from storm_planner.core.errors import StormPlannerError
+
 LOG4J2_CONFIG = Path(__file__).resolve().with_name("spark-log4j2.properties")
 MEMORY_ENV, DEFAULT_DRIVER_MEMORY = "STORM_PLANNER_SPARK_MEMORY", "1g"
 
 
-class SparkDriverError(RuntimeError):
+class SparkDriverError(StormPlannerError, RuntimeError):
     """The Spark driver's JVM stopped answering during a job: most often it ran out of heap."""
 
 
