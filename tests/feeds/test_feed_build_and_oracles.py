@@ -142,7 +142,7 @@ def test_spark_generates_every_synthetic_kind(spark):
     assert 100 <= len(plain & drifted) < 400
 
 
-def test_a_big_stocks_feed_is_generated_in_tasks_a_small_driver_can_cache():
+def test_a_big_stocks_feed_is_generated_in_tasks_of_at_most_a_quarter_million_rows():
     from storm_planner.feeds.generate import RECORDS_PER_TASK, _symbol_slices
 
     # 8,000,000 records (16 million rows) in eight tasks ran a 1 GiB driver out of heap while it cached them.

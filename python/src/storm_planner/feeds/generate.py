@@ -22,8 +22,8 @@ def _slices(records: int, partitions: int) -> int:
 
 def _symbol_slices(records: int, symbols: int, partitions: int) -> int:
     """Tasks for a per-symbol feed of about ``records`` trades and as many quotes: each of at most
-    ``RECORDS_PER_TASK`` rows where the symbols allow. Eight tasks of a million rows each were too much for
-    a 1 GiB driver to cache: 8,000,000 records ran out of heap."""
+    ``RECORDS_PER_TASK`` rows where the symbols allow: in eight tasks of two million rows each, 8,000,000
+    records ran a 1 GiB driver out of heap while Spark cached them."""
     return max(1, min(symbols, max(partitions, -(-2 * records // RECORDS_PER_TASK))))
 
 
