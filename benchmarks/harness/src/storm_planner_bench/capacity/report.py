@@ -3,7 +3,8 @@
 It leads with a table per cluster and workload: each arm's highest sustained rate (the median over its
 repetitions, their range, and the median repetition's bracket), as a multiple of RAS's, of ras+measured's and
 of λ\\*; the model's predicted rate for the placements the arm ran; p99 and p99.9 from the due time at the
-latency steps (50 % and 80 % of RAS's pilot capacity). Then the run's resolution (the A/A pair), the hook at
+latency steps (50 % and 80 % of RAS's pilot capacity). Then the recommended planner against issue #51's
+targets (:mod:`.targets`), the run's resolution (the A/A pair), the hook at
 saturation, how well the model predicted, the model against each node (:mod:`.nodes`), λ\\* and
 ras+measured's declarations, the papers' own balance
 measures at 80 % of RAS's capacity, and the windows disturbed by load outside the cluster. Plots per cluster
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from storm_planner_bench.capacity import targets as t
 from storm_planner_bench.capacity import verdicts as v
 from storm_planner_bench.capacity.arms import RAS, RAS_MEASURED, aa_pair, parse_arm
 from storm_planner_bench.capacity.order import read_run
@@ -44,7 +46,7 @@ def write_report(out: Path) -> Path | None:
     report = report_path(out)
     data = RunData(out, searches, steps, run)
     sections = [_header(data), _method(data), *(_workload(data, c, w) for c, w in data.pairs()),
-                _resolution(data), _hook(data), _model(data), _nodes(data), _measured(data), _balance(data), _disturbed(data),
+                _targets(data), _resolution(data), _hook(data), _model(data), _nodes(data), _measured(data), _balance(data), _disturbed(data),
                 _pilots(data), notes_section(out, report)]
     report.write_text("".join(sections) + f"Every search: [{out.name}/{SEARCHES_FILE}]({out.name}/{SEARCHES_FILE}); "
                       f"every step: [{out.name}/{STEPS_FILE}]({out.name}/{STEPS_FILE}).\n")
@@ -87,6 +89,11 @@ class RunData:
         return [s for s in self.steps if s["cluster"] == cluster and s["workload"] == workload and s["arm"] == arm
                 and int(v.number(s["repetition"]) or 0) >= 1 and (role is None or s["role"] == role)
                 and s.get("verdict") not in ("recovery",) and not str(s.get("verdict", "")).endswith("measured again")]
+
+    def lost(self, cluster: str, workload: str, arm: str) -> float:
+        """Tuples of the arm's measured windows never acked, over its repetitions."""
+        return sum(v.number(s.get("lost")) or 0 for s in self.arm_steps(cluster, workload, arm)
+                   if math.isfinite(v.number(s.get("lost"))))
 
     def latency_rates(self, cluster: str, workload: str) -> list[float]:
         return sorted({v.number(s["rate"]) for s in self.steps if s["cluster"] == cluster
@@ -169,8 +176,7 @@ def _workload(data: RunData, cluster: str, workload: str) -> str:
         mine = v.median(caps)
         predicted = v.median([v.number(s["predicted_tps"]) for s in data.capacity_steps(cluster, workload, arm)
                               if math.isfinite(v.number(s.get("predicted_tps")))])
-        lost = sum(v.number(s.get("lost")) or 0 for s in data.arm_steps(cluster, workload, arm)
-                   if math.isfinite(v.number(s.get("lost"))))
+        lost = data.lost(cluster, workload, arm)
         rows.append([arm, _spread(caps), _bracket(data, cluster, workload, arm),
                      v.ratio_text(mine, ras, data.floor) if arm != RAS else "1",
                      v.ratio_text(mine, measured, data.floor) if arm != RAS_MEASURED else "1",
@@ -206,10 +212,54 @@ def _bracket(data: RunData, cluster: str, workload: str, arm: str) -> str:
 
 
 def _latency(data: RunData, cluster: str, workload: str, arm: str, rate: float) -> str:
+    p99, p999 = _due_percentiles(data, cluster, workload, arm, rate)
+    return "–" if math.isnan(p99) and math.isnan(p999) else f"{fmt(p99)} / {fmt(p999)}"
+
+
+def _due_percentiles(data: RunData, cluster: str, workload: str, arm: str, rate: float) -> tuple[float, float]:
+    """The arm's p99 and p99.9 from the due time at a latency step's rate, medians over repetitions."""
     steps = [s for s in data.arm_steps(cluster, workload, arm, LATENCY) if v.number(s["rate"]) == rate]
-    p99 = v.median([v.number(s["due_p99_ms"]) for s in steps if math.isfinite(v.number(s["due_p99_ms"]))])
-    p999 = v.median([v.number(s["due_p999_ms"]) for s in steps if math.isfinite(v.number(s["due_p999_ms"]))])
-    return "–" if not steps else f"{fmt(p99)} / {fmt(p999)}"
+
+    def median_of(key: str) -> float:
+        return v.median([x for x in (v.number(s[key]) for s in steps) if math.isfinite(x)])
+
+    return median_of("due_p99_ms"), median_of("due_p999_ms")
+
+
+def _targets(data: RunData) -> str:
+    """Issue #51's targets for each ``planner:auto`` arm, per cluster (:mod:`.targets`)."""
+    parts = []
+    planners = [a for a in data.arms if a.startswith("planner:auto") and "#" not in a]
+    for cluster in dict.fromkeys(c for c, _ in data.pairs()):
+        workloads = [w for c, w in data.pairs() if c == cluster]
+        for arm in planners:
+            figures = [_target_figures(data, cluster, w, arm) for w in workloads]
+            rows = [[f.workload, f"{f.times_ras:.2f}", f"{f.times_measured:.2f}", f"{f.of_lambda:.0%}",
+                     f"{fmt(f.p99_ms)} / {fmt(f.ras_p99_ms)}", fmt(f.lost), f.repetitions] for f in figures]
+            verdicts = [[x.text, f"{len(x.held)} of {x.judged}" + (f" ({', '.join(x.held)})" if x.held else ""),
+                         x.needs, x.verdict] for x in t.judge(figures, data.floor)]
+            parts.append(f"### `{arm}` on {cluster}\n\n"
+                         + markdown_table(["workload", "× RAS", "× ras+measured", "× λ*",
+                                           "p99 at 80 %, ms, this / RAS", "lost", "repetitions"],
+                                          rows, right=range(1, 7)) + "\n"
+                         + markdown_table(["target", "holds on", f"needs (of {t.WORKLOADS})", "verdict"], verdicts,
+                                          right=(2,)) + "\n")
+    if not parts:
+        return ""
+    return ("## The recommended planner against its targets (issue #51)\n\nMedians over repetitions; "
+            f"\"beyond the resolution\" means by more than the run's {data.floor:.1%}. A target is *incomplete* until "
+            f"all {t.WORKLOADS} workloads ran at least {t.REPETITIONS} repetitions of each arm compared "
+            "(`capacity/targets.py`).\n\n" + "".join(parts))
+
+
+def _target_figures(data: RunData, cluster: str, workload: str, arm: str) -> t.Figures:
+    rates = data.latency_rates(cluster, workload)
+    at_80 = rates[-1] if rates else math.nan
+    caps = {a: data.capacities(cluster, workload, a) for a in (arm, RAS, RAS_MEASURED)}
+    return t.Figures(workload, v.median(caps[arm]), v.median(caps[RAS]), v.median(caps[RAS_MEASURED]),
+                     data.lambda_star(cluster, workload), _due_percentiles(data, cluster, workload, arm, at_80)[0],
+                     _due_percentiles(data, cluster, workload, RAS, at_80)[0], data.lost(cluster, workload, arm),
+                     min(len(c) for c in caps.values()))
 
 
 def _resolution(data: RunData) -> str:
