@@ -114,9 +114,12 @@ def test_latency_from_the_due_time_counts_the_stall_and_the_lost_apart():
 def test_runs_interleave_and_options_parse():
     assert run_order(["drain", "no-drain"], 3) == [(1, "drain"), (1, "no-drain"), (2, "no-drain"), (2, "drain"),
                                                    (3, "drain"), (3, "no-drain")]
-    assert parse_sets(["planner.metrics.period.secs=2", "planner.replan.drain.secs=10.5", "x.flag=false",
-                       "x.name=abc"]) == {"planner.metrics.period.secs": 2.0, "planner.replan.drain.secs": 10.5,
-                                          "x.flag": False, "x.name": "abc"}
+    options = parse_sets(["planner.metrics.period.secs=2", "planner.replan.drain.secs=10.5", "x.flag=false",
+                          "x.name=abc", "topology.max.spout.pending=100000"])
+    assert options == {"planner.metrics.period.secs": 2, "planner.replan.drain.secs": 10.5, "x.flag": False,
+                       "x.name": "abc", "topology.max.spout.pending": 100000}
+    # Storm reads an int option as an int only: 100000.0 killed the spout's executor on a cluster
+    assert type(options["topology.max.spout.pending"]) is int and type(options["planner.metrics.period.secs"]) is int
     with pytest.raises(ValueError):
         parse_sets(["nokey"])
 

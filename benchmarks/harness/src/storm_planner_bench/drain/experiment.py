@@ -363,16 +363,16 @@ def summary_line(row: dict[str, Any]) -> str:
 
 
 def parse_sets(items: list[str] | None) -> dict[str, Any]:
-    """``--set KEY=VALUE`` topology options (numbers and true/false converted)."""
-    options: dict[str, Any] = {}
+    """``--set KEY=VALUE`` topology options, values read as ``storm-planner submit --option`` reads them
+    (YAML: ``2`` an int, ``10.5`` a float, ``true`` a bool). An integer stays one: Storm refuses a float
+    where it wants an int (``topology.max.spout.pending`` as 100000.0 kills the spout's executor)."""
+    from storm_planner.submit.operations import parse_options
+
     for item in items or []:
-        key, equals, value = item.partition("=")
+        key, equals, _ = item.partition("=")
         if not equals or not key.strip():
             raise ValueError(f"--set: {item!r} is not KEY=VALUE")
-        text = value.strip()
-        options[key.strip()] = (text.lower() == "true" if text.lower() in ("true", "false") else
-                                _number(text) if _is_number(text) else text)
-    return options
+    return parse_options(list(items or []))
 
 
 def drain_command(args: argparse.Namespace) -> str:
@@ -408,10 +408,6 @@ def _number(text: Any) -> float:
         return float(text)
     except (TypeError, ValueError):
         return math.nan
-
-
-def _is_number(text: str) -> bool:
-    return math.isfinite(_number(text))
 
 
 def _rounded(value: float) -> float | str:
