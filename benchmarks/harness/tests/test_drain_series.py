@@ -145,3 +145,17 @@ def test_the_target_is_a_node_the_first_plan_leaves_free_and_not_one_holding_eve
     description = load_description(repo / "benchmarks" / "e2e" / "cluster.yaml")
     target, why = choose_target(description, WORKLOADS["topk-link"], "even", 100, ["count", "__acker"], repo)
     assert target in {s.name for s in description.supervisors} and "first plan" in why
+
+
+def test_the_command_names_a_move_into_a_worker_of_its_own():
+    import argparse
+
+    from storm_planner_bench.drain.experiment import drain_command
+    args = argparse.Namespace(workload="topk-link", cluster="c.yaml", scheduler="planner:auto", arms="no-drain",
+                              repeat=1, rate=2650.0, move="count,__acker", target="small-b", new_worker=True,
+                              force_after=120.0, before=30.0, after=60.0, set=["topology.max.spout.pending=100000"],
+                              feed_records=8_000_000)
+    command = drain_command(args)
+    assert "--move count,__acker --target small-b --new-worker --force-after 120" in command
+    assert "--set topology.max.spout.pending=100000" in command
+    assert "--new-worker" not in drain_command(argparse.Namespace(**{**vars(args), "new_worker": False}))

@@ -12,7 +12,9 @@ supervisor id), ``node:port`` for one slot, or ``*``: the node holding the fewes
 item's component (ties: the last by id; never the node an executor named by id is on), so that the move
 moves something whatever the first plan did. Without a port the executors join the topology's worker on
 that node that holds no spout (its lowest port), else the node's lowest free slot, else its worker with a
-spout. Every worker a move leaves or joins restarts, so a component named rather than an executor keeps the
+spout; with ``node:new`` they start a worker of their own in the node's lowest free slot, so that no worker
+already on the node restarts for them (joining the worker that holds the other ackers restarts them all:
+nothing is acked until it is up again). Every worker a move leaves or joins restarts, so a component named rather than an executor keeps the
 spouts' workers running where it can: the move is then about the named component, not the spouts (the
 drain benchmark's move of a count and an acker, issue #49). Pure, O(executors).
 """
@@ -22,6 +24,9 @@ from storm_planner.adaptation.spout_workers import spout_slots
 from storm_planner.core import settings
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.problem import Problem, Slot
+
+
+NEW_WORKER = "new"      # ``node:new``: the node's lowest free slot
 
 
 class ForceError(ProblemError):
@@ -66,6 +71,12 @@ def _target(problem: Problem, where: str, spouts_at: frozenset[Slot]) -> Slot:
     if node is None:
         raise ForceError(f"{settings.REPLAN_FORCE.key}: no supervisor {node_id!r} in this round "
                          f"(nodes: {', '.join(sorted(n.id for n in problem.nodes))})")
+    if port_text == NEW_WORKER:
+        used = {s.port for s in problem.current.values() if s.node == node_id}
+        free = sorted(port for port in node.slots if port not in used)
+        if not free:
+            raise ForceError(f"{settings.REPLAN_FORCE.key}: {node_id} has no free slot for a new worker")
+        return Slot(node_id, free[0])
     if port_text:
         port = int(port_text)
         used = {s.port for s in problem.current.values() if s.node == node_id}

@@ -50,7 +50,7 @@ STREAM_IDS = "stream ids"   # comma-separated Storm stream ids, read as a tuple
 STREAM_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_.$-]*")
 NAME = "name"   # a planner's registered name: lower-case letters, digits and dashes (the service checks it exists)
 MOVES = "moves"  # executors or components, then a node: "[3-3],count@sup-slow" (a forced move, adaptation/forced.py)
-MOVES_SYNTAX = re.compile(r"\s*[^\s,@]+(\s*,\s*[^\s,@]+)*\s*@\s*([A-Za-z0-9._-]+(:[0-9]+)?|\*)\s*")
+MOVES_SYNTAX = re.compile(r"\s*[^\s,@]+(\s*,\s*[^\s,@]+)*\s*@\s*([A-Za-z0-9._-]+(:([0-9]+|new))?|\*)\s*")
 # Where a key is set.
 TOPOLOGY, STORM_YAML, TOPOLOGY_OR_YAML = "topology conf", "storm.yaml", "topology conf or storm.yaml"
 EXECUTOR_DATA = "executor data"   # set by a component's code (TopologyContext.setExecutorData), not in a conf
@@ -337,8 +337,8 @@ REPLAN_START_SECS = _define("planner.replan.start.secs", NUMBER, 60.0, TOPOLOGY,
 REPLAN_FORCE = _define("planner.replan.force", MOVES, None, TOPOLOGY, SERVICE,
                        "move these executors ([3-3]) or components (count: its first executor not on the node, outside the "
                        "spouts' workers first) "
-                       "to this node (sup-slow, sup-slow:6701 for a slot, or * for the node holding fewest of the "
-                       "first item's component) on the first offer "
+                       "to this node (sup-slow, sup-slow:6701 for a slot, sup-slow:new for a worker of their own, "
+                       "or * for the node holding fewest of the first item's component) on the first offer "
                        "planner.replan.force.after.secs after the topology's first plan, once, through the "
                        "drain and past every gate (benchmarks of a move with and without the drain)")
 REPLAN_FORCE_AFTER_SECS = _define("planner.replan.force.after.secs", NUMBER, 0.0, TOPOLOGY, SERVICE,

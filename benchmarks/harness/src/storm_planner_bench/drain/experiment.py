@@ -8,7 +8,8 @@ On the quota cluster (``--cluster``), Top-K (``--workload``, ``bench capacity``'
 ``--rate`` t/s per spout (default: ``--share`` of RAS's capacity as ``bench capacity`` found it, its
 ``searches.csv`` under ``--capacity``), placed by ``--scheduler`` (``planner:auto``) with re-planning on.
 ``planner.replan.force`` moves one executor of each of ``--move``'s components (a count and an acker) to
-``--target`` ``--force-after`` seconds after the first plan, through the service's drain (arm ``drain``) or
+``--target`` (into a worker of their own there with ``--new-worker``) ``--force-after`` seconds after the first
+plan, through the service's drain (arm ``drain``) or
 at once (arm ``no-drain``: ``planner.replan.drain: false``). ``--repeat`` repetitions of each arm,
 interleaved (round 1 drain first, round 2 no-drain first, ...), each one submission on the same cluster:
 
@@ -168,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
         target, why = choose_target(description, workload, scheduler.algorithm, rate, components, Path.cwd())
     if target not in {s.name for s in description.supervisors}:
         raise ValueError(f"--target: no supervisor {target!r} in {args.cluster}")
+    force = f"{args.move}@{target}" + (":new" if args.new_worker else "")
     order = run_order(arms, args.repeat)
     done = {(r["arm"], r["repetition"]) for r in _rows(out / RUNS_FILE) if r.get("status") == "ran"}
     todo = [(rep, arm) for rep, arm in order if (arm, str(rep)) not in done]
@@ -176,12 +178,12 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "command.txt").write_text(command + "\n")
     setup = {"command": command, "commit": code, "rate": rate, "rate_source": rate_source, "target": target,
-             "target_why": why, "force": f"{args.move}@{target}", "force_after_s": args.force_after,
+             "target_why": why, "force": force, "force_after_s": args.force_after,
              "scheduler": scheduler.label, "workload": workload.name, "cluster": description.name,
              "cluster_file": args.cluster, "options": extra, "before_s": args.before, "after_s": args.after}
     (out / "run.json").write_text(json.dumps(setup, indent=1) + "\n")
     _progress(f"{workload.name} at {rate:g} t/s ({rate_source}) under {scheduler.label} on {description.name}; "
-              f"forced move {args.move}@{target} ({why}) {args.force_after:g} s after the first plan; "
+              f"forced move {force} ({why}) {args.force_after:g} s after the first plan; "
               f"{len(todo)} of {len(order)} runs to go (about {len(todo) * _run_estimate(args) / 60:.0f} min)")
     if not todo:
         write_report(out)
@@ -197,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
     with open_bench(bench_args, description.with_scheduler(scheduler.nimbus), out, feeds) as bench:
         for index, (repetition, arm) in enumerate(todo, 1):
             _progress(f"run {index}/{len(todo)}: {arm}, repetition {repetition}")
-            options = {**extra, "planner.replan.force": f"{args.move}@{target}",
+            options = {**extra, "planner.replan.force": force,
                        "planner.replan.force.after.secs": args.force_after,
                        "planner.replan.drain": arm == "drain"}
             result = DrainRun(bench, workload, scheduler, arm, repetition, rate, options, args).run()
@@ -381,6 +383,7 @@ def drain_command(args: argparse.Namespace) -> str:
              f"--scheduler {args.scheduler}", f"--arms {args.arms}", f"--repeat {args.repeat}"]
     parts += [f"--rate {args.rate:g}"] if args.rate is not None else [f"--share {args.share:g} --capacity {args.capacity}"]
     parts += [f"--move {args.move}"] + ([f"--target {args.target}"] if args.target else [])
+    parts += ["--new-worker"] if args.new_worker else []
     parts += [f"--force-after {args.force_after:g} --before {args.before:g} --after {args.after:g}"]
     parts += [f"--set {s}" for s in args.set or []]
     parts += [f"--feed-records {args.feed_records}"] if args.feed_records != FEED_RECORDS else []
@@ -433,6 +436,9 @@ BENCHMARKS = (Benchmark("drain", "a forced move of a running Top-K at 80 % of it
     argument("--move", default="count,__acker",
              help="components one executor each of which the forced move moves (default: %(default)s)"),
     argument("--target", default=None, help="the node they move to (default: the one the first plan leaves freest)"),
+    argument("--new-worker", action="store_true",
+             help="the moved executors start a worker of their own on the target (its lowest free slot), so that "
+                  "no worker already there restarts for them (default: they join its worker without a spout)"),
     argument("--force-after", type=float, default=120.0,
              help="s after the first plan the forced move is made (default: %(default)s)"),
     argument("--before", type=float, default=series.BEFORE_S, help="s before the move shown (default: %(default)s)"),
