@@ -117,11 +117,23 @@ def test_a_forced_move_names_executors_or_components_and_a_node():
     assert moved == [ACKER, C1]
     assignment, _ = forced_move(running, "s@big-b:6701")
     assert assignment[SPOUT] == Slot("big-b", 6701)
+    # node:new: a worker of their own in the node's lowest free slot, not the acker's worker there (6700)
+    assert REPLAN_FORCE.read({REPLAN_FORCE.key: "c@big-b:new"}) == "c@big-b:new"
+    assignment, moved = forced_move(running, "[2-2], c @ big-b:new")
+    assert moved == [C1, C2] and assignment[C1] == Slot("big-b", 6701) == assignment[C2]
+    assert assignment[ACKER] == running.current[ACKER] == Slot("big-b", 6700)
+    # the acker's only executor is on big-b already: into the new worker there, rather than nowhere
+    assignment, moved = forced_move(running, "__acker@big-b:new")
+    assert moved == [ACKER] and assignment[ACKER] == Slot("big-b", 6701)
+    assert forced_move(running, "__acker@big-b")[1] == []
+    full = running.replace(nodes=[dataclasses.replace(n, slots=()) if n.id == "big-b" else n for n in running.nodes])
+    with pytest.raises(ForceError, match="big-b has no free slot for a new worker"):
+        forced_move(full, "c@big-b:new")
     for text, says in (("[9-9]@big-b", "no executor [9-9]"), ("x@big-b", "no component 'x'"),
                        ("c@nowhere", "no supervisor 'nowhere'"), ("c@big-b:7000", "no slot 7000")):
         with pytest.raises(ForceError, match=says.replace("[", r"\[").replace("]", r"\]")):
             forced_move(running, text)
-    for bad in ("c", "@big-b", "c@", "c@@b", "-1", "c@*:6700"):
+    for bad in ("c", "@big-b", "c@", "c@@b", "-1", "c@*:6700", "c@big-b:old", "c@*:new"):
         with pytest.raises(SettingError, match="is not executors or components, then a node"):
             REPLAN_FORCE.read({REPLAN_FORCE.key: bad})
 

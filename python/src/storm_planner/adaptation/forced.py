@@ -14,9 +14,11 @@ moves something whatever the first plan did. Without a port the executors join t
 that node that holds no spout (its lowest port), else the node's lowest free slot, else its worker with a
 spout; with ``node:new`` they start a worker of their own in the node's lowest free slot, so that no worker
 already on the node restarts for them (joining the worker that holds the other ackers restarts them all:
-nothing is acked until it is up again). Every worker a move leaves or joins restarts, so a component named rather than an executor keeps the
-spouts' workers running where it can: the move is then about the named component, not the spouts (the
-drain benchmark's move of a count and an acker, issue #49). Pure, O(executors).
+nothing is acked until it is up again), and a component's executor on that node may move too (into the new
+worker), so that the move need not take one from the spouts' workers. Every worker a move leaves or joins
+restarts, so a component named rather than an executor keeps the spouts' workers running where it can: the
+move is then about the named component, not the spouts (the drain benchmark's move of a count and an acker,
+issue #49). Pure, O(executors).
 """
 from __future__ import annotations
 
@@ -24,7 +26,6 @@ from storm_planner.adaptation.spout_workers import spout_slots
 from storm_planner.core import settings
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.problem import Problem, Slot
-
 
 NEW_WORKER = "new"      # ``node:new``: the node's lowest free slot
 
@@ -42,6 +43,7 @@ def forced_move(problem: Problem, text: str) -> tuple[dict[str, Slot], list[str]
     if where == "*":
         where = _fewest_of(problem, items.split(",")[0].strip())
     target = _target(problem, where, spouts_at)
+    new_worker = where.endswith(f":{NEW_WORKER}")
     assignment = dict(problem.current)
     moved: list[str] = []
     # a component's executors outside the spouts' workers first, each group by task
@@ -55,7 +57,9 @@ def forced_move(problem: Problem, text: str) -> tuple[dict[str, Slot], list[str]
             of_component = [e.id for e in executors if e.component == item]
             if not of_component:
                 raise ForceError(f"{settings.REPLAN_FORCE.key}: the topology has no component {item!r}")
-            elsewhere = [e for e in of_component if assignment[e].node != target.node and e not in moved]
+            # into a new worker any executor moves, one on its node too; else one not on the node yet
+            elsewhere = [e for e in of_component if e not in moved
+                         and (assignment[e] != target if new_worker else assignment[e].node != target.node)]
             if not elsewhere:
                 continue   # every executor of it is on the node already
             chosen = elsewhere[0]
