@@ -78,6 +78,8 @@ def test_every_emit_ack_and_fail_is_logged_and_a_stop_file_ends_new_emits(spout,
     assert len(spout.sent) == 2          # stopped: no new record
     first, second = spout.sent
     spout.fail(first)
+    assert spout.sent[-1] == second      # not re-emitted by the fail itself: on the next call
+    spout.next_tuple()
     assert spout.sent[-1] == first       # a failed tuple is still replayed after the stop
     spout.ack(first)
     spout.times.flush()
@@ -182,3 +184,30 @@ def test_a_follower_reads_a_growing_log_as_read_times_reads_it_whole(tmp_path):
     assert times.acked == whole.acked == {"@requests-3/0:0:0": 100.3, "@requests-3/0:1:0": 131.1}
     assert times.emitted == whole.emitted and times.due == whole.due and times.replayed == whole.replayed == 1
     assert times.failed == whole.failed == 1 and follower.update() is times and times.failed == 1
+
+
+def test_failures_cost_their_bookkeeping_and_the_next_call_replays_them_oldest_first(spout, monkeypatch):
+    """Storm fails timed-out tuples one by one on the spout's thread, taking no ack meanwhile: a fail only
+    queues its tuple, and ``next`` re-emits a bounded batch of them, oldest first, before any new record;
+    one given up meanwhile is not re-emitted."""
+    import storm_planner.streaming.spout as spout_module
+
+    monkeypatch.setattr(spout_module, "REPLAYS_PER_CALL", 2)
+    spout.max_replays = 2
+    spout.next_tuple()
+    spout.next_tuple()
+    sent = list(spout.sent)
+    assert len(sent) == 4
+    for tup_id in (sent[2], sent[0], sent[3]):
+        spout.fail(tup_id)
+    assert spout.sent == sent                            # nothing re-emitted yet
+    spout.next_tuple()
+    assert spout.sent[4:] == [sent[2], sent[0]]          # two per call, in the order they failed, no new one
+    spout.fail(sent[2])                                  # its replay failed too: queued again
+    spout.fail(sent[2])                                  # and again while queued: given up (max_replays 2)
+    assert sent[2] not in spout.pending and spout.given_up == 1
+    spout.next_tuple()
+    assert spout.sent[6:] == [sent[3]]                   # the given-up one is not re-emitted
+    spout.next_tuple()
+    assert len(spout.sent) == 9 and not set(spout.sent[7:]) & set(sent)   # then new records again
+    assert spout.total_replays == 4

@@ -141,7 +141,8 @@ def test_spout_replays_reliably_and_reports_exhaustion(trends_src, tmp_path):
         assert len(set(ids)) == 3  # every tuple tracked under its own message id
         assert not done.exists()  # exhausted, but nothing acked yet
 
-        replay = spout.fail(ids[1])
+        assert emits(spout.fail(ids[1])) == []   # not re-emitted by the fail itself: on the next call
+        replay = spout.next()
         assert [(m["tuple"], m["id"]) for m in emits(replay)] == [(["rain", 1.0], ids[1])]
         assert spout.fail("unknown-id") == []  # a fail for an unknown id is ignored
 
