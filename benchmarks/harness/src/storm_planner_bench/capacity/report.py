@@ -234,8 +234,9 @@ def _targets(data: RunData) -> str:
         workloads = [w for c, w in data.pairs() if c == cluster]
         for arm in planners:
             figures = [_target_figures(data, cluster, w, arm) for w in workloads]
-            rows = [[f.workload, f"{f.times_ras:.2f}", f"{f.times_measured:.2f}", f"{f.of_lambda:.0%}",
-                     f"{fmt(f.p99_ms)} / {fmt(f.ras_p99_ms)}", fmt(f.lost), f.repetitions] for f in figures]
+            rows = [[f.workload, _finite(f.times_ras, "{:.2f}"), _finite(f.times_measured, "{:.2f}"),
+                     _finite(f.of_lambda, "{:.0%}"), f"{fmt(f.p99_ms)} / {fmt(f.ras_p99_ms)}", fmt(f.lost),
+                     f.repetitions] for f in figures]
             verdicts = [[x.text, f"{len(x.held)} of {x.judged}" + (f" ({', '.join(x.held)})" if x.held else ""),
                          x.needs, x.verdict] for x in t.judge(figures, data.floor)]
             parts.append(f"### `{arm}` on {cluster}\n\n"
@@ -250,6 +251,10 @@ def _targets(data: RunData) -> str:
             f"\"beyond the resolution\" means by more than the run's {data.floor:.1%}. A target is *incomplete* until "
             f"all {t.WORKLOADS} workloads ran at least {t.REPETITIONS} repetitions of each arm compared "
             "(`capacity/targets.py`).\n\n" + "".join(parts))
+
+
+def _finite(value: float, form: str) -> str:
+    return form.format(value) if math.isfinite(value) else "–"
 
 
 def _target_figures(data: RunData, cluster: str, workload: str, arm: str) -> t.Figures:
