@@ -75,21 +75,18 @@ def _target(problem: Problem, where: str, spouts_at: frozenset[Slot]) -> Slot:
     if node is None:
         raise ForceError(f"{settings.REPLAN_FORCE.key}: no supervisor {node_id!r} in this round "
                          f"(nodes: {', '.join(sorted(n.id for n in problem.nodes))})")
+    own = sorted({s.port for s in problem.current.values() if s.node == node_id})   # the topology's workers there
+    free = sorted(port for port in node.slots if port not in own)
     if port_text == NEW_WORKER:
-        used = {s.port for s in problem.current.values() if s.node == node_id}
-        free = sorted(port for port in node.slots if port not in used)
         if not free:
             raise ForceError(f"{settings.REPLAN_FORCE.key}: {node_id} has no free slot for a new worker")
         return Slot(node_id, free[0])
     if port_text:
         port = int(port_text)
-        used = {s.port for s in problem.current.values() if s.node == node_id}
-        if port not in node.slots and port not in used:
+        if port not in node.slots and port not in own:
             raise ForceError(f"{settings.REPLAN_FORCE.key}: {node_id} has no slot {port} free for it")
         return Slot(node_id, port)
-    own = sorted({s.port for s in problem.current.values() if s.node == node_id})
     without_spout = [port for port in own if Slot(node_id, port) not in spouts_at]
-    free = sorted(port for port in node.slots if port not in own)
     ports = [*without_spout, *free, *own]
     if not ports:
         raise ForceError(f"{settings.REPLAN_FORCE.key}: {node_id} has no free slot")
