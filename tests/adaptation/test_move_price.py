@@ -10,9 +10,11 @@ from test_move_costs_and_ackers import ACKER, C1, C2, CURRENT, SPOUT, Clock, pro
 from storm_planner.adaptation.costs import (
     MoveContext,
     StartTimes,
+    flow_goes_on,
     price_move,
     restarted_slots,
     short_for_new_workers,
+    skips_drain,
 )
 from storm_planner.adaptation.forced import ForceError, forced_move
 from storm_planner.adaptation.replan import Replanner
@@ -59,6 +61,43 @@ def test_a_drained_move_costs_its_pause_and_start_an_undrained_acker_the_message
     assert "drained: pause 8.0 s (prior" in drained.costs and "300 tuple(s) in flight now, acked before" in drained.costs
     measured = price_move(running, plan, before, after, MoveContext(drained=True, pause_s=2.5), 60.0)
     assert measured.cost_s == pytest.approx(2.5 + 4.5) and "pause 2.5 s (its last drain)" in measured.costs
+
+
+def test_a_move_the_flow_survives_goes_undrained_and_costs_twice_its_start_and_the_replays():
+    """Count [3-3] to a worker of its own on big-b (5 s start, prior: 4.5 s of a core beside the acker's
+    10 %): the spout's worker and the acker's do not restart, and 300 in flight + 5 s at 100/s = 800 trees
+    fit in 1,000 pending places."""
+    running = problem()
+    plan = slots({**CURRENT, C2: "big-b:6701"})
+    roomy = MoveContext(drained=True, in_flight=300, spout_rate=100.0, pending_room=1000.0)
+    goes_on, why = flow_goes_on(running, plan, roomy)
+    assert goes_on and "1 of 1 acker(s) keep running" in why and "hold the 800 tree(s)" in why
+    assert skips_drain(running, plan, roomy).startswith("the flow goes on: no spout's worker restarts")
+    price = price_move(running, plan, evaluate(running, running.current), evaluate(running, plan), roomy, 60.0)
+    assert price.cost_s == pytest.approx(2 * 5.0 + 3.0) and "not drained, the flow goes on" in price.costs
+    assert skips_drain(running, plan, dataclasses.replace(roomy, drain_always=True)) == ""
+    assert skips_drain(running, plan, dataclasses.replace(roomy, drained=False)) == ""   # not drainable anyway
+    unbounded = dataclasses.replace(roomy, pending_room=float("inf"), in_flight=10**6)
+    assert flow_goes_on(running, plan, unbounded)[0]
+
+
+@pytest.mark.parametrize(("move", "context", "why"), [
+    ({C2: "big-b:6701"}, {"pending_room": 790.0}, "pending places, 790 (topology.max.spout.pending x spout "
+                                                  "tasks), cannot hold 800 lost tree(s)"),
+    ({C2: "big-b:6701"}, {"pending_room": None}, "room in topology.max.spout.pending is unknown"),
+    ({C2: "big-b:6701"}, {"in_flight": None}, "room in topology.max.spout.pending is unknown"),
+    ({ACKER: "big-b:6701"}, {}, "all 1 acker(s) restart"),
+    ({C2: "big-a:6700"}, {}, "a spout's worker restarts"),      # the count joins the spout's worker
+    ({SPOUT: "big-b:6701"}, {}, "a spout's worker restarts"),
+])
+def test_a_move_that_restarts_a_spout_or_every_acker_or_overfills_pending_is_drained(move, context, why):
+    running = problem()
+    plan = slots({**CURRENT, **move})
+    ctx = dataclasses.replace(MoveContext(drained=True, in_flight=300, spout_rate=100.0, pending_room=1000.0),
+                              **context)
+    goes_on, reason = flow_goes_on(running, plan, ctx)
+    assert not goes_on and why in reason
+    assert skips_drain(running, plan, ctx) == ""
 
 
 def test_a_topology_short_of_nothing_gains_nothing_from_a_move():

@@ -48,8 +48,11 @@ def problem(current=CURRENT, options=None) -> Problem:
     }).replace(measured=True)
 
 
-def spec(options=None):
-    return SimpleNamespace(id=TOPOLOGY, name=NAME, options=options or {}, message_timeout_secs=30)
+def spec(options=None, max_spout_pending=10):
+    """The topology as the plugin sends it; its spout has 10 pending places, too few for the flow to go on
+    through an undrained move, so a move is drained unless a test gives it more."""
+    return SimpleNamespace(id=TOPOLOGY, name=NAME, options=options or {}, message_timeout_secs=30,
+                           max_spout_pending=max_spout_pending)
 
 
 def move_plan() -> Plan:
@@ -373,12 +376,34 @@ def test_unit_a_move_not_drained_is_answered_at_once_and_its_start_measured(cloc
     assert drains.drain_of(TOPOLOGY) is None
 
 
+@pytest.mark.parametrize("pending, options, drained", [
+    (1000, {}, False),                                     # 40 in flight + a start at 10/s fit in 1,000
+    (None, {}, False),                                     # unset: unbounded
+    (1000, {"planner.replan.drain.always": "true"}, True),
+    (10, {}, True),                                        # 40 in flight do not fit in 10
+])
+def test_unit_a_move_the_flow_survives_goes_at_once_unless_told_to_drain_always(clock, pending, options, drained):
+    """Count [3-3] to a worker of its own on big-b: the spout's worker and the acker's do not restart."""
+    drains, _, _ = coordinator(clock)
+    drains.windows.spout(started=1200, acked=1150, failed=10)
+    answer, reoffer = drains.begin(spec(options, max_spout_pending=pending), problem(options=options), move_plan())
+    if drained:
+        assert answer.assignments == slots(CURRENT) and reoffer == REOFFER_MS
+        assert answer.notes[0].startswith("drain: the spouts pause")
+    else:
+        assert answer.assignments == slots(MOVED) and reoffer is None
+        assert answer.notes[-1].startswith("not drained: the flow goes on: no spout's worker restarts, "
+                                           "1 of 1 acker(s) keep running")
+        assert answer.notes[-1].endswith(": moved at once")
+
+
 def test_unit_the_context_prices_the_drain_and_the_tuples_in_flight(clock):
     drains, _, _ = coordinator(clock)
     drains.windows.spout(started=1200, acked=1150, failed=10)
     context = drains.context(spec({"planner.metrics.period.secs": "3"}), problem())
     assert (context.drained, context.in_flight, context.spout_rate) == (True, 40, pytest.approx(10.0))
     assert (context.pause_s, context.metrics_period_s, context.message_timeout_s) == (None, 3.0, 30.0)
+    assert (context.pending_room, context.drain_always) == (10.0, False)   # 10 per task, one spout task
     blind, _, _ = coordinator(clock, nimbus_address=None)
     blind.control = None
     assert blind.context(spec(), problem()).not_drained == "this service does not know Nimbus (serve --nimbus HOST:PORT)"

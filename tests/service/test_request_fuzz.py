@@ -71,6 +71,8 @@ topologies = st.builds(
     num_workers=maybe(st.integers(min_value=-2, max_value=5)),
     options=maybe(st.dictionaries(OPTION_KEYS, OPTION_VALUES, max_size=3)),
     worker_max_heap_mb=NUMBERS,
+    message_timeout_secs=maybe(st.integers(min_value=-2, max_value=2**31 - 1)),
+    max_spout_pending=maybe(st.integers(min_value=-2, max_value=2**31 - 1)),
 )
 requests = st.builds(
     T.PlanRequest, request_id=maybe(ODD_TEXT), nodes=maybe(st.lists(nodes, max_size=3)),

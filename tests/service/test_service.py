@@ -86,6 +86,16 @@ def test_no_free_slot_is_a_bad_request(service):
     assert "no free slot" in plan.error.message
 
 
+def test_a_spouts_bound_that_is_no_count_is_refused_for_that_topology_only(service):
+    bad, good = topology("bad"), topology("good")
+    bad.max_spout_pending, good.max_spout_pending = -5, 2000
+    with connect(service.host, service.port) as client:
+        refused, planned = client.plan(request(bad, good)).plans
+    assert refused.error.kind == T.ErrorKind.BAD_REQUEST
+    assert "max_spout_pending=-5" in refused.error.message
+    assert planned.error is None and len(planned.assignments) == 6
+
+
 def test_current_assignment_is_kept_by_even(service):
     current = {f"[{i}-{i}]": T.WorkerSlot(node_id="b", port=6701) for i in range(1, 7)}
     nodes = [node("a"), node("b", free=(6700,), used=(6701,))]

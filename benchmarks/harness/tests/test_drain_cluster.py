@@ -44,5 +44,5 @@ def test_one_drained_forced_move_is_measured_and_reported(tmp_path, bench_state)
         starts = list(csv.DictReader(handle))
     assert starts and all(s["jvm_up_s"] and s["launched_s"] for s in starts), starts
     report = (tmp_path / "drain.md").read_text()
-    assert "**drain on**: the criterion" in report and (out / "acks-per-second.png").is_file()
+    assert "**drain on (planner.replan.drain.always)**: the criterion" in report and (out / "acks-per-second.png").is_file()
     assert (out / "logs" / "drain-1.log").is_file()

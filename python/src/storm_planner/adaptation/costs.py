@@ -32,7 +32,14 @@ with the default 10 s period, 25 s: a short metrics period makes drained moves c
   after they start) + the slowest start among the restarted workers;
 * not drained: the slowest start, or the message timeout when an acker restarts and the timeout is longer
   (the spouts' pending tuples fill with trees that died with it); plus, when an acker or a spout restarts,
-  the tuples in flight at the rate the spouts start them (their replays).
+  the tuples in flight at the rate the spouts start them (their replays);
+* **undrained because the flow goes on** (:func:`flow_goes_on`, unless ``planner.replan.drain.always``): a
+  move that restarts no spout's worker, leaves an acker running, and whose lost trees fit in the spouts'
+  ``topology.max.spout.pending`` is not drained: the trees through the workers it does not restart go on
+  being acked. On the heterogeneous quota cluster a count and an acker moved this way kept Top-K acking in
+  every 5 s interval (drain report, issue #49), where the drained move stood still for 25-30 s. It costs
+  the slowest start twice (the restarted workers' share stands still meanwhile; what the spouts start
+  meanwhile may be lost and replayed) plus the tuples in flight now, replayed, at the spouts' rate.
 
 A worker's start on a node is the mean of the last :data:`KEEP_STARTS` measured there (from the move to the
 new worker's first window, :class:`StartTimes`), else a prior: :data:`START_CORE_S` of one core at the CPU
@@ -113,6 +120,8 @@ class MoveContext:
     message_timeout_s: float = DEFAULT_MESSAGE_TIMEOUT_S
     start_times: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))  # node -> s, measured
     metrics_period_s: float = 10.0
+    pending_room: float | None = None       # topology.max.spout.pending x spout tasks (inf: unbounded; None: unknown)
+    drain_always: bool = False              # planner.replan.drain.always: drain even a move the flow survives
 
 
 @dataclass(frozen=True)
@@ -143,10 +152,8 @@ def start_time(node: Node, running: float, context: MoveContext) -> tuple[float,
     return seconds, f"{seconds:.1f} s on {node.id} (prior: {START_CORE_S:g} s of a core at the {room:.0f} % of a core it has left)"
 
 
-def price_move(problem: Problem, plan: Mapping[str, Slot], before: Mapping[str, float],
-               after: Mapping[str, float], context: MoveContext, horizon_s: float) -> Price:
-    """The cost of replacing ``problem.current`` by ``plan`` and its gain over ``horizon_s`` (module
-    docstring); ``before``/``after``: the two placements' figures on the same measured problem."""
+def slowest_start(problem: Problem, plan: Mapping[str, Slot], context: MoveContext) -> tuple[float, str]:
+    """(seconds, where from) of the slowest start among the workers ``plan`` restarts ((0, 'none'): none)."""
     restarted = restarted_slots(problem.current, plan)
     nodes = {n.id: n for n in problem.nodes}
     # While the new workers start, what runs beside them: the executors of the workers that do not restart.
@@ -157,10 +164,63 @@ def price_move(problem: Problem, plan: Mapping[str, Slot], before: Mapping[str, 
             running[slot.node] += load.get(executor, 0.0)
     starts = [start_time(nodes[slot.node], running[slot.node], context)
               for slot in sorted(restarted) if slot.node in nodes]
-    start_s, start_note = max(starts, default=(0.0, "none"))
+    return max(starts, default=(0.0, "none"))
+
+
+def flow_goes_on(problem: Problem, plan: Mapping[str, Slot], context: MoveContext,
+                 start_s: float | None = None) -> tuple[bool, str]:
+    """(whether the topology goes on acking through an undrained move, why): it does when the move restarts
+    no spout's worker (a restarted spout starts nothing until its worker is up), leaves at least one acker
+    running (with every acker restarted every tree dies: 16 s without an ack, drain report), and the spouts
+    have room in ``topology.max.spout.pending`` for every tree in flight now and every tree they start
+    until the restarted workers are up (``start_s``), all taken as lost: the lost ones hold their pending
+    places until ``topology.message.timeout.secs``. Unknown tuples in flight or spout rate: no."""
+    restarted = restarted_slots(problem.current, plan)
+    spouts = {c.id for c in problem.components if c.type == SPOUT}
+    component = {e.id: e.component for e in problem.executors}
+    if any(component.get(e) in spouts for executors in restarted.values() for e in executors):
+        return False, "a spout's worker restarts"
+    ackers = [e for e, c in component.items() if c == ACKER]
+    kept = [e for e in ackers if e in plan and plan[e] not in restarted]
+    if ackers and not kept:
+        return False, f"all {len(ackers)} acker(s) restart"
+    if context.pending_room is None or context.in_flight is None or not context.spout_rate:
+        return False, "the spouts' room in topology.max.spout.pending is unknown"
+    if start_s is None:
+        start_s, _ = slowest_start(problem, plan, context)
+    lost = context.in_flight + context.spout_rate * start_s
+    room = ("unbounded" if context.pending_room == float("inf")
+            else f"{context.pending_room:,.0f} (topology.max.spout.pending x spout tasks)")
+    if lost >= context.pending_room:
+        return False, f"the spouts' pending places, {room}, cannot hold {lost:,.0f} lost tree(s)"
+    acking = f"{len(kept)} of {len(ackers)} acker(s) keep running" if ackers else "no ackers"
+    return True, (f"no spout's worker restarts, {acking}, and the spouts' pending places, {room}, hold the "
+                  f"{lost:,.0f} tree(s) it may lose ({context.in_flight} in flight and {start_s:.0f} s at "
+                  f"{context.spout_rate:.0f}/s)")
+
+
+def skips_drain(problem: Problem, plan: Mapping[str, Slot], context: MoveContext,
+                start_s: float | None = None) -> str:
+    """Why a move the service would drain goes undrained ('' when it is drained, or not drainable at all)."""
+    if not context.drained or context.drain_always:
+        return ""
+    goes_on, why = flow_goes_on(problem, plan, context, start_s)
+    return f"the flow goes on: {why}" if goes_on else ""
+
+
+def price_move(problem: Problem, plan: Mapping[str, Slot], before: Mapping[str, float],
+               after: Mapping[str, float], context: MoveContext, horizon_s: float) -> Price:
+    """The cost of replacing ``problem.current`` by ``plan`` and its gain over ``horizon_s`` (module
+    docstring); ``before``/``after``: the two placements' figures on the same measured problem."""
+    restarted = restarted_slots(problem.current, plan)
+    start_s, start_note = slowest_start(problem, plan, context)
     holders = _tree_holders(problem, restarted)
     parts = [f"restarts {len(restarted)} worker(s), slowest start {start_note}"]
-    if context.drained:
+    flowing = skips_drain(problem, plan, context, start_s)
+    if flowing:
+        cost = 2 * start_s + (context.in_flight or 0) / (context.spout_rate or 1.0)
+        parts.append(f"not drained, {flowing}: twice the start, and the tuples in flight replayed")
+    elif context.drained:
         pause_s = context.pause_s
         if pause_s is None:
             pause_s = 1.5 * context.metrics_period_s + PRIOR_OFFER_S
@@ -178,7 +238,7 @@ def price_move(problem: Problem, plan: Mapping[str, Slot], before: Mapping[str, 
             cost += context.in_flight / context.spout_rate
             parts.append(f"{context.in_flight} tuple(s) in flight replayed "
                          f"({context.in_flight / context.spout_rate:.1f} s at {context.spout_rate:.0f}/s)")
-    if context.drained and context.in_flight is not None:
+    if context.drained and not flowing and context.in_flight is not None:
         parts.append(f"{context.in_flight} tuple(s) in flight now, acked before the move")
     share, gains = bottleneck_relief(before, after)
     return Price(cost, share * horizon_s, "; ".join(parts), gains, horizon_s)

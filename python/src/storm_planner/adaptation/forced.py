@@ -3,8 +3,8 @@
 ``planner.replan.force: "[3-3],__acker@sup-slow"`` makes the re-planner answer the first offer of the
 running topology ``planner.replan.force.after.secs`` after its first plan with exactly that move, past
 every gate (cautious, gain, price, budget, the acker rule) but through the same drain as any re-plan
-(:mod:`storm_planner.service.planning.drain`), so a benchmark can show the same move with the drain and
-without it (``planner.replan.drain: false``).
+(:mod:`storm_planner.service.planning.drain`), so a benchmark can show the same move drained
+(``planner.replan.drain.always``), undrained (``planner.replan.drain: false``), and as the service decides.
 
 Each item before ``@`` is an executor id (``[3-3]``) or a component id (``count``: its first executor, by
 task, that is not on the node yet, one outside the spouts' workers first); after ``@`` a node id (a

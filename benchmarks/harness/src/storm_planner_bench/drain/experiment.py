@@ -9,9 +9,11 @@ On the quota cluster (``--cluster``), Top-K (``--workload``, ``bench capacity``'
 ``searches.csv`` under ``--capacity``), placed by ``--scheduler`` (``planner:auto``) with re-planning on.
 ``planner.replan.force`` moves one executor of each of ``--move``'s components (a count and an acker) to
 ``--target`` (into a worker of their own there with ``--new-worker``) ``--force-after`` seconds after the first
-plan, through the service's drain (arm ``drain``) or
-at once (arm ``no-drain``: ``planner.replan.drain: false``). ``--repeat`` repetitions of each arm,
-interleaved (round 1 drain first, round 2 no-drain first, ...), each one submission on the same cluster:
+plan, through the service's drain (arm ``drain``: ``planner.replan.drain.always``), at once (arm
+``no-drain``: ``planner.replan.drain: false``), or as the service decides by default (arm ``auto``: at once
+when the flow goes on through the move, :func:`storm_planner.adaptation.costs.flow_goes_on`, else drained).
+``--repeat`` repetitions of each arm, interleaved (each round in another order), each one submission on the
+same cluster:
 
 1. submit (the spouts resumable from their checkpoints, their rate from a rate file, their time log on);
 2. wait for the forced move's drain records in the plan log (:mod:`.series`) and for ``--after`` seconds past
@@ -54,7 +56,7 @@ from storm_planner_bench.drain import workerstart as ws
 DEFAULT_OUT = Path("benchmarks/results/drain")
 DEFAULT_CLUSTER = "benchmarks/e2e/cluster.yaml"
 DEFAULT_CAPACITY = "benchmarks/reports/e2e,benchmarks/results/capacity"
-ARMS = ("drain", "no-drain")
+ARMS = ("drain", "no-drain", "auto")
 RUNS_FILE, SECONDS_FILE, STARTS_FILE = "runs.csv", "seconds.csv", "starts.csv"
 RUN_COLUMNS = (
     "arm", "repetition", "status", "rate", "scheduler", "target", "force", "started", "topology",
@@ -201,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
             _progress(f"run {index}/{len(todo)}: {arm}, repetition {repetition}")
             options = {**extra, "planner.replan.force": force,
                        "planner.replan.force.after.secs": args.force_after,
-                       "planner.replan.drain": arm == "drain"}
+                       "planner.replan.drain": arm != "no-drain", "planner.replan.drain.always": arm == "drain"}
             result = DrainRun(bench, workload, scheduler, arm, repetition, rate, options, args).run()
             save_run(out, arm, repetition, {**result["row"], "target": target, "code": code},
                      result["seconds"], result["starts"], result["lines"])
@@ -426,7 +428,7 @@ BENCHMARKS = (Benchmark("drain", "a forced move of a running Top-K at 80 % of it
     argument("--workload", default="topk-link", help=f"one of {', '.join(WORKLOADS)} (default: %(default)s)"),
     argument("--cluster", default=DEFAULT_CLUSTER, help="the cluster description (default: %(default)s)"),
     argument("--scheduler", default="planner:auto", help="a planner:NAME that re-plans (default: %(default)s)"),
-    argument("--arms", default=",".join(ARMS), help="drain, no-drain or both (default: %(default)s)"),
+    argument("--arms", default=",".join(ARMS), help="some of drain (always), no-drain and auto (the service decides) (default: %(default)s)"),
     argument("--repeat", type=int, default=3, help="repetitions per arm, interleaved (default: %(default)s)"),
     argument("--rate", type=float, default=None, help="each spout's rate, t/s (default: --share of RAS's capacity)"),
     argument("--share", type=float, default=0.8, help="share of RAS's capacity the rate is (default: %(default)s)"),

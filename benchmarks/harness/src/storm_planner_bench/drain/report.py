@@ -20,7 +20,8 @@ from storm_planner_bench.drain import series
 from storm_planner_bench.drain import workerstart as ws
 
 PLOT = "acks-per-second.png"
-ARM_NAMES = {"drain": "drain on", "no-drain": "drain off (planner.replan.drain: false)"}
+ARM_NAMES = {"drain": "drain on (planner.replan.drain.always)", "no-drain": "drain off (planner.replan.drain: false)",
+             "auto": "the service decides (defaults)"}
 
 
 def report_path(out: Path) -> Path:
@@ -45,7 +46,7 @@ def write_report(out: Path) -> Path | None:
 def render(out: Path, path: Path, runs: Sequence[dict[str, str]], starts: Sequence[dict[str, str]],
            setup: dict[str, Any], plot: Path | None) -> str:
     ran = [r for r in runs if r.get("status") == "ran"]
-    arms = [a for a in ("drain", "no-drain") if any(r["arm"] == a for r in runs)]
+    arms = [a for a in ARM_NAMES if any(r["arm"] == a for r in runs)]
     parts = ["# A forced move of a running topology, drained and not (issue #49)\n\n",
              _setup(setup, runs), "## Verdict\n\n", _verdicts(ran, arms), "\n",
              "## Per arm\n\n", _arm_table(ran, arms), "\n", _phase_table(ran, arms), "\n",
@@ -173,7 +174,7 @@ def _starts(starts: Sequence[dict[str, str]], runs: Sequence[dict[str, str]]) ->
 
 def acks_plot(out: Path, seconds: Sequence[dict[str, str]], setup: dict[str, Any]) -> Path | None:
     """Acks per second against seconds from the decision, one line per run, a panel per arm."""
-    arms = [a for a in ("drain", "no-drain") if any(r["arm"] == a for r in seconds)]
+    arms = [a for a in ARM_NAMES if any(r["arm"] == a for r in seconds)]
     if not arms:
         return None
     plt = pyplot()

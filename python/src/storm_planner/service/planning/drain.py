@@ -39,8 +39,12 @@ paused before it exits. Every outcome is logged and recorded.
 
 **Not drained**: with ``planner.replan.drain: false``, without a Nimbus address (``serve --nimbus``) or
 without metrics (``serve --zookeeper``: the tuples in flight cannot be counted) the move is answered at
-once, as before, and its note says why it was not drained; a deactivation that fails moves the topology
-undrained too (and activates it after, in case Nimbus did deactivate it). The restarted workers' starts
+once, as before, and its note says why it was not drained. Nor is a move the topology's flow survives
+(:func:`~storm_planner.adaptation.costs.flow_goes_on`, unless ``planner.replan.drain.always``): it
+restarts no spout's worker, leaves an acker running, and the spouts' ``topology.max.spout.pending`` (sent
+by the plugin) holds every tree it may lose, so the trees through the other workers go on being acked. A
+deactivation that fails moves the topology undrained too (and activates it after, in case Nimbus did
+deactivate it). The restarted workers' starts
 are measured all the same (phases ``move`` and ``start`` in the plan log).
 """
 from __future__ import annotations
@@ -54,7 +58,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from storm_planner.adaptation.budget import moves_between
-from storm_planner.adaptation.costs import MoveContext, StartTimes, restarted_slots
+from storm_planner.adaptation.costs import MoveContext, StartTimes, restarted_slots, skips_drain
 from storm_planner.adaptation.state import MemoryStateStore, StateStore, StateStoreError
 from storm_planner.core import settings
 from storm_planner.core.elements import SPOUT
@@ -106,11 +110,12 @@ class DrainSettings:
     enabled: bool = True
     drain_s: float = 30.0
     start_s: float = 60.0
+    always: bool = False
 
     @classmethod
     def of(cls, options: Mapping[str, Any]) -> DrainSettings:
         return cls(settings.REPLAN_DRAIN.read(options), settings.REPLAN_DRAIN_SECS.read(options),
-                   settings.REPLAN_START_SECS.read(options))
+                   settings.REPLAN_START_SECS.read(options), settings.REPLAN_DRAIN_ALWAYS.read(options))
 
 
 @dataclass
@@ -196,7 +201,8 @@ class DrainCoordinator:
             in_flight=None if flight is None else flight.tuples, spout_rate=None if flight is None else flight.rate,
             message_timeout_s=float(getattr(spec, "message_timeout_secs", None) or 30),
             start_times=MappingProxyType(self.start_times.snapshot()),
-            metrics_period_s=settings.METRICS_PERIOD_SECS.read(options))
+            metrics_period_s=settings.METRICS_PERIOD_SECS.read(options),
+            pending_room=_pending_room(spec, problem), drain_always=DrainSettings.of(options).always)
 
     def drain_of(self, topology_id: str) -> Drain | None:
         with self._lock:
@@ -222,7 +228,7 @@ class DrainCoordinator:
         if not moved:
             return plan, None
         options = dict(spec.options or {})
-        why = self.not_drained(options)
+        why = self.not_drained(options) or skips_drain(problem, plan.assignments, self.context(spec, problem))
         drain = Drain(spec.id, spec.name or spec.id, _spouts(problem), dict(problem.current), plan,
                       DrainSettings.of(options), paused=not why, state="pausing", at=self.clock())
         if why:
@@ -564,6 +570,16 @@ class DrainCoordinator:
 
 def _spouts(problem: Problem) -> frozenset[str]:
     return frozenset(c.id for c in problem.components if c.type == SPOUT)
+
+
+def _pending_room(spec: Any, problem: Problem) -> float:
+    """The spouts' pending places: ``topology.max.spout.pending`` (per spout task; unset: unbounded) times
+    the spouts' tasks."""
+    pending = getattr(spec, "max_spout_pending", None)
+    if not pending:
+        return float("inf")
+    spouts = _spouts(problem)
+    return float(pending * sum(len(_tasks(e.id)) for e in problem.executors if e.component in spouts))
 
 
 def _tasks(executor_id: str) -> range:

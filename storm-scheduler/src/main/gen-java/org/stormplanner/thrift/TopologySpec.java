@@ -21,6 +21,7 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
   private static final org.apache.thrift.protocol.TField OPTIONS_FIELD_DESC = new org.apache.thrift.protocol.TField("options", org.apache.thrift.protocol.TType.MAP, (short)9);
   private static final org.apache.thrift.protocol.TField WORKER_MAX_HEAP_MB_FIELD_DESC = new org.apache.thrift.protocol.TField("worker_max_heap_mb", org.apache.thrift.protocol.TType.DOUBLE, (short)10);
   private static final org.apache.thrift.protocol.TField MESSAGE_TIMEOUT_SECS_FIELD_DESC = new org.apache.thrift.protocol.TField("message_timeout_secs", org.apache.thrift.protocol.TType.I32, (short)11);
+  private static final org.apache.thrift.protocol.TField MAX_SPOUT_PENDING_FIELD_DESC = new org.apache.thrift.protocol.TField("max_spout_pending", org.apache.thrift.protocol.TType.I32, (short)12);
 
   private static final org.apache.thrift.scheme.SchemeFactory STANDARD_SCHEME_FACTORY = new TopologySpecStandardSchemeFactory();
   private static final org.apache.thrift.scheme.SchemeFactory TUPLE_SCHEME_FACTORY = new TopologySpecTupleSchemeFactory();
@@ -36,6 +37,7 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
   public @org.apache.thrift.annotation.Nullable java.util.Map<java.lang.String,java.lang.String> options; // optional
   public double worker_max_heap_mb; // optional
   public int message_timeout_secs; // optional
+  public int max_spout_pending; // optional
 
   /** The set of fields this struct contains, along with convenience methods for finding and manipulating them. */
   public enum _Fields implements org.apache.thrift.TFieldIdEnum {
@@ -49,7 +51,8 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     NUM_WORKERS((short)8, "num_workers"),
     OPTIONS((short)9, "options"),
     WORKER_MAX_HEAP_MB((short)10, "worker_max_heap_mb"),
-    MESSAGE_TIMEOUT_SECS((short)11, "message_timeout_secs");
+    MESSAGE_TIMEOUT_SECS((short)11, "message_timeout_secs"),
+    MAX_SPOUT_PENDING((short)12, "max_spout_pending");
 
     private static final java.util.Map<java.lang.String, _Fields> byName = new java.util.HashMap<java.lang.String, _Fields>();
 
@@ -87,6 +90,8 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
           return WORKER_MAX_HEAP_MB;
         case 11: // MESSAGE_TIMEOUT_SECS
           return MESSAGE_TIMEOUT_SECS;
+        case 12: // MAX_SPOUT_PENDING
+          return MAX_SPOUT_PENDING;
         default:
           return null;
       }
@@ -133,8 +138,9 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
   private static final int __NUM_WORKERS_ISSET_ID = 0;
   private static final int __WORKER_MAX_HEAP_MB_ISSET_ID = 1;
   private static final int __MESSAGE_TIMEOUT_SECS_ISSET_ID = 2;
+  private static final int __MAX_SPOUT_PENDING_ISSET_ID = 3;
   private byte __isset_bitfield = 0;
-  private static final _Fields optionals[] = {_Fields.CURRENT,_Fields.ALGORITHM,_Fields.NUM_WORKERS,_Fields.OPTIONS,_Fields.WORKER_MAX_HEAP_MB,_Fields.MESSAGE_TIMEOUT_SECS};
+  private static final _Fields optionals[] = {_Fields.CURRENT,_Fields.ALGORITHM,_Fields.NUM_WORKERS,_Fields.OPTIONS,_Fields.WORKER_MAX_HEAP_MB,_Fields.MESSAGE_TIMEOUT_SECS,_Fields.MAX_SPOUT_PENDING};
   public static final java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> metaDataMap;
   static {
     java.util.Map<_Fields, org.apache.thrift.meta_data.FieldMetaData> tmpMap = new java.util.EnumMap<_Fields, org.apache.thrift.meta_data.FieldMetaData>(_Fields.class);
@@ -166,6 +172,8 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     tmpMap.put(_Fields.WORKER_MAX_HEAP_MB, new org.apache.thrift.meta_data.FieldMetaData("worker_max_heap_mb", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
         new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.DOUBLE)));
     tmpMap.put(_Fields.MESSAGE_TIMEOUT_SECS, new org.apache.thrift.meta_data.FieldMetaData("message_timeout_secs", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
+        new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.I32)));
+    tmpMap.put(_Fields.MAX_SPOUT_PENDING, new org.apache.thrift.meta_data.FieldMetaData("max_spout_pending", org.apache.thrift.TFieldRequirementType.OPTIONAL, 
         new org.apache.thrift.meta_data.FieldValueMetaData(org.apache.thrift.protocol.TType.I32)));
     metaDataMap = java.util.Collections.unmodifiableMap(tmpMap);
     org.apache.thrift.meta_data.FieldMetaData.addStructMetaDataMap(TopologySpec.class, metaDataMap);
@@ -246,6 +254,7 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     }
     this.worker_max_heap_mb = other.worker_max_heap_mb;
     this.message_timeout_secs = other.message_timeout_secs;
+    this.max_spout_pending = other.max_spout_pending;
   }
 
   @Override
@@ -269,6 +278,8 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     this.worker_max_heap_mb = 0.0;
     setMessage_timeout_secsIsSet(false);
     this.message_timeout_secs = 0;
+    setMax_spout_pendingIsSet(false);
+    this.max_spout_pending = 0;
   }
 
   @org.apache.thrift.annotation.Nullable
@@ -610,6 +621,29 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __MESSAGE_TIMEOUT_SECS_ISSET_ID, value);
   }
 
+  public int getMax_spout_pending() {
+    return this.max_spout_pending;
+  }
+
+  public TopologySpec setMax_spout_pending(int max_spout_pending) {
+    this.max_spout_pending = max_spout_pending;
+    setMax_spout_pendingIsSet(true);
+    return this;
+  }
+
+  public void unsetMax_spout_pending() {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.clearBit(__isset_bitfield, __MAX_SPOUT_PENDING_ISSET_ID);
+  }
+
+  /** Returns true if field max_spout_pending is set (has been assigned a value) and false otherwise */
+  public boolean isSetMax_spout_pending() {
+    return org.apache.thrift.EncodingUtils.testBit(__isset_bitfield, __MAX_SPOUT_PENDING_ISSET_ID);
+  }
+
+  public void setMax_spout_pendingIsSet(boolean value) {
+    __isset_bitfield = org.apache.thrift.EncodingUtils.setBit(__isset_bitfield, __MAX_SPOUT_PENDING_ISSET_ID, value);
+  }
+
   @Override
   public void setFieldValue(_Fields field, @org.apache.thrift.annotation.Nullable java.lang.Object value) {
     switch (field) {
@@ -701,6 +735,14 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       }
       break;
 
+    case MAX_SPOUT_PENDING:
+      if (value == null) {
+        unsetMax_spout_pending();
+      } else {
+        setMax_spout_pending((java.lang.Integer)value);
+      }
+      break;
+
     }
   }
 
@@ -741,6 +783,9 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     case MESSAGE_TIMEOUT_SECS:
       return getMessage_timeout_secs();
 
+    case MAX_SPOUT_PENDING:
+      return getMax_spout_pending();
+
     }
     throw new java.lang.IllegalStateException();
   }
@@ -775,6 +820,8 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       return isSetWorker_max_heap_mb();
     case MESSAGE_TIMEOUT_SECS:
       return isSetMessage_timeout_secs();
+    case MAX_SPOUT_PENDING:
+      return isSetMax_spout_pending();
     }
     throw new java.lang.IllegalStateException();
   }
@@ -891,6 +938,15 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
         return false;
     }
 
+    boolean this_present_max_spout_pending = true && this.isSetMax_spout_pending();
+    boolean that_present_max_spout_pending = true && that.isSetMax_spout_pending();
+    if (this_present_max_spout_pending || that_present_max_spout_pending) {
+      if (!(this_present_max_spout_pending && that_present_max_spout_pending))
+        return false;
+      if (this.max_spout_pending != that.max_spout_pending)
+        return false;
+    }
+
     return true;
   }
 
@@ -941,6 +997,10 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
     hashCode = hashCode * 8191 + ((isSetMessage_timeout_secs()) ? 131071 : 524287);
     if (isSetMessage_timeout_secs())
       hashCode = hashCode * 8191 + message_timeout_secs;
+
+    hashCode = hashCode * 8191 + ((isSetMax_spout_pending()) ? 131071 : 524287);
+    if (isSetMax_spout_pending())
+      hashCode = hashCode * 8191 + max_spout_pending;
 
     return hashCode;
   }
@@ -1063,6 +1123,16 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
         return lastComparison;
       }
     }
+    lastComparison = java.lang.Boolean.compare(isSetMax_spout_pending(), other.isSetMax_spout_pending());
+    if (lastComparison != 0) {
+      return lastComparison;
+    }
+    if (isSetMax_spout_pending()) {
+      lastComparison = org.apache.thrift.TBaseHelper.compareTo(this.max_spout_pending, other.max_spout_pending);
+      if (lastComparison != 0) {
+        return lastComparison;
+      }
+    }
     return 0;
   }
 
@@ -1172,6 +1242,12 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       if (!first) sb.append(", ");
       sb.append("message_timeout_secs:");
       sb.append(this.message_timeout_secs);
+      first = false;
+    }
+    if (isSetMax_spout_pending()) {
+      if (!first) sb.append(", ");
+      sb.append("max_spout_pending:");
+      sb.append(this.max_spout_pending);
       first = false;
     }
     sb.append(")");
@@ -1382,6 +1458,14 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
               org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
             }
             break;
+          case 12: // MAX_SPOUT_PENDING
+            if (schemeField.type == org.apache.thrift.protocol.TType.I32) {
+              struct.max_spout_pending = iprot.readI32();
+              struct.setMax_spout_pendingIsSet(true);
+            } else { 
+              org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
+            }
+            break;
           default:
             org.apache.thrift.protocol.TProtocolUtil.skip(iprot, schemeField.type);
         }
@@ -1496,6 +1580,11 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
         oprot.writeI32(struct.message_timeout_secs);
         oprot.writeFieldEnd();
       }
+      if (struct.isSetMax_spout_pending()) {
+        oprot.writeFieldBegin(MAX_SPOUT_PENDING_FIELD_DESC);
+        oprot.writeI32(struct.max_spout_pending);
+        oprot.writeFieldEnd();
+      }
       oprot.writeFieldStop();
       oprot.writeStructEnd();
     }
@@ -1556,7 +1645,10 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       if (struct.isSetMessage_timeout_secs()) {
         optionals.set(5);
       }
-      oprot.writeBitSet(optionals, 6);
+      if (struct.isSetMax_spout_pending()) {
+        optionals.set(6);
+      }
+      oprot.writeBitSet(optionals, 7);
       if (struct.isSetCurrent()) {
         {
           oprot.writeI32(struct.current.size());
@@ -1588,6 +1680,9 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       }
       if (struct.isSetMessage_timeout_secs()) {
         oprot.writeI32(struct.message_timeout_secs);
+      }
+      if (struct.isSetMax_spout_pending()) {
+        oprot.writeI32(struct.max_spout_pending);
       }
     }
 
@@ -1634,7 +1729,7 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
         }
       }
       struct.setExecutorsIsSet(true);
-      java.util.BitSet incoming = iprot.readBitSet(6);
+      java.util.BitSet incoming = iprot.readBitSet(7);
       if (incoming.get(0)) {
         {
           org.apache.thrift.protocol.TMap _map62 = iprot.readMapBegin(org.apache.thrift.protocol.TType.STRING, org.apache.thrift.protocol.TType.STRUCT); 
@@ -1681,6 +1776,10 @@ public class TopologySpec implements org.apache.thrift.TBase<TopologySpec, Topol
       if (incoming.get(5)) {
         struct.message_timeout_secs = iprot.readI32();
         struct.setMessage_timeout_secsIsSet(true);
+      }
+      if (incoming.get(6)) {
+        struct.max_spout_pending = iprot.readI32();
+        struct.setMax_spout_pendingIsSet(true);
       }
     }
   }

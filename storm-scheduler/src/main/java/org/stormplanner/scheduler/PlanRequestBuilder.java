@@ -154,20 +154,36 @@ final class PlanRequestBuilder {
         if (timeout != null) {
             spec.setMessage_timeout_secs(timeout);
         }
+        Integer pending = maxSpoutPending(td.getConf());
+        if (pending != null) {
+            spec.setMax_spout_pending(pending);
+        }
         return spec;
     }
 
     /** {@code topology.message.timeout.secs} as a whole number of seconds, or null when unset or unusable. */
     static Integer messageTimeoutSecs(Map<String, Object> conf) {
-        Object value = conf == null ? null : conf.get(Config.TOPOLOGY_MESSAGE_TIMEOUT_SECS);
+        return positiveInt(conf, Config.TOPOLOGY_MESSAGE_TIMEOUT_SECS);
+    }
+
+    /**
+     * {@code topology.max.spout.pending} (per spout task), or null when unset or unusable: the service reads
+     * from it whether a move may go undrained, the spouts having room for the trees its restarts lose.
+     */
+    static Integer maxSpoutPending(Map<String, Object> conf) {
+        return positiveInt(conf, Config.TOPOLOGY_MAX_SPOUT_PENDING);
+    }
+
+    private static Integer positiveInt(Map<String, Object> conf, String key) {
+        Object value = conf == null ? null : conf.get(key);
         if (value instanceof Number) {
-            double secs = ((Number) value).doubleValue();
-            return secs > 0 && secs <= Integer.MAX_VALUE ? (int) Math.round(secs) : null;
+            double number = ((Number) value).doubleValue();
+            return number > 0 && number <= Integer.MAX_VALUE ? (int) Math.round(number) : null;
         }
         if (value != null) {
             try {
-                int secs = Integer.parseInt(value.toString().trim());
-                return secs > 0 ? secs : null;
+                int number = Integer.parseInt(value.toString().trim());
+                return number > 0 ? number : null;
             } catch (NumberFormatException e) {
                 return null;
             }

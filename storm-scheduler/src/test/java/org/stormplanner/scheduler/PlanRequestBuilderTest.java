@@ -174,6 +174,15 @@ class PlanRequestBuilderTest {
             spec.getExecutors().stream().map(e -> e.getId() + " " + e.getComponent()).collect(Collectors.toList()));
         assertEquals(Map.of("[1-1]", Plans.slot("sup-a:6700")), spec.getCurrent());
         assertEquals(30, spec.getMessage_timeout_secs(), "Storm's default topology.message.timeout.secs");
+        assertFalse(spec.isSetMax_spout_pending(), "Storm's default topology.max.spout.pending: unbounded");
+    }
+
+    @Test
+    void theSpoutsPendingBoundTravelsWithTheSpec() {
+        TopologyDetails words = topology("words-1", 3, "topology.max.spout.pending", 500);
+        Cluster cluster = cluster(List.of(supervisor("sup-a", 6700)), List.of(), topologies(words));
+
+        assertEquals(500, new PlanRequestBuilder(config).topologySpec(words, cluster).getMax_spout_pending());
     }
 
     @Test
@@ -184,6 +193,15 @@ class PlanRequestBuilderTest {
         assertNull(PlanRequestBuilder.messageTimeoutSecs(Map.of("topology.message.timeout.secs", -3)));
         assertNull(PlanRequestBuilder.messageTimeoutSecs(Map.of()));
         assertNull(PlanRequestBuilder.messageTimeoutSecs(null));
+    }
+
+    @Test
+    void maxSpoutPendingTravelsWhenItIsAPositiveWholeNumber() {
+        assertEquals(100000, PlanRequestBuilder.maxSpoutPending(Map.of("topology.max.spout.pending", 100000)));
+        assertEquals(2000, PlanRequestBuilder.maxSpoutPending(Map.of("topology.max.spout.pending", 2000L)));
+        assertNull(PlanRequestBuilder.maxSpoutPending(Map.of("topology.max.spout.pending", 0)), "0 is no bound");
+        assertNull(PlanRequestBuilder.maxSpoutPending(Map.of("topology.max.spout.pending", "lots")));
+        assertNull(PlanRequestBuilder.maxSpoutPending(Map.of()), "unset: the spouts are unbounded");
     }
 
     @Test
