@@ -87,6 +87,7 @@ def test_a_move_the_flow_survives_goes_undrained_and_costs_twice_its_start_and_t
     ({C2: "big-b:6701"}, {"pending_room": None}, "room in topology.max.spout.pending is unknown"),
     ({C2: "big-b:6701"}, {"in_flight": None}, "room in topology.max.spout.pending is unknown"),
     ({ACKER: "big-b:6701"}, {}, "all 1 acker(s) restart"),
+    ({C1: "big-b:6701", C2: "big-b:6701"}, {}, "every executor of c restarts: every tree through it dies"),
     ({C2: "big-a:6700"}, {}, "a spout's worker restarts"),      # the count joins the spout's worker
     ({SPOUT: "big-b:6701"}, {}, "a spout's worker restarts"),
 ])
@@ -238,3 +239,15 @@ def test_a_forced_move_of_a_component_leaves_the_spouts_workers_running_where_it
     # named by id, an executor in the spout's worker still moves: the experiment asked for it
     _, moved = forced_move(beside, "[2-2]@big-b")
     assert moved == [C1]
+
+
+def test_a_forced_move_of_a_component_spares_a_worker_that_holds_a_whole_component():
+    """Count [2-2] shares its worker with the only acker: moving it restarts that worker and every tree dies
+    with the acker. Count [3-3], alone in its worker, is taken instead, and the flow goes on."""
+    running = problem(current={SPOUT: "big-a:6700", C1: "big-a:6701", ACKER: "big-a:6701", C2: "big-b:6700"})
+    assignment, moved = forced_move(running, "c@small:new")
+    assert moved == [C2] and assignment[C2] == Slot("small", 6700)
+    roomy = MoveContext(drained=True, in_flight=300, spout_rate=100.0, pending_room=float("inf"))
+    assert flow_goes_on(running, assignment, roomy)[0]
+    taken_first = {**running.current, C1: Slot("small", 6700)}
+    assert flow_goes_on(running, taken_first, roomy) == (False, "all 1 acker(s) restart")

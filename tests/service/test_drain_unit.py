@@ -393,7 +393,7 @@ def test_unit_a_move_the_flow_survives_goes_at_once_unless_told_to_drain_always(
     else:
         assert answer.assignments == slots(MOVED) and reoffer is None
         assert answer.notes[-1].startswith("not drained: the flow goes on: no spout's worker restarts, "
-                                           "1 of 1 acker(s) keep running")
+                                           "every bolt and 1 of 1 acker(s) keep running")
         assert answer.notes[-1].endswith(": moved at once")
 
 

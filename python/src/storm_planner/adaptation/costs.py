@@ -34,8 +34,8 @@ with the default 10 s period, 25 s: a short metrics period makes drained moves c
   (the spouts' pending tuples fill with trees that died with it); plus, when an acker or a spout restarts,
   the tuples in flight at the rate the spouts start them (their replays);
 * **undrained because the flow goes on** (:func:`flow_goes_on`, unless ``planner.replan.drain.always``): a
-  move that restarts no spout's worker, leaves an acker running, and whose lost trees fit in the spouts'
-  ``topology.max.spout.pending`` is not drained: the trees through the workers it does not restart go on
+  move that restarts no spout's worker, leaves an executor of every bolt and of the ackers running, and
+  whose lost trees fit in the spouts' ``topology.max.spout.pending`` is not drained: the trees through the workers it does not restart go on
   being acked. On the heterogeneous quota cluster a count and an acker moved this way kept Top-K acking in
   every 5 s interval (drain report, issue #49), where the drained move stood still for 25-30 s. It costs
   the slowest start twice (the restarted workers' share stands still meanwhile; what the spouts start
@@ -170,20 +170,27 @@ def slowest_start(problem: Problem, plan: Mapping[str, Slot], context: MoveConte
 def flow_goes_on(problem: Problem, plan: Mapping[str, Slot], context: MoveContext,
                  start_s: float | None = None) -> tuple[bool, str]:
     """(whether the topology goes on acking through an undrained move, why): it does when the move restarts
-    no spout's worker (a restarted spout starts nothing until its worker is up), leaves at least one acker
-    running (with every acker restarted every tree dies: 16 s without an ack, drain report), and the spouts
-    have room in ``topology.max.spout.pending`` for every tree in flight now and every tree they start
-    until the restarted workers are up (``start_s``), all taken as lost: the lost ones hold their pending
-    places until ``topology.message.timeout.secs``. Unknown tuples in flight or spout rate: no."""
+    no spout's worker (a restarted spout starts nothing until its worker is up), leaves at least one
+    executor of every bolt and of the ackers running (a tree through a component whose every executor
+    restarts dies: with every acker restarted, 16 s without an ack; with Top-K's one ``top`` restarted,
+    27 s: drain report), and the spouts have room in ``topology.max.spout.pending`` for every tree in
+    flight now and every tree they start until the restarted workers are up (``start_s``), all taken as
+    lost: the lost ones hold their pending places until ``topology.message.timeout.secs``. Unknown tuples
+    in flight or spout rate: no."""
     restarted = restarted_slots(problem.current, plan)
     spouts = {c.id for c in problem.components if c.type == SPOUT}
+    system = {c.id for c in problem.components if c.system and c.id != ACKER}
     component = {e.id: e.component for e in problem.executors}
     if any(component.get(e) in spouts for executors in restarted.values() for e in executors):
         return False, "a spout's worker restarts"
+    carriers = {c for c in component.values() if c not in spouts and c not in system}
+    running = {component[e] for e, slot in plan.items() if e in component and slot not in restarted}
+    stopped = sorted(carriers - running)
     ackers = [e for e, c in component.items() if c == ACKER]
-    kept = [e for e in ackers if e in plan and plan[e] not in restarted]
-    if ackers and not kept:
+    if stopped == [ACKER]:
         return False, f"all {len(ackers)} acker(s) restart"
+    if stopped:
+        return False, f"every executor of {', '.join(stopped)} restarts: every tree through it dies"
     if context.pending_room is None or context.in_flight is None or not context.spout_rate:
         return False, "the spouts' room in topology.max.spout.pending is unknown"
     if start_s is None:
@@ -193,10 +200,11 @@ def flow_goes_on(problem: Problem, plan: Mapping[str, Slot], context: MoveContex
             else f"{context.pending_room:,.0f} (topology.max.spout.pending x spout tasks)")
     if lost >= context.pending_room:
         return False, f"the spouts' pending places, {room}, cannot hold {lost:,.0f} lost tree(s)"
-    acking = f"{len(kept)} of {len(ackers)} acker(s) keep running" if ackers else "no ackers"
-    return True, (f"no spout's worker restarts, {acking}, and the spouts' pending places, {room}, hold the "
-                  f"{lost:,.0f} tree(s) it may lose ({context.in_flight} in flight and {start_s:.0f} s at "
-                  f"{context.spout_rate:.0f}/s)")
+    kept = sum(1 for e in ackers if e in plan and plan[e] not in restarted)
+    acking = f"{kept} of {len(ackers)} acker(s) keep running" if ackers else "no ackers"
+    return True, (f"no spout's worker restarts, every bolt and {acking}, and the spouts' pending places, "
+                  f"{room}, hold the {lost:,.0f} tree(s) it may lose ({context.in_flight} in flight and "
+                  f"{start_s:.0f} s at {context.spout_rate:.0f}/s)")
 
 
 def skips_drain(problem: Problem, plan: Mapping[str, Slot], context: MoveContext,

@@ -7,7 +7,8 @@ every gate (cautious, gain, price, budget, the acker rule) but through the same 
 (``planner.replan.drain.always``), undrained (``planner.replan.drain: false``), and as the service decides.
 
 Each item before ``@`` is an executor id (``[3-3]``) or a component id (``count``: its first executor, by
-task, that is not on the node yet, one outside the spouts' workers first); after ``@`` a node id (a
+task, that is not on the node yet, one outside the spouts' workers first, then one outside a worker that
+holds every executor of a bolt or every acker, whose restart would stop every tuple tree); after ``@`` a node id (a
 supervisor id), ``node:port`` for one slot, or ``*``: the node holding the fewest executors of the first
 item's component (ties: the last by id; never the node an executor named by id is on), so that the move
 moves something whatever the first plan did. Without a port the executors join the topology's worker on
@@ -24,8 +25,10 @@ from __future__ import annotations
 
 from storm_planner.adaptation.spout_workers import spout_slots
 from storm_planner.core import settings
+from storm_planner.core.elements import SPOUT
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.problem import Problem, Slot
+from storm_planner.core.system_streams import ACKER
 
 NEW_WORKER = "new"      # ``node:new``: the node's lowest free slot
 
@@ -46,8 +49,11 @@ def forced_move(problem: Problem, text: str) -> tuple[dict[str, Slot], list[str]
     new_worker = where.endswith(f":{NEW_WORKER}")
     assignment = dict(problem.current)
     moved: list[str] = []
-    # a component's executors outside the spouts' workers first, each group by task
-    executors = sorted(problem.executors, key=lambda e: (problem.current.get(e.id) in spouts_at, _first_task(e.id)))
+    # a component's executors outside the spouts' workers first, then outside a worker whose restart would
+    # stop every tree (it holds a bolt's every executor, or every acker), each group by task
+    sole = _sole_holders(problem)
+    executors = sorted(problem.executors, key=lambda e: (problem.current.get(e.id) in spouts_at,
+                                                         problem.current.get(e.id) in sole, _first_task(e.id)))
     for item in (part.strip() for part in items.split(",")):
         if item.startswith("["):
             if item not in assignment:
@@ -67,6 +73,19 @@ def forced_move(problem: Problem, text: str) -> tuple[dict[str, Slot], list[str]
             assignment[chosen] = target
             moved.append(chosen)
     return assignment, sorted(moved)
+
+
+def _sole_holders(problem: Problem) -> frozenset[Slot]:
+    """The workers holding every executor of a bolt or every acker: a move that restarts one stops every
+    tuple tree through that component until it is up again."""
+    spouts = {c.id for c in problem.components if c.type == SPOUT}
+    system = {c.id for c in problem.components if c.system and c.id != ACKER}
+    slots: dict[str, set[Slot]] = {}
+    for executor in problem.executors:
+        slot = problem.current.get(executor.id)
+        if slot is not None and executor.component not in spouts | system:
+            slots.setdefault(executor.component, set()).add(slot)
+    return frozenset(next(iter(held)) for held in slots.values() if len(held) == 1)
 
 
 def _target(problem: Problem, where: str, spouts_at: frozenset[Slot]) -> Slot:
