@@ -328,9 +328,10 @@ REPLAN_DRAIN = _define("planner.replan.drain", FLAG, True, TOPOLOGY, SERVICE,
 REPLAN_DRAIN_ALWAYS = _define(
     "planner.replan.drain.always", FLAG, False, TOPOLOGY, SERVICE,
     "drain every move (with planner.replan.drain); false: a move that restarts no spout's worker, leaves an "
-    "acker running, and whose lost trees fit in the spouts' topology.max.spout.pending goes at once, the "
-    "trees through its other workers still acked (on the quota cluster such a move kept Top-K acking in "
-    "every 5 s interval, where the drain stood it still for 25-30 s: benchmarks/reports/drain-3.md)")
+    "executor of every bolt and of the ackers running, and whose lost trees fit in the spouts' "
+    "topology.max.spout.pending goes at once, the trees through its other workers still acked (on the quota "
+    "cluster such a move kept Top-K acking in every 5 s interval, where the drain stood it still for "
+    "33-40 s: benchmarks/reports/drain-4.md)")
 REPLAN_DRAIN_SECS = _define("planner.replan.drain.secs", NUMBER, 30.0, TOPOLOGY, SERVICE,
                             "longest wait, spouts paused, for the tuples in flight to be acked before a move; "
                             "past it the move happens anyway and its note says how many were in flight "
