@@ -378,7 +378,8 @@ def test_unit_a_move_not_drained_is_answered_at_once_and_its_start_measured(cloc
 
 @pytest.mark.parametrize("pending, options, drained", [
     (1000, {}, False),                                     # 40 in flight + a start at 10/s fit in 1,000
-    (None, {}, False),                                     # unset: unbounded
+    (0, {}, False),                                        # unset in the conf: unbounded
+    (None, {}, True),                                      # an older plugin does not say: unknown
     (1000, {"planner.replan.drain.always": "true"}, True),
     (10, {}, True),                                        # 40 in flight do not fit in 10
 ])

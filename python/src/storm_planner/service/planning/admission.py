@@ -121,8 +121,8 @@ def admit_topology(spec: Any) -> list[str]:
     ``planner.*`` options nothing reads (:func:`~storm_planner.core.settings.unknown_keys`).
 
     Its fields: ``worker_max_heap_mb`` (positive or unset), ``num_workers`` and each component's
-    ``parallelism`` (not negative), ``message_timeout_secs`` and ``max_spout_pending`` (positive whole
-    numbers or unset), the ids of its components, streams, executors and current slots, and its
+    ``parallelism`` (not negative), ``message_timeout_secs`` (positive) and ``max_spout_pending`` (not
+    negative; 0: unbounded), whole numbers or unset, the ids of its components, streams, executors and current slots, and its
     executors' numbers."""
     options = spec.options or {}
     settings.check_service_options(options)
@@ -130,10 +130,10 @@ def admit_topology(spec: Any) -> list[str]:
     if spec.worker_max_heap_mb is not None and spec.worker_max_heap_mb != 0:
         finite(spec.worker_max_heap_mb, "worker_max_heap_mb", positive=True)
     finite(spec.num_workers, "num_workers", minimum=0)
-    for field in ("message_timeout_secs", "max_spout_pending"):
+    for field, least in (("message_timeout_secs", 1), ("max_spout_pending", 0)):
         value = getattr(spec, field, None)
-        if value is not None and (type(value) is not int or value <= 0):
-            raise ProblemError(f"{field}={value!r} is not a positive whole number")
+        if value is not None and (type(value) is not int or value < least):
+            raise ProblemError(f"{field}={value!r} is not a whole number of at least {least}")
     for k, component in enumerate(spec.components):
         name = text(component.id, f"components[{k}].id")
         if type(component.parallelism) is not int or component.parallelism < 0:

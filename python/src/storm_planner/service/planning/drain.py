@@ -572,11 +572,13 @@ def _spouts(problem: Problem) -> frozenset[str]:
     return frozenset(c.id for c in problem.components if c.type == SPOUT)
 
 
-def _pending_room(spec: Any, problem: Problem) -> float:
-    """The spouts' pending places: ``topology.max.spout.pending`` (per spout task; unset: unbounded) times
-    the spouts' tasks."""
+def _pending_room(spec: Any, problem: Problem) -> float | None:
+    """The spouts' pending places: ``topology.max.spout.pending`` (per spout task; 0, unset: unbounded) times
+    the spouts' tasks; None when the plugin did not say (an older one): unknown, so a move is drained."""
     pending = getattr(spec, "max_spout_pending", None)
-    if not pending:
+    if pending is None:
+        return None
+    if pending == 0:
         return float("inf")
     spouts = _spouts(problem)
     return float(pending * sum(len(_tasks(e.id)) for e in problem.executors if e.component in spouts))

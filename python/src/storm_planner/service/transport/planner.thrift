@@ -63,7 +63,7 @@ struct TopologySpec {
   9: optional map<string, string> options;  // planner.* keys of the topology conf
   10: optional double worker_max_heap_mb;   // topology.worker.max.heap.size.mb
   11: optional i32 message_timeout_secs;    // topology.message.timeout.secs
-  12: optional i32 max_spout_pending;       // topology.max.spout.pending, per spout task (absent: unbounded)
+  12: optional i32 max_spout_pending;       // topology.max.spout.pending, per spout task; 0: unset (unbounded)
 }
 
 struct PlanRequest {

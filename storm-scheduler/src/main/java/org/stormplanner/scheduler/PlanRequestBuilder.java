@@ -167,10 +167,14 @@ final class PlanRequestBuilder {
     }
 
     /**
-     * {@code topology.max.spout.pending} (per spout task), or null when unset or unusable: the service reads
-     * from it whether a move may go undrained, the spouts having room for the trees its restarts lose.
+     * {@code topology.max.spout.pending} (per spout task), 0 when unset (Storm's default: unbounded), or null
+     * when unusable: the service reads from it whether a move may go undrained, the spouts having room for
+     * the trees its restarts lose. Absent from the request, the service takes the room as unknown and drains.
      */
     static Integer maxSpoutPending(Map<String, Object> conf) {
+        if (conf == null || conf.get(Config.TOPOLOGY_MAX_SPOUT_PENDING) == null) {
+            return 0;
+        }
         return positiveInt(conf, Config.TOPOLOGY_MAX_SPOUT_PENDING);
     }
 

@@ -174,7 +174,7 @@ class PlanRequestBuilderTest {
             spec.getExecutors().stream().map(e -> e.getId() + " " + e.getComponent()).collect(Collectors.toList()));
         assertEquals(Map.of("[1-1]", Plans.slot("sup-a:6700")), spec.getCurrent());
         assertEquals(30, spec.getMessage_timeout_secs(), "Storm's default topology.message.timeout.secs");
-        assertFalse(spec.isSetMax_spout_pending(), "Storm's default topology.max.spout.pending: unbounded");
+        assertEquals(0, spec.getMax_spout_pending(), "Storm's default topology.max.spout.pending: unbounded");
     }
 
     @Test
@@ -199,9 +199,9 @@ class PlanRequestBuilderTest {
     void maxSpoutPendingTravelsWhenItIsAPositiveWholeNumber() {
         assertEquals(100000, PlanRequestBuilder.maxSpoutPending(Map.of("topology.max.spout.pending", 100000)));
         assertEquals(2000, PlanRequestBuilder.maxSpoutPending(Map.of("topology.max.spout.pending", 2000L)));
-        assertNull(PlanRequestBuilder.maxSpoutPending(Map.of("topology.max.spout.pending", 0)), "0 is no bound");
+        assertNull(PlanRequestBuilder.maxSpoutPending(Map.of("topology.max.spout.pending", -1)), "unusable: unknown");
         assertNull(PlanRequestBuilder.maxSpoutPending(Map.of("topology.max.spout.pending", "lots")));
-        assertNull(PlanRequestBuilder.maxSpoutPending(Map.of()), "unset: the spouts are unbounded");
+        assertEquals(0, PlanRequestBuilder.maxSpoutPending(Map.of()), "unset: the spouts are unbounded");
     }
 
     @Test
