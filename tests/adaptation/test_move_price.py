@@ -15,13 +15,14 @@ from storm_planner.adaptation.costs import (
     restarted_slots,
     short_for_new_workers,
     skips_drain,
+    stopped_components,
 )
 from storm_planner.adaptation.forced import ForceError, forced_move
 from storm_planner.adaptation.replan import Replanner
 from storm_planner.adaptation.spout_workers import ackers_with_spouts
 from storm_planner.core.evaluate import evaluate
 from storm_planner.core.plan import Plan
-from storm_planner.core.problem import Slot
+from storm_planner.core.problem import Problem, Slot
 from storm_planner.core.settings import REPLAN_FORCE, SettingError
 
 
@@ -66,10 +67,10 @@ def test_a_drained_move_costs_its_pause_and_start_an_undrained_acker_the_message
 def test_a_move_the_flow_survives_goes_undrained_and_costs_twice_its_start_and_the_replays():
     """Count [3-3] to a worker of its own on big-b (5 s start, prior: 4.5 s of a core beside the acker's
     10 %): the spout's worker and the acker's do not restart, and 300 in flight + 5 s at 100/s = 800 trees
-    fit in 1,000 pending places."""
+    fit in 1,200 pending places beside the 300 in flight."""
     running = problem()
     plan = slots({**CURRENT, C2: "big-b:6701"})
-    roomy = MoveContext(drained=True, in_flight=300, spout_rate=100.0, pending_room=1000.0)
+    roomy = MoveContext(drained=True, in_flight=300, spout_rate=100.0, pending_room=1200.0)
     goes_on, why = flow_goes_on(running, plan, roomy)
     assert goes_on and "1 of 1 acker(s) keep running" in why and "hold the 800 tree(s)" in why
     assert skips_drain(running, plan, roomy).startswith("the flow goes on: no spout's worker restarts")
@@ -82,19 +83,19 @@ def test_a_move_the_flow_survives_goes_undrained_and_costs_twice_its_start_and_t
 
 
 @pytest.mark.parametrize(("move", "context", "why"), [
-    ({C2: "big-b:6701"}, {"pending_room": 790.0}, "pending places, 790 (topology.max.spout.pending x spout "
-                                                  "tasks), cannot hold 800 lost tree(s)"),
+    ({C2: "big-b:6701"}, {"pending_room": 1100.0}, "pending places, 1,100 (topology.max.spout.pending x spout "
+                                                   "tasks), cannot hold 800 lost tree(s) beside the 300 in flight"),
     ({C2: "big-b:6701"}, {"pending_room": None}, "room in topology.max.spout.pending is unknown"),
     ({C2: "big-b:6701"}, {"in_flight": None}, "room in topology.max.spout.pending is unknown"),
     ({ACKER: "big-b:6701"}, {}, "all 1 acker(s) restart"),
-    ({C1: "big-b:6701", C2: "big-b:6701"}, {}, "every executor of c restarts: every tree through it dies"),
+    ({C1: "big-b:6701", C2: "big-b:6701"}, {}, "c cannot take a tuple while its workers restart: every tree through it dies"),
     ({C2: "big-a:6700"}, {}, "a spout's worker restarts"),      # the count joins the spout's worker
     ({SPOUT: "big-b:6701"}, {}, "a spout's worker restarts"),
 ])
 def test_a_move_that_restarts_a_spout_or_every_acker_or_overfills_pending_is_drained(move, context, why):
     running = problem()
     plan = slots({**CURRENT, **move})
-    ctx = dataclasses.replace(MoveContext(drained=True, in_flight=300, spout_rate=100.0, pending_room=1000.0),
+    ctx = dataclasses.replace(MoveContext(drained=True, in_flight=300, spout_rate=100.0, pending_room=1200.0),
                               **context)
     goes_on, reason = flow_goes_on(running, plan, ctx)
     assert not goes_on and why in reason
@@ -251,3 +252,30 @@ def test_a_forced_move_of_a_component_spares_a_worker_that_holds_a_whole_compone
     assert flow_goes_on(running, assignment, roomy)[0]
     taken_first = {**running.current, C1: Slot("small", 6700)}
     assert flow_goes_on(running, taken_first, roomy) == (False, "all 1 acker(s) restart")
+
+
+@pytest.mark.parametrize(("grouping", "down", "stopped"), [
+    ("shuffle", {"[2-2]"}, []),                 # [3-3] takes them all
+    ("fields", {"[2-2]"}, []),                  # the keys of [2-2] die, the others flow
+    ("global", {"[3-3]"}, []),                  # global: the lowest task, [2-2], takes every tuple
+    ("global", {"[2-2]"}, ["top"]),
+    ("all", {"[3-3]"}, ["top"]),                # every executor gets every tuple
+    ("direct", {"[3-3]"}, ["top"]),             # any tuple may go to any: taken as all
+    ("shuffle", {"[2-2]", "[3-3]"}, ["top"]),
+    ("shuffle", {"[1-1]"}, ["__acker"]),
+])
+def test_a_bolt_stops_when_no_running_executor_can_take_its_tuples(grouping, down, stopped):
+    """Spout s -> top (two executors, [2-2] and [3-3]) by ``grouping``, one acker [1-1], a __metrics
+    executor [5-5] that carries no trees."""
+    running = Problem.from_dict({
+        "nodes": [{"id": "n", "capacity": 100, "slots": [6700]}],
+        "topology": {"id": "t-1", "components": [
+            {"id": "__acker", "executors": 1, "system": True}, {"id": "top", "executors": 2},
+            {"id": "s", "type": "spout", "executors": 1}, {"id": "__metrics", "executors": 1, "system": True}],
+            "streams": [{"from": "s", "to": "top", "grouping": grouping}]},
+        "executors": [{"id": "[1-1]", "component": "__acker"}, {"id": "[2-2]", "component": "top"},
+                      {"id": "[3-3]", "component": "top"}, {"id": "[4-4]", "component": "s"},
+                      {"id": "[5-5]", "component": "__metrics"}],
+    })
+    assert stopped_components(running, frozenset(down)) == stopped
+    assert stopped_components(running, frozenset(down | {"[5-5]"})) == stopped

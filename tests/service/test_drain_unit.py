@@ -398,6 +398,17 @@ def test_unit_a_move_the_flow_survives_goes_at_once_unless_told_to_drain_always(
         assert answer.notes[-1].endswith(": moved at once")
 
 
+def test_unit_a_stale_spout_window_leaves_the_tuples_in_flight_unknown_and_the_move_drained(clock):
+    """The spout's latest window ended a minute ago (6 metrics periods): it may undercount what is in flight
+    now, so the flow rule cannot vouch for the move and the drain goes ahead, however much room there is."""
+    drains, _, _ = coordinator(clock)
+    drains.windows.spout(started=1200, acked=1150, failed=10, ago_s=60.0)
+    context = drains.context(spec(max_spout_pending=0), problem())
+    assert context.in_flight is None and context.pending_room == float("inf")
+    answer, reoffer = drains.begin(spec(max_spout_pending=0), problem(), move_plan(), context)
+    assert answer.assignments == slots(CURRENT) and reoffer == REOFFER_MS
+
+
 def test_unit_the_context_prices_the_drain_and_the_tuples_in_flight(clock):
     drains, _, _ = coordinator(clock)
     drains.windows.spout(started=1200, acked=1150, failed=10)

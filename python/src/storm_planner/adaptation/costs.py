@@ -34,8 +34,9 @@ with the default 10 s period, 25 s: a short metrics period makes drained moves c
   (the spouts' pending tuples fill with trees that died with it); plus, when an acker or a spout restarts,
   the tuples in flight at the rate the spouts start them (their replays);
 * **undrained because the flow goes on** (:func:`flow_goes_on`, unless ``planner.replan.drain.always``): a
-  move that restarts no spout's worker, leaves an executor of every bolt and of the ackers running, and
-  whose lost trees fit in the spouts' ``topology.max.spout.pending`` is not drained: the trees through the workers it does not restart go on
+  move that restarts no spout's worker, leaves every bolt and the ackers an executor that can take their
+  tuples (by grouping), and whose lost trees fit in the spouts' ``topology.max.spout.pending`` beside those
+  in flight is not drained: the trees through the workers it does not restart go on
   being acked. On the heterogeneous quota cluster a count and an acker moved this way kept Top-K acking in
   every 5 s interval (drain report, issue #49), where the drained move stood still for 25-30 s. It costs
   the slowest start twice (the restarted workers' share stands still meanwhile; what the spouts start
@@ -58,6 +59,7 @@ from __future__ import annotations
 import threading
 from collections import defaultdict, deque
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -169,28 +171,30 @@ def slowest_start(problem: Problem, plan: Mapping[str, Slot], context: MoveConte
 
 def flow_goes_on(problem: Problem, plan: Mapping[str, Slot], context: MoveContext,
                  start_s: float | None = None) -> tuple[bool, str]:
-    """(whether the topology goes on acking through an undrained move, why): it does when the move restarts
-    no spout's worker (a restarted spout starts nothing until its worker is up), leaves at least one
-    executor of every bolt and of the ackers running (a tree through a component whose every executor
-    restarts dies: with every acker restarted, 16 s without an ack; with Top-K's one ``top`` restarted,
-    27 s: drain report), and the spouts have room in ``topology.max.spout.pending`` for every tree in
-    flight now and every tree they start until the restarted workers are up (``start_s``), all taken as
-    lost: the lost ones hold their pending places until ``topology.message.timeout.secs``. Unknown tuples
-    in flight or spout rate: no."""
+    """(whether the topology goes on acking through an undrained move, why). It does when the move
+
+    * restarts no spout's worker (a restarted spout starts nothing until its worker is up);
+    * leaves every bolt and the ackers a way through (:func:`stopped_components`): a tree through a
+      component that no running executor can take dies (with every acker restarted, 16 s without an ack;
+      with Top-K's one ``top`` restarted, 27 s: drain report);
+    * leaves the spouts room in ``topology.max.spout.pending`` for the trees in flight now twice over (the
+      ones that die hold their places until ``topology.message.timeout.secs``, and as many again keep
+      flowing) plus every tree they start until the restarted workers are up (``start_s``), all taken as
+      lost.
+
+    Unknown tuples in flight or spout rate: no."""
     restarted = restarted_slots(problem.current, plan)
     spouts = {c.id for c in problem.components if c.type == SPOUT}
-    system = {c.id for c in problem.components if c.system and c.id != ACKER}
     component = {e.id: e.component for e in problem.executors}
-    if any(component.get(e) in spouts for executors in restarted.values() for e in executors):
+    down = {e for executors in restarted.values() for e in executors}
+    if any(component.get(e) in spouts for e in down):
         return False, "a spout's worker restarts"
-    carriers = {c for c in component.values() if c not in spouts and c not in system}
-    running = {component[e] for e, slot in plan.items() if e in component and slot not in restarted}
-    stopped = sorted(carriers - running)
     ackers = [e for e, c in component.items() if c == ACKER]
+    stopped = stopped_components(problem, down)
     if stopped == [ACKER]:
         return False, f"all {len(ackers)} acker(s) restart"
     if stopped:
-        return False, f"every executor of {', '.join(stopped)} restarts: every tree through it dies"
+        return False, f"{', '.join(stopped)} cannot take a tuple while its workers restart: every tree through it dies"
     if context.pending_room is None or context.in_flight is None or not context.spout_rate:
         return False, "the spouts' room in topology.max.spout.pending is unknown"
     if start_s is None:
@@ -198,13 +202,52 @@ def flow_goes_on(problem: Problem, plan: Mapping[str, Slot], context: MoveContex
     lost = context.in_flight + context.spout_rate * start_s
     room = ("unbounded" if context.pending_room == float("inf")
             else f"{context.pending_room:,.0f} (topology.max.spout.pending x spout tasks)")
-    if lost >= context.pending_room:
-        return False, f"the spouts' pending places, {room}, cannot hold {lost:,.0f} lost tree(s)"
-    kept = sum(1 for e in ackers if e in plan and plan[e] not in restarted)
+    if lost + context.in_flight >= context.pending_room:
+        return False, (f"the spouts' pending places, {room}, cannot hold {lost:,.0f} lost tree(s) beside the "
+                       f"{context.in_flight} in flight")
+    kept = sum(1 for e in ackers if e not in down)
     acking = f"{kept} of {len(ackers)} acker(s) keep running" if ackers else "no ackers"
     return True, (f"no spout's worker restarts, every bolt and {acking}, and the spouts' pending places, "
                   f"{room}, hold the {lost:,.0f} tree(s) it may lose ({context.in_flight} in flight and "
-                  f"{start_s:.0f} s at {context.spout_rate:.0f}/s)")
+                  f"{start_s:.0f} s at {context.spout_rate:.0f}/s) beside those in flight")
+
+
+def stopped_components(problem: Problem, down: AbstractSet[str]) -> list[str]:
+    """The bolts and the ackers that cannot take a tuple while the executors ``down`` restart, by how their
+    inputs are grouped: a global grouping needs the executor of the lowest task, an all, direct or custom
+    grouping every executor (it may route any tuple to any of them), any other (shuffle, fields, ...) one
+    executor; the ackers one. Other system components (``__system``, ``__metrics``) carry no trees."""
+    spouts = {c.id for c in problem.components if c.type == SPOUT}
+    system = {c.id for c in problem.components if c.system and c.id != ACKER}
+    executors: dict[str, list[str]] = defaultdict(list)
+    for executor in problem.executors:
+        if executor.component not in spouts and executor.component not in system:
+            executors[executor.component].append(executor.id)
+    needs: dict[str, str] = {c: "one" for c in executors}
+    for stream in problem.streams:
+        if stream.target in needs:
+            if stream.grouping in _EVERY_EXECUTOR:
+                needs[stream.target] = "every"
+            elif stream.grouping == "global" and needs[stream.target] == "one":
+                needs[stream.target] = "lowest"
+    stopped = []
+    for name, ids in sorted(executors.items()):
+        up = [e for e in ids if e not in down]
+        need = needs[name]
+        if not up or (need == "every" and len(up) < len(ids)) or (
+                need == "lowest" and min(ids, key=_first_task) in down):
+            stopped.append(name)
+    return stopped
+
+
+_EVERY_EXECUTOR = frozenset({"all", "direct", "custom"})
+
+
+def _first_task(executor_id: str) -> int:
+    try:
+        return int(executor_id.strip("[]").split("-")[0])
+    except ValueError:
+        return 0
 
 
 def skips_drain(problem: Problem, plan: Mapping[str, Slot], context: MoveContext,

@@ -327,9 +327,9 @@ REPLAN_DRAIN = _define("planner.replan.drain", FLAG, True, TOPOLOGY, SERVICE,
                        "--zookeeper (false: move at once, as Storm's rebalance would without its wait)")
 REPLAN_DRAIN_ALWAYS = _define(
     "planner.replan.drain.always", FLAG, False, TOPOLOGY, SERVICE,
-    "drain every move (with planner.replan.drain); false: a move that restarts no spout's worker, leaves an "
-    "executor of every bolt and of the ackers running, and whose lost trees fit in the spouts' "
-    "topology.max.spout.pending goes at once, the trees through its other workers still acked (on the quota "
+    "drain every move (with planner.replan.drain); false: a move that restarts no spout's worker, leaves "
+    "every bolt and the ackers an executor that can take their tuples, and whose lost trees fit in the "
+    "spouts' topology.max.spout.pending goes at once, the trees through its other workers still acked (on the quota "
     "cluster such a move kept Top-K acking in every 5 s interval, where the drain stood it still for "
     "33-40 s: benchmarks/reports/drain-4.md)")
 REPLAN_DRAIN_SECS = _define("planner.replan.drain.secs", NUMBER, 30.0, TOPOLOGY, SERVICE,

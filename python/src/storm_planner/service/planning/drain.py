@@ -71,6 +71,7 @@ from storm_planner.submit.operations import TopologyGone, set_active
 
 log = logging.getLogger("storm_planner.drain")
 
+FRESH_PERIODS = 2.0        # a spout task's window counts for the tuples in flight now if it ended this many periods ago
 REOFFER_MS = 1000          # during a drain, the plugin offers the topology again this soon (Nimbus' round permitting)
 POLL_S = 0.5               # the drain thread looks at the windows this often
 OFFER_WAIT_S = 30.0        # drained, no offer for this long: the plugin stopped offering; resume without the move
@@ -195,13 +196,14 @@ class DrainCoordinator:
         """What a move of the topology would cost beyond its problem (:mod:`~storm_planner.adaptation.costs`)."""
         options = dict(spec.options or {})
         why = self.not_drained(options)
-        flight = self._in_flight(spec.id, _spouts(problem)) if self.windows is not None else None
+        period_s = settings.METRICS_PERIOD_SECS.read(options)
+        flight = self._in_flight_now(spec.id, problem, period_s)
         return MoveContext(
             drained=not why, not_drained=why or "drained", pause_s=self._pauses.get(spec.name or spec.id),
             in_flight=None if flight is None else flight.tuples, spout_rate=None if flight is None else flight.rate,
             message_timeout_s=float(getattr(spec, "message_timeout_secs", None) or 30),
             start_times=MappingProxyType(self.start_times.snapshot()),
-            metrics_period_s=settings.METRICS_PERIOD_SECS.read(options),
+            metrics_period_s=period_s,
             pending_room=_pending_room(spec, problem), drain_always=DrainSettings.of(options).always)
 
     def drain_of(self, topology_id: str) -> Drain | None:
@@ -220,15 +222,18 @@ class DrainCoordinator:
                 return None
             return self._steer(drain, problem)
 
-    def begin(self, spec: Any, problem: Problem, plan: Plan) -> tuple[Plan, int | None]:
+    def begin(self, spec: Any, problem: Problem, plan: Plan,
+              context: MoveContext | None = None) -> tuple[Plan, int | None]:
         """The answer to the re-planner's ``plan``: a move of a running topology starts its drain (the
-        current placement is answered, and the topology offered again soon); other plans pass."""
+        current placement is answered, and the topology offered again soon), unless the flow goes on
+        through it (``context``: what it was priced with; else read now); other plans pass."""
         placed = bool(problem.current) and all(e.id in problem.current for e in problem.executors)
         moved = moves_between(problem.current, plan.assignments) if placed else []
         if not moved:
             return plan, None
         options = dict(spec.options or {})
-        why = self.not_drained(options) or skips_drain(problem, plan.assignments, self.context(spec, problem))
+        why = self.not_drained(options) or skips_drain(problem, plan.assignments,
+                                                       context or self.context(spec, problem))
         drain = Drain(spec.id, spec.name or spec.id, _spouts(problem), dict(problem.current), plan,
                       DrainSettings.of(options), paused=not why, state="pausing", at=self.clock())
         if why:
@@ -562,6 +567,19 @@ class DrainCoordinator:
         except Exception:  # noqa: BLE001 - metrics trouble: nothing measured this time
             log.exception("drain: reading the windows of %s failed", topology_id)
             return {}
+
+    def _in_flight_now(self, topology_id: str, problem: Problem, period_s: float) -> InFlight | None:
+        """The spouts' tuples in flight now: unknown (``tuples`` None) unless every spout task of ``problem``
+        has a window that ended within :data:`FRESH_PERIODS` metrics periods (a stale or missing one would
+        undercount them, and the count decides whether a move is drained)."""
+        if self.windows is None:
+            return None
+        spouts = _spouts(problem)
+        flight = self._in_flight(topology_id, spouts, self.wall() * 1000 - FRESH_PERIODS * period_s * 1000)
+        tasks = sum(len(_tasks(e.id)) for e in problem.executors if e.component in spouts)
+        if flight is not None and flight.tasks < tasks:
+            return InFlight(None, flight.rate, flight.reported, flight.tasks)
+        return flight
 
     def _in_flight(self, topology_id: str, spouts: frozenset[str], since_ms: float | None = None) -> InFlight | None:
         windows = self._windows(topology_id)

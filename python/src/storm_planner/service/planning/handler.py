@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from storm_planner import __version__
+from storm_planner.adaptation.costs import MoveContext
 from storm_planner.adaptation.replan import Replanner
 from storm_planner.adaptation.state import FileStateStore, StateStore
 from storm_planner.core.errors import PlanningError
@@ -186,7 +187,9 @@ class PlannerHandler:
                                     "algorithm": algorithm, "problem": problem.to_dict()})
         steered = self.drains.steer(spec, problem)   # a drain under way answers for its topology
         if steered is None:
-            plan, reoffer = self.drains.begin(spec, problem, self._run(spec, problem, algorithm, remaining))
+            context = self.drains.context(spec, problem)   # one for the price and the drain: they agree
+            plan, reoffer = self.drains.begin(spec, problem, self._run(spec, problem, algorithm, remaining, context),
+                                              context)
         else:
             plan, reoffer = steered
         notes = list(plan.notes)
@@ -205,10 +208,11 @@ class PlannerHandler:
             answer.reoffer_ms = reoffer
         return answer, plan.advice
 
-    def _run(self, spec: Any, problem: Problem, algorithm: str, remaining: float) -> Plan:
-        """The re-planner's plan (priced with what the drains know of the topology), else the planner's."""
+    def _run(self, spec: Any, problem: Problem, algorithm: str, remaining: float, context: MoveContext) -> Plan:
+        """The re-planner's plan (priced with ``context``: what the drains know of the topology), else the
+        planner's."""
         if self.replanner is not None:
-            future = self._pool.submit(self.replanner.plan, problem, algorithm, self.drains.context(spec, problem))
+            future = self._pool.submit(self.replanner.plan, problem, algorithm, context)
         else:
             future = self._pool.submit(self.runner, problem, algorithm)
         try:

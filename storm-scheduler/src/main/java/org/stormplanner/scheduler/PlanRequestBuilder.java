@@ -13,6 +13,8 @@ import java.util.stream.Collectors;
 import org.apache.storm.Config;
 import org.apache.storm.generated.GlobalStreamId;
 import org.apache.storm.generated.Grouping;
+import org.apache.storm.generated.SpoutSpec;
+import org.apache.storm.generated.StormTopology;
 import org.apache.storm.scheduler.Cluster;
 import org.apache.storm.scheduler.ExecutorDetails;
 import org.apache.storm.scheduler.SchedulerAssignment;
@@ -154,7 +156,7 @@ final class PlanRequestBuilder {
         if (timeout != null) {
             spec.setMessage_timeout_secs(timeout);
         }
-        Integer pending = maxSpoutPending(td.getConf());
+        Integer pending = maxSpoutPending(td);
         if (pending != null) {
             spec.setMax_spout_pending(pending);
         }
@@ -163,31 +165,58 @@ final class PlanRequestBuilder {
 
     /** {@code topology.message.timeout.secs} as a whole number of seconds, or null when unset or unusable. */
     static Integer messageTimeoutSecs(Map<String, Object> conf) {
-        return positiveInt(conf, Config.TOPOLOGY_MESSAGE_TIMEOUT_SECS);
+        Object value = conf == null ? null : conf.get(Config.TOPOLOGY_MESSAGE_TIMEOUT_SECS);
+        if (value instanceof Number) {
+            double secs = ((Number) value).doubleValue();
+            long rounded = Math.round(secs);
+            return secs > 0 && rounded >= 1 && rounded <= Integer.MAX_VALUE ? (int) rounded : null;
+        }
+        Integer secs = wholeNumber(value);
+        return secs != null && secs > 0 ? secs : null;
     }
 
     /**
-     * {@code topology.max.spout.pending} (per spout task), 0 when unset (Storm's default: unbounded), or null
-     * when unusable: the service reads from it whether a move may go undrained, the spouts having room for
-     * the trees its restarts lose. Absent from the request, the service takes the room as unknown and drains.
+     * {@code topology.max.spout.pending} per spout task as the spouts run with it: 0 when nothing sets it
+     * (Storm's default: unbounded), null when it cannot be told (a spout sets its own, a value that is not a
+     * whole number, no conf). The service reads from it whether a move may go undrained, the spouts having
+     * room for the trees its restarts lose; null makes it drain.
      */
-    static Integer maxSpoutPending(Map<String, Object> conf) {
-        if (conf == null || conf.get(Config.TOPOLOGY_MAX_SPOUT_PENDING) == null) {
-            return 0;
+    static Integer maxSpoutPending(TopologyDetails td) {
+        StormTopology topology = td.getTopology();
+        if (topology != null && topology.is_set_spouts()) {
+            for (SpoutSpec spout : topology.get_spouts().values()) {
+                String own = spout.is_set_common() ? spout.get_common().get_json_conf() : null;
+                if (own != null && own.contains(Config.TOPOLOGY_MAX_SPOUT_PENDING)) {
+                    return null;   // a spout's own bound overrides the topology's
+                }
+            }
         }
-        return positiveInt(conf, Config.TOPOLOGY_MAX_SPOUT_PENDING);
+        return maxSpoutPending(td.getConf());
     }
 
-    private static Integer positiveInt(Map<String, Object> conf, String key) {
-        Object value = conf == null ? null : conf.get(key);
+    /** The topology-wide {@code topology.max.spout.pending} (see {@link #maxSpoutPending(TopologyDetails)}). */
+    static Integer maxSpoutPending(Map<String, Object> conf) {
+        if (conf == null) {
+            return null;
+        }
+        Object value = conf.get(Config.TOPOLOGY_MAX_SPOUT_PENDING);
+        if (value == null) {
+            return 0;
+        }
+        Integer pending = wholeNumber(value);
+        return pending != null && pending >= 0 ? pending : null;
+    }
+
+    /** A whole number that fits an int (a Number without a fraction, or its text), else null. */
+    private static Integer wholeNumber(Object value) {
         if (value instanceof Number) {
             double number = ((Number) value).doubleValue();
-            return number > 0 && number <= Integer.MAX_VALUE ? (int) Math.round(number) : null;
+            boolean whole = number == Math.rint(number) && Math.abs(number) <= Integer.MAX_VALUE;
+            return whole ? (int) number : null;
         }
         if (value != null) {
             try {
-                int number = Integer.parseInt(value.toString().trim());
-                return number > 0 ? number : null;
+                return Integer.parseInt(value.toString().trim());
             } catch (NumberFormatException e) {
                 return null;
             }

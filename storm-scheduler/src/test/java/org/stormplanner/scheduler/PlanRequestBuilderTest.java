@@ -186,12 +186,24 @@ class PlanRequestBuilderTest {
     }
 
     @Test
+    void aSpoutsOwnPendingBoundLeavesTheRoomUnknown() {
+        TopologyDetails words = topology("words-1", 3, "topology.max.spout.pending", 500);
+        words.getTopology().get_spouts().get("words").get_common().set_json_conf("{\"topology.max.spout.pending\": 7}");
+        Cluster cluster = cluster(List.of(supervisor("sup-a", 6700)), List.of(), topologies(words));
+
+        TopologySpec spec = new PlanRequestBuilder(config).topologySpec(words, cluster);
+
+        assertFalse(spec.isSetMax_spout_pending(), "the service takes the room as unknown and drains");
+    }
+
+    @Test
     void theMessageTimeoutTravelsWhenItIsAPositiveWholeNumberOfSeconds() {
         assertEquals(45, PlanRequestBuilder.messageTimeoutSecs(Map.of("topology.message.timeout.secs", 45)));
         assertEquals(12, PlanRequestBuilder.messageTimeoutSecs(Map.of("topology.message.timeout.secs", " 12 ")));
         assertNull(PlanRequestBuilder.messageTimeoutSecs(Map.of("topology.message.timeout.secs", "soon")));
         assertNull(PlanRequestBuilder.messageTimeoutSecs(Map.of("topology.message.timeout.secs", -3)));
         assertNull(PlanRequestBuilder.messageTimeoutSecs(Map.of()));
+        assertNull(PlanRequestBuilder.messageTimeoutSecs(Map.of("topology.message.timeout.secs", 0.3)));
         assertNull(PlanRequestBuilder.messageTimeoutSecs(null));
     }
 
@@ -199,9 +211,12 @@ class PlanRequestBuilderTest {
     void maxSpoutPendingTravelsWhenItIsAPositiveWholeNumber() {
         assertEquals(100000, PlanRequestBuilder.maxSpoutPending(Map.of("topology.max.spout.pending", 100000)));
         assertEquals(2000, PlanRequestBuilder.maxSpoutPending(Map.of("topology.max.spout.pending", 2000L)));
+        assertEquals(0, PlanRequestBuilder.maxSpoutPending(Map.of("topology.max.spout.pending", 0)), "0: unbounded");
         assertNull(PlanRequestBuilder.maxSpoutPending(Map.of("topology.max.spout.pending", -1)), "unusable: unknown");
+        assertNull(PlanRequestBuilder.maxSpoutPending(Map.of("topology.max.spout.pending", 0.4)), "no fraction");
         assertNull(PlanRequestBuilder.maxSpoutPending(Map.of("topology.max.spout.pending", "lots")));
         assertEquals(0, PlanRequestBuilder.maxSpoutPending(Map.of()), "unset: the spouts are unbounded");
+        assertNull(PlanRequestBuilder.maxSpoutPending((Map<String, Object>) null), "no conf: unknown");
     }
 
     @Test
