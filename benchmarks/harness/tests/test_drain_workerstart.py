@@ -105,8 +105,8 @@ def test_the_report_states_the_criterion_per_arm_with_its_figures_and_the_plot(t
     report = write_report(out)
     assert report == tmp_path / "drain.md" and (out / "acks-per-second.png").stat().st_size > 0
     text = report.read_text()
-    assert "**drain on**: the criterion (a tuple acked in every 5 s interval around the move, nothing lost) is " \
-           "**not met**: met in 0 of 1 repetitions" in text
+    assert "**drain on (planner.replan.drain.always)**: the criterion (a tuple acked in every 5 s interval around the " \
+           "move, nothing lost) is **not met**: met in 0 of 1 repetitions" in text
     assert "**drain off (planner.replan.drain: false)**: the criterion" in text and "**met**: met in 1 of 1" in text
     assert "workers' start until their first metrics windows 15.0 s" in text
     assert "| jvm up | 1 | 9.0 |" in text and "](drain/acks-per-second.png)" in text
