@@ -217,12 +217,7 @@ def stopped_components(problem: Problem, down: AbstractSet[str]) -> list[str]:
     inputs are grouped: a global grouping needs the executor of the lowest task, an all, direct or custom
     grouping every executor (it may route any tuple to any of them), any other (shuffle, fields, ...) one
     executor; the ackers one. Other system components (``__system``, ``__metrics``) carry no trees."""
-    spouts = {c.id for c in problem.components if c.type == SPOUT}
-    system = {c.id for c in problem.components if c.system and c.id != ACKER}
-    executors: dict[str, list[str]] = defaultdict(list)
-    for executor in problem.executors:
-        if executor.component not in spouts and executor.component not in system:
-            executors[executor.component].append(executor.id)
+    executors = tree_carriers(problem)
     needs: dict[str, str] = {c: "one" for c in executors}
     for stream in problem.streams:
         if stream.target in needs:
@@ -235,7 +230,7 @@ def stopped_components(problem: Problem, down: AbstractSet[str]) -> list[str]:
         up = [e for e in ids if e not in down]
         need = needs[name]
         if not up or (need == "every" and len(up) < len(ids)) or (
-                need == "lowest" and min(ids, key=_first_task) in down):
+                need == "lowest" and min(ids, key=first_task) in down):
             stopped.append(name)
     return stopped
 
@@ -243,7 +238,20 @@ def stopped_components(problem: Problem, down: AbstractSet[str]) -> list[str]:
 _EVERY_EXECUTOR = frozenset({"all", "direct", "custom"})
 
 
-def _first_task(executor_id: str) -> int:
+def tree_carriers(problem: Problem) -> dict[str, list[str]]:
+    """The components tuple trees pass through once a spout has emitted (the bolts and the ackers; not the
+    spouts, nor ``__system`` or ``__metrics``), each with its executors."""
+    spouts = {c.id for c in problem.components if c.type == SPOUT}
+    system = {c.id for c in problem.components if c.system and c.id != ACKER}
+    executors: dict[str, list[str]] = defaultdict(list)
+    for executor in problem.executors:
+        if executor.component not in spouts and executor.component not in system:
+            executors[executor.component].append(executor.id)
+    return executors
+
+
+def first_task(executor_id: str) -> int:
+    """``"[3-5]"`` -> 3 (0 for an id not of that form)."""
     try:
         return int(executor_id.strip("[]").split("-")[0])
     except ValueError:

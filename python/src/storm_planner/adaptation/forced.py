@@ -23,12 +23,11 @@ issue #49). Pure, O(executors).
 """
 from __future__ import annotations
 
+from storm_planner.adaptation.costs import first_task, tree_carriers
 from storm_planner.adaptation.spout_workers import spout_slots
 from storm_planner.core import settings
-from storm_planner.core.elements import SPOUT
 from storm_planner.core.errors import ProblemError
 from storm_planner.core.problem import Problem, Slot
-from storm_planner.core.system_streams import ACKER
 
 NEW_WORKER = "new"      # ``node:new``: the node's lowest free slot
 
@@ -53,7 +52,7 @@ def forced_move(problem: Problem, text: str) -> tuple[dict[str, Slot], list[str]
     # stop every tree (it holds a bolt's every executor, or every acker), each group by task
     sole = _sole_holders(problem)
     executors = sorted(problem.executors, key=lambda e: (problem.current.get(e.id) in spouts_at,
-                                                         problem.current.get(e.id) in sole, _first_task(e.id)))
+                                                         problem.current.get(e.id) in sole, first_task(e.id)))
     for item in (part.strip() for part in items.split(",")):
         if item.startswith("["):
             if item not in assignment:
@@ -78,14 +77,8 @@ def forced_move(problem: Problem, text: str) -> tuple[dict[str, Slot], list[str]
 def _sole_holders(problem: Problem) -> frozenset[Slot]:
     """The workers holding every executor of a bolt or every acker: a move that restarts one stops every
     tuple tree through that component until it is up again."""
-    spouts = {c.id for c in problem.components if c.type == SPOUT}
-    system = {c.id for c in problem.components if c.system and c.id != ACKER}
-    slots: dict[str, set[Slot]] = {}
-    for executor in problem.executors:
-        slot = problem.current.get(executor.id)
-        if slot is not None and executor.component not in spouts | system:
-            slots.setdefault(executor.component, set()).add(slot)
-    return frozenset(next(iter(held)) for held in slots.values() if len(held) == 1)
+    held = ({problem.current[e] for e in ids if e in problem.current} for ids in tree_carriers(problem).values())
+    return frozenset(next(iter(slots)) for slots in held if len(slots) == 1)
 
 
 def _target(problem: Problem, where: str, spouts_at: frozenset[Slot]) -> Slot:
@@ -128,10 +121,3 @@ def _fewest_of(problem: Problem, item: str) -> str:
     if not held:
         raise ForceError(f"{settings.REPLAN_FORCE.key}: no supervisor in this round to move {item!r} to")
     return min(sorted(held, reverse=True), key=lambda node: held[node])
-
-
-def _first_task(executor_id: str) -> int:
-    try:
-        return int(executor_id.strip("[]").split("-")[0])
-    except ValueError:
-        return 0

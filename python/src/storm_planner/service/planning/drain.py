@@ -41,8 +41,9 @@ paused before it exits. Every outcome is logged and recorded.
 without metrics (``serve --zookeeper``: the tuples in flight cannot be counted) the move is answered at
 once, as before, and its note says why it was not drained. Nor is a move the topology's flow survives
 (:func:`~storm_planner.adaptation.costs.flow_goes_on`, unless ``planner.replan.drain.always``): it
-restarts no spout's worker, leaves an acker running, and the spouts' ``topology.max.spout.pending`` (sent
-by the plugin) holds every tree it may lose, so the trees through the other workers go on being acked. A
+restarts no spout's worker, leaves every bolt and the ackers an executor that can take their tuples, and
+the spouts' ``topology.max.spout.pending`` (sent by the plugin) holds every tree it may lose beside those in
+flight, so the trees through the other workers go on being acked. A
 deactivation that fails moves the topology undrained too (and activates it after, in case Nimbus did
 deactivate it). The restarted workers' starts
 are measured all the same (phases ``move`` and ``start`` in the plan log).
@@ -574,10 +575,8 @@ class DrainCoordinator:
         undercount them, and the count decides whether a move is drained)."""
         if self.windows is None:
             return None
-        spouts = _spouts(problem)
-        flight = self._in_flight(topology_id, spouts, self.wall() * 1000 - FRESH_PERIODS * period_s * 1000)
-        tasks = sum(len(_tasks(e.id)) for e in problem.executors if e.component in spouts)
-        if flight is not None and flight.tasks < tasks:
+        flight = self._in_flight(topology_id, _spouts(problem), self.wall() * 1000 - FRESH_PERIODS * period_s * 1000)
+        if flight is not None and flight.tasks < _spout_tasks(problem):
             return InFlight(None, flight.rate, flight.reported, flight.tasks)
         return flight
 
@@ -598,8 +597,12 @@ def _pending_room(spec: Any, problem: Problem) -> float | None:
         return None
     if pending == 0:
         return float("inf")
+    return float(pending * _spout_tasks(problem))
+
+
+def _spout_tasks(problem: Problem) -> int:
     spouts = _spouts(problem)
-    return float(pending * sum(len(_tasks(e.id)) for e in problem.executors if e.component in spouts))
+    return sum(len(_tasks(e.id)) for e in problem.executors if e.component in spouts)
 
 
 def _tasks(executor_id: str) -> range:

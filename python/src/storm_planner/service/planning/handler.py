@@ -187,7 +187,8 @@ class PlannerHandler:
                                     "algorithm": algorithm, "problem": problem.to_dict()})
         steered = self.drains.steer(spec, problem)   # a drain under way answers for its topology
         if steered is None:
-            context = self.drains.context(spec, problem)   # one for the price and the drain: they agree
+            # one for the re-planner's price and the drain, so they agree (the drain reads its own otherwise)
+            context = self.drains.context(spec, problem) if self.replanner is not None else None
             plan, reoffer = self.drains.begin(spec, problem, self._run(spec, problem, algorithm, remaining, context),
                                               context)
         else:
@@ -208,7 +209,8 @@ class PlannerHandler:
             answer.reoffer_ms = reoffer
         return answer, plan.advice
 
-    def _run(self, spec: Any, problem: Problem, algorithm: str, remaining: float, context: MoveContext) -> Plan:
+    def _run(self, spec: Any, problem: Problem, algorithm: str, remaining: float,
+             context: MoveContext | None) -> Plan:
         """The re-planner's plan (priced with ``context``: what the drains know of the topology), else the
         planner's."""
         if self.replanner is not None:
