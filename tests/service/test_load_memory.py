@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -250,9 +251,10 @@ def test_topdown_on_the_remembered_loads_keeps_every_bench_node_within_its_cpu(p
     assert all(on_node[node] <= capacity[node] + 1e-9 for node in on_node), dict(on_node)
 
 
-def handler_with_metrics_for(topology_id: str, load: float, rates: dict | None = None) -> PlannerHandler:
+def handler_with_metrics_for(topology_id: str, load: float, rates: dict | None = None,
+                             plan_log: Path | None = None) -> PlannerHandler:
     """A service whose metrics source has figures for ``topology_id`` alone (with ``rates``: component pairs'
-    tuples/s)."""
+    tuples/s; ``plan_log``: its plan log, beside which it keeps its load memory)."""
     from storm_planner.metrics.loads_and_traffic import ExecutorFigures, Measurement
 
     spec = request("bargains-link")
@@ -261,7 +263,8 @@ def handler_with_metrics_for(topology_id: str, load: float, rates: dict | None =
         executors={e.id: ExecutorFigures(executor=e.id, component=e.component, measured=True) for e in spec.executors})
     measured = MeasuredTopology(executors=tuple(Executor(id=e.id, component=e.component, load=load)
                                                 for e in spec.executors), measurement=counted)
-    return PlannerHandler(metrics=lambda tid: measured if tid == topology_id else None, isolate=False)
+    return PlannerHandler(metrics=lambda tid: measured if tid == topology_id else None, isolate=False,
+                          plan_log=plan_log)
 
 
 def plan_of(handler: PlannerHandler, topology_id: str, options: dict[str, str]):

@@ -16,6 +16,7 @@ States are JSON objects; each store rejects anything else with a clear error.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Callable, Mapping
@@ -24,6 +25,9 @@ from typing import Any
 
 from storm_planner.core.errors import PlanningError, ProblemError
 from storm_planner.core.plan import Plan
+
+log = logging.getLogger("storm_planner.state")
+MAX_FILE_BYTES = 64 * 2**20   # a state file larger than this is refused unread
 
 # How to plan: planners.run, or the service's runner (solver planners in a worker process it can stop).
 PlanFunction = Callable[..., Plan]
@@ -83,13 +87,18 @@ class MemoryStateStore(StateStore):
 
 
 class FileStateStore(StateStore):
-    """Every key's state in one JSON file: ``{"<key>": {...}, ...}``."""
+    """Every key's state in one JSON file: ``{"<key>": {...}, ...}``; a file over ``max_bytes`` is refused
+    unread (anyone may have written it)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES) -> None:
         self.path = Path(path)
+        self.max_bytes = max_bytes
 
     def _read(self) -> dict[str, Any]:
         try:
+            size = self.path.stat().st_size
+            if size > self.max_bytes:
+                raise StateStoreError(f"state file {self.path} has {size} bytes, more than {self.max_bytes}")
             text = self.path.read_text()
         except FileNotFoundError:
             return {}
@@ -107,9 +116,23 @@ class FileStateStore(StateStore):
         return state
 
     def save(self, key: str, state: Mapping[str, Any]) -> None:
-        states = self._read()
+        try:
+            states = self._read()
+        except StateStoreError as error:
+            states = self._set_aside(error)
         states[key] = json.loads(_encode(key, state))
         self._write(states)
+
+    def _set_aside(self, error: StateStoreError) -> dict[str, Any]:
+        """A file that cannot be read is renamed ``<name>.unreadable`` (kept, for whoever looks) and a new
+        one started: one corrupt write must not block every later one."""
+        aside = self.path.with_name(self.path.name + ".unreadable")
+        try:
+            os.replace(self.path, aside)
+        except OSError as failed:
+            raise StateStoreError(f"{error}; and it could not be set aside: {failed.strerror}") from None
+        log.warning("%s; set aside as %s, a new state file started", error, aside)
+        return {}
 
     def delete(self, key: str) -> None:
         states = self._read()

@@ -426,7 +426,9 @@ class LocalCluster:
              # Topologies with planner.rebalance: true are rebalanced through this Nimbus.
              "--nimbus", f"{d.host}:{d.ports.nimbus}",
              # /metrics for Prometheus, on the cluster's address like the service.
-             "--metrics-host", d.host, "--metrics-port", str(d.ports.planner_metrics)],
+             "--metrics-host", d.host, "--metrics-port", str(d.ports.planner_metrics),
+             # Each topology name's measured loads, kept where a benchmark resumed in another sitting finds them.
+             *(["--load-memory", str(self.options.load_memory)] if self.options.load_memory else [])],
             d.ports.planner,
             env=dict(os.environ, PYTHONUNBUFFERED="1"),
         )

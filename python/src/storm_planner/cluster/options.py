@@ -25,6 +25,7 @@ class ClusterOptions:
     java: str = "java"
     start_timeout_s: float = 150.0
     network_probe_timeout_s: float = reachability.DEFAULT_TIMEOUT_S   # each supervisor-to-supervisor connect
+    load_memory: Path | None = None   # the planner service's load memory (serve --load-memory); None: in ZooKeeper
 
 
 @dataclass

@@ -112,17 +112,18 @@ def serve_command(args: argparse.Namespace) -> int:
         raise CommandError(f"--metrics-port must be a port number (0 to 65535), not {args.metrics_port}")
     limits = _limits(args)
     max_line_mb = _plan_log_max_line_mb(args)
-    from storm_planner.service.metrics import drain_markers_for_serve, metrics_for_serve
+    from storm_planner.service.metrics import metrics_for_serve, service_state_for_serve
     from storm_planner.service.planning.runner import PlannerRunner
     from storm_planner.service.transport.server import hold_stop_signals
 
     hold_stop_signals()  # before the metrics store starts its threads
     runner = PlannerRunner()  # built first: the handler and the re-planner plan through it
-    with metrics_for_serve(args, runner) as (metrics, replanner), drain_markers_for_serve(args) as markers:
+    with metrics_for_serve(args, runner) as (metrics, replanner), service_state_for_serve(args) as kept:
         serve(args.host, args.port, args.default_algorithm, plan_log=args.plan_log,
               metrics=metrics, replanner=replanner, nimbus=args.nimbus, limits=limits,
               plan_log_max_line_mb=max_line_mb, runner=runner, problem_log=args.problem_log,
-              metrics_port=args.metrics_port, metrics_host=args.metrics_host, drain_markers=markers)
+              metrics_port=args.metrics_port, metrics_host=args.metrics_host, drain_markers=kept.drain_markers,
+              load_memory_store=kept.load_memory)
     return 0
 
 

@@ -14,9 +14,16 @@ import contextlib
 import logging
 import os
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from storm_planner.adaptation.replan import Replanner, Runner
-from storm_planner.adaptation.state import StateStoreError, ZooKeeperStateStore, stateful_runner
+from storm_planner.adaptation.state import (
+    FileStateStore,
+    StateStore,
+    StateStoreError,
+    ZooKeeperStateStore,
+    stateful_runner,
+)
 from storm_planner.metrics.source import StoreMetricsSource
 from storm_planner.metrics.store import DEFAULT_STORM_ROOT, MetricsStore
 from storm_planner.metrics.windows import DEFAULT_ROOT
@@ -39,6 +46,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--storm-root", default=DEFAULT_STORM_ROOT, metavar="ZNODE",
                        help=f"Storm's storm.zookeeper.root, to notice killed topologies and delete their "
                             f"metrics (default {DEFAULT_STORM_ROOT}; empty: never delete)")
+    group.add_argument("--load-memory", metavar="FILE",
+                       help="keep each topology name's measured loads in FILE across restarts (default: in "
+                            "ZooKeeper with --zookeeper, else beside the plan log)")
     group.add_argument("--no-replan", action="store_true",
                        help="never move the executors of a running topology")
 
@@ -68,22 +78,39 @@ def metrics_for_serve(args: argparse.Namespace, runner: Runner = run_planner
             state_store.close()
 
 
+class ServiceState(NamedTuple):
+    """Where the service keeps what must outlive it (None: beside the plan log, else in memory)."""
+
+    drain_markers: StateStore | None    # the topologies a drain paused (service/planning/drain.py)
+    load_memory: StateStore | None      # each topology name's measured loads (service/planning/memory_store.py)
+
+
 @contextlib.contextmanager
-def drain_markers_for_serve(args: argparse.Namespace) -> Iterator[ZooKeeperStateStore | None]:
-    """Where the service marks the topologies a drain paused, so that a restarted service resumes them: in
-    ZooKeeper under :data:`DRAIN_MARKERS_ROOT` when the service has one (None: beside the plan log)."""
+def service_state_for_serve(args: argparse.Namespace) -> Iterator[ServiceState]:
+    """Where the service keeps its drain markers and its load memory, so that a restarted service resumes
+    the topologies a drain paused and plans known names on their loads: in ZooKeeper (under
+    :data:`DRAIN_MARKERS_ROOT` and :data:`~storm_planner.service.planning.memory_store.ZOOKEEPER_ROOT`) when the
+    service has one; ``--load-memory FILE`` puts the load memory in that file instead (None: beside the plan log)."""
+    from storm_planner.service.planning.memory_store import ZOOKEEPER_ROOT
+
     hosts = getattr(args, "zookeeper", None) or os.environ.get(ZOOKEEPER_ENV)
-    store = None
+    memory_file = getattr(args, "load_memory", None)
+    markers = None
     if hosts:
         try:
-            store = ZooKeeperStateStore.connect(hosts, root=DRAIN_MARKERS_ROOT)
+            markers = ZooKeeperStateStore.connect(hosts, root=DRAIN_MARKERS_ROOT)
         except StateStoreError as error:
-            log.warning("drains: %s; the topologies a drain pauses are marked beside the plan log", error)
+            log.warning("service state: %s; the drain markers and the load memory are kept beside the plan log",
+                        error)
+    if memory_file:
+        memory: StateStore | None = FileStateStore(memory_file)
+    else:
+        memory = ZooKeeperStateStore(markers.client, root=ZOOKEEPER_ROOT) if markers is not None else None
     try:
-        yield store
+        yield ServiceState(markers, memory)
     finally:
-        if store is not None:
-            store.close()
+        if markers is not None:
+            markers.close()
 
 
 def _planner_state_store(hosts: str) -> ZooKeeperStateStore | None:

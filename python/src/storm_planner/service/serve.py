@@ -38,9 +38,11 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
           nimbus: str | None = None, limits: ServiceLimits | None = None,
           plan_log_max_line_mb: float | None = None, runner: PlannerRunner | None = None,
           problem_log: Path | None = None, metrics_port: int | None = None,
-          metrics_host: str = DEFAULT_METRICS_HOST, drain_markers: StateStore | None = None) -> None:
+          metrics_host: str = DEFAULT_METRICS_HOST, drain_markers: StateStore | None = None,
+          load_memory_store: StateStore | None = None) -> None:
     """Serve until SIGTERM/SIGINT. ``nimbus`` (HOST:PORT) lets the service rebalance topologies and drain
-    a re-plan's move; ``drain_markers``: where it marks the topologies a drain paused; ``metrics_port``
+    a re-plan's move; ``drain_markers``: where it marks the topologies a drain paused; ``load_memory_store``:
+    where it keeps each topology name's measured loads (both default to files beside the plan log); ``metrics_port``
     (0: a free one) serves ``/metrics`` on ``metrics_host``.
 
     Call :func:`hold_stop_signals` before starting any thread (the metrics store's, say): the
@@ -51,7 +53,8 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, default_algorithm:
     hold_stop_signals()
     optional: dict[str, Any] = {"plan_log_max_line_mb": plan_log_max_line_mb} if plan_log_max_line_mb else {}
     handler = PlannerHandler(default_algorithm, metrics, plan_log, replanner, nimbus=nimbus, limits=limits,
-                             runner=runner, problem_log=problem_log, drain_markers=drain_markers, **optional)
+                             runner=runner, problem_log=problem_log, drain_markers=drain_markers,
+                             load_memory_store=load_memory_store, **optional)
     endpoint = MetricsEndpoint(handler, metrics_host, metrics_port) if metrics_port is not None else None
     server = build_server(handler, host, port)
     # What start-up made (modules, the contract) is never garbage: the collector need not walk it again.

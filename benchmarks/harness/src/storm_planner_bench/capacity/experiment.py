@@ -38,6 +38,7 @@ DEFAULT_OUT = Path("benchmarks/results/capacity")
 DEFAULT_CLUSTERS = "benchmarks/e2e/cluster.yaml,benchmarks/e2e/cluster-hetero.yaml"
 DEFAULT_ARMS = "default,ras,ras+measured,planner:auto,planner:topdown,planner:albic,planner:gma-repair,planner:hetero"
 MESSAGE_TIMEOUT_S = 30.0           # the clusters' topology.message.timeout.secs
+MEMORY_DIR = "memory"                # <out>/memory/<cluster>.json: the planner service's load memory, per cluster
 # Settings: (settle, step settle, measure, grace, drain, hold) in seconds, full and --quick.
 FULL = (20.0, 15.0, 30.0, 5.0, 60.0, MESSAGE_TIMEOUT_S + 15.0)
 QUICK = (5.0, 5.0, 10.0, 3.0, 30.0, 20.0)
@@ -202,7 +203,11 @@ def run_cluster(args: argparse.Namespace, out: Path, path: str, description: Any
                                     start_timeout=args.start_timeout, step_settle=args.step_settle)
     by_name = {w.name: w for w in workloads}
     by_label = {a.label: a for a in arms}
-    with open_bench(bench_args, description.with_scheduler("resource-aware"), out, feeds) as bench:
+    # The service's load memory lives with the run: a run resumed in another sitting plans auto's first rounds
+    # on what the calibration and the searches before measured, as the uninterrupted run would.
+    memory = out / MEMORY_DIR / f"{cluster}.json"
+    with open_bench(bench_args, description.with_scheduler("resource-aware"), out, feeds,
+                    load_memory=memory) as bench:
         profiles = HeteroProfiles(out / "profiles" / cluster, cluster_machine_types(description),
                                   Path(args.profiles) if args.profiles else None)
         sitting = Sitting(bench, cluster, description, out, header, timing, plan, code, _progress, profiles, done)

@@ -57,6 +57,7 @@ from storm_planner.service.planning.convert import (
 )
 from storm_planner.service.planning.drain import DrainCoordinator, Windows
 from storm_planner.service.planning.memory import LoadMemory, fixed_priors, recall_and_costs, took_note
+from storm_planner.service.planning.memory_store import MemoryKeeper
 from storm_planner.service.planning.outcomes import count_plan
 from storm_planner.service.planning.planlog import DEFAULT_MAX_LINE_MB, PlanLog
 from storm_planner.service.planning.rebalance import AutoRebalancer
@@ -81,12 +82,17 @@ class PlannerHandler:
                  nimbus: str | None = None, isolate: bool = True, limits: ServiceLimits | None = None,
                  plan_log_max_line_mb: float = DEFAULT_MAX_LINE_MB, runner: PlannerRunner | None = None,
                  problem_log: Path | None = None, drain_markers: StateStore | None = None,
-                 drains: DrainCoordinator | None = None) -> None:
+                 drains: DrainCoordinator | None = None, load_memory_store: StateStore | None = None) -> None:
         self.default_algorithm = default_algorithm
         self.limits = limits or ServiceLimits()
         self.counters = ServiceCounters()
         self.metrics = metrics
         self.load_memory = LoadMemory()   # per topology name, its last measured loads
+        # kept across restarts: a restarted service plans a known name on its loads (memory_store.py)
+        store = load_memory_store or _beside(plan_log, ".loads.json")
+        self.memory_keeper = MemoryKeeper(self.load_memory, store, self.counters) if store else None
+        if self.memory_keeper is not None:
+            self.memory_keeper.restore()
         self.run_costs = RunCosts()       # per running topology, its per-tuple costs so far
         self.runner = runner or PlannerRunner(isolate=isolate)
         self.replanner = replanner
@@ -99,7 +105,7 @@ class PlannerHandler:
         # restarted service finds it, and resumes what an earlier one left paused.
         self.drains = drains or DrainCoordinator(
             nimbus, windows=metrics_windows(metrics), record=self.plan_log.event if self.plan_log else None,
-            markers=drain_markers or _markers_beside(plan_log), on_done=replanner.settle if replanner else None)
+            markers=drain_markers or _beside(plan_log, ".paused.json"), on_done=replanner.settle if replanner else None)
         self.drains.recover()
         self.started = time.monotonic()
         # Planners run one at a time in these threads. A planner that overruns its share of the
@@ -110,6 +116,8 @@ class PlannerHandler:
         """Stop the worker process and resume what a drain paused (the server calls it on shutdown)."""
         self.drains.close()
         self.runner.close()
+        if self.memory_keeper is not None:
+            self.memory_keeper.write_if_due(force=True)
 
     # -- PlannerService --------------------------------------------------------
     def health(self) -> Any:
@@ -134,6 +142,8 @@ class PlannerHandler:
             share = topology_share(remaining, sizes[k], sum(sizes[k:]))
             algorithm = spec.algorithm or request.default_algorithm or self.default_algorithm
             plans.append(self._plan_topology(request, spec, algorithm, state, share))
+        if self.memory_keeper is not None:
+            self.memory_keeper.write_if_due()
         return T.PlanResponse(request_id=request.request_id, plans=plans)
 
     def after_answer(self) -> None:
@@ -233,6 +243,7 @@ def metrics_windows(metrics: MetricsSource | None) -> Windows | None:
     return lambda topology_id: store.view(topology_id).windows
 
 
-def _markers_beside(plan_log: Path | None) -> StateStore | None:
-    """Where the paused topologies are marked without ZooKeeper: a file beside the plan log (None: memory)."""
-    return FileStateStore(Path(plan_log).with_name(Path(plan_log).name + ".paused.json")) if plan_log else None
+def _beside(plan_log: Path | None, suffix: str) -> StateStore | None:
+    """Where state is kept without ZooKeeper (the paused topologies, the load memory): a file beside the plan
+    log, its name and ``suffix`` (None: in memory only)."""
+    return FileStateStore(Path(plan_log).with_name(Path(plan_log).name + suffix)) if plan_log else None

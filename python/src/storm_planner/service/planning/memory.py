@@ -43,8 +43,9 @@ Bounded and checked: at most ``max_topologies`` names (the least recently used i
 ``MAX_ENTRIES`` components and pairs per name, names and component ids of at most ``MAX_KEY_CHARS``
 characters, and a name only under an id Storm would give it (``<name>-<counter>-<seconds>``); only finite,
 non-negative figures are kept. At the defaults that is at most about 128 × 3 × 2,000 short entries, some
-tens of MB in the worst case. In memory only: a restarted service remembers nothing, and nothing read from
-outside is written anywhere.
+tens of MB in the worst case. The service keeps it across restarts in a file or in ZooKeeper
+(:mod:`~storm_planner.service.planning.memory_store`, written at most every 30 s and checked as it is read
+back); without one, a restarted service remembers nothing.
 
 Cost: O(E) per measured plan (one pass over the executors), O(C) per recall, for E executors and C
 components.
@@ -208,6 +209,7 @@ class LoadMemory:
         self.clock = clock
         self._by_name: OrderedDict[str, RememberedLoads] = OrderedDict()
         self._lock = threading.Lock()
+        self.version = 0     # counts the changes, so a keeper (memory_store.py) writes only what changed
 
     def __len__(self) -> int:
         return len(self._by_name)
@@ -239,8 +241,32 @@ class LoadMemory:
             self._by_name[name] = RememberedLoads(topology_id, kept_loads, sizes, self.clock(), kept_rates,
                                                   costs, peak)
             self._by_name.move_to_end(name)
-            while len(self._by_name) > self.max_topologies:
-                self._by_name.popitem(last=False)
+            self._trim()
+            self.version += 1
+
+    def _trim(self) -> None:
+        while len(self._by_name) > self.max_topologies:
+            self._by_name.popitem(last=False)
+
+    def entries(self) -> list[tuple[str, RememberedLoads]]:
+        """(name, entry) of every topology remembered, the least recently used first."""
+        with self._lock:
+            return list(self._by_name.items())
+
+    def restore(self, entries: Iterable[tuple[str, RememberedLoads]]) -> None:
+        """Take ``entries`` (least recently used first), as a restarted service reads them back
+        (:mod:`~storm_planner.service.planning.memory_store`); a name already remembered keeps its newer
+        entry. Bounded as :meth:`remember` is."""
+        with self._lock:
+            newer = dict(self._by_name)
+            for name, entry in entries:
+                if name not in newer and _short(name) and storm_name_of(entry.topology_id, name):
+                    self._by_name[name] = dataclasses.replace(
+                        entry, loads=_bounded(entry.loads, _usable_load), tuple_bytes=_bounded(entry.tuple_bytes, _usable),
+                        rates=_bounded(entry.rates, _usable), costs=_bounded_costs(entry.costs))
+            for name in newer:
+                self._by_name.move_to_end(name)
+            self._trim()
 
     def recall(self, name: str) -> RememberedLoads | None:
         """The last measured loads of topology ``name``, or None."""
