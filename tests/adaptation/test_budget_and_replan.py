@@ -774,3 +774,22 @@ def test_auto_takes_its_first_correction_for_rate_though_the_price_at_the_rate_s
     later = r.plan(linked(current), "auto")
     assert later.assignments == slots(current), later.notes
     assert "held back that restart a spout's worker" in later.notes[0], later.notes
+
+
+def test_a_resumable_source_lets_a_capacity_planners_rate_rise_restart_the_spouts_worker():
+    """The saturated sup-a of the tests above under ``auto``: its gate weighs the predicted sustainable rate
+    first, so moving m1 to sup-c reads "predicted sustainable rate raised", not the CPU pressure's relief. The
+    spout's restart was then held back though the source was resumable: on the capacity run's hetero cluster
+    40 re-plans of Word Count under CPU pressure were refused so. A rate rise while short of CPU is the
+    pressure's relief and is weighed as one; the price counts the rate gained, not only the busiest node."""
+    relieved = {**slots(SATURATED), "m1": Slot("sup-c", 6700)}
+    runner = lambda p, a: Plan(algorithm=a, assignments=relieved)  # noqa: E731
+    kept = Replanner(clock=FakeClock(), runner=runner).plan(three_nodes(SATURATED, SATURATED_LOADS), "auto")
+    assert kept.assignments == slots(SATURATED)
+    assert "held back that restart a spout's worker" in kept.notes[0]
+    moved = Replanner(clock=FakeClock(), runner=runner).plan(
+        three_nodes(SATURATED, SATURATED_LOADS, options=RESUMABLE), "auto")
+    assert moved.assignments == relieved, moved.notes
+    assert "predicted sustainable rate raised" in moved.notes[-1]
+    assert "restart a spout's worker: its source resumes from its committed progress" in moved.notes[-1]
+    assert "against a gain of" in moved.notes[-1]       # priced, and the price did not refuse it

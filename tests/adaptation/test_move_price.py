@@ -9,6 +9,7 @@ from test_move_costs_and_ackers import ACKER, C1, C2, CURRENT, SPOUT, Clock, pro
 
 from storm_planner.adaptation.costs import (
     MoveContext,
+    bottleneck_relief,
     StartTimes,
     flow_goes_on,
     price_move,
@@ -107,6 +108,21 @@ def test_a_topology_short_of_nothing_gains_nothing_from_a_move():
     plan = slots({**CURRENT, C2: "big-b:6701"})
     price = price_move(calm, plan, evaluate(calm, calm.current), evaluate(calm, plan), MoveContext(), 60.0)
     assert price.gain_s == 0 and "short of nothing" in price.gains
+
+
+def test_a_capacity_gate_prices_the_rate_a_move_gains_not_only_the_busiest_node():
+    """A node at its quota with mostly fixed CPU: moving its per-tuple work off leaves it at 80 % (a fifth of
+    its work) but doubles the rate the capacity model predicts; the gain is the rate's."""
+    pressed = {"max_utilisation": 100.0, "over_capacity": 0.0, "capacity_factor": 1.0}
+    moved = {"max_utilisation": 80.0, "over_capacity": 0.0, "capacity_factor": 2.0}
+    share, why = bottleneck_relief(pressed, moved)
+    assert share == pytest.approx(0.5) and "predicted sustainable rate 1x -> 2x" in why
+    # Without the model's factor (any other planner's gate) the busiest node is all it counts.
+    plain = bottleneck_relief({k: v for k, v in pressed.items() if k != "capacity_factor"}, moved)
+    assert plain[0] == pytest.approx(0.2) and "busiest node 100 -> 80 %" in plain[1]
+    # A rate that falls gains nothing from the model; short of nothing, nothing at all.
+    assert bottleneck_relief(pressed, {**moved, "capacity_factor": 0.5})[0] == pytest.approx(0.2)
+    assert bottleneck_relief({**pressed, "max_utilisation": 50.0}, moved)[0] == 0
 
 
 def test_a_relief_that_runs_a_new_worker_short_of_cpu_is_refused_though_it_pays():

@@ -313,11 +313,19 @@ def _tree_holders(problem: Problem, restarted: Mapping[Slot, frozenset[str]]) ->
 
 def bottleneck_relief(before: Mapping[str, float], after: Mapping[str, float]) -> tuple[float, str]:
     """(share, why): how much lower the move puts the bottleneck the topology is short of, relative to
-    where it was (0 when it is short of nothing, or the bottleneck does not fall)."""
+    where it was (0 when it is short of nothing, or the bottleneck does not fall). Where both carry the
+    capacity model's predicted factor of the measured rate (``capacity_factor``: a capacity planner's gate),
+    its rise counts too, as the share of the new rate the old one lacked (a node's utilisation counts fixed
+    CPU that no move relieves: moving the per-tuple work off a node at its quota may leave it at 80 % and
+    double the rate)."""
     shares = []
     if short_of_cpu(before) and before["max_utilisation"] > 0:
         b, a = before["max_utilisation"], after["max_utilisation"]
         shares.append((1.0 - a / b, f"busiest node {b:.0f} -> {a:.0f} % of its CPU"))
+        rate_before, rate_after = before.get("capacity_factor"), after.get("capacity_factor")
+        if rate_before is not None and rate_after is not None and 0 < rate_before < rate_after:
+            shares.append((1.0 - rate_before / rate_after,
+                           f"predicted sustainable rate {rate_before:.3g}x -> {rate_after:.3g}x the measured rate"))
     link_before = before.get("max_network_utilisation", 0.0)
     if short_of_link(before) and link_before > 0:
         a = after.get("max_network_utilisation", 0.0)
