@@ -9,8 +9,8 @@ from test_move_costs_and_ackers import ACKER, C1, C2, CURRENT, SPOUT, Clock, pro
 
 from storm_planner.adaptation.costs import (
     MoveContext,
-    bottleneck_relief,
     StartTimes,
+    bottleneck_relief,
     flow_goes_on,
     price_move,
     restarted_slots,

@@ -11,6 +11,7 @@ from storm_planner.metrics.per_tuple import (
     ComponentCost,
     CostHistory,
     Point,
+    capped_nodes,
     fit,
     observe,
 )
@@ -95,3 +96,35 @@ def test_at_one_rate_a_remembered_fixed_part_is_the_prior_and_two_rates_fit_thei
     history.add(observe(measurement(1200.0), {"tweets"}))
     refit = history.costs({"count": 7.0}).components["count"]
     assert refit.fitted and refit.fixed == pytest.approx(COUNT_FIXED)
+
+
+def test_points_measured_at_a_nodes_quota_give_no_intercept():
+    """Word Count on the hetero cluster: tokenize's node at its 30 % quota at every search step, its load flat
+    whatever it processed; a line through those points read the flat CPU as a fixed part of 10.9-13.1 %
+    against 3.8 % in the calibration. Points where the component's executors all ran on a capped node keep
+    the prior fixed part; their newest still gives the per-tuple cost."""
+    def at(rate: float, load: float, node: str) -> Measurement:
+        figures = {"[1-1]": ExecutorFigures("[1-1]", "tweets", True, cpu_percent=5.0, load=5.0, node="big",
+                                            emitted_per_s=rate, acked_per_s=rate),
+                   "[2-2]": ExecutorFigures("[2-2]", "count", True, cpu_percent=load, load=load, node=node,
+                                            executed_per_s=rate)}
+        return Measurement("t-1-1", figures, {}, {})
+
+    capacities = {"big": 70.0, "small": 30.0}
+    history = CostHistory()
+    for rate, load in ((400.0, 28.0), (800.0, 28.5)):          # flat at the small node's quota
+        measured = at(rate, load, "small")
+        history.add(observe(measured, {"tweets"}, capped=capped_nodes(measured, capacities)))
+    count = history.costs({"count": 3.8}).components["count"]
+    assert not count.fitted and count.fixed == pytest.approx(3.8)
+    assert count.per_tuple == pytest.approx((28.5 - 3.8) / 800.0)
+    # Unaware of the quota, the same points fit a fixed part of 27.5 %.
+    blind = CostHistory()
+    for rate, load in ((400.0, 28.0), (800.0, 28.5)):
+        blind.add(observe(at(rate, load, "small"), {"tweets"}))
+    assert blind.costs({"count": 3.8}).components["count"].fixed == pytest.approx(27.5)
+    # The node is capped by the topology's CPU on it against its capacity; an unknown node never is.
+    assert capped_nodes(at(400.0, 28.0, "small"), capacities) == {"small"}
+    assert capped_nodes(at(400.0, 20.0, "small"), capacities) == set()
+    assert capped_nodes(at(400.0, 28.0, "elsewhere"), capacities) == set()
+    assert capped_nodes(at(400.0, 28.0, "small"), {"small": math.nan}) == set()

@@ -13,7 +13,10 @@ component processes per tuple the spouts serve (*per source*); then one executor
   executor), kept per run (:class:`CostHistory`; :class:`RunCosts` keeps one per running topology, bounded). Points at two rates or more, at least
   ``MIN_SPREAD`` apart, give the fixed part as a least-squares intercept (clipped to ``[0, the least load
   seen]``) and the per-tuple cost as its slope; with fewer, the fixed part is the prior (clipped the same
-  way) and the per-tuple cost comes from the newest point. The prior is what an earlier run of the
+  way) and the per-tuple cost comes from the newest point. Points measured where every executor of the
+  component ran on a node at its CPU quota (*capped*, :func:`capped_nodes`) give no intercept: the load
+  reads the cap, not what the tuples cost, so a line through such points reads flat CPU as a fixed part.
+  They still give the per-tuple cost of the newest point (the tuples processed are capped with the CPU). The prior is what an earlier run of the
   topology's name fitted, where the caller has one (``priors``: the service's load memory), else
   ``DEFAULT_EXECUTOR_FIXED``: a resubmitted topology's first windows come at one low rate, where a worker's
   waiting threads dominate its CPU, and read with the default as the fixed part they make every tuple look
@@ -45,6 +48,10 @@ from storm_planner.metrics.measured import MeasuredTopology
 # CPU % one executor uses at zero rate where no fit says otherwise (the idle executors of the local
 # cluster's workers: a JVM thread waiting, a shell component's heartbeats).
 DEFAULT_EXECUTOR_FIXED = 0.5
+# A node where the topology's executors use this share of its CPU capacity is at its quota: their loads read
+# the cap, flat whatever they process, and a line through them reads flat CPU as fixed cost (the capacity
+# run's Word Count on hetero fitted tokenize's fixed part at 10.9-13.1 % at quota, 3.8 % in its calibration).
+CAPPED_SHARE = 0.9
 # Two processed rates this far apart (relative to the larger) make a fit of the fixed part.
 MIN_SPREAD = 0.3
 # Points kept per component and run.
@@ -57,10 +64,12 @@ MAX_ID_CHARS = 256       # a longer topology or component id is not kept
 
 @dataclass(frozen=True)
 class Point:
-    """One component in one measurement: per executor, tuples processed per second and load."""
+    """One component in one measurement: per executor, tuples processed per second and load; ``capped``: every
+    executor of it ran on a node at its CPU quota (:data:`CAPPED_SHARE`), where its load reads the cap."""
 
     processed: float
     load: float
+    capped: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,8 +103,10 @@ class TupleCosts:
     components: Mapping[str, ComponentCost]
 
 
-def observe(measurement: Measurement, spouts: Collection[str], windowed: Collection[str] | None = None) -> Observation:
-    """The source rate and each component's point, over the executors with a window of their own."""
+def observe(measurement: Measurement, spouts: Collection[str], windowed: Collection[str] | None = None,
+            capped: Collection[str] = frozenset()) -> Observation:
+    """The source rate and each component's point, over the executors with a window of their own; where some
+    of a component's executors ran on nodes that are not ``capped`` (at their CPU quota), over those alone."""
     by_component: dict[str, list[ExecutorFigures]] = defaultdict(list)
     counts: dict[str, int] = defaultdict(int)
     for figures in measurement.executors.values():
@@ -105,9 +116,25 @@ def observe(measurement: Measurement, spouts: Collection[str], windowed: Collect
     spout_figures = [f for c in spouts for f in by_component.get(c, ())]
     acked = sum(f.acked_per_s for f in spout_figures)
     source = acked if acked > 0 else sum(f.emitted_per_s for f in spout_figures)
-    points = {c: Point(_mean(_processed(f, c in spouts) for f in members), _mean(f.load for f in members))
+    points = {c: _point([f for f in members if f.node not in capped] or members, c in spouts, capped)
               for c, members in by_component.items()}
     return Observation(source if _finite(source) else 0.0, MappingProxyType(points), MappingProxyType(dict(counts)))
+
+
+def _point(members: list[ExecutorFigures], spout: bool, capped: Collection[str]) -> Point:
+    return Point(_mean(_processed(f, spout) for f in members), _mean(f.load for f in members),
+                 all(f.node in capped for f in members))
+
+
+def capped_nodes(measurement: Measurement, capacities: Mapping[str, float]) -> frozenset[str]:
+    """The nodes where the topology's executors used at least ``CAPPED_SHARE`` of the node's CPU capacity
+    (``capacities``: node id -> % of a core, Storm's ``supervisor.cpu.capacity``): held at their quota."""
+    used: dict[str, float] = defaultdict(float)
+    for figures in measurement.executors.values():
+        if figures.node is not None and _usable(figures.cpu_percent):
+            used[figures.node] += figures.cpu_percent
+    return frozenset(node for node, cpu in used.items()
+                     if _usable(capacities.get(node, math.nan)) and cpu >= CAPPED_SHARE * capacities[node] > 0)
 
 
 def _processed(figures: ExecutorFigures, spout: bool) -> float:
@@ -154,14 +181,17 @@ class RunCosts:
         self._lock = threading.Lock()
 
     def observe(self, spec: Any, measured: MeasuredTopology | None,
-                priors: Mapping[str, float] = MappingProxyType({})) -> TupleCosts | None:
+                priors: Mapping[str, float] = MappingProxyType({}),
+                capacities: Mapping[str, float] = MappingProxyType({})) -> TupleCosts | None:
         """Add what the metrics measured of topology ``spec`` (its id, its components' ids and types) now to its
         run's points; its per-tuple costs so far (None: nothing measured, no figures kept, or no point yet);
-        ``priors``: per component, the fixed part where the run's points cannot fit one yet."""
+        ``priors``: per component, the fixed part where the run's points cannot fit one yet; ``capacities``:
+        node id -> CPU capacity, to tell the points measured at a node's quota (:func:`capped_nodes`)."""
         if measured is None or not measured.measured or measured.measurement is None or len(spec.id) > MAX_ID_CHARS:
             return None
         spouts = {c.id for c in spec.components if c.type == "spout"}
-        observation = observe(measured.measurement, spouts, measured.windowed)
+        observation = observe(measured.measurement, spouts, measured.windowed,
+                              capped_nodes(measured.measurement, capacities))
         with self._lock:
             history = self._histories.get(spec.id)
             if history is None:
@@ -199,10 +229,11 @@ def fit(points: Iterable[tuple[float, Point]], executors: int,
     newest_rate, newest = seen[-1]
     per_source = newest.processed * max(1, executors) / newest_rate
     least = min(p.load for _, p in seen)
-    processed = [p.processed for _, p in seen]
+    free = [p for _, p in seen if not p.capped]   # a capped load reads the quota: no line through it
+    processed = [p.processed for p in free]
     fixed, fitted = min(prior_fixed, least), False
-    if len(seen) >= 2 and (max(processed) - min(processed)) >= MIN_SPREAD * max(processed):
-        slope, intercept = _least_squares(processed, [p.load for _, p in seen])
+    if len(free) >= 2 and (max(processed) - min(processed)) >= MIN_SPREAD * max(processed):
+        slope, intercept = _least_squares(processed, [p.load for p in free])
         if slope >= 0:
             fixed, fitted = min(max(0.0, intercept), least), True
     per_tuple = max(0.0, newest.load - fixed) / newest.processed

@@ -189,7 +189,8 @@ class PlannerHandler:
             raise TimeoutError
         unread = admit_topology(spec)  # its options and fields, once: refused before metrics are read for it
         measured = measured_now(self.metrics, spec, request.nodes)
-        observed = self.run_costs.observe(spec, measured, fixed_priors(self.load_memory, spec, algorithm))
+        observed = self.run_costs.observe(spec, measured, fixed_priors(self.load_memory, spec, algorithm),
+                                          {node.id: node.cpu_capacity for node in request.nodes})
         recalled, costs = recall_and_costs(self.load_memory, spec, measured, algorithm, observed)
         problem = within_share(problem_of(spec, state, measured, recalled, costs), remaining)
         if self.problem_log:
