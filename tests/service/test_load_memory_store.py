@@ -152,7 +152,9 @@ def test_the_stored_memory_stays_under_its_bound_keeping_the_most_recently_used(
 def test_a_restarted_service_plans_a_known_name_on_its_remembered_loads(tmp_path):
     plan_log = tmp_path / "plans.jsonl"
     first = handler_with_metrics_for("e2e-bargains-link-1-1", 7.0, plan_log=plan_log)
-    plan_of(first, "e2e-bargains-link-1-1", {})        # measured: remembered, and written at once
+    plan_of(first, "e2e-bargains-link-1-1", {})        # measured: remembered
+    assert not (tmp_path / "plans.jsonl.loads.json").exists()     # not inside the plugin's round
+    first.after_answer()                                 # written once the plugin has its answer
     assert (tmp_path / "plans.jsonl.loads.json").exists()
     first.close()
     restarted = PlannerHandler(isolate=False, plan_log=plan_log)      # no metrics, an empty process

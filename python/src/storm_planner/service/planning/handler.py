@@ -142,8 +142,6 @@ class PlannerHandler:
             share = topology_share(remaining, sizes[k], sum(sizes[k:]))
             algorithm = spec.algorithm or request.default_algorithm or self.default_algorithm
             plans.append(self._plan_topology(request, spec, algorithm, state, share))
-        if self.memory_keeper is not None:
-            self.memory_keeper.write_if_due()
         return T.PlanResponse(request_id=request.request_id, plans=plans)
 
     def after_answer(self) -> None:
@@ -151,6 +149,8 @@ class PlannerHandler:
         Nimbus is inside a scheduling round until then."""
         self.rebalancer.after_answer()
         self.drains.after_answer()
+        if self.memory_keeper is not None:
+            self.memory_keeper.write_if_due()   # throttled; never in the plugin's round
 
     # -- one topology ----------------------------------------------------------
     def _plan_topology(self, request: Any, spec: Any, algorithm: str, state: RequestState,

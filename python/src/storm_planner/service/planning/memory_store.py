@@ -12,8 +12,8 @@ loads sustained 2,853. :class:`MemoryKeeper` writes the memory to a
 * else, with ``--plan-log``: a file beside it, ``<plan log>.loads.json``;
 * else in memory only, as before.
 
-Writes are throttled: after a plan that changed the memory, at most once every ``write_every_s`` (30 s), and
-once more when the service stops. A service killed outright loses at most that much.
+Writes are throttled: after an answer whose plans changed the memory (once the plugin has it, never inside
+its scheduling round), at most once every ``write_every_s`` (30 s), and once more when the service stops. A service killed outright loses at most that much.
 
 What is read back is untrusted (a file anyone may have edited, a znode any ZooKeeper client may have set):
 the stored text is bounded (:data:`MAX_STORED_BYTES`, below ZooKeeper's default 1 MB znode limit), and each
@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -173,6 +174,7 @@ class MemoryKeeper:
         self.wall = wall
         self._written_version = 0          # a memory with anything in it has changes to write
         self._written_at = -math.inf
+        self._writing = threading.Lock()
 
     def restore(self) -> int:
         """Read the store into the memory; returns how many topologies were restored. A store that cannot be
@@ -207,18 +209,23 @@ class MemoryKeeper:
     def write_if_due(self, force: bool = False) -> bool:
         """Write the memory if it changed since the last write and ``write_every_s`` has passed (``force``: if it
         changed at all). Returns whether it wrote; a failed write is logged and counted, and tried again later."""
-        version = self.memory.version
-        now = self.memory.clock()
-        if version == self._written_version or (not force and now - self._written_at < self.write_every_s):
-            return False
-        self._written_at = now
+        if not self._writing.acquire(blocking=force):
+            return False                     # another thread is writing it now
         try:
-            self.store.save(STORE_KEY, self._state(now))
-        except StateStoreError as error:
-            self.counters.note("load_memory_write_failures", log, "load memory: not written: %s", error)
-            return False
-        self._written_version = version
-        return True
+            version = self.memory.version
+            now = self.memory.clock()
+            if version == self._written_version or (not force and now - self._written_at < self.write_every_s):
+                return False
+            self._written_at = now
+            try:
+                self.store.save(STORE_KEY, self._state(now))
+            except StateStoreError as error:
+                self.counters.note("load_memory_write_failures", log, "load memory: not written: %s", error)
+                return False
+            self._written_version = version
+            return True
+        finally:
+            self._writing.release()
 
     def _state(self, now: float) -> dict[str, Any]:
         """The stored state: every topology, least recently used first, the oldest dropped until it fits."""
