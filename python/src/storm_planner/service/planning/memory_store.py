@@ -13,7 +13,8 @@ loads sustained 2,853. :class:`MemoryKeeper` writes the memory to a
 * else in memory only, as before.
 
 Writes are throttled: after an answer whose plans changed the memory (once the plugin has it, never inside
-its scheduling round), at most once every ``write_every_s`` (30 s), and once more when the service stops. A service killed outright loses at most that much.
+its scheduling round), at most once every ``write_every_s`` (30 s), and once more when the service stops. A
+service killed outright loses at most that much.
 
 What is read back is untrusted (a file anyone may have edited, a znode any ZooKeeper client may have set):
 the stored text is bounded (:data:`MAX_STORED_BYTES`, below ZooKeeper's default 1 MB znode limit), and each
