@@ -205,7 +205,7 @@ def run_cluster(args: argparse.Namespace, out: Path, path: str, description: Any
     by_label = {a.label: a for a in arms}
     # The service's load memory lives with the run: a run resumed in another sitting plans auto's first rounds
     # on what the calibration and the searches before measured, as the uninterrupted run would.
-    memory = out / MEMORY_DIR / f"{cluster}.json"
+    memory = (out / MEMORY_DIR / f"{cluster}.json").resolve()   # the service runs in another folder
     with open_bench(bench_args, description.with_scheduler("resource-aware"), out, feeds,
                     load_memory=memory) as bench:
         profiles = HeteroProfiles(out / "profiles" / cluster, cluster_machine_types(description),
