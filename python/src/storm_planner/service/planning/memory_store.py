@@ -48,6 +48,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from storm_planner.adaptation.state import StateStore, StateStoreError
+from storm_planner.core.errors import ProblemError
 from storm_planner.metrics.per_tuple import ComponentCost, TupleCosts
 from storm_planner.service.planning.memory import (
     MAX_ENTRIES,
@@ -69,7 +70,7 @@ MAX_AGE_S = 10 * 365 * 86_400.0
 log = logging.getLogger("storm_planner.service")
 
 
-class BadRecord(ValueError):
+class BadRecord(ProblemError):
     """One topology's stored record cannot be restored; the message names what is wrong."""
 
 
