@@ -56,19 +56,25 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any
 
 from storm_planner.adaptation.budget import moves_between
 from storm_planner.adaptation.costs import MoveContext, StartTimes, restarted_slots, skips_drain
 from storm_planner.adaptation.state import MemoryStateStore, StateStore, StateStoreError
 from storm_planner.core import settings
-from storm_planner.core.elements import SPOUT
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem, Slot
 from storm_planner.metrics.inflight import InFlight, slot_pids, spout_in_flight, start_seconds, workers_up
-from storm_planner.metrics.loads_and_traffic import executor_tasks
 from storm_planner.metrics.windows import TaskWindow
-from storm_planner.submit.operations import TopologyGone, set_active
+from storm_planner.service.planning.spout_counts import (
+    NimbusControl,
+    ThriftNimbus,
+    pending_room,
+    spout_tasks,
+    spouts_of,
+    tasks_of,
+)
+from storm_planner.submit.operations import TopologyGone
 
 log = logging.getLogger("storm_planner.drain")
 
@@ -84,27 +90,6 @@ MARKERS_KEY = "paused"
 PAUSE, DRAIN, MOVE, START, RESUME = "pause", "drain", "move", "start", "resume"
 
 Windows = Callable[[str], Mapping[int, Sequence[TaskWindow]]]
-
-
-class NimbusControl(Protocol):
-    """Activates and deactivates topologies by name; raises TopologyGone when Nimbus runs no such one."""
-
-    def deactivate(self, name: str) -> None: ...
-
-    def activate(self, name: str) -> None: ...
-
-
-@dataclass(frozen=True)
-class ThriftNimbus:
-    """Nimbus at ``address`` (HOST:PORT), over Thrift."""
-
-    address: str
-
-    def deactivate(self, name: str) -> None:
-        set_active(self.address, name, False)
-
-    def activate(self, name: str) -> None:
-        set_active(self.address, name, True)
 
 
 @dataclass(frozen=True)
@@ -205,7 +190,7 @@ class DrainCoordinator:
             message_timeout_s=float(getattr(spec, "message_timeout_secs", None) or 30),
             start_times=MappingProxyType(self.start_times.snapshot()),
             metrics_period_s=period_s,
-            pending_room=_pending_room(spec, problem), drain_always=DrainSettings.of(options).always)
+            pending_room=pending_room(spec, problem), drain_always=DrainSettings.of(options).always)
 
     def drain_of(self, topology_id: str) -> Drain | None:
         with self._lock:
@@ -235,7 +220,7 @@ class DrainCoordinator:
         options = dict(spec.options or {})
         why = self.not_drained(options) or skips_drain(problem, plan.assignments,
                                                        context or self.context(spec, problem))
-        drain = Drain(spec.id, spec.name or spec.id, _spouts(problem), dict(problem.current), plan,
+        drain = Drain(spec.id, spec.name or spec.id, spouts_of(problem), dict(problem.current), plan,
                       DrainSettings.of(options), paused=not why, state="pausing", at=self.clock())
         if why:
             self._start_watch(drain, why)
@@ -346,7 +331,7 @@ class DrainCoordinator:
     def _restarting(self, drain: Drain) -> None:
         """The slots the move restarts, their tasks, and the processes they run now."""
         restarted = restarted_slots(drain.before, drain.plan.assignments)
-        drain.restarted = {slot: frozenset(t for e in executors for t in _tasks(e)) for slot, executors
+        drain.restarted = {slot: frozenset(t for e in executors for t in tasks_of(e)) for slot, executors
                            in restarted.items()}
         windows = self._windows(drain.topology_id)
         drain.old_pids = slot_pids(windows, drain.restarted) if windows else {}
@@ -575,41 +560,14 @@ class DrainCoordinator:
         undercount them, and the count decides whether a move is drained)."""
         if self.windows is None:
             return None
-        flight = self._in_flight(topology_id, _spouts(problem), self.wall() * 1000 - FRESH_PERIODS * period_s * 1000)
-        if flight is not None and flight.tasks < _spout_tasks(problem):
+        flight = self._in_flight(topology_id, spouts_of(problem), self.wall() * 1000 - FRESH_PERIODS * period_s * 1000)
+        if flight is not None and flight.tasks < spout_tasks(problem):
             return InFlight(None, flight.rate, flight.reported, flight.tasks)
         return flight
 
     def _in_flight(self, topology_id: str, spouts: frozenset[str], since_ms: float | None = None) -> InFlight | None:
         windows = self._windows(topology_id)
         return spout_in_flight(windows, spouts, since_ms) if windows else None
-
-
-def _spouts(problem: Problem) -> frozenset[str]:
-    return frozenset(c.id for c in problem.components if c.type == SPOUT)
-
-
-def _pending_room(spec: Any, problem: Problem) -> float | None:
-    """The spouts' pending places: ``topology.max.spout.pending`` (per spout task; 0, unset: unbounded) times
-    the spouts' tasks; None when the plugin did not say (an older one): unknown, so a move is drained."""
-    pending = getattr(spec, "max_spout_pending", None)
-    if pending is None:
-        return None
-    if pending == 0:
-        return float("inf")
-    return float(pending * _spout_tasks(problem))
-
-
-def _spout_tasks(problem: Problem) -> int:
-    spouts = _spouts(problem)
-    return sum(len(_tasks(e.id)) for e in problem.executors if e.component in spouts)
-
-
-def _tasks(executor_id: str) -> range:
-    try:
-        return executor_tasks(executor_id)
-    except ValueError:
-        return range(0)
 
 
 def _kept(problem: Problem, plan: Plan, notes: tuple[str, ...]) -> Plan:
