@@ -16,6 +16,7 @@ from storm_planner.adaptation.costs import (
     restarted_slots,
     short_for_new_workers,
     skips_drain,
+    slowest_start,
     stopped_components,
 )
 from storm_planner.adaptation.forced import ForceError, forced_move
@@ -48,6 +49,20 @@ def test_a_measured_start_replaces_the_prior_and_the_note_says_which():
     for seconds in (30.0, 4.0, 6.0):
         starts.record("small", seconds)
     assert starts.snapshot() == {"small": 5.0}   # the last two
+
+
+def test_a_worker_restarting_on_a_node_the_round_does_not_list_takes_the_slowest_prior():
+    """A supervisor blacklisted by Nimbus is left out of the round, but a worker of the topology may still run
+    there: moving one of its executors away restarts it. Its start used to count 0 s."""
+    shared = {**CURRENT, C1: "big-a:6702"}                 # C1 and C2 share a worker on big-a
+    running = problem(current=shared)
+    node = "big-a"
+    unlisted = dataclasses.replace(running, nodes=tuple(n for n in running.nodes if n.id != node))
+    plan = slots({**shared, C2: "small:6700"})          # the worker on big-a restarts with C1 alone
+    assert slowest_start(running, plan, MoveContext())[0] == pytest.approx(15.0)     # small's prior
+    seconds, where = slowest_start(unlisted, plan, MoveContext())
+    assert seconds == pytest.approx(90.0) and f"on {node} (not in this round: the slowest prior)" in where
+    assert slowest_start(unlisted, plan, MoveContext(start_times={node: 95.0}))[0] == 95.0
 
 
 def test_a_drained_move_costs_its_pause_and_start_an_undrained_acker_the_message_timeout():

@@ -164,9 +164,19 @@ def slowest_start(problem: Problem, plan: Mapping[str, Slot], context: MoveConte
     for executor, slot in plan.items():
         if slot not in restarted and slot.node in running:
             running[slot.node] += load.get(executor, 0.0)
-    starts = [start_time(nodes[slot.node], running[slot.node], context)
-              for slot in sorted(restarted) if slot.node in nodes]
+    starts = [start_time(nodes[slot.node], running[slot.node], context) if slot.node in nodes
+              else _unlisted_start(slot.node, context) for slot in sorted(restarted)]
     return max(starts, default=(0.0, "none"))
+
+
+def _unlisted_start(node: str, context: MoveContext) -> tuple[float, str]:
+    """A worker restarting on a node the round does not list (a blacklisted supervisor it still runs on):
+    its measured start, else the slowest prior (nothing says what room it has)."""
+    measured = context.start_times.get(node)
+    if measured is not None:
+        return measured, f"{measured:.1f} s on {node} (measured)"
+    seconds = max(MIN_START_S, START_CORE_S * 100.0 / MIN_ROOM_PCT)
+    return seconds, f"{seconds:.1f} s on {node} (not in this round: the slowest prior)"
 
 
 def flow_goes_on(problem: Problem, plan: Mapping[str, Slot], context: MoveContext,
