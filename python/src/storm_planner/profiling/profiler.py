@@ -66,7 +66,7 @@ from storm_planner.planners.hetero.profiles import METHODS, Measurement, profile
 from storm_planner.progress import Progress
 
 from .builtin_project import BUILTIN_SPOUTS, RATE_FILE_OPTION, WORK_OPTION, write_builtin_project
-from .cgroups import CFS_PERIOD_US, CpuQuota, detect_emulation, throttled_share
+from .cgroups import CpuQuota, detect_emulation, throttled_share
 from .errors import ProfilingError
 from .measurements import (
     Result,
@@ -215,7 +215,7 @@ def profile_machine_type(project: Path, description, machine_type: str, supervis
             quota.add(supervisor_pid(cluster, supervisor.name))
             result.emulation[machine_type] = (
                 f"supervisor {supervisor.name} and its workers in cgroup {quota.path.name}: "
-                f"cfs quota {quota.quota} us per {CFS_PERIOD_US} us ({supervisor.held_cpu:g}% of a core)")
+                f"cfs quota {quota.quota} us per {quota.period} us ({supervisor.held_cpu:g}% of a core)")
         else:
             result.emulation[machine_type] = f"supervisor {supervisor.name}: no emulation (label only)"
         progress(f"[{machine_type}] {result.emulation[machine_type]}")

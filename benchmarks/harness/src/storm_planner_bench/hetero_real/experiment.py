@@ -326,7 +326,7 @@ def _throttle_supervisors(bench: Bench, cluster: Any, quotas: dict[str, Any], en
         entered.append(account)
         account.add(supervisor_pid(cluster, machine.supervisor))
         bench.accounts[machine.machine_type] = account
-        _say(f"{machine.supervisor} in cgroup {quota.path.name}: cfs quota {quota.quota} us per 100000 us "
+        _say(f"{machine.supervisor} in cgroup {quota.path.name}: cfs quota {quota.quota} us per {quota.period} us "
              f"(and in cpuacct group {account.path.name})")
 
 
