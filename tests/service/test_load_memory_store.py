@@ -101,6 +101,10 @@ def test_a_bad_record_is_refused_by_name_and_the_good_ones_are_kept(tmp_path, ca
     assert [name for name, _ in restored.entries()] == ["wc"]
     assert counters.snapshot()["load_memory_records_refused"] == 5
     assert "record 0 ('nan') refused: load of 'count' must be a finite non-negative number, not nan" in caplog.text
+    assert "record 2 ('taken') refused: topology_id 'other-1-1' is not an id Storm gives" in caplog.text
+    # Only the most recently used max_topologies records are read: the older ones would be forgotten anyway.
+    small = LoadMemory(max_topologies=1)
+    assert MemoryKeeper(small, FileStateStore(tmp_path / "loads.json")).restore() == 0   # the last is 'many', bad
 
 
 def test_an_unreadable_oversized_or_foreign_store_restores_nothing_and_the_service_plans_on(tmp_path):

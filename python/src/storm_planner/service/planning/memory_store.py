@@ -196,13 +196,16 @@ class MemoryKeeper:
         down_s = _down_for(state.get("saved_at"), self.wall())
         now = self.memory.clock()
         restored = []
-        for index, record in enumerate(state["topologies"][: self.memory.max_topologies * 4]):
+        records = state["topologies"]
+        first = max(0, len(records) - self.memory.max_topologies)   # the most recently used are kept
+        for index, record in enumerate(records[first:], first):
             try:
                 restored.append(from_record(record, lambda age: now - age - down_s))
-            except BadRecord as error:
+            except BadRecord as error:   # once, at start-up: each one logged (at most max_topologies)
                 name = record.get("name") if isinstance(record, dict) else None
-                self.counters.note("load_memory_records_refused", log, "load memory: record %d (%r) refused: %s",
-                                   index, name if isinstance(name, str) else None, error)
+                self.counters.add("load_memory_records_refused")
+                log.warning("load memory: record %d (%r) refused: %s", index,
+                            name if isinstance(name, str) else None, error)
         self.memory.restore(restored)
         self._written_version = self.memory.version
         log.info("load memory: %d topologies restored", len(self.memory))
