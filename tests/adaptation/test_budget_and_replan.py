@@ -793,3 +793,26 @@ def test_a_resumable_source_lets_a_capacity_planners_rate_rise_restart_the_spout
     assert "predicted sustainable rate raised" in moved.notes[-1]
     assert "restart a spout's worker: its source resumes from its committed progress" in moved.notes[-1]
     assert "against a gain of" in moved.notes[-1]       # priced, and the price did not refuse it
+
+
+def test_the_cut_that_spares_the_spouts_is_judged_by_the_same_gate(monkeypatch):
+    """Under ``auto`` the gate weighs the predicted sustainable rate; the cut that holds a spout's restart back
+    was judged without it (the old rules: traffic, balance), so a capacity planner's alternative could be
+    refused or taken for reasons its own gate ignores. Every cut of one decision is judged alike."""
+    from storm_planner.adaptation import decision
+
+    seen = []
+    original = decision.fewest_moves
+
+    def spy(*args, **kwargs):
+        seen.append(args[7] if len(args) > 7 else kwargs.get("capacity", False))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(decision, "fewest_moves", spy)
+    relieved = {**slots(SATURATED), "m1": Slot("sup-c", 6700)}
+    runner = lambda p, a: Plan(algorithm=a, assignments=relieved)  # noqa: E731
+    for options in (None, RESUMABLE):
+        seen.clear()
+        Replanner(clock=FakeClock(), runner=runner).plan(three_nodes(SATURATED, SATURATED_LOADS, options=options),
+                                                         "auto")
+        assert len(seen) >= 2 and all(seen), seen      # the plan's cut and the one sparing the spouts

@@ -197,7 +197,8 @@ def _weigh_spout_restarts(problem: Problem, plan: Mapping[str, Slot], cut: _Cut,
         restarts = sparing_spout_workers(problem, limited).undone
         if not restarts:
             return cut, ""
-        alternative = fewest_moves(problem, spared.plan, left, before, settings.min_gain, asked, relief)
+        alternative = fewest_moves(problem, spared.plan, left, before, settings.min_gain, asked, relief,
+                                   settings.capacity)
         if alternative[1] and alternative[2] is not None and relieves_overload(alternative[2]):
             return alternative, _spared_note(spared, "a relief without them was found")
         return cut, (f"; {restarts} move(s) restart a spout's worker: its source resumes from its committed "
@@ -208,7 +209,8 @@ def _weigh_spout_restarts(problem: Problem, plan: Mapping[str, Slot], cut: _Cut,
             if settings.resumable else
             "its tuples in flight are lost; only relieving overload is worth that, or the CPU pressure with "
             "planner.source.resumable")
-    return fewest_moves(problem, spared.plan, left, before, settings.min_gain, asked, relief), _spared_note(spared, cost)
+    return (fewest_moves(problem, spared.plan, left, before, settings.min_gain, asked, relief, settings.capacity),
+            _spared_note(spared, cost))
 
 
 def _spared_note(spared: Spared, why: str) -> str:
