@@ -101,6 +101,19 @@ def test_supervisor_cpu_becomes_a_cfs_quota_per_a_short_period():
         quota_us(0)
 
 
+def test_groups_judged_by_their_throttled_periods_keep_the_period_their_thresholds_were_set_at(tmp_path):
+    """The profiler's max_throttled and the live sampler's min_throttled count throttled periods, set at 100 ms;
+    a 10 ms period throttles the same load in more of them."""
+    from storm_planner.profiling.cgroups import THROTTLE_JUDGED_PERIOD_US
+
+    (tmp_path / "cgroup.procs").write_text("")
+    with CpuQuota("judged", 60, root=tmp_path, period=THROTTLE_JUDGED_PERIOD_US) as quota:
+        assert (tmp_path / "judged" / "cpu.cfs_period_us").read_text() == "100000"
+        quota.set_capacity(30)
+        assert (tmp_path / "judged" / "cpu.cfs_period_us").read_text() == "100000"
+        assert (tmp_path / "judged" / "cpu.cfs_quota_us").read_text() == "30000"
+
+
 def test_one_supervisor_per_machine_type_is_profiled():
     description = parse_description({"supervisors": [
         {"name": "a1", "cpu": 200, "meta": {"machine.type": "big"}},
@@ -119,6 +132,9 @@ def test_a_cpu_quota_group_is_written_and_removed(tmp_path):
             assert (tmp_path / "profile-small" / "cpu.cfs_quota_us").read_text() == "6000"
             assert (tmp_path / "profile-small" / "cpu.cfs_period_us").read_text() == "10000"
             assert quota.cores == pytest.approx(0.6)
+            quota.set_capacity(5)                        # under 10 %: a longer period keeps the least quota
+            assert (tmp_path / "profile-small" / "cpu.cfs_period_us").read_text() == "20000"
+            assert (tmp_path / "profile-small" / "cpu.cfs_quota_us").read_text() == "1000"
             quota.add(daemon.pid)
             assert (tmp_path / "profile-small" / "cgroup.procs").read_text() == str(daemon.pid)
             (tmp_path / "profile-small" / "cpu.stat").write_text("nr_periods 10\nnr_throttled 3\n")

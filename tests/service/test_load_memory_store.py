@@ -123,7 +123,7 @@ def test_an_unreadable_oversized_or_foreign_store_restores_nothing_and_the_servi
     remembered(handler.load_memory)
     handler.close()
     assert json.loads(path.read_text())[STORE_KEY]["topologies"][0]["name"] == "wc"
-    assert (tmp_path / "loads.json.unreadable").read_text() == "{not json"     # kept aside, not lost
+    assert [p.read_text() for p in tmp_path.glob("loads.json.unreadable-*")] == ["{not json"]   # kept aside
 
 
 def test_a_failed_write_is_counted_and_tried_again(tmp_path):
@@ -204,3 +204,50 @@ def test_the_local_cluster_gives_its_planner_the_load_memory_file_it_was_told(tm
     assert "--load-memory" not in commands[None]                       # the cluster's ZooKeeper keeps it
     told_command = commands[tmp_path / "memory" / "hetero.json"]
     assert told_command[told_command.index("--load-memory") + 1] == str(tmp_path / "memory" / "hetero.json")
+
+
+@pytest.mark.parametrize("stored", [
+    b"\xff\xfe not utf-8",                                     # bad UTF-8
+    b"[" * 200_000,                                            # nesting deeper than the parser's stack
+    b'{"topologies": ' + b"9" * 5000 + b"}",                   # an integer past Python's digit limit
+])
+def test_a_hostile_store_restores_nothing_and_the_service_starts(tmp_path, stored):
+    path = tmp_path / "loads.json"
+    path.write_bytes(stored)
+    counters = ServiceCounters()
+    assert MemoryKeeper(LoadMemory(), FileStateStore(path), counters).restore() == 0
+    assert counters.snapshot()["load_memory_read_failures"] == 1
+    handler = PlannerHandler(isolate=False, load_memory_store=FileStateStore(path))   # starts
+    remembered(handler.load_memory)
+    handler.close()                                            # and its write sets the corrupt file aside
+    assert json.loads(path.read_text())[STORE_KEY]["topologies"][0]["name"] == "wc"
+    assert [p.read_bytes() for p in tmp_path.glob("loads.json.unreadable-*")] == [stored]
+
+
+def test_a_record_with_a_number_too_large_for_a_float_costs_that_record_alone(tmp_path):
+    memory = LoadMemory()
+    remembered(memory)
+    good = to_record("wc", memory.recall("wc"), 1.0)
+    huge = {**good, "name": "huge", "topology_id": "huge-1-1", "age_s": 10 ** 400}
+    (tmp_path / "loads.json").write_text(json.dumps({STORE_KEY: {"format": 1, "saved_at": 10 ** 400,
+                                                                 "topologies": [huge, good]}}))
+    restored = LoadMemory()
+    assert MemoryKeeper(restored, FileStateStore(tmp_path / "loads.json")).restore() == 1
+    assert [name for name, _ in restored.entries()] == ["wc"]
+
+
+def test_a_store_that_is_no_regular_file_or_too_long_is_refused_unread_and_not_set_aside(tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    counters = ServiceCounters()
+    assert MemoryKeeper(LoadMemory(), FileStateStore(fifo), counters).restore() == 0   # did not block
+    long = tmp_path / "long.json"
+    long.write_text(" " * 5000)
+    assert MemoryKeeper(LoadMemory(), FileStateStore(long, max_bytes=4000), counters).restore() == 0
+    assert counters.snapshot()["load_memory_read_failures"] == 2
+    memory = LoadMemory()
+    remembered(memory)
+    assert not MemoryKeeper(memory, FileStateStore(long, max_bytes=4000), counters).write_if_due()
+    assert long.read_text() == " " * 5000 and not list(tmp_path.glob("*.unreadable-*"))   # not read: kept

@@ -18,7 +18,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -61,13 +63,17 @@ def _encode(key: str, state: Mapping[str, Any]) -> str:
         raise StateStoreError(f"state for {key!r} is not JSON: {error}") from None
 
 
-def _decode(key: str, text: str, where: str) -> dict[str, Any]:
+class UnparsableState(StateStoreError):
+    """The stored text is no JSON object (corrupt or hostile): it was read, and cannot be used."""
+
+
+def _decode(key: str, text: str | bytes, where: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise StateStoreError(f"{where}: state for {key!r} is not JSON: {error}") from None
+    except (ValueError, RecursionError) as error:   # bad JSON or UTF-8, huge numbers, deep nesting
+        raise UnparsableState(f"{where}: state for {key!r} is not JSON: {str(error)[:200]}") from None
     if not isinstance(value, dict):
-        raise StateStoreError(f"{where}: state for {key!r} is not a JSON object")
+        raise UnparsableState(f"{where}: state for {key!r} is not a JSON object")
     return value
 
 
@@ -96,18 +102,21 @@ class FileStateStore(StateStore):
 
     def _read(self) -> dict[str, Any]:
         try:
-            size = self.path.stat().st_size
-            if size > self.max_bytes:
-                raise StateStoreError(f"state file {self.path} has {size} bytes, more than {self.max_bytes}")
-            text = self.path.read_text()
+            # Non-blocking: a FIFO put in its place must not hold the caller (the service's start-up).
+            descriptor = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+            with os.fdopen(descriptor, "rb") as handle:
+                if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                    raise StateStoreError(f"state file {self.path} is not a regular file")
+                data = handle.read(self.max_bytes + 1)    # bounded whatever the file claims or becomes
+            if len(data) > self.max_bytes:
+                raise StateStoreError(f"state file {self.path} has more than {self.max_bytes} bytes")
         except FileNotFoundError:
             return {}
         except OSError as error:
             raise StateStoreError(f"cannot read state file {self.path}: {error.strerror}") from None
-        if not text.strip():
+        if not data.strip():
             return {}
-        states = _decode("(all)", text, str(self.path))
-        return states
+        return _decode("(all)", data, str(self.path))
 
     def load(self, key: str) -> dict[str, Any] | None:
         state = self._read().get(key)
@@ -118,7 +127,7 @@ class FileStateStore(StateStore):
     def save(self, key: str, state: Mapping[str, Any]) -> None:
         try:
             states = self._read()
-        except StateStoreError as error:
+        except UnparsableState as error:   # read, and corrupt: kept aside; a failure to read is not
             states = self._set_aside(error)
         states[key] = json.loads(_encode(key, state))
         self._write(states)
@@ -126,7 +135,7 @@ class FileStateStore(StateStore):
     def _set_aside(self, error: StateStoreError) -> dict[str, Any]:
         """A file that cannot be read is renamed ``<name>.unreadable`` (kept, for whoever looks) and a new
         one started: one corrupt write must not block every later one."""
-        aside = self.path.with_name(self.path.name + ".unreadable")
+        aside = self.path.with_name(f"{self.path.name}.unreadable-{time.strftime('%Y%m%d-%H%M%S')}")
         try:
             os.replace(self.path, aside)
         except OSError as failed:
@@ -196,7 +205,7 @@ class ZooKeeperStateStore(StateStore):
             return None
         except KazooException as error:
             raise StateStoreError(f"ZooKeeper read of {path} failed: {error!r}") from None
-        return None if not data else _decode(key, data.decode("utf-8"), path)
+        return None if not data else _decode(key, data, path)   # bounded by the ensemble's jute.maxbuffer
 
     def save(self, key: str, state: Mapping[str, Any]) -> None:
         from kazoo.exceptions import KazooException, NodeExistsError

@@ -32,6 +32,10 @@ CGROUP_MEMORY = Path("/sys/fs/cgroup/memory")
 # of 30 s windows over capacity): 10 ms processed 824 t/s on average against 691 at 100 ms, more in 5 of 5 pairs
 # (docs/benchmarks: "The emulated machines").
 CFS_PERIOD_US = 10_000
+# The period of the groups judged by the share of periods throttled (the profiler's ``max_throttled``, the live
+# sampler's ``min_throttled``): their thresholds were set at Linux's default, and a shorter period throttles the
+# same load in more of its periods.
+THROTTLE_JUDGED_PERIOD_US = 100_000
 MIN_QUOTA_US = 1000      # the kernel's least quota
 MAX_PERIOD_US = 1_000_000  # and its longest period
 
@@ -190,9 +194,10 @@ def hierarchy_root(path: Path) -> Path:
 class CpuQuota(CgroupGroup):
     """A cgroup v1 CPU group with a CFS quota: a machine of ``cpu_capacity`` (100 = one core)."""
 
-    def __init__(self, name: str, cpu_capacity: float, root: Path = CGROUP_CPU) -> None:
+    def __init__(self, name: str, cpu_capacity: float, root: Path = CGROUP_CPU, period: int | None = None) -> None:
         super().__init__(name, root, "cpu")
-        self.period = period_us(cpu_capacity)
+        self._fixed_period = period          # None: the emulated machine's (period_us)
+        self.period = period or period_us(cpu_capacity)
         self.quota = quota_us(cpu_capacity, self.period)
 
     def __enter__(self) -> CpuQuota:
@@ -208,7 +213,7 @@ class CpuQuota(CgroupGroup):
 
     def set_capacity(self, cpu_capacity: float) -> None:
         """Change the quota of the running group (it applies from the next CFS period)."""
-        self.period = period_us(cpu_capacity)
+        self.period = self._fixed_period or period_us(cpu_capacity)
         self.quota = quota_us(cpu_capacity, self.period)
         (self.path / "cpu.cfs_period_us").write_text(str(self.period))
         (self.path / "cpu.cfs_quota_us").write_text(str(self.quota))

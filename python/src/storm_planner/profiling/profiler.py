@@ -66,7 +66,7 @@ from storm_planner.planners.hetero.profiles import METHODS, Measurement, profile
 from storm_planner.progress import Progress
 
 from .builtin_project import BUILTIN_SPOUTS, RATE_FILE_OPTION, WORK_OPTION, write_builtin_project
-from .cgroups import CpuQuota, detect_emulation, throttled_share
+from .cgroups import THROTTLE_JUDGED_PERIOD_US, CpuQuota, detect_emulation, throttled_share
 from .errors import ProfilingError
 from .measurements import (
     Result,
@@ -208,7 +208,8 @@ def profile_machine_type(project: Path, description, machine_type: str, supervis
     type_dir.mkdir(parents=True, exist_ok=True)
     rate_file = type_dir / "rate"
     rate_file.write_text("0")
-    quota = CpuQuota(f"storm-planner-profile-{machine_type}-{os.getpid()}", supervisor.held_cpu)
+    quota = CpuQuota(f"storm-planner-profile-{machine_type}-{os.getpid()}", supervisor.held_cpu,
+                     period=THROTTLE_JUDGED_PERIOD_US)   # max_throttled was set at this period
     with (running_cluster(type_dir, single, plugin=False, planner=False, ui=False, progress=progress) as cluster,
           _maybe(quota, settings.emulate)):
         if settings.emulate:

@@ -91,7 +91,7 @@ def service_state_for_serve(args: argparse.Namespace) -> Iterator[ServiceState]:
     the topologies a drain paused and plans known names on their loads: in ZooKeeper (under
     :data:`DRAIN_MARKERS_ROOT` and :data:`~storm_planner.service.planning.memory_store.ZOOKEEPER_ROOT`) when the
     service has one; ``--load-memory FILE`` puts the load memory in that file instead (None: beside the plan log)."""
-    from storm_planner.service.planning.memory_store import ZOOKEEPER_ROOT
+    from storm_planner.service.planning.memory_store import MAX_FILE_BYTES, ZOOKEEPER_ROOT
 
     hosts = getattr(args, "zookeeper", None) or os.environ.get(ZOOKEEPER_ENV)
     memory_file = getattr(args, "load_memory", None)
@@ -103,7 +103,7 @@ def service_state_for_serve(args: argparse.Namespace) -> Iterator[ServiceState]:
             log.warning("service state: %s; the drain markers and the load memory are kept beside the plan log",
                         error)
     if memory_file:
-        memory: StateStore | None = FileStateStore(memory_file)
+        memory: StateStore | None = FileStateStore(memory_file, max_bytes=MAX_FILE_BYTES)
     else:
         memory = ZooKeeperStateStore(markers.client, root=ZOOKEEPER_ROOT) if markers is not None else None
     try:

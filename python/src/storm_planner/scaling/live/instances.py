@@ -35,7 +35,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from storm_planner.profiling.cgroups import CGROUP_CPU, CGROUP_MEMORY, CpuQuota, EnrolmentRefused, MemoryLimit
+from storm_planner.profiling.cgroups import (
+    CGROUP_CPU,
+    CGROUP_MEMORY,
+    THROTTLE_JUDGED_PERIOD_US,
+    CpuQuota,
+    EnrolmentRefused,
+    MemoryLimit,
+)
 from storm_planner.profiling.errors import ProfilingError
 from storm_planner.profiling.processes import ProcessId, command_line, refusal
 from storm_planner.scaling.scaling_problem import Resource as Provision
@@ -244,7 +251,8 @@ class InstanceProvisions:
 
     def _groups_of(self, key: str) -> tuple[CpuQuota, MemoryLimit]:
         if key not in self.groups:
-            self.groups[key] = (CpuQuota(key, 100.0, root=self.cpu_parent).__enter__(),
+            self.groups[key] = (CpuQuota(key, 100.0, root=self.cpu_parent,   # min_throttled was set at this period
+                                         period=THROTTLE_JUDGED_PERIOD_US).__enter__(),
                                 MemoryLimit(key, root=self.memory_parent).__enter__())
         return self.groups[key]
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from storm_planner.profiling.builtin_project import RATE_FILE_OPTION, WORK_OPTION, write_builtin_project
-from storm_planner.profiling.cgroups import CpuQuota, detect_emulation
+from storm_planner.profiling.cgroups import THROTTLE_JUDGED_PERIOD_US, CpuQuota, detect_emulation
 from storm_planner.profiling.errors import ProfilingError
 from storm_planner.profiling.measurements import measure_component
 from storm_planner.profiling.profiler import collect_windows, supervisor_pid
@@ -66,7 +66,8 @@ def sample_on_cluster(description, settings: SamplerSettings, work_dir: Path,
     project = write_builtin_project(work_dir / "project")
     rate_file = work_dir / "rate"
     rate_file.write_text(f"{settings.stress_rate:g}")
-    quota = CpuQuota(f"storm-planner-oopser-{os.getpid()}", 100.0 * settings.levels[0][0])
+    quota = CpuQuota(f"storm-planner-oopser-{os.getpid()}", 100.0 * settings.levels[0][0],
+                     period=THROTTLE_JUDGED_PERIOD_US)   # judged by the share of periods throttled
     with running_cluster(work_dir / "cluster", single, plugin=False, planner=False, ui=False,
                          progress=progress) as cluster, quota:
         quota.add(supervisor_pid(cluster, supervisor.name))  # its workers, started later, follow it

@@ -34,6 +34,7 @@ from typing import Any
 from storm_planner import __version__
 from storm_planner.adaptation.costs import MoveContext
 from storm_planner.adaptation.replan import Replanner
+from storm_planner.adaptation.state import MAX_FILE_BYTES as MAX_STATE_FILE_BYTES
 from storm_planner.adaptation.state import FileStateStore, StateStore
 from storm_planner.core.errors import PlanningError
 from storm_planner.core.plan import ParallelismAdvice, Plan
@@ -57,7 +58,7 @@ from storm_planner.service.planning.convert import (
 )
 from storm_planner.service.planning.drain import DrainCoordinator, Windows
 from storm_planner.service.planning.memory import LoadMemory, fixed_priors, recall_and_costs, took_note
-from storm_planner.service.planning.memory_store import MemoryKeeper
+from storm_planner.service.planning.memory_store import MAX_FILE_BYTES, MemoryKeeper
 from storm_planner.service.planning.outcomes import count_plan
 from storm_planner.service.planning.planlog import DEFAULT_MAX_LINE_MB, PlanLog
 from storm_planner.service.planning.rebalance import AutoRebalancer
@@ -89,7 +90,7 @@ class PlannerHandler:
         self.metrics = metrics
         self.load_memory = LoadMemory()   # per topology name, its last measured loads
         # kept across restarts: a restarted service plans a known name on its loads (memory_store.py)
-        store = load_memory_store or _beside(plan_log, ".loads.json")
+        store = load_memory_store or _beside(plan_log, ".loads.json", MAX_FILE_BYTES)
         self.memory_keeper = MemoryKeeper(self.load_memory, store, self.counters) if store else None
         if self.memory_keeper is not None:
             self.memory_keeper.restore()
@@ -244,7 +245,8 @@ def metrics_windows(metrics: MetricsSource | None) -> Windows | None:
     return lambda topology_id: store.view(topology_id).windows
 
 
-def _beside(plan_log: Path | None, suffix: str) -> StateStore | None:
+def _beside(plan_log: Path | None, suffix: str, max_bytes: int = MAX_STATE_FILE_BYTES) -> StateStore | None:
     """Where state is kept without ZooKeeper (the paused topologies, the load memory): a file beside the plan
-    log, its name and ``suffix`` (None: in memory only)."""
-    return FileStateStore(Path(plan_log).with_name(Path(plan_log).name + suffix)) if plan_log else None
+    log, its name and ``suffix``, read only up to ``max_bytes`` (None: in memory only)."""
+    path = Path(plan_log).with_name(Path(plan_log).name + suffix) if plan_log else None
+    return FileStateStore(path, max_bytes=max_bytes) if path else None

@@ -17,11 +17,14 @@ its scheduling round), at most once every ``write_every_s`` (30 s), and once mor
 service killed outright loses at most that much.
 
 What is read back is untrusted (a file anyone may have edited, a znode any ZooKeeper client may have set):
-the stored text is bounded (:data:`MAX_STORED_BYTES`, below ZooKeeper's default 1 MB znode limit), and each
-topology's record is checked as :meth:`LoadMemory.remember` checks a measurement: a name Storm could give,
-finite non-negative figures, at most ``MAX_ENTRIES`` components and pairs. A bad record is refused with a log
-line naming it and counted (``load_memory_records_refused``); the good ones are kept. A write that fails is
-logged and counted (``load_memory_write_failures``) and tried again after the next plan; planning goes on.
+the stored text is bounded (written within :data:`MAX_STORED_BYTES`, below ZooKeeper's default 1 MB znode
+limit, which bounds a znode read; a file over :data:`MAX_FILE_BYTES` or not a regular one is refused unread;
+text that does not parse restores nothing), and each topology's record is checked as
+:meth:`LoadMemory.remember` checks a measurement: a name Storm could give, finite non-negative figures, at most
+``MAX_ENTRIES`` components and pairs. Only the most recently used ``max_topologies`` records are read. A bad
+record, whatever it holds, is refused with a log line naming it and counted (``load_memory_records_refused``);
+the good ones are kept. A write that fails is
+logged and counted (``load_memory_write_failures``) and tried again when the next write is due; planning goes on.
 
 Record (format 1), the least recently used topology first::
 
@@ -65,6 +68,7 @@ STORE_KEY = "topologies"
 ZOOKEEPER_ROOT = "/storm-planner/load-memory"
 WRITE_EVERY_S = 30.0
 MAX_STORED_BYTES = 900_000     # under ZooKeeper's default jute.maxbuffer (1 MB) for one znode
+MAX_FILE_BYTES = 4 * MAX_STORED_BYTES   # the same as a file, indented: a larger one is refused unread
 MAX_AGE_S = 10 * 365 * 86_400.0
 
 log = logging.getLogger("storm_planner.service")
@@ -90,9 +94,13 @@ def to_record(name: str, entry: RememberedLoads, age_s: float) -> dict[str, Any]
 
 
 def _figure(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise BadRecord(f"{what} must be a finite non-negative number, not {value!r}")
-    return float(value)
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:   # an integer too large for a float
+        number = math.inf
+    if not math.isfinite(number) or number < 0:
+        raise BadRecord(f"{what} must be a finite non-negative number, not {str(value)[:40]}")
+    return number
 
 
 def _key(value: object, what: str) -> str:
@@ -114,7 +122,7 @@ def _loads(record: Mapping[str, Any]) -> dict[str, ComponentLoad]:
     loads = {}
     for component, value in _mapping(record, "loads", dict).items():
         if not isinstance(value, list) or len(value) != 2:
-            raise BadRecord(f"loads of {component!r} must be [per executor, executors]")
+            raise BadRecord(f"loads of {component[:80]!r} must be [per executor, executors]")
         executors = value[1]
         if isinstance(executors, bool) or not isinstance(executors, int) or not 0 < executors <= 1_000_000:
             raise BadRecord(f"loads of {component!r}: executors must be a positive integer, not {executors!r}")
@@ -201,11 +209,11 @@ class MemoryKeeper:
         for index, record in enumerate(records[first:], first):
             try:
                 restored.append(from_record(record, lambda age: now - age - down_s))
-            except BadRecord as error:   # once, at start-up: each one logged (at most max_topologies)
+            except Exception as error:  # noqa: BLE001 - whatever a record holds, it costs that record alone
                 name = record.get("name") if isinstance(record, dict) else None
                 self.counters.add("load_memory_records_refused")
-                log.warning("load memory: record %d (%r) refused: %s", index,
-                            name if isinstance(name, str) else None, error)
+                log.warning("load memory: record %d (%r) refused: %s", index,   # once, at start-up
+                            name[:80] if isinstance(name, str) else None, str(error)[:300])
         self.memory.restore(restored)
         self._written_version = self.memory.version
         log.info("load memory: %d topologies restored", len(self.memory))
@@ -248,10 +256,11 @@ class MemoryKeeper:
 
 def _down_for(saved_at: object, now: float) -> float:
     """Seconds between a write and now (0 when the stored time is unusable or in the future)."""
-    if isinstance(saved_at, bool) or not isinstance(saved_at, (int, float)) or not math.isfinite(saved_at):
+    try:
+        return min(max(0.0, now - _figure(saved_at, "saved_at")), MAX_AGE_S)
+    except BadRecord:
         return 0.0
-    return min(max(0.0, now - saved_at), MAX_AGE_S)
 
 
-__all__ = ["FORMAT", "MAX_STORED_BYTES", "STORE_KEY", "WRITE_EVERY_S", "ZOOKEEPER_ROOT", "BadRecord", "MemoryKeeper",
+__all__ = ["FORMAT", "MAX_FILE_BYTES", "MAX_STORED_BYTES", "STORE_KEY", "WRITE_EVERY_S", "ZOOKEEPER_ROOT", "BadRecord", "MemoryKeeper",
            "from_record", "to_record"]
