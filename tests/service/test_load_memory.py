@@ -424,3 +424,32 @@ def test_a_resubmissions_first_windows_at_one_rate_take_the_fixed_parts_its_last
     other = plan("e2e-trends-link-3-3", "topdown")       # asks for nothing remembered
     assert other.measured and other.costs.executor_fixed["count"] == pytest.approx(DEFAULT_EXECUTOR_FIXED)
     handler.close()
+
+
+def test_the_service_tells_the_fit_which_nodes_ran_at_their_quota(tmp_path):
+    """The same trends measurements with every executor on i5-a (35 % of a core) and their CPU far above it:
+    the node reads at its quota, so the two rates fit no fixed part there (the prior stays), where on nodes with
+    room they fit 2 % (the test above)."""
+    import dataclasses
+
+    from storm_planner.core.problem import Problem
+    from storm_planner.metrics.per_tuple import DEFAULT_EXECUTOR_FIXED
+
+    def on_i5(measured: MeasuredTopology) -> MeasuredTopology:
+        figures = {e: dataclasses.replace(f, node="i5-a", cpu_percent=f.load)
+                   for e, f in measured.measurement.executors.items()}
+        return dataclasses.replace(measured, measurement=dataclasses.replace(measured.measurement, executors=figures))
+
+    runs = iter([on_i5(trends_measured("e2e-trends-link-1-1", 400.0)),
+                 on_i5(trends_measured("e2e-trends-link-1-1", 900.0))])
+    log = tmp_path / "problems.jsonl"
+    handler = PlannerHandler(metrics=lambda tid: next(runs, None), isolate=False, problem_log=log)
+    for _ in range(2):
+        spec = request("trends-link")
+        spec.id, spec.algorithm = "e2e-trends-link-1-1", "topdown"
+        (answer,) = handler.plan(T.PlanRequest(request_id="r", nodes=bench_nodes(), topologies=[spec],
+                                               deadline_ms=20_000)).plans
+        assert answer.error is None, answer.error
+    measured = Problem.from_dict(json.loads(log.read_text().splitlines()[-1])["problem"])
+    assert measured.costs.executor_fixed["count"] == pytest.approx(DEFAULT_EXECUTOR_FIXED)
+    handler.close()
