@@ -146,12 +146,18 @@ class Price:
 def start_time(node: Node, running: float, context: MoveContext) -> tuple[float, str]:
     """(seconds, where from) for a worker starting on ``node`` beside ``running`` (reference-core percent:
     the load of the executors that go on running there while it starts, and other work)."""
-    measured = context.start_times.get(node.id)
-    if measured is not None:
-        return measured, f"{measured:.1f} s on {node.id} (measured)"
     room = max(MIN_ROOM_PCT, min(100.0, node.capacity * node.speed - running))
+    return _start_on(node.id, room, context,
+                     f"prior: {START_CORE_S:g} s of a core at the {room:.0f} % of a core it has left")
+
+
+def _start_on(node_id: str, room: float, context: MoveContext, prior: str) -> tuple[float, str]:
+    """The worker start measured on ``node_id``, else the prior at ``room`` (% of a core), said as ``prior``."""
+    measured = context.start_times.get(node_id)
+    if measured is not None:
+        return measured, f"{measured:.1f} s on {node_id} (measured)"
     seconds = max(MIN_START_S, START_CORE_S * 100.0 / room)
-    return seconds, f"{seconds:.1f} s on {node.id} (prior: {START_CORE_S:g} s of a core at the {room:.0f} % of a core it has left)"
+    return seconds, f"{seconds:.1f} s on {node_id} ({prior})"
 
 
 def slowest_start(problem: Problem, plan: Mapping[str, Slot], context: MoveContext) -> tuple[float, str]:
@@ -164,19 +170,12 @@ def slowest_start(problem: Problem, plan: Mapping[str, Slot], context: MoveConte
     for executor, slot in plan.items():
         if slot not in restarted and slot.node in running:
             running[slot.node] += load.get(executor, 0.0)
+    # A node the round does not list (a blacklisted supervisor a worker still runs on): nothing says what room
+    # it has, so the slowest prior.
     starts = [start_time(nodes[slot.node], running[slot.node], context) if slot.node in nodes
-              else _unlisted_start(slot.node, context) for slot in sorted(restarted)]
+              else _start_on(slot.node, MIN_ROOM_PCT, context, "not in this round: the slowest prior")
+              for slot in sorted(restarted)]
     return max(starts, default=(0.0, "none"))
-
-
-def _unlisted_start(node: str, context: MoveContext) -> tuple[float, str]:
-    """A worker restarting on a node the round does not list (a blacklisted supervisor it still runs on):
-    its measured start, else the slowest prior (nothing says what room it has)."""
-    measured = context.start_times.get(node)
-    if measured is not None:
-        return measured, f"{measured:.1f} s on {node} (measured)"
-    seconds = max(MIN_START_S, START_CORE_S * 100.0 / MIN_ROOM_PCT)
-    return seconds, f"{seconds:.1f} s on {node} (not in this round: the slowest prior)"
 
 
 def flow_goes_on(problem: Problem, plan: Mapping[str, Slot], context: MoveContext,

@@ -30,7 +30,7 @@ CGROUP_MEMORY = Path("/sys/fs/cgroup/memory")
 # pipeline's other nodes idled meanwhile, and a small machine looked bursty rather than slow. Measured side by
 # side (bargains under RAS on the hetero cluster, one submission, the period alternating in 5 randomised pairs
 # of 30 s windows over capacity): 10 ms processed 824 t/s on average against 691 at 100 ms, more in 5 of 5 pairs
-# (docs/benchmarks: "The emulated machines").
+# (benchmarks/README.md, "The emulated machines"; benchmarks/reports/cfs-period.md, with its open question).
 CFS_PERIOD_US = 10_000
 # The period of the groups judged by the share of periods throttled (the profiler's ``max_throttled``, the live
 # sampler's ``min_throttled``): their thresholds were set at Linux's default, and a shorter period throttles the
@@ -197,14 +197,18 @@ class CpuQuota(CgroupGroup):
     def __init__(self, name: str, cpu_capacity: float, root: Path = CGROUP_CPU, period: int | None = None) -> None:
         super().__init__(name, root, "cpu")
         self._fixed_period = period          # None: the emulated machine's (period_us)
-        self.period = period or period_us(cpu_capacity)
-        self.quota = quota_us(cpu_capacity, self.period)
+        self.period, self.quota = self._sized(cpu_capacity)
 
     def __enter__(self) -> CpuQuota:
         super().__enter__()
         (self.path / "cpu.cfs_period_us").write_text(str(self.period))
         (self.path / "cpu.cfs_quota_us").write_text(str(self.quota))
         return self
+
+    def _sized(self, cpu_capacity: float) -> tuple[int, int]:
+        """(period, quota) in µs for a machine of ``cpu_capacity``."""
+        period = self._fixed_period or period_us(cpu_capacity)
+        return period, quota_us(cpu_capacity, period)
 
     @property
     def cores(self) -> float:
@@ -213,8 +217,7 @@ class CpuQuota(CgroupGroup):
 
     def set_capacity(self, cpu_capacity: float) -> None:
         """Change the quota of the running group (it applies from the next CFS period)."""
-        self.period = self._fixed_period or period_us(cpu_capacity)
-        self.quota = quota_us(cpu_capacity, self.period)
+        self.period, self.quota = self._sized(cpu_capacity)
         (self.path / "cpu.cfs_period_us").write_text(str(self.period))
         (self.path / "cpu.cfs_quota_us").write_text(str(self.quota))
 

@@ -260,8 +260,7 @@ class InstanceProvisions:
         """The CPU (cores) the instance's group allows now (None: the instance has no group)."""
         if instance.key not in self.groups:
             return None
-        group = self.groups[instance.key][0].path
-        return int((group / "cpu.cfs_quota_us").read_text()) / int((group / "cpu.cfs_period_us").read_text())
+        return self.groups[instance.key][0].cores
 
     def cpu_group(self, instance: Instance) -> CpuQuota:
         return self._groups_of(instance.key)[0]

@@ -23,8 +23,8 @@ text that does not parse restores nothing), and each topology's record is checke
 :meth:`LoadMemory.remember` checks a measurement: a name Storm could give, finite non-negative figures, at most
 ``MAX_ENTRIES`` components and pairs. Only the most recently used ``max_topologies`` records are read. A bad
 record, whatever it holds, is refused with a log line naming it and counted (``load_memory_records_refused``);
-the good ones are kept. A write that fails is
-logged and counted (``load_memory_write_failures``) and tried again when the next write is due; planning goes on.
+the good ones are kept. A write that fails is logged and counted (``load_memory_write_failures``) and tried
+again when the next write is due; planning goes on.
 
 Record (format 1), the least recently used topology first::
 
