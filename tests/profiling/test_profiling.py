@@ -88,14 +88,13 @@ def test_windows_are_enough_when_every_known_task_has_its_count():
     assert not enough_windows({}, set(), 1)
 
 
-def test_supervisor_cpu_becomes_a_cfs_quota_per_a_short_period():
-    """10 ms periods: a machine at its quota stalls for a few ms at a time, not 30 ms of every 100 (a 70 % node
-    under the default period processed 16 % fewer tuples at saturation)."""
-    assert (period_us(100), quota_us(100)) == (10_000, 10_000)
-    assert (period_us(60), quota_us(60)) == (10_000, 6_000)
-    assert (period_us(250), quota_us(250)) == (10_000, 25_000)      # more than a core: more than a period
-    assert (period_us(5), quota_us(5)) == (20_000, 1000)           # the kernel's least quota: a longer period
-    assert quota_us(60, 100_000) == 60_000
+def test_supervisor_cpu_becomes_a_cfs_quota_per_linux_default_period_or_a_chosen_one():
+    assert (period_us(100), quota_us(100)) == (100_000, 100_000)
+    assert (period_us(60), quota_us(60)) == (100_000, 60_000)
+    assert (period_us(250), quota_us(250)) == (100_000, 250_000)    # more than a core: more than a period
+    assert (period_us(60, 10_000), quota_us(60, 10_000)) == (10_000, 6_000)
+    assert period_us(5, 10_000) == 20_000                           # the kernel's least quota: a longer period
+    assert (period_us(0.5), quota_us(0.5)) == (200_000, 1000)
     assert (period_us(0.01), quota_us(0.01)) == (1_000_000, 1000)  # the kernel's longest period
     with pytest.raises(ProfilingError, match="positive"):
         quota_us(0)
@@ -114,6 +113,13 @@ def test_groups_judged_by_their_throttled_periods_keep_the_period_their_threshol
         assert (tmp_path / "judged" / "cpu.cfs_quota_us").read_text() == "30000"
 
 
+def test_a_period_the_kernel_refuses_is_refused_before_any_group_is_made(tmp_path):
+    for period in (999, 1_000_001):
+        with pytest.raises(ProfilingError, match=f"CFS period {period}"):
+            CpuQuota("refused", 60, root=tmp_path, period=period)
+    assert not (tmp_path / "refused").exists()
+
+
 def test_one_supervisor_per_machine_type_is_profiled():
     description = parse_description({"supervisors": [
         {"name": "a1", "cpu": 200, "meta": {"machine.type": "big"}},
@@ -128,7 +134,7 @@ def test_a_cpu_quota_group_is_written_and_removed(tmp_path):
     (tmp_path / "cgroup.procs").write_text("")
     daemon = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # one this process started
     try:
-        with CpuQuota("profile-small", 60, root=tmp_path) as quota:
+        with CpuQuota("profile-small", 60, root=tmp_path, period=10_000) as quota:
             assert (tmp_path / "profile-small" / "cpu.cfs_quota_us").read_text() == "6000"
             assert (tmp_path / "profile-small" / "cpu.cfs_period_us").read_text() == "10000"
             assert quota.cores == pytest.approx(0.6)

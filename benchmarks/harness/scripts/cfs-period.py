@@ -1,12 +1,11 @@
 """The supervisors' CFS period, 100 ms against 10 ms, side by side in one submission (benchmarks/reports/cfs-period.md).
 
 One submission of a workload under RAS on the hetero cluster at a fixed rate near its capacity; the supervisors'
-CFS period alternates between 100 ms (Linux's default) and 10 ms (the bench's since 7 Dec 2026; each quota
-scaled to keep its share), in
-randomised pairs of blocks; each block is a capacity-bench window (``SearchRun.measure``: step settle, 30 s
+CFS period alternates between 100 ms (Linux's default, the bench's) and 10 ms (each quota scaled to keep its
+share), in randomised pairs of blocks; each block is a capacity-bench window (``SearchRun.measure``: step settle, 30 s
 window, the rule). Side by side in one run: the p99 from the due time per window, by period.
 
-sudo flock /tmp/storm-cluster.lock .venv/bin/python benchmarks/harness/scripts/cfs-period.py --workload bargains-link \
+flock /tmp/storm-cluster.lock .venv/bin/python benchmarks/harness/scripts/cfs-period.py --workload bargains-link \
     --rate 420 --pairs 5 --out /tmp/cfs-aa
 """
 from __future__ import annotations

@@ -3,8 +3,8 @@ at quick settings: Top-K on the bench's cluster under RAS and its A/A copy (``--
 each search a coarse step kept (40 t/s), a coarse step missed (20,000 t/s: far beyond what the cluster
 processes), a recovery hold and one bisection step. It checks the harness (every step a row with its
 figures, latency from the due time showing the missed steps' backlog where emit-to-ack does not, nothing
-lost, histograms kept, the report and its A/A section written, a rerun resuming with nothing to do), never
-the capacities."""
+lost, histograms kept, the report and its A/A section written, the quotas at the CFS period asked for, a
+rerun resuming with nothing to do), never the capacities."""
 from __future__ import annotations
 
 import csv
@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[3]
 ARGS = ["--quick", "--workloads", "topk-link", "--arms", "ras", "--aa", "ras", "--clusters",
         "benchmarks/e2e/cluster.yaml", "--repeat", "1", "--no-pilot", "--start-rate", "40", "--factor", "500",
         "--max-steps", "3", "--hold", "10", "--drain", "15", "--calibration", "0", "--feed-records", "400000",
-        "--disturbed-cpu", "400", "--reruns", "0"]
+        "--disturbed-cpu", "400", "--reruns", "0", "--cfs-period-ms", "50"]
 
 MISSING = bench_cluster_missing()
 pytestmark = [pytest.mark.cluster, pytest.mark.skipif(MISSING is not None, reason=MISSING or "")]
@@ -65,6 +65,8 @@ def test_a_quick_search_with_an_aa_pair_bisects_and_reports(tmp_path, bench_stat
     assert len(records) == 6 and all(r["histograms"]["due"] and r["executors"] for r in records)
     run_record = json.loads((out / "run.json").read_text())
     assert run_record["commit"] and len(run_record["order"]) == 2
+    assert run_record["conditions"] == {"cfs_period_ms": 50.0}           # and the quotas were made so:
+    assert "quotas per CFS period of 50 ms" in run.stderr, run.stderr[-2000:]
     report = (tmp_path / "capacity.md").read_text()
     assert "## topk-link on e2e-bench" in report and "## Resolution: the A/A pair" in report
     assert "| ras#2 |" in report and (out / "e2e-bench-topk-link-throughput.png").is_file()

@@ -36,7 +36,7 @@ def fake_run(out: Path) -> None:
     header = step_columns(list(NODES))
     order = run_order(1, ["e2e-bench"], 3, ["trends-link"], list(CAPACITIES))
     check_run(out, "abc1234", "storm-planner bench capacity --workloads trends-link --resolution 0.05", 1, order,
-              arms=list(CAPACITIES))
+              arms=list(CAPACITIES), conditions={"cfs_period_ms": 100.0})
     searches, steps = [], []
     pilot = {"cluster": "e2e-bench", "workload": "trends-link", "arm": "ras", "repetition": 0, "status": "ran",
              "capacity_tps": 3700, "bracket_low_tps": 3700, "bracket_high_tps": 3850, "code": "abc1234"}
@@ -80,6 +80,7 @@ def test_the_report_leads_with_capacities_ratios_and_the_resolution(tmp_path):
     report = (tmp_path / "e2e.md").read_text()
     assert "flock /tmp/storm-cluster.lock .venv/bin/storm-planner bench capacity --workloads trends-link" in report
     assert "every search on commit `abc1234`" in report and "seed 1" in report
+    assert "cgroup v1 quota per CFS period of 100 ms" in report
     assert "## trends-link on e2e-bench" in report and "λ\\* 6,000 t/s" in report
     # the A/A gap: medians 4,900 and 4,900: 0 %; the resolution is the search's 5 %
     assert "resolution is **5.0%**" in report

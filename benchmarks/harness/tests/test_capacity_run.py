@@ -14,7 +14,7 @@ from storm_planner_bench.capacity import verdicts
 from storm_planner_bench.capacity.arms import aa_pair, parse_arm, parse_arms
 from storm_planner_bench.capacity.disturbance import CpuSnapshot, host_busy_s, process_cpu_s
 from storm_planner_bench.capacity.experiment import FULL, bisect_steps, estimate
-from storm_planner_bench.capacity.order import CommitError, check_run, round_order, run_order
+from storm_planner_bench.capacity.order import CommitError, ConditionError, check_run, round_order, run_order
 from storm_planner_bench.capacity.runner import PLAN_RECORDS, feed_records, save_plans, tuples_left
 from storm_planner_bench.capacity.workloads import WORKLOADS
 
@@ -66,6 +66,19 @@ def test_a_resumed_run_refuses_another_commit_unless_told(tmp_path):
     assert allowed["commit"] == "abc1234" and allowed["commits"] == ["abc1234", "def5678"]
     saved = json.loads((tmp_path / "run.json").read_text())
     assert saved["order_seed"] == 1 and saved["commits"] == ["abc1234", "def5678"]
+
+
+def test_a_resumed_run_refuses_another_cfs_period_even_when_told_to_take_another_commit(tmp_path):
+    order = run_order(1, ["c"], 1, ["w"], ["ras"])
+    check_run(tmp_path, "abc1234", "cmd", 1, order, conditions={"cfs_period_ms": 100.0})
+    check_run(tmp_path, "abc1234", "cmd", 1, order, conditions={"cfs_period_ms": 100.0})
+    with pytest.raises(ConditionError, match="cfs_period_ms 100.0 -> 10.0"):
+        check_run(tmp_path, "def5678", "cmd", 1, order, allow_other_commit=True, conditions={"cfs_period_ms": 10.0})
+    assert json.loads((tmp_path / "run.json").read_text())["conditions"] == {"cfs_period_ms": 100.0}
+    legacy = tmp_path / "legacy"                      # a run from before conditions were recorded takes them
+    check_run(legacy, "abc1234", "cmd", 1, order)
+    assert check_run(legacy, "abc1234", "cmd", 1, order, conditions={"cfs_period_ms": 10.0})["conditions"] == {
+        "cfs_period_ms": 10.0}
 
 
 def test_the_aa_pair_sets_the_resolution_and_a_difference_within_it_is_no_verdict():

@@ -25,27 +25,27 @@ from .processes import MAX_TREE_DEPTH, ProcessId, cgroup_of, parent_of, refusal
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
 CGROUP_CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 CGROUP_MEMORY = Path("/sys/fs/cgroup/memory")
-# The CFS period of an emulated machine. A group that spends its quota early is frozen for the rest of the
-# period, every thread at once: with Linux's default 100 ms a 70 % node stood still for 30 ms at a time, its
-# pipeline's other nodes idled meanwhile, and a small machine looked bursty rather than slow. Measured side by
-# side (bargains under RAS on the hetero cluster, one submission, the period alternating in 5 randomised pairs
-# of 30 s windows over capacity): 10 ms processed 824 t/s on average against 691 at 100 ms, more in 5 of 5 pairs
-# (benchmarks/README.md, "The emulated machines"; benchmarks/reports/cfs-period.md, with its open question).
-CFS_PERIOD_US = 10_000
+# The CFS period of an emulated machine: Linux's default, which container runtimes keep too. A group that spends
+# its quota early is frozen for the rest of the period, every thread at once. A shorter period is no truer
+# machine: measured side by side under RAS on the hetero cluster over capacity, 10 ms processed 19 % more on
+# bargains but 8 % less on trends, where the large node used only 66 % of its 70 % (the kernel hands a group's
+# quota to each CPU in 5 ms slices, and at 10 ms part of it is stranded). A bench may choose another period
+# (``bench capacity --cfs-period-ms``); benchmarks/reports/cfs-period.md has the measurements.
+CFS_PERIOD_US = 100_000
 # The period of the groups judged by the share of periods throttled (the profiler's ``max_throttled``, the live
 # sampler's ``min_throttled``): their thresholds were set at Linux's default, and a shorter period throttles the
-# same load in more of its periods.
+# same load in more of its periods, so they keep it whatever the emulated machines use.
 THROTTLE_JUDGED_PERIOD_US = 100_000
 MIN_QUOTA_US = 1000      # the kernel's least quota
 MAX_PERIOD_US = 1_000_000  # and its longest period
 
 
-def period_us(cpu_capacity: float) -> int:
-    """The CFS period for a machine of ``cpu_capacity``: :data:`CFS_PERIOD_US`, longer (up to the kernel's
-    longest) where its quota would fall below the kernel's least (a machine under 10 % of a core)."""
+def period_us(cpu_capacity: float, base: int = CFS_PERIOD_US) -> int:
+    """The CFS period for a machine of ``cpu_capacity``: ``base``, longer (up to the kernel's longest) where
+    its quota would fall below the kernel's least (at 100 ms, a machine under 1 % of a core)."""
     if cpu_capacity <= 0:
         raise ProfilingError(f"supervisor cpu {cpu_capacity}: must be positive to become a CPU quota")
-    return min(MAX_PERIOD_US, max(CFS_PERIOD_US, math.ceil(MIN_QUOTA_US * 100.0 / cpu_capacity)))
+    return min(MAX_PERIOD_US, max(base, math.ceil(MIN_QUOTA_US * 100.0 / cpu_capacity)))
 
 
 def quota_us(cpu_capacity: float, period: int | None = None) -> int:
@@ -195,8 +195,10 @@ class CpuQuota(CgroupGroup):
     """A cgroup v1 CPU group with a CFS quota: a machine of ``cpu_capacity`` (100 = one core)."""
 
     def __init__(self, name: str, cpu_capacity: float, root: Path = CGROUP_CPU, period: int | None = None) -> None:
+        if period is not None and not MIN_QUOTA_US <= period <= MAX_PERIOD_US:
+            raise ProfilingError(f"CFS period {period} µs: the kernel takes {MIN_QUOTA_US} to {MAX_PERIOD_US}")
         super().__init__(name, root, "cpu")
-        self._fixed_period = period          # None: the emulated machine's (period_us)
+        self._base_period = period or CFS_PERIOD_US     # lengthened only where the quota would be too small
         self.period, self.quota = self._sized(cpu_capacity)
 
     def __enter__(self) -> CpuQuota:
@@ -207,7 +209,7 @@ class CpuQuota(CgroupGroup):
 
     def _sized(self, cpu_capacity: float) -> tuple[int, int]:
         """(period, quota) in µs for a machine of ``cpu_capacity``."""
-        period = self._fixed_period or period_us(cpu_capacity)
+        period = period_us(cpu_capacity, self._base_period)
         return period, quota_us(cpu_capacity, period)
 
     @property

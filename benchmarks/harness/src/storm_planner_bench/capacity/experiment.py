@@ -38,6 +38,7 @@ DEFAULT_OUT = Path("benchmarks/results/capacity")
 DEFAULT_CLUSTERS = "benchmarks/e2e/cluster.yaml,benchmarks/e2e/cluster-hetero.yaml"
 DEFAULT_ARMS = "default,ras,ras+measured,planner:auto,planner:topdown,planner:albic,planner:gma-repair,planner:hetero"
 MESSAGE_TIMEOUT_S = 30.0           # the clusters' topology.message.timeout.secs
+CFS_PERIOD_MS = 100.0               # Linux's default, what container runtimes keep (cgroups.CFS_PERIOD_US)
 MEMORY_DIR = "memory"                # <out>/memory/<cluster>.json: the planner service's load memory, per cluster
 # Settings: (settle, step settle, measure, grace, drain, hold) in seconds, full and --quick.
 FULL = (20.0, 15.0, 30.0, 5.0, 60.0, MESSAGE_TIMEOUT_S + 15.0)
@@ -93,6 +94,7 @@ def capacity_command(args: argparse.Namespace) -> str:
               f"--grace {args.grace:g} --hold {args.hold:g} --drain {args.drain:g}"]
     parts += [f"--calibration {args.calibration:g} --declared-share {args.declared_share:g}"]
     parts += [f"--disturbed-cpu {args.disturbed_cpu:g} --reruns {args.reruns}"]
+    parts += [f"--cfs-period-ms {args.cfs_period_ms:g}"]
     parts += [f"--feed-records {args.feed_records}"] if args.feed_records else []
     parts += [f"--seed {args.seed}"] if args.seed != 1 else []
     parts += [f"--profiles {args.profiles}"] if args.profiles else []
@@ -112,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
     shares = latency_shares(args)
     if args.repeat < 1:
         raise ValueError(f"--repeat must be at least 1, not {args.repeat}")
+    if not 1.0 <= args.cfs_period_ms <= 1000.0:
+        raise ValueError(f"--cfs-period-ms {args.cfs_period_ms:g}: the kernel takes 1 to 1000 ms")
     clusters = [(path.strip(), load_description(path.strip())) for path in args.clusters.split(",") if path.strip()]
     names = [d.name for _, d in clusters]
     if not clusters or len(set(names)) != len(names):
@@ -130,7 +134,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     command = capacity_command(args)
     code = code_version()
-    check_run(out, code, command, args.order_seed, order, args.allow_other_commit, [a.label for a in arms])
+    check_run(out, code, command, args.order_seed, order, args.allow_other_commit, [a.label for a in arms],
+              {"cfs_period_ms": args.cfs_period_ms})
     _progress(f"commit {code}; order seed {args.order_seed} (the order is in {out}/run.json)")
     save_clusters(out, clusters)
     supervisors = sorted({s.name for _, d in clusters for s in d.supervisors})
@@ -207,7 +212,7 @@ def run_cluster(args: argparse.Namespace, out: Path, path: str, description: Any
     # on what the calibration and the searches before measured, as the uninterrupted run would.
     memory = (out / MEMORY_DIR / f"{cluster}.json").resolve()   # the service runs in another folder
     with open_bench(bench_args, description.with_scheduler("resource-aware"), out, feeds,
-                    load_memory=memory) as bench:
+                    load_memory=memory, cfs_period_us=round(args.cfs_period_ms * 1000)) as bench:
         profiles = HeteroProfiles(out / "profiles" / cluster, cluster_machine_types(description),
                                   Path(args.profiles) if args.profiles else None)
         sitting = Sitting(bench, cluster, description, out, header, timing, plan, code, _progress, profiles, done)
@@ -290,6 +295,9 @@ BENCHMARKS = (Benchmark("capacity", "the highest rate each scheduler sustains on
     argument("--profiles", default=None, metavar="DIR", help="saved profiles for planner:hetero (DIR/<workload>.json)"),
     argument("--out", default=str(DEFAULT_OUT), help="steps.csv, searches.csv, plots; the report is <out>.md "
                                                      "(default: %(default)s)"),
+    argument("--cfs-period-ms", type=float, default=CFS_PERIOD_MS,
+             help="the CFS period of the supervisors' CPU quotas, 1 to 1000 ms; a run keeps one (default: Linux's "
+                  "%(default)g; benchmarks/reports/cfs-period.md)"),
     argument("--allow-other-commit", action="store_true", help="resume a run started on another commit"),
     argument("--estimate", action="store_true", help="print the run's estimated duration, run nothing"),
     argument("--report-only", action="store_true", help="rewrite the report from the run's files, run nothing"),

@@ -9,12 +9,15 @@ the seed; the same seed, arms and workloads give the same order, so a resumed ru
 **Commit.** The run records the commit it started on (``git rev-parse``: a tree with changes to tracked files
 reads ``<sha>+changes``). A resumed run on another commit is refused unless told ``--allow-other-commit``
 (its rows then name the commit that measured them, column ``code``).
+
+**Conditions.** What the machine emulation must keep for the searches to compare, the CPU quotas' CFS period
+so far, is recorded too; a resumed run that changes one is refused outright.
 """
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,10 +59,17 @@ class CommitError(ValueError):
     """A resumed run on another commit than the one it started on."""
 
 
+class ConditionError(ValueError):
+    """A resumed run under other conditions than the ones it started with."""
+
+
 def check_run(out: Path, commit: str, command: str, seed: int, order: Sequence[Search],
-              allow_other_commit: bool = False, arms: Sequence[str] = ()) -> dict[str, Any]:
+              allow_other_commit: bool = False, arms: Sequence[str] = (),
+              conditions: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Record the run (first time) or check a resumed one: another commit is refused unless allowed (the
-    commits that measured are then listed). Returns the run's record."""
+    commits that measured are then listed). ``conditions`` (e.g. the CPU quotas' period) are what every
+    search must share: a resumed run that changes one is refused, whatever it is told. Returns the run's
+    record."""
     path = out / RUN_FILE
     record: dict[str, Any] = {}
     if path.exists():
@@ -67,6 +77,7 @@ def check_run(out: Path, commit: str, command: str, seed: int, order: Sequence[S
             record = json.loads(path.read_text())
         except ValueError as error:
             raise ValueError(f"{path}: not a run record ({error}); move it away to start afresh") from None
+        _check_conditions(out, record.get("conditions"), conditions or {})
         started = str(record.get("commit", ""))
         if started and started != commit:
             if not allow_other_commit:
@@ -75,12 +86,23 @@ def check_run(out: Path, commit: str, command: str, seed: int, order: Sequence[S
             record["commits"] = sorted({*record.get("commits", [started]), commit})
     else:
         record = {"commit": commit, "commits": [commit]}
-    record.update({"command": command, "order_seed": seed,
+    record.update({"command": command, "order_seed": seed, "conditions": dict(conditions or {}),
                    "arms": list(arms) or list(dict.fromkeys(s.arm for s in order)),
                    "order": [[s.cluster, s.workload, s.arm, s.repetition, s.position] for s in order]})
     out.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1) + "\n")
     return record
+
+
+def _check_conditions(out: Path, recorded: Any, conditions: Mapping[str, Any]) -> None:
+    """A run started before conditions were recorded is taken to have had the ones given now."""
+    if not isinstance(recorded, dict):
+        return
+    changed = [f"{key} {recorded[key]!r} -> {value!r}" for key, value in conditions.items()
+               if key in recorded and recorded[key] != value]
+    if changed:
+        raise ConditionError(f"{out} was measured under other conditions ({'; '.join(changed)}): a run keeps "
+                             "them; start another --out for these")
 
 
 def read_run(out: Path) -> dict[str, Any]:

@@ -155,7 +155,15 @@ def _method(data: RunData) -> str:
             f"this cluster (a calibration under `{CALIBRATION_ARM}`), per executor at the rate where the declared total "
             "fills 90 % of the supervisors' CPU. **λ\\***: the relaxation's bound (an LP, single-executor "
             "components kept whole) on the rate any placement could sustain, "
-            "from the same measured costs on the cluster's quotas, links and slots.\n\n")
+            "from the same measured costs on the cluster's quotas, links and slots.\n"
+            f"- **The machines**: each supervisor, with its workers, is held to its CPU by a cgroup v1 quota "
+            f"per CFS period of {_period(data.run)} (`benchmarks/reports/cfs-period.md`).\n\n")
+
+
+def _period(run: dict[str, Any]) -> str:
+    conditions = run.get("conditions")
+    period = conditions.get("cfs_period_ms") if isinstance(conditions, dict) else None
+    return f"{period:g} ms" if isinstance(period, (int, float)) else "a period the run did not record"
 
 
 def _workload(data: RunData, cluster: str, workload: str) -> str:

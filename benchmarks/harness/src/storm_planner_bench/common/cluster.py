@@ -72,27 +72,35 @@ def kill_and_wait(nimbus: str, job: str, topology_id: str | None = None, timeout
 
 
 def node_quotas(cluster, stack: contextlib.ExitStack, label: str, progress: Progress,
-                quotas: dict[str, Any] | None = None) -> dict[str, Any]:
+                quotas: dict[str, Any] | None = None, period_us: int | None = None) -> dict[str, Any]:
     """Each supervisor in a CPU quota of what it is held to (``held_cpu``: its declared capacity unless a
     bench declares more or less) and a cpuacct group to read its CPU from
     (its workers and their Python subprocesses inherit both); the groups go when ``stack`` closes.
+    ``period_us``: the quotas' CFS period (default: Linux's 100 ms, ``cgroups.CFS_PERIOD_US``).
     Returns the cpuacct groups by supervisor; ``quotas``, when given, receives the quota groups."""
     from storm_planner.profiling.cgroups import CpuAccount, CpuQuota
     from storm_planner.profiling.profiler import supervisor_pid
 
     accounts = {}
+    periods: set[int] = set()
     for sup in cluster.description.supervisors:
         pid = supervisor_pid(cluster, sup.name)
-        quota = stack.enter_context(CpuQuota(f"storm-planner-{label}-{sup.name}-{pid}", sup.held_cpu))
+        quota = stack.enter_context(CpuQuota(f"storm-planner-{label}-{sup.name}-{pid}", sup.held_cpu,
+                                             period=period_us))
         quota.add(pid)
+        periods.add(quota.period)
         if quotas is not None:
             quotas[sup.name] = quota
         account = stack.enter_context(CpuAccount(f"storm-planner-{label}-{sup.name}-{pid}"))
         account.add(pid)
         accounts[sup.name] = account
-    progress("supervisors held to their CPU (cgroup v1 quotas, inherited by their workers): "
-             + ", ".join(_held(sup) for sup in cluster.description.supervisors))
+    progress(f"supervisors held to their CPU (cgroup v1 quotas per {_periods(periods)}, inherited by their "
+             "workers): " + ", ".join(_held(sup) for sup in cluster.description.supervisors))
     return accounts
+
+
+def _periods(periods: set[int]) -> str:
+    return "CFS period of " + " and ".join(f"{p / 1000:g} ms" for p in sorted(periods)) if periods else "CFS period"
 
 
 def _held(sup) -> str:

@@ -369,13 +369,14 @@ def run_cells(args: argparse.Namespace, out: Path, cells, schedulers: dict, comm
 
 @contextlib.contextmanager
 def open_bench(args: argparse.Namespace, description, out: Path, feeds: dict[str, Path] | None = None,
-               cluster_dir: Path | None = None, progress=None, load_memory: Path | None = None):
+               cluster_dir: Path | None = None, progress=None, load_memory: Path | None = None,
+               cfs_period_us: int | None = None):
     """The cluster, its quotas and the feeds (by kind; default: each workload's of ``args.workloads``,
     built once), for the whole run. ``args`` gives ``settle``, ``measure``, ``drain`` and ``start_timeout``.
     The cluster's state and logs are in ``cluster_dir`` (kept after the run), else in a temporary folder;
     ``progress`` (default: e2e's) says how the cluster starts; ``load_memory``: the file where the planner
-    service keeps each topology name's measured loads (default: the cluster's ZooKeeper, gone with it).
-    Also the cluster of ``storm-planner bench albic-real`` and ``bench soak``."""
+    service keeps each topology name's measured loads (default: the cluster's ZooKeeper, gone with it);
+    ``cfs_period_us``: the CPU quotas' period (default: Linux's 100 ms). Also the cluster of ``storm-planner bench albic-real`` and ``bench soak``."""
     from storm_planner.cluster import local_cluster, network
     from storm_planner_bench.common.cluster import node_quotas
     from storm_planner_bench.e2e.cells import Bench, Timing
@@ -391,7 +392,7 @@ def open_bench(args: argparse.Namespace, description, out: Path, feeds: dict[str
                                                     free_ports=True, ui=False, dashboard=False, progress=say,
                                                     load_memory=load_memory))
         quotas: dict = {}
-        accounts = node_quotas(cluster, stack, "e2e", say, quotas=quotas)
+        accounts = node_quotas(cluster, stack, "e2e", say, quotas=quotas, period_us=cfs_period_us)
         yield Bench(cluster=cluster, accounts=accounts, work=Path(work) / "cells", feeds=feeds,
                     repo=Path.cwd(), out=out, progress=say, timing=timing, quotas=quotas)
 
