@@ -11,13 +11,13 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from storm_planner.core.errors import InfeasibleError
+from storm_planner.core.errors import InfeasibleError, InvalidParameterError
 from storm_planner.core.plan import Plan
 from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners._parameters import checked, to_flag, to_real, to_whole
 from storm_planner.planners.base import Planner
-from storm_planner.planners.capacity import exact
+from storm_planner.planners.capacity import ackers, exact
 from storm_planner.planners.capacity.advice import advise
 from storm_planner.planners.capacity.bound import factor_bound
 from storm_planner.planners.capacity.model import UNBOUNDED, CapacityModel
@@ -46,6 +46,9 @@ class CapacityPlanner(Planner):
         Seconds for the search and the exact model together; None: the problem's ``options.time_limit_s``.
     advise : bool, default=True
         Propose more executors (up to each component's tasks) where a component's executor count binds.
+    acker_spread : float, default=0.02
+        The largest share of the predicted rate a new placement gives up to put the ackers in two workers or
+        more, so that a later move of one worker leaves others acking (:mod:`.ackers`); 0: never.
     """
 
     name = "capacity"
@@ -56,13 +59,17 @@ class CapacityPlanner(Planner):
 
     def __init__(self, target_rate: float | None = None, worker_fixed: float | None = None,
                  max_columns: int = exact.MAX_COLUMNS, time_limit_s: float | None = None,
-                 advise: bool = True) -> None:
+                 advise: bool = True, acker_spread: float = ackers.DEFAULT_TOLERANCE) -> None:
         name = self.name
         self.target_rate = checked(name, "target_rate", target_rate, to_real, above=0, optional=True)
         self.worker_fixed = checked(name, "worker_fixed", worker_fixed, to_real, minimum=0, optional=True)
         self.max_columns = checked(name, "max_columns", max_columns, to_whole, minimum=0)
         self.time_limit_s = checked(name, "time_limit_s", time_limit_s, to_real, above=0, optional=True)
         self.advise = checked(name, "advise", advise, to_flag)
+        self.acker_spread = checked(name, "acker_spread", acker_spread, to_real, minimum=0)
+        if self.acker_spread >= 1:
+            raise InvalidParameterError(f"{name}: parameter acker_spread must be below 1 (a share of the rate), "
+                                        f"got {acker_spread!r}")
 
     def plan(self, problem: Problem) -> Plan:
         model = self.model(problem)
@@ -78,8 +85,13 @@ class CapacityPlanner(Planner):
             node_of, how = self._search(problem, model, workers, bound, current, limit)
         if not node_of:
             raise InfeasibleError(f"topology {problem.topology_id}: no node can take its executors")
+        spread = ackers.spread_ackers(model, node_of, workers, self.acker_spread) if kept is None else None
+        if spread is not None:
+            node_of = spread.node_of
         factor = model.factor(node_of)
         notes.append(self._summary(problem, model, node_of, factor, bound, how))
+        if spread is not None and spread.note:
+            notes.append(spread.note)
         advice = advise(problem, model, node_of, factor, workers) if self.advise else None
         if advice is not None:
             notes.append(advice.note)
@@ -154,6 +166,8 @@ class AutoPlanner(CapacityPlanner):
     time_limit_s : float or None, default=None
         As ``capacity``'s.
     advise : bool, default=True
+        As ``capacity``'s.
+    acker_spread : float, default=0.02
         As ``capacity``'s.
     """
 
