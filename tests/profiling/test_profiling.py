@@ -113,6 +113,20 @@ def test_groups_judged_by_their_throttled_periods_keep_the_period_their_threshol
         assert (tmp_path / "judged" / "cpu.cfs_quota_us").read_text() == "30000"
 
 
+def test_a_capacity_may_be_judged_at_another_period_and_the_group_returns_to_its_own(tmp_path):
+    """A hetero profile step counts throttled periods at 100 ms on a machine the bench holds at 10 ms."""
+    (tmp_path / "cgroup.procs").write_text("")
+    with CpuQuota("machine", 30, root=tmp_path, period=10_000) as quota:
+        quota.set_capacity(100, period=100_000)
+        assert (tmp_path / "machine" / "cpu.cfs_period_us").read_text() == "100000"
+        assert (tmp_path / "machine" / "cpu.cfs_quota_us").read_text() == "100000"
+        quota.set_capacity(30)
+        assert (tmp_path / "machine" / "cpu.cfs_period_us").read_text() == "10000"
+        assert (tmp_path / "machine" / "cpu.cfs_quota_us").read_text() == "3000"
+        with pytest.raises(ProfilingError, match="CFS period 0"):
+            period_us(30, 0)
+
+
 def test_a_period_the_kernel_refuses_is_refused_before_any_group_is_made(tmp_path):
     for period in (999, 1_000_001):
         with pytest.raises(ProfilingError, match=f"CFS period {period}"):

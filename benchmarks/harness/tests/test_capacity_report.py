@@ -124,3 +124,11 @@ def test_the_estimate_answers_alone_and_a_bad_option_exits_2(tmp_path, capsys):
     assert not out.exists()
     assert cli.main(["bench", "capacity", "--arms", "planner:nope", "--estimate", "--out", str(out)]) == 2
     assert "no planner" in capsys.readouterr().err
+
+
+def test_the_report_says_the_period_a_run_held_its_machines_to_and_when_it_was_assumed():
+    from storm_planner_bench.capacity.report import _period
+
+    assert _period({"conditions": {"cfs_period_ms": 100.0}}) == "100 ms"
+    assert _period({"conditions": {"cfs_period_ms": 10.0}, "conditions_assumed": True}).startswith("10 ms (assumed")
+    assert "did not record" in _period({})

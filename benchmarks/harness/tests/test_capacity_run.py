@@ -77,8 +77,11 @@ def test_a_resumed_run_refuses_another_cfs_period_even_when_told_to_take_another
     assert json.loads((tmp_path / "run.json").read_text())["conditions"] == {"cfs_period_ms": 100.0}
     legacy = tmp_path / "legacy"                      # a run from before conditions were recorded takes them
     check_run(legacy, "abc1234", "cmd", 1, order)
-    assert check_run(legacy, "abc1234", "cmd", 1, order, conditions={"cfs_period_ms": 10.0})["conditions"] == {
-        "cfs_period_ms": 10.0}
+    record = json.loads((legacy / "run.json").read_text())
+    del record["conditions"]
+    (legacy / "run.json").write_text(json.dumps(record))
+    resumed = check_run(legacy, "abc1234", "cmd", 1, order, conditions={"cfs_period_ms": 10.0})
+    assert resumed["conditions"] == {"cfs_period_ms": 10.0} and resumed["conditions_assumed"] is True
 
 
 def test_the_aa_pair_sets_the_resolution_and_a_difference_within_it_is_no_verdict():

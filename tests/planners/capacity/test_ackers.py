@@ -50,7 +50,7 @@ def test_a_spread_that_costs_more_than_the_tolerance_is_refused_with_its_cost():
     packed = {"[1-1]": "a", "[2-2]": "a", "[3-3]": "b", "[4-4]": "a", "[5-5]": "a", "[6-6]": "a"}
     kept = spread_ackers(model, packed, tolerance=0.02)
     assert kept.node_of == packed
-    assert kept.note is not None and "would cost" in kept.note and "more than 2.0%" in kept.note
+    assert kept.note is not None and "would lower the predicted rate" in kept.note and "more than 2.0%" in kept.note
     assert spread_ackers(model, packed, tolerance=0.9).node_of != packed      # a looser tolerance takes it
 
 
@@ -88,3 +88,14 @@ def test_the_planner_spreads_by_default_and_not_with_acker_spread_zero():
 def test_an_acker_spread_outside_zero_to_one_is_refused(value):
     with pytest.raises(InvalidParameterError, match="acker_spread"):
         storm_planner.plan(with_ackers(), algorithm="capacity", acker_spread=value)
+
+
+def test_of_ackers_that_differ_in_load_the_one_that_costs_least_moves():
+    problem = with_ackers(nodes=(("a", 100.0), ("b", 30.0)))
+    for executor, load in (("[4-4]", 0.5), ("[5-5]", 12.0), ("[6-6]", 12.0)):
+        next(e for e in problem["executors"] if e["id"] == executor)["load"] = load
+    model = CapacityModel(Problem.from_dict(problem), worker_fixed=2.0)
+    packed = {"[1-1]": "a", "[2-2]": "a", "[3-3]": "b", "[4-4]": "a", "[5-5]": "a", "[6-6]": "a"}
+    spread = spread_ackers(model, packed, tolerance=0.5)
+    assert spread.node_of["[4-4]"] == "b" and spread.node_of["[5-5]"] == spread.node_of["[6-6]"] == "a"
+

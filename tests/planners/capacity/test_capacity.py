@@ -233,3 +233,12 @@ def test_a_what_if_executor_carries_its_tasks_share_of_the_load():
     assert loads == pytest.approx([4.0 + 36.0, 4.0 + 18.0, 4.0 + 18.0])
     even = with_parallelism(problem, model, {"bolt": 3})
     assert sorted(e.load for e in even.executors if e.component == "bolt") == pytest.approx([28.0] * 3)
+
+
+def test_one_worker_keeps_every_executor_on_one_node_whatever_the_search_tries():
+    """topology.workers 1: the local search's random kicks may not open a second node (they once fell back
+    to every node when the one used was the bottleneck)."""
+    problem = pipeline(nodes=(("a", 100.0), ("b", 100.0), ("c", 100.0)), bolt_load=40.0)
+    problem["options"] = {"workers": 1}
+    plan = storm_planner.plan(problem, algorithm="capacity", max_columns=0)    # local search alone
+    assert len({slot.split(":")[0] for slot in plan["assignments"].values()}) == 1, plan["assignments"]

@@ -45,7 +45,13 @@ def period_us(cpu_capacity: float, base: int = CFS_PERIOD_US) -> int:
     its quota would fall below the kernel's least (at 100 ms, a machine under 1 % of a core)."""
     if cpu_capacity <= 0:
         raise ProfilingError(f"supervisor cpu {cpu_capacity}: must be positive to become a CPU quota")
+    _check_period(base)
     return min(MAX_PERIOD_US, max(base, math.ceil(MIN_QUOTA_US * 100.0 / cpu_capacity)))
+
+
+def _check_period(period: int) -> None:
+    if not MIN_QUOTA_US <= period <= MAX_PERIOD_US:
+        raise ProfilingError(f"CFS period {period} µs: the kernel takes {MIN_QUOTA_US} to {MAX_PERIOD_US}")
 
 
 def quota_us(cpu_capacity: float, period: int | None = None) -> int:
@@ -195,8 +201,8 @@ class CpuQuota(CgroupGroup):
     """A cgroup v1 CPU group with a CFS quota: a machine of ``cpu_capacity`` (100 = one core)."""
 
     def __init__(self, name: str, cpu_capacity: float, root: Path = CGROUP_CPU, period: int | None = None) -> None:
-        if period is not None and not MIN_QUOTA_US <= period <= MAX_PERIOD_US:
-            raise ProfilingError(f"CFS period {period} µs: the kernel takes {MIN_QUOTA_US} to {MAX_PERIOD_US}")
+        if period is not None:
+            _check_period(period)
         super().__init__(name, root, "cpu")
         self._base_period = period or CFS_PERIOD_US     # lengthened only where the quota would be too small
         self.period, self.quota = self._sized(cpu_capacity)
@@ -207,9 +213,9 @@ class CpuQuota(CgroupGroup):
         (self.path / "cpu.cfs_quota_us").write_text(str(self.quota))
         return self
 
-    def _sized(self, cpu_capacity: float) -> tuple[int, int]:
-        """(period, quota) in µs for a machine of ``cpu_capacity``."""
-        period = period_us(cpu_capacity, self._base_period)
+    def _sized(self, cpu_capacity: float, base: int | None = None) -> tuple[int, int]:
+        """(period, quota) in µs for a machine of ``cpu_capacity`` (``base``: the period, default the group's)."""
+        period = period_us(cpu_capacity, base or self._base_period)
         return period, quota_us(cpu_capacity, period)
 
     @property
@@ -217,9 +223,12 @@ class CpuQuota(CgroupGroup):
         """The CPU the group allows, in cores."""
         return self.quota / self.period
 
-    def set_capacity(self, cpu_capacity: float) -> None:
-        """Change the quota of the running group (it applies from the next CFS period)."""
-        self.period, self.quota = self._sized(cpu_capacity)
+    def set_capacity(self, cpu_capacity: float, period: int | None = None) -> None:
+        """Change the quota of the running group (it applies from the next CFS period); ``period``: for this
+        capacity only (e.g. while a step is judged by its throttled periods), else the group's own."""
+        if period is not None:
+            _check_period(period)
+        self.period, self.quota = self._sized(cpu_capacity, period)
         (self.path / "cpu.cfs_period_us").write_text(str(self.period))
         (self.path / "cpu.cfs_quota_us").write_text(str(self.quota))
 

@@ -11,7 +11,8 @@ reads ``<sha>+changes``). A resumed run on another commit is refused unless told
 (its rows then name the commit that measured them, column ``code``).
 
 **Conditions.** What the machine emulation must keep for the searches to compare, the CPU quotas' CFS period
-so far, is recorded too; a resumed run that changes one is refused outright.
+so far, is recorded too; a resumed run that changes one is refused outright. A run that began before
+conditions were recorded takes the ones it is resumed with, marked ``conditions_assumed`` (the report says so).
 """
 from __future__ import annotations
 
@@ -77,7 +78,11 @@ def check_run(out: Path, commit: str, command: str, seed: int, order: Sequence[S
             record = json.loads(path.read_text())
         except ValueError as error:
             raise ValueError(f"{path}: not a run record ({error}); move it away to start afresh") from None
-        _check_conditions(out, record.get("conditions"), conditions or {})
+        recorded = record.get("conditions")
+        if isinstance(recorded, dict):
+            _check_conditions(out, recorded, conditions or {})
+        elif conditions:
+            record["conditions_assumed"] = True     # its searches so far may have run under others
         started = str(record.get("commit", ""))
         if started and started != commit:
             if not allow_other_commit:
@@ -94,10 +99,7 @@ def check_run(out: Path, commit: str, command: str, seed: int, order: Sequence[S
     return record
 
 
-def _check_conditions(out: Path, recorded: Any, conditions: Mapping[str, Any]) -> None:
-    """A run started before conditions were recorded is taken to have had the ones given now."""
-    if not isinstance(recorded, dict):
-        return
+def _check_conditions(out: Path, recorded: Mapping[str, Any], conditions: Mapping[str, Any]) -> None:
     changed = [f"{key} {recorded[key]!r} -> {value!r}" for key, value in conditions.items()
                if key in recorded and recorded[key] != value]
     if changed:

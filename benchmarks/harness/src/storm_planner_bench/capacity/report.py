@@ -163,7 +163,11 @@ def _method(data: RunData) -> str:
 def _period(run: dict[str, Any]) -> str:
     conditions = run.get("conditions")
     period = conditions.get("cfs_period_ms") if isinstance(conditions, dict) else None
-    return f"{period:g} ms" if isinstance(period, (int, float)) else "a period the run did not record"
+    if not isinstance(period, (int, float)):
+        return "a length the run did not record (100 ms before commit a85c433, 10 ms from it until 935a33f)"
+    assumed = (" (assumed: the run began before it was recorded, and searches before its resumption may have "
+               "run at 10 ms, the bench's period from a85c433 until 935a33f)") if run.get("conditions_assumed") else ""
+    return f"{period:g} ms{assumed}"
 
 
 def _workload(data: RunData, cluster: str, workload: str) -> str:

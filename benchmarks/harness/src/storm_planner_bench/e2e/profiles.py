@@ -303,7 +303,7 @@ def _steps(bench, topology_id: str, supervisor: str, machine_type: str, rates: S
            spouts: Sequence[str]) -> tuple[list, dict[str, float], dict[str, int]]:
     """Every rate in turn with the supervisor's quota at ``PROFILE_CPU``: (steps, α per component, tasks
     per component)."""
-    from storm_planner.profiling.cgroups import throttled_share
+    from storm_planner.profiling.cgroups import THROTTLE_JUDGED_PERIOD_US, throttled_share
     from storm_planner.profiling.measurements import Step, measure_component
     from storm_planner.profiling.profiler import collect_windows
 
@@ -312,8 +312,8 @@ def _steps(bench, topology_id: str, supervisor: str, machine_type: str, rates: S
     held = next(s.held_cpu for s in bench.cluster.description.supervisors if s.name == supervisor)
     zookeeper = bench.cluster.addresses.zookeeper
     steps, measured = [], []
-    if quota is not None:
-        quota.set_capacity(PROFILE_CPU)
+    if quota is not None:       # MAX_THROTTLED counts throttled periods of the length it was set at
+        quota.set_capacity(PROFILE_CPU, period=THROTTLE_JUDGED_PERIOD_US)
     try:
         for rate in rates:
             rate_file.write_text(f"{rate:g}")

@@ -14,7 +14,8 @@ Each node the plan uses holds one worker unless the heap limit splits it, so "an
 leaves room for it.
 
 Complexity: one incremental :class:`~storm_planner.planners.capacity.search.Placement` move and score per
-candidate node, O(nodes × (streams of the acker + nodes)); nothing grows with the executors squared.
+(acker, candidate node), O(ackers × nodes × (streams of the acker + nodes)); Storm runs one acker per
+worker by default, so this is small, and nothing grows with the executors squared.
 """
 from __future__ import annotations
 
@@ -46,33 +47,36 @@ def spread_ackers(model: CapacityModel, node_of: Mapping[str, str], workers: int
     if tolerance <= 0 or len(ackers) < 2 or len(homes) > 1:
         return AckerSpread(dict(node_of), None)
     home = homes.pop()
-    mover = ackers[-1]
     placement = Placement(model, node_of)
     before = placement.factor()
     used = {str(n) for n in placement.used_nodes()}
     room_for_one_more = workers is None or len(used) < workers
-    best: tuple[tuple[float, int, float], str] | None = None
-    for node in model.usable_nodes():
-        if node == home or (node not in used and not room_for_one_more):
-            continue
-        placement.move(mover, node)
-        score = placement.score()
-        placement.move(mover, home)
-        if best is None or score > best[0]:
-            best = (score, node)
+    targets = [n for n in model.usable_nodes() if n != home and (n in used or room_for_one_more)]
     count = len(ackers)
-    if best is None:
+    if not targets:
         return AckerSpread(dict(node_of), f"ackers: all {count} on {home}; no other node may take one")
-    (after, _, _), target = best
+    # Ackers may differ in measured load: each is tried on each node, the best pair taken.
+    best: tuple[tuple[float, int, float], str, str] | None = None
+    for acker in ackers:
+        for node in targets:
+            placement.move(acker, node)
+            score = placement.score()
+            placement.move(acker, home)
+            if best is None or score > best[0]:
+                best = (score, acker, node)
+    assert best is not None
+    (after, _, _), mover, target = best
     cost = 1.0 - after / before if before > 0 else 0.0
     if cost > tolerance:
-        return AckerSpread(dict(node_of), f"ackers: all {count} on {home}; one on {target} would cost "
-                                          f"{cost:.1%} of the rate (more than {tolerance:.1%})")
+        return AckerSpread(dict(node_of), f"ackers: all {count} on {home}; one on {target} would lower the "
+                                          f"predicted rate {cost:.1%} (more than {tolerance:.1%})")
     spread = dict(node_of)
     spread[mover] = target
     return AckerSpread(spread, f"ackers: {mover} moved from {home} to {target}, so that a move of one worker "
-                               f"leaves others acking ({_change(cost)} of the rate)")
+                               f"leaves others acking (predicted rate {_change(cost)})")
 
 
 def _change(cost: float) -> str:
-    return "no cost" if abs(cost) < 5e-4 else (f"{cost:.1%} less" if cost > 0 else f"{-cost:.1%} more")
+    if abs(cost) < 5e-4:
+        return "unchanged"
+    return f"{cost:.1%} lower" if cost > 0 else f"{-cost:.1%} higher"

@@ -86,8 +86,8 @@ class CapacityPlanner(Planner):
         if not node_of:
             raise InfeasibleError(f"topology {problem.topology_id}: no node can take its executors")
         spread = ackers.spread_ackers(model, node_of, workers, self.acker_spread) if kept is None else None
-        if spread is not None:
-            node_of = spread.node_of
+        if spread is not None and spread.node_of != node_of:
+            node_of, how = spread.node_of, f"{how}, then one acker moved"
         factor = model.factor(node_of)
         notes.append(self._summary(problem, model, node_of, factor, bound, how))
         if spread is not None and spread.note:

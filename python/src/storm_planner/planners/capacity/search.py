@@ -317,8 +317,10 @@ def _kick(placement: Placement, rng: random.Random, workers: int | None) -> bool
     nodes = placement.model.usable_nodes()
     tight = _bottleneck(placement, nodes)
     members = sorted(placement.members.get(tight, ()))
-    targets = [n for n in (sorted(map(str, placement.used_nodes())) if workers else nodes) if n != tight] or \
-        [n for n in nodes if n != tight]
+    used = sorted(map(str, placement.used_nodes()))
+    # Within topology.workers: a kick may open a node only while the bound leaves room for one.
+    pool = nodes if workers is None or len(used) < workers else used
+    targets = [n for n in (used if workers else pool) if n != tight] or [n for n in pool if n != tight]
     if not members or not targets:
         return False
     for executor in rng.sample(members, min(2, len(members))):
