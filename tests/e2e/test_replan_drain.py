@@ -10,6 +10,9 @@ moves the count on sup-fast into the worker on sup-slow 40 s after the first pla
 plan log must show the drain's five phases in order: the topology deactivated, the tuples in flight down
 to 0, the move, the restarted workers up (their first windows), the topology activated; Nimbus shows it
 ACTIVE; and the spout's time log has every request emitted and acked, none lost.
+
+And the other side of the service's choice: on three workers, a move that restarts no spout's worker and
+leaves the acker and every bolt running goes at once, undrained, and the topology acks throughout.
 """
 from __future__ import annotations
 
@@ -110,6 +113,57 @@ def test_a_forced_move_of_a_running_topology_is_drained_and_loses_nothing(cluste
                   f"{times.replayed} replayed; 5 s intervals without an ack around the move: {len(stalled)}; "
                   f"done marker: {done['records']} records, {done['given_up']} given up")
         assert done["given_up"] == 0
+    finally:
+        for t in list_topologies(a.nimbus):
+            kill_topology(a.nimbus, t.name, wait_secs=0)
+
+def test_a_forced_move_the_flow_survives_goes_undrained_and_keeps_acking(cluster, tmp_path, capsys):
+    """The same Top-K on three workers: ``even`` puts the acker with the spout, a count with ``top`` and the
+    other count alone. ``count@sup-slow:new`` moves the lone count into a new worker: no spout's worker
+    restarts, the acker and ``top`` keep running, the other count takes its keys' tuples, and 5,000 pending
+    places hold what the move may lose. The service moves at once (no drain records, a note saying why), and
+    the topology acks in every 5 s interval around the move and loses nothing."""
+    a = cluster.addresses
+    feed = tmp_path / "requests.jsonl"
+    feed.write_text("\n".join(request(i) for i in range(RECORDS)) + "\n")
+    sink = tmp_path / "top.jsonl"
+    options = {
+        "worldcup.feed": str(feed), "worldcup.sink": str(sink), "worldcup.replay_rate": RATE,
+        "worldcup.times_dir": str(tmp_path / "times"), "worldcup.checkpoint_dir": str(tmp_path / "checkpoints"),
+        "topology.workers": 3, "topology.acker.executors": 1, "topology.message.timeout.secs": 30,
+        "topology.max.spout.pending": 5000,
+        "topology.environment": {"PYTHONPATH": str(Path(storm_planner.__file__).resolve().parents[1])},
+        "planner.algorithm": "even", "planner.metrics.period.secs": 2, "planner.replan.interval.secs": 2,
+        "planner.source.resumable": True,
+        "planner.replan.force": "count@sup-slow:new", "planner.replan.force.after.secs": 40,
+    }
+    try:
+        row = submit_project(WORLDCUP, nimbus=a.nimbus, topology="worldcup_topk", name="undrained",
+                             options=options, wait_active=180)
+        before = {e["executor"]: e for e in cluster.assignment(row.id)}
+
+        def moves():
+            return [p for p in read_plan_log(cluster.plan_log) if p["topology"] == row.id and p["figures"].get("moves")]
+
+        wait_for(moves, 300, "the forced move")
+        move = moves()[0]
+        assert any("the flow goes on" in note for note in move["notes"]), move["notes"]
+        assert not [r for r in read_plan_log(cluster.plan_log, "drain") if r["topology"] == row.id
+                    and r["phase"] in ("pause", "drain")]
+        done = wait_for(lambda: (Path(str(sink) + ".feed-done").is_file()
+                                 and json.loads(Path(str(sink) + ".feed-done").read_text())), 300,
+                        "the feed to be replayed and acked to its end")
+        after = {e["executor"]: e for e in cluster.assignment(row.id)}
+        moved = [e for e in before if (before[e]["node"], before[e]["port"]) != (after[e]["node"], after[e]["port"])]
+        assert [before[e]["component"] for e in moved] == ["count"], moved
+        times = read_times(tmp_path / "times")
+        assert len(times.emitted) == RECORDS and times.never_acked() == 0
+        stalled = [s for s in range(int(move["time"]) - 10, int(move["time"]) + 40, 5)
+                   if not times.acked_between(s, s + 5)]
+        with capsys.disabled():
+            print(f"\nundrained move of {row.id}: {moved} -> {[after[e]['node'] for e in moved]}; "
+                  f"{times.failed} failed, {times.replayed} replayed; 5 s intervals without an ack: {len(stalled)}")
+        assert not stalled and done["given_up"] == 0
     finally:
         for t in list_topologies(a.nimbus):
             kill_topology(a.nimbus, t.name, wait_secs=0)
