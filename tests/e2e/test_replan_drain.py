@@ -49,6 +49,24 @@ def request(i: int) -> str:
                        "url": f"/english/a_{i % 97}.html"})
 
 
+def topk_options(tmp_path: Path, sink: Path, *, workers: int, pending: int, force: str) -> dict:
+    """Top-K's conf for a forced move ``force`` 40 s after its first plan under ``even``, replaying a feed of
+    ``RECORDS`` requests written into ``tmp_path`` from a resumable spout with its time log on."""
+    feed = tmp_path / "requests.jsonl"
+    feed.write_text("\n".join(request(i) for i in range(RECORDS)) + "\n")
+    return {
+        "worldcup.feed": str(feed), "worldcup.sink": str(sink), "worldcup.replay_rate": RATE,
+        "worldcup.times_dir": str(tmp_path / "times"), "worldcup.checkpoint_dir": str(tmp_path / "checkpoints"),
+        "topology.workers": workers, "topology.acker.executors": 1, "topology.message.timeout.secs": 30,
+        "topology.max.spout.pending": pending,
+        # The workers' Python runs this checkout's kit (the spout's time log, its checkpoints).
+        "topology.environment": {"PYTHONPATH": str(Path(storm_planner.__file__).resolve().parents[1])},
+        "planner.algorithm": "even", "planner.metrics.period.secs": 2, "planner.replan.interval.secs": 2,
+        "planner.source.resumable": True,
+        "planner.replan.force": force, "planner.replan.force.after.secs": 40,
+    }
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     with running_cluster(tmp_path_factory.mktemp("drain-cluster"), ui=False) as running:
@@ -57,20 +75,8 @@ def cluster(tmp_path_factory):
 
 def test_a_forced_move_of_a_running_topology_is_drained_and_loses_nothing(cluster, tmp_path, capsys):
     a = cluster.addresses
-    feed = tmp_path / "requests.jsonl"
-    feed.write_text("\n".join(request(i) for i in range(RECORDS)) + "\n")
     sink = tmp_path / "top.jsonl"
-    options = {
-        "worldcup.feed": str(feed), "worldcup.sink": str(sink), "worldcup.replay_rate": RATE,
-        "worldcup.times_dir": str(tmp_path / "times"), "worldcup.checkpoint_dir": str(tmp_path / "checkpoints"),
-        "topology.workers": 2, "topology.acker.executors": 1, "topology.message.timeout.secs": 30,
-        "topology.max.spout.pending": 500,
-        # The workers' Python runs this checkout's kit (the spout's time log, its checkpoints).
-        "topology.environment": {"PYTHONPATH": str(Path(storm_planner.__file__).resolve().parents[1])},
-        "planner.algorithm": "even", "planner.metrics.period.secs": 2, "planner.replan.interval.secs": 2,
-        "planner.source.resumable": True,
-        "planner.replan.force": "count@sup-slow", "planner.replan.force.after.secs": 40,
-    }
+    options = topk_options(tmp_path, sink, workers=2, pending=500, force="count@sup-slow")
     try:
         row = submit_project(WORLDCUP, nimbus=a.nimbus, topology="worldcup_topk", name="drained",
                              options=options, wait_active=180)
@@ -124,19 +130,8 @@ def test_a_forced_move_the_flow_survives_goes_undrained_and_keeps_acking(cluster
     places hold what the move may lose. The service moves at once (no drain records, a note saying why), and
     the topology acks in every 5 s interval around the move and loses nothing."""
     a = cluster.addresses
-    feed = tmp_path / "requests.jsonl"
-    feed.write_text("\n".join(request(i) for i in range(RECORDS)) + "\n")
     sink = tmp_path / "top.jsonl"
-    options = {
-        "worldcup.feed": str(feed), "worldcup.sink": str(sink), "worldcup.replay_rate": RATE,
-        "worldcup.times_dir": str(tmp_path / "times"), "worldcup.checkpoint_dir": str(tmp_path / "checkpoints"),
-        "topology.workers": 3, "topology.acker.executors": 1, "topology.message.timeout.secs": 30,
-        "topology.max.spout.pending": 5000,
-        "topology.environment": {"PYTHONPATH": str(Path(storm_planner.__file__).resolve().parents[1])},
-        "planner.algorithm": "even", "planner.metrics.period.secs": 2, "planner.replan.interval.secs": 2,
-        "planner.source.resumable": True,
-        "planner.replan.force": "count@sup-slow:new", "planner.replan.force.after.secs": 40,
-    }
+    options = topk_options(tmp_path, sink, workers=3, pending=5000, force="count@sup-slow:new")
     try:
         row = submit_project(WORLDCUP, nimbus=a.nimbus, topology="worldcup_topk", name="undrained",
                              options=options, wait_active=180)

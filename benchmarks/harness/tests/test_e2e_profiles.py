@@ -12,6 +12,7 @@ import pytest
 
 from storm_planner.cluster.description import load_description
 from storm_planner.planners.hetero.profiles import Measurement, parse_profile
+from storm_planner.profiling.cgroups import THROTTLE_JUDGED_PERIOD_US
 from storm_planner.profiling.measurements import Step, WindowFigures
 from storm_planner.streaming.pacing import RateFile, ReplayPacer
 from storm_planner_bench.e2e import cells as e2e_cells
@@ -261,10 +262,12 @@ def test_the_service_places_the_submitted_graph_with_hetero_and_names_why_hetero
 class FakeQuota:
     def __init__(self) -> None:
         self.capacities: list[float] = []
+        self.set_periods: list[int | None] = []
         self.periods = 0
 
-    def set_capacity(self, cpu: float) -> None:
+    def set_capacity(self, cpu: float, period: int | None = None) -> None:
         self.capacities.append(cpu)
+        self.set_periods.append(period)
 
     def throttled(self) -> dict[str, int]:
         self.periods += 100
@@ -307,6 +310,8 @@ def test_profiling_steps_the_rate_on_one_supervisor_and_gives_its_quota_back(tmp
     assert events == [("nimbus", "planner"), ("submit", "storm-default", 1, 1),
                       ("kill", "e2e-profile-topk-link", "e2e-profile-topk-link-1")]
     assert quota.capacities == [e2e_profiles.PROFILE_CPU, 35.0]       # lifted, then the declared 35 %
+    # judged by its throttled periods at the length MAX_THROTTLED was set at, then back to the node's own
+    assert quota.set_periods == [THROTTLE_JUDGED_PERIOD_US, None]
     assert [s["rate"] for s in profile["profiling"]["steps"]] == [100.0, 200.0, 400.0]
     assert profile["profiling"]["supervisor"] == "i5-a" and "(i5)" in profile["source"]
     times = parse_profile(profile).times("count", "i7")
@@ -374,7 +379,7 @@ def test_profiling_gives_the_node_back_the_quota_it_is_held_to_not_its_scaled_de
     from storm_planner_bench.e2e import experiment as e2e
 
     set_to = []
-    quota = SimpleNamespace(set_capacity=set_to.append, throttled=lambda: {})
+    quota = SimpleNamespace(set_capacity=lambda cpu, period=None: set_to.append(cpu), throttled=lambda: {})
     description = e2e.with_cpu_scale(load_description(CLUSTER), 1.5, quotas=False)
     bench = SimpleNamespace(quotas={"i5-a": quota}, accounts={}, cluster=SimpleNamespace(
         description=description, addresses=SimpleNamespace(zookeeper="zk:2181")), progress=lambda message: None)
