@@ -376,7 +376,8 @@ def open_bench(args: argparse.Namespace, description, out: Path, feeds: dict[str
     The cluster's state and logs are in ``cluster_dir`` (kept after the run), else in a temporary folder;
     ``progress`` (default: e2e's) says how the cluster starts; ``load_memory``: the file where the planner
     service keeps each topology name's measured loads (default: the cluster's ZooKeeper, gone with it);
-    ``cfs_period_us``: the CPU quotas' period (default: Linux's 100 ms). Also the cluster of ``storm-planner bench albic-real`` and ``bench soak``."""
+    ``cfs_period_us``: the CPU quotas' period (default: Linux's 100 ms). Also the cluster of
+    ``storm-planner bench albic-real`` and ``bench soak``."""
     from storm_planner.cluster import local_cluster, network
     from storm_planner_bench.common.cluster import node_quotas
     from storm_planner_bench.e2e.cells import Bench, Timing
