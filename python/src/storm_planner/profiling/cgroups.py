@@ -201,8 +201,6 @@ class CpuQuota(CgroupGroup):
     """A cgroup v1 CPU group with a CFS quota: a machine of ``cpu_capacity`` (100 = one core)."""
 
     def __init__(self, name: str, cpu_capacity: float, root: Path = CGROUP_CPU, period: int | None = None) -> None:
-        if period is not None:
-            _check_period(period)
         super().__init__(name, root, "cpu")
         self._base_period = period or CFS_PERIOD_US     # lengthened only where the quota would be too small
         self.period, self.quota = self._sized(cpu_capacity)
@@ -226,9 +224,7 @@ class CpuQuota(CgroupGroup):
     def set_capacity(self, cpu_capacity: float, period: int | None = None) -> None:
         """Change the quota of the running group (it applies from the next CFS period); ``period``: for this
         capacity only (e.g. while a step is judged by its throttled periods), else the group's own."""
-        if period is not None:
-            _check_period(period)
-        self.period, self.quota = self._sized(cpu_capacity, period)
+        self.period, self.quota = self._sized(cpu_capacity, period)   # period_us checks the period
         (self.path / "cpu.cfs_period_us").write_text(str(self.period))
         (self.path / "cpu.cfs_quota_us").write_text(str(self.quota))
 
