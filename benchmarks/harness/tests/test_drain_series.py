@@ -159,3 +159,17 @@ def test_the_command_names_a_move_into_a_worker_of_its_own():
     assert "--move count,__acker --target small-b --new-worker --force-after 120" in command
     assert "--set topology.max.spout.pending=100000" in command
     assert "--new-worker" not in drain_command(argparse.Namespace(**{**vars(args), "new_worker": False}))
+
+
+def test_a_runs_plan_log_records_are_kept_beside_its_rows(tmp_path):
+    import json
+
+    from storm_planner_bench.drain.experiment import save_run
+
+    plans = [{"topology": "t-1", "event": "plan", "notes": ["spouts: [1-1] moved from small to large"]},
+             {"topology": "t-1", "event": "drain", "phases": {"pause": 0.2}}]
+    save_run(tmp_path, "auto", 2, {"status": "ran"}, [], [], [], plans)
+    kept = [json.loads(line) for line in (tmp_path / "logs" / "auto-2-plans.jsonl").read_text().splitlines()]
+    assert kept == plans
+    save_run(tmp_path, "auto", 3, {"status": "no forced move"}, [], [], [])
+    assert not (tmp_path / "logs" / "auto-3-plans.jsonl").exists()

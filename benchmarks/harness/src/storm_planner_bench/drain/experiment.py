@@ -36,6 +36,7 @@ import signal
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -206,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
                        "planner.replan.drain": arm != "no-drain", "planner.replan.drain.always": arm == "drain"}
             result = DrainRun(bench, workload, scheduler, arm, repetition, rate, options, args).run()
             save_run(out, arm, repetition, {**result["row"], "target": target, "code": code},
-                     result["seconds"], result["starts"], result["lines"])
+                     result["seconds"], result["starts"], result["lines"], result.get("plans", []))
             ran += 1
             _progress(f"  {summary_line(result['row'])}")
             write_report(out)
@@ -312,7 +313,8 @@ class DrainRun:
                 starts = [{"slot": slot, **{m.replace(" ", "_") + "_s": _rounded(v) for m, v in found.items()},
                            "service_s": phases["starts"].get(slot)} for slot, found in marks.items()]
                 lines = ws.kept_lines(log_dir, self.topology_id, phases["starts"], move.moved_at)
-        return {"row": row, "seconds": seconds, "starts": starts, "lines": lines}
+        plans = [r for r in records if r.get("topology") == self.topology_id]   # why each plan placed what
+        return {"row": row, "seconds": seconds, "starts": starts, "lines": lines, "plans": plans}
 
     def _assignment(self) -> list[dict]:
         try:
@@ -344,17 +346,22 @@ def _moved(before: list[dict], after: list[dict]) -> str:
 
 
 def save_run(out: Path, arm: str, repetition: int, row: dict[str, Any], seconds: list[dict[str, Any]],
-             starts: list[dict[str, Any]], lines: list[str]) -> None:
-    """Replace the run's rows (an earlier try's) with these; keep its log lines under ``logs/``."""
+             starts: list[dict[str, Any]], lines: list[str], plans: Sequence[dict[str, Any]] = ()) -> None:
+    """Replace the run's rows (an earlier try's) with these; keep its log lines and its topology's plan-log
+    records (each plan's placement and notes, the drain's phases) under ``logs/``."""
     mine = lambda r: (r.get("arm"), r.get("repetition")) == (arm, str(repetition))   # noqa: E731
     for name, columns, rows in ((RUNS_FILE, RUN_COLUMNS, [row]), (SECONDS_FILE, SECOND_COLUMNS, seconds),
                                 (STARTS_FILE, START_COLUMNS, starts)):
         drop_csv_rows(out / name, list(columns), mine)
         append_csv_rows(out / name, list(columns), [{k: v for k, v in {"arm": arm, "repetition": repetition, **r}.items()
                                                      if k in columns} for r in rows])
-    if lines:
+    if lines or plans:
         (out / "logs").mkdir(parents=True, exist_ok=True)
+    if lines:
         (out / "logs" / f"{arm}-{repetition}.log").write_text("\n".join(lines) + "\n")
+    if plans:
+        (out / "logs" / f"{arm}-{repetition}-plans.jsonl").write_text(
+            "".join(json.dumps(record, sort_keys=True) + "\n" for record in plans))
 
 
 def summary_line(row: dict[str, Any]) -> str:
