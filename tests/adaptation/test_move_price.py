@@ -11,6 +11,7 @@ from storm_planner.adaptation.costs import (
     MoveContext,
     StartTimes,
     bottleneck_relief,
+    fail_burst,
     flow_goes_on,
     price_move,
     restarted_slots,
@@ -91,7 +92,9 @@ def test_a_move_the_flow_survives_goes_undrained_and_costs_twice_its_start_and_t
     assert goes_on and "1 of 1 acker(s) keep running" in why and "hold the 800 tree(s)" in why
     assert skips_drain(running, plan, roomy).startswith("the flow goes on: no spout's worker restarts")
     price = price_move(running, plan, evaluate(running, running.current), evaluate(running, plan), roomy, 60.0)
-    assert price.cost_s == pytest.approx(2 * 5.0 + 3.0) and "not drained, the flow goes on" in price.costs
+    # twice the start, 300 in flight replayed at 100/s, and 800 fails at 120/s per % of big-a's core
+    assert price.cost_s == pytest.approx(2 * 5.0 + 3.0 + 800 / (120 * 100)) and "not drained, the flow goes on" in price.costs
+    assert "800 tree(s) failing at once take the spout on big-a (100 % of a core) 0.1 s" in price.costs
     assert skips_drain(running, plan, dataclasses.replace(roomy, drain_always=True)) == ""
     assert skips_drain(running, plan, dataclasses.replace(roomy, drained=False)) == ""   # not drainable anyway
     unbounded = dataclasses.replace(roomy, pending_room=float("inf"), in_flight=10**6)
@@ -310,3 +313,22 @@ def test_a_bolt_stops_when_no_running_executor_can_take_its_tuples(grouping, dow
     })
     assert stopped_components(running, frozenset(down)) == stopped
     assert stopped_components(running, frozenset(down | {"[5-5]"})) == stopped
+
+
+def test_the_fail_burst_of_lost_trees_grows_as_the_spouts_node_shrinks():
+    """drain-5/6: on a 30 % node tens of thousands of fails held the spout 9-11 s, on 70 % about a second."""
+    on_big = problem()
+    on_small = problem(current={**CURRENT, SPOUT: "small:6700"})
+    big_s, big_why = fail_burst(on_big, 36_000)
+    small_s, small_why = fail_burst(on_small, 36_000)
+    assert small_s == pytest.approx(36_000 / (120 * 30)) and "small (30 % of a core) 10.0 s" in small_why
+    assert big_s == pytest.approx(small_s * 30 / 100)
+    assert fail_burst(on_big, 0) == (0.0, "none")
+    # an undrained move the flow survives costs more with the spout on the small node, by its burst
+    plan = slots({**CURRENT, SPOUT: "small:6700", C2: "big-b:6701"})
+    roomy = MoveContext(drained=True, in_flight=300, spout_rate=100.0, pending_room=10_000.0)
+    cheap = price_move(on_big, slots({**CURRENT, C2: "big-b:6701"}), evaluate(on_big, on_big.current),
+                       evaluate(on_big, on_big.current), roomy, 60.0)
+    dear = price_move(on_small, plan, evaluate(on_small, on_small.current), evaluate(on_small, plan), roomy, 60.0)
+    assert "not drained" in cheap.costs and "not drained" in dear.costs
+    assert dear.cost_s - cheap.cost_s == pytest.approx(800 / (120 * 30) - 800 / (120 * 100))

@@ -40,7 +40,11 @@ with the default 10 s period, 25 s: a short metrics period makes drained moves c
   being acked. On the heterogeneous quota cluster a count and an acker moved this way kept Top-K acking in
   every 5 s interval (drain report, issue #49), where the drained move stood still for 25-30 s. It costs
   the slowest start twice (the restarted workers' share stands still meanwhile; what the spouts start
-  meanwhile may be lost and replayed) plus the tuples in flight now, replayed, at the spouts' rate.
+  meanwhile may be lost and replayed) plus the tuples in flight now, replayed, at the spouts' rate, plus
+  the **fail burst** (:func:`fail_burst`): Storm expires the lost trees together at the message timeout and
+  a spout takes one ``fail`` (a multilang round trip) for each before it emits again, so nothing is acked
+  until they pass. Measured on a 30 % node: 59,453 fails in 11.3 s and 33,274 in 9.0 s (drain reports 5
+  and 6), about 120 a second per percent of a core; on the 70 % node, 24,110-25,560 in at most 1.2 s.
 
 A worker's start on a node is the mean of the last :data:`KEEP_STARTS` measured there (from the move to the
 new worker's first window, :class:`StartTimes`), else a prior: :data:`START_CORE_S` of one core at the CPU
@@ -76,6 +80,10 @@ WORKER_BASE_PCT = 3.0       # an idle worker's own CPU (% of a core): heartbeats
 PRIOR_OFFER_S = 5.0         # the plugin's next offer after the drain: half of Nimbus' default 10 s round
 DEFAULT_MESSAGE_TIMEOUT_S = 30.0   # Storm's topology.message.timeout.secs
 KEEP_STARTS = 5             # measured starts kept per node
+# Fails a spout takes per second per percent of a core it has (a multilang round trip each): 33,274 in
+# 9.0 s and 59,453 in 11.3 s on a 30 % node (benchmarks/reports/drain-6.md, drain-5.md); the lower taken.
+FAILS_PER_CORE_PCT = 120.0
+ONE_CORE_PCT = 100.0        # a spout's executor and its subprocess take turns: a core at most
 
 
 def by_slot(assignment: Mapping[str, Slot]) -> dict[Slot, frozenset[str]]:
@@ -221,6 +229,22 @@ def flow_goes_on(problem: Problem, plan: Mapping[str, Slot], context: MoveContex
                   f"{start_s:.0f} s at {context.spout_rate:.0f}/s) beside those in flight")
 
 
+def fail_burst(problem: Problem, lost: float) -> tuple[float, str]:
+    """(seconds, why): how long the spouts take the ``fail`` of ``lost`` trees that time out together, split
+    evenly over the spout executors, each at :data:`FAILS_PER_CORE_PCT` per percent of a core its node has
+    (up to one core): the slowest spout's. (0, 'none') with nothing lost or no spout placed."""
+    spouts = {c.id for c in problem.components if c.type == SPOUT}
+    placed = [problem.current[e.id].node for e in problem.executors
+              if e.component in spouts and e.id in problem.current]
+    if lost <= 0 or not placed:
+        return 0.0, "none"
+    capacity = {n.id: n.capacity * n.speed for n in problem.nodes}
+    room, node = min((min(ONE_CORE_PCT, max(MIN_ROOM_PCT, capacity.get(n, MIN_ROOM_PCT))), n) for n in placed)
+    seconds = lost / len(placed) / (FAILS_PER_CORE_PCT * room)
+    return seconds, (f"{lost:,.0f} tree(s) failing at once take the spout on {node} ({room:.0f} % of a core) "
+                     f"{seconds:.1f} s")
+
+
 def stopped_components(problem: Problem, down: AbstractSet[str]) -> list[str]:
     """The bolts and the ackers that cannot take a tuple while the executors ``down`` restart, by how their
     inputs are grouped: a global grouping needs the executor of the lowest task, an all, direct or custom
@@ -286,8 +310,10 @@ def price_move(problem: Problem, plan: Mapping[str, Slot], before: Mapping[str, 
     parts = [f"restarts {len(restarted)} worker(s), slowest start {start_note}"]
     flowing = skips_drain(problem, plan, context, start_s)
     if flowing:
-        cost = 2 * start_s + (context.in_flight or 0) / (context.spout_rate or 1.0)
-        parts.append(f"not drained, {flowing}: twice the start, and the tuples in flight replayed")
+        burst_s, burst = fail_burst(problem, (context.in_flight or 0) + (context.spout_rate or 0.0) * start_s)
+        cost = 2 * start_s + (context.in_flight or 0) / (context.spout_rate or 1.0) + burst_s
+        parts.append(f"not drained, {flowing}: twice the start, the tuples in flight replayed, and the fail "
+                     f"burst ({burst})")
     elif context.drained:
         pause_s = context.pause_s
         if pause_s is None:
