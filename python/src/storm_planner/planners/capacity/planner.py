@@ -17,7 +17,7 @@ from storm_planner.core.problem import Problem
 from storm_planner.core.slots import slots_for_nodes
 from storm_planner.planners._parameters import checked, to_flag, to_real, to_whole
 from storm_planner.planners.base import Planner
-from storm_planner.planners.capacity import ackers, exact, movable
+from storm_planner.planners.capacity import ackers, exact
 from storm_planner.planners.capacity.advice import advise
 from storm_planner.planners.capacity.bound import factor_bound
 from storm_planner.planners.capacity.model import UNBOUNDED, CapacityModel
@@ -49,10 +49,6 @@ class CapacityPlanner(Planner):
     acker_spread : float, default=0.02
         The largest share of the predicted rate a new placement gives up to put the ackers in two workers or
         more, so that a later move of one worker leaves others acking (:mod:`.ackers`); 0: never.
-    movable_bolts : float, default=0.02
-        The largest share of the predicted rate a new placement gives up so that every bolt of two executors
-        or more has one in a worker that holds no spout and no whole component, where a move of it need not
-        stop the flow (:mod:`.movable`); 0: never.
     """
 
     name = "capacity"
@@ -63,16 +59,17 @@ class CapacityPlanner(Planner):
 
     def __init__(self, target_rate: float | None = None, worker_fixed: float | None = None,
                  max_columns: int = exact.MAX_COLUMNS, time_limit_s: float | None = None,
-                 advise: bool = True, acker_spread: float = ackers.DEFAULT_TOLERANCE,
-                 movable_bolts: float = movable.DEFAULT_TOLERANCE) -> None:
+                 advise: bool = True, acker_spread: float = ackers.DEFAULT_TOLERANCE) -> None:
         name = self.name
         self.target_rate = checked(name, "target_rate", target_rate, to_real, above=0, optional=True)
         self.worker_fixed = checked(name, "worker_fixed", worker_fixed, to_real, minimum=0, optional=True)
         self.max_columns = checked(name, "max_columns", max_columns, to_whole, minimum=0)
         self.time_limit_s = checked(name, "time_limit_s", time_limit_s, to_real, above=0, optional=True)
         self.advise = checked(name, "advise", advise, to_flag)
-        self.acker_spread = _share_of_rate(name, "acker_spread", acker_spread)
-        self.movable_bolts = _share_of_rate(name, "movable_bolts", movable_bolts)
+        self.acker_spread = checked(name, "acker_spread", acker_spread, to_real, minimum=0)
+        if self.acker_spread >= 1:
+            raise InvalidParameterError(f"{name}: parameter acker_spread must be below 1 (a share of the rate), "
+                                        f"got {acker_spread!r}")
 
     def plan(self, problem: Problem) -> Plan:
         model = self.model(problem)
@@ -88,16 +85,13 @@ class CapacityPlanner(Planner):
             node_of, how = self._search(problem, model, workers, bound, current, limit)
         if not node_of:
             raise InfeasibleError(f"topology {problem.topology_id}: no node can take its executors")
-        # A kept placement is not touched: these steps serve a new one, at a small price in rate.
         spread = ackers.spread_ackers(model, node_of, workers, self.acker_spread) if kept is None else None
         if spread is not None and spread.node_of != node_of:
             node_of, how = spread.node_of, f"{how}, then one acker moved"
-        free = movable.keep_bolts_movable(model, node_of, workers, self.movable_bolts) if kept is None else None
-        if free is not None and free.node_of != node_of:
-            node_of, how = free.node_of, f"{how}, then bolts kept movable"
         factor = model.factor(node_of)
         notes.append(self._summary(problem, model, node_of, factor, bound, how))
-        notes += [step.note for step in (spread, free) if step is not None and step.note]
+        if spread is not None and spread.note:
+            notes.append(spread.note)
         advice = advise(problem, model, node_of, factor, workers) if self.advise else None
         if advice is not None:
             notes.append(advice.note)
@@ -175,20 +169,10 @@ class AutoPlanner(CapacityPlanner):
         As ``capacity``'s.
     acker_spread : float, default=0.02
         As ``capacity``'s.
-    movable_bolts : float, default=0.02
-        As ``capacity``'s.
     """
 
     name = "auto"
     summary = "the recommended planner: capacity on the costs the service measures, calibrated once"
-
-
-def _share_of_rate(planner: str, name: str, value: Any) -> float:
-    share: float = checked(planner, name, value, to_real, minimum=0)
-    if share >= 1:
-        raise InvalidParameterError(f"{planner}: parameter {name} must be below 1 (a share of the rate), "
-                                    f"got {value!r}")
-    return share
 
 
 def topology_workers(problem: Problem) -> int | None:
