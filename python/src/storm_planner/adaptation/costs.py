@@ -43,8 +43,10 @@ with the default 10 s period, 25 s: a short metrics period makes drained moves c
   meanwhile may be lost and replayed) plus the tuples in flight now, replayed, at the spouts' rate, plus
   the **fail burst** (:func:`fail_burst`): Storm expires the lost trees together at the message timeout and
   a spout takes one ``fail`` (a multilang round trip) for each before it emits again, so nothing is acked
-  until they pass. Measured on a 30 % node: 59,453 fails in 11.3 s and 33,274 in 9.0 s (drain reports 5
-  and 6), about 120 a second per percent of a core; on the 70 % node, 24,110-25,560 in at most 1.2 s.
+  until they pass. Measured on a 30 % node: 59,453 fails held the spout 11.3 s, 33,274 9.0 s and 52,694 8.0 s
+  (drain reports 5 to 7), 120 to 220 a second per percent of a core, the lower taken. On the 70 % node the
+  bursts passed far quicker than that rate says (97,880 fails, no stretch without an ack over 1.7 s): the
+  price errs high there, which only makes the gate more careful with a move.
 
 A worker's start on a node is the mean of the last :data:`KEEP_STARTS` measured there (from the move to the
 new worker's first window, :class:`StartTimes`), else a prior: :data:`START_CORE_S` of one core at the CPU
@@ -80,8 +82,8 @@ WORKER_BASE_PCT = 3.0       # an idle worker's own CPU (% of a core): heartbeats
 PRIOR_OFFER_S = 5.0         # the plugin's next offer after the drain: half of Nimbus' default 10 s round
 DEFAULT_MESSAGE_TIMEOUT_S = 30.0   # Storm's topology.message.timeout.secs
 KEEP_STARTS = 5             # measured starts kept per node
-# Fails a spout takes per second per percent of a core it has (a multilang round trip each): 33,274 in
-# 9.0 s and 59,453 in 11.3 s on a 30 % node (benchmarks/reports/drain-6.md, drain-5.md); the lower taken.
+# Fails a spout takes per second per percent of a core it has (a multilang round trip each): 120 to 220 on a
+# 30 % node (benchmarks/reports/drain-5.md to drain-7.md); the lower taken.
 FAILS_PER_CORE_PCT = 120.0
 ONE_CORE_PCT = 100.0        # a spout's executor and its subprocess take turns: a core at most
 
