@@ -515,3 +515,20 @@ def test_progress_says_how_long_the_rest_takes_from_the_cells_so_far():
     assert e2e.time_left(0.0, 2, 10, now=300.0) == "; about 20 min left"
     assert e2e.time_left(0.0, 4, 216, now=600.0) == "; about 8 h 50 min left"
     assert e2e.time_left(0.0, 10, 10, now=600.0) == ""
+
+
+def test_a_run_whose_planner_arms_need_the_hook_is_refused_before_it_starts_when_the_jar_is_missing(
+        tmp_path, monkeypatch):
+    from storm_planner.metrics.hookjar import JAR_ENV
+    from storm_planner_bench.e2e.workloads import HookJarError, check_hook_jar, parse_scheduler
+
+    monkeypatch.setenv(JAR_ENV, str(tmp_path / "absent.jar"))
+    with pytest.raises(HookJarError, match=r"planner:auto need\(s\) it: run `mvn -q -DskipTests package`"):
+        check_hook_jar([parse_scheduler("ras"), parse_scheduler("planner:auto")])
+    with pytest.raises(HookJarError, match="the calibration need"):
+        check_hook_jar([parse_scheduler("ras")], calibrates=True)
+    check_hook_jar([parse_scheduler("ras"), parse_scheduler("planner:auto+nohook")])   # nothing needs it
+    jar = tmp_path / "present.jar"
+    jar.write_bytes(b"")
+    monkeypatch.setenv(JAR_ENV, str(jar))
+    check_hook_jar([parse_scheduler("planner:auto")], calibrates=True)

@@ -33,6 +33,7 @@ from storm_planner_bench.capacity.workloads import DEFAULT_WORKLOADS, FEED_RECOR
 from storm_planner_bench.common.cluster import run_reporting
 from storm_planner_bench.common.report import Benchmark, argument, code_version, read_csv, stamped_progress
 from storm_planner_bench.e2e.experiment import time_left
+from storm_planner_bench.e2e.workloads import check_hook_jar
 
 DEFAULT_OUT = Path("benchmarks/results/capacity")
 DEFAULT_CLUSTERS = "benchmarks/e2e/cluster.yaml,benchmarks/e2e/cluster-hetero.yaml"
@@ -132,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
     if args.estimate:
         print(json.dumps({"searches": len(order), **figures}))
         return 0
+    check_hook_jar([a.scheduler for a in arms], calibrates=args.calibration > 0)
     command = capacity_command(args)
     code = code_version()
     check_run(out, code, command, args.order_seed, order, args.allow_other_commit, [a.label for a in arms],

@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     from storm_planner.cluster.description import load_description
     from storm_planner_bench.capacity.workloads import parse_workloads
     from storm_planner_bench.drain.report import report_path, write_report
-    from storm_planner_bench.e2e.workloads import parse_scheduler
+    from storm_planner_bench.e2e.workloads import check_hook_jar, parse_scheduler
 
     out = Path(args.out)
     if args.report_only:
@@ -150,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
     scheduler = parse_scheduler(args.scheduler)
     if not scheduler.algorithm or not scheduler.replan:
         raise ValueError(f"--scheduler: {args.scheduler!r}: a planner that re-plans (the move is the service's)")
+    check_hook_jar([scheduler])
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     if not arms or any(a not in ARMS for a in arms) or len(set(arms)) != len(arms):
         raise ValueError(f"--arms: {args.arms!r}: some of {', '.join(ARMS)}, each once")

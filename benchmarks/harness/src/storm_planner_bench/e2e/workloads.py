@@ -26,6 +26,7 @@ planner's defaults.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -164,6 +165,26 @@ HETERO_PLANNERS = frozenset({"hetero", "hetero-optimal"})
 
 class HeteroProfileError(StormPlannerError, ValueError):
     """A hetero cell has no usable profile: a saved one is bad, or profiling it failed."""
+
+
+class HookJarError(StormPlannerError, ValueError):
+    """A run whose arms need the metrics hook, from a checkout where its jar is not built."""
+
+
+def check_hook_jar(schedulers: Iterable[Scheduler], calibrates: bool = False) -> None:
+    """Refuse, before anything starts, a run in which a planner arm (or a calibration, which reads the
+    service's measured problems) would run without the metrics hook because its jar is not built: the
+    topology would run unmeasured and every measured figure would be missing, not wrong."""
+    from storm_planner.metrics.hookjar import JAR_ENV, default_hook_jar
+
+    needing = sorted({s.label for s in schedulers if s.hook and s.algorithm})
+    if not needing and not calibrates:
+        return
+    jar = default_hook_jar()
+    if jar is None or not jar.is_file():
+        who = ", ".join(needing) or "the calibration"
+        raise HookJarError(f"the metrics hook jar is not built ({jar or 'not in a checkout'}), and {who} need(s) "
+                           f"it: run `mvn -q -DskipTests package` in this checkout or set ${JAR_ENV}")
 
 
 def needs_profile(scheduler: Scheduler) -> bool:
