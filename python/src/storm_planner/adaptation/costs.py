@@ -85,7 +85,7 @@ KEEP_STARTS = 5             # measured starts kept per node
 # Fails a spout takes per second per percent of a core it has (a multilang round trip each): 120 to 220 on a
 # 30 % node (benchmarks/reports/drain-5.md to drain-7.md); the lower taken.
 FAILS_PER_CORE_PCT = 120.0
-ONE_CORE_PCT = 100.0        # a spout's executor and its subprocess take turns: a core at most
+ONE_CORE_PCT = 100.0        # a start (mostly one thread) or a spout (its executor and subprocess take turns) uses no more
 
 
 def by_slot(assignment: Mapping[str, Slot]) -> dict[Slot, frozenset[str]]:
@@ -156,7 +156,7 @@ class Price:
 def start_time(node: Node, running: float, context: MoveContext) -> tuple[float, str]:
     """(seconds, where from) for a worker starting on ``node`` beside ``running`` (reference-core percent:
     the load of the executors that go on running there while it starts, and other work)."""
-    room = max(MIN_ROOM_PCT, min(100.0, node.capacity * node.speed - running))
+    room = max(MIN_ROOM_PCT, min(ONE_CORE_PCT, node.capacity * node.speed - running))
     return _start_on(node.id, room, context,
                      f"prior: {START_CORE_S:g} s of a core at the {room:.0f} % of a core it has left")
 
@@ -218,7 +218,7 @@ def flow_goes_on(problem: Problem, plan: Mapping[str, Slot], context: MoveContex
         return False, "the spouts' room in topology.max.spout.pending is unknown"
     if start_s is None:
         start_s, _ = slowest_start(problem, plan, context)
-    lost = context.in_flight + context.spout_rate * start_s
+    lost = trees_at_risk(context, start_s)
     room = ("unbounded" if context.pending_room == float("inf")
             else f"{context.pending_room:,.0f} (topology.max.spout.pending x spout tasks)")
     if lost + context.in_flight >= context.pending_room:
@@ -231,6 +231,12 @@ def flow_goes_on(problem: Problem, plan: Mapping[str, Slot], context: MoveContex
                   f"{start_s:.0f} s at {context.spout_rate:.0f}/s) beside those in flight")
 
 
+def trees_at_risk(context: MoveContext, start_s: float) -> float:
+    """The trees an undrained move may lose: all in flight now and all the spouts start until the restarted
+    workers are up (unknown figures count as none)."""
+    return (context.in_flight or 0) + (context.spout_rate or 0.0) * start_s
+
+
 def fail_burst(problem: Problem, lost: float) -> tuple[float, str]:
     """(seconds, why): how long the spouts take the ``fail`` of ``lost`` trees that time out together, split
     evenly over the spout executors, each at :data:`FAILS_PER_CORE_PCT` per percent of a core its node has
@@ -241,7 +247,7 @@ def fail_burst(problem: Problem, lost: float) -> tuple[float, str]:
     if lost <= 0 or not placed:
         return 0.0, "none"
     capacity = {n.id: n.capacity * n.speed for n in problem.nodes}
-    room, node = min((min(ONE_CORE_PCT, max(MIN_ROOM_PCT, capacity.get(n, MIN_ROOM_PCT))), n) for n in placed)
+    room, node = min((max(MIN_ROOM_PCT, min(ONE_CORE_PCT, capacity.get(n, 0.0))), n) for n in placed)
     seconds = lost / len(placed) / (FAILS_PER_CORE_PCT * room)
     return seconds, (f"{lost:,.0f} tree(s) failing at once take the spout on {node} ({room:.0f} % of a core) "
                      f"{seconds:.1f} s")
@@ -312,7 +318,7 @@ def price_move(problem: Problem, plan: Mapping[str, Slot], before: Mapping[str, 
     parts = [f"restarts {len(restarted)} worker(s), slowest start {start_note}"]
     flowing = skips_drain(problem, plan, context, start_s)
     if flowing:
-        burst_s, burst = fail_burst(problem, (context.in_flight or 0) + (context.spout_rate or 0.0) * start_s)
+        burst_s, burst = fail_burst(problem, trees_at_risk(context, start_s))
         cost = 2 * start_s + (context.in_flight or 0) / (context.spout_rate or 1.0) + burst_s
         parts.append(f"not drained, {flowing}: twice the start, the tuples in flight replayed, and the fail "
                      f"burst ({burst})")

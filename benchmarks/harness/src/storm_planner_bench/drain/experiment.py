@@ -208,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
                        "planner.replan.drain": arm != "no-drain", "planner.replan.drain.always": arm == "drain"}
             result = DrainRun(bench, workload, scheduler, arm, repetition, rate, options, args).run()
             save_run(out, arm, repetition, {**result["row"], "target": target, "code": code},
-                     result["seconds"], result["starts"], result["lines"], result.get("plans", []))
+                     result["seconds"], result["starts"], result["lines"], result["plans"])
             ran += 1
             _progress(f"  {summary_line(result['row'])}")
             write_report(out)
@@ -326,7 +326,7 @@ class DrainRun:
 
 
 def _empty(row: dict[str, Any]) -> dict[str, Any]:
-    return {"row": row, "seconds": [], "starts": [], "lines": []}
+    return {"row": row, "seconds": [], "starts": [], "lines": [], "plans": []}
 
 
 def _forced_note(records: list[dict[str, Any]], topology_id: str) -> str:
